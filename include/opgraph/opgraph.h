@@ -1,0 +1,11 @@
+// Everything a C++ program embedding opgraph needs.
+#pragma once
+
+#include "opgraph/core/dtype.h"
+#include "opgraph/core/error.h"
+#include "opgraph/core/tensor.h"
+#include "opgraph/core/thread_pool.h"
+#include "opgraph/package/loader.h"
+#include "opgraph/registry/attrs.h"
+#include "opgraph/registry/registry.h"
+#include "opgraph/registry/schema.h"

@@ -1,0 +1,157 @@
+/* The op package C ABI.
+ *
+ * An op package is a shared library that exports one C function,
+ * OPGRAPH_PACKAGE_INIT_SYMBOL, of type og_package_init_fn. opgraph calls it
+ * with an og_api_base; the package asks that base for the host API of the ABI
+ * version it was compiled against (ONNX Runtime's GetApi pattern) and
+ * registers its ops through it. Only og_api_base and the init signature are
+ * frozen forever; everything else may change with the major version. Minor
+ * versions only append fields and functions, so a package built against
+ * x.m loads in every host x.n with n >= m.
+ *
+ * Nothing here throws: errors travel as status codes plus a message given to
+ * og_host_api.set_error. Package authors use the C++ SDK (opgraph/sdk.h)
+ * rather than this header.
+ */
+#ifndef OPGRAPH_PACKAGE_ABI_H_
+#define OPGRAPH_PACKAGE_ABI_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OPGRAPH_ABI_VERSION_MAJOR 1
+#define OPGRAPH_ABI_VERSION_MINOR 0
+#define OPGRAPH_PACKAGE_INIT_SYMBOL "opgraph_package_init"
+
+/* Element type codes: the values of opgraph::DType. */
+enum {
+  OG_FLOAT32 = 0,
+  OG_FLOAT64 = 1,
+  OG_FLOAT16 = 2,
+  OG_BFLOAT16 = 3,
+  OG_INT8 = 4,
+  OG_UINT8 = 5,
+  OG_INT32 = 6,
+  OG_INT64 = 7,
+  OG_BOOL = 8,
+};
+
+/* Device type codes: the values of opgraph::DeviceType. */
+enum { OG_CPU = 0, OG_CUDA = 1 };
+
+/* Status codes returned by every callback. */
+enum {
+  OG_OK = 0,
+  OG_ERROR = 1,        /* message given to set_error */
+  OG_ABI_MISMATCH = 2, /* get_api returned NULL; the host knows why */
+};
+
+/* A borrowed tensor. strides count elements. Shape functions get data and
+ * strides NULL. A `Tensor?` given as None arrives with ndim -1. */
+typedef struct og_tensor {
+  void* data;
+  const int64_t* shape;
+  const int64_t* strides;
+  int32_t ndim;
+  int32_t dtype;
+  int32_t device_type;
+  int32_t device_index;
+} og_tensor;
+
+/* Attribute kinds: the alternatives of opgraph::AttrValue, in order. */
+enum {
+  OG_ATTR_NONE = 0,
+  OG_ATTR_BOOL = 1,
+  OG_ATTR_INT = 2,
+  OG_ATTR_FLOAT = 3,
+  OG_ATTR_STRING = 4,
+  OG_ATTR_INTS = 5,
+  OG_ATTR_FLOATS = 6,
+  OG_ATTR_DTYPE = 7,
+};
+
+/* One non-tensor argument, bound (defaults filled in) in schema order. */
+typedef struct og_attr {
+  const char* name;
+  int32_t kind;
+  int64_t i; /* BOOL, INT, DTYPE */
+  double f;  /* FLOAT */
+  const char* s;          /* STRING (NUL-terminated) */
+  const int64_t* ints;    /* INTS */
+  const double* floats;   /* FLOATS */
+  int64_t length;         /* STRING, INTS, FLOATS */
+} og_attr;
+
+typedef struct og_error og_error;       /* where a callback leaves its message */
+typedef struct og_outputs og_outputs;   /* where a shape function writes metas */
+typedef struct og_context og_context;   /* per-call execution context */
+typedef struct og_registrar og_registrar;
+
+typedef int32_t (*og_shape_fn)(void* user, const og_tensor* inputs, int32_t num_inputs,
+                               const og_attr* attrs, int32_t num_attrs,
+                               og_outputs* outputs, og_error* error);
+typedef int32_t (*og_kernel_fn)(void* user, og_context* context,
+                                const og_tensor* inputs, int32_t num_inputs,
+                                const og_tensor* outputs, int32_t num_outputs,
+                                const og_attr* attrs, int32_t num_attrs, og_error* error);
+/* A chunk [begin, end) of a parallel loop. Must not fail: the SDK catches. */
+typedef void (*og_task_fn)(void* user, int64_t begin, int64_t end);
+
+/* What the package declares for one op. Strings are copied by the host. */
+typedef struct og_op_def {
+  const char* schema;   /* "name(Tensor x, *, int k) -> Tensor"; namespace optional */
+  const char* backward; /* name of the op computing the gradients, or NULL */
+  const char* file;     /* where the registration was written, for messages */
+  int32_t line;
+  og_shape_fn shape;
+  void* shape_user;
+  /* Arity of the typed functions, checked against the schema at load. */
+  int32_t shape_num_inputs;
+  int32_t shape_num_attrs;
+} og_op_def;
+
+typedef struct og_kernel_def {
+  const char* op;  /* op name as in its schema; namespace optional */
+  int32_t device_type;
+  og_kernel_fn kernel;
+  void* kernel_user;
+  int32_t num_inputs; /* arity of the typed function */
+  int32_t num_outputs;
+  int32_t num_attrs;
+  const char* file;
+  int32_t line;
+} og_kernel_def;
+
+typedef struct og_host_api {
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  void (*set_error)(og_error* error, const char* message);
+  int32_t (*def_op)(og_registrar* registrar, const og_op_def* def, og_error* error);
+  int32_t (*def_kernel)(og_registrar* registrar, const og_kernel_def* def, og_error* error);
+  int32_t (*set_output)(og_outputs* outputs, int32_t index, int32_t dtype, int32_t ndim,
+                        const int64_t* shape, og_error* error);
+  int32_t (*num_threads)(og_context* context);
+  void (*parallel_for)(og_context* context, int64_t begin, int64_t end, int64_t grain,
+                       og_task_fn task, void* user);
+} og_host_api;
+
+/* Frozen. */
+typedef struct og_api_base {
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  /* NULL when this host cannot serve that version. */
+  const og_host_api* (*get_api)(uint32_t abi_major, uint32_t abi_minor);
+} og_api_base;
+
+/* Frozen. `ns` receives the package's namespace (static storage). */
+typedef int32_t (*og_package_init_fn)(const og_api_base* base, og_registrar* registrar,
+                                      og_error* error, const char** ns);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPGRAPH_PACKAGE_ABI_H_ */

@@ -1,0 +1,44 @@
+// Binding the attributes (non-tensor arguments) of a call to an op's schema.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "opgraph/core/error.h"
+#include "opgraph/registry/schema.h"
+
+namespace opgraph {
+
+using NamedAttrs = std::vector<std::pair<std::string, AttrValue>>;
+
+// The attribute values of one call, one per non-tensor schema argument, in
+// schema order, with defaults filled in and types checked.
+class Attrs {
+ public:
+  Attrs() = default;
+  // Throws opgraph::Error naming the op and argument for an unknown name, a
+  // missing required attribute or a value of the wrong type.
+  static Attrs bind(const Schema& schema, const NamedAttrs& given);
+
+  size_t size() const { return values_.size(); }
+  const std::string& name(size_t i) const;
+  const AttrValue& operator[](size_t i) const { return values_[i]; }
+  const AttrValue& get(std::string_view name) const;
+
+  template <typename T>
+  const T& get(std::string_view name) const {
+    const AttrValue& value = get(name);
+    const T* typed = std::get_if<T>(&value);
+    OPGRAPH_CHECK(typed != nullptr, "attribute '", name, "' holds ", attr_str(value),
+                  ", not the requested type");
+    return *typed;
+  }
+
+ private:
+  const Schema* schema_ = nullptr;
+  std::vector<AttrValue> values_;
+};
+
+}  // namespace opgraph

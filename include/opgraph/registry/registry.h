@@ -1,0 +1,92 @@
+// The op registry: an op is a schema, a shape function, a kernel per device
+// and optionally the name of the op that computes its gradients.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "opgraph/core/tensor.h"
+#include "opgraph/core/thread_pool.h"
+#include "opgraph/registry/attrs.h"
+#include "opgraph/registry/schema.h"
+
+namespace opgraph {
+
+// Input metas (in schema order; null for a `Tensor?` given as None) and
+// attributes -> output metas. Throws opgraph::Error for inputs it rejects.
+using ShapeFn = std::function<std::vector<TensorMeta>(std::span<const TensorMeta* const> inputs,
+                                                      const Attrs& attrs)>;
+
+struct KernelContext {
+  ThreadPool* pool;
+};
+// Destination-passing: outputs arrive allocated, with the metas the shape
+// function returned. Inputs are contiguous unless the op accepts strides.
+using KernelFn = std::function<void(const KernelContext& context, std::span<const Tensor> inputs,
+                                    std::span<const Tensor> outputs, const Attrs& attrs)>;
+
+struct OpDef {
+  Schema schema;
+  ShapeFn shape_fn;
+  std::array<KernelFn, kNumDeviceTypes> kernels;
+  std::string backward;  // qualified name of the gradient op; empty if none
+  std::string source;    // where it was registered: "file.cpp:12" or a package path
+  bool accepts_strided_inputs = false;
+
+  const std::string& name() const { return qualified_name_; }
+  // Positions in schema.arguments of the tensor inputs and of the attributes.
+  const std::vector<size_t>& tensor_arguments() const { return tensor_arguments_; }
+  size_t num_outputs() const { return schema.returns.size(); }
+
+  // Computes the derived fields above and checks the schema is one the
+  // registry can run (tensor inputs and tensor returns).
+  void finalize();
+
+ private:
+  std::string qualified_name_;
+  std::vector<size_t> tensor_arguments_;
+};
+
+class Registry {
+ public:
+  // The process-wide registry that packages and built-in ops register into.
+  static Registry& global();
+
+  // Adds ops all at once or, if any clashes with a registered op or with
+  // another in the batch, none of them; the error names both sources.
+  void add(std::vector<OpDef> ops);
+  void add(OpDef op);
+  // Adds a kernel for an op that is already declared.
+  void add_kernel(std::string_view op, DeviceType device, KernelFn kernel, const std::string& source);
+
+  // Null when unknown. Pointers stay valid: ops are never removed.
+  const OpDef* find(std::string_view name) const;
+  // Throws opgraph::Error ("unknown op ...", with close names) when unknown.
+  const OpDef& get(std::string_view name) const;
+  bool contains(std::string_view name) const { return find(name) != nullptr; }
+  std::vector<std::string> list() const;  // sorted qualified names
+
+ private:
+  mutable std::shared_mutex mutex_;
+  std::unordered_map<std::string, std::unique_ptr<OpDef>> ops_;
+};
+
+// Output metas for a call; the error names the op.
+std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
+
+// Runs the op writing into caller-allocated `outputs`, after checking inputs
+// against the schema and outputs against the shape function.
+void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+              const Attrs& attrs);
+// Allocates the outputs from the shape function, then call_out().
+std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
+std::vector<Tensor> call(std::string_view op, std::span<const Tensor> inputs, const NamedAttrs& attrs = {});
+
+}  // namespace opgraph

@@ -1,0 +1,63 @@
+#include "opgraph/core/dtype.h"
+
+#include <array>
+
+#include "opgraph/package/abi.h"
+
+namespace opgraph {
+
+// The C ABI spells dtypes and devices with the same numbers.
+static_assert(static_cast<int>(DType::Float32) == OG_FLOAT32 &&
+              static_cast<int>(DType::BFloat16) == OG_BFLOAT16 &&
+              static_cast<int>(DType::Bool) == OG_BOOL);
+static_assert(static_cast<int>(DeviceType::CPU) == OG_CPU &&
+              static_cast<int>(DeviceType::CUDA) == OG_CUDA);
+
+namespace {
+struct DTypeInfo {
+  std::string_view name;
+  std::string_view scalar_type;  // PyTorch's ScalarType spelling
+  size_t itemsize;
+  bool floating;
+};
+constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
+    {"float32", "Float", 4, true},
+    {"float64", "Double", 8, true},
+    {"float16", "Half", 2, true},
+    {"bfloat16", "BFloat16", 2, true},
+    {"int8", "Char", 1, false},
+    {"uint8", "Byte", 1, false},
+    {"int32", "Int", 4, false},
+    {"int64", "Long", 8, false},
+    {"bool", "Bool", 1, false},
+}};
+const DTypeInfo& info(DType dtype) { return kInfo.at(static_cast<size_t>(dtype)); }
+}  // namespace
+
+size_t itemsize(DType dtype) { return info(dtype).itemsize; }
+std::string_view dtype_name(DType dtype) { return info(dtype).name; }
+bool is_floating_point(DType dtype) { return info(dtype).floating; }
+
+std::optional<DType> dtype_from_name(std::string_view name) {
+  for (size_t i = 0; i < kInfo.size(); ++i) {
+    if (kInfo[i].name == name || kInfo[i].scalar_type == name) return static_cast<DType>(i);
+  }
+  if (name == "float") return DType::Float32;
+  if (name == "double") return DType::Float64;
+  if (name == "half") return DType::Float16;
+  if (name == "long") return DType::Int64;
+  if (name == "int") return DType::Int32;
+  return std::nullopt;
+}
+
+std::string_view device_type_name(DeviceType type) {
+  return type == DeviceType::CPU ? "cpu" : "cuda";
+}
+
+std::string device_str(Device device) {
+  std::string text(device_type_name(device.type));
+  if (device.type != DeviceType::CPU) text += ":" + std::to_string(device.index);
+  return text;
+}
+
+}  // namespace opgraph

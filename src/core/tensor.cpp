@@ -1,0 +1,233 @@
+#include "opgraph/core/tensor.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+
+#include "opgraph/core/error.h"
+
+namespace opgraph {
+
+int64_t shape_numel(std::span<const int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t extent : shape) {
+    OPGRAPH_CHECK(extent >= 0, "shape ", shape_str(shape), " has a negative extent");
+    OPGRAPH_CHECK(!__builtin_mul_overflow(n, extent, &n), "shape ", shape_str(shape),
+                  " has more elements than fit in int64");
+  }
+  return n;
+}
+
+std::string shape_str(std::span<const int64_t> shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) text += ", ";
+    text += std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+Strides contiguous_strides(std::span<const int64_t> shape) {
+  Strides strides(shape.size());
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= std::max<int64_t>(shape[i], 1);
+  }
+  return strides;
+}
+
+void throw_dtype_mismatch(DType expected, DType actual) {
+  throw Error(detail::concat("tensor holds ", dtype_name(actual), ", accessed as ",
+                             dtype_name(expected)));
+}
+
+std::string TensorMeta::str() const { return std::string(dtype_name(dtype)) + shape_str(shape); }
+
+Tensor Tensor::empty(Shape shape, DType dtype, Device device) {
+  OPGRAPH_CHECK(device.type == DeviceType::CPU, "Tensor::empty: cannot allocate on ",
+                device_str(device), "; this build has CPU memory only");
+  int64_t numel = shape_numel(shape);
+  size_t bytes = 0;
+  OPGRAPH_CHECK(!__builtin_mul_overflow(static_cast<size_t>(numel), opgraph::itemsize(dtype), &bytes),
+                "Tensor::empty: ", shape_str(shape), " of ", dtype_name(dtype), " overflows size_t");
+  // aligned_alloc needs a size that is a multiple of the alignment, and a
+  // zero-size request may return null; round up and allocate at least once.
+  size_t rounded = (std::max<size_t>(bytes, 1) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  void* memory = std::aligned_alloc(kTensorAlignment, rounded);
+  OPGRAPH_CHECK(memory != nullptr, "Tensor::empty: out of memory allocating ", bytes, " bytes for ",
+                dtype_name(dtype), shape_str(shape));
+  Tensor t;
+  t.storage_ = std::shared_ptr<void>(memory, std::free);
+  t.data_ = memory;
+  t.strides_ = contiguous_strides(shape);
+  t.meta_ = {dtype, std::move(shape)};
+  t.numel_ = numel;
+  t.device_ = device;
+  return t;
+}
+
+Tensor Tensor::zeros(Shape shape, DType dtype) {
+  Tensor t = empty(std::move(shape), dtype);
+  std::memset(t.data_, 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::from_blob(void* data, Shape shape, Strides strides, DType dtype,
+                         std::function<void()> release, Device device) {
+  OPGRAPH_CHECK(strides.empty() || strides.size() == shape.size(), "Tensor::from_blob: ",
+                strides.size(), " strides given for a shape of rank ", shape.size());
+  Tensor t;
+  t.numel_ = shape_numel(shape);
+  OPGRAPH_CHECK(data != nullptr || t.numel_ == 0, "Tensor::from_blob: null data for ",
+                dtype_name(dtype), shape_str(shape));
+  // The storage's address only identifies the owner; the release function is
+  // what frees the memory. An empty blob may have no address at all.
+  static char empty_blob;
+  t.storage_ = std::shared_ptr<void>(data ? data : &empty_blob, [release = std::move(release)](void*) {
+    if (release) release();
+  });
+  t.data_ = data;
+  t.strides_ = strides.empty() ? contiguous_strides(shape) : std::move(strides);
+  t.meta_ = {dtype, std::move(shape)};
+  t.device_ = device;
+  return t;
+}
+
+static int64_t wrap_dim(int64_t d, int64_t rank, const char* what) {
+  OPGRAPH_CHECK(d >= -rank && d < rank, what, ": dimension ", d, " is out of range for a tensor of rank ",
+                rank);
+  return d < 0 ? d + rank : d;
+}
+
+int64_t Tensor::size(int64_t d) const { return meta_.shape[wrap_dim(d, dim(), "Tensor::size")]; }
+int64_t Tensor::stride(int64_t d) const { return strides_[wrap_dim(d, dim(), "Tensor::stride")]; }
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (size_t i = meta_.shape.size(); i-- > 0;) {
+    if (meta_.shape[i] != 1 && strides_[i] != expected) return false;
+    expected *= meta_.shape[i];
+  }
+  return true;
+}
+
+Tensor Tensor::view(Shape shape) const {
+  OPGRAPH_CHECK(is_contiguous(), "Tensor::view: needs a contiguous tensor; got ", str(),
+                " with strides ", shape_str(strides_));
+  int64_t inferred = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      OPGRAPH_CHECK(inferred < 0, "Tensor::view: more than one -1 in ", shape_str(shape));
+      inferred = static_cast<int64_t>(i);
+    } else {
+      OPGRAPH_CHECK(shape[i] >= 0, "Tensor::view: negative extent in ", shape_str(shape));
+      known *= shape[i];
+    }
+  }
+  if (inferred >= 0) {
+    OPGRAPH_CHECK(known != 0 && numel_ % known == 0, "Tensor::view: cannot view ", str(), " as ",
+                  shape_str(shape));
+    shape[inferred] = numel_ / known;
+  }
+  OPGRAPH_CHECK(shape_numel(shape) == numel_, "Tensor::view: cannot view ", str(), " (", numel_,
+                " elements) as ", shape_str(shape));
+  Strides strides = contiguous_strides(shape);
+  return as_strided(std::move(shape), std::move(strides));
+}
+
+Tensor Tensor::as_strided(Shape shape, Strides strides, int64_t element_offset) const {
+  OPGRAPH_CHECK(defined(), "Tensor::as_strided: undefined tensor");
+  OPGRAPH_CHECK(shape.size() == strides.size(), "Tensor::as_strided: shape ", shape_str(shape),
+                " and strides ", shape_str(strides), " differ in rank");
+  Tensor t = *this;
+  t.numel_ = shape_numel(shape);
+  t.data_ = static_cast<char*>(data_) + element_offset * static_cast<int64_t>(itemsize());
+  t.meta_.shape = std::move(shape);
+  t.strides_ = std::move(strides);
+  return t;
+}
+
+Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
+  d = wrap_dim(d, dim(), "Tensor::slice");
+  OPGRAPH_CHECK(step > 0, "Tensor::slice: step must be positive, got ", step);
+  int64_t n = meta_.shape[d];
+  auto clamp = [n](int64_t i) { return std::clamp(i < 0 ? i + n : i, int64_t{0}, n); };
+  start = clamp(start);
+  end = std::max(clamp(end), start);
+  Shape shape = meta_.shape;
+  Strides strides = strides_;
+  shape[d] = (end - start + step - 1) / step;
+  strides[d] *= step;
+  return as_strided(std::move(shape), std::move(strides), start * strides_[d]);
+}
+
+Tensor Tensor::permute(std::span<const int64_t> dims) const {
+  OPGRAPH_CHECK(static_cast<int64_t>(dims.size()) == dim(), "Tensor::permute: ", dims.size(),
+                " dims given for a tensor of rank ", dim());
+  Shape shape(dims.size());
+  Strides strides(dims.size());
+  std::vector<bool> seen(dims.size(), false);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = wrap_dim(dims[i], dim(), "Tensor::permute");
+    OPGRAPH_CHECK(!seen[d], "Tensor::permute: dimension ", dims[i], " repeats in ", shape_str(dims));
+    seen[d] = true;
+    shape[i] = meta_.shape[d];
+    strides[i] = strides_[d];
+  }
+  return as_strided(std::move(shape), std::move(strides));
+}
+
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+  std::vector<int64_t> dims(meta_.shape.size());
+  std::iota(dims.begin(), dims.end(), 0);
+  std::swap(dims[wrap_dim(dim0, dim(), "Tensor::transpose")], dims[wrap_dim(dim1, dim(), "Tensor::transpose")]);
+  return permute(dims);
+}
+
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+
+Tensor Tensor::clone() const {
+  Tensor t = empty(meta_.shape, meta_.dtype, device_);
+  t.copy_(*this);
+  return t;
+}
+
+// Copies element by element through both tensors' strides, one innermost row
+// at a time.
+void Tensor::copy_(const Tensor& src) {
+  OPGRAPH_CHECK(src.meta_.dtype == meta_.dtype && src.meta_.shape == meta_.shape, "Tensor::copy_: cannot copy ", src.str(),
+                " into ", str());
+  if (numel_ == 0) return;
+  const size_t item = itemsize();
+  if (is_contiguous() && src.is_contiguous()) {
+    std::memmove(data_, src.data_, nbytes());
+    return;
+  }
+  const int64_t rank = dim();
+  std::vector<int64_t> index(rank, 0);
+  const int64_t inner = rank ? meta_.shape[rank - 1] : 1;
+  const int64_t dst_step = rank ? strides_[rank - 1] : 0;
+  const int64_t src_step = rank ? src.strides_[rank - 1] : 0;
+  for (int64_t row = 0; row < numel_ / inner; ++row) {
+    int64_t dst_offset = 0, src_offset = 0;
+    for (int64_t d = 0; d + 1 < rank; ++d) {
+      dst_offset += index[d] * strides_[d];
+      src_offset += index[d] * src.strides_[d];
+    }
+    auto* dst = static_cast<char*>(data_) + dst_offset * static_cast<int64_t>(item);
+    auto* from = static_cast<const char*>(src.data_) + src_offset * static_cast<int64_t>(item);
+    for (int64_t i = 0; i < inner; ++i) {
+      std::memcpy(dst + i * dst_step * static_cast<int64_t>(item),
+                  from + i * src_step * static_cast<int64_t>(item), item);
+    }
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      if (++index[d] < meta_.shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace opgraph

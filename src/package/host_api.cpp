@@ -1,0 +1,229 @@
+#include "host_api.h"
+
+#include <cstring>
+
+#include "opgraph/core/error.h"
+
+struct og_outputs {
+  std::vector<opgraph::TensorMeta>* metas;
+};
+
+struct og_context {
+  const opgraph::KernelContext* context;
+};
+
+namespace opgraph::package {
+namespace {
+
+thread_local std::pair<uint32_t, uint32_t> rejected_version{0, 0};
+
+og_tensor to_og(const Tensor& t) {
+  if (!t.defined()) return {nullptr, nullptr, nullptr, -1, 0, 0, 0};
+  return {t.data(), t.shape().data(), t.strides().data(), static_cast<int32_t>(t.dim()),
+          static_cast<int32_t>(t.dtype()), static_cast<int32_t>(t.device().type), t.device().index};
+}
+
+og_tensor to_og(const TensorMeta* meta) {
+  if (!meta) return {nullptr, nullptr, nullptr, -1, 0, 0, 0};
+  return {nullptr, meta->shape.data(), nullptr, static_cast<int32_t>(meta->dim()),
+          static_cast<int32_t>(meta->dtype), OG_CPU, 0};
+}
+
+std::vector<og_attr> to_og(const Attrs& attrs) {
+  std::vector<og_attr> out(attrs.size());
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    og_attr& a = out[i];
+    a.name = attrs.name(i).c_str();
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::monostate>) {
+            a.kind = OG_ATTR_NONE;
+          } else if constexpr (std::is_same_v<T, bool>) {
+            a.kind = OG_ATTR_BOOL, a.i = v;
+          } else if constexpr (std::is_same_v<T, int64_t>) {
+            a.kind = OG_ATTR_INT, a.i = v;
+          } else if constexpr (std::is_same_v<T, double>) {
+            a.kind = OG_ATTR_FLOAT, a.f = v;
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            a.kind = OG_ATTR_STRING, a.s = v.c_str(), a.length = static_cast<int64_t>(v.size());
+          } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+            a.kind = OG_ATTR_INTS, a.ints = v.data(), a.length = static_cast<int64_t>(v.size());
+          } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+            a.kind = OG_ATTR_FLOATS, a.floats = v.data(), a.length = static_cast<int64_t>(v.size());
+          } else {
+            a.kind = OG_ATTR_DTYPE, a.i = static_cast<int64_t>(v);
+          }
+        },
+        attrs[i]);
+  }
+  return out;
+}
+
+void set_error(og_error* error, const char* message) {
+  if (error) error->message = message ? message : "(no message)";
+}
+
+int32_t fail(og_error* error, const std::string& message) {
+  set_error(error, message.c_str());
+  return OG_ERROR;
+}
+
+std::string where(const char* file, int32_t line) {
+  return detail::concat(file ? file : "?", ":", line);
+}
+
+std::string qualify(const og_registrar* registrar, std::string name) {
+  if (name.find("::") != std::string::npos || !registrar->ns || !*registrar->ns) return name;
+  return std::string(*registrar->ns) + "::" + name;
+}
+
+size_t count_attrs(const Schema& schema) {
+  size_t n = 0;
+  for (const Argument& arg : schema.arguments) n += arg.type.is_tensor() ? 0 : 1;
+  return n;
+}
+
+// The typed functions' parameter counts must match the schema; a mismatch is
+// a bug in the package, reported at load rather than at the first call.
+std::string check_arity(const OpDef& op, const char* what, int32_t inputs, int32_t outputs, int32_t attrs) {
+  const size_t want_inputs = op.tensor_arguments().size();
+  const size_t want_attrs = count_attrs(op.schema);
+  if (static_cast<size_t>(inputs) != want_inputs) {
+    return detail::concat(op.name(), ": the ", what, " takes ", inputs, " input tensors, the schema declares ",
+                          want_inputs);
+  }
+  if (outputs >= 0 && static_cast<size_t>(outputs) != op.num_outputs()) {
+    return detail::concat(op.name(), ": the ", what, " takes ", outputs, " output tensors, the schema declares ",
+                          op.num_outputs());
+  }
+  if (static_cast<size_t>(attrs) != want_attrs) {
+    return detail::concat(op.name(), ": the ", what, " takes ", attrs, " attributes, the schema declares ",
+                          want_attrs);
+  }
+  return {};
+}
+
+ShapeFn wrap_shape(og_shape_fn fn, void* user) {
+  return [fn, user](std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+    std::vector<og_tensor> og_inputs(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) og_inputs[i] = to_og(inputs[i]);
+    std::vector<og_attr> og_attrs = to_og(attrs);
+    std::vector<TensorMeta> metas;
+    og_outputs outputs{&metas};
+    og_error error;
+    if (fn(user, og_inputs.data(), static_cast<int32_t>(og_inputs.size()), og_attrs.data(),
+           static_cast<int32_t>(og_attrs.size()), &outputs, &error) != OG_OK) {
+      throw Error(error.message);
+    }
+    return metas;
+  };
+}
+
+KernelFn wrap_kernel(og_kernel_fn fn, void* user) {
+  return [fn, user](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                    const Attrs& attrs) {
+    std::vector<og_tensor> og_io(inputs.size() + outputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) og_io[i] = to_og(inputs[i]);
+    for (size_t i = 0; i < outputs.size(); ++i) og_io[inputs.size() + i] = to_og(outputs[i]);
+    std::vector<og_attr> og_attrs = to_og(attrs);
+    og_context og_ctx{&context};
+    og_error error;
+    if (fn(user, &og_ctx, og_io.data(), static_cast<int32_t>(inputs.size()), og_io.data() + inputs.size(),
+           static_cast<int32_t>(outputs.size()), og_attrs.data(), static_cast<int32_t>(og_attrs.size()),
+           &error) != OG_OK) {
+      throw Error(error.message);
+    }
+  };
+}
+
+int32_t def_op(og_registrar* registrar, const og_op_def* def, og_error* error) {
+  try {
+    OPGRAPH_CHECK(def && def->schema && def->shape, "def_op: missing schema or shape function");
+    OpDef op;
+    op.source = detail::concat(where(def->file, def->line), " in ", registrar->package);
+    op.schema = Schema::parse(def->schema);
+    if (op.schema.ns.empty() && registrar->ns && *registrar->ns) op.schema.ns = *registrar->ns;
+    OPGRAPH_CHECK(!registrar->ns || !*registrar->ns || op.schema.ns == *registrar->ns, where(def->file, def->line), ": op '",
+                  op.schema.qualified_name(), "' is outside the package namespace '", *registrar->ns, "'");
+    op.shape_fn = wrap_shape(def->shape, def->shape_user);
+    if (def->backward) op.backward = qualify(registrar, def->backward);
+    op.finalize();
+    std::string arity = check_arity(op, "shape function", def->shape_num_inputs, -1, def->shape_num_attrs);
+    OPGRAPH_CHECK(arity.empty(), where(def->file, def->line), ": ", arity);
+    for (const OpDef& other : registrar->ops) {
+      OPGRAPH_CHECK(other.name() != op.name(), where(def->file, def->line), ": op '", op.name(),
+                    "' is already declared at ", other.source);
+    }
+    registrar->ops.push_back(std::move(op));
+    return OG_OK;
+  } catch (const std::exception& e) {
+    return fail(error, e.what());
+  }
+}
+
+int32_t def_kernel(og_registrar* registrar, const og_kernel_def* def, og_error* error) {
+  try {
+    OPGRAPH_CHECK(def && def->op && def->kernel, "def_kernel: missing op name or kernel");
+    OPGRAPH_CHECK(def->device_type >= 0 && def->device_type < kNumDeviceTypes, where(def->file, def->line),
+                  ": unknown device type ", def->device_type);
+    const std::string name = qualify(registrar, def->op);
+    OpDef* op = nullptr;
+    for (OpDef& candidate : registrar->ops) {
+      if (candidate.name() == name) op = &candidate;
+    }
+    const char* device = device_type_name(static_cast<DeviceType>(def->device_type)).data();
+    OPGRAPH_CHECK(op != nullptr, where(def->file, def->line), ": a ", device, " kernel for op '", name,
+                  "', which this package does not declare; declare it with def() first");
+    KernelFn& slot = op->kernels[def->device_type];
+    OPGRAPH_CHECK(!slot, where(def->file, def->line), ": op '", name, "' already has a ", device, " kernel");
+    std::string arity = check_arity(*op, "kernel", def->num_inputs, def->num_outputs, def->num_attrs);
+    OPGRAPH_CHECK(arity.empty(), where(def->file, def->line), ": ", arity);
+    slot = wrap_kernel(def->kernel, def->kernel_user);
+    return OG_OK;
+  } catch (const std::exception& e) {
+    return fail(error, e.what());
+  }
+}
+
+int32_t set_output(og_outputs* outputs, int32_t index, int32_t dtype, int32_t ndim, const int64_t* shape,
+                   og_error* error) {
+  if (index < 0 || static_cast<size_t>(index) != outputs->metas->size()) {
+    return fail(error, detail::concat("shape function set output ", index, " out of order; expected output ",
+                                      outputs->metas->size()));
+  }
+  if (dtype < 0 || dtype >= kNumDTypes) return fail(error, detail::concat("shape function gave dtype code ", dtype));
+  if (ndim < 0 || (ndim > 0 && !shape)) return fail(error, detail::concat("shape function gave rank ", ndim));
+  TensorMeta meta{static_cast<DType>(dtype), Shape(shape, shape + ndim)};
+  for (int64_t extent : meta.shape) {
+    if (extent < 0) return fail(error, "shape function gave a negative extent: " + meta.str());
+  }
+  outputs->metas->push_back(std::move(meta));
+  return OG_OK;
+}
+
+int32_t num_threads(og_context* context) { return context->context->pool->num_threads(); }
+
+void parallel_for(og_context* context, int64_t begin, int64_t end, int64_t grain, og_task_fn task, void* user) {
+  context->context->pool->parallel_for(begin, end, grain, [task, user](int64_t b, int64_t e) { task(user, b, e); });
+}
+
+constexpr og_host_api kHostApi = {
+    OPGRAPH_ABI_VERSION_MAJOR, OPGRAPH_ABI_VERSION_MINOR, set_error, def_op, def_kernel, set_output,
+    num_threads, parallel_for,
+};
+
+const og_host_api* get_api(uint32_t major, uint32_t minor) {
+  if (major == OPGRAPH_ABI_VERSION_MAJOR && minor <= OPGRAPH_ABI_VERSION_MINOR) return &kHostApi;
+  rejected_version = {major, minor};
+  return nullptr;
+}
+
+constexpr og_api_base kApiBase = {OPGRAPH_ABI_VERSION_MAJOR, OPGRAPH_ABI_VERSION_MINOR, get_api};
+
+}  // namespace
+
+const og_api_base* api_base() { return &kApiBase; }
+std::pair<uint32_t, uint32_t> last_rejected_version() { return rejected_version; }
+
+}  // namespace opgraph::package

@@ -1,0 +1,124 @@
+#include "opgraph/registry/attrs.h"
+
+#include <algorithm>
+
+namespace opgraph {
+namespace {
+
+std::string given_str(const AttrValue& value) {
+  static constexpr const char* kinds[] = {"None", "bool", "int", "float", "str", "int[]", "float[]", "ScalarType"};
+  std::string text = kinds[value.index()];
+  if (!std::holds_alternative<std::monostate>(value)) text += " " + attr_str(value);
+  return text;
+}
+
+// Converts `value` to the representation of `type`, or returns false.
+bool coerce(const Type& type, AttrValue& value) {
+  using K = Type::Kind;
+  if (std::holds_alternative<std::monostate>(value)) return type.optional;
+  if (type.is_list) {
+    if (const auto* scalar = std::get_if<int64_t>(&value); scalar && type.list_size &&
+                                                           (type.kind == K::Int || type.kind == K::Float)) {
+      value = std::vector<int64_t>(static_cast<size_t>(*type.list_size), *scalar);
+    }
+    if (type.kind == K::Float) {
+      if (const auto* ints = std::get_if<std::vector<int64_t>>(&value)) {
+        value = std::vector<double>(ints->begin(), ints->end());
+      }
+      if (const auto* scalar = std::get_if<double>(&value); scalar && type.list_size) {
+        value = std::vector<double>(static_cast<size_t>(*type.list_size), *scalar);
+      }
+    }
+    size_t length = 0;
+    if (const auto* ints = std::get_if<std::vector<int64_t>>(&value)) {
+      if (type.kind != K::Int && type.kind != K::Bool) return false;
+      length = ints->size();
+    } else if (const auto* floats = std::get_if<std::vector<double>>(&value)) {
+      if (type.kind != K::Float) return false;
+      length = floats->size();
+    } else {
+      return false;
+    }
+    return !type.list_size || static_cast<int64_t>(length) == *type.list_size;
+  }
+  switch (type.kind) {
+    case K::Int: return std::holds_alternative<int64_t>(value);
+    case K::Bool: return std::holds_alternative<bool>(value);
+    case K::Float:
+      if (const auto* i = std::get_if<int64_t>(&value)) value = static_cast<double>(*i);
+      return std::holds_alternative<double>(value);
+    case K::Scalar: return std::holds_alternative<int64_t>(value) || std::holds_alternative<double>(value);
+    case K::ScalarType:
+      if (const auto* name = std::get_if<std::string>(&value)) {
+        auto dtype = dtype_from_name(*name);
+        if (!dtype) return false;
+        value = *dtype;
+      }
+      return std::holds_alternative<DType>(value);
+    case K::Str:
+    case K::Device:
+    case K::Layout:
+    case K::MemoryFormat: return std::holds_alternative<std::string>(value);
+    default: return false;
+  }
+}
+
+}  // namespace
+
+Attrs Attrs::bind(const Schema& schema, const NamedAttrs& given) {
+  Attrs attrs;
+  attrs.schema_ = &schema;
+  std::string op = schema.qualified_name();
+  size_t used = 0;
+  for (const Argument& arg : schema.arguments) {
+    if (arg.type.is_tensor()) continue;
+    auto it = std::find_if(given.begin(), given.end(), [&](const auto& kv) { return kv.first == arg.name; });
+    if (it == given.end()) {
+      OPGRAPH_CHECK(arg.default_value.has_value(), op, ": missing required attribute '", arg.name, "' (",
+                    arg.type.str(), ")");
+      attrs.values_.push_back(*arg.default_value);
+      continue;
+    }
+    ++used;
+    AttrValue value = it->second;
+    OPGRAPH_CHECK(coerce(arg.type, value), op, ": attribute '", arg.name, "' expects ", arg.type.str(),
+                  ", got ", given_str(it->second));
+    attrs.values_.push_back(std::move(value));
+  }
+  if (used != given.size()) {
+    for (const auto& [name, value] : given) {
+      bool known = std::any_of(schema.arguments.begin(), schema.arguments.end(), [&](const Argument& arg) {
+        return arg.name == name && !arg.type.is_tensor();
+      });
+      if (known) continue;
+      std::string names;
+      for (const Argument& arg : schema.arguments) {
+        if (!arg.type.is_tensor()) names += (names.empty() ? "" : ", ") + arg.name;
+      }
+      throw Error(detail::concat(op, ": unexpected attribute '", name, "'; its attributes are: ",
+                                 names.empty() ? "(none)" : names));
+    }
+  }
+  return attrs;
+}
+
+const std::string& Attrs::name(size_t i) const {
+  for (const Argument& arg : schema_->arguments) {
+    if (arg.type.is_tensor()) continue;
+    if (i-- == 0) return arg.name;
+  }
+  throw Error(detail::concat("attribute index ", i, " is out of range"));
+}
+
+const AttrValue& Attrs::get(std::string_view name) const {
+  OPGRAPH_CHECK(schema_ != nullptr, "attribute '", name, "' requested from unbound attributes");
+  size_t index = 0;
+  for (const Argument& arg : schema_->arguments) {
+    if (arg.type.is_tensor()) continue;
+    if (arg.name == name) return values_[index];
+    ++index;
+  }
+  throw Error(detail::concat(schema_->qualified_name(), ": no attribute named '", name, "'"));
+}
+
+}  // namespace opgraph

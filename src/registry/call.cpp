@@ -1,0 +1,142 @@
+// Calling an op: check the inputs against the schema, infer and check the
+// outputs with the shape function, then run the device's kernel.
+#include <string>
+
+#include "opgraph/core/error.h"
+#include "opgraph/registry/registry.h"
+
+namespace opgraph {
+namespace {
+
+// Re-throws the current opgraph::Error with the op's name in front, so that
+// messages from shape functions and kernels say which op they come from.
+[[noreturn]] void rethrow_for(const OpDef& op) {
+  try {
+    throw;
+  } catch (const Error& e) {
+    std::string_view message = e.what();
+    if (message.starts_with(op.name() + ":")) throw;
+    throw Error(detail::concat(op.name(), ": ", message));
+  } catch (const std::exception& e) {
+    throw Error(detail::concat(op.name(), ": ", e.what()));
+  }
+}
+
+const std::string& input_name(const OpDef& op, size_t i) {
+  return op.schema.arguments[op.tensor_arguments()[i]].name;
+}
+
+std::string output_name(const OpDef& op, size_t i) {
+  const std::string& name = op.schema.returns[i].name;
+  return name.empty() ? "output " + std::to_string(i) : "output " + std::to_string(i) + " ('" + name + "')";
+}
+
+// Checks count, presence and device of the inputs; returns their device.
+Device check_inputs(const OpDef& op, std::span<const Tensor> inputs) {
+  const size_t expected = op.tensor_arguments().size();
+  if (inputs.size() != expected) {
+    std::string names;
+    for (size_t i = 0; i < expected; ++i) names += (i ? ", " : "") + input_name(op, i);
+    throw Error(detail::concat(op.name(), ": expected ", expected, " tensor inputs (", names, "), got ",
+                               inputs.size()));
+  }
+  std::optional<Device> device;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Argument& arg = op.schema.arguments[op.tensor_arguments()[i]];
+    if (!inputs[i].defined()) {
+      OPGRAPH_CHECK(arg.type.optional, op.name(), ": input '", arg.name, "' is required but was not given");
+      continue;
+    }
+    if (!device) device = inputs[i].device();
+    OPGRAPH_CHECK(inputs[i].device() == *device, op.name(), ": input '", arg.name, "' is on ",
+                  device_str(inputs[i].device()), " but earlier inputs are on ", device_str(*device));
+  }
+  return device.value_or(Device::cpu());
+}
+
+const KernelFn& kernel_for(const OpDef& op, Device device) {
+  const KernelFn& kernel = op.kernels[static_cast<size_t>(device.type)];
+  if (kernel) return kernel;
+  std::string available;
+  for (int d = 0; d < kNumDeviceTypes; ++d) {
+    if (op.kernels[d]) available += (available.empty() ? "" : ", ") + std::string(device_type_name(DeviceType(d)));
+  }
+  throw Error(detail::concat(op.name(), ": no kernel for device ", device_str(device), "; it has kernels for: ",
+                             available.empty() ? "(none)" : available));
+}
+
+// Kernels that index densely get contiguous copies of strided inputs.
+void run_kernel(const OpDef& op, const KernelFn& kernel, std::span<const Tensor> inputs,
+                std::span<const Tensor> outputs, const Attrs& attrs) {
+  std::vector<Tensor> dense;
+  if (!op.accepts_strided_inputs) {
+    for (const Tensor& input : inputs) {
+      if (input.defined() && !input.is_contiguous()) {
+        dense.assign(inputs.begin(), inputs.end());
+        for (Tensor& t : dense) t = t.defined() ? t.contiguous() : t;
+        inputs = dense;
+        break;
+      }
+    }
+  }
+  KernelContext context{&global_thread_pool()};
+  try {
+    kernel(context, inputs, outputs, attrs);
+  } catch (...) {
+    rethrow_for(op);
+  }
+}
+
+}  // namespace
+
+std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  check_inputs(op, inputs);
+  std::vector<const TensorMeta*> metas(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) metas[i] = inputs[i].defined() ? &inputs[i].meta() : nullptr;
+  std::vector<TensorMeta> outputs;
+  try {
+    outputs = op.shape_fn(metas, attrs);
+  } catch (...) {
+    rethrow_for(op);
+  }
+  OPGRAPH_CHECK(outputs.size() == op.num_outputs(), op.name(), ": the shape function returned ", outputs.size(),
+                " outputs, the schema declares ", op.num_outputs());
+  return outputs;
+}
+
+void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs& attrs) {
+  const Device device = check_inputs(op, inputs);
+  const KernelFn& kernel = kernel_for(op, device);
+  std::vector<TensorMeta> expected = infer_outputs(op, inputs, attrs);
+  OPGRAPH_CHECK(outputs.size() == expected.size(), op.name(), ": expected ", expected.size(),
+                " output tensors, got ", outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& out = outputs[i];
+    OPGRAPH_CHECK(out.defined(), op.name(), ": ", output_name(op, i), " is not allocated");
+    OPGRAPH_CHECK(out.meta() == expected[i], op.name(), ": ", output_name(op, i), " must be ", expected[i].str(),
+                  ", got ", out.str());
+    OPGRAPH_CHECK(out.device() == device, op.name(), ": ", output_name(op, i), " is on ", device_str(out.device()),
+                  ", the inputs on ", device_str(device));
+    OPGRAPH_CHECK(out.is_contiguous(), op.name(), ": ", output_name(op, i), " must be contiguous; got strides ",
+                  shape_str(out.strides()));
+  }
+  run_kernel(op, kernel, inputs, outputs, attrs);
+}
+
+std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  const Device device = check_inputs(op, inputs);
+  const KernelFn& kernel = kernel_for(op, device);
+  std::vector<Tensor> outputs;
+  for (TensorMeta& meta : infer_outputs(op, inputs, attrs)) {
+    outputs.push_back(Tensor::empty(std::move(meta.shape), meta.dtype, device));
+  }
+  run_kernel(op, kernel, inputs, outputs, attrs);
+  return outputs;
+}
+
+std::vector<Tensor> call(std::string_view name, std::span<const Tensor> inputs, const NamedAttrs& attrs) {
+  const OpDef& op = Registry::global().get(name);
+  return call(op, inputs, Attrs::bind(op.schema, attrs));
+}
+
+}  // namespace opgraph

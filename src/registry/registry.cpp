@@ -1,0 +1,104 @@
+#include "opgraph/registry/registry.h"
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_set>
+
+#include "opgraph/core/error.h"
+
+namespace opgraph {
+
+void OpDef::finalize() {
+  OPGRAPH_CHECK(!schema.ns.empty(), "op '", schema.qualified_name(),
+                "' has no namespace; write it as ns::", schema.name, " (", source, ")");
+  qualified_name_ = schema.qualified_name();
+  tensor_arguments_.clear();
+  for (size_t i = 0; i < schema.arguments.size(); ++i) {
+    const Argument& arg = schema.arguments[i];
+    OPGRAPH_CHECK(!(arg.type.kind == Type::Kind::Tensor && arg.type.is_list), qualified_name_,
+                  ": argument '", arg.name, "' is a Tensor[]; the registry runs ops whose tensor "
+                  "arguments are Tensor or Tensor? (", source, ")");
+    if (arg.type.is_tensor()) tensor_arguments_.push_back(i);
+  }
+  for (const Argument& ret : schema.returns) {
+    OPGRAPH_CHECK(ret.type.is_tensor() && !ret.type.optional, qualified_name_, ": returns ",
+                  ret.type.str(), "; the registry runs ops that return Tensors (", source, ")");
+  }
+  OPGRAPH_CHECK(static_cast<bool>(shape_fn), qualified_name_, ": no shape function (", source, ")");
+}
+
+Registry& Registry::global() {
+  static Registry registry;
+  return registry;
+}
+
+void Registry::add(OpDef op) {
+  std::vector<OpDef> batch;
+  batch.push_back(std::move(op));
+  add(std::move(batch));
+}
+
+void Registry::add(std::vector<OpDef> ops) {
+  for (OpDef& op : ops) op.finalize();
+  std::unique_lock lock(mutex_);
+  std::unordered_set<std::string> batch_names;
+  for (const OpDef& op : ops) {
+    if (auto it = ops_.find(op.name()); it != ops_.end()) {
+      throw Error(detail::concat("op '", op.name(), "' is already registered (by ", it->second->source,
+                                 "); cannot register it again (from ", op.source, ")"));
+    }
+    OPGRAPH_CHECK(batch_names.insert(op.name()).second, "op '", op.name(), "' is declared twice (",
+                  op.source, ")");
+  }
+  for (const OpDef& op : ops) {
+    if (op.backward.empty()) continue;
+    OPGRAPH_CHECK(batch_names.count(op.backward) || ops_.count(op.backward), op.name(),
+                  ": its backward op '", op.backward, "' is not declared (", op.source, ")");
+  }
+  for (OpDef& op : ops) {
+    std::string name = op.name();
+    ops_.emplace(std::move(name), std::make_unique<OpDef>(std::move(op)));
+  }
+}
+
+void Registry::add_kernel(std::string_view op, DeviceType device, KernelFn kernel, const std::string& source) {
+  std::unique_lock lock(mutex_);
+  auto it = ops_.find(std::string(op));
+  OPGRAPH_CHECK(it != ops_.end(), "cannot add a ", device_type_name(device), " kernel for op '", op,
+                "' (", source, "): no such op is declared");
+  KernelFn& slot = it->second->kernels[static_cast<size_t>(device)];
+  OPGRAPH_CHECK(!slot, "op '", op, "' already has a ", device_type_name(device), " kernel; cannot add another (",
+                source, ")");
+  slot = std::move(kernel);
+}
+
+const OpDef* Registry::find(std::string_view name) const {
+  std::shared_lock lock(mutex_);
+  auto it = ops_.find(std::string(name));
+  return it == ops_.end() ? nullptr : it->second.get();
+}
+
+const OpDef& Registry::get(std::string_view name) const {
+  if (const OpDef* op = find(name)) return *op;
+  // Suggest ops that share the name without the namespace or overload.
+  std::string_view base = name.substr(name.rfind("::") == std::string_view::npos ? 0 : name.rfind("::") + 2);
+  base = base.substr(0, base.find('.'));
+  std::string similar;
+  for (const std::string& known : list()) {
+    if (known.find(base) != std::string::npos) similar += (similar.empty() ? "" : ", ") + known;
+  }
+  throw Error(detail::concat("unknown op '", name, "'",
+                             similar.empty() ? std::string("; load the package that provides it")
+                                             : "; did you mean: " + similar));
+}
+
+std::vector<std::string> Registry::list() const {
+  std::shared_lock lock(mutex_);
+  std::vector<std::string> names;
+  names.reserve(ops_.size());
+  for (const auto& entry : ops_) names.push_back(entry.first);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace opgraph
