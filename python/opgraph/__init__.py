@@ -1,0 +1,51 @@
+"""opgraph: write a tensor operator once in C++, run it from NumPy, PyTorch and
+a standalone graph executor."""
+
+from pathlib import Path
+
+from ._C import (
+    Argument,
+    Error,
+    LoadedLibrary,
+    Schema,
+    Tensor,
+    empty,
+    from_dlpack,
+    get_num_threads,
+    list_ops,
+    load_library,
+    loaded_libraries,
+    op_backward,
+    op_schema,
+    parse_schema,
+    set_num_threads,
+)
+from . import ops
+from .build import build_package
+
+#: Pass as CMAKE_PREFIX_PATH so that CMake's find_package(opgraph) finds this
+#: installation (headers, libopgraph and opgraph_add_op_library).
+cmake_prefix_path = str(Path(__file__).resolve().parent)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Argument",
+    "Error",
+    "LoadedLibrary",
+    "Schema",
+    "Tensor",
+    "build_package",
+    "cmake_prefix_path",
+    "empty",
+    "from_dlpack",
+    "get_num_threads",
+    "list_ops",
+    "load_library",
+    "loaded_libraries",
+    "op_backward",
+    "op_schema",
+    "ops",
+    "parse_schema",
+    "set_num_threads",
+]

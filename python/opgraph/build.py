@@ -1,0 +1,58 @@
+"""Building op packages from source with CMake, against this installation."""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ._C import Error
+
+
+def _cmake() -> str:
+    # The cmake that came with this Python environment, else the system's.
+    local = Path(sys.executable).with_name("cmake")
+    found = str(local) if local.exists() else shutil.which("cmake")
+    if found is None:
+        raise Error("build_package: cmake not found; install it (pip install cmake)")
+    return found
+
+
+def _run(command, what):
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if result.returncode != 0:
+        raise Error(f"build_package: {what} failed (exit {result.returncode}):\n{result.stdout}")
+
+
+def build_package(source_dir, target=None, build_dir=None) -> Path:
+    """Configures and builds the CMake project in ``source_dir`` (which uses
+    ``find_package(opgraph)`` and ``opgraph_add_op_library``) and returns the
+    path of the package library ``target`` (default: the only one built).
+
+    The build folder persists, so a second call with unchanged sources only
+    checks timestamps."""
+    from . import cmake_prefix_path
+
+    source = Path(source_dir).resolve()
+    if not (source / "CMakeLists.txt").is_file():
+        raise Error(f"build_package: no CMakeLists.txt in '{source}'")
+    if build_dir is None:
+        key = hashlib.sha1(f"{source}:{cmake_prefix_path}".encode()).hexdigest()[:12]
+        cache = Path(os.environ.get("OPGRAPH_CACHE_DIR", Path.home() / ".cache" / "opgraph"))
+        build_dir = cache / "packages" / f"{source.name}-{key}"
+    build = Path(build_dir)
+    cmake = _cmake()
+    if not (build / "CMakeCache.txt").is_file():
+        generator = ["-G", "Ninja"] if shutil.which("ninja") or Path(cmake).with_name("ninja").exists() else []
+        _run([cmake, "-S", str(source), "-B", str(build), *generator, "-DCMAKE_BUILD_TYPE=Release",
+              f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}"], f"configuring {source}")
+    _run([cmake, "--build", str(build)], f"building {source}")
+    libraries = sorted(build.glob("*.so"))
+    if target is not None:
+        libraries = [p for p in libraries if p.name in (f"lib{target}.so", f"{target}.so")]
+    if len(libraries) != 1:
+        names = ", ".join(p.name for p in libraries) or "none"
+        raise Error(f"build_package: expected one package library in '{build}' "
+                    f"{'named ' + repr(target) + ' ' if target else ''}but found {names}")
+    return libraries[0]

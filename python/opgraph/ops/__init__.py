@@ -1,0 +1,12 @@
+"""Calling registered ops from Python.
+
+``call(name, *inputs, out=None, **attrs)`` runs any op in the registry: tensor
+inputs are positional (NumPy arrays, PyTorch tensors, anything that speaks
+DLPack or the buffer protocol, passed without copying), attributes are keyword
+arguments, and the results come back as NumPy arrays, or are written into
+``out``.
+"""
+
+from .._C import call
+
+__all__ = ["call"]

@@ -1,0 +1,154 @@
+#include "convert.h"
+
+#include <nanobind/stl/string.h>
+
+#include <string>
+
+namespace opgraph::python {
+
+DType dtype_from_dlpack(nb::dlpack::dtype dtype) {
+  using Code = nb::dlpack::dtype_code;
+  auto code = static_cast<Code>(dtype.code);
+  if (dtype.lanes == 1) {
+    if (code == Code::Float && dtype.bits == 32) return DType::Float32;
+    if (code == Code::Float && dtype.bits == 64) return DType::Float64;
+    if (code == Code::Float && dtype.bits == 16) return DType::Float16;
+    if (code == Code::Bfloat && dtype.bits == 16) return DType::BFloat16;
+    if (code == Code::Int && dtype.bits == 8) return DType::Int8;
+    if (code == Code::UInt && dtype.bits == 8) return DType::UInt8;
+    if (code == Code::Int && dtype.bits == 32) return DType::Int32;
+    if (code == Code::Int && dtype.bits == 64) return DType::Int64;
+    if (code == Code::Bool && dtype.bits == 8) return DType::Bool;
+  }
+  throw Error(detail::concat("unsupported array dtype (DLPack code ", int(dtype.code), ", ", int(dtype.bits),
+                             " bits, ", dtype.lanes, " lanes); opgraph holds float16/32/64, bfloat16, "
+                             "int8/32/64, uint8 and bool"));
+}
+
+nb::dlpack::dtype dtype_to_dlpack(DType dtype) {
+  using Code = nb::dlpack::dtype_code;
+  auto make = [](Code code, int bits) {
+    return nb::dlpack::dtype{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
+  };
+  switch (dtype) {
+    case DType::Float32: return make(Code::Float, 32);
+    case DType::Float64: return make(Code::Float, 64);
+    case DType::Float16: return make(Code::Float, 16);
+    case DType::BFloat16: return make(Code::Bfloat, 16);
+    case DType::Int8: return make(Code::Int, 8);
+    case DType::UInt8: return make(Code::UInt, 8);
+    case DType::Int32: return make(Code::Int, 32);
+    case DType::Int64: return make(Code::Int, 64);
+    case DType::Bool: return make(Code::Bool, 8);
+  }
+  throw Error("unknown dtype");
+}
+
+template <typename Array>
+static Tensor borrow_array(const Array& array) {
+  Device device;
+  if (array.device_type() != nb::device::cpu::value) {
+    // Keep the tensor's device so the registry reports the missing kernel.
+    device = {array.device_type() == nb::device::cuda::value ? DeviceType::CUDA : DeviceType::CPU,
+              array.device_id()};
+    OPGRAPH_CHECK(array.device_type() == nb::device::cuda::value, "arrays on DLPack device type ",
+                  array.device_type(), " are not supported; opgraph takes CPU (and CUDA) arrays");
+  }
+  Shape shape(array.shape_ptr(), array.shape_ptr() + array.ndim());
+  Strides strides(array.stride_ptr(), array.stride_ptr() + array.ndim());
+  return Tensor::from_blob(const_cast<void*>(static_cast<const void*>(array.data())), std::move(shape),
+                           std::move(strides), dtype_from_dlpack(array.dtype()), {}, device);
+}
+
+Tensor borrow(const nb::ndarray<nb::ro>& array) { return borrow_array(array); }
+Tensor borrow(const nb::ndarray<>& array) { return borrow_array(array); }
+
+nb::object to_numpy(const Tensor& tensor) {
+  OPGRAPH_CHECK(tensor.dtype() != DType::BFloat16,
+                "NumPy has no bfloat16; use opgraph.Tensor with torch.from_dlpack instead");
+  // The capsule owns a reference to the storage for as long as NumPy needs it.
+  auto* keep = new Tensor(tensor);
+  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  std::vector<size_t> shape(tensor.shape().begin(), tensor.shape().end());
+  nb::ndarray<nb::numpy> array(tensor.data(), shape.size(), shape.data(), owner, tensor.strides().data(),
+                               dtype_to_dlpack(tensor.dtype()));
+  return array.cast();
+}
+
+// Names a dtype object: "float32" for numpy.float32, numpy.dtype("float32"),
+// torch.float32 or the string itself.
+static std::optional<std::string> dtype_name_of(nb::handle value) {
+  nb::handle type = value.type();
+  std::string module = nb::hasattr(type, "__module__") ? nb::str(type.attr("__module__")).c_str() : "";
+  std::string type_name = module + "." + nb::type_name(type).c_str();
+  if (type_name == "torch.dtype") {
+    std::string text = nb::str(value).c_str();
+    return text.substr(text.rfind('.') + 1);
+  }
+  if (module.starts_with("numpy") && nb::hasattr(value, "kind") && nb::hasattr(value, "name")) {  // numpy.dtype("float32")
+    return std::string(nb::str(value.attr("name")).c_str());
+  }
+  if (nb::isinstance<nb::type_object>(value) && nb::hasattr(value, "dtype") &&
+      std::string(nb::str(value.attr("__module__")).c_str()) == "numpy") {  // numpy.float32
+    return std::string(nb::str(value.attr("__name__")).c_str());
+  }
+  return std::nullopt;
+}
+
+AttrValue attr_from_python(nb::handle value, const char* name) {
+  PyObject* o = value.ptr();
+  if (value.is_none()) return std::monostate{};
+  if (PyBool_Check(o)) return o == Py_True;
+  if (PyLong_Check(o)) return nb::cast<int64_t>(value);
+  if (PyFloat_Check(o)) return PyFloat_AS_DOUBLE(o);
+  if (PyUnicode_Check(o)) return std::string(nb::cast<std::string>(value));
+  if (auto dtype = dtype_name_of(value)) return *dtype;
+  if (PyList_Check(o) || PyTuple_Check(o)) {
+    std::vector<int64_t> ints;
+    std::vector<double> floats;
+    bool any_float = false;
+    for (nb::handle item : nb::borrow<nb::sequence>(value)) {
+      PyObject* p = item.ptr();
+      if (PyBool_Check(p) || PyLong_Check(p) || (!PyFloat_Check(p) && PyIndex_Check(p))) {
+        int64_t i = nb::cast<int64_t>(nb::int_(item));
+        ints.push_back(i);
+        floats.push_back(static_cast<double>(i));
+      } else if (PyFloat_Check(p) || nb::hasattr(item, "__float__")) {
+        any_float = true;
+        floats.push_back(nb::cast<double>(nb::float_(item)));
+      } else {
+        throw Error(detail::concat("attribute '", name, "': list items must be numbers, got ",
+                                   nb::type_name(item.type()).c_str()));
+      }
+    }
+    if (any_float) return floats;
+    return ints;
+  }
+  // NumPy and PyTorch scalars (numpy.int64(3), torch.tensor(2.0).item() is a float already).
+  if (PyIndex_Check(o)) return nb::cast<int64_t>(nb::int_(value));
+  if (nb::hasattr(value, "__float__") && !nb::hasattr(value, "__len__")) return nb::cast<double>(nb::float_(value));
+  throw Error(detail::concat("attribute '", name, "': cannot pass a ", nb::type_name(value.type()).c_str(),
+                             " as an attribute (expected None, bool, int, float, str, a list of numbers or a "
+                             "dtype)"));
+}
+
+nb::object attr_to_python(const AttrValue& value) {
+  return std::visit(
+      [](const auto& v) -> nb::object {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return nb::none();
+        } else if constexpr (std::is_same_v<T, DType>) {
+          return nb::str(std::string(dtype_name(v)).c_str());
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<double>>) {
+          nb::list list;
+          for (auto item : v) list.append(nb::cast(item));
+          return list;
+        } else {
+          return nb::cast(v);
+        }
+      },
+      value);
+}
+
+}  // namespace opgraph::python

@@ -1,0 +1,112 @@
+// opgraph.ops.call: the generic, any-op entry point from Python.
+#include <nanobind/stl/string.h>
+
+#include "convert.h"
+
+namespace opgraph::python {
+namespace {
+
+std::string input_label(const OpDef& op, size_t i) {
+  if (i < op.tensor_arguments().size()) return "input '" + op.schema.arguments[op.tensor_arguments()[i]].name + "'";
+  return "input " + std::to_string(i);
+}
+
+// Inputs stay referenced by `arrays` for the duration of the call, which is
+// what makes borrowing their memory safe.
+Tensor input_tensor(const OpDef& op, size_t i, nb::handle value, std::vector<InputArray>& arrays) {
+  if (value.is_none()) return Tensor();
+  if (nb::isinstance<Tensor>(value)) return nb::cast<Tensor>(value);
+  InputArray array;
+  if (!nb::try_cast(value, array, /*convert=*/false)) {
+    throw Error(detail::concat(op.name(), ": ", input_label(op, i),
+                               " must be an array (NumPy, PyTorch or any DLPack or buffer producer) or None, got ",
+                               nb::type_name(value.type()).c_str()));
+  }
+  arrays.push_back(array);
+  try {
+    return borrow(array);
+  } catch (const Error& e) {
+    throw Error(detail::concat(op.name(), ": ", input_label(op, i), ": ", e.what()));
+  }
+}
+
+Tensor output_tensor(const OpDef& op, size_t i, nb::handle value, std::vector<OutputArray>& arrays) {
+  if (nb::isinstance<Tensor>(value)) return nb::cast<Tensor>(value);
+  OutputArray array;
+  if (!nb::try_cast(value, array, /*convert=*/false)) {
+    throw Error(detail::concat(op.name(), ": out[", i, "] must be a writable array, got ",
+                               nb::type_name(value.type()).c_str()));
+  }
+  arrays.push_back(array);
+  return borrow(array);
+}
+
+nb::object call(const char* name, nb::args args, nb::kwargs kwargs) {
+  const OpDef& op = Registry::global().get(name);
+  std::vector<InputArray> keep_inputs;
+  std::vector<Tensor> inputs;
+  inputs.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) inputs.push_back(input_tensor(op, i, args[i], keep_inputs));
+  // Trailing `Tensor?` inputs may be left out, as in PyTorch.
+  while (inputs.size() < op.tensor_arguments().size() &&
+         op.schema.arguments[op.tensor_arguments()[inputs.size()]].type.optional) {
+    inputs.emplace_back();
+  }
+
+  nb::object out;
+  NamedAttrs given;
+  for (auto [key, value] : kwargs) {
+    std::string key_name = nb::cast<std::string>(key);
+    if (key_name == "out") {
+      out = nb::borrow(value);
+      continue;
+    }
+    try {
+      given.emplace_back(key_name, attr_from_python(value, key_name.c_str()));
+    } catch (const Error& e) {
+      throw Error(detail::concat(op.name(), ": ", e.what()));
+    }
+  }
+  Attrs attrs = Attrs::bind(op.schema, given);
+
+  if (!out.is_valid() || out.is_none()) {
+    std::vector<Tensor> results;
+    {
+      nb::gil_scoped_release release;
+      results = opgraph::call(op, inputs, attrs);
+    }
+    if (results.size() == 1) return to_numpy(results[0]);
+    nb::list list;
+    for (const Tensor& t : results) list.append(to_numpy(t));
+    return nb::tuple(list);
+  }
+
+  const bool single = !PyTuple_Check(out.ptr()) && !PyList_Check(out.ptr());
+  std::vector<OutputArray> keep_outputs;
+  std::vector<Tensor> outputs;
+  if (single) {
+    outputs.push_back(output_tensor(op, 0, out, keep_outputs));
+  } else {
+    size_t i = 0;
+    for (nb::handle value : nb::borrow<nb::sequence>(out)) outputs.push_back(output_tensor(op, i++, value, keep_outputs));
+  }
+  {
+    nb::gil_scoped_release release;
+    call_out(op, inputs, outputs, attrs);
+  }
+  return out;
+}
+
+}  // namespace
+
+void init_call(nb::module_& m) {
+  m.def("call", &call,
+        nb::sig("def call(name: str, /, *inputs: object, out: object = None, **attrs: object) -> object"),
+        "Runs a registered op. Tensor inputs are positional (any DLPack or buffer producer, zero-copy; None for an "
+        "omitted `Tensor?`), attributes are keywords. Returns new NumPy arrays (one, or a tuple), or fills `out` "
+        "(an array or a sequence of arrays) and returns it.");
+  // The floor a Python-to-C++ call costs: bench/conv1d.py compares call() with it.
+  m.def("_noop", [](nb::args, nb::kwargs) {}, nb::sig("def _noop(*args: object, **kwargs: object) -> None"));
+}
+
+}  // namespace opgraph::python

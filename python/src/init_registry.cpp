@@ -1,0 +1,66 @@
+// The registry seen from Python: loading packages, listing ops, schemas.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "convert.h"
+
+namespace opgraph::python {
+
+void init_registry(nb::module_& m) {
+  nb::class_<Argument>(m, "Argument", "One argument or return of an op schema.")
+      .def_ro("name", &Argument::name)
+      .def_prop_ro("type", [](const Argument& a) { return a.type.str(); })
+      .def_prop_ro("is_tensor", [](const Argument& a) { return a.type.is_tensor(); })
+      .def_prop_ro("optional", [](const Argument& a) { return a.type.optional; })
+      .def_ro("kwarg_only", &Argument::kwarg_only)
+      .def_ro("alias", &Argument::alias)
+      .def_prop_ro("has_default", [](const Argument& a) { return a.default_value.has_value(); })
+      .def_prop_ro("default",
+                   [](const Argument& a) {
+                     OPGRAPH_CHECK(a.default_value.has_value(), "argument '", a.name, "' has no default");
+                     return attr_to_python(*a.default_value);
+                   })
+      .def("__str__", &Argument::str)
+      .def("__repr__", [](const Argument& a) { return "Argument(" + a.str() + ")"; });
+
+  nb::class_<Schema>(m, "Schema", "An op schema in PyTorch's syntax.")
+      .def_ro("namespace", &Schema::ns)
+      .def_ro("name", &Schema::name)
+      .def_ro("overload", &Schema::overload)
+      .def_ro("arguments", &Schema::arguments)
+      .def_ro("returns", &Schema::returns)
+      .def_prop_ro("qualified_name", &Schema::qualified_name)
+      .def("__str__", &Schema::str)
+      .def("__repr__", [](const Schema& s) { return "Schema(" + s.str() + ")"; })
+      .def("__eq__", [](const Schema& a, const Schema& b) { return a == b; });
+
+  m.def("parse_schema", &Schema::parse, nb::arg("text"),
+        "Parses a schema such as 'ns::op(Tensor x, *, int k=1) -> Tensor'.");
+
+  nb::class_<LoadedLibrary>(m, "LoadedLibrary", "An op package that has been loaded.")
+      .def_ro("path", &LoadedLibrary::path)
+      .def_ro("namespace", &LoadedLibrary::ns)
+      .def_ro("ops", &LoadedLibrary::ops)
+      .def("__repr__", [](const LoadedLibrary& l) {
+        return "LoadedLibrary(namespace='" + l.ns + "', path='" + l.path + "', " + std::to_string(l.ops.size()) +
+               " ops)";
+      });
+
+  m.def(
+      "load_library", [](const nb::handle& path) { return load_library(nb::str(path).c_str()); }, nb::arg("path"),
+      nb::rv_policy::copy,
+      "Loads an op package (a shared library) and registers its ops. Loading the same file again is harmless.");
+  m.def("loaded_libraries", &loaded_libraries);
+  m.def("list_ops", [] { return Registry::global().list(); }, "Qualified names of every registered op, sorted.");
+  m.def(
+      "op_schema", [](const std::string& name) { return Registry::global().get(name).schema; }, nb::arg("name"),
+      "The schema of a registered op; str() of it is the schema text.");
+  m.def(
+      "op_backward", [](const std::string& name) { return Registry::global().get(name).backward; },
+      nb::arg("name"), "Qualified name of the op computing this op's gradients, or '' if it has none.");
+  m.def("set_num_threads", &set_num_threads, nb::arg("num_threads"),
+        "Sets the number of threads kernels use (the calling thread included).");
+  m.def("get_num_threads", &get_num_threads);
+}
+
+}  // namespace opgraph::python

@@ -1,0 +1,98 @@
+// opgraph.Tensor and the DLPack protocol in both directions.
+#include <dlpack/dlpack.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "convert.h"
+
+namespace opgraph::python {
+namespace {
+
+constexpr const char* kCapsuleName = "dltensor";
+constexpr const char* kUsedCapsuleName = "used_dltensor";
+
+// A capsule nobody consumed still owns its tensor.
+void release_unconsumed(PyObject* capsule) noexcept {
+  if (!PyCapsule_IsValid(capsule, kCapsuleName)) return;
+  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsuleName));
+  if (managed && managed->deleter) managed->deleter(managed);
+}
+
+nb::object to_capsule(const Tensor& tensor) {
+  DLManagedTensor* managed = tensor.to_dlpack();
+  PyObject* capsule = PyCapsule_New(managed, kCapsuleName, release_unconsumed);
+  if (!capsule) {
+    managed->deleter(managed);
+    throw nb::python_error();
+  }
+  return nb::steal(capsule);
+}
+
+Tensor from_dlpack(nb::handle source) {
+  if (nb::isinstance<Tensor>(source)) return nb::cast<Tensor>(source);
+  nb::object capsule;
+  if (PyCapsule_CheckExact(source.ptr())) {
+    capsule = nb::borrow(source);
+  } else if (nb::hasattr(source, "__dlpack__")) {
+    capsule = source.attr("__dlpack__")();
+  } else {
+    throw Error(detail::concat("from_dlpack: expected an object with __dlpack__ (NumPy, PyTorch, JAX, CuPy) or a "
+                               "DLPack capsule, got ", nb::type_name(source.type()).c_str()));
+  }
+  OPGRAPH_CHECK(PyCapsule_IsValid(capsule.ptr(), kCapsuleName),
+                "from_dlpack: expected an unconsumed 'dltensor' capsule, got one named '",
+                PyCapsule_GetName(capsule.ptr()) ? PyCapsule_GetName(capsule.ptr()) : "", "'");
+  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));
+  // From here the tensor owns the DLManagedTensor, as the protocol says.
+  PyCapsule_SetName(capsule.ptr(), kUsedCapsuleName);
+  return Tensor::from_dlpack(managed);
+}
+
+nb::tuple as_tuple(const std::vector<int64_t>& values) {
+  nb::list list;
+  for (int64_t v : values) list.append(v);
+  return nb::tuple(list);
+}
+
+}  // namespace
+
+void init_tensor(nb::module_& m) {
+  nb::class_<Tensor>(m, "Tensor",
+                     "An n-dimensional array over owned or borrowed memory. Exchanges data with NumPy, "
+                     "PyTorch and any DLPack producer without copying.")
+      .def_prop_ro("shape", [](const Tensor& t) { return as_tuple(t.shape()); })
+      .def_prop_ro("strides", [](const Tensor& t) { return as_tuple(t.strides()); },
+                   "Strides in elements, as DLPack and PyTorch count them.")
+      .def_prop_ro("dtype", [](const Tensor& t) { return std::string(dtype_name(t.dtype())); })
+      .def_prop_ro("device", [](const Tensor& t) { return device_str(t.device()); })
+      .def_prop_ro("ndim", &Tensor::dim)
+      .def_prop_ro("nbytes", &Tensor::nbytes)
+      .def("numel", &Tensor::numel)
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data()); })
+      .def("is_contiguous", &Tensor::is_contiguous)
+      .def("contiguous", &Tensor::contiguous)
+      .def("numpy", &to_numpy, "A NumPy array sharing this tensor's memory.")
+      .def("__array__", [](const Tensor& t, nb::handle, nb::handle) { return to_numpy(t); },
+           nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
+      .def("__dlpack__", [](const Tensor& t, nb::kwargs) { return to_capsule(t); })
+      .def("__dlpack_device__",
+           [](const Tensor& t) {
+             return nb::make_tuple(t.device().type == DeviceType::CPU ? int(kDLCPU) : int(kDLCUDA),
+                                   t.device().index);
+           })
+      .def("__repr__", [](const Tensor& t) { return "opgraph.Tensor(" + t.str() + ")"; });
+
+  m.def("from_dlpack", &from_dlpack, nb::arg("array"),
+        "Wraps any DLPack producer (or capsule) as an opgraph.Tensor, sharing its memory; the producer stays "
+        "alive while the tensor does.");
+  m.def(
+      "empty",
+      [](const std::vector<int64_t>& shape, const std::string& dtype) {
+        auto parsed = dtype_from_name(dtype);
+        OPGRAPH_CHECK(parsed.has_value(), "empty: unknown dtype '", dtype, "'");
+        return Tensor::empty(shape, *parsed);
+      },
+      nb::arg("shape"), nb::arg("dtype") = "float32", "A new uninitialized, 64-byte aligned tensor.");
+}
+
+}  // namespace opgraph::python

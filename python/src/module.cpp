@@ -1,0 +1,17 @@
+// opgraph._C: assembled from the init_*.cpp files.
+#include "convert.h"
+
+namespace opgraph::python {
+void init_tensor(nb::module_& m);
+void init_registry(nb::module_& m);
+void init_call(nb::module_& m);
+}  // namespace opgraph::python
+
+NB_MODULE(_C, m) {
+  using namespace opgraph::python;
+  m.doc() = "opgraph's C++ core: tensors, the op registry, op packages and op calls.";
+  nb::exception<opgraph::Error>(m, "Error", PyExc_RuntimeError);
+  init_tensor(m);
+  init_registry(m);
+  init_call(m);
+}

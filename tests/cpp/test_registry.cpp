@@ -1,0 +1,374 @@
+// Registering ops and calling them through the registry.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "opgraph/core/error.h"
+#include "opgraph/registry/registry.h"
+
+namespace opgraph {
+namespace {
+
+// Signature shared by every scale op below: out = x * factor (+ bias).
+constexpr const char* kScaleSignature = "(Tensor x, Tensor? bias=None, *, float factor=2.0) -> Tensor";
+
+std::vector<TensorMeta> scale_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
+  const TensorMeta& x = *inputs[0];
+  OPGRAPH_CHECK(x.dtype == DType::Float32, "expects a float32 x, got ", x.str());
+  OPGRAPH_CHECK(inputs[1] == nullptr || *inputs[1] == x, "bias must be ", x.str());
+  return {x};
+}
+
+void scale_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                  const Attrs& attrs) {
+  const Tensor& x = inputs[0];
+  OPGRAPH_CHECK(x.is_contiguous(), "kernel got strides ", shape_str(x.strides()));
+  const float factor = static_cast<float>(attrs.get<double>("factor"));
+  const float* bias = inputs[1].defined() ? inputs[1].data_ptr<float>() : nullptr;
+  float* out = outputs[0].data_ptr<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) out[i] = x.data_ptr<float>()[i] * factor + (bias ? bias[i] : 0.0f);
+}
+
+OpDef scale_op(const std::string& name, const std::string& source = "test_registry.cpp:1") {
+  OpDef op;
+  op.schema = Schema::parse(name + kScaleSignature);
+  op.shape_fn = scale_shape;
+  op.kernels[static_cast<size_t>(DeviceType::CPU)] = scale_kernel;
+  op.source = source;
+  return op;
+}
+
+Tensor floats(const std::vector<float>& values, Shape shape = {}) {
+  if (shape.empty()) shape = {static_cast<int64_t>(values.size())};
+  Tensor t = Tensor::empty(std::move(shape), DType::Float32);
+  std::copy(values.begin(), values.end(), t.data_ptr<float>());
+  return t;
+}
+
+std::vector<float> values(const Tensor& t) {
+  const float* data = t.data_ptr<float>();
+  return {data, data + t.numel()};
+}
+
+template <typename Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected opgraph::Error";
+  return {};
+}
+
+::testing::AssertionResult Contains(const char*, const char*, const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << part << "' is not in:\n" << text;
+}
+#define EXPECT_CONTAINS(text, part) EXPECT_PRED_FORMAT2(Contains, text, part)
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  const OpDef& add(OpDef op) {
+    std::string name = op.schema.qualified_name();
+    registry_.add(std::move(op));
+    return registry_.get(name);
+  }
+
+  Registry registry_;
+};
+
+// ---------------------------------------------------------------------------
+// Declaring ops
+
+TEST_F(RegistryTest, AddFindGet) {
+  const OpDef& op = add(scale_op("t::scale"));
+  EXPECT_EQ(op.name(), "t::scale");
+  EXPECT_EQ(op.tensor_arguments(), (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(op.num_outputs(), 1u);
+  EXPECT_EQ(registry_.find("t::scale"), &op);
+  EXPECT_EQ(registry_.find("t::scale.out"), nullptr);
+  EXPECT_EQ(registry_.find("scale"), nullptr);
+  EXPECT_TRUE(registry_.contains("t::scale"));
+  EXPECT_FALSE(registry_.contains("t::other"));
+  EXPECT_FALSE(Registry().contains("t::scale"));
+}
+
+TEST_F(RegistryTest, ListIsSorted) {
+  registry_.add({scale_op("b::z"), scale_op("a::y"), scale_op("a::x.over"), scale_op("a::x")});
+  EXPECT_EQ(registry_.list(), (std::vector<std::string>{"a::x", "a::x.over", "a::y", "b::z"}));
+}
+
+TEST_F(RegistryTest, GetUnknownSuggestsSimilarNames) {
+  registry_.add({scale_op("t::scale"), scale_op("t::scale.out"), scale_op("other::relu")});
+  const std::string message = error_of([&] { registry_.get("x::scale"); });
+  EXPECT_CONTAINS(message, "unknown op 'x::scale'");
+  EXPECT_CONTAINS(message, "t::scale, t::scale.out");
+  EXPECT_EQ(message.find("other::relu"), std::string::npos) << message;
+  EXPECT_CONTAINS(error_of([&] { registry_.get("scale.Tensor"); }), "t::scale");
+  EXPECT_CONTAINS(error_of([&] { registry_.get("t::softmax"); }), "load the package");
+}
+
+TEST_F(RegistryTest, DuplicateNamesBothSourcesAndKeepsFirst) {
+  add(scale_op("t::scale", "first.cpp:10"));
+  const std::string message = error_of([&] { registry_.add(scale_op("t::scale", "second.cpp:20")); });
+  EXPECT_CONTAINS(message, "t::scale");
+  EXPECT_CONTAINS(message, "first.cpp:10");
+  EXPECT_CONTAINS(message, "second.cpp:20");
+  EXPECT_EQ(registry_.list(), (std::vector<std::string>{"t::scale"}));
+  EXPECT_EQ(registry_.get("t::scale").source, "first.cpp:10");
+}
+
+TEST_F(RegistryTest, BatchWithClashAddsNone) {
+  add(scale_op("t::a"));
+  EXPECT_THROW(registry_.add({scale_op("t::b"), scale_op("t::a")}), Error);
+  EXPECT_THROW(registry_.add({scale_op("t::c"), scale_op("t::c")}), Error);
+  EXPECT_EQ(registry_.list(), (std::vector<std::string>{"t::a"}));
+}
+
+TEST_F(RegistryTest, BackwardMustBeDeclared) {
+  OpDef forward = scale_op("t::scale");
+  forward.backward = "t::scale_backward";
+  const std::string message = error_of([&] { registry_.add(forward); });
+  EXPECT_CONTAINS(message, "t::scale_backward");
+  EXPECT_FALSE(registry_.contains("t::scale"));
+
+  registry_.add({forward, scale_op("t::scale_backward")});
+  EXPECT_EQ(registry_.get("t::scale").backward, "t::scale_backward");
+}
+
+TEST_F(RegistryTest, AddKernelForUndeclaredOpThrows) {
+  const std::string message =
+      error_of([&] { registry_.add_kernel("t::missing", DeviceType::CPU, scale_kernel, "k.cpp:3"); });
+  EXPECT_CONTAINS(message, "t::missing");
+  EXPECT_CONTAINS(message, "k.cpp:3");
+}
+
+TEST_F(RegistryTest, SecondKernelForSameDeviceThrows) {
+  const OpDef& op = add(scale_op("t::scale"));
+  const std::string message =
+      error_of([&] { registry_.add_kernel("t::scale", DeviceType::CPU, scale_kernel, "k.cpp:4"); });
+  EXPECT_CONTAINS(message, "already has a cpu kernel");
+  registry_.add_kernel("t::scale", DeviceType::CUDA, scale_kernel, "k.cpp:5");
+  EXPECT_TRUE(static_cast<bool>(op.kernels[static_cast<size_t>(DeviceType::CUDA)]));
+}
+
+TEST_F(RegistryTest, SchemaWithoutNamespaceRejected) {
+  EXPECT_CONTAINS(error_of([&] { registry_.add(scale_op("scale")); }), "no namespace");
+  EXPECT_TRUE(registry_.list().empty());
+}
+
+TEST_F(RegistryTest, TensorListArgumentRejected) {
+  OpDef op = scale_op("t::scale");
+  op.schema = Schema::parse("t::cat(Tensor[] xs, int dim=0) -> Tensor");
+  const std::string message = error_of([&] { registry_.add(op); });
+  EXPECT_CONTAINS(message, "'xs'");
+  EXPECT_CONTAINS(message, "Tensor[]");
+  EXPECT_FALSE(registry_.contains("t::cat"));
+}
+
+TEST_F(RegistryTest, NonTensorReturnRejected) {
+  OpDef op = scale_op("t::scale");
+  op.schema = Schema::parse("t::count(Tensor x) -> int");
+  EXPECT_CONTAINS(error_of([&] { registry_.add(op); }), "returns int");
+}
+
+TEST_F(RegistryTest, MissingShapeFunctionRejected) {
+  OpDef op = scale_op("t::scale");
+  op.shape_fn = nullptr;
+  EXPECT_CONTAINS(error_of([&] { registry_.add(op); }), "no shape function");
+}
+
+// ---------------------------------------------------------------------------
+// Calling ops
+
+class CallTest : public RegistryTest {
+ protected:
+  void SetUp() override { op_ = &add(scale_op("t::scale")); }
+
+  Attrs attrs(const NamedAttrs& given = {}) const { return Attrs::bind(op_->schema, given); }
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const NamedAttrs& given = {}) const {
+    return call(*op_, inputs, attrs(given));
+  }
+
+  const OpDef* op_ = nullptr;
+};
+
+TEST_F(CallTest, AllocatesOutputs) {
+  std::vector<Tensor> out = run({floats({1, 2, 3}), Tensor()});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].meta(), (TensorMeta{DType::Float32, {3}}));
+  EXPECT_EQ(values(out[0]), (std::vector<float>{2, 4, 6}));
+}
+
+TEST_F(CallTest, PassesOptionalInputAndAttributes) {
+  std::vector<Tensor> out = run({floats({1, 2}), floats({10, 20})}, {{"factor", 3.0}});
+  EXPECT_EQ(values(out[0]), (std::vector<float>{13, 26}));
+}
+
+TEST_F(CallTest, CallOutWritesCallerOutputs) {
+  Tensor out = Tensor::zeros({2, 2}, DType::Float32);
+  const std::vector<Tensor> outputs{out};
+  call_out(*op_, std::vector<Tensor>{floats({1, 2, 3, 4}, {2, 2}), Tensor()}, outputs, attrs({{"factor", -1.0}}));
+  EXPECT_EQ(values(out), (std::vector<float>{-1, -2, -3, -4}));
+}
+
+TEST_F(CallTest, InferOutputs) {
+  std::vector<TensorMeta> metas = infer_outputs(*op_, std::vector<Tensor>{floats({1, 2}), Tensor()}, attrs());
+  EXPECT_EQ(metas, (std::vector<TensorMeta>{{DType::Float32, {2}}}));
+}
+
+TEST_F(CallTest, WrongNumberOfInputs) {
+  const std::string message = error_of([&] { run({floats({1})}); });
+  EXPECT_CONTAINS(message, "t::scale: expected 2 tensor inputs (x, bias), got 1");
+}
+
+TEST_F(CallTest, MissingRequiredInput) {
+  EXPECT_CONTAINS(error_of([&] { run({Tensor(), floats({1})}); }), "t::scale: input 'x' is required");
+}
+
+TEST_F(CallTest, OmittedOptionalInputReachesShapeFunctionAsNull) {
+  OpDef op = scale_op("t::scale_probe");
+  std::vector<bool> saw_null;
+  op.shape_fn = [&saw_null](std::span<const TensorMeta* const> inputs, const Attrs& a) {
+    saw_null.push_back(inputs[1] == nullptr);
+    return scale_shape(inputs, a);
+  };
+  const OpDef& probe = add(std::move(op));
+  std::vector<Tensor> out = call(probe, std::vector<Tensor>{floats({5}), Tensor()}, Attrs::bind(probe.schema, {}));
+  EXPECT_EQ(values(out[0]), (std::vector<float>{10}));
+  call(probe, std::vector<Tensor>{floats({5}), floats({1})}, Attrs::bind(probe.schema, {}));
+  EXPECT_EQ(saw_null, (std::vector<bool>{true, false}));
+}
+
+TEST_F(CallTest, ShapeFunctionErrorIsPrefixed) {
+  Tensor ints = Tensor::zeros({2}, DType::Int32);
+  EXPECT_CONTAINS(error_of([&] { run({ints, Tensor()}); }), "t::scale: expects a float32 x, got int32[2]");
+  EXPECT_CONTAINS(error_of([&] { run({floats({1, 2}), floats({1, 2, 3})}); }), "t::scale: bias must be float32[2]");
+}
+
+TEST_F(CallTest, CallOutRejectsWrongOutputMeta) {
+  const std::vector<Tensor> inputs{floats({1, 2, 3}), Tensor()};
+  const std::vector<Tensor> wrong_shape{Tensor::zeros({4}, DType::Float32)};
+  const std::vector<Tensor> wrong_dtype{Tensor::zeros({3}, DType::Float64)};
+  const std::string shape_message = error_of([&] { call_out(*op_, inputs, wrong_shape, attrs()); });
+  EXPECT_CONTAINS(shape_message, "t::scale: output 0");
+  EXPECT_CONTAINS(shape_message, "float32[3]");
+  EXPECT_CONTAINS(shape_message, "float32[4]");
+  const std::string dtype_message = error_of([&] { call_out(*op_, inputs, wrong_dtype, attrs()); });
+  EXPECT_CONTAINS(dtype_message, "output 0");
+  EXPECT_CONTAINS(dtype_message, "float32[3]");
+  EXPECT_CONTAINS(dtype_message, "float64[3]");
+  EXPECT_CONTAINS(error_of([&] { call_out(*op_, inputs, {}, attrs()); }), "expected 1 output tensors, got 0");
+}
+
+TEST_F(CallTest, CallOutRejectsNonContiguousOutput) {
+  Tensor base = Tensor::zeros({3, 2}, DType::Float32);
+  const std::vector<Tensor> outputs{base.transpose(0, 1)};
+  const std::string message = error_of(
+      [&] { call_out(*op_, std::vector<Tensor>{floats({1, 2, 3, 4, 5, 6}, {2, 3}), Tensor()}, outputs, attrs()); });
+  EXPECT_CONTAINS(message, "output 0 must be contiguous");
+  EXPECT_EQ(values(base), std::vector<float>(6, 0.0f));
+}
+
+TEST_F(CallTest, StridedInputIsMadeContiguous) {
+  Tensor x = floats({0, 1, 2, 3, 4, 5}, {2, 3}).transpose(0, 1);  // [[0, 3], [1, 4], [2, 5]]
+  ASSERT_FALSE(x.is_contiguous());
+  std::vector<Tensor> out = run({x, Tensor()});
+  EXPECT_EQ(out[0].shape(), (Shape{3, 2}));
+  EXPECT_EQ(values(out[0]), (std::vector<float>{0, 6, 2, 8, 4, 10}));
+}
+
+TEST_F(CallTest, StridedInputPassesThroughWhenAccepted) {
+  OpDef op = scale_op("t::strided");
+  op.accepts_strided_inputs = true;
+  std::vector<bool> contiguous;
+  op.kernels[static_cast<size_t>(DeviceType::CPU)] = [&contiguous](const KernelContext&, std::span<const Tensor> in,
+                                                                   std::span<const Tensor>, const Attrs&) {
+    contiguous.push_back(in[0].is_contiguous());
+  };
+  const OpDef& strided = add(std::move(op));
+  Tensor x = floats({0, 1, 2, 3, 4, 5}, {2, 3}).transpose(0, 1);
+  call(strided, std::vector<Tensor>{x, Tensor()}, Attrs::bind(strided.schema, {}));
+  EXPECT_EQ(contiguous, std::vector<bool>{false});
+}
+
+TEST_F(CallTest, KernelExceptionIsPrefixed) {
+  OpDef op = scale_op("t::fails");
+  op.kernels[static_cast<size_t>(DeviceType::CPU)] = [](const KernelContext&, std::span<const Tensor>,
+                                                        std::span<const Tensor>, const Attrs&) {
+    throw std::runtime_error("out of cheese");
+  };
+  const OpDef& fails = add(std::move(op));
+  const std::string message =
+      error_of([&] { call(fails, std::vector<Tensor>{floats({1}), Tensor()}, Attrs::bind(fails.schema, {})); });
+  EXPECT_EQ(message, "t::fails: out of cheese");
+}
+
+TEST_F(CallTest, NoKernelForDevice) {
+  float buffer[2] = {1, 2};
+  Tensor on_cuda = Tensor::from_blob(buffer, {2}, {}, DType::Float32, {}, Device{DeviceType::CUDA, 0});
+  const std::string message = error_of([&] { run({on_cuda, Tensor()}); });
+  EXPECT_CONTAINS(message, "t::scale: no kernel for device cuda:0");
+  EXPECT_CONTAINS(message, "kernels for: cpu");
+}
+
+TEST_F(CallTest, InputsOnDifferentDevices) {
+  float buffer[2] = {1, 2};
+  Tensor on_cuda = Tensor::from_blob(buffer, {2}, {}, DType::Float32, {}, Device{DeviceType::CUDA, 0});
+  EXPECT_CONTAINS(error_of([&] { run({floats({1, 2}), on_cuda}); }), "input 'bias' is on cuda:0");
+}
+
+// ---------------------------------------------------------------------------
+// The global registry and the by-name entry point
+
+const OpDef& global_scale() {
+  static const OpDef& op = []() -> const OpDef& {
+    Registry::global().add(scale_op("test_registry::scale"));
+    return Registry::global().get("test_registry::scale");
+  }();
+  return op;
+}
+
+TEST(GlobalRegistryTest, CallByName) {
+  global_scale();
+  std::vector<Tensor> out =
+      call("test_registry::scale", std::vector<Tensor>{floats({1, 2}), Tensor()}, {{"factor", int64_t{5}}});
+  EXPECT_EQ(values(out[0]), (std::vector<float>{5, 10}));
+  EXPECT_CONTAINS(error_of([] { call("test_registry::nope", std::vector<Tensor>{}); }), "unknown op");
+  EXPECT_CONTAINS(error_of([] { call("test_registry::scale", std::vector<Tensor>{floats({1}), Tensor()}, {{"f", 1.0}}); }),
+                  "unexpected attribute 'f'");
+}
+
+TEST(GlobalRegistryTest, CallOutThroughGlobalOp) {
+  const OpDef& op = global_scale();
+  Tensor out = Tensor::zeros({3}, DType::Float32);
+  call_out(op, std::vector<Tensor>{floats({1, 2, 3}), floats({1, 1, 1})}, std::vector<Tensor>{out},
+           Attrs::bind(op.schema, {}));
+  EXPECT_EQ(values(out), (std::vector<float>{3, 5, 7}));
+}
+
+TEST(GlobalRegistryTest, ConcurrentCalls) {
+  global_scale();
+  std::atomic<int> wrong{0};
+  auto worker = [&wrong](float factor) {
+    Tensor x = floats({1, 2, 3, 4});
+    for (int i = 0; i < 1000; ++i) {
+      std::vector<Tensor> out =
+          call("test_registry::scale", std::vector<Tensor>{x, Tensor()}, {{"factor", static_cast<double>(factor)}});
+      if (values(out[0]) != std::vector<float>{factor, 2 * factor, 3 * factor, 4 * factor}) ++wrong;
+    }
+  };
+  std::thread a(worker, 2.0f);
+  std::thread b(worker, -3.0f);
+  a.join();
+  b.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+}  // namespace
+}  // namespace opgraph
