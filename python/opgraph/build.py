@@ -44,7 +44,9 @@ def build_package(source_dir, target=None, build_dir=None) -> Path:
     build = Path(build_dir)
     cmake = _cmake()
     if not (build / "CMakeCache.txt").is_file():
-        generator = ["-G", "Ninja"] if shutil.which("ninja") or Path(cmake).with_name("ninja").exists() else []
+        ninja = Path(cmake).with_name("ninja")
+        ninja = str(ninja) if ninja.exists() else shutil.which("ninja")
+        generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []
         _run([cmake, "-S", str(source), "-B", str(build), *generator, "-DCMAKE_BUILD_TYPE=Release",
               f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}"], f"configuring {source}")
     _run([cmake, "--build", str(build)], f"building {source}")

@@ -63,17 +63,25 @@ static Tensor borrow_array(const Array& array) {
 Tensor borrow(const nb::ndarray<nb::ro>& array) { return borrow_array(array); }
 Tensor borrow(const nb::ndarray<>& array) { return borrow_array(array); }
 
-nb::object to_numpy(const Tensor& tensor) {
-  OPGRAPH_CHECK(tensor.dtype() != DType::BFloat16,
-                "NumPy has no bfloat16; use opgraph.Tensor with torch.from_dlpack instead");
-  // The capsule owns a reference to the storage for as long as NumPy needs it.
+template <typename... Framework>
+static nb::object wrap(const Tensor& tensor) {
+  // The capsule owns a reference to the storage for as long as the array lives.
   auto* keep = new Tensor(tensor);
   nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
   std::vector<size_t> shape(tensor.shape().begin(), tensor.shape().end());
-  nb::ndarray<nb::numpy> array(tensor.data(), shape.size(), shape.data(), owner, tensor.strides().data(),
-                               dtype_to_dlpack(tensor.dtype()));
+  const int device = tensor.device().type == DeviceType::CPU ? nb::device::cpu::value : nb::device::cuda::value;
+  nb::ndarray<Framework...> array(tensor.data(), shape.size(), shape.data(), owner, tensor.strides().data(),
+                                  dtype_to_dlpack(tensor.dtype()), device, tensor.device().index);
   return array.cast();
 }
+
+nb::object to_numpy(const Tensor& tensor) {
+  OPGRAPH_CHECK(tensor.dtype() != DType::BFloat16,
+                "NumPy has no bfloat16; use opgraph.Tensor with torch.from_dlpack instead");
+  return wrap<nb::numpy>(tensor);
+}
+
+nb::object to_dlpack_producer(const Tensor& tensor) { return wrap<nb::array_api>(tensor); }
 
 // Names a dtype object: "float32" for numpy.float32, numpy.dtype("float32"),
 // torch.float32 or the string itself.

@@ -25,6 +25,8 @@ Tensor borrow(const nb::ndarray<>& array);
 
 // A NumPy array sharing the tensor's storage; the array keeps it alive.
 nb::object to_numpy(const Tensor& tensor);
+// A nanobind ndarray sharing the tensor's storage, for its __dlpack__.
+nb::object to_dlpack_producer(const Tensor& tensor);
 
 // Python value -> attribute value: None, bool, int, float, str, lists of
 // ints or floats, and dtypes (NumPy or PyTorch) by name.

@@ -1,5 +1,6 @@
 // The registry seen from Python: loading packages, listing ops, schemas.
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
 #include "convert.h"

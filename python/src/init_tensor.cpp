@@ -11,23 +11,6 @@ namespace {
 constexpr const char* kCapsuleName = "dltensor";
 constexpr const char* kUsedCapsuleName = "used_dltensor";
 
-// A capsule nobody consumed still owns its tensor.
-void release_unconsumed(PyObject* capsule) noexcept {
-  if (!PyCapsule_IsValid(capsule, kCapsuleName)) return;
-  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsuleName));
-  if (managed && managed->deleter) managed->deleter(managed);
-}
-
-nb::object to_capsule(const Tensor& tensor) {
-  DLManagedTensor* managed = tensor.to_dlpack();
-  PyObject* capsule = PyCapsule_New(managed, kCapsuleName, release_unconsumed);
-  if (!capsule) {
-    managed->deleter(managed);
-    throw nb::python_error();
-  }
-  return nb::steal(capsule);
-}
-
 Tensor from_dlpack(nb::handle source) {
   if (nb::isinstance<Tensor>(source)) return nb::cast<Tensor>(source);
   nb::object capsule;
@@ -74,12 +57,13 @@ void init_tensor(nb::module_& m) {
       .def("numpy", &to_numpy, "A NumPy array sharing this tensor's memory.")
       .def("__array__", [](const Tensor& t, nb::handle, nb::handle) { return to_numpy(t); },
            nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
-      .def("__dlpack__", [](const Tensor& t, nb::kwargs) { return to_capsule(t); })
-      .def("__dlpack_device__",
-           [](const Tensor& t) {
-             return nb::make_tuple(t.device().type == DeviceType::CPU ? int(kDLCPU) : int(kDLCUDA),
-                                   t.device().index);
+      // nanobind's ndarray speaks every DLPack version (read-write, versioned
+      // capsules for consumers that ask for them): export through it.
+      .def("__dlpack__",
+           [](const Tensor& t, nb::args args, nb::kwargs kwargs) {
+             return to_dlpack_producer(t).attr("__dlpack__")(*args, **kwargs);
            })
+      .def("__dlpack_device__", [](const Tensor& t) { return to_dlpack_producer(t).attr("__dlpack_device__")(); })
       .def("__repr__", [](const Tensor& t) { return "opgraph.Tensor(" + t.str() + ")"; });
 
   m.def("from_dlpack", &from_dlpack, nb::arg("array"),

@@ -105,6 +105,7 @@ int64_t Tensor::size(int64_t d) const { return meta_.shape[wrap_dim(d, dim(), "T
 int64_t Tensor::stride(int64_t d) const { return strides_[wrap_dim(d, dim(), "Tensor::stride")]; }
 
 bool Tensor::is_contiguous() const {
+  if (numel_ == 0) return true;  // no element to misplace, as in PyTorch
   int64_t expected = 1;
   for (size_t i = meta_.shape.size(); i-- > 0;) {
     if (meta_.shape[i] != 1 && strides_[i] != expected) return false;

@@ -74,7 +74,7 @@ class Parser {
     for (;;) {
       skip_space();
       if (consume("*")) {
-        if (kwarg_only) fail("one '*' at most");
+        if (kwarg_only) fail_at(pos_ - 1, "one '*' at most");
         kwarg_only = true;
       } else {
         Argument arg = parse_argument(/*is_return=*/false);

@@ -1,6 +1,7 @@
 // Binding call attributes to a schema: defaults, coercions and errors.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,16 @@ TEST_F(AttrsTest, NamesInSchemaOrderSkippingTensors) {
   ASSERT_EQ(attrs.size(), 9u);
   const char* names[] = {"n", "alpha", "stride", "flag", "mode", "dtype", "dims", "scale", "beta"};
   for (size_t i = 0; i < attrs.size(); ++i) EXPECT_EQ(attrs.name(i), names[i]);
+}
+
+TEST_F(AttrsTest, NameOutOfRangeThrows) {
+  Attrs attrs = bind({{"n", int64_t{3}}});
+  try {
+    attrs.name(9);
+    FAIL() << "expected opgraph::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("index 9 "), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(AttrsTest, DefaultsFilled) {
@@ -134,6 +145,8 @@ struct BindError {
   const char* name;
   NamedAttrs given;
   std::vector<std::string> message_parts;
+
+  friend void PrintTo(const BindError& b, std::ostream* os) { *os << b.name; }
 };
 
 class AttrsBindErrorTest : public AttrsTest, public ::testing::WithParamInterface<BindError> {};

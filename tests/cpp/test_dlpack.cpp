@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <numeric>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,8 @@ struct DTypeCode {
   DType dtype;
   uint8_t code;
   uint8_t bits;
+
+  friend void PrintTo(const DTypeCode& c, std::ostream* os) { *os << dtype_name(c.dtype); }
 };
 
 class DLPackDTypeTest : public ::testing::TestWithParam<DTypeCode> {};

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -16,10 +17,30 @@ namespace {
 using K = Type::Kind;
 using Ints = std::vector<int64_t>;
 
+Type type(K kind) {
+  Type t;
+  t.kind = kind;
+  return t;
+}
+Type list(K kind, std::optional<int64_t> size = std::nullopt) {
+  Type t = type(kind);
+  t.is_list = true;
+  t.list_size = size;
+  return t;
+}
+Type optional(Type t) {
+  t.optional = true;
+  return t;
+}
+
 struct ExpectedArg {
+  ExpectedArg(std::string name, Type type, bool kwarg_only = false,
+              std::optional<AttrValue> default_value = std::nullopt)
+      : name(std::move(name)), type(type), kwarg_only(kwarg_only), default_value(std::move(default_value)) {}
+
   std::string name;
   Type type;
-  bool kwarg_only = false;
+  bool kwarg_only;
   std::optional<AttrValue> default_value;
 };
 
@@ -34,7 +55,7 @@ void expect_arguments(const std::vector<Argument>& actual, const std::vector<Exp
   }
 }
 
-const Type kTensor{};
+const Type kTensor = type(K::Tensor);
 
 TEST(SchemaTest, ParsesEveryField) {
   Schema s = Schema::parse(
@@ -46,13 +67,13 @@ TEST(SchemaTest, ParsesEveryField) {
   expect_arguments(s.arguments,
                    {
                        {"x", kTensor},
-                       {"bias", {.kind = K::Tensor, .optional = true}, false, AttrValue{}},
-                       {"stride", {.kind = K::Int}, true, AttrValue{int64_t{1}}},
-                       {"dims", {.kind = K::Int, .is_list = true}, true, AttrValue{Ints{0, 1}}},
-                       {"alpha", {.kind = K::Float}, true, AttrValue{1.0}},
-                       {"flag", {.kind = K::Bool}, true, AttrValue{false}},
-                       {"mode", {.kind = K::Str}, true, AttrValue{std::string("same")}},
-                       {"dtype", {.kind = K::ScalarType, .optional = true}, true, AttrValue{}},
+                       {"bias", optional(type(K::Tensor)), false, AttrValue{}},
+                       {"stride", type(K::Int), true, AttrValue{int64_t{1}}},
+                       {"dims", list(K::Int), true, AttrValue{Ints{0, 1}}},
+                       {"alpha", type(K::Float), true, AttrValue{1.0}},
+                       {"flag", type(K::Bool), true, AttrValue{false}},
+                       {"mode", type(K::Str), true, AttrValue{std::string("same")}},
+                       {"dtype", optional(type(K::ScalarType)), true, AttrValue{}},
                    });
   expect_arguments(s.returns, {{"", kTensor}, {"", kTensor}});
   EXPECT_TRUE(s.arguments[0].type.is_tensor());
@@ -117,16 +138,16 @@ TEST(SchemaTest, FixedSizeListBroadcastsScalarDefault) {
   Schema s = Schema::parse("ns::pool(Tensor x, int[2] stride=1, float[3] scale=0.5) -> Tensor");
   expect_arguments(s.arguments, {
                                     {"x", kTensor},
-                                    {"stride", {.kind = K::Int, .is_list = true, .list_size = 2}, false,
+                                    {"stride", list(K::Int, 2), false,
                                      AttrValue{Ints{1, 1}}},
-                                    {"scale", {.kind = K::Float, .is_list = true, .list_size = 3}, false,
+                                    {"scale", list(K::Float, 3), false,
                                      AttrValue{std::vector<double>{0.5, 0.5, 0.5}}},
                                 });
 }
 
 TEST(SchemaTest, SymIntIsInt) {
   Schema s = Schema::parse("ns::reshape(Tensor x, SymInt[] shape, SymInt n) -> Tensor");
-  expect_arguments(s.arguments, {{"x", kTensor}, {"shape", {.kind = K::Int, .is_list = true}}, {"n", {.kind = K::Int}}});
+  expect_arguments(s.arguments, {{"x", kTensor}, {"shape", list(K::Int)}, {"n", type(K::Int)}});
 }
 
 TEST(SchemaTest, NumericDefaults) {
@@ -135,14 +156,14 @@ TEST(SchemaTest, NumericDefaults) {
       "float big=2.5E3, Scalar alpha=1, Scalar beta=0.5) -> Tensor");
   expect_arguments(s.arguments, {
                                     {"x", kTensor},
-                                    {"dim", {.kind = K::Int}, false, AttrValue{int64_t{-1}}},
-                                    {"dims", {.kind = K::Int, .is_list = true}, false, AttrValue{Ints{-1, -2}}},
-                                    {"eps", {.kind = K::Float}, false, AttrValue{1e-05}},
-                                    {"lo", {.kind = K::Float}, false, AttrValue{-std::numeric_limits<double>::infinity()}},
-                                    {"hi", {.kind = K::Float}, false, AttrValue{std::numeric_limits<double>::infinity()}},
-                                    {"big", {.kind = K::Float}, false, AttrValue{2500.0}},
-                                    {"alpha", {.kind = K::Scalar}, false, AttrValue{int64_t{1}}},
-                                    {"beta", {.kind = K::Scalar}, false, AttrValue{0.5}},
+                                    {"dim", type(K::Int), false, AttrValue{int64_t{-1}}},
+                                    {"dims", list(K::Int), false, AttrValue{Ints{-1, -2}}},
+                                    {"eps", type(K::Float), false, AttrValue{1e-05}},
+                                    {"lo", type(K::Float), false, AttrValue{-std::numeric_limits<double>::infinity()}},
+                                    {"hi", type(K::Float), false, AttrValue{std::numeric_limits<double>::infinity()}},
+                                    {"big", type(K::Float), false, AttrValue{2500.0}},
+                                    {"alpha", type(K::Scalar), false, AttrValue{int64_t{1}}},
+                                    {"beta", type(K::Scalar), false, AttrValue{0.5}},
                                 });
 }
 
@@ -173,13 +194,13 @@ TEST(SchemaTest, LayoutDeviceMemoryFormat) {
       "MemoryFormat? memory_format=None, MemoryFormat fmt=contiguous_format, Generator? generator=None) -> Tensor");
   expect_arguments(s.arguments,
                    {
-                       {"size", {.kind = K::Int, .is_list = true}},
-                       {"dtype", {.kind = K::ScalarType, .optional = true}, true, AttrValue{}},
-                       {"layout", {.kind = K::Layout, .optional = true}, true, AttrValue{}},
-                       {"device", {.kind = K::Device, .optional = true}, true, AttrValue{}},
-                       {"memory_format", {.kind = K::MemoryFormat, .optional = true}, true, AttrValue{}},
-                       {"fmt", {.kind = K::MemoryFormat}, true, AttrValue{std::string("contiguous_format")}},
-                       {"generator", {.kind = K::Generator, .optional = true}, true, AttrValue{}},
+                       {"size", list(K::Int)},
+                       {"dtype", optional(type(K::ScalarType)), true, AttrValue{}},
+                       {"layout", optional(type(K::Layout)), true, AttrValue{}},
+                       {"device", optional(type(K::Device)), true, AttrValue{}},
+                       {"memory_format", optional(type(K::MemoryFormat)), true, AttrValue{}},
+                       {"fmt", type(K::MemoryFormat), true, AttrValue{std::string("contiguous_format")}},
+                       {"generator", optional(type(K::Generator)), true, AttrValue{}},
                    });
   EXPECT_NE(s.str().find("MemoryFormat fmt=contiguous_format"), std::string::npos) << s.str();
 }
@@ -219,22 +240,22 @@ TEST(SchemaTest, AtenConv2d) {
   Schema s = Schema::parse(
       "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, "
       "SymInt[2] dilation=1, SymInt groups=1) -> Tensor");
-  const Type int2{.kind = K::Int, .is_list = true, .list_size = 2};
+  const Type int2 = list(K::Int, 2);
   expect_arguments(s.arguments, {
                                     {"input", kTensor},
                                     {"weight", kTensor},
-                                    {"bias", {.kind = K::Tensor, .optional = true}, false, AttrValue{}},
+                                    {"bias", optional(type(K::Tensor)), false, AttrValue{}},
                                     {"stride", int2, false, AttrValue{Ints{1, 1}}},
                                     {"padding", int2, false, AttrValue{Ints{0, 0}}},
                                     {"dilation", int2, false, AttrValue{Ints{1, 1}}},
-                                    {"groups", {.kind = K::Int}, false, AttrValue{int64_t{1}}},
+                                    {"groups", type(K::Int), false, AttrValue{int64_t{1}}},
                                 });
 }
 
 TEST(SchemaTest, AtenAddTensor) {
   Schema s = Schema::parse("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
   EXPECT_EQ(s.overload, "Tensor");
-  expect_arguments(s.arguments, {{"self", kTensor}, {"other", kTensor}, {"alpha", {.kind = K::Scalar}, true, AttrValue{int64_t{1}}}});
+  expect_arguments(s.arguments, {{"self", kTensor}, {"other", kTensor}, {"alpha", type(K::Scalar), true, AttrValue{int64_t{1}}}});
   EXPECT_EQ(s.str(), "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
 }
 
@@ -272,7 +293,7 @@ TEST(SchemaTest, AtenSoftmaxAndGelu) {
   EXPECT_EQ(softmax.qualified_name(), "aten::softmax.int");
   EXPECT_EQ(softmax.arguments[2].default_value, AttrValue{});
   Schema gelu = Schema::parse("aten::gelu(Tensor self, *, str approximate='none') -> Tensor");
-  expect_arguments(gelu.arguments, {{"self", kTensor}, {"approximate", {.kind = K::Str}, true, AttrValue{std::string("none")}}});
+  expect_arguments(gelu.arguments, {{"self", kTensor}, {"approximate", type(K::Str), true, AttrValue{std::string("none")}}});
 }
 
 // ---------------------------------------------------------------------------
@@ -321,6 +342,8 @@ INSTANTIATE_TEST_SUITE_P(
 struct BadSchema {
   const char* name;
   const char* marked_text;
+
+  friend void PrintTo(const BadSchema& b, std::ostream* os) { *os << b.marked_text; }
 };
 
 class SchemaErrorTest : public ::testing::TestWithParam<BadSchema> {};

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,8 @@ struct DTypeCase {
   const char* name;
   const char* scalar_type;  // PyTorch's spelling
   bool floating;
+
+  friend void PrintTo(const DTypeCase& c, std::ostream* os) { *os << c.name; }
 };
 
 class DTypeTest : public ::testing::TestWithParam<DTypeCase> {};

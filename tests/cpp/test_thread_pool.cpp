@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <ostream>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -33,20 +34,27 @@ std::vector<Range> chunks_of(ThreadPool& pool, int64_t begin, int64_t end, int64
 struct Split {
   int64_t begin, end, grain;
   size_t expected_chunks;
+
+  friend void PrintTo(const Split& s, std::ostream* os) {
+    *os << "[" << s.begin << ", " << s.end << ") grain " << s.grain;
+  }
 };
 
 class ParallelForTest : public ::testing::TestWithParam<Split> {};
 
 TEST_P(ParallelForTest, CoversRangeOnceWithChunksOfAtLeastGrain) {
   const Split& s = GetParam();
+  const int64_t min_chunk = std::min(std::max<int64_t>(s.grain, 1), s.end - s.begin);
   ThreadPool pool(4);
   std::vector<Range> ranges = chunks_of(pool, s.begin, s.end, s.grain);
   ASSERT_EQ(ranges.size(), s.expected_chunks);
   EXPECT_EQ(ranges.front().first, s.begin);
   EXPECT_EQ(ranges.back().second, s.end);
   for (size_t i = 0; i < ranges.size(); ++i) {
-    EXPECT_GE(ranges[i].second - ranges[i].first, std::max<int64_t>(s.grain, 1)) << "chunk " << i;
-    if (i > 0) EXPECT_EQ(ranges[i].first, ranges[i - 1].second) << "chunk " << i;
+    EXPECT_GE(ranges[i].second - ranges[i].first, min_chunk) << "chunk " << i;
+    if (i > 0) {
+      EXPECT_EQ(ranges[i].first, ranges[i - 1].second) << "chunk " << i;
+    }
   }
 }
 

@@ -1,0 +1,42 @@
+# `make demo` runs the conv1d example; `make test` runs every test. Each sets
+# up what it needs first (Debian packages, .venv, the build) and does only
+# what changed when run again.
+SHELL := /bin/bash
+VENV := .venv
+PYTHON := $(VENV)/bin/python
+BUILD := build/python
+STAMPS := .stamps
+export PATH := $(abspath $(VENV))/bin:$(PATH)
+
+SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake include src python tests/cpp tests/packages \
+             -type f -not -path '*/__pycache__/*')
+
+.PHONY: demo test bench clean
+
+demo: $(STAMPS)/install
+	$(PYTHON) examples/conv1d/run.py
+
+test: $(STAMPS)/install
+	ctest --test-dir $(BUILD) --output-on-failure -j2
+	$(PYTHON) -m pytest tests/python
+
+bench: $(STAMPS)/install
+	$(PYTHON) bench/conv1d.py
+
+$(STAMPS)/apt: scripts/apt-packages.txt scripts/install-apt-packages.sh
+	scripts/install-apt-packages.sh scripts/apt-packages.txt
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/venv: requirements.txt $(STAMPS)/apt
+	test -x $(PYTHON) || python3 -m venv $(VENV)
+	$(PYTHON) -m pip install -q -r requirements.txt
+	touch $@
+
+# One CMake build (build/python) makes the Python package, libopgraph and the
+# C++ tests; pip reuses it, so a rebuild only compiles what changed.
+$(STAMPS)/install: $(STAMPS)/venv $(SOURCES)
+	$(PYTHON) -m pip install -q --no-build-isolation --no-deps .
+	touch $@
+
+clean:
+	rm -rf build $(STAMPS)

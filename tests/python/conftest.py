@@ -1,0 +1,34 @@
+from pathlib import Path
+
+import pytest
+
+import opgraph
+
+ROOT = Path(__file__).resolve().parents[2]
+# Kept between runs so that re-running the tests rebuilds nothing.
+PACKAGE_BUILDS = ROOT / "build" / "packages"
+
+
+def build(source: Path, target: str) -> Path:
+    return opgraph.build_package(source, target=target, build_dir=PACKAGE_BUILDS / source.name)
+
+
+@pytest.fixture(scope="session")
+def test_packages():
+    """The op packages of tests/packages, built against the installed opgraph."""
+    source = ROOT / "tests" / "packages"
+    names = ["ops", "clash", "bad_arity", "future_abi", "not_a_package"]
+    return {name: build(source, f"opgraph_test_{name}") for name in names}
+
+
+@pytest.fixture(scope="session")
+def test_ops(test_packages):
+    opgraph.load_library(test_packages["ops"])
+    return test_packages["ops"]
+
+
+@pytest.fixture(scope="session")
+def conv1d_package():
+    path = build(ROOT / "examples" / "conv1d", "conv1d")
+    opgraph.load_library(path)
+    return path
