@@ -4,7 +4,49 @@
 
 #include <string>
 
+#include <numpy/arrayobject.h>
+
 namespace opgraph::python {
+
+void init_numpy() {
+  if (_import_array() < 0) throw nb::python_error();
+}
+
+static std::optional<DType> dtype_from_numpy(int type_num) {
+  switch (type_num) {
+    case NPY_FLOAT32: return DType::Float32;
+    case NPY_FLOAT64: return DType::Float64;
+    case NPY_FLOAT16: return DType::Float16;
+    case NPY_INT8: return DType::Int8;
+    case NPY_UINT8: return DType::UInt8;
+    case NPY_INT32: return DType::Int32;
+    case NPY_INT64: return DType::Int64;
+    case NPY_BOOL: return DType::Bool;
+    default: return std::nullopt;
+  }
+}
+
+std::optional<Tensor> borrow_numpy(nb::handle object, bool writable) {
+  if (!PyArray_CheckExact(object.ptr())) return std::nullopt;
+  auto* array = reinterpret_cast<PyArrayObject*>(object.ptr());
+  const int flags = PyArray_FLAGS(array);
+  std::optional<DType> dtype = dtype_from_numpy(PyArray_TYPE(array));
+  if (!dtype || !(flags & NPY_ARRAY_ALIGNED) || !PyArray_ISNOTSWAPPED(array) ||
+      (writable && !(flags & NPY_ARRAY_WRITEABLE))) {
+    return std::nullopt;
+  }
+  const int ndim = PyArray_NDIM(array);
+  const npy_intp* dims = PyArray_DIMS(array);
+  const npy_intp* byte_strides = PyArray_STRIDES(array);
+  const auto item = static_cast<npy_intp>(itemsize(*dtype));
+  Shape shape(dims, dims + ndim);
+  Strides strides(ndim);
+  for (int d = 0; d < ndim; ++d) {
+    if (byte_strides[d] % item != 0) return std::nullopt;  // DLPack-style strides count elements
+    strides[d] = byte_strides[d] / item;
+  }
+  return Tensor::from_blob(PyArray_DATA(array), std::move(shape), std::move(strides), *dtype);
+}
 
 DType dtype_from_dlpack(nb::dlpack::dtype dtype) {
   using Code = nb::dlpack::dtype_code;
@@ -63,25 +105,52 @@ static Tensor borrow_array(const Array& array) {
 Tensor borrow(const nb::ndarray<nb::ro>& array) { return borrow_array(array); }
 Tensor borrow(const nb::ndarray<>& array) { return borrow_array(array); }
 
-template <typename... Framework>
-static nb::object wrap(const Tensor& tensor) {
+nb::object to_dlpack_producer(const Tensor& tensor) {
   // The capsule owns a reference to the storage for as long as the array lives.
   auto* keep = new Tensor(tensor);
   nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
   std::vector<size_t> shape(tensor.shape().begin(), tensor.shape().end());
   const int device = tensor.device().type == DeviceType::CPU ? nb::device::cpu::value : nb::device::cuda::value;
-  nb::ndarray<Framework...> array(tensor.data(), shape.size(), shape.data(), owner, tensor.strides().data(),
+  nb::ndarray<nb::array_api> array(tensor.data(), shape.size(), shape.data(), owner, tensor.strides().data(),
                                   dtype_to_dlpack(tensor.dtype()), device, tensor.device().index);
   return array.cast();
 }
 
-nb::object to_numpy(const Tensor& tensor) {
-  OPGRAPH_CHECK(tensor.dtype() != DType::BFloat16,
-                "NumPy has no bfloat16; use opgraph.Tensor with torch.from_dlpack instead");
-  return wrap<nb::numpy>(tensor);
+static int numpy_type(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return NPY_FLOAT32;
+    case DType::Float64: return NPY_FLOAT64;
+    case DType::Float16: return NPY_FLOAT16;
+    case DType::Int8: return NPY_INT8;
+    case DType::UInt8: return NPY_UINT8;
+    case DType::Int32: return NPY_INT32;
+    case DType::Int64: return NPY_INT64;
+    case DType::Bool: return NPY_BOOL;
+    case DType::BFloat16: break;
+  }
+  throw Error("NumPy has no bfloat16; use opgraph.Tensor with torch.from_dlpack instead");
 }
 
-nb::object to_dlpack_producer(const Tensor& tensor) { return wrap<nb::array_api>(tensor); }
+nb::object to_numpy(const Tensor& tensor) {
+  OPGRAPH_CHECK(tensor.device().type == DeviceType::CPU, "cannot view a ", device_str(tensor.device()),
+                " tensor as a NumPy array");
+  const int type = numpy_type(tensor.dtype());
+  const int ndim = static_cast<int>(tensor.dim());
+  std::vector<npy_intp> dims(tensor.shape().begin(), tensor.shape().end());
+  std::vector<npy_intp> byte_strides(ndim);
+  for (int d = 0; d < ndim; ++d) byte_strides[d] = tensor.strides()[d] * static_cast<npy_intp>(tensor.itemsize());
+  PyObject* array = PyArray_New(&PyArray_Type, ndim, dims.data(), type, byte_strides.data(), tensor.data(), 0,
+                                NPY_ARRAY_WRITEABLE | NPY_ARRAY_ALIGNED, nullptr);
+  if (!array) throw nb::python_error();
+  nb::object result = nb::steal(array);
+  // The base object keeps a reference to the storage for as long as NumPy needs it.
+  nb::capsule owner(new Tensor(tensor), [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(array), owner.release().ptr()) < 0) {
+    throw nb::python_error();
+  }
+  return result;
+}
+
 
 // Names a dtype object: "float32" for numpy.float32, numpy.dtype("float32"),
 // torch.float32 or the string itself.

@@ -18,6 +18,14 @@ using OutputArray = nb::ndarray<>;
 DType dtype_from_dlpack(nb::dlpack::dtype dtype);
 nb::dlpack::dtype dtype_to_dlpack(DType dtype);
 
+// Loads NumPy's C API; called once when the module is imported.
+void init_numpy();
+
+// A Tensor viewing the memory of a NumPy array, or nullopt when `object` is
+// not one (or is one opgraph cannot view: byte-swapped, misaligned, or
+// read-only when `writable` is asked for).
+std::optional<Tensor> borrow_numpy(nb::handle object, bool writable);
+
 // A Tensor viewing the array's memory. It does not keep the array alive: use
 // it only while the array is referenced (as for the duration of a call).
 Tensor borrow(const nb::ndarray<nb::ro>& array);

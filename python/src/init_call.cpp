@@ -16,6 +16,7 @@ std::string input_label(const OpDef& op, size_t i) {
 Tensor input_tensor(const OpDef& op, size_t i, nb::handle value, std::vector<InputArray>& arrays) {
   if (value.is_none()) return Tensor();
   if (nb::isinstance<Tensor>(value)) return nb::cast<Tensor>(value);
+  if (auto tensor = borrow_numpy(value, /*writable=*/false)) return *tensor;
   InputArray array;
   if (!nb::try_cast(value, array, /*convert=*/false)) {
     throw Error(detail::concat(op.name(), ": ", input_label(op, i),
@@ -32,6 +33,7 @@ Tensor input_tensor(const OpDef& op, size_t i, nb::handle value, std::vector<Inp
 
 Tensor output_tensor(const OpDef& op, size_t i, nb::handle value, std::vector<OutputArray>& arrays) {
   if (nb::isinstance<Tensor>(value)) return nb::cast<Tensor>(value);
+  if (auto tensor = borrow_numpy(value, /*writable=*/true)) return *tensor;
   OutputArray array;
   if (!nb::try_cast(value, array, /*convert=*/false)) {
     throw Error(detail::concat(op.name(), ": out[", i, "] must be a writable array, got ",

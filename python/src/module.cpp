@@ -11,6 +11,7 @@ NB_MODULE(_C, m) {
   using namespace opgraph::python;
   m.doc() = "opgraph's C++ core: tensors, the op registry, op packages and op calls.";
   nb::exception<opgraph::Error>(m, "Error", PyExc_RuntimeError);
+  init_numpy();
   init_tensor(m);
   init_registry(m);
   init_call(m);

@@ -1,6 +1,8 @@
 #include "host_api.h"
 
+#include <array>
 #include <cstring>
+#include <memory_resource>
 
 #include "opgraph/core/error.h"
 
@@ -29,8 +31,22 @@ og_tensor to_og(const TensorMeta* meta) {
           static_cast<int32_t>(meta->dtype), OG_CPU, 0};
 }
 
-std::vector<og_attr> to_og(const Attrs& attrs) {
-  std::vector<og_attr> out(attrs.size());
+// Per-call scratch for the C views of a call's arguments: one stack buffer,
+// so that crossing the ABI allocates nothing for ordinary ops.
+class CallScratch {
+ public:
+  template <typename T>
+  std::pmr::vector<T> array(size_t n) {
+    return std::pmr::vector<T>(n, T{}, &arena_);
+  }
+
+ private:
+  std::array<std::byte, 2048> buffer_;
+  std::pmr::monotonic_buffer_resource arena_{buffer_.data(), buffer_.size()};
+};
+
+std::pmr::vector<og_attr> to_og(const Attrs& attrs, CallScratch& scratch) {
+  auto out = scratch.array<og_attr>(attrs.size());
   for (size_t i = 0; i < attrs.size(); ++i) {
     og_attr& a = out[i];
     a.name = attrs.name(i).c_str();
@@ -106,9 +122,10 @@ std::string check_arity(const OpDef& op, const char* what, int32_t inputs, int32
 
 ShapeFn wrap_shape(og_shape_fn fn, void* user) {
   return [fn, user](std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-    std::vector<og_tensor> og_inputs(inputs.size());
+    CallScratch scratch;
+    auto og_inputs = scratch.array<og_tensor>(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) og_inputs[i] = to_og(inputs[i]);
-    std::vector<og_attr> og_attrs = to_og(attrs);
+    auto og_attrs = to_og(attrs, scratch);
     std::vector<TensorMeta> metas;
     og_outputs outputs{&metas};
     og_error error;
@@ -123,10 +140,11 @@ ShapeFn wrap_shape(og_shape_fn fn, void* user) {
 KernelFn wrap_kernel(og_kernel_fn fn, void* user) {
   return [fn, user](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                     const Attrs& attrs) {
-    std::vector<og_tensor> og_io(inputs.size() + outputs.size());
+    CallScratch scratch;
+    auto og_io = scratch.array<og_tensor>(inputs.size() + outputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) og_io[i] = to_og(inputs[i]);
     for (size_t i = 0; i < outputs.size(); ++i) og_io[inputs.size() + i] = to_og(outputs[i]);
-    std::vector<og_attr> og_attrs = to_og(attrs);
+    auto og_attrs = to_og(attrs, scratch);
     og_context og_ctx{&context};
     og_error error;
     if (fn(user, &og_ctx, og_io.data(), static_cast<int32_t>(inputs.size()), og_io.data() + inputs.size(),

@@ -87,6 +87,9 @@ Attrs Attrs::bind(const Schema& schema, const NamedAttrs& given) {
   }
   if (used != given.size()) {
     for (const auto& [name, value] : given) {
+      auto same = [&](const auto& kv) { return kv.first == name; };
+      OPGRAPH_CHECK(std::count_if(given.begin(), given.end(), same) == 1, op, ": attribute '", name,
+                    "' is given more than once");
       bool known = std::any_of(schema.arguments.begin(), schema.arguments.end(), [&](const Argument& arg) {
         return arg.name == name && !arg.type.is_tensor();
       });
@@ -103,11 +106,14 @@ Attrs Attrs::bind(const Schema& schema, const NamedAttrs& given) {
 }
 
 const std::string& Attrs::name(size_t i) const {
+  OPGRAPH_CHECK(schema_ != nullptr, "attribute ", i, " requested from unbound attributes");
+  size_t index = 0;
   for (const Argument& arg : schema_->arguments) {
     if (arg.type.is_tensor()) continue;
-    if (i-- == 0) return arg.name;
+    if (index++ == i) return arg.name;
   }
-  throw Error(detail::concat("attribute index ", i, " is out of range"));
+  throw Error(detail::concat(schema_->qualified_name(), ": attribute index ", i, " is out of range (it has ",
+                             values_.size(), ")"));
 }
 
 const AttrValue& Attrs::get(std::string_view name) const {

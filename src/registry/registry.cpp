@@ -85,7 +85,7 @@ const OpDef& Registry::get(std::string_view name) const {
   base = base.substr(0, base.find('.'));
   std::string similar;
   for (const std::string& known : list()) {
-    if (known.find(base) != std::string::npos) similar += (similar.empty() ? "" : ", ") + known;
+    if (!base.empty() && known.find(base) != std::string::npos) similar += (similar.empty() ? "" : ", ") + known;
   }
   throw Error(detail::concat("unknown op '", name, "'",
                              similar.empty() ? std::string("; load the package that provides it")

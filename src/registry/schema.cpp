@@ -137,6 +137,7 @@ class Parser {
         known = true;
       }
     }
+    type.symbolic = base == "SymInt";
     if (!known) fail_at(start, "a type (Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, Device, "
                                "Layout, MemoryFormat, Generator)");
     parse_alias(alias);
@@ -422,14 +423,14 @@ std::string attr_str(const AttrValue& value) {
 }
 
 std::string Type::str() const {
-  std::string text(kind_name(kind));
+  std::string text(symbolic ? "SymInt" : kind_name(kind));
   if (is_list) text += list_size ? "[" + std::to_string(*list_size) + "]" : "[]";
   if (optional) text += "?";
   return text;
 }
 
 std::string Argument::str() const {
-  std::string text(kind_name(type.kind));
+  std::string text(type.symbolic ? "SymInt" : kind_name(type.kind));
   if (!alias.empty()) text += "(" + alias + ")";
   if (type.is_list) text += type.list_size ? "[" + std::to_string(*type.list_size) + "]" : "[]";
   if (type.optional) text += "?";
@@ -439,7 +440,16 @@ std::string Argument::str() const {
     bool bare = type.kind == Type::Kind::Device || type.kind == Type::Kind::Layout ||
                 type.kind == Type::Kind::MemoryFormat;
     const auto* s = std::get_if<std::string>(&*default_value);
-    text += "=" + (bare && s ? *s : attr_str(*default_value));
+    const auto* ints = std::get_if<std::vector<int64_t>>(&*default_value);
+    if (bare && s) {
+      text += "=" + *s;
+    } else if (type.kind == Type::Kind::Bool && ints) {  // bool[] defaults are held as 0/1
+      std::string items;
+      for (int64_t v : *ints) items += (items.empty() ? "" : ", ") + std::string(v ? "True" : "False");
+      text += "=[" + items + "]";
+    } else {
+      text += "=" + attr_str(*default_value);
+    }
   }
   return text;
 }

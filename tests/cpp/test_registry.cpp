@@ -1,6 +1,7 @@
 // Registering ops and calling them through the registry.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <stdexcept>
 #include <string>
@@ -275,6 +276,12 @@ TEST_F(CallTest, CallOutRejectsNonContiguousOutput) {
   EXPECT_EQ(values(base), std::vector<float>(6, 0.0f));
 }
 
+TEST_F(CallTest, ZeroSizedOutput) {
+  const std::vector<Tensor> outputs{Tensor::empty({3, 0}, DType::Float32)};
+  call_out(*op_, std::vector<Tensor>{floats({}, {3, 0}), Tensor()}, outputs, attrs());
+  EXPECT_EQ(run({floats({}, {0, 3}), Tensor()})[0].shape(), (Shape{0, 3}));
+}
+
 TEST_F(CallTest, StridedInputIsMadeContiguous) {
   Tensor x = floats({0, 1, 2, 3, 4, 5}, {2, 3}).transpose(0, 1);  // [[0, 3], [1, 4], [2, 5]]
   ASSERT_FALSE(x.is_contiguous());
@@ -340,8 +347,8 @@ TEST(GlobalRegistryTest, CallByName) {
       call("test_registry::scale", std::vector<Tensor>{floats({1, 2}), Tensor()}, {{"factor", int64_t{5}}});
   EXPECT_EQ(values(out[0]), (std::vector<float>{5, 10}));
   EXPECT_CONTAINS(error_of([] { call("test_registry::nope", std::vector<Tensor>{}); }), "unknown op");
-  EXPECT_CONTAINS(error_of([] { call("test_registry::scale", std::vector<Tensor>{floats({1}), Tensor()}, {{"f", 1.0}}); }),
-                  "unexpected attribute 'f'");
+  const std::vector<Tensor> inputs{floats({1}), Tensor()};
+  EXPECT_CONTAINS(error_of([&] { call("test_registry::scale", inputs, {{"f", 1.0}}); }), "unexpected attribute 'f'");
 }
 
 TEST(GlobalRegistryTest, CallOutThroughGlobalOp) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "opgraph/core/error.h"
@@ -30,6 +31,10 @@ Type list(K kind, std::optional<int64_t> size = std::nullopt) {
 }
 Type optional(Type t) {
   t.optional = true;
+  return t;
+}
+Type symbolic(Type t) {
+  t.symbolic = true;
   return t;
 }
 
@@ -145,9 +150,11 @@ TEST(SchemaTest, FixedSizeListBroadcastsScalarDefault) {
                                 });
 }
 
-TEST(SchemaTest, SymIntIsInt) {
+TEST(SchemaTest, SymIntIsAnIntThatKeepsItsSpelling) {
   Schema s = Schema::parse("ns::reshape(Tensor x, SymInt[] shape, SymInt n) -> Tensor");
-  expect_arguments(s.arguments, {{"x", kTensor}, {"shape", list(K::Int)}, {"n", type(K::Int)}});
+  expect_arguments(s.arguments,
+                   {{"x", kTensor}, {"shape", symbolic(list(K::Int))}, {"n", symbolic(type(K::Int))}});
+  EXPECT_EQ(s.str(), "ns::reshape(Tensor x, SymInt[] shape, SymInt n) -> Tensor");
 }
 
 TEST(SchemaTest, NumericDefaults) {
@@ -194,7 +201,7 @@ TEST(SchemaTest, LayoutDeviceMemoryFormat) {
       "MemoryFormat? memory_format=None, MemoryFormat fmt=contiguous_format, Generator? generator=None) -> Tensor");
   expect_arguments(s.arguments,
                    {
-                       {"size", list(K::Int)},
+                       {"size", symbolic(list(K::Int))},
                        {"dtype", optional(type(K::ScalarType)), true, AttrValue{}},
                        {"layout", optional(type(K::Layout)), true, AttrValue{}},
                        {"device", optional(type(K::Device)), true, AttrValue{}},
@@ -240,7 +247,7 @@ TEST(SchemaTest, AtenConv2d) {
   Schema s = Schema::parse(
       "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, "
       "SymInt[2] dilation=1, SymInt groups=1) -> Tensor");
-  const Type int2 = list(K::Int, 2);
+  const Type int2 = symbolic(list(K::Int, 2));
   expect_arguments(s.arguments, {
                                     {"input", kTensor},
                                     {"weight", kTensor},
@@ -248,14 +255,15 @@ TEST(SchemaTest, AtenConv2d) {
                                     {"stride", int2, false, AttrValue{Ints{1, 1}}},
                                     {"padding", int2, false, AttrValue{Ints{0, 0}}},
                                     {"dilation", int2, false, AttrValue{Ints{1, 1}}},
-                                    {"groups", type(K::Int), false, AttrValue{int64_t{1}}},
+                                    {"groups", symbolic(type(K::Int)), false, AttrValue{int64_t{1}}},
                                 });
 }
 
 TEST(SchemaTest, AtenAddTensor) {
   Schema s = Schema::parse("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
   EXPECT_EQ(s.overload, "Tensor");
-  expect_arguments(s.arguments, {{"self", kTensor}, {"other", kTensor}, {"alpha", type(K::Scalar), true, AttrValue{int64_t{1}}}});
+  expect_arguments(s.arguments,
+                   {{"self", kTensor}, {"other", kTensor}, {"alpha", type(K::Scalar), true, AttrValue{int64_t{1}}}});
   EXPECT_EQ(s.str(), "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
 }
 
@@ -293,7 +301,8 @@ TEST(SchemaTest, AtenSoftmaxAndGelu) {
   EXPECT_EQ(softmax.qualified_name(), "aten::softmax.int");
   EXPECT_EQ(softmax.arguments[2].default_value, AttrValue{});
   Schema gelu = Schema::parse("aten::gelu(Tensor self, *, str approximate='none') -> Tensor");
-  expect_arguments(gelu.arguments, {{"self", kTensor}, {"approximate", type(K::Str), true, AttrValue{std::string("none")}}});
+  expect_arguments(gelu.arguments,
+                   {{"self", kTensor}, {"approximate", type(K::Str), true, AttrValue{std::string("none")}}});
 }
 
 // ---------------------------------------------------------------------------

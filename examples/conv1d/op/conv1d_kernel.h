@@ -5,12 +5,17 @@
 // binary runs everywhere and uses the widest vectors the CPU has.
 #pragma once
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
+
+// The helpers below pass vectors wider than the baseline ABI by value; they
+// are always inlined into a function of the matching target, so the ABI
+// change GCC warns about never applies.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace conv1d {
 namespace detail {
@@ -30,36 +35,24 @@ CONV1D_INLINE V load(const T* p) {
 }
 
 template <typename V, typename T>
-CONV1D_INLINE void store(T* p, V v) {
+CONV1D_INLINE void store(T* p, const V& v) {
   __builtin_memcpy(p, &v, sizeof v);
 }
 
+// Broadcast. x - 0 is exactly x for every x (x + 0 is not, for -0), so this
+// folds to a single broadcast where a lane-by-lane fill would not.
 template <typename V, typename T>
 CONV1D_INLINE V splat(T x) {
-  V v;
-  for (int l = 0; l < int(sizeof(V) / sizeof(T)); ++l) v[l] = x;
-  return v;
+  return x - V{};
 }
 
-// a * b + c. Spelled with intrinsics where FMA exists because ISO C++ modes
-// compile with -ffp-contract=off, which would keep the multiply and add apart.
-template <typename V>
-CONV1D_INLINE V madd(V a, V b, V c) { return a * b + c; }
-[[gnu::target("avx512f"), gnu::always_inline]] inline Vec<float, 64>::type madd(
-    Vec<float, 64>::type a, Vec<float, 64>::type b, Vec<float, 64>::type c) {
-  return _mm512_fmadd_ps(a, b, c);
-}
-[[gnu::target("avx512f"), gnu::always_inline]] inline Vec<double, 64>::type madd(
-    Vec<double, 64>::type a, Vec<double, 64>::type b, Vec<double, 64>::type c) {
-  return _mm512_fmadd_pd(a, b, c);
-}
-[[gnu::target("avx2,fma"), gnu::always_inline]] inline Vec<float, 32>::type madd(
-    Vec<float, 32>::type a, Vec<float, 32>::type b, Vec<float, 32>::type c) {
-  return _mm256_fmadd_ps(a, b, c);
-}
-[[gnu::target("avx2,fma"), gnu::always_inline]] inline Vec<double, 32>::type madd(
-    Vec<double, 32>::type a, Vec<double, 32>::type b, Vec<double, 32>::type c) {
-  return _mm256_fmadd_pd(a, b, c);
+// Calls f(std::integral_constant<int, i>) for i < N: loop indices known at
+// compile time, so accumulators index registers rather than memory.
+template <int N, typename F>
+CONV1D_INLINE void unroll(F&& f) {
+  [&]<int... I>(std::integer_sequence<int, I...>) [[gnu::always_inline]] {
+    (f(std::integral_constant<int, I>{}), ...);
+  }(std::make_integer_sequence<int, N>{});
 }
 
 // Adds taps k[L*m], m < M, to R vectors of outputs (L = lanes per vector).
@@ -69,23 +62,21 @@ CONV1D_INLINE V madd(V a, V b, V c) { return a * b + c; }
 // rather than on the load ports, which unaligned loads split across cache
 // lines otherwise saturate.
 template <int R, int M, typename V, typename T>
-CONV1D_INLINE void tap_group(V (&acc)[R], const T* in, const T* k) {
+CONV1D_INLINE void tap_group(V (&acc)[R], const T* in, const V* k) {
   constexpr int L = sizeof(V) / sizeof(T);
   V w[M];
-#pragma GCC unroll 16
-  for (int m = 0; m < M; ++m) w[m] = splat<V>(k[L * m]);
-#pragma GCC unroll 32
-  for (int q = 0; q < R + M - 1; ++q) {
-    V x = load<V>(in + L * q);
-#pragma GCC unroll 16
-    for (int m = std::max(0, q - R + 1); m <= std::min(q, M - 1); ++m)
-      acc[q - m] = madd(x, w[m], acc[q - m]);
-  }
+  unroll<M>([&](auto m) [[gnu::always_inline]] { w[m] = k[L * m]; });
+  unroll<R + M - 1>([&](auto q) [[gnu::always_inline]] {
+    const V x = load<V>(in + L * q);
+    unroll<M>([&](auto m) [[gnu::always_inline]] {
+      if constexpr (q - m >= 0 && q - m < R) acc[q - m] = x * w[m] + acc[q - m];
+    });
+  });
 }
 
 // R * L outputs at `out`, all of whose taps lie inside the input.
 template <int R, int M, typename V, typename T>
-CONV1D_INLINE void block(const T* in, const T* k, T* out, int64_t kn) {
+CONV1D_INLINE void block(const T* in, const V* k, T* out, int64_t kn) {
   constexpr int L = sizeof(V) / sizeof(T);
   V acc[R] = {};
   // Taps in phases j0 + L*g; each phase is swept M groups at a time, and its
@@ -94,14 +85,11 @@ CONV1D_INLINE void block(const T* in, const T* k, T* out, int64_t kn) {
     const int64_t groups = (kn - j0 + L - 1) / L;
     int64_t g = 0;
     for (; g + M <= groups; g += M) tap_group<R, M>(acc, in + j0 + L * g, k + j0 + L * g);
-    [&]<int... Ms>(std::integer_sequence<int, Ms...>) {
-      ((groups - g == Ms + 1 ? tap_group<R, Ms + 1>(acc, in + j0 + L * g, k + j0 + L * g)
-                             : void()),
-       ...);
-    }(std::make_integer_sequence<int, M - 1>{});
+    unroll<M - 1>([&](auto m) [[gnu::always_inline]] {
+      if (groups - g == m + 1) tap_group<R, m + 1>(acc, in + j0 + L * g, k + j0 + L * g);
+    });
   }
-#pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) store(out + L * r, acc[r]);
+  unroll<R>([&](auto r) [[gnu::always_inline]] { store(out + L * r, acc[r]); });
 }
 
 template <typename T, int Bytes, int R, int M>
@@ -110,7 +98,11 @@ CONV1D_INLINE void forward(const T* in, const T* k, T* out, int64_t n, int64_t k
   using V = typename Vec<T, Bytes>::type;
   constexpr int64_t B = R * Bytes / sizeof(T);
   int64_t i = begin;
-  for (; i + B <= end && i + B + kn - 1 <= n; i += B) block<R, M, V>(in + i, k, out + i, kn);
+  if (i + B <= end && i + B + kn - 1 <= n) {
+    std::unique_ptr<V[]> taps(new V[kn]);
+    for (int64_t j = 0; j < kn; ++j) taps[j] = splat<V>(k[j]);
+    for (; i + B <= end && i + B + kn - 1 <= n; i += B) block<R, M>(in + i, taps.get(), out + i, kn);
+  }
   // The outputs left over: fewer than a block, or near the end of the input
   // where taps run past it. Tap-major so the inner loop still vectorizes.
   std::fill(out + i, out + end, T(0));
@@ -127,7 +119,7 @@ CONV1D_INLINE T dot(const T* a, const T* b, int64_t n) {
   V acc[4] = {};
   int64_t i = 0;
   for (; i + 4 * L <= n; i += 4 * L)
-    for (int r = 0; r < 4; ++r) acc[r] = madd(load<V>(a + i + L * r), load<V>(b + i + L * r), acc[r]);
+    for (int r = 0; r < 4; ++r) acc[r] = load<V>(a + i + L * r) * load<V>(b + i + L * r) + acc[r];
   V v = (acc[0] + acc[1]) + (acc[2] + acc[3]);
   T sum = 0;
   for (int l = 0; l < L; ++l) sum += v[l];
@@ -213,3 +205,5 @@ std::pair<std::vector<T>, std::vector<T>> grad_input_operands(const T* grad_out,
 }
 
 }  // namespace conv1d
+
+#pragma GCC diagnostic pop

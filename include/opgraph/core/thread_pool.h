@@ -50,6 +50,7 @@ class ThreadPool {
 
 // The process-wide pool used by kernels. Defaults to the hardware threads.
 ThreadPool& global_thread_pool();
+// Replaces the pool; call it only while no kernel is running.
 void set_num_threads(int num_threads);
 int get_num_threads();
 

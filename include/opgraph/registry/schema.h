@@ -40,6 +40,7 @@ struct Type {
   bool is_list = false;
   std::optional<int64_t> list_size;  // int[2]
   bool optional = false;             // Tensor?, int[]?
+  bool symbolic = false;             // spelled SymInt: an int that may be a symbolic size
 
   bool is_tensor() const { return kind == Kind::Tensor && !is_list; }
   bool operator==(const Type&) const = default;
