@@ -68,27 +68,27 @@ bool coerce(const Type& type, AttrValue& value) {
 Attrs Attrs::bind(const Schema& schema, const NamedAttrs& given) {
   Attrs attrs;
   attrs.schema_ = &schema;
-  std::string op = schema.qualified_name();
+  auto op = [&schema] { return schema.qualified_name(); };  // only errors need it
   size_t used = 0;
   for (const Argument& arg : schema.arguments) {
     if (arg.type.is_tensor()) continue;
     auto it = std::find_if(given.begin(), given.end(), [&](const auto& kv) { return kv.first == arg.name; });
     if (it == given.end()) {
-      OPGRAPH_CHECK(arg.default_value.has_value(), op, ": missing required attribute '", arg.name, "' (",
+      OPGRAPH_CHECK(arg.default_value.has_value(), op(), ": missing required attribute '", arg.name, "' (",
                     arg.type.str(), ")");
       attrs.values_.push_back(*arg.default_value);
       continue;
     }
     ++used;
     AttrValue value = it->second;
-    OPGRAPH_CHECK(coerce(arg.type, value), op, ": attribute '", arg.name, "' expects ", arg.type.str(),
+    OPGRAPH_CHECK(coerce(arg.type, value), op(), ": attribute '", arg.name, "' expects ", arg.type.str(),
                   ", got ", given_str(it->second));
     attrs.values_.push_back(std::move(value));
   }
   if (used != given.size()) {
     for (const auto& [name, value] : given) {
       auto same = [&](const auto& kv) { return kv.first == name; };
-      OPGRAPH_CHECK(std::count_if(given.begin(), given.end(), same) == 1, op, ": attribute '", name,
+      OPGRAPH_CHECK(std::count_if(given.begin(), given.end(), same) == 1, op(), ": attribute '", name,
                     "' is given more than once");
       bool known = std::any_of(schema.arguments.begin(), schema.arguments.end(), [&](const Argument& arg) {
         return arg.name == name && !arg.type.is_tensor();
@@ -98,7 +98,7 @@ Attrs Attrs::bind(const Schema& schema, const NamedAttrs& given) {
       for (const Argument& arg : schema.arguments) {
         if (!arg.type.is_tensor()) names += (names.empty() ? "" : ", ") + arg.name;
       }
-      throw Error(detail::concat(op, ": unexpected attribute '", name, "'; its attributes are: ",
+      throw Error(detail::concat(op(), ": unexpected attribute '", name, "'; its attributes are: ",
                                  names.empty() ? "(none)" : names));
     }
   }

@@ -63,7 +63,7 @@ void Registry::add(std::vector<OpDef> ops) {
 
 void Registry::add_kernel(std::string_view op, DeviceType device, KernelFn kernel, const std::string& source) {
   std::unique_lock lock(mutex_);
-  auto it = ops_.find(std::string(op));
+  auto it = ops_.find(op);
   OPGRAPH_CHECK(it != ops_.end(), "cannot add a ", device_type_name(device), " kernel for op '", op,
                 "' (", source, "): no such op is declared");
   KernelFn& slot = it->second->kernels[static_cast<size_t>(device)];
@@ -74,7 +74,7 @@ void Registry::add_kernel(std::string_view op, DeviceType device, KernelFn kerne
 
 const OpDef* Registry::find(std::string_view name) const {
   std::shared_lock lock(mutex_);
-  auto it = ops_.find(std::string(name));
+  auto it = ops_.find(name);
   return it == ops_.end() ? nullptr : it->second.get();
 }
 

@@ -74,8 +74,14 @@ class Registry {
   std::vector<std::string> list() const;  // sorted qualified names
 
  private:
+  // Lookups by string_view without building a std::string.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
+  };
+
   mutable std::shared_mutex mutex_;
-  std::unordered_map<std::string, std::unique_ptr<OpDef>> ops_;
+  std::unordered_map<std::string, std::unique_ptr<OpDef>, NameHash, std::equal_to<>> ops_;
 };
 
 // Output metas for a call; the error names the op.
