@@ -10,16 +10,12 @@
 
 #include "opgraph/core/error.h"
 #include "opgraph/core/tensor.h"
+#include "testing.h"
 
 namespace opgraph {
 namespace {
 
-Tensor arange(Shape shape) {
-  Tensor t = Tensor::empty(std::move(shape), DType::Float32);
-  float* data = t.data_ptr<float>();
-  std::iota(data, data + t.numel(), 0.0f);
-  return t;
-}
+using testing::arange;
 
 // A DLManagedTensor as another framework would hand it over: it points into
 // memory the test owns, and its deleter only counts its calls.

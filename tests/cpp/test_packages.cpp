@@ -5,13 +5,17 @@
 #include <numeric>
 
 #include "opgraph/opgraph.h"
+#include "testing.h"
 
 namespace opgraph {
 namespace {
 
+using testing::error_of;
+
 const LoadedLibrary& load_test_ops() { return load_library(OPGRAPH_TEST_PACKAGE); }
 
-Tensor arange(int64_t n, DType dtype = DType::Float32) {
+// -2, -1, 0, 1, ... of the given floating-point dtype.
+Tensor ramp(int64_t n, DType dtype = DType::Float32) {
   Tensor t = Tensor::empty({n}, dtype);
   for (int64_t i = 0; i < n; ++i) {
     if (dtype == DType::Float32) {
@@ -21,17 +25,6 @@ Tensor arange(int64_t n, DType dtype = DType::Float32) {
     }
   }
   return t;
-}
-
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected opgraph::Error";
-  return {};
 }
 
 TEST(Packages, LoadRegistersEveryOpWithItsNamespace) {
@@ -58,7 +51,7 @@ TEST(Packages, LoadingTwiceReturnsTheSameLibrary) {
 
 TEST(Packages, KernelComputesWithDefaultAndGivenAttributes) {
   load_test_ops();
-  Tensor x = arange(5, DType::Float64);
+  Tensor x = ramp(5, DType::Float64);
   auto doubled = call("test_ops::scale", std::span<const Tensor>(&x, 1));
   auto tripled = call("test_ops::scale", std::span<const Tensor>(&x, 1), {{"factor", 3.0}});
   for (int64_t i = 0; i < 5; ++i) {
@@ -70,7 +63,7 @@ TEST(Packages, KernelComputesWithDefaultAndGivenAttributes) {
 TEST(Packages, DestinationPassingWritesCallerOutputs) {
   load_test_ops();
   const OpDef& op = Registry::global().get("test_ops::split_sign");
-  Tensor x = arange(4);
+  Tensor x = ramp(4);
   std::vector<Tensor> outputs = {Tensor::zeros({4}, DType::Float32), Tensor::zeros({4}, DType::Float32)};
   call_out(op, std::span<const Tensor>(&x, 1), outputs, Attrs::bind(op.schema, {}));
   const float positive[] = {0, 0, 0, 1}, negative[] = {-2, -1, 0, 0};
@@ -82,7 +75,7 @@ TEST(Packages, DestinationPassingWritesCallerOutputs) {
 
 TEST(Packages, OptionalInputMayBeOmitted) {
   load_test_ops();
-  Tensor x = arange(3);
+  Tensor x = ramp(3);
   Tensor bias = Tensor::zeros({3}, DType::Float32);
   bias.data_ptr<float>()[1] = 10.0f;
   std::vector<Tensor> with = {x, bias}, without = {x, Tensor()};
@@ -96,7 +89,7 @@ TEST(Packages, OptionalInputMayBeOmitted) {
 
 TEST(Packages, EveryAttributeKindCrossesTheAbi) {
   load_test_ops();
-  Tensor x = arange(1);
+  Tensor x = ramp(1);
   NamedAttrs attrs = {{"i", int64_t{7}},
                       {"f", 2.5},
                       {"b", true},
@@ -126,7 +119,7 @@ TEST(Packages, ErrorsFromThePackageNameTheOp) {
   Tensor ints = Tensor::zeros({3}, DType::Int32);
   EXPECT_EQ(error_of([&] { call("test_ops::scale", std::span<const Tensor>(&ints, 1)); }),
             "test_ops::scale: x: expected float32 or float64, got int32[3]");
-  Tensor x = arange(2);
+  Tensor x = ramp(2);
   EXPECT_EQ(error_of([&] { call("test_ops::fail", std::span<const Tensor>(&x, 1)); }),
             "test_ops::fail: kernel refused float32[2]");
   EXPECT_EQ(error_of([&] { call("test_ops::scale", std::span<const Tensor>(&x, 1), {{"factor", std::string("x")}}); }),

@@ -10,9 +10,12 @@
 
 #include "opgraph/core/error.h"
 #include "opgraph/registry/registry.h"
+#include "testing.h"
 
 namespace opgraph {
 namespace {
+
+using testing::error_of;
 
 // Signature shared by every scale op below: out = x * factor (+ bias).
 constexpr const char* kScaleSignature = "(Tensor x, Tensor? bias=None, *, float factor=2.0) -> Tensor";
@@ -53,17 +56,6 @@ Tensor floats(const std::vector<float>& values, Shape shape = {}) {
 std::vector<float> values(const Tensor& t) {
   const float* data = t.data_ptr<float>();
   return {data, data + t.numel()};
-}
-
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected opgraph::Error";
-  return {};
 }
 
 ::testing::AssertionResult Contains(const char*, const char*, const std::string& text, const std::string& part) {

@@ -11,17 +11,12 @@
 #include "opgraph/core/dtype.h"
 #include "opgraph/core/error.h"
 #include "opgraph/core/tensor.h"
+#include "testing.h"
 
 namespace opgraph {
 namespace {
 
-// A float32 tensor holding 0, 1, 2, ... in row-major order.
-Tensor arange(Shape shape) {
-  Tensor t = Tensor::empty(std::move(shape), DType::Float32);
-  float* data = t.data_ptr<float>();
-  std::iota(data, data + t.numel(), 0.0f);
-  return t;
-}
+using testing::arange;
 
 // The elements of a float32 tensor in row-major order, read through its strides.
 std::vector<float> values(const Tensor& t) {

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <memory>
 #include <utility>
 #include <vector>
 
@@ -39,11 +38,14 @@ CONV1D_INLINE void store(T* p, const V& v) {
   __builtin_memcpy(p, &v, sizeof v);
 }
 
-// Broadcast. x - 0 is exactly x for every x (x + 0 is not, for -0), so this
-// folds to a single broadcast where a lane-by-lane fill would not.
+// Broadcast, written so GCC keeps it one instruction (plus a zeroing add)
+// in the target-specific callers; `x - V{}` or a lane-by-lane fill lowers to
+// one insert per lane here.
 template <typename V, typename T>
 CONV1D_INLINE V splat(T x) {
-  return x - V{};
+  V v = {};
+  v += x;
+  return v;
 }
 
 // Calls f(std::integral_constant<int, i>) for i < N: loop indices known at
@@ -55,54 +57,28 @@ CONV1D_INLINE void unroll(F&& f) {
   }(std::make_integer_sequence<int, N>{});
 }
 
-// Adds taps k[L*m], m < M, to R vectors of outputs (L = lanes per vector).
-// Tap L*m of output vector r reads the input vector at L*(r + m), so one
-// load feeds every (r, m) with the same r + m: R + M - 1 loads for R * M
-// FMAs instead of one load per FMA. That keeps the loop on the FMA units
-// rather than on the load ports, which unaligned loads split across cache
-// lines otherwise saturate.
-template <int R, int M, typename V, typename T>
-CONV1D_INLINE void tap_group(V (&acc)[R], const T* in, const V* k) {
-  constexpr int L = sizeof(V) / sizeof(T);
-  V w[M];
-  unroll<M>([&](auto m) [[gnu::always_inline]] { w[m] = k[L * m]; });
-  unroll<R + M - 1>([&](auto q) [[gnu::always_inline]] {
-    const V x = load<V>(in + L * q);
-    unroll<M>([&](auto m) [[gnu::always_inline]] {
-      if constexpr (q - m >= 0 && q - m < R) acc[q - m] = x * w[m] + acc[q - m];
-    });
-  });
-}
-
-// R * L outputs at `out`, all of whose taps lie inside the input.
-template <int R, int M, typename V, typename T>
-CONV1D_INLINE void block(const T* in, const V* k, T* out, int64_t kn) {
+// R * L outputs at `out` (L = lanes per vector), all of whose taps lie
+// inside the input. The R accumulators stay in registers across all taps;
+// each tap costs one broadcast plus, per accumulator, one unaligned load
+// and one FMA.
+template <int R, typename V, typename T>
+CONV1D_INLINE void block(const T* in, const T* k, T* out, int64_t kn) {
   constexpr int L = sizeof(V) / sizeof(T);
   V acc[R] = {};
-  // Taps in phases j0 + L*g; each phase is swept M groups at a time, and its
-  // last (groups % M) groups by the tap_group instance of that size.
-  for (int64_t j0 = 0; j0 < std::min<int64_t>(L, kn); ++j0) {
-    const int64_t groups = (kn - j0 + L - 1) / L;
-    int64_t g = 0;
-    for (; g + M <= groups; g += M) tap_group<R, M>(acc, in + j0 + L * g, k + j0 + L * g);
-    unroll<M - 1>([&](auto m) [[gnu::always_inline]] {
-      if (groups - g == m + 1) tap_group<R, m + 1>(acc, in + j0 + L * g, k + j0 + L * g);
-    });
+  for (int64_t j = 0; j < kn; ++j) {
+    const V w = splat<V>(k[j]);
+    unroll<R>([&](auto r) [[gnu::always_inline]] { acc[r] = load<V>(in + j + L * r) * w + acc[r]; });
   }
   unroll<R>([&](auto r) [[gnu::always_inline]] { store(out + L * r, acc[r]); });
 }
 
-template <typename T, int Bytes, int R, int M>
+template <typename T, int Bytes, int R>
 CONV1D_INLINE void forward(const T* in, const T* k, T* out, int64_t n, int64_t kn, int64_t begin,
                            int64_t end) {
   using V = typename Vec<T, Bytes>::type;
   constexpr int64_t B = R * Bytes / sizeof(T);
   int64_t i = begin;
-  if (i + B <= end && i + B + kn - 1 <= n) {
-    std::unique_ptr<V[]> taps(new V[kn]);
-    for (int64_t j = 0; j < kn; ++j) taps[j] = splat<V>(k[j]);
-    for (; i + B <= end && i + B + kn - 1 <= n; i += B) block<R, M>(in + i, taps.get(), out + i, kn);
-  }
+  for (; i + B <= end && i + B + kn - 1 <= n; i += B) block<R, V>(in + i, k, out + i, kn);
   // The outputs left over: fewer than a block, or near the end of the input
   // where taps run past it. Tap-major so the inner loop still vectorizes.
   std::fill(out + i, out + end, T(0));
@@ -142,20 +118,20 @@ CONV1D_INLINE void correlate(const T* g, const T* in, T* k, int64_t n, int64_t b
 
 // One instance of each kernel per instruction set; R and M fit the register
 // file (32 vector registers with AVX-512, 16 below it).
-#define CONV1D_ISA(name, isa, bytes, R, M)                                                  \
+#define CONV1D_ISA(name, isa, bytes, R)                                                  \
   template <typename T>                                                                        \
   [[gnu::target(isa)]] void forward_##name(const T* in, const T* k, T* out, int64_t n,     \
                                               int64_t kn, int64_t begin, int64_t end) {      \
-    forward<T, bytes, R, M>(in, k, out, n, kn, begin, end);                                   \
+    forward<T, bytes, R>(in, k, out, n, kn, begin, end);                                   \
   }                                                                                            \
   template <typename T>                                                                        \
   [[gnu::target(isa)]] void correlate_##name(const T* g, const T* in, T* k, int64_t n,     \
                                                 int64_t begin, int64_t end) {                  \
     correlate<T, bytes>(g, in, k, n, begin, end);                                             \
   }
-CONV1D_ISA(avx512, "avx512f", 64, 8, 8)
-CONV1D_ISA(avx2, "avx2,fma", 32, 6, 4)
-CONV1D_ISA(sse2, "sse2", 16, 4, 2)
+CONV1D_ISA(avx512, "avx512f", 64, 8)
+CONV1D_ISA(avx2, "avx2,fma", 32, 8)
+CONV1D_ISA(sse2, "sse2", 16, 8)
 #undef CONV1D_ISA
 
 enum class Isa { SSE2, AVX2, AVX512 };
