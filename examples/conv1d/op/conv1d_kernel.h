@@ -7,14 +7,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
-
-// The helpers below pass vectors wider than the baseline ABI by value; they
-// are always inlined into a function of the matching target, so the ABI
-// change GCC warns about never applies.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace conv1d {
 namespace detail {
@@ -26,26 +22,12 @@ struct Vec {
 
 #define CONV1D_INLINE [[gnu::always_inline]] inline
 
+// The vector at p, at any element offset: an lvalue to load or store.
 template <typename V, typename T>
-CONV1D_INLINE V load(const T* p) {
-  V v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <typename V, typename T>
-CONV1D_INLINE void store(T* p, const V& v) {
-  __builtin_memcpy(p, &v, sizeof v);
-}
-
-// Broadcast, written so GCC keeps it one instruction (plus a zeroing add)
-// in the target-specific callers; `x - V{}` or a lane-by-lane fill lowers to
-// one insert per lane here.
-template <typename V, typename T>
-CONV1D_INLINE V splat(T x) {
-  V v = {};
-  v += x;
-  return v;
+CONV1D_INLINE auto& at(T* p) {
+  typedef V unaligned __attribute__((aligned(alignof(T)), may_alias));
+  if constexpr (std::is_const_v<T>) return *reinterpret_cast<const unaligned*>(p);
+  else return *reinterpret_cast<unaligned*>(p);
 }
 
 // Calls f(std::integral_constant<int, i>) for i < N: loop indices known at
@@ -58,18 +40,27 @@ CONV1D_INLINE void unroll(F&& f) {
 }
 
 // R * L outputs at `out` (L = lanes per vector), all of whose taps lie
-// inside the input. The R accumulators stay in registers across all taps;
-// each tap costs one broadcast plus, per accumulator, one unaligned load
-// and one FMA.
+// inside the input; R accumulators stay in registers across all taps.
+//
+// Taps go phase by phase, j = j0, j0 + L, j0 + 2L, ...: tap j + L reads the
+// input vectors of tap j shifted by one, so a window of R input vectors
+// slides along and each tap loads one new vector for its R FMAs. Visiting
+// taps in order j = 0, 1, 2 would need R unaligned loads per tap, and those
+// loads, not the FMAs, would bound the loop.
 template <int R, typename V, typename T>
-CONV1D_INLINE void block(const T* in, const T* k, T* out, int64_t kn) {
+CONV1D_INLINE void block(const T* in, const V* w, T* out, int64_t kn) {
   constexpr int L = sizeof(V) / sizeof(T);
   V acc[R] = {};
-  for (int64_t j = 0; j < kn; ++j) {
-    const V w = splat<V>(k[j]);
-    unroll<R>([&](auto r) [[gnu::always_inline]] { acc[r] = load<V>(in + j + L * r) * w + acc[r]; });
+  for (int64_t j0 = 0; j0 < std::min<int64_t>(L, kn); ++j0) {
+    V x[R];
+    unroll<R - 1>([&](auto r) [[gnu::always_inline]] { x[r] = at<V>(in + j0 + L * r); });
+    for (int64_t j = j0; j < kn; j += L) {
+      x[R - 1] = at<V>(in + j + L * (R - 1));
+      unroll<R>([&](auto r) [[gnu::always_inline]] { acc[r] = x[r] * w[j] + acc[r]; });
+      unroll<R - 1>([&](auto r) [[gnu::always_inline]] { x[r] = x[r + 1]; });
+    }
   }
-  unroll<R>([&](auto r) [[gnu::always_inline]] { store(out + L * r, acc[r]); });
+  unroll<R>([&](auto r) [[gnu::always_inline]] { at<V>(out + L * r) = acc[r]; });
 }
 
 template <typename T, int Bytes, int R>
@@ -78,7 +69,15 @@ CONV1D_INLINE void forward(const T* in, const T* k, T* out, int64_t n, int64_t k
   using V = typename Vec<T, Bytes>::type;
   constexpr int64_t B = R * Bytes / sizeof(T);
   int64_t i = begin;
-  for (; i + B <= end && i + B + kn - 1 <= n; i += B) block<R, V>(in + i, k, out + i, kn);
+  if (i + B <= end && i + B + kn - 1 <= n) {
+    // Taps broadcast once up front: the block loop then loads them whole.
+    std::unique_ptr<V[]> w(new V[kn]);
+    for (int64_t j = 0; j < kn; ++j) {
+      w[j] = V{};
+      w[j] += k[j];  // `k[j] - V{}` would build the vector lane by lane here
+    }
+    for (; i + B <= end && i + B + kn - 1 <= n; i += B) block<R>(in + i, w.get(), out + i, kn);
+  }
   // The outputs left over: fewer than a block, or near the end of the input
   // where taps run past it. Tap-major so the inner loop still vectorizes.
   std::fill(out + i, out + end, T(0));
@@ -95,7 +94,7 @@ CONV1D_INLINE T dot(const T* a, const T* b, int64_t n) {
   V acc[4] = {};
   int64_t i = 0;
   for (; i + 4 * L <= n; i += 4 * L)
-    for (int r = 0; r < 4; ++r) acc[r] = load<V>(a + i + L * r) * load<V>(b + i + L * r) + acc[r];
+    for (int r = 0; r < 4; ++r) acc[r] = at<V>(a + i + L * r) * at<V>(b + i + L * r) + acc[r];
   V v = (acc[0] + acc[1]) + (acc[2] + acc[3]);
   T sum = 0;
   for (int l = 0; l < L; ++l) sum += v[l];
@@ -130,8 +129,8 @@ CONV1D_INLINE void correlate(const T* g, const T* in, T* k, int64_t n, int64_t b
     correlate<T, bytes>(g, in, k, n, begin, end);                                             \
   }
 CONV1D_ISA(avx512, "avx512f", 64, 8)
-CONV1D_ISA(avx2, "avx2,fma", 32, 8)
-CONV1D_ISA(sse2, "sse2", 16, 8)
+CONV1D_ISA(avx2, "avx2,fma", 32, 6)
+CONV1D_ISA(sse2, "sse2", 16, 4)
 #undef CONV1D_ISA
 
 enum class Isa { SSE2, AVX2, AVX512 };
@@ -181,5 +180,3 @@ std::pair<std::vector<T>, std::vector<T>> grad_input_operands(const T* grad_out,
 }
 
 }  // namespace conv1d
-
-#pragma GCC diagnostic pop

@@ -1,0 +1,109 @@
+// The conv1d op package: out[i] = sum_{j < conv_size, i + j < input_size}
+// input[i + j] * kernel[j], zero past the end of the input, and its gradients.
+#include <opgraph/sdk.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "conv1d_kernel.h"
+
+namespace sdk = opgraph::sdk;
+
+namespace {
+
+void check_vector(const sdk::Meta& t, const char* name, const char* size_name, int64_t size) {
+  OPGRAPH_SDK_CHECK(t.dim() == 1, name, ": expected rank 1, got ", t.str());
+  OPGRAPH_SDK_CHECK(t.size(0) == size, name, ": expected shape [", size, "] (", size_name, "=", size,
+                    "), got ", t.str());
+}
+
+void check_dtype_like(const sdk::Meta& t, const char* name, const sdk::Meta& input) {
+  OPGRAPH_SDK_CHECK(t.dtype() == input.dtype(), name, ": expected ", sdk::dtype_name(input.dtype()),
+                    " like input, got ", t.str());
+}
+
+sdk::Meta conv1d_shape(sdk::Meta input, sdk::Meta kernel, int64_t input_size, int64_t conv_size) {
+  OPGRAPH_SDK_CHECK(input_size >= 0, "input_size: expected at least 0, got ", input_size);
+  OPGRAPH_SDK_CHECK(conv_size >= 1, "conv_size: expected at least 1, got ", conv_size);
+  OPGRAPH_SDK_CHECK(input.dtype() == sdk::DType::Float32 || input.dtype() == sdk::DType::Float64,
+                    "input: expected float32 or float64, got ", input.str());
+  check_dtype_like(kernel, "kernel", input);
+  check_vector(input, "input", "input_size", input_size);
+  check_vector(kernel, "kernel", "conv_size", conv_size);
+  return input;
+}
+
+std::vector<sdk::Meta> conv1d_backward_shape(sdk::Meta grad_output, sdk::Meta input, sdk::Meta kernel,
+                                             int64_t input_size, int64_t conv_size) {
+  conv1d_shape(input, kernel, input_size, conv_size);
+  check_dtype_like(grad_output, "grad_output", input);
+  check_vector(grad_output, "grad_output", "input_size", input_size);
+  return {input, kernel};
+}
+
+// Runs body over [0, n) on the host's threads, in chunks of at least 2^18
+// multiply-adds (`work` per item): smaller jobs finish in the time it takes
+// to wake a thread, so they run inline.
+template <typename Body>
+void parallel(const sdk::Context& ctx, int64_t n, int64_t work, Body body) {
+  constexpr int64_t min_chunk_work = int64_t(1) << 18;
+  ctx.parallel_for(0, n, std::max<int64_t>(1, min_chunk_work / std::max<int64_t>(work, 1)),
+                   std::move(body));
+}
+
+template <typename T>
+void forward(sdk::OutputTensor out, sdk::InputTensor input, sdk::InputTensor kernel, int64_t n,
+             int64_t kn, const sdk::Context& ctx) {
+  const T* in = input.data<T>();
+  const T* k = kernel.data<T>();
+  T* o = out.data<T>();
+  parallel(ctx, n, kn, [&](int64_t b, int64_t e) { conv1d::conv1d_forward(in, k, o, n, kn, b, e); });
+}
+
+template <typename T>
+void backward(sdk::OutputTensor grad_input, sdk::OutputTensor grad_kernel, sdk::InputTensor grad_output,
+              sdk::InputTensor input, sdk::InputTensor kernel, int64_t n, int64_t kn,
+              const sdk::Context& ctx) {
+  const T* g = grad_output.data<T>();
+  const T* in = input.data<T>();
+  T* gi = grad_input.data<T>();
+  T* gk = grad_kernel.data<T>();
+  const auto [padded, reversed] = conv1d::grad_input_operands(g, kernel.data<T>(), n, kn);
+  parallel(ctx, n, kn, [&](int64_t b, int64_t e) {
+    conv1d::conv1d_forward(padded.data(), reversed.data(), gi, n + kn - 1, kn, b, e);
+  });
+  parallel(ctx, kn, n, [&](int64_t b, int64_t e) { conv1d::conv1d_grad_kernel(g, in, gk, n, b, e); });
+}
+
+// The shape functions have checked dtypes and sizes; inputs are contiguous.
+void conv1d_cpu(sdk::OutputTensor out, sdk::InputTensor input, sdk::InputTensor kernel,
+                int64_t input_size, int64_t conv_size, sdk::Context ctx) {
+  if (input.dtype() == sdk::DType::Float32) {
+    forward<float>(out, input, kernel, input_size, conv_size, ctx);
+  } else {
+    forward<double>(out, input, kernel, input_size, conv_size, ctx);
+  }
+}
+
+void conv1d_backward_cpu(sdk::OutputTensor grad_input, sdk::OutputTensor grad_kernel,
+                         sdk::InputTensor grad_output, sdk::InputTensor input, sdk::InputTensor kernel,
+                         int64_t input_size, int64_t conv_size, sdk::Context ctx) {
+  if (input.dtype() == sdk::DType::Float32) {
+    backward<float>(grad_input, grad_kernel, grad_output, input, kernel, input_size, conv_size, ctx);
+  } else {
+    backward<double>(grad_input, grad_kernel, grad_output, input, kernel, input_size, conv_size, ctx);
+  }
+}
+
+}  // namespace
+
+OPGRAPH_LIBRARY(examples, m) {
+  m.def("conv1d(Tensor input, Tensor kernel, *, int input_size, int conv_size) -> Tensor", conv1d_shape,
+        {.backward = "conv1d_backward"});
+  m.def("conv1d_backward(Tensor grad_output, Tensor input, Tensor kernel, *, int input_size, "
+        "int conv_size) -> (Tensor grad_input, Tensor grad_kernel)",
+        conv1d_backward_shape);
+  m.impl("conv1d", sdk::Device::CPU, conv1d_cpu);
+  m.impl("conv1d_backward", sdk::Device::CPU, conv1d_backward_cpu);
+}
