@@ -183,8 +183,9 @@ class Context {
   // rethrown here once all chunks have finished.
   template <typename Body>
   void parallel_for(int64_t begin, int64_t end, int64_t grain, Body&& body) const {
+    using Fn = std::remove_reference_t<Body>;
     struct Task {
-      Body* body;
+      Fn* body;
       std::mutex mutex;
       std::exception_ptr error;
       static void run(void* user, int64_t b, int64_t e) {

@@ -58,13 +58,17 @@ nb::object call(const char* name, nb::args args, nb::kwargs kwargs) {
   nb::object out;
   NamedAttrs given;
   for (auto [key, value] : kwargs) {
-    std::string key_name = nb::cast<std::string>(key);
+    // Keyword names are str objects owned by kwargs for the whole call.
+    Py_ssize_t length = 0;
+    const char* utf8 = PyUnicode_AsUTF8AndSize(key.ptr(), &length);
+    if (!utf8) throw nb::python_error();
+    std::string_view key_name(utf8, static_cast<size_t>(length));
     if (key_name == "out") {
       out = nb::borrow(value);
       continue;
     }
     try {
-      given.emplace_back(key_name, attr_from_python(value, key_name.c_str()));
+      given.emplace_back(key_name, attr_from_python(value, utf8));
     } catch (const Error& e) {
       throw Error(detail::concat(op.name(), ": ", e.what()));
     }

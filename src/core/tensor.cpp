@@ -85,9 +85,14 @@ Tensor Tensor::from_blob(void* data, Shape shape, Strides strides, DType dtype,
   // The storage's address only identifies the owner; the release function is
   // what frees the memory. An empty blob may have no address at all.
   static char empty_blob;
-  t.storage_ = std::shared_ptr<void>(data ? data : &empty_blob, [release = std::move(release)](void*) {
-    if (release) release();
-  });
+  void* address = data ? data : &empty_blob;
+  if (release) {
+    t.storage_ = std::shared_ptr<void>(address, [release = std::move(release)](void*) { release(); });
+  } else {
+    // Nothing to release: a pointer that owns nothing, so borrowing costs no
+    // allocation (op calls borrow every argument).
+    t.storage_ = std::shared_ptr<void>(std::shared_ptr<void>(), address);
+  }
   t.data_ = data;
   t.strides_ = strides.empty() ? contiguous_strides(shape) : std::move(strides);
   t.meta_ = {dtype, std::move(shape)};

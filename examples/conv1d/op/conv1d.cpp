@@ -42,12 +42,12 @@ std::vector<sdk::Meta> conv1d_backward_shape(sdk::Meta grad_output, sdk::Meta in
   return {input, kernel};
 }
 
-// Runs body over [0, n) on the host's threads, in chunks of at least 2^18
-// multiply-adds (`work` per item): smaller jobs finish in the time it takes
-// to wake a thread, so they run inline.
+// Runs body over [0, n) on the host's threads, in chunks of at least 2^19
+// multiply-adds (`work` per item): on smaller jobs, waking a thread costs
+// more than it saves, so they run inline.
 template <typename Body>
 void parallel(const sdk::Context& ctx, int64_t n, int64_t work, Body body) {
-  constexpr int64_t min_chunk_work = int64_t(1) << 18;
+  constexpr int64_t min_chunk_work = int64_t(1) << 19;
   ctx.parallel_for(0, n, std::max<int64_t>(1, min_chunk_work / std::max<int64_t>(work, 1)),
                    std::move(body));
 }
@@ -67,12 +67,10 @@ void backward(sdk::OutputTensor grad_input, sdk::OutputTensor grad_kernel, sdk::
               const sdk::Context& ctx) {
   const T* g = grad_output.data<T>();
   const T* in = input.data<T>();
+  const T* k = kernel.data<T>();
   T* gi = grad_input.data<T>();
   T* gk = grad_kernel.data<T>();
-  const auto [padded, reversed] = conv1d::grad_input_operands(g, kernel.data<T>(), n, kn);
-  parallel(ctx, n, kn, [&](int64_t b, int64_t e) {
-    conv1d::conv1d_forward(padded.data(), reversed.data(), gi, n + kn - 1, kn, b, e);
-  });
+  parallel(ctx, n, kn, [&](int64_t b, int64_t e) { conv1d::conv1d_grad_input(g, k, gi, kn, b, e); });
   parallel(ctx, kn, n, [&](int64_t b, int64_t e) { conv1d::conv1d_grad_kernel(g, in, gk, n, b, e); });
 }
 

@@ -69,7 +69,8 @@ class Tensor {
   T* data_ptr() const;  // checks that T matches dtype()
 
   bool is_contiguous() const;
-  // Number of owners of the storage: this tensor, its views and exports.
+  // Number of owners of the storage: this tensor, its views and exports (0
+  // for a from_blob() tensor without a release function: it owns nothing).
   long storage_use_count() const { return storage_.use_count(); }
   bool shares_storage_with(const Tensor& other) const { return storage_ == other.storage_; }
 

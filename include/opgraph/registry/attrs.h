@@ -11,7 +11,9 @@
 
 namespace opgraph {
 
-using NamedAttrs = std::vector<std::pair<std::string, AttrValue>>;
+// Attribute values by name, as a call gives them; the names are only read
+// during bind().
+using NamedAttrs = std::vector<std::pair<std::string_view, AttrValue>>;
 
 // The attribute values of one call, one per non-tensor schema argument, in
 // schema order, with defaults filled in and types checked.
