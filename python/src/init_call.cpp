@@ -43,7 +43,7 @@ Tensor output_tensor(const OpDef& op, size_t i, nb::handle value, std::vector<Ou
   return borrow(array);
 }
 
-nb::object call(const char* name, nb::args args, nb::kwargs kwargs) {
+nb::object call_op(const char* name, nb::args args, nb::kwargs kwargs, CallOptions options) {
   const OpDef& op = Registry::global().get(name);
   std::vector<InputArray> keep_inputs;
   std::vector<Tensor> inputs;
@@ -79,7 +79,7 @@ nb::object call(const char* name, nb::args args, nb::kwargs kwargs) {
     std::vector<Tensor> results;
     {
       nb::gil_scoped_release release;
-      results = opgraph::call(op, inputs, attrs);
+      results = opgraph::call(op, inputs, attrs, options);
     }
     if (results.size() == 1) return to_numpy(results[0]);
     nb::list list;
@@ -98,7 +98,7 @@ nb::object call(const char* name, nb::args args, nb::kwargs kwargs) {
   }
   {
     nb::gil_scoped_release release;
-    call_out(op, inputs, outputs, attrs);
+    call_out(op, inputs, outputs, attrs, options);
   }
   return out;
 }
@@ -106,11 +106,19 @@ nb::object call(const char* name, nb::args args, nb::kwargs kwargs) {
 }  // namespace
 
 void init_call(nb::module_& m) {
-  m.def("call", &call,
+  m.def("call", [](const char* name, nb::args args, nb::kwargs kwargs) { return call_op(name, args, kwargs, {}); },
         nb::sig("def call(name: str, /, *inputs: object, out: object = None, **attrs: object) -> object"),
         "Runs a registered op. Tensor inputs are positional (any DLPack or buffer producer, zero-copy; None for an "
         "omitted `Tensor?`), attributes are keywords. Returns new NumPy arrays (one, or a tuple), or fills `out` "
         "(an array or a sequence of arrays) and returns it.");
+  m.def(
+      "call_reference",
+      [](const char* name, nb::args args, nb::kwargs kwargs) {
+        return call_op(name, args, kwargs, {.reference = true});
+      },
+      nb::sig("def call_reference(name: str, /, *inputs: object, out: object = None, **attrs: object) -> object"),
+      "Like call(), but runs the op's plain reference implementation: the oracle its fast kernels are tested "
+      "against.");
   // The floor a Python-to-C++ call costs: bench/conv1d.py compares call() with it.
   m.def("_noop", [](nb::args, nb::kwargs) {}, nb::sig("def _noop(*args: object, **kwargs: object) -> None"));
 }

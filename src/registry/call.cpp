@@ -54,7 +54,13 @@ Device check_inputs(const OpDef& op, std::span<const Tensor> inputs) {
   return device.value_or(Device::cpu());
 }
 
-const KernelFn& kernel_for(const OpDef& op, Device device) {
+const KernelFn& kernel_for(const OpDef& op, Device device, CallOptions options) {
+  if (options.reference) {
+    OPGRAPH_CHECK(static_cast<bool>(op.reference), op.name(), ": has no reference implementation");
+    OPGRAPH_CHECK(device.type == DeviceType::CPU, op.name(), ": the reference implementation runs on cpu, the "
+                  "inputs are on ", device_str(device));
+    return op.reference;
+  }
   const KernelFn& kernel = op.kernels[static_cast<size_t>(device.type)];
   if (kernel) return kernel;
   std::string available;
@@ -104,9 +110,10 @@ std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const Tensor> i
   return outputs;
 }
 
-void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs& attrs) {
+void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs& attrs,
+              CallOptions options) {
   const Device device = check_inputs(op, inputs);
-  const KernelFn& kernel = kernel_for(op, device);
+  const KernelFn& kernel = kernel_for(op, device, options);
   std::vector<TensorMeta> expected = infer_outputs(op, inputs, attrs);
   OPGRAPH_CHECK(outputs.size() == expected.size(), op.name(), ": expected ", expected.size(),
                 " output tensors, got ", outputs.size());
@@ -123,9 +130,10 @@ void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const T
   run_kernel(op, kernel, inputs, outputs, attrs);
 }
 
-std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+                         CallOptions options) {
   const Device device = check_inputs(op, inputs);
-  const KernelFn& kernel = kernel_for(op, device);
+  const KernelFn& kernel = kernel_for(op, device, options);
   std::vector<Tensor> outputs;
   for (TensorMeta& meta : infer_outputs(op, inputs, attrs)) {
     outputs.push_back(Tensor::empty(std::move(meta.shape), meta.dtype, device));

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "kernels/builtin.h"
 #include "opgraph/core/error.h"
 
 namespace opgraph {
@@ -28,7 +29,11 @@ void OpDef::finalize() {
 }
 
 Registry& Registry::global() {
-  static Registry registry;
+  static Registry& registry = [] () -> Registry& {
+    static Registry instance;
+    kernels::register_builtin_ops(instance);
+    return instance;
+  }();
   return registry;
 }
 

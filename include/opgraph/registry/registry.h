@@ -36,6 +36,9 @@ struct OpDef {
   Schema schema;
   ShapeFn shape_fn;
   std::array<KernelFn, kNumDeviceTypes> kernels;
+  // A plain, obviously correct CPU implementation that tests hold the fast
+  // kernels to (built-in ops have one; packages may leave it empty).
+  KernelFn reference;
   std::string backward;  // qualified name of the gradient op; empty if none
   std::string source;    // where it was registered: "file.cpp:12" or a package path
   bool accepts_strided_inputs = false;
@@ -87,12 +90,17 @@ class Registry {
 // Output metas for a call; the error names the op.
 std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
 
+struct CallOptions {
+  bool reference = false;  // run OpDef::reference instead of the device kernel
+};
+
 // Runs the op writing into caller-allocated `outputs`, after checking inputs
 // against the schema and outputs against the shape function.
 void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-              const Attrs& attrs);
+              const Attrs& attrs, CallOptions options = {});
 // Allocates the outputs from the shape function, then call_out().
-std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
+std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+                         CallOptions options = {});
 std::vector<Tensor> call(std::string_view op, std::span<const Tensor> inputs, const NamedAttrs& attrs = {});
 
 }  // namespace opgraph

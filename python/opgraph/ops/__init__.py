@@ -4,9 +4,10 @@
 inputs are positional (NumPy arrays, PyTorch tensors, anything that speaks
 DLPack or the buffer protocol, passed without copying), attributes are keyword
 arguments, and the results come back as NumPy arrays, or are written into
-``out``.
+``out``. ``call_reference`` runs an op's plain reference implementation, the
+oracle its fast kernels are tested against.
 """
 
-from .._C import call
+from .._C import call, call_reference
 
-__all__ = ["call"]
+__all__ = ["call", "call_reference"]

@@ -1,0 +1,35 @@
+"""Holding a built-in op to its reference implementation and to PyTorch."""
+import numpy as np
+import torch
+
+from opgraph.ops import call, call_reference
+
+TOLERANCE = {
+    np.dtype(np.float32): dict(rtol=1e-5, atol=1e-5),
+    np.dtype(np.float64): dict(rtol=1e-12, atol=1e-12),
+}
+
+
+def as_torch(value):
+    return torch.from_numpy(value) if isinstance(value, np.ndarray) else value
+
+
+def check_op(name, torch_fn, *inputs, tolerance=None, **attrs):
+    """Runs `name` on `inputs` (NumPy arrays, possibly strided views) with the
+    fast kernel and the reference implementation, and torch_fn on the same
+    values as torch tensors; asserts all three agree. Returns the fast result."""
+    fast = call(name, *inputs, **attrs)
+    reference = call_reference(name, *inputs, **attrs)
+    expected = torch_fn(*[as_torch(x) for x in inputs])
+    fast_list = fast if isinstance(fast, tuple) else (fast,)
+    reference_list = reference if isinstance(reference, tuple) else (reference,)
+    expected_list = expected if isinstance(expected, (tuple, list)) else (expected,)
+    assert len(fast_list) == len(reference_list) == len(expected_list)
+    for got, ref, want in zip(fast_list, reference_list, expected_list):
+        want = want.detach().numpy() if isinstance(want, torch.Tensor) else np.asarray(want)
+        tol = tolerance or TOLERANCE.get(want.dtype, dict(rtol=0, atol=0))
+        assert got.shape == want.shape, f"{name}: shape {got.shape}, torch gives {want.shape}"
+        assert got.dtype == want.dtype, f"{name}: dtype {got.dtype}, torch gives {want.dtype}"
+        np.testing.assert_allclose(ref, want, **tol, err_msg=f"{name}: reference vs torch")
+        np.testing.assert_allclose(got, ref, **tol, err_msg=f"{name}: fast kernel vs reference")
+    return fast
