@@ -1,0 +1,264 @@
+// Shape ops: view, reshape, permute, transpose, t, flatten, slice, squeeze,
+// unsqueeze, expand, and embedding.
+//
+// Every view op is described by one function from the input's shape to the
+// layout of the result inside the (contiguous) input: shape, strides and
+// offset. The shape function keeps the shape; the kernel copies the strided
+// view into the caller's output, since outputs are allocated by the caller.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "kernels/define.h"
+
+namespace opgraph::kernels {
+namespace {
+
+struct Layout {
+  Shape shape;
+  Strides strides;
+  int64_t offset = 0;
+};
+
+using LayoutFn = Layout (*)(const TensorMeta& self, const Attrs& attrs);
+
+int64_t wrap(int64_t dim, int64_t rank, const char* argument) {
+  const int64_t extent = std::max<int64_t>(rank, 1);  // a scalar takes dim 0 and -1
+  OPGRAPH_CHECK(dim >= -extent && dim < extent, argument, ": dimension ", dim, " is out of range for rank ",
+                rank);
+  return dim < 0 ? dim + extent : dim;
+}
+
+Layout identity(const TensorMeta& self) { return {self.shape, contiguous_strides(self.shape), 0}; }
+
+// `size` with its one -1 filled in so the element count matches.
+Shape infer_size(std::vector<int64_t> size, int64_t numel, const char* argument) {
+  auto missing = std::find(size.begin(), size.end(), -1);
+  OPGRAPH_CHECK(std::count(size.begin(), size.end(), -1) <= 1, argument, ": only one dimension can be -1, got ",
+                shape_str(size));
+  int64_t known = 1;
+  for (int64_t extent : size) {
+    OPGRAPH_CHECK(extent >= -1, argument, ": invalid extent in ", shape_str(size));
+    if (extent != -1) known *= extent;
+  }
+  if (missing != size.end()) {
+    OPGRAPH_CHECK(known != 0 && numel % known == 0, argument, ": cannot infer -1 in ", shape_str(size),
+                  " for ", numel, " elements");
+    *missing = numel / known;
+  }
+  OPGRAPH_CHECK(shape_numel(size) == numel, argument, ": shape ", shape_str(size), " holds ", shape_numel(size),
+                " elements, the input has ", numel);
+  return size;
+}
+
+Layout view(const TensorMeta& self, const Attrs& attrs) {
+  Shape shape = infer_size(attrs.get<std::vector<int64_t>>("size"), self.numel(), "size");
+  return {shape, contiguous_strides(shape), 0};
+}
+
+Layout reshape(const TensorMeta& self, const Attrs& attrs) {
+  Shape shape = infer_size(attrs.get<std::vector<int64_t>>("shape"), self.numel(), "shape");
+  return {shape, contiguous_strides(shape), 0};
+}
+
+Layout permute(const TensorMeta& self, const Attrs& attrs) {
+  const auto& dims = attrs.get<std::vector<int64_t>>("dims");
+  OPGRAPH_CHECK(static_cast<int64_t>(dims.size()) == self.dim(), "dims: expected ", self.dim(),
+                " dimensions for input ", self.str(), ", got ", shape_str(dims));
+  Layout in = identity(self), out;
+  std::vector<bool> seen(dims.size(), false);
+  for (int64_t d : dims) {
+    int64_t w = wrap(d, self.dim(), "dims");
+    OPGRAPH_CHECK(!seen[w], "dims: dimension ", d, " repeats in ", shape_str(dims));
+    seen[w] = true;
+    out.shape.push_back(in.shape[w]);
+    out.strides.push_back(in.strides[w]);
+  }
+  return out;
+}
+
+Layout swap(const TensorMeta& self, int64_t dim0, int64_t dim1) {
+  Layout layout = identity(self);
+  if (self.dim() == 0) return layout;
+  dim0 = wrap(dim0, self.dim(), "dim0");
+  dim1 = wrap(dim1, self.dim(), "dim1");
+  std::swap(layout.shape[dim0], layout.shape[dim1]);
+  std::swap(layout.strides[dim0], layout.strides[dim1]);
+  return layout;
+}
+
+Layout transpose(const TensorMeta& self, const Attrs& attrs) {
+  return swap(self, attrs.get<int64_t>("dim0"), attrs.get<int64_t>("dim1"));
+}
+
+Layout t(const TensorMeta& self, const Attrs&) {
+  OPGRAPH_CHECK(self.dim() <= 2, "self: expected a tensor of rank 2 or less, got ", self.str());
+  return self.dim() < 2 ? identity(self) : swap(self, 0, 1);
+}
+
+Layout flatten(const TensorMeta& self, const Attrs& attrs) {
+  if (self.dim() == 0) return {{1}, {1}, 0};
+  const int64_t start = wrap(attrs.get<int64_t>("start_dim"), self.dim(), "start_dim");
+  const int64_t end = wrap(attrs.get<int64_t>("end_dim"), self.dim(), "end_dim");
+  OPGRAPH_CHECK(start <= end, "start_dim ", start, " must not come after end_dim ", end);
+  Shape shape(self.shape.begin(), self.shape.begin() + start);
+  shape.push_back(shape_numel(std::span(self.shape).subspan(start, end - start + 1)));
+  shape.insert(shape.end(), self.shape.begin() + end + 1, self.shape.end());
+  return {shape, contiguous_strides(shape), 0};
+}
+
+Layout slice(const TensorMeta& self, const Attrs& attrs) {
+  OPGRAPH_CHECK(self.dim() > 0, "self: cannot slice a scalar");
+  const int64_t dim = wrap(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  const int64_t step = attrs.get<int64_t>("step");
+  OPGRAPH_CHECK(step > 0, "step: expected a positive step, got ", step);
+  const int64_t n = self.shape[dim];
+  auto bound = [&](const char* name, int64_t fallback) {
+    const AttrValue& value = attrs.get(name);
+    int64_t i = std::holds_alternative<int64_t>(value) ? std::get<int64_t>(value) : fallback;
+    return std::clamp(i < 0 ? i + n : i, int64_t{0}, n);
+  };
+  const int64_t start = bound("start", 0);
+  const int64_t end = std::max(bound("end", n), start);
+  Layout layout = identity(self);
+  layout.offset = start * layout.strides[dim];
+  layout.shape[dim] = (end - start + step - 1) / step;
+  layout.strides[dim] *= step;
+  return layout;
+}
+
+Layout squeeze(const TensorMeta& self, const Attrs& attrs) {
+  Layout layout = identity(self);
+  if (self.dim() == 0) return layout;
+  const int64_t dim = wrap(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  if (layout.shape[dim] == 1) {
+    layout.shape.erase(layout.shape.begin() + dim);
+    layout.strides.erase(layout.strides.begin() + dim);
+  }
+  return layout;
+}
+
+Layout unsqueeze(const TensorMeta& self, const Attrs& attrs) {
+  const int64_t dim = wrap(attrs.get<int64_t>("dim"), self.dim() + 1, "dim");
+  Layout layout = identity(self);
+  const int64_t stride = dim < self.dim() ? layout.shape[dim] * layout.strides[dim] : 1;
+  layout.shape.insert(layout.shape.begin() + dim, 1);
+  layout.strides.insert(layout.strides.begin() + dim, stride);
+  return layout;
+}
+
+// Broadcasts size-1 (and missing leading) dimensions with stride 0.
+Layout expand(const TensorMeta& self, const Attrs& attrs) {
+  const auto& size = attrs.get<std::vector<int64_t>>("size");
+  OPGRAPH_CHECK(size.size() >= self.shape.size(), "size: ", shape_str(size), " has fewer dimensions than input ",
+                self.str());
+  const Layout in = identity(self);
+  const size_t lead = size.size() - self.shape.size();
+  Layout out{Shape(size.size()), Strides(size.size(), 0), 0};
+  for (size_t i = 0; i < size.size(); ++i) {
+    const int64_t have = i < lead ? 1 : in.shape[i - lead];
+    const int64_t want = size[i] == -1 && i >= lead ? have : size[i];
+    OPGRAPH_CHECK(want >= 0 && (have == want || have == 1), "size: cannot expand ", self.str(), " to ",
+                  shape_str(size));
+    out.shape[i] = want;
+    if (i >= lead && have == want) out.strides[i] = in.strides[i - lead];
+  }
+  return out;
+}
+
+template <LayoutFn layout_of>
+std::vector<TensorMeta> view_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  return {{inputs[0]->dtype, layout_of(*inputs[0], attrs).shape}};
+}
+
+template <LayoutFn layout_of>
+void view_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+              const Attrs& attrs) {
+  const Layout layout = layout_of(inputs[0].meta(), attrs);
+  Tensor result = outputs[0];
+  result.copy_(inputs[0].as_strided(layout.shape, layout.strides, layout.offset));
+}
+
+// One element at a time through the layout's index arithmetic.
+template <LayoutFn layout_of>
+void view_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                    const Attrs& attrs) {
+  const Layout layout = layout_of(inputs[0].meta(), attrs);
+  const auto* in = static_cast<const char*>(inputs[0].data());
+  auto* out = static_cast<char*>(outputs[0].data());
+  const size_t item = inputs[0].itemsize();
+  std::vector<int64_t> index(layout.shape.size(), 0);
+  for (int64_t flat = 0; flat < outputs[0].numel(); ++flat) {
+    int64_t source = layout.offset;
+    for (size_t d = 0; d < index.size(); ++d) source += index[d] * layout.strides[d];
+    std::memcpy(out + flat * static_cast<int64_t>(item), in + source * static_cast<int64_t>(item), item);
+    for (size_t d = index.size(); d-- > 0;) {
+      if (++index[d] < layout.shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+template <LayoutFn layout_of>
+void define_view(Registry& registry, const char* schema, std::source_location where = std::source_location::current()) {
+  define(registry, {schema, view_shape<layout_of>, view_cpu<layout_of>, view_reference<layout_of>}, where);
+}
+
+// embedding: out[..., :] = weight[indices[...], :].
+std::vector<TensorMeta> embedding_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
+  const TensorMeta& weight = *inputs[0];
+  const TensorMeta& indices = *inputs[1];
+  OPGRAPH_CHECK(weight.dim() == 2, "weight: expected rank 2 (num_embeddings, embedding_dim), got ", weight.str());
+  OPGRAPH_CHECK(indices.dtype == DType::Int64 || indices.dtype == DType::Int32,
+                "indices: expected int64 or int32, got ", indices.str());
+  Shape shape = indices.shape;
+  shape.push_back(weight.shape[1]);
+  return {{weight.dtype, shape}};
+}
+
+template <typename Index>
+void gather_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) {
+  const int64_t rows = weight.size(0);
+  const size_t row_bytes = static_cast<size_t>(weight.size(1)) * weight.itemsize();
+  const Index* index = indices.data_ptr<Index>();
+  for (int64_t i = 0; i < indices.numel(); ++i) {
+    OPGRAPH_CHECK(index[i] >= 0 && index[i] < rows, "indices: index ", int64_t(index[i]), " at position ", i,
+                  " is out of range for ", rows, " embeddings");
+    std::memcpy(static_cast<char*>(out.data()) + i * row_bytes,
+                static_cast<const char*>(weight.data()) + index[i] * row_bytes, row_bytes);
+  }
+}
+
+void embedding_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                   const Attrs&) {
+  if (inputs[1].dtype() == DType::Int64) {
+    gather_rows<int64_t>(inputs[0], inputs[1], outputs[0]);
+  } else {
+    gather_rows<int32_t>(inputs[0], inputs[1], outputs[0]);
+  }
+}
+
+}  // namespace
+
+void register_shape_ops(Registry& registry) {
+  define_view<view>(registry, "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)");
+  define_view<view>(registry, "aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor");
+  define_view<reshape>(registry, "aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)");
+  define_view<permute>(registry, "aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)");
+  define_view<transpose>(registry, "aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)");
+  define_view<t>(registry, "aten::t(Tensor(a) self) -> Tensor(a)");
+  define_view<flatten>(registry,
+                       "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)");
+  define_view<slice>(registry,
+                     "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
+                     "SymInt step=1) -> Tensor(a)");
+  define_view<squeeze>(registry, "aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)");
+  define_view<unsqueeze>(registry, "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)");
+  define_view<expand>(registry, "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)");
+  // Rows are copied whole, so the plain loop is already the fast kernel.
+  define(registry, {"aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
+                    "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
+                    embedding_shape, embedding_cpu, embedding_cpu});
+}
+
+}  // namespace opgraph::kernels
