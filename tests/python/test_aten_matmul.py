@@ -1,0 +1,98 @@
+"""Matrix products against the reference and PyTorch."""
+import numpy as np
+import pytest
+import torch
+
+import opgraph
+from oracle import check_op
+from opgraph.ops import call
+
+aten = torch.ops.aten
+DTYPES = [np.float32, np.float64]
+# Sums of up to ~1000 float32 products: oneDNN blocks them differently.
+FLOAT32_SUMS = dict(rtol=1e-4, atol=1e-4)
+
+
+def random(shape, dtype, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def tolerance(dtype):
+    return FLOAT32_SUMS if dtype == np.float32 else None
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (3, 5, 7), (1, 257, 129), (64, 31, 1), (0, 4, 3), (4, 0, 3),
+                                     (17, 1001, 13)])
+def test_mm(m, k, n, dtype):
+    check_op("aten::mm", aten.mm, random((m, k), dtype), random((k, n), dtype, 1), tolerance=tolerance(dtype))
+
+
+def test_mm_of_strided_views():
+    transposed, every_other_column = random((12, 9), np.float32).T, random((12, 10), np.float32, 1)[:, ::2]
+    check_op("aten::mm", aten.mm, transposed, every_other_column, tolerance=FLOAT32_SUMS)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("b, m, k, n", [(1, 1, 1, 1), (3, 5, 7, 2), (0, 2, 2, 2), (5, 64, 33, 17)])
+def test_bmm(b, m, k, n, dtype):
+    check_op("aten::bmm", aten.bmm, random((b, m, k), dtype), random((b, k, n), dtype, 1), tolerance=tolerance(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("self_shape", [(7,), (1, 7), (5, 1), (5, 7), ()])
+@pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, 2.0), (0, 1)])
+def test_addmm(self_shape, beta, alpha, dtype):
+    check_op("aten::addmm", lambda s, a, b: aten.addmm(s, a, b, beta=beta, alpha=alpha), random(self_shape, dtype, 2),
+             random((5, 11), dtype), random((11, 7), dtype, 1), beta=beta, alpha=alpha, tolerance=tolerance(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("input_shape", [(11,), (4, 11), (2, 3, 11), (0, 11), (1, 11)])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_linear(input_shape, with_bias, dtype):
+    weight, bias = random((6, 11), dtype, 1), random((6,), dtype, 2)
+    inputs = [random(input_shape, dtype), weight] + ([bias] if with_bias else [])
+    check_op("aten::linear", aten.linear, *inputs, tolerance=tolerance(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("a_shape, b_shape", [((5,), (5,)), ((3, 5), (5,)), ((5,), (5, 4)), ((3, 5), (5, 4)),
+                                              ((2, 3, 5), (5, 4)), ((5,), (2, 5, 4)), ((2, 1, 3, 5), (4, 5, 2)),
+                                              ((1, 3, 5), (6, 5, 2)), ((0, 3, 5), (5, 2))])
+def test_matmul(a_shape, b_shape, dtype):
+    check_op("aten::matmul", aten.matmul, random(a_shape, dtype), random(b_shape, dtype, 1),
+             tolerance=tolerance(dtype))
+
+
+def test_large_linear_uses_threads():
+    previous = opgraph.get_num_threads()
+    try:
+        opgraph.set_num_threads(2)
+        x, w, b = random((64, 1024), np.float32), random((512, 1024), np.float32, 1), random((512,), np.float32, 2)
+        check_op("aten::linear", aten.linear, x, w, b, tolerance=dict(rtol=1e-3, atol=1e-3))
+    finally:
+        opgraph.set_num_threads(previous)
+
+
+@pytest.mark.parametrize(
+    "op, inputs, message",
+    [
+        ("aten::mm", [np.ones((2, 3), np.float32), np.ones((4, 5), np.float32)],
+         r"cannot multiply float32\[2, 3\] by float32\[4, 5\]: inner dimensions 3 and 4 differ"),
+        ("aten::mm", [np.ones((2, 3), np.float32), np.ones((3, 5), np.float64)],
+         r"mat2: expected float32 like self, got float64\[3, 5\]"),
+        ("aten::mm", [np.ones((2, 3), np.int32), np.ones((3, 5), np.int32)], r"self: expected float32 or float64"),
+        ("aten::mm", [np.ones(3, np.float32), np.ones((3, 5), np.float32)], r"self: expected rank 2, got float32\[3\]"),
+        ("aten::bmm", [np.ones((2, 2, 3), np.float32), np.ones((3, 3, 5), np.float32)], "mat2: expected batch 2"),
+        ("aten::linear", [np.ones((2, 3), np.float32), np.ones((4, 3), np.float32), np.ones(5, np.float32)],
+         r"bias: expected float32\[4\], got float32\[5\]"),
+        ("aten::matmul", [np.ones((2, 3, 4), np.float32), np.ones((5, 4, 2), np.float32)],
+         r"batch dimensions \[2\] and \[5\] do not broadcast"),
+        ("aten::addmm", [np.ones((3, 3), np.float32), np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)],
+         r"self: float32\[3, 3\] does not broadcast to the product's shape \[2, 4\]"),
+    ],
+)
+def test_bad_inputs(op, inputs, message):
+    with pytest.raises(opgraph.Error, match=f"^{op}: {message}"):
+        call(op, *inputs)
