@@ -17,7 +17,9 @@ namespace opgraph::kernels {
 namespace {
 
 // An operand of the product at the product's rank: [batch..., rows, cols].
-// Broadcast batch dimensions have extent 1 and stride 0.
+// Broadcast batch dimensions have extent 1 and stride 0. (Only batch ones:
+// oneDNN takes a zero row stride for an unusual layout and falls back to its
+// slow reference implementation.)
 struct Operand {
   void* data;
   Shape shape;
@@ -40,7 +42,7 @@ Operand operand(const Tensor& t, Shape shape, Strides strides, size_t rank, bool
     shape.insert(shape.begin(), 1);
     strides.insert(strides.begin(), 0);
   }
-  for (size_t d = 0; d < shape.size(); ++d) {
+  for (size_t d = 0; d + 2 < shape.size(); ++d) {
     if (shape[d] == 1) strides[d] = 0;
   }
   return {t.data(), std::move(shape), std::move(strides)};
@@ -80,9 +82,11 @@ template <typename T>
 void plain_product(const Product& p) {
   const size_t rank = p.dst.shape.size();
   const int64_t m = p.dst.shape[rank - 2], n = p.dst.shape[rank - 1], k = p.a.shape[rank - 1];
-  auto at = [](const Operand& op, std::span<const int64_t> batch, int64_t row, int64_t col) {
-    int64_t offset = row * op.strides[op.strides.size() - 2] + col * op.strides.back();
-    for (size_t d = 0; d < batch.size(); ++d) offset += batch[d] * op.strides[d];
+  auto at = [rank](const Operand& op, std::span<const int64_t> batch, int64_t row, int64_t col) {
+    // Extent-1 dimensions broadcast: they are always read at index 0.
+    auto step = [&op](size_t d, int64_t i) { return op.shape[d] == 1 ? 0 : i * op.strides[d]; };
+    int64_t offset = step(rank - 2, row) + step(rank - 1, col);
+    for (size_t d = 0; d + 2 < rank; ++d) offset += step(d, batch[d]);
     return static_cast<T*>(op.data) + offset;
   };
   std::vector<int64_t> batch(rank - 2, 0);
@@ -187,7 +191,7 @@ void linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
   const int64_t rows = k == 0 ? out[0].numel() / std::max<int64_t>(n, 1) : in[0].numel() / k;
   Product p{operand(in[0], {rows, k}, {k, 1}, 2), operand(in[1], 2, /*transposed=*/true),
             operand(out[0], {rows, n}, {n, 1}, 2), std::nullopt};
-  if (in[2].defined()) p.bias = operand(in[2], {1, n}, {0, 1}, 2);
+  if (in[2].defined()) p.bias = operand(in[2], {1, n}, {n, 1}, 2);
   run(context, p, out[0].dtype(), Reference);
 }
 
@@ -233,7 +237,8 @@ void addmm_cpu(const KernelContext& context, std::span<const Tensor> in, std::sp
     const int64_t n = out[0].size(1);
     for (int64_t i = 0; i < out[0].size(0); ++i) {
       for (int64_t j = 0; j < n; ++j) {
-        const T added = beta == 0.0 ? T(0) : static_cast<T>(beta) * s[i * bias.strides[0] + j * bias.strides[1]];
+        const int64_t at = (bias.shape[0] == 1 ? 0 : i * bias.strides[0]) + (bias.shape[1] == 1 ? 0 : j * bias.strides[1]);
+        const T added = beta == 0.0 ? T(0) : static_cast<T>(beta) * s[at];
         o[i * n + j] = static_cast<T>(alpha) * o[i * n + j] + added;
       }
     }
@@ -266,7 +271,7 @@ void matmul_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
   auto as_matrix = [rank](const Tensor& t, bool is_left) {
     if (t.dim() >= 2) return operand(t, rank);
     const int64_t k = t.size(0);
-    return is_left ? operand(t, {1, k}, {0, 1}, rank) : operand(t, {k, 1}, {1, 0}, rank);
+    return is_left ? operand(t, {1, k}, {k, 1}, rank) : operand(t, {k, 1}, {1, 1}, rank);
   };
   Operand left = as_matrix(a, true), right = as_matrix(b, false);
   Shape dst_shape(rank);
