@@ -1,0 +1,105 @@
+"""Convolutions against the reference and PyTorch."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import opgraph
+from oracle import check_op
+from opgraph.ops import call
+
+aten = torch.ops.aten
+FLOAT32_SUMS = dict(rtol=1e-4, atol=1e-4)
+
+
+def random(shape, dtype, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def tolerance(dtype):
+    return FLOAT32_SUMS if dtype == np.float32 else None
+
+
+CONV2D_CASES = [
+    # input shape, weight shape, stride, padding, dilation, groups
+    ((1, 3, 8, 8), (4, 3, 3, 3), 1, 0, 1, 1),
+    ((2, 4, 9, 7), (6, 2, 3, 2), (2, 1), (1, 0), 1, 2),
+    ((1, 6, 11, 11), (6, 1, 3, 3), 1, 1, 2, 6),
+    ((1, 1, 5, 5), (1, 1, 5, 5), 1, 0, 1, 1),
+    ((3, 2, 13, 17), (5, 2, 1, 1), 3, 0, 1, 1),
+    ((0, 3, 8, 8), (4, 3, 3, 3), 1, 1, 1, 1),
+    ((3, 8, 8), (4, 3, 3, 3), 1, 1, 1, 1),  # unbatched
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("with_bias", [True, False])
+@pytest.mark.parametrize("input_shape, weight_shape, stride, padding, dilation, groups", CONV2D_CASES)
+def test_conv2d(input_shape, weight_shape, stride, padding, dilation, groups, with_bias, dtype):
+    x, w = random(input_shape, dtype), random(weight_shape, dtype, 1)
+    b = random((weight_shape[0],), dtype, 2) if with_bias else None
+    attrs = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    check_op("aten::conv2d", lambda x, w, b=None: F.conv2d(x, w, b, **attrs), x, w, *([b] if with_bias else []),
+             tolerance=tolerance(dtype), **attrs)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("input_shape, weight_shape, stride, padding, dilation, groups",
+                         [((2, 3, 17), (4, 3, 5), 1, 2, 1, 1), ((1, 4, 31), (4, 2, 3), 2, 0, 3, 2), ((3, 9), (2, 3, 4), 1, 0, 1, 1)])
+def test_conv1d(input_shape, weight_shape, stride, padding, dilation, groups, dtype):
+    x, w, b = random(input_shape, dtype), random(weight_shape, dtype, 1), random((weight_shape[0],), dtype, 2)
+    attrs = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    check_op("aten::conv1d", lambda x, w, b: F.conv1d(x, w, b, **attrs), x, w, b, tolerance=tolerance(dtype), **attrs)
+
+
+@pytest.mark.parametrize("weight_shape", [(4, 3, 3, 3), (4, 3, 3)])
+def test_convolution(weight_shape):
+    spatial = len(weight_shape) - 2
+    x, w = random((2, 3) + (10,) * spatial, np.float32), random(weight_shape, np.float32, 1)
+    attrs = dict(stride=[2] * spatial, padding=[1] * spatial, dilation=[1] * spatial, transposed=False,
+                 output_padding=[0] * spatial, groups=1)
+    check_op("aten::convolution", lambda x, w, b: aten.convolution(x, w, b, **attrs), x, w, None,
+             tolerance=FLOAT32_SUMS, **attrs)
+
+
+def test_resnet_layer_shape_uses_threads():
+    previous = opgraph.get_num_threads()
+    try:
+        opgraph.set_num_threads(2)
+        x, w = random((1, 64, 56, 56), np.float32), random((64, 64, 3, 3), np.float32, 1) * 0.1
+        check_op("aten::conv2d", lambda x, w: F.conv2d(x, w, padding=1), x, w, padding=1,
+                 tolerance=dict(rtol=1e-3, atol=1e-3))
+    finally:
+        opgraph.set_num_threads(previous)
+
+
+@pytest.mark.parametrize(
+    "inputs, attrs, message",
+    [
+        ([random((1, 3, 8, 8), np.float32), random((4, 2, 3, 3), np.float32)], {},
+         r"weight: expected 3 input channels per group"),
+        ([random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)], dict(groups=2),
+         r"groups: 2 must divide the input channels \(3\)"),
+        ([random((1, 3, 2, 2), np.float32), random((4, 3, 3, 3), np.float32)], {},
+         r"input: spatial size 2 \(padded to 2\) is smaller than the dilated kernel \(3\)"),
+        ([random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float64)], {},
+         r"weight: expected float32 like input, got float64"),
+        ([random((8, 8), np.float32), random((4, 3, 3, 3), np.float32)], {},
+         r"input: expected rank 4 \(batch, channels, spatial...\), got float32\[8, 8\]"),
+        ([random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32), random((5,), np.float32)], {},
+         r"bias: expected float32\[4\], got float32\[5\]"),
+        ([random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)], dict(stride=0),
+         r"stride: expected values of at least 1"),
+        ([random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)], dict(padding=[1, 1, 1]),
+         r"attribute 'padding' expects SymInt\[2\], got int\[\] \[1, 1, 1\]"),
+    ],
+)
+def test_bad_inputs(inputs, attrs, message):
+    with pytest.raises(opgraph.Error, match=f"^aten::conv2d: {message}"):
+        call("aten::conv2d", *inputs, **attrs)
+
+
+def test_transposed_convolution_is_refused():
+    with pytest.raises(opgraph.Error, match="transposed convolution is not supported"):
+        call("aten::convolution", random((1, 3, 8, 8), np.float32), random((3, 4, 3, 3), np.float32), None,
+             stride=[1, 1], padding=[0, 0], dilation=[1, 1], transposed=True, output_padding=[0, 0], groups=1)
