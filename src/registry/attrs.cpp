@@ -39,7 +39,8 @@ bool coerce(const Type& type, AttrValue& value) {
     } else {
       return false;
     }
-    return !type.list_size || static_cast<int64_t>(length) == *type.list_size;
+    // ATen spells "use the default" for a fixed-size list as [] (stride=[]).
+    return !type.list_size || length == 0 || static_cast<int64_t>(length) == *type.list_size;
   }
   switch (type.kind) {
     case K::Int: return std::holds_alternative<int64_t>(value);

@@ -1,0 +1,252 @@
+// 2-D pooling: max_pool2d, avg_pool2d, adaptive_avg_pool2d, over
+// (batch, channels, height, width) or unbatched (channels, height, width).
+//
+// Each output element reduces one window of its input plane. The fast
+// kernels split the planes over threads; the reference walks every window in
+// order on one thread.
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "kernels/define.h"
+
+namespace opgraph::kernels {
+namespace {
+
+// One output element's window: rows [y0, y1) and columns [x0, x1), already
+// clipped to the plane, and the divisor an average uses.
+struct Window {
+  int64_t y0, y1, x0, x1;
+  int64_t divisor;
+};
+
+// Window geometry of a whole op, per axis.
+struct Axis {
+  int64_t in = 0, out = 0, kernel = 1, stride = 1, padding = 0, dilation = 1;
+};
+
+struct Pooling {
+  Axis h, w;
+  bool adaptive = false;
+  bool count_include_pad = true;
+  std::optional<int64_t> divisor_override;
+};
+
+int64_t pooled_size(const Axis& a, bool ceil_mode, const char* what) {
+  const int64_t span = a.dilation * (a.kernel - 1) + 1;
+  const int64_t room = a.in + 2 * a.padding - span + (ceil_mode ? a.stride - 1 : 0);
+  OPGRAPH_CHECK(a.in + 2 * a.padding >= span, what, ": input size ", a.in, " (padded to ", a.in + 2 * a.padding,
+                ") is smaller than the kernel (", span, ")");
+  int64_t out = room / a.stride + 1;
+  // With ceil_mode, the last window must still start inside the input or its left padding.
+  if (ceil_mode && (out - 1) * a.stride >= a.in + a.padding) --out;
+  return out;
+}
+
+std::vector<int64_t> pair(const std::vector<int64_t>& values, const char* name, std::vector<int64_t> fallback) {
+  if (values.empty()) return fallback;
+  OPGRAPH_CHECK(values.size() == 1 || values.size() == 2, name, ": expected 1 or 2 values, got ", shape_str(values));
+  return values.size() == 1 ? std::vector<int64_t>{values[0], values[0]} : values;
+}
+
+// Reads kernel_size, stride, padding (and dilation) and sizes the output.
+Pooling windows(const TensorMeta& input, const Attrs& attrs, bool has_dilation) {
+  OPGRAPH_CHECK(input.dtype == DType::Float32 || input.dtype == DType::Float64,
+                "self: expected float32 or float64, got ", input.str());
+  OPGRAPH_CHECK(input.dim() == 3 || input.dim() == 4, "self: expected rank 3 or 4 ((batch,) channels, height, width), got ",
+                input.str());
+  const auto kernel = pair(attrs.get<std::vector<int64_t>>("kernel_size"), "kernel_size", {});
+  OPGRAPH_CHECK(kernel.size() == 2, "kernel_size: expected 1 or 2 values, got none");
+  const auto stride = pair(attrs.get<std::vector<int64_t>>("stride"), "stride", kernel);
+  const auto padding = pair(attrs.get<std::vector<int64_t>>("padding"), "padding", {0, 0});
+  const auto dilation = has_dilation ? pair(attrs.get<std::vector<int64_t>>("dilation"), "dilation", {1, 1})
+                                     : std::vector<int64_t>{1, 1};
+  const bool ceil_mode = attrs.get<bool>("ceil_mode");
+  Pooling p;
+  Axis* axes[] = {&p.h, &p.w};
+  for (int d = 0; d < 2; ++d) {
+    Axis& a = *axes[d];
+    a = {input.shape[input.dim() - 2 + d], 0, kernel[d], stride[d], padding[d], dilation[d]};
+    OPGRAPH_CHECK(a.kernel >= 1 && a.stride >= 1 && a.dilation >= 1 && a.padding >= 0,
+                  "kernel_size, stride and dilation must be positive and padding not negative; got kernel ",
+                  shape_str(kernel), ", stride ", shape_str(stride), ", padding ", shape_str(padding));
+    OPGRAPH_CHECK(a.padding * 2 <= a.kernel, "padding: ", shape_str(padding),
+                  " must be at most half of kernel_size ", shape_str(kernel));
+    a.out = pooled_size(a, ceil_mode, "self");
+  }
+  return p;
+}
+
+Shape pooled_shape(const TensorMeta& input, const Pooling& p) {
+  Shape shape = input.shape;
+  shape[shape.size() - 2] = p.h.out;
+  shape[shape.size() - 1] = p.w.out;
+  return shape;
+}
+
+// The clipped window of output (oy, ox); for averages, the divisor too.
+Window window(const Pooling& p, int64_t oy, int64_t ox) {
+  Window win;
+  if (p.adaptive) {
+    // PyTorch's split: start = floor(i * in / out), end = ceil((i + 1) * in / out).
+    win.y0 = oy * p.h.in / p.h.out;
+    win.y1 = ((oy + 1) * p.h.in + p.h.out - 1) / p.h.out;
+    win.x0 = ox * p.w.in / p.w.out;
+    win.x1 = ((ox + 1) * p.w.in + p.w.out - 1) / p.w.out;
+    win.divisor = (win.y1 - win.y0) * (win.x1 - win.x0);
+    return win;
+  }
+  const int64_t y = oy * p.h.stride - p.h.padding, x = ox * p.w.stride - p.w.padding;
+  // Averages that count padding divide by the window clipped to the padded input.
+  const int64_t padded = (std::min(y + p.h.kernel, p.h.in + p.h.padding) - y) *
+                         (std::min(x + p.w.kernel, p.w.in + p.w.padding) - x);
+  win.y0 = std::max<int64_t>(y, 0);
+  win.y1 = std::min(y + (p.h.kernel - 1) * p.h.dilation + 1, p.h.in);
+  win.x0 = std::max<int64_t>(x, 0);
+  win.x1 = std::min(x + (p.w.kernel - 1) * p.w.dilation + 1, p.w.in);
+  win.divisor = p.divisor_override ? *p.divisor_override
+                : p.count_include_pad ? padded
+                                      : (win.y1 - win.y0) * (win.x1 - win.x0);
+  return win;
+}
+
+template <typename T>
+T max_of(const T* plane, const Pooling& p, const Window& win, int64_t y_origin, int64_t x_origin) {
+  T best = -std::numeric_limits<T>::infinity();
+  // Taps sit on the dilation grid anchored at the unclipped window origin.
+  auto first = [](int64_t lo, int64_t origin, int64_t step) { return origin + (lo - origin + step - 1) / step * step; };
+  for (int64_t y = first(win.y0, y_origin, p.h.dilation); y < win.y1; y += p.h.dilation) {
+    for (int64_t x = first(win.x0, x_origin, p.w.dilation); x < win.x1; x += p.w.dilation) {
+      const T v = plane[y * p.w.in + x];
+      if (v > best || std::isnan(v)) best = v;  // NaN wins, as in PyTorch
+      if (std::isnan(best)) return best;
+    }
+  }
+  return best;
+}
+
+template <typename T>
+T average_of(const T* plane, const Pooling& p, const Window& win) {
+  double sum = 0;
+  for (int64_t y = win.y0; y < win.y1; ++y) {
+    for (int64_t x = win.x0; x < win.x1; ++x) sum += plane[y * p.w.in + x];
+  }
+  return static_cast<T>(sum / static_cast<double>(win.divisor));
+}
+
+enum class Reduce { Max, Average };
+
+template <typename T, Reduce R>
+void pool_planes(const T* in, T* out, const Pooling& p, int64_t first, int64_t last) {
+  for (int64_t plane = first; plane < last; ++plane) {
+    const T* src = in + plane * p.h.in * p.w.in;
+    T* dst = out + plane * p.h.out * p.w.out;
+    for (int64_t oy = 0; oy < p.h.out; ++oy) {
+      for (int64_t ox = 0; ox < p.w.out; ++ox) {
+        const Window win = window(p, oy, ox);
+        if constexpr (R == Reduce::Max) {
+          dst[oy * p.w.out + ox] =
+              max_of(src, p, win, oy * p.h.stride - p.h.padding, ox * p.w.stride - p.w.padding);
+        } else {
+          dst[oy * p.w.out + ox] = average_of(src, p, win);
+        }
+      }
+    }
+  }
+}
+
+template <Reduce R, bool Threaded>
+void run_pool(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p) {
+  const int64_t planes = p.h.in * p.w.in == 0 ? 0 : input.numel() / (p.h.in * p.w.in);
+  if (out.numel() == 0) return;
+  dispatch_floating(input.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    auto body = [&](int64_t first, int64_t last) {
+      pool_planes<T, R>(input.data_ptr<T>(), out.data_ptr<T>(), p, first, last);
+    };
+    if (Threaded) {
+      // Enough planes per chunk to cover ~64K input elements.
+      context.pool->parallel_for(0, planes, std::max<int64_t>(1, 65536 / (p.h.in * p.w.in)), body);
+    } else {
+      body(0, planes);
+    }
+  });
+}
+
+// --- max_pool2d
+
+std::vector<TensorMeta> max_pool_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  return {{in[0]->dtype, pooled_shape(*in[0], windows(*in[0], attrs, true))}};
+}
+
+template <bool Threaded>
+void max_pool_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                  const Attrs& attrs) {
+  run_pool<Reduce::Max, Threaded>(context, in[0], out[0], windows(in[0].meta(), attrs, true));
+}
+
+// --- avg_pool2d
+
+Pooling average_windows(const TensorMeta& input, const Attrs& attrs) {
+  Pooling p = windows(input, attrs, false);
+  p.count_include_pad = attrs.get<bool>("count_include_pad");
+  if (const auto* divisor = std::get_if<int64_t>(&attrs.get("divisor_override"))) {
+    OPGRAPH_CHECK(*divisor != 0, "divisor_override: must not be zero");
+    p.divisor_override = *divisor;
+  }
+  return p;
+}
+
+std::vector<TensorMeta> avg_pool_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  return {{in[0]->dtype, pooled_shape(*in[0], average_windows(*in[0], attrs))}};
+}
+
+template <bool Threaded>
+void avg_pool_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                  const Attrs& attrs) {
+  run_pool<Reduce::Average, Threaded>(context, in[0], out[0], average_windows(in[0].meta(), attrs));
+}
+
+// --- adaptive_avg_pool2d
+
+Pooling adaptive_windows(const TensorMeta& input, const Attrs& attrs) {
+  OPGRAPH_CHECK(input.dtype == DType::Float32 || input.dtype == DType::Float64,
+                "self: expected float32 or float64, got ", input.str());
+  OPGRAPH_CHECK(input.dim() == 3 || input.dim() == 4, "self: expected rank 3 or 4, got ", input.str());
+  const auto size = pair(attrs.get<std::vector<int64_t>>("output_size"), "output_size", {});
+  Pooling p;
+  p.adaptive = true;
+  p.h.in = input.shape[input.dim() - 2];
+  p.w.in = input.shape[input.dim() - 1];
+  p.h.out = size[0];
+  p.w.out = size[1];
+  OPGRAPH_CHECK(p.h.out >= 0 && p.w.out >= 0, "output_size: expected sizes of at least 0, got ", shape_str(size));
+  OPGRAPH_CHECK((p.h.in > 0 && p.w.in > 0) || input.numel() == 0 || p.h.out * p.w.out == 0,
+                "self: cannot pool an empty plane ", input.str(), " to ", shape_str(size));
+  return p;
+}
+
+std::vector<TensorMeta> adaptive_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  return {{in[0]->dtype, pooled_shape(*in[0], adaptive_windows(*in[0], attrs))}};
+}
+
+template <bool Threaded>
+void adaptive_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                  const Attrs& attrs) {
+  run_pool<Reduce::Average, Threaded>(context, in[0], out[0], adaptive_windows(in[0].meta(), attrs));
+}
+
+}  // namespace
+
+void register_pool_ops(Registry& registry) {
+  define(registry, {"aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+                    "int[2] dilation=1, bool ceil_mode=False) -> Tensor",
+                    max_pool_shape, max_pool_cpu<true>, max_pool_cpu<false>});
+  define(registry, {"aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+                    "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+                    avg_pool_shape, avg_pool_cpu<true>, avg_pool_cpu<false>});
+  define(registry, {"aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", adaptive_shape,
+                    adaptive_cpu<true>, adaptive_cpu<false>});
+}
+
+}  // namespace opgraph::kernels

@@ -1,0 +1,87 @@
+"""2-D pooling against the reference and PyTorch."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import opgraph
+from oracle import check_op
+from opgraph.ops import call
+
+DTYPES = [np.float32, np.float64]
+
+
+def random(shape, dtype, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+POOL_CASES = [
+    # input shape, kernel, stride, padding, ceil_mode
+    ((1, 1, 4, 4), 2, [], 0, False),
+    ((2, 3, 9, 7), 3, 2, 1, False),
+    ((2, 3, 9, 7), 3, 2, 1, True),
+    ((1, 2, 10, 11), (2, 3), (3, 2), (1, 0), True),
+    ((3, 8, 8), 2, 2, 0, False),  # unbatched
+    ((0, 3, 8, 8), 2, 2, 0, False),
+    ((1, 1001, 5, 5), 3, 1, 1, False),
+    ((1, 4, 64, 64), 2, 2, 0, False),  # crosses the threading threshold
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode", POOL_CASES)
+@pytest.mark.parametrize("dilation", [1, 2])
+def test_max_pool2d(shape, kernel, stride, padding, ceil_mode, dilation, dtype):
+    x = random(shape, dtype)
+    attrs = dict(kernel_size=kernel, stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode)
+    if x.shape[-1] + 2 * np.max(padding) < dilation * (np.max(kernel) - 1) + 1:
+        pytest.skip("the dilated window is wider than this input")
+    check_op("aten::max_pool2d", lambda t: F.max_pool2d(t, **attrs), x, **attrs)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode", POOL_CASES)
+@pytest.mark.parametrize("count_include_pad, divisor_override", [(True, None), (False, None), (True, 3)])
+def test_avg_pool2d(shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, dtype):
+    attrs = dict(kernel_size=kernel, stride=stride, padding=padding, ceil_mode=ceil_mode,
+                 count_include_pad=count_include_pad, divisor_override=divisor_override)
+    check_op("aten::avg_pool2d", lambda t: F.avg_pool2d(t, **attrs), random(shape, dtype), **attrs)
+
+
+def test_max_pool2d_propagates_nan():
+    x = random((1, 1, 4, 4), np.float32)
+    x[0, 0, 1, 1] = np.nan
+    result = call("aten::max_pool2d", x, kernel_size=2)
+    assert np.isnan(result[0, 0, 0, 0]) and not np.isnan(result[0, 0, 1, 1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, output_size", [((1, 3, 7, 7), (1, 1)), ((2, 4, 9, 13), (4, 5)), ((3, 5, 5), (5, 5)),
+                                                ((1, 2, 4, 4), (7, 3)), ((1, 512, 7, 7), (1, 1))])
+def test_adaptive_avg_pool2d(shape, output_size, dtype):
+    check_op("aten::adaptive_avg_pool2d", lambda t: F.adaptive_avg_pool2d(t, output_size), random(shape, dtype),
+             output_size=output_size)
+
+
+@pytest.mark.parametrize(
+    "op, x, attrs, message",
+    [
+        ("aten::max_pool2d", random((1, 1, 4, 4), np.float32), dict(kernel_size=2, padding=2),
+         r"padding: \[2, 2\] must be at most half of kernel_size \[2, 2\]"),
+        ("aten::max_pool2d", random((1, 1, 2, 2), np.float32), dict(kernel_size=3),
+         r"self: input size 2 \(padded to 2\) is smaller than the kernel \(3\)"),
+        ("aten::max_pool2d", random((4, 4), np.float32), dict(kernel_size=2),
+         r"self: expected rank 3 or 4 \(\(batch,\) channels, height, width\), got float32\[4, 4\]"),
+        ("aten::max_pool2d", random((1, 1, 4, 4), np.float32).astype(np.int32), dict(kernel_size=2),
+         r"self: expected float32 or float64, got int32"),
+        ("aten::avg_pool2d", random((1, 1, 4, 4), np.float32), dict(kernel_size=2, divisor_override=0),
+         "divisor_override: must not be zero"),
+        ("aten::avg_pool2d", random((1, 1, 4, 4), np.float32), dict(kernel_size=0),
+         "kernel_size, stride and dilation must be positive"),
+        ("aten::adaptive_avg_pool2d", random((1, 1, 4, 4), np.float32), dict(output_size=[2, 2, 2]),
+         r"attribute 'output_size' expects SymInt\[2\]"),
+    ],
+)
+def test_bad_inputs(op, x, attrs, message):
+    with pytest.raises(opgraph.Error, match=f"^{op}: {message}"):
+        call(op, x, **attrs)
