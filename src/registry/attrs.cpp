@@ -29,18 +29,10 @@ bool coerce(const Type& type, AttrValue& value) {
         value = std::vector<double>(static_cast<size_t>(*type.list_size), *scalar);
       }
     }
-    size_t length = 0;
-    if (const auto* ints = std::get_if<std::vector<int64_t>>(&value)) {
-      if (type.kind != K::Int && type.kind != K::Bool) return false;
-      length = ints->size();
-    } else if (const auto* floats = std::get_if<std::vector<double>>(&value)) {
-      if (type.kind != K::Float) return false;
-      length = floats->size();
-    } else {
-      return false;
-    }
-    // ATen spells "use the default" for a fixed-size list as [] (stride=[]).
-    return !type.list_size || length == 0 || static_cast<int64_t>(length) == *type.list_size;
+    // As in ATen, a list's size in the schema (int[2]) only says how far a
+    // single value broadcasts; the op itself checks the lengths it accepts.
+    if (std::holds_alternative<std::vector<int64_t>>(value)) return type.kind == K::Int || type.kind == K::Bool;
+    return std::holds_alternative<std::vector<double>>(value) && type.kind == K::Float;
   }
   switch (type.kind) {
     case K::Int: return std::holds_alternative<int64_t>(value);

@@ -91,7 +91,7 @@ def test_resnet_layer_shape_uses_threads():
         ([random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)], dict(stride=0),
          r"stride: expected values of at least 1"),
         ([random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)], dict(padding=[1, 1, 1]),
-         r"attribute 'padding' expects SymInt\[2\], got int\[\] \[1, 1, 1\]"),
+         r"padding: expected 1 or 2 values, got \[1, 1, 1\]"),
     ],
 )
 def test_bad_inputs(inputs, attrs, message):

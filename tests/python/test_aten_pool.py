@@ -79,7 +79,7 @@ def test_adaptive_avg_pool2d(shape, output_size, dtype):
         ("aten::avg_pool2d", random((1, 1, 4, 4), np.float32), dict(kernel_size=0),
          "kernel_size, stride and dilation must be positive"),
         ("aten::adaptive_avg_pool2d", random((1, 1, 4, 4), np.float32), dict(output_size=[2, 2, 2]),
-         r"attribute 'output_size' expects SymInt\[2\]"),
+         r"output_size: expected 1 or 2 values, got \[2, 2, 2\]"),
     ],
 )
 def test_bad_inputs(op, x, attrs, message):

@@ -6,6 +6,12 @@ void register_shape_ops(Registry& registry);
 void register_matmul_ops(Registry& registry);
 void register_conv_ops(Registry& registry);
 void register_pool_ops(Registry& registry);
+void register_softmax_ops(Registry& registry);
+void register_reduce_ops(Registry& registry);
+void register_norm_ops(Registry& registry);
+void register_loss_ops(Registry& registry);
+void register_activation_ops(Registry& registry);
+void register_binary_ops(Registry& registry);
 
 // One line per op family. Kept explicit rather than left to static
 // initializers, which a static link may drop without a word.
@@ -14,6 +20,12 @@ void register_builtin_ops(Registry& registry) {
   register_matmul_ops(registry);
   register_conv_ops(registry);
   register_pool_ops(registry);
+  register_softmax_ops(registry);
+  register_reduce_ops(registry);
+  register_norm_ops(registry);
+  register_loss_ops(registry);
+  register_activation_ops(registry);
+  register_binary_ops(registry);
 }
 
 }  // namespace opgraph::kernels

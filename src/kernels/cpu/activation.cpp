@@ -1,0 +1,285 @@
+// Activation functions and their gradients: elementwise maps over tensors of
+// one shape and one floating-point dtype.
+//
+// Each op is a small struct: its constructor reads (and validates) the call's
+// attributes for the tensors' dtype, its call operator maps one element and is
+// a template so the fast kernel runs it in the tensor's type while the
+// reference runs it in double. The loops around it are shared by every op.
+#include <array>
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/define.h"
+
+namespace opgraph::kernels {
+namespace {
+
+// Below this many elements, waking the pool costs more than the loop itself.
+constexpr int64_t kParallelThreshold = int64_t{1} << 16;
+
+// A Scalar argument (int or float) rounded to the tensor's dtype, as PyTorch
+// does: the double-precision reference then compares against the same bounds.
+double scalar_attr(const Attrs& attrs, std::string_view name, DType dtype) {
+  const AttrValue& value = attrs.get(name);
+  const auto* integer = std::get_if<int64_t>(&value);
+  const double scalar = integer ? static_cast<double>(*integer) : attrs.get<double>(name);
+  return dtype == DType::Float32 ? static_cast<float>(scalar) : scalar;
+}
+
+// gelu's `approximate`: true for "tanh", false for "none".
+bool tanh_approximation(const Attrs& attrs) {
+  const std::string& approximate = attrs.get<std::string>("approximate");
+  OPGRAPH_CHECK(approximate == "none" || approximate == "tanh",
+                "approximate: expected \"none\" or \"tanh\", got \"", approximate, "\"");
+  return approximate == "tanh";
+}
+
+// PyTorch's constants for gelu, so that results match it to rounding.
+constexpr double kSqrtHalf = std::numbers::sqrt2 / 2;
+constexpr double kInvSqrt2Pi = std::numbers::inv_sqrtpi * kSqrtHalf;  // 1 / sqrt(2 pi)
+constexpr double kBeta = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
+constexpr double kKappa = 0.044715;
+
+template <typename T>
+T sigmoid(T x) {
+  return T(1) / (T(1) + std::exp(-x));
+}
+
+// Forward ops: one input.
+
+struct Relu {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Relu(const Attrs&, DType) {}
+  // Written so that NaN passes through, as in torch.relu.
+  template <typename T>
+  T operator()(T x) const { return x < T(0) ? T(0) : x; }
+};
+
+struct Gelu {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Gelu(const Attrs& attrs, DType) : tanh_form(tanh_approximation(attrs)) {}
+  template <typename T>
+  T operator()(T x) const {
+    if (tanh_form) return T(0.5) * x * (T(1) + std::tanh(T(kBeta) * (x + T(kKappa) * x * x * x)));
+    return x * T(0.5) * (T(1) + std::erf(x * T(kSqrtHalf)));
+  }
+  bool tanh_form;
+};
+
+struct Silu {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Silu(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T x) const { return x / (T(1) + std::exp(-x)); }
+};
+
+struct Sigmoid {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Sigmoid(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T x) const { return sigmoid(x); }
+};
+
+struct Tanh {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Tanh(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T x) const { return std::tanh(x); }
+};
+
+struct Hardtanh {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Hardtanh(const Attrs& attrs, DType dtype)
+      : min_val(scalar_attr(attrs, "min_val", dtype)), max_val(scalar_attr(attrs, "max_val", dtype)) {}
+  // clamp(x, min, max) in torch's order: max wins when min > max; NaN passes.
+  template <typename T>
+  T operator()(T x) const {
+    const T low = x < T(min_val) ? T(min_val) : x;
+    return low > T(max_val) ? T(max_val) : low;
+  }
+  double min_val, max_val;
+};
+
+// Inference only: dropout is the identity when not training. Training needs a
+// random mask, which a stateless op without a generator cannot draw.
+struct Dropout {
+  static constexpr std::array<const char*, 1> inputs{"input"};
+  Dropout(const Attrs& attrs, DType) {
+    const double p = attrs.get<double>("p");
+    OPGRAPH_CHECK(p >= 0 && p <= 1, "p: expected a probability in [0, 1], got ", p);
+    OPGRAPH_CHECK(!attrs.get<bool>("train"), "train: training-mode dropout is not supported by this op "
+                  "(it runs inference only); expected train=False, got train=True");
+  }
+  template <typename T>
+  T operator()(T x) const { return x; }
+};
+
+// Gradients: the incoming gradient, then the forward op's input or output.
+
+struct ThresholdBackward {
+  static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
+  ThresholdBackward(const Attrs& attrs, DType dtype) : threshold(scalar_attr(attrs, "threshold", dtype)) {}
+  template <typename T>
+  T operator()(T grad, T x) const { return x <= T(threshold) ? T(0) : grad; }
+  double threshold;
+};
+
+struct GeluBackward {
+  static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
+  GeluBackward(const Attrs& attrs, DType) : tanh_form(tanh_approximation(attrs)) {}
+  template <typename T>
+  T operator()(T grad, T x) const {
+    if (tanh_form) {
+      const T x_sq = x * x;
+      const T tanh_inner = std::tanh(T(kBeta) * (x + T(kKappa) * x_sq * x));
+      const T left_derivative = T(0.5) * (T(1) + tanh_inner);
+      const T right_derivative =
+          T(0.5) * x * (T(1) - tanh_inner * tanh_inner) * T(kBeta) * (T(1) + T(3 * kKappa) * x_sq);
+      return grad * (left_derivative + right_derivative);
+    }
+    const T cdf = T(0.5) * (T(1) + std::erf(x * T(kSqrtHalf)));
+    const T pdf = T(kInvSqrt2Pi) * std::exp(T(-0.5) * x * x);
+    return grad * (cdf + x * pdf);
+  }
+  bool tanh_form;
+};
+
+struct SiluBackward {
+  static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
+  SiluBackward(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T grad, T x) const {
+    const T s = sigmoid(x);
+    return grad * s * (T(1) + x * (T(1) - s));
+  }
+};
+
+// sigmoid' = y (1 - y) in terms of the forward output y.
+struct SigmoidBackward {
+  static constexpr std::array<const char*, 2> inputs{"grad_output", "output"};
+  SigmoidBackward(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T grad, T y) const { return grad * (T(1) - y) * y; }
+};
+
+// tanh' = 1 - y^2 in terms of the forward output y.
+struct TanhBackward {
+  static constexpr std::array<const char*, 2> inputs{"grad_output", "output"};
+  TanhBackward(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T grad, T y) const { return grad * (T(1) - y * y); }
+};
+
+struct HardtanhBackward {
+  static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
+  HardtanhBackward(const Attrs& attrs, DType dtype)
+      : min_val(scalar_attr(attrs, "min_val", dtype)), max_val(scalar_attr(attrs, "max_val", dtype)) {}
+  template <typename T>
+  T operator()(T grad, T x) const { return x <= T(min_val) || x >= T(max_val) ? T(0) : grad; }
+  double min_val, max_val;
+};
+
+// Every input: floating point, with the first input's dtype and shape. The
+// output is like the first input. Building the Op checks the attributes.
+template <typename Op>
+std::vector<TensorMeta> elementwise_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const TensorMeta& first = *inputs[0];
+  dispatch_floating(first.dtype, Op::inputs[0], [](auto) {});
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    OPGRAPH_CHECK(inputs[i]->dtype == first.dtype, Op::inputs[i], ": expected ", dtype_name(first.dtype),
+                  " like ", Op::inputs[0], ", got ", dtype_name(inputs[i]->dtype));
+    OPGRAPH_CHECK(inputs[i]->shape == first.shape, Op::inputs[i], ": expected shape ", shape_str(first.shape),
+                  " like ", Op::inputs[0], ", got ", shape_str(inputs[i]->shape));
+  }
+  static_cast<void>(Op(attrs, first.dtype));
+  return {first};
+}
+
+// Calls body(x, y, n): x the input pointers of type T, y the output.
+template <typename Op, typename Body>
+void with_pointers(std::span<const Tensor> inputs, const Tensor& output, Body&& body) {
+  dispatch_floating(output.dtype(), Op::inputs[0], [&](auto zero) {
+    using T = decltype(zero);
+    std::array<const T*, Op::inputs.size()> x;
+    for (size_t i = 0; i < x.size(); ++i) x[i] = inputs[i].data_ptr<const T>();
+    body(x, output.data_ptr<T>(), output.numel());
+  });
+}
+
+// Contiguous loops GCC vectorizes where the op allows, split over the pool
+// when large.
+template <typename Op>
+void map_fast(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+              const Attrs& attrs) {
+  const Op op(attrs, outputs[0].dtype());
+  with_pointers<Op>(inputs, outputs[0], [&](const auto& x, auto* y, int64_t n) {
+    const auto chunk = [&](int64_t begin, int64_t end) {
+      [&]<size_t... I>(std::index_sequence<I...>) {
+        for (int64_t i = begin; i < end; ++i) y[i] = op(x[I][i]...);
+      }(std::make_index_sequence<Op::inputs.size()>{});
+    };
+    if (n < kParallelThreshold) return chunk(0, n);
+    context.pool->parallel_for(0, n, kParallelThreshold / 2, chunk);
+  });
+}
+
+// One element at a time, in double: the fast kernel's float32 results are held
+// to a more precise evaluation of the same formula.
+template <typename Op>
+void map_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                   const Attrs& attrs) {
+  const Op op(attrs, outputs[0].dtype());
+  with_pointers<Op>(inputs, outputs[0], [&](const auto& x, auto* y, int64_t n) {
+    using T = std::remove_pointer_t<decltype(y)>;
+    [&]<size_t... I>(std::index_sequence<I...>) {
+      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(op(static_cast<double>(x[I][i])...));
+    }(std::make_index_sequence<Op::inputs.size()>{});
+  });
+}
+
+template <typename Op>
+void define_elementwise(Registry& registry, const char* schema, const char* backward = nullptr,
+                        std::source_location where = std::source_location::current()) {
+  define(registry,
+         {.schema = schema,
+          .shape = elementwise_shape<Op>,
+          .cpu = map_fast<Op>,
+          .reference = map_reference<Op>,
+          .backward = backward},
+         where);
+}
+
+}  // namespace
+
+void register_activation_ops(Registry& registry) {
+  // Gradients first: a forward op may only name a backward op already declared.
+  define_elementwise<ThresholdBackward>(
+      registry, "aten::threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor");
+  define_elementwise<GeluBackward>(
+      registry, "aten::gelu_backward(Tensor grad_output, Tensor self, *, str approximate=\"none\") -> Tensor");
+  define_elementwise<SiluBackward>(registry, "aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor");
+  define_elementwise<SigmoidBackward>(registry,
+                                      "aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor");
+  define_elementwise<TanhBackward>(registry, "aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor");
+  define_elementwise<HardtanhBackward>(
+      registry,
+      "aten::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor");
+
+  // `backward` is set where ATen's gradient op takes (grad, the forward inputs,
+  // the forward attributes). relu's (threshold_backward) takes an extra
+  // threshold; sigmoid's and tanh's take the forward output instead.
+  define_elementwise<Relu>(registry, "aten::relu(Tensor self) -> Tensor");
+  define_elementwise<Gelu>(registry, "aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor",
+                           "aten::gelu_backward");
+  define_elementwise<Silu>(registry, "aten::silu(Tensor self) -> Tensor", "aten::silu_backward");
+  define_elementwise<Sigmoid>(registry, "aten::sigmoid(Tensor self) -> Tensor");
+  define_elementwise<Tanh>(registry, "aten::tanh(Tensor self) -> Tensor");
+  define_elementwise<Hardtanh>(registry, "aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+                               "aten::hardtanh_backward");
+  define_elementwise<Dropout>(registry, "aten::dropout(Tensor input, float p, bool train) -> Tensor");
+}
+
+}  // namespace opgraph::kernels

@@ -1,0 +1,153 @@
+// Shared by the kernels that reduce or normalize along some dims (softmax,
+// reductions, norms): the reduced dims are made the trailing, contiguous ones,
+// so every kernel is a loop over rows of contiguous data.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "opgraph/registry/registry.h"
+
+namespace opgraph::kernels {
+
+// Below this many elements a job runs on the calling thread: waking workers
+// costs more than it saves.
+inline constexpr int64_t kParallelElements = int64_t(1) << 16;
+
+// `dim` in [-rank, rank) (a scalar counts as rank 1, as in ATen) -> [0, rank).
+inline int64_t wrap_dim(int64_t dim, int64_t rank, const char* argument) {
+  const int64_t extent = std::max<int64_t>(rank, 1);
+  OPGRAPH_CHECK(dim >= -extent && dim < extent, argument, ": expected a dim in [", -extent, ", ", extent - 1,
+                "] for a tensor of rank ", rank, ", got ", dim);
+  return dim < 0 ? dim + extent : dim;
+}
+
+inline int64_t product(std::span<const int64_t> extents) {
+  int64_t n = 1;
+  for (int64_t e : extents) n *= e;
+  return n;
+}
+
+// The order of dims that keeps the others in place and moves `dims` last.
+inline std::vector<int64_t> dims_last_order(int64_t rank, std::span<const int64_t> dims) {
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) order.push_back(d);
+  }
+  order.insert(order.end(), dims.begin(), dims.end());
+  return order;
+}
+
+inline bool is_identity(std::span<const int64_t> order) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// `t` with its dims in `order`, contiguous: a scratch copy unless the order is
+// the identity.
+inline Tensor permuted_contiguous(const Tensor& t, std::span<const int64_t> order) {
+  return is_identity(order) ? t : t.permute(order).contiguous();
+}
+
+// A tensor seen around one of its dims: `outer` blocks of `size` x `inner`
+// elements, so element (o, k, i) lies at (o * size + k) * inner + i.
+struct DimLayout {
+  int64_t outer, size, inner;
+};
+
+inline DimLayout layout_around(std::span<const int64_t> shape, int64_t dim) {
+  if (shape.empty()) return {1, 1, 1};
+  return {product(shape.first(dim)), shape[dim], product(shape.subspan(dim + 1))};
+}
+
+// Input checks shared by the shape functions.
+inline void check_floating(const TensorMeta& meta, const char* argument) {
+  OPGRAPH_CHECK(meta.dtype == DType::Float32 || meta.dtype == DType::Float64, argument,
+                ": expected float32 or float64, got ", meta.str());
+}
+
+inline void check_same_meta(const TensorMeta& meta, const char* argument, const TensorMeta& like,
+                            const char* like_argument) {
+  OPGRAPH_CHECK(meta == like, argument, ": expected ", like.str(), " like ", like_argument, ", got ", meta.str());
+}
+
+// A `ScalarType? dtype` argument: only None or the input's own dtype, since
+// the kernels compute in the input's type.
+inline void check_dtype_argument(const Attrs& attrs, const char* argument, DType input) {
+  const AttrValue& value = attrs.get(argument);
+  if (std::holds_alternative<std::monostate>(value)) return;
+  const DType requested = std::get<DType>(value);
+  OPGRAPH_CHECK(requested == input, argument, ": expected None or ", dtype_name(input),
+                " (the input's dtype; conversion is not supported), got ", dtype_name(requested));
+}
+
+// Runs body(begin, end) over [0, rows), on the pool's threads once the rows
+// hold enough elements to pay for them.
+template <typename Body>
+void parallel_rows(const KernelContext& context, int64_t rows, int64_t cols, Body&& body) {
+  const int64_t grain = std::max<int64_t>(1, kParallelElements / std::max<int64_t>(cols, 1));
+  if (rows <= grain || context.pool == nullptr) {
+    if (rows > 0) body(int64_t{0}, rows);
+    return;
+  }
+  context.pool->parallel_for(0, rows, grain, body);
+}
+
+// Reducing along a dim that is not the last walks columns, kColumnTile at a
+// time: wide enough for vector registers, narrow enough that per-column state
+// fits on the stack.
+inline constexpr int64_t kColumnTile = 64;
+
+// For a layout with inner > 1: calls body(o, first, width) for every tile of
+// `width` <= kColumnTile adjacent columns [first, first + width) of outer block
+// o; element k of column j lies at (o * size + k) * inner + j.
+template <typename Body>
+void parallel_column_tiles(const KernelContext& context, const DimLayout& layout, Body&& body) {
+  const int64_t tiles_per_block = (layout.inner + kColumnTile - 1) / kColumnTile;
+  parallel_rows(context, layout.outer * tiles_per_block, layout.size * kColumnTile, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t first = (t % tiles_per_block) * kColumnTile;
+      body(t / tiles_per_block, first, std::min(kColumnTile, layout.inner - first));
+    }
+  });
+}
+
+// Reduces map(0) ... map(n - 1) with `combine`, in kLanes independent
+// accumulators: without -ffast-math GCC may not reorder a floating-point
+// reduction, but it vectorizes lanes that the source already keeps apart.
+template <typename Acc, typename Map, typename Combine>
+Acc reduce_lanes(int64_t n, Acc init, Map&& map, Combine&& combine) {
+  constexpr int64_t kLanes = 8;
+  Acc lanes[kLanes];
+  std::fill(lanes, lanes + kLanes, init);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) lanes[j] = combine(lanes[j], map(i + j));
+  }
+  Acc total = init;
+  for (Acc lane : lanes) total = combine(total, lane);
+  for (; i < n; ++i) total = combine(total, map(i));
+  return total;
+}
+
+// Sum of x[0..n) accumulated in double.
+template <typename T>
+double row_sum(const T* x, int64_t n) {
+  return reduce_lanes(
+      n, 0.0, [x](int64_t i) { return static_cast<double>(x[i]); }, [](double a, double b) { return a + b; });
+}
+
+// Max of x[0..n); -inf for an empty row.
+template <typename T>
+T row_max(const T* x, int64_t n) {
+  return reduce_lanes(
+      n, -std::numeric_limits<T>::infinity(), [x](int64_t i) { return x[i]; },
+      [](T a, T b) { return a > b ? a : b; });
+}
+
+}  // namespace opgraph::kernels
