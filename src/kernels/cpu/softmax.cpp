@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/vec_math.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -51,11 +52,11 @@ std::vector<TensorMeta> softmax_backward_shape(std::span<const TensorMeta* const
 template <typename T>
 void softmax_row(Kind kind, const T* x, T* y, int64_t n) {
   const T max = row_max(x, n);
+  // Two passes: the exponentials vectorize on their own, the double sum
+  // (kept for accuracy over long rows) does not.
+  for (int64_t i = 0; i < n; ++i) y[i] = fast_exp(x[i] - max);
   double sum = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    y[i] = std::exp(x[i] - max);
-    sum += y[i];
-  }
+  for (int64_t i = 0; i < n; ++i) sum += y[i];
   if (kind == Kind::Softmax) {
     const T scale = static_cast<T>(1.0 / sum);
     for (int64_t i = 0; i < n; ++i) y[i] *= scale;
@@ -77,7 +78,7 @@ void softmax_backward_row(Kind kind, const T* dy, const T* y, T* dx, int64_t n) 
     for (int64_t i = 0; i < n; ++i) dx[i] = y[i] * (dy[i] - dot);
   } else {
     const T sum = static_cast<T>(row_sum(dy, n));
-    for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] - std::exp(y[i]) * sum;
+    for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] - fast_exp(y[i]) * sum;
   }
 }
 
@@ -93,7 +94,7 @@ void softmax_columns(Kind kind, const T* x, T* y, int64_t size, int64_t stride, 
   }
   for (int64_t k = 0; k < size; ++k) {
     for (int64_t j = 0; j < width; ++j) {
-      y[k * stride + j] = std::exp(x[k * stride + j] - max[j]);
+      y[k * stride + j] = fast_exp(x[k * stride + j] - max[j]);
       sum[j] += y[k * stride + j];
     }
   }
@@ -128,7 +129,7 @@ void softmax_backward_columns(Kind kind, const T* dy, const T* y, T* dx, int64_t
     if (kind == Kind::Softmax) {
       for (int64_t j = 0; j < width; ++j) dxk[j] = yk[j] * (dyk[j] - s[j]);
     } else {
-      for (int64_t j = 0; j < width; ++j) dxk[j] = dyk[j] - std::exp(yk[j]) * s[j];
+      for (int64_t j = 0; j < width; ++j) dxk[j] = dyk[j] - fast_exp(yk[j]) * s[j];
     }
   }
 }
