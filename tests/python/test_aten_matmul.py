@@ -96,3 +96,52 @@ def test_large_linear_uses_threads():
 def test_bad_inputs(op, inputs, message):
     with pytest.raises(opgraph.Error, match=f"^{op}: {message}"):
         call(op, *inputs)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("input_shape", [(11,), (4, 11), (2, 3, 11), (0, 11), (1, 11)])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_linear_backward_matches_autograd(input_shape, with_bias, dtype):
+    assert opgraph.op_backward("aten::linear") == "opgraph::linear_backward"
+    x = torch.from_numpy(random(input_shape, dtype)).requires_grad_()
+    w = torch.from_numpy(random((6, 11), dtype, 1)).requires_grad_()
+    b = torch.from_numpy(random((6,), dtype, 2)).requires_grad_() if with_bias else None
+    y = torch.nn.functional.linear(x, w, b)
+    grad = torch.from_numpy(random(tuple(y.shape), dtype, 3))
+    y.backward(grad)
+    inputs = [grad, x.detach(), w.detach()] + ([b.detach()] if with_bias else [])
+    fast = call("opgraph::linear_backward", *inputs)
+    reference = opgraph.ops.call_reference("opgraph::linear_backward", *inputs)
+    tol = tolerance(dtype) or dict(rtol=1e-12, atol=1e-12)
+    expected = [x.grad, w.grad, b.grad if with_bias else torch.zeros(0, dtype=x.dtype)]
+    for got, ref, want in zip(fast, reference, expected):
+        np.testing.assert_allclose(ref, want.numpy(), **tol)
+        np.testing.assert_allclose(got, ref, **tol)
+
+
+def test_linear_backward_matches_finite_differences():
+    x, w, b = random((3, 5), np.float64), random((4, 5), np.float64, 1), random((4,), np.float64, 2)
+    grad = random((3, 4), np.float64, 3)
+    grad_x, grad_w, grad_b = call("opgraph::linear_backward", grad, x, w, b)
+    eps = 1e-6
+
+    def numeric(wrt):
+        result = np.zeros_like(wrt)
+        for index in np.ndindex(wrt.shape):
+            saved = wrt[index]
+            wrt[index] = saved + eps
+            plus = np.sum(grad * call("aten::linear", x, w, b))
+            wrt[index] = saved - eps
+            minus = np.sum(grad * call("aten::linear", x, w, b))
+            wrt[index] = saved
+            result[index] = (plus - minus) / (2 * eps)
+        return result
+
+    for analytic, wrt in [(grad_x, x), (grad_w, w), (grad_b, b)]:
+        np.testing.assert_allclose(analytic, numeric(wrt), rtol=1e-6, atol=1e-8)
+
+
+def test_linear_backward_checks_the_gradient_shape():
+    with pytest.raises(opgraph.Error, match=r"grad_output: expected float32\[3, 4\] like linear's output, got float32\[3, 5\]"):
+        call("opgraph::linear_backward", np.ones((3, 5), np.float32), np.ones((3, 2), np.float32),
+             np.ones((4, 2), np.float32))

@@ -251,6 +251,45 @@ void linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
   run(context, p, out[0].dtype(), Reference);
 }
 
+// --- linear's gradients. With rows = the input's leading dimensions folded:
+//   grad_input  = grad_output[rows, N] @ weight[N, K]
+//   grad_weight = grad_output^T[N, rows] @ input[rows, K]
+//   grad_bias   = grad_output summed over rows ([0] when there is no bias)
+
+std::vector<TensorMeta> linear_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  const TensorMeta& grad = *in[0];
+  const TensorMeta forward = linear_shape(in.subspan(1), attrs)[0];
+  OPGRAPH_CHECK(grad == forward, "grad_output: expected ", forward.str(), " like linear's output, got ", grad.str());
+  const TensorMeta bias = in[3] ? *in[3] : TensorMeta{grad.dtype, {0}};
+  return {*in[1], *in[2], bias};
+}
+
+template <bool Reference>
+void linear_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                         const Attrs&) {
+  const Tensor &grad = in[0], &input = in[1], &weight = in[2];
+  const int64_t n = weight.size(0), k = weight.size(1);
+  const int64_t rows = n == 0 ? (k == 0 ? 0 : input.numel() / k) : grad.numel() / n;
+  const Operand grad_rows = operand(grad, {rows, n}, {n, 1}, 2);
+  const Operand input_rows = operand(input, {rows, k}, {k, 1}, 2);
+  const DType dtype = grad.dtype();
+  run(context, {grad_rows, operand(weight, 2), operand(out[0], {rows, k}, {k, 1}, 2), std::nullopt}, dtype,
+      Reference);
+  run(context, {operand(grad, {n, rows}, {1, n}, 2), input_rows, operand(out[1], 2), std::nullopt}, dtype,
+      Reference);
+  if (!in[3].defined()) return;
+  dispatch_floating(dtype, "grad_output", [&](auto zero) {
+    using T = decltype(zero);
+    const T* g = grad.data_ptr<T>();
+    T* db = out[2].data_ptr<T>();
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t r = 0; r < rows; ++r) sum += g[r * n + j];
+      db[j] = static_cast<T>(sum);
+    }
+  });
+}
+
 // --- addmm: beta * self + alpha * (mat1 @ mat2), self broadcast to [M, N].
 
 double scalar(const AttrValue& value) {
@@ -347,8 +386,12 @@ void register_matmul_ops(Registry& registry) {
                     batched_cpu<true>});
   define(registry, {"aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
                     addmm_shape, addmm_cpu<false>, addmm_cpu<true>});
+  // A backward op is registered before the op that names it.
+  define(registry, {"opgraph::linear_backward(Tensor grad_output, Tensor input, Tensor weight, Tensor? bias=None) "
+                    "-> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
+                    linear_backward_shape, linear_backward_cpu<false>, linear_backward_cpu<true>});
   define(registry, {"aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", linear_shape,
-                    linear_cpu<false>, linear_cpu<true>});
+                    linear_cpu<false>, linear_cpu<true>, "opgraph::linear_backward"});
   define(registry, {"aten::matmul(Tensor self, Tensor other) -> Tensor", matmul_shape, matmul_cpu<false>,
                     matmul_cpu<true>});
 }
