@@ -85,3 +85,71 @@ def test_adaptive_avg_pool2d(shape, output_size, dtype):
 def test_bad_inputs(op, x, attrs, message):
     with pytest.raises(opgraph.Error, match=f"^{op}: {message}"):
         call(op, x, **attrs)
+
+
+def autograd_pool(torch_fn, x, dtype):
+    """torch's input gradient of torch_fn at x for a random output gradient."""
+    tx = torch.from_numpy(x).requires_grad_()
+    y = torch_fn(tx)
+    grad = torch.from_numpy(random(tuple(y.shape), dtype, 5))
+    y.backward(grad)
+    return grad.numpy(), tx.grad.numpy()
+
+
+def check_gradient(op, grad, x, expected, **attrs):
+    fast = call(op, grad, x, **attrs)
+    reference = opgraph.ops.call_reference(op, grad, x, **attrs)
+    tol = dict(rtol=1e-5, atol=1e-5) if x.dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(reference, expected, **tol)
+    np.testing.assert_allclose(fast, reference, **tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode", POOL_CASES)
+@pytest.mark.parametrize("dilation", [1, 2])
+def test_max_pool2d_backward_matches_autograd(shape, kernel, stride, padding, ceil_mode, dilation, dtype):
+    assert opgraph.op_backward("aten::max_pool2d") == "opgraph::max_pool2d_backward"
+    attrs = dict(kernel_size=kernel, stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode)
+    x = random(shape, dtype)
+    grad, expected = autograd_pool(lambda t: F.max_pool2d(t, **attrs), x, dtype)
+    check_gradient("opgraph::max_pool2d_backward", grad, x, expected, **attrs)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode", POOL_CASES)
+@pytest.mark.parametrize("count_include_pad, divisor_override", [(True, None), (False, None), (True, 3)])
+def test_avg_pool2d_backward_matches_autograd(shape, kernel, stride, padding, ceil_mode, count_include_pad,
+                                              divisor_override, dtype):
+    assert opgraph.op_backward("aten::avg_pool2d") == "aten::avg_pool2d_backward"
+    attrs = dict(kernel_size=kernel, stride=stride, padding=padding, ceil_mode=ceil_mode,
+                 count_include_pad=count_include_pad, divisor_override=divisor_override)
+    x = random(shape, dtype)
+    grad, expected = autograd_pool(lambda t: F.avg_pool2d(t, **attrs), x, dtype)
+    check_gradient("aten::avg_pool2d_backward", grad, x, expected, **attrs)
+
+
+@pytest.mark.parametrize("op, attrs", [("max_pool2d", dict(kernel_size=3, stride=2, padding=1)),
+                                       ("avg_pool2d", dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                                                           count_include_pad=False, divisor_override=None))])
+def test_pool_backward_matches_finite_differences(op, attrs):
+    x = random((1, 2, 7, 6), np.float64)
+    y = call(f"aten::{op}", x, **attrs)
+    grad = random(y.shape, np.float64, 3)
+    backward = opgraph.op_backward(f"aten::{op}")
+    analytic = call(backward, grad, x, **attrs)
+    numeric, eps = np.zeros_like(x), 1e-6
+    for index in np.ndindex(x.shape):
+        saved = x[index]
+        x[index] = saved + eps
+        plus = np.sum(grad * call(f"aten::{op}", x, **attrs))
+        x[index] = saved - eps
+        minus = np.sum(grad * call(f"aten::{op}", x, **attrs))
+        x[index] = saved
+        numeric[index] = (plus - minus) / (2 * eps)
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_pool_backward_checks_the_gradient_shape():
+    with pytest.raises(opgraph.Error, match=r"grad_output: expected float32\[1, 1, 2, 2\] like the pooled output"):
+        call("opgraph::max_pool2d_backward", np.ones((1, 1, 3, 3), np.float32), np.ones((1, 1, 4, 4), np.float32),
+             kernel_size=2)

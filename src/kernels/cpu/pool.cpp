@@ -110,16 +110,18 @@ Window window(const Pooling& p, int64_t oy, int64_t ox) {
   return win;
 }
 
+// Where in the plane the window's maximum is (the first one; a NaN wins, as
+// in PyTorch). Taps sit on the dilation grid anchored at the unclipped window
+// origin.
 template <typename T>
-T max_of(const T* plane, const Pooling& p, const Window& win, int64_t y_origin, int64_t x_origin) {
-  T best = -std::numeric_limits<T>::infinity();
-  // Taps sit on the dilation grid anchored at the unclipped window origin.
+int64_t argmax(const T* plane, const Pooling& p, const Window& win, int64_t y_origin, int64_t x_origin) {
   auto first = [](int64_t lo, int64_t origin, int64_t step) { return origin + (lo - origin + step - 1) / step * step; };
+  int64_t best = -1;
   for (int64_t y = first(win.y0, y_origin, p.h.dilation); y < win.y1; y += p.h.dilation) {
     for (int64_t x = first(win.x0, x_origin, p.w.dilation); x < win.x1; x += p.w.dilation) {
-      const T v = plane[y * p.w.in + x];
-      if (v > best || std::isnan(v)) best = v;  // NaN wins, as in PyTorch
-      if (std::isnan(best)) return best;
+      const int64_t at = y * p.w.in + x;
+      if (best < 0 || plane[at] > plane[best] || std::isnan(plane[at])) best = at;
+      if (std::isnan(plane[best])) return best;
     }
   }
   return best;
@@ -136,33 +138,51 @@ T average_of(const T* plane, const Pooling& p, const Window& win) {
 
 enum class Reduce { Max, Average };
 
-template <typename T, Reduce R>
-void pool_planes(const T* in, T* out, const Pooling& p, int64_t first, int64_t last) {
+// Forward: out holds the pooled planes. Backward: out is the gradient of the
+// input planes; each output's gradient goes back to the element its max came
+// from, or is spread evenly over its average's window.
+template <typename T, Reduce R, bool Backward>
+void pool_planes(const T* in, const T* grad, T* out, const Pooling& p, int64_t first, int64_t last) {
+  const int64_t in_size = p.h.in * p.w.in, out_size = p.h.out * p.w.out;
   for (int64_t plane = first; plane < last; ++plane) {
-    const T* src = in + plane * p.h.in * p.w.in;
-    T* dst = out + plane * p.h.out * p.w.out;
+    const T* src = in + plane * in_size;
+    T* dst = out + plane * (Backward ? in_size : out_size);
+    if (Backward) std::fill(dst, dst + in_size, T(0));
     for (int64_t oy = 0; oy < p.h.out; ++oy) {
       for (int64_t ox = 0; ox < p.w.out; ++ox) {
         const Window win = window(p, oy, ox);
+        const int64_t o = oy * p.w.out + ox;
         if constexpr (R == Reduce::Max) {
-          dst[oy * p.w.out + ox] =
-              max_of(src, p, win, oy * p.h.stride - p.h.padding, ox * p.w.stride - p.w.padding);
+          const int64_t at = argmax(src, p, win, oy * p.h.stride - p.h.padding, ox * p.w.stride - p.w.padding);
+          if (Backward) {
+            dst[at] += grad[plane * out_size + o];
+          } else {
+            dst[o] = src[at];
+          }
+        } else if constexpr (Backward) {
+          const T share = grad[plane * out_size + o] / static_cast<T>(win.divisor);
+          for (int64_t y = win.y0; y < win.y1; ++y) {
+            for (int64_t x = win.x0; x < win.x1; ++x) dst[y * p.w.in + x] += share;
+          }
         } else {
-          dst[oy * p.w.out + ox] = average_of(src, p, win);
+          dst[o] = average_of(src, p, win);
         }
       }
     }
   }
 }
 
-template <Reduce R, bool Threaded>
-void run_pool(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p) {
+// Runs a pass over every plane of `input`; `grad` is only read backward.
+template <Reduce R, bool Backward, bool Threaded>
+void run_pool(const KernelContext& context, const Tensor& input, const Tensor& grad, const Tensor& out,
+              const Pooling& p) {
   const int64_t planes = p.h.in * p.w.in == 0 ? 0 : input.numel() / (p.h.in * p.w.in);
   if (out.numel() == 0) return;
   dispatch_floating(input.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
+    const T* grad_data = Backward ? grad.data_ptr<T>() : nullptr;
     auto body = [&](int64_t first, int64_t last) {
-      pool_planes<T, R>(input.data_ptr<T>(), out.data_ptr<T>(), p, first, last);
+      pool_planes<T, R, Backward>(input.data_ptr<T>(), grad_data, out.data_ptr<T>(), p, first, last);
     };
     if (Threaded) {
       // Enough planes per chunk to cover ~64K input elements.
@@ -171,6 +191,14 @@ void run_pool(const KernelContext& context, const Tensor& input, const Tensor& o
       body(0, planes);
     }
   });
+}
+
+// The gradient ops take (grad_output, self, attributes): grad_output must have
+// the forward output's shape; the result has self's.
+std::vector<TensorMeta> pool_backward_shape(const TensorMeta& grad, const TensorMeta& self, const Pooling& p) {
+  const TensorMeta forward{self.dtype, pooled_shape(self, p)};
+  OPGRAPH_CHECK(grad == forward, "grad_output: expected ", forward.str(), " like the pooled output, got ", grad.str());
+  return {self};
 }
 
 // --- max_pool2d
@@ -182,7 +210,7 @@ std::vector<TensorMeta> max_pool_shape(std::span<const TensorMeta* const> in, co
 template <bool Threaded>
 void max_pool_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                   const Attrs& attrs) {
-  run_pool<Reduce::Max, Threaded>(context, in[0], out[0], windows(in[0].meta(), attrs, true));
+  run_pool<Reduce::Max, false, Threaded>(context, in[0], Tensor(), out[0], windows(in[0].meta(), attrs, true));
 }
 
 // --- avg_pool2d
@@ -204,7 +232,7 @@ std::vector<TensorMeta> avg_pool_shape(std::span<const TensorMeta* const> in, co
 template <bool Threaded>
 void avg_pool_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                   const Attrs& attrs) {
-  run_pool<Reduce::Average, Threaded>(context, in[0], out[0], average_windows(in[0].meta(), attrs));
+  run_pool<Reduce::Average, false, Threaded>(context, in[0], Tensor(), out[0], average_windows(in[0].meta(), attrs));
 }
 
 // --- adaptive_avg_pool2d
@@ -233,18 +261,48 @@ std::vector<TensorMeta> adaptive_shape(std::span<const TensorMeta* const> in, co
 template <bool Threaded>
 void adaptive_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                   const Attrs& attrs) {
-  run_pool<Reduce::Average, Threaded>(context, in[0], out[0], adaptive_windows(in[0].meta(), attrs));
+  run_pool<Reduce::Average, false, Threaded>(context, in[0], Tensor(), out[0], adaptive_windows(in[0].meta(), attrs));
+}
+
+// --- gradients
+
+std::vector<TensorMeta> max_pool_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  return pool_backward_shape(*in[0], *in[1], windows(*in[1], attrs, true));
+}
+
+template <bool Threaded>
+void max_pool_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                           const Attrs& attrs) {
+  run_pool<Reduce::Max, true, Threaded>(context, in[1], in[0], out[0], windows(in[1].meta(), attrs, true));
+}
+
+std::vector<TensorMeta> avg_pool_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  return pool_backward_shape(*in[0], *in[1], average_windows(*in[1], attrs));
+}
+
+template <bool Threaded>
+void avg_pool_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                           const Attrs& attrs) {
+  run_pool<Reduce::Average, true, Threaded>(context, in[1], in[0], out[0], average_windows(in[1].meta(), attrs));
 }
 
 }  // namespace
 
 void register_pool_ops(Registry& registry) {
+  // Gradient ops first: the forward ops name them. ATen's max_pool2d gradient
+  // needs the forward's indices; this one finds the maxima again instead.
+  define(registry, {"opgraph::max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
+                    "int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
+                    max_pool_backward_shape, max_pool_backward_cpu<true>, max_pool_backward_cpu<false>});
+  define(registry, {"aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
+                    "int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
+                    avg_pool_backward_shape, avg_pool_backward_cpu<true>, avg_pool_backward_cpu<false>});
   define(registry, {"aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
                     "int[2] dilation=1, bool ceil_mode=False) -> Tensor",
-                    max_pool_shape, max_pool_cpu<true>, max_pool_cpu<false>});
+                    max_pool_shape, max_pool_cpu<true>, max_pool_cpu<false>, "opgraph::max_pool2d_backward"});
   define(registry, {"aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
                     "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-                    avg_pool_shape, avg_pool_cpu<true>, avg_pool_cpu<false>});
+                    avg_pool_shape, avg_pool_cpu<true>, avg_pool_cpu<false>, "aten::avg_pool2d_backward"});
   define(registry, {"aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", adaptive_shape,
                     adaptive_cpu<true>, adaptive_cpu<false>});
 }
