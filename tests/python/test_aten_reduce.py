@@ -45,29 +45,16 @@ def make(shape, dtype, layout="contiguous", seed=0):
 LONG_SUM_TOLERANCE = dict(rtol=1e-5, atol=1e-4)
 
 
-def reduce_case(op, dtype, shape, dims, layout, keepdim):
-    x = make(shape, dtype, layout)
-    tolerance = LONG_SUM_TOLERANCE if dtype == np.float32 and x.size > 10_000 else None
-    check_op(op, lambda t: OPS[op](t, dims, keepdim), x, dim=dims, keepdim=keepdim, tolerance=tolerance)
-
-
+# ATen's `int[1]? dim` takes a list of any length: MULTI_CASES reduce several dims.
 @pytest.mark.parametrize("keepdim", [False, True])
 @pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("shape, dims", CASES)
+@pytest.mark.parametrize("shape, dims", CASES + MULTI_CASES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", OPS)
 def test_reduce(op, dtype, shape, dims, layout, keepdim):
-    reduce_case(op, dtype, shape, dims, layout, keepdim)
-
-
-# ATen's `int[1]? dim` takes a list of any length.
-@pytest.mark.parametrize("keepdim", [False, True])
-@pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("shape, dims", MULTI_CASES)
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("op", OPS)
-def test_reduce_multi_dim(op, dtype, shape, dims, layout, keepdim):
-    reduce_case(op, dtype, shape, dims, layout, keepdim)
+    x = make(shape, dtype, layout)
+    tolerance = LONG_SUM_TOLERANCE if dtype == np.float32 and x.size > 10_000 else None
+    check_op(op, lambda t: OPS[op](t, dims, keepdim), x, dim=dims, keepdim=keepdim, tolerance=tolerance)
 
 
 @pytest.mark.parametrize("op", OPS)
