@@ -4,10 +4,8 @@
 // float32 runs on oneDNN's convolution, which picks its own blocked layouts
 // ("any"); the caller's NCHW buffers are reordered in and out when the chosen
 // layout differs. float64 and the reference use a plain loop.
-#include <omp.h>
 
-#include <oneapi/dnnl/dnnl.hpp>
-
+#include "kernels/cpu/onednn.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -74,11 +72,6 @@ Shape conv_output(const TensorMeta& input, const TensorMeta& weight, const Tenso
   return out;
 }
 
-dnnl::engine& engine() {
-  static dnnl::engine cpu(dnnl::engine::kind::cpu, 0);
-  return cpu;
-}
-
 dnnl::memory::dims dims(std::span<const int64_t> values) { return dnnl::memory::dims(values.begin(), values.end()); }
 
 void onednn_conv(const KernelContext& context, const Tensor& input, const Tensor& weight, const Tensor& bias,
@@ -105,25 +98,24 @@ void onednn_conv(const KernelContext& context, const Tensor& input, const Tensor
       dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
                                       weight_md, bias_md, dst_md, dims(p.stride), dims(dilation), dims(p.padding),
                                       dims(p.padding)),
-      engine());
+      onednn_engine());
 
-  omp_set_num_threads(context.pool->num_threads());
-  dnnl::stream stream(engine());
+  dnnl::stream stream = onednn_stream(context);
   // The caller's memory, and the primitive's layout of it (a reorder when they differ).
   auto bring_in = [&](const memory::desc& want, const memory::desc& user_md, const void* data) {
-    memory user(user_md, engine(), const_cast<void*>(data));
+    memory user(user_md, onednn_engine(), const_cast<void*>(data));
     if (want == user_md) return user;
-    memory converted(want, engine());
+    memory converted(want, onednn_engine());
     dnnl::reorder(user, converted).execute(stream, user, converted);
     return converted;
   };
   memory src = bring_in(pd.src_desc(), memory::desc(dims(input.shape()), f32, plain), input.data());
   memory weights = bring_in(pd.weights_desc(), memory::desc(dims(weight_shape), f32, weight_plain), weight.data());
   const memory::desc dst_user_md(dims(out.shape()), f32, plain);
-  memory dst_user(dst_user_md, engine(), out.data());
-  memory dst = pd.dst_desc() == dst_user_md ? dst_user : memory(pd.dst_desc(), engine());
+  memory dst_user(dst_user_md, onednn_engine(), out.data());
+  memory dst = pd.dst_desc() == dst_user_md ? dst_user : memory(pd.dst_desc(), onednn_engine());
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-  if (bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(bias_md, engine(), bias.data()));
+  if (bias.defined()) args.emplace(DNNL_ARG_BIAS, memory(bias_md, onednn_engine(), bias.data()));
   dnnl::convolution_forward(pd).execute(stream, args);
   if (dst != dst_user) dnnl::reorder(dst, dst_user).execute(stream, dst, dst_user);
   stream.wait();

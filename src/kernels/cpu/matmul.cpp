@@ -6,11 +6,9 @@
 // buffers in place through those descriptors (transposed weights, broadcast
 // batches and the bias cost no copy). float64, which oneDNN does not compute,
 // and the reference use a plain loop.
-#include <omp.h>
-
-#include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 
+#include "kernels/cpu/onednn.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -57,22 +55,15 @@ dnnl::memory::desc describe(const Operand& op) {
                             dnnl::memory::dims(op.strides.begin(), op.strides.end()));
 }
 
-dnnl::engine& engine() {
-  static dnnl::engine cpu(dnnl::engine::kind::cpu, 0);
-  return cpu;
-}
-
 void onednn_product(const KernelContext& context, const Product& p) {
   const auto bias_md = p.bias ? describe(*p.bias) : dnnl::memory::desc();
   dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(describe(p.a), describe(p.w), bias_md, describe(p.dst)),
-                                  engine());
-  auto wrap = [](const Operand& op) { return dnnl::memory(describe(op), engine(), op.data); };
+                                  onednn_engine());
+  auto wrap = [](const Operand& op) { return dnnl::memory(describe(op), onednn_engine(), op.data); };
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, wrap(p.a)}, {DNNL_ARG_WEIGHTS, wrap(p.w)}, {DNNL_ARG_DST, wrap(p.dst)}};
   if (p.bias) args.emplace(DNNL_ARG_BIAS, wrap(*p.bias));
-  // oneDNN runs on OpenMP threads: use as many as opgraph was given.
-  omp_set_num_threads(context.pool->num_threads());
-  dnnl::stream stream(engine());
+  dnnl::stream stream = onednn_stream(context);
   dnnl::matmul(pd).execute(stream, args);
   stream.wait();
 }
