@@ -93,10 +93,8 @@ void run_kernel(const OpDef& op, const KernelFn& kernel, std::span<const Tensor>
   }
 }
 
-}  // namespace
-
-std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
-  check_inputs(op, inputs);
+// The shape function's answer for inputs check_inputs() has accepted.
+std::vector<TensorMeta> infer_checked(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
   std::vector<const TensorMeta*> metas(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) metas[i] = inputs[i].defined() ? &inputs[i].meta() : nullptr;
   std::vector<TensorMeta> outputs;
@@ -110,11 +108,18 @@ std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const Tensor> i
   return outputs;
 }
 
+}  // namespace
+
+std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  check_inputs(op, inputs);
+  return infer_checked(op, inputs, attrs);
+}
+
 void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs& attrs,
               CallOptions options) {
   const Device device = check_inputs(op, inputs);
   const KernelFn& kernel = kernel_for(op, device, options);
-  std::vector<TensorMeta> expected = infer_outputs(op, inputs, attrs);
+  std::vector<TensorMeta> expected = infer_checked(op, inputs, attrs);
   OPGRAPH_CHECK(outputs.size() == expected.size(), op.name(), ": expected ", expected.size(),
                 " output tensors, got ", outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -135,7 +140,7 @@ std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const 
   const Device device = check_inputs(op, inputs);
   const KernelFn& kernel = kernel_for(op, device, options);
   std::vector<Tensor> outputs;
-  for (TensorMeta& meta : infer_outputs(op, inputs, attrs)) {
+  for (TensorMeta& meta : infer_checked(op, inputs, attrs)) {
     outputs.push_back(Tensor::empty(std::move(meta.shape), meta.dtype, device));
   }
   run_kernel(op, kernel, inputs, outputs, attrs);
