@@ -22,10 +22,8 @@ constexpr int64_t kParallelThreshold = int64_t{1} << 16;
 
 // A Scalar argument (int or float) rounded to the tensor's dtype, as PyTorch
 // does: the double-precision reference then compares against the same bounds.
-double scalar_attr(const Attrs& attrs, std::string_view name, DType dtype) {
-  const AttrValue& value = attrs.get(name);
-  const auto* integer = std::get_if<int64_t>(&value);
-  const double scalar = integer ? static_cast<double>(*integer) : attrs.get<double>(name);
+double rounded_scalar_attr(const Attrs& attrs, std::string_view name, DType dtype) {
+  const double scalar = scalar_attr(attrs, name);
   return dtype == DType::Float32 ? static_cast<float>(scalar) : scalar;
 }
 
@@ -93,7 +91,7 @@ struct Tanh {
 struct Hardtanh {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Hardtanh(const Attrs& attrs, DType dtype)
-      : min_val(scalar_attr(attrs, "min_val", dtype)), max_val(scalar_attr(attrs, "max_val", dtype)) {}
+      : min_val(rounded_scalar_attr(attrs, "min_val", dtype)), max_val(rounded_scalar_attr(attrs, "max_val", dtype)) {}
   // clamp(x, min, max) in torch's order: max wins when min > max; NaN passes.
   template <typename T>
   T operator()(T x) const {
@@ -121,7 +119,7 @@ struct Dropout {
 
 struct ThresholdBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
-  ThresholdBackward(const Attrs& attrs, DType dtype) : threshold(scalar_attr(attrs, "threshold", dtype)) {}
+  ThresholdBackward(const Attrs& attrs, DType dtype) : threshold(rounded_scalar_attr(attrs, "threshold", dtype)) {}
   template <typename T>
   T operator()(T grad, T x) const { return x <= T(threshold) ? T(0) : grad; }
   double threshold;
@@ -176,7 +174,7 @@ struct TanhBackward {
 struct HardtanhBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
   HardtanhBackward(const Attrs& attrs, DType dtype)
-      : min_val(scalar_attr(attrs, "min_val", dtype)), max_val(scalar_attr(attrs, "max_val", dtype)) {}
+      : min_val(rounded_scalar_attr(attrs, "min_val", dtype)), max_val(rounded_scalar_attr(attrs, "max_val", dtype)) {}
   template <typename T>
   T operator()(T grad, T x) const { return x <= T(min_val) || x >= T(max_val) ? T(0) : grad; }
   double min_val, max_val;

@@ -283,10 +283,6 @@ void linear_backward_cpu(const KernelContext& context, std::span<const Tensor> i
 
 // --- addmm: beta * self + alpha * (mat1 @ mat2), self broadcast to [M, N].
 
-double scalar(const AttrValue& value) {
-  return std::holds_alternative<int64_t>(value) ? double(std::get<int64_t>(value)) : std::get<double>(value);
-}
-
 std::vector<TensorMeta> addmm_shape(std::span<const TensorMeta* const> in, const Attrs&) {
   const TensorMeta &self = *in[0], &a = *in[1], &b = *in[2];
   check_dtypes(a, "mat1", b, "mat2");
@@ -307,7 +303,7 @@ std::vector<TensorMeta> addmm_shape(std::span<const TensorMeta* const> in, const
 template <bool Reference>
 void addmm_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                const Attrs& attrs) {
-  const double beta = scalar(attrs.get("beta")), alpha = scalar(attrs.get("alpha"));
+  const double beta = scalar_attr(attrs, "beta"), alpha = scalar_attr(attrs, "alpha");
   const Tensor& self = in[0];
   Operand bias = operand(self, 2);
   Product p{operand(in[1], 2), operand(in[2], 2), operand(out[0], 2), std::nullopt};
