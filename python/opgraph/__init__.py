@@ -20,7 +20,7 @@ from ._C import (
     parse_schema,
     set_num_threads,
 )
-from . import ops
+from . import layers, ops
 from .build import build_package
 
 #: Pass as CMAKE_PREFIX_PATH so that CMake's find_package(opgraph) finds this
@@ -38,6 +38,7 @@ __all__ = [
     "build_package",
     "cmake_prefix_path",
     "empty",
+    "layers",
     "from_dlpack",
     "get_num_threads",
     "list_ops",

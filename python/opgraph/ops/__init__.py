@@ -6,8 +6,33 @@ DLPack or the buffer protocol, passed without copying), attributes are keyword
 arguments, and the results come back as NumPy arrays, or are written into
 ``out``. ``call_reference`` runs an op's plain reference implementation, the
 oracle its fast kernels are tested against.
+
+On top of ``call`` sits one module per op family, each with ``forward`` and
+``backward``: ``gemm``, ``conv2d``, ``pool2d``, ``softmax``, ``cross_entropy``,
+``activation``. ``require(name)`` returns one by name.
 """
+
+import importlib
 
 from .._C import call, call_reference
 
-__all__ = ["call", "call_reference"]
+FAMILIES = ("activation", "conv2d", "cross_entropy", "gemm", "pool2d", "softmax")
+
+
+def require(name):
+    """The op family module called ``name`` (``require("gemm")`` is ``opgraph.ops.gemm``)."""
+    if name not in FAMILIES:
+        from .._C import Error
+
+        raise Error(f"opgraph.ops.require: unknown op family {name!r}; expected one of {', '.join(FAMILIES)}")
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+__all__ = ["FAMILIES", "call", "call_reference", "require", *FAMILIES]
+
+
+def __getattr__(name):
+    # Families load on first use, so `import opgraph` stays light.
+    if name in FAMILIES:
+        return require(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
