@@ -22,6 +22,8 @@ test: $(STAMPS)/install
 
 bench: $(STAMPS)/install
 	$(PYTHON) bench/conv1d.py
+	$(PYTHON) bench/ops.py
+	$(PYTHON) bench/train_step.py
 
 $(STAMPS)/apt: scripts/apt-packages.txt scripts/install-apt-packages.sh
 	scripts/install-apt-packages.sh scripts/apt-packages.txt
