@@ -51,11 +51,16 @@ def row(label, ours, theirs, flops=None):
     print(f"  {label:<34} {ours * 1e3:10.3f} {theirs * 1e3:10.3f} {theirs / ours:8.2f}x {rate}")
 
 
+def as_torch(value):
+    return [as_torch(x) for x in value] if isinstance(value, list) else torch.from_numpy(value)
+
+
 def compare(label, op, torch_fn, inputs, flops=None, **attrs):
-    expected = torch_fn(*[torch.from_numpy(x) for x in inputs])
+    """Times `op` on `inputs` (arrays, or lists of them for a Tensor[]) against torch_fn."""
+    expected = torch_fn(*[as_torch(x) for x in inputs])
     out = np.empty(tuple(expected.shape), np.float32)
     ours = seconds_per_call(lambda: call(op, *inputs, out=out, **attrs))
-    theirs = seconds_per_call(lambda: torch_fn(*[torch.from_numpy(x) for x in inputs]))
+    theirs = seconds_per_call(lambda: torch_fn(*[as_torch(x) for x in inputs]))
     np.testing.assert_allclose(out, expected.numpy(), rtol=2e-3, atol=2e-3)
     row(label, ours, theirs, flops)
 
@@ -101,6 +106,19 @@ def bench_rest():
             [random(64, 128, 768)], normalized_shape=[768])
 
 
+def bench_concat():
+    # DenseNet-style channel concatenation, batch concatenation, narrow rows, stacked frames.
+    cases = [("cat 4 x (8, 64, 56, 56) dim 1", "aten::cat", [(8, 64, 56, 56)] * 4, 1),
+             ("cat 2 x (64, 128, 768) dim 0", "aten::cat", [(64, 128, 768)] * 2, 0),
+             ("cat (65536, 3) (65536, 5) dim -1", "aten::cat", [(65536, 3), (65536, 5)], -1),
+             ("cat 3 x (64, 64) dim 1", "aten::cat", [(64, 64)] * 3, 1),
+             ("stack 16 x (3, 224, 224) dim 0", "aten::stack", [(3, 224, 224)] * 16, 0),
+             ("stack 4 x (256, 1024) dim -1", "aten::stack", [(256, 1024)] * 4, -1)]
+    for label, op, shapes, dim in cases:
+        torch_fn = torch.cat if op == "aten::cat" else torch.stack
+        compare(label, op, lambda ts: torch_fn(ts, dim), [[random(*shape) for shape in shapes]], dim=dim)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -116,6 +134,7 @@ def main():
         bench_convs(1)
         bench_convs(8)
         bench_rest()
+        bench_concat()
 
 
 if __name__ == "__main__":

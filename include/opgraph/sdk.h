@@ -14,7 +14,8 @@
 //   }
 //
 // Typed functions: parameters of type OutputTensor, InputTensor (or
-// std::optional<InputTensor> for `Tensor?`), Meta (shape functions) and
+// std::optional<InputTensor> for `Tensor?`, InputTensorList for `Tensor[]`),
+// Meta (std::optional<Meta>, std::vector<Meta> in shape functions) and
 // Context are filled from the call; every other parameter takes the next
 // attribute (non-tensor argument) in schema order. Exceptions never cross the
 // ABI: they come back to the caller as opgraph::Error with their message.
@@ -171,6 +172,35 @@ class OutputTensor : public detail::TensorRef {
   T* data() const { return typed_data<T>(); }
 };
 
+// The elements of a `Tensor[]` argument, in a kernel.
+class InputTensorList {
+ public:
+  explicit InputTensorList(const og_tensor_list& list) : list_(&list) {}
+
+  size_t size() const { return static_cast<size_t>(list_->length); }
+  bool empty() const { return list_->length == 0; }
+  InputTensor operator[](size_t i) const { return InputTensor(list_->items[i]); }
+
+  class iterator {
+   public:
+    explicit iterator(const og_tensor* t) : t_(t) {}
+    InputTensor operator*() const { return InputTensor(*t_); }
+    iterator& operator++() {
+      ++t_;
+      return *this;
+    }
+    bool operator==(const iterator&) const = default;
+
+   private:
+    const og_tensor* t_;
+  };
+  iterator begin() const { return iterator(list_->items); }
+  iterator end() const { return iterator(list_->items + list_->length); }
+
+ private:
+  const og_tensor_list* list_;
+};
+
 // Execution context of one kernel call: the host's thread pool.
 class Context {
  public:
@@ -218,7 +248,8 @@ template <typename P>
 constexpr Slot slot_of() {
   using T = std::remove_cvref_t<P>;
   if constexpr (std::is_same_v<T, InputTensor> || std::is_same_v<T, std::optional<InputTensor>> ||
-                std::is_same_v<T, Meta> || std::is_same_v<T, std::optional<Meta>>) {
+                std::is_same_v<T, InputTensorList> || std::is_same_v<T, Meta> ||
+                std::is_same_v<T, std::optional<Meta>> || std::is_same_v<T, std::vector<Meta>>) {
     return Slot::Input;
   } else if constexpr (std::is_same_v<T, OutputTensor>) {
     return Slot::Output;
@@ -286,16 +317,32 @@ struct CallFrame {
   int32_t next_attr = 0;
 };
 
+// The next tensor argument, which the typed function takes as a list or not.
+inline const og_tensor& next_input(CallFrame& f, bool as_list) {
+  const int32_t index = f.next_input++;
+  const og_tensor& t = f.inputs[index];
+  OPGRAPH_SDK_CHECK((t.ndim == OG_NDIM_LIST) == as_list, "tensor argument ", index, " is ",
+                    t.ndim == OG_NDIM_LIST ? "a Tensor[]; take it as InputTensorList (std::vector<Meta> in shape "
+                                             "functions)"
+                                           : "not a Tensor[]; take it as InputTensor (Meta in shape functions)");
+  return t;
+}
+
 template <typename P>
 std::remove_cvref_t<P> fetch(CallFrame& f) {
   using T = std::remove_cvref_t<P>;
   if constexpr (std::is_same_v<T, InputTensor> || std::is_same_v<T, Meta>) {
-    return T(f.inputs[f.next_input++]);
+    return T(next_input(f, false));
   } else if constexpr (std::is_same_v<T, std::optional<InputTensor>> ||
                        std::is_same_v<T, std::optional<Meta>>) {
-    const og_tensor& t = f.inputs[f.next_input++];
-    if (t.ndim < 0) return std::nullopt;  // the host's marker for None
+    const og_tensor& t = next_input(f, false);
+    if (t.ndim == OG_NDIM_NONE) return std::nullopt;
     return typename T::value_type(t);
+  } else if constexpr (std::is_same_v<T, InputTensorList>) {
+    return T(*static_cast<const og_tensor_list*>(next_input(f, true).data));
+  } else if constexpr (std::is_same_v<T, std::vector<Meta>>) {
+    const auto& list = *static_cast<const og_tensor_list*>(next_input(f, true).data);
+    return T(list.items, list.items + list.length);
   } else if constexpr (std::is_same_v<T, OutputTensor>) {
     return T(f.outputs[f.next_output++]);
   } else if constexpr (std::is_same_v<T, Context>) {

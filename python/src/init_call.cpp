@@ -6,29 +6,41 @@
 namespace opgraph::python {
 namespace {
 
-std::string input_label(const OpDef& op, size_t i) {
-  if (i < op.tensor_arguments().size()) return "input '" + op.schema.arguments[op.tensor_arguments()[i]].name + "'";
-  return "input " + std::to_string(i);
-}
-
 // Inputs stay referenced by `arrays` for the duration of the call, which is
-// what makes borrowing their memory safe.
-Tensor input_tensor(const OpDef& op, size_t i, nb::handle value, std::vector<InputArray>& arrays) {
-  if (value.is_none()) return Tensor();
+// what makes borrowing their memory safe. label() names the input in messages.
+template <typename Label>
+Tensor input_tensor(const OpDef& op, Label&& label, nb::handle value, bool may_be_none,
+                    std::vector<InputArray>& arrays) {
+  if (value.is_none() && may_be_none) return Tensor();
   if (nb::isinstance<Tensor>(value)) return nb::cast<Tensor>(value);
   if (auto tensor = borrow_numpy(value, /*writable=*/false)) return *tensor;
   InputArray array;
   if (!nb::try_cast(value, array, /*convert=*/false)) {
-    throw Error(detail::concat(op.name(), ": ", input_label(op, i),
-                               " must be an array (NumPy, PyTorch or any DLPack or buffer producer) or None, got ",
+    throw Error(detail::concat(op.name(), ": ", label(), " must be an array (NumPy, PyTorch or any DLPack or "
+                               "buffer producer)", may_be_none ? " or None" : "", ", got ",
                                nb::type_name(value.type()).c_str()));
   }
   arrays.push_back(array);
   try {
     return borrow(array);
   } catch (const Error& e) {
-    throw Error(detail::concat(op.name(), ": ", input_label(op, i), ": ", e.what()));
+    throw Error(detail::concat(op.name(), ": ", label(), ": ", e.what()));
   }
+}
+
+// A Tensor[] argument arrives as a list or tuple; its elements join the flat
+// inputs. Returns the list's length.
+size_t append_list(const OpDef& op, const Argument& arg, nb::handle value, std::vector<Tensor>& inputs,
+                   std::vector<InputArray>& arrays) {
+  OPGRAPH_CHECK(PyList_Check(value.ptr()) || PyTuple_Check(value.ptr()), op.name(), ": input '", arg.name,
+                "' must be a list or tuple of arrays (Tensor[]), got ", nb::type_name(value.type()).c_str());
+  size_t length = 0;
+  for (nb::handle item : nb::borrow<nb::sequence>(value)) {
+    auto label = [&] { return detail::concat("input '", arg.name, "[", length, "]'"); };
+    inputs.push_back(input_tensor(op, label, item, /*may_be_none=*/false, arrays));
+    ++length;
+  }
+  return length;
 }
 
 Tensor output_tensor(const OpDef& op, size_t i, nb::handle value, std::vector<OutputArray>& arrays) {
@@ -45,15 +57,29 @@ Tensor output_tensor(const OpDef& op, size_t i, nb::handle value, std::vector<Ou
 
 nb::object call_op(const char* name, nb::args args, nb::kwargs kwargs, CallOptions options) {
   const OpDef& op = Registry::global().get(name);
+  // Positional arguments are the tensor arguments in schema order; extra ones
+  // become inputs for the registry's count check to report.
+  auto tensor_argument = [&op](size_t i) -> const Argument* {
+    return i < op.tensor_arguments().size() ? &op.schema.arguments[op.tensor_arguments()[i]] : nullptr;
+  };
   std::vector<InputArray> keep_inputs;
   std::vector<Tensor> inputs;
+  std::vector<size_t> list_sizes;
   inputs.reserve(args.size());
-  for (size_t i = 0; i < args.size(); ++i) inputs.push_back(input_tensor(op, i, args[i], keep_inputs));
-  // Trailing `Tensor?` inputs may be left out, as in PyTorch.
-  while (inputs.size() < op.tensor_arguments().size() &&
-         op.schema.arguments[op.tensor_arguments()[inputs.size()]].type.optional) {
-    inputs.emplace_back();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Argument* arg = tensor_argument(i);
+    if (arg && arg->type.is_list) {
+      list_sizes.push_back(append_list(op, *arg, args[i], inputs, keep_inputs));
+    } else {
+      auto label = [&] { return arg ? "input '" + arg->name + "'" : "input " + std::to_string(i); };
+      inputs.push_back(input_tensor(op, label, args[i], /*may_be_none=*/true, keep_inputs));
+    }
   }
+  for (size_t i = args.size(); const Argument* arg = tensor_argument(i); ++i) {
+    OPGRAPH_CHECK(!arg->type.is_list, op.name(), ": input '", arg->name, "' (Tensor[]) was not given");
+  }
+  // Trailing `Tensor?` inputs may be left out, as in PyTorch.
+  for (size_t i = args.size(); tensor_argument(i) && tensor_argument(i)->type.optional; ++i) inputs.emplace_back();
 
   nb::object out;
   NamedAttrs given;
@@ -73,7 +99,7 @@ nb::object call_op(const char* name, nb::args args, nb::kwargs kwargs, CallOptio
       throw Error(detail::concat(op.name(), ": ", e.what()));
     }
   }
-  Attrs attrs = Attrs::bind(op.schema, given);
+  Attrs attrs = Attrs::bind(op.schema, given, list_sizes);
 
   if (!out.is_valid() || out.is_none()) {
     std::vector<Tensor> results;
@@ -109,8 +135,8 @@ void init_call(nb::module_& m) {
   m.def("call", [](const char* name, nb::args args, nb::kwargs kwargs) { return call_op(name, args, kwargs, {}); },
         nb::sig("def call(name: str, /, *inputs: object, out: object = None, **attrs: object) -> object"),
         "Runs a registered op. Tensor inputs are positional (any DLPack or buffer producer, zero-copy; None for an "
-        "omitted `Tensor?`), attributes are keywords. Returns new NumPy arrays (one, or a tuple), or fills `out` "
-        "(an array or a sequence of arrays) and returns it.");
+        "omitted `Tensor?`; a list or tuple of them for a `Tensor[]`), attributes are keywords. Returns new NumPy "
+        "arrays (one, or a tuple), or fills `out` (an array or a sequence of arrays) and returns it.");
   m.def(
       "call_reference",
       [](const char* name, nb::args args, nb::kwargs kwargs) {

@@ -20,13 +20,13 @@ namespace {
 thread_local std::pair<uint32_t, uint32_t> rejected_version{0, 0};
 
 og_tensor to_og(const Tensor& t) {
-  if (!t.defined()) return {nullptr, nullptr, nullptr, -1, 0, 0, 0};
+  if (!t.defined()) return {nullptr, nullptr, nullptr, OG_NDIM_NONE, 0, 0, 0};
   return {t.data(), t.shape().data(), t.strides().data(), static_cast<int32_t>(t.dim()),
           static_cast<int32_t>(t.dtype()), static_cast<int32_t>(t.device().type), t.device().index};
 }
 
 og_tensor to_og(const TensorMeta* meta) {
-  if (!meta) return {nullptr, nullptr, nullptr, -1, 0, 0, 0};
+  if (!meta) return {nullptr, nullptr, nullptr, OG_NDIM_NONE, 0, 0, 0};
   return {nullptr, meta->shape.data(), nullptr, static_cast<int32_t>(meta->dim()),
           static_cast<int32_t>(meta->dtype), OG_CPU, 0};
 }
@@ -44,6 +44,47 @@ class CallScratch {
   std::array<std::byte, 2048> buffer_;
   std::pmr::monotonic_buffer_resource arena_{buffer_.data(), buffer_.size()};
 };
+
+// For each tensor argument of an op, whether it is a Tensor[].
+using ListArguments = std::vector<bool>;
+
+ListArguments list_arguments(const Schema& schema) {
+  ListArguments lists;
+  for (const Argument& arg : schema.arguments) {
+    if (arg.type.is_tensor()) lists.push_back(arg.type.is_list);
+  }
+  return lists;
+}
+
+// The C view of a call's flat inputs: one og_tensor per tensor argument, a
+// Tensor[] being an OG_NDIM_LIST entry whose og_tensor_list points into
+// `elements`.
+struct OgInputs {
+  std::pmr::vector<og_tensor> elements;  // one per flat input
+  std::pmr::vector<og_tensor_list> lists;
+  std::pmr::vector<og_tensor> arguments;
+};
+
+template <typename Input>  // Tensor in kernels, const TensorMeta* in shape functions
+OgInputs to_og(std::span<const Input> inputs, const ListArguments& is_list, const Attrs& attrs,
+               CallScratch& scratch) {
+  OgInputs og{scratch.array<og_tensor>(inputs.size()), scratch.array<og_tensor_list>(attrs.list_sizes().size()),
+              scratch.array<og_tensor>(is_list.size())};
+  for (size_t i = 0; i < inputs.size(); ++i) og.elements[i] = to_og(inputs[i]);
+  size_t next = 0, list = 0;
+  for (size_t a = 0; a < is_list.size(); ++a) {
+    if (!is_list[a]) {
+      og.arguments[a] = og.elements[next++];
+      continue;
+    }
+    const size_t length = attrs.list_sizes()[list];
+    og_tensor_list& items = og.lists[list++];
+    items = {og.elements.data() + next, static_cast<int64_t>(length)};
+    og.arguments[a] = {&items, nullptr, nullptr, OG_NDIM_LIST, 0, 0, 0};
+    next += length;
+  }
+  return og;
+}
 
 std::pmr::vector<og_attr> to_og(const Attrs& attrs, CallScratch& scratch) {
   auto out = scratch.array<og_attr>(attrs.size());
@@ -120,16 +161,15 @@ std::string check_arity(const OpDef& op, const char* what, int32_t inputs, int32
   return {};
 }
 
-ShapeFn wrap_shape(og_shape_fn fn, void* user) {
-  return [fn, user](std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+ShapeFn wrap_shape(og_shape_fn fn, void* user, ListArguments is_list) {
+  return [fn, user, is_list = std::move(is_list)](std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
     CallScratch scratch;
-    auto og_inputs = scratch.array<og_tensor>(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) og_inputs[i] = to_og(inputs[i]);
+    OgInputs og_inputs = to_og(inputs, is_list, attrs, scratch);
     auto og_attrs = to_og(attrs, scratch);
     std::vector<TensorMeta> metas;
     og_outputs outputs{&metas};
     og_error error;
-    if (fn(user, og_inputs.data(), static_cast<int32_t>(og_inputs.size()), og_attrs.data(),
+    if (fn(user, og_inputs.arguments.data(), static_cast<int32_t>(og_inputs.arguments.size()), og_attrs.data(),
            static_cast<int32_t>(og_attrs.size()), &outputs, &error) != OG_OK) {
       throw Error(error.message);
     }
@@ -137,24 +177,27 @@ ShapeFn wrap_shape(og_shape_fn fn, void* user) {
   };
 }
 
-KernelFn wrap_kernel(og_kernel_fn fn, void* user) {
-  return [fn, user](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                    const Attrs& attrs) {
+KernelFn wrap_kernel(og_kernel_fn fn, void* user, ListArguments is_list) {
+  return [fn, user, is_list = std::move(is_list)](const KernelContext& context, std::span<const Tensor> inputs,
+                                                  std::span<const Tensor> outputs, const Attrs& attrs) {
     CallScratch scratch;
-    auto og_io = scratch.array<og_tensor>(inputs.size() + outputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) og_io[i] = to_og(inputs[i]);
-    for (size_t i = 0; i < outputs.size(); ++i) og_io[inputs.size() + i] = to_og(outputs[i]);
+    OgInputs og_inputs = to_og(inputs, is_list, attrs, scratch);
+    auto og_results = scratch.array<og_tensor>(outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i) og_results[i] = to_og(outputs[i]);
     auto og_attrs = to_og(attrs, scratch);
     og_context og_ctx{&context};
     og_error error;
-    if (fn(user, &og_ctx, og_io.data(), static_cast<int32_t>(inputs.size()), og_io.data() + inputs.size(),
-           static_cast<int32_t>(outputs.size()), og_attrs.data(), static_cast<int32_t>(og_attrs.size()),
-           &error) != OG_OK) {
+    if (fn(user, &og_ctx, og_inputs.arguments.data(), static_cast<int32_t>(og_inputs.arguments.size()),
+           og_results.data(), static_cast<int32_t>(og_results.size()), og_attrs.data(),
+           static_cast<int32_t>(og_attrs.size()), &error) != OG_OK) {
       throw Error(error.message);
     }
   };
 }
 
+// Packages built for ABI 1.0 read every og_tensor as a tensor, so they may
+// not declare Tensor[] arguments, which cross the ABI as lists since 1.1.
+template <uint32_t kPackageMinor>
 int32_t def_op(og_registrar* registrar, const og_op_def* def, og_error* error) {
   try {
     OPGRAPH_CHECK(def && def->schema && def->shape, "def_op: missing schema or shape function");
@@ -164,9 +207,16 @@ int32_t def_op(og_registrar* registrar, const og_op_def* def, og_error* error) {
     if (op.schema.ns.empty() && registrar->ns && *registrar->ns) op.schema.ns = *registrar->ns;
     OPGRAPH_CHECK(!registrar->ns || !*registrar->ns || op.schema.ns == *registrar->ns, where(def->file, def->line), ": op '",
                   op.schema.qualified_name(), "' is outside the package namespace '", *registrar->ns, "'");
-    op.shape_fn = wrap_shape(def->shape, def->shape_user);
+    op.shape_fn = wrap_shape(def->shape, def->shape_user, list_arguments(op.schema));
     if (def->backward) op.backward = qualify(registrar, def->backward);
     op.finalize();
+    if constexpr (kPackageMinor == 0) {
+      for (const Argument& arg : op.schema.arguments) {
+        OPGRAPH_CHECK(!arg.type.is_tensor_list(), where(def->file, def->line), ": op '", op.name(), "': argument '",
+                      arg.name, "' is a Tensor[], which a package built for op package ABI 1.0 cannot take; "
+                      "rebuild the package against this opgraph");
+      }
+    }
     std::string arity = check_arity(op, "shape function", def->shape_num_inputs, -1, def->shape_num_attrs);
     OPGRAPH_CHECK(arity.empty(), where(def->file, def->line), ": ", arity);
     for (const OpDef& other : registrar->ops) {
@@ -197,7 +247,7 @@ int32_t def_kernel(og_registrar* registrar, const og_kernel_def* def, og_error* 
     OPGRAPH_CHECK(!slot, where(def->file, def->line), ": op '", name, "' already has a ", device, " kernel");
     std::string arity = check_arity(*op, "kernel", def->num_inputs, def->num_outputs, def->num_attrs);
     OPGRAPH_CHECK(arity.empty(), where(def->file, def->line), ": ", arity);
-    slot = wrap_kernel(def->kernel, def->kernel_user);
+    slot = wrap_kernel(def->kernel, def->kernel_user, list_arguments(op->schema));
     return OG_OK;
   } catch (const std::exception& e) {
     return fail(error, e.what());
@@ -226,15 +276,19 @@ void parallel_for(og_context* context, int64_t begin, int64_t end, int64_t grain
   context->context->pool->parallel_for(begin, end, grain, [task, user](int64_t b, int64_t e) { task(user, b, e); });
 }
 
+// The API a package built for ABI 1.`kPackageMinor` gets.
+template <uint32_t kPackageMinor>
 constexpr og_host_api kHostApi = {
-    OPGRAPH_ABI_VERSION_MAJOR, OPGRAPH_ABI_VERSION_MINOR, set_error, def_op, def_kernel, set_output,
+    OPGRAPH_ABI_VERSION_MAJOR, OPGRAPH_ABI_VERSION_MINOR, set_error, def_op<kPackageMinor>, def_kernel, set_output,
     num_threads, parallel_for,
 };
 
 const og_host_api* get_api(uint32_t major, uint32_t minor) {
-  if (major == OPGRAPH_ABI_VERSION_MAJOR && minor <= OPGRAPH_ABI_VERSION_MINOR) return &kHostApi;
-  rejected_version = {major, minor};
-  return nullptr;
+  if (major != OPGRAPH_ABI_VERSION_MAJOR || minor > OPGRAPH_ABI_VERSION_MINOR) {
+    rejected_version = {major, minor};
+    return nullptr;
+  }
+  return minor == 0 ? &kHostApi<0> : &kHostApi<OPGRAPH_ABI_VERSION_MINOR>;
 }
 
 constexpr og_api_base kApiBase = {OPGRAPH_ABI_VERSION_MAJOR, OPGRAPH_ABI_VERSION_MINOR, get_api};

@@ -58,10 +58,21 @@ bool coerce(const Type& type, AttrValue& value) {
 
 }  // namespace
 
-Attrs Attrs::bind(const Schema& schema, const NamedAttrs& given) {
+Attrs Attrs::bind(const Schema& schema, const NamedAttrs& given, std::span<const size_t> list_sizes) {
   Attrs attrs;
   attrs.schema_ = &schema;
   auto op = [&schema] { return schema.qualified_name(); };  // only errors need it
+  const auto num_lists = static_cast<size_t>(std::count_if(
+      schema.arguments.begin(), schema.arguments.end(), [](const Argument& arg) { return arg.type.is_tensor_list(); }));
+  if (list_sizes.size() != num_lists) {
+    std::string lists;
+    for (const Argument& arg : schema.arguments) {
+      if (arg.type.is_tensor_list()) lists += (lists.empty() ? "" : ", ") + arg.name;
+    }
+    throw Error(detail::concat(op(), ": expected the length of each Tensor[] argument (",
+                               lists.empty() ? "it has none" : lists, "), got ", list_sizes.size(), " lengths"));
+  }
+  attrs.list_sizes_.assign(list_sizes.begin(), list_sizes.end());
   size_t used = 0;
   for (const Argument& arg : schema.arguments) {
     if (arg.type.is_tensor()) continue;

@@ -22,35 +22,39 @@ namespace {
   }
 }
 
-const std::string& input_name(const OpDef& op, size_t i) {
-  return op.schema.arguments[op.tensor_arguments()[i]].name;
-}
-
 std::string output_name(const OpDef& op, size_t i) {
   const std::string& name = op.schema.returns[i].name;
   return name.empty() ? "output " + std::to_string(i) : "output " + std::to_string(i) + " ('" + name + "')";
 }
 
 // Checks count, presence and device of the inputs; returns their device.
-Device check_inputs(const OpDef& op, std::span<const Tensor> inputs) {
-  const size_t expected = op.tensor_arguments().size();
+Device check_inputs(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  OPGRAPH_CHECK(attrs.list_sizes().size() == op.num_tensor_lists(), op.name(), ": the attributes give the lengths "
+                "of ", attrs.list_sizes().size(), " Tensor[] arguments, the op has ", op.num_tensor_lists(),
+                "; bind them with Attrs::bind(op.schema, ...)");
+  const size_t expected = op.num_inputs(attrs);
   if (inputs.size() != expected) {
-    std::string names;
-    for (size_t i = 0; i < expected; ++i) names += (i ? ", " : "") + input_name(op, i);
+    std::string names;  // "x, bias" or "x, others (3 tensors)"
+    op.for_each_tensor_argument(attrs, [&names](const Argument& arg, size_t, size_t count) {
+      names += (names.empty() ? "" : ", ") + arg.name;
+      if (arg.type.is_list) names += detail::concat(" (", count, count == 1 ? " tensor)" : " tensors)");
+    });
     throw Error(detail::concat(op.name(), ": expected ", expected, " tensor inputs (", names, "), got ",
                                inputs.size()));
   }
   std::optional<Device> device;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Argument& arg = op.schema.arguments[op.tensor_arguments()[i]];
-    if (!inputs[i].defined()) {
-      OPGRAPH_CHECK(arg.type.optional, op.name(), ": input '", arg.name, "' is required but was not given");
-      continue;
+  op.for_each_tensor_argument(attrs, [&](const Argument& arg, size_t first, size_t count) {
+    for (size_t i = first; i < first + count; ++i) {
+      if (!inputs[i].defined()) {
+        OPGRAPH_CHECK(arg.type.optional, op.name(), ": input '", op.input_name(i, attrs), "' is required but was "
+                      "not given");
+        continue;
+      }
+      if (!device) device = inputs[i].device();
+      OPGRAPH_CHECK(inputs[i].device() == *device, op.name(), ": input '", op.input_name(i, attrs), "' is on ",
+                    device_str(inputs[i].device()), " but earlier inputs are on ", device_str(*device));
     }
-    if (!device) device = inputs[i].device();
-    OPGRAPH_CHECK(inputs[i].device() == *device, op.name(), ": input '", arg.name, "' is on ",
-                  device_str(inputs[i].device()), " but earlier inputs are on ", device_str(*device));
-  }
+  });
   return device.value_or(Device::cpu());
 }
 
@@ -111,13 +115,13 @@ std::vector<TensorMeta> infer_checked(const OpDef& op, std::span<const Tensor> i
 }  // namespace
 
 std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
-  check_inputs(op, inputs);
+  check_inputs(op, inputs, attrs);
   return infer_checked(op, inputs, attrs);
 }
 
 void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs& attrs,
               CallOptions options) {
-  const Device device = check_inputs(op, inputs);
+  const Device device = check_inputs(op, inputs, attrs);
   const KernelFn& kernel = kernel_for(op, device, options);
   std::vector<TensorMeta> expected = infer_checked(op, inputs, attrs);
   OPGRAPH_CHECK(outputs.size() == expected.size(), op.name(), ": expected ", expected.size(),
@@ -137,7 +141,7 @@ void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const T
 
 std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
                          CallOptions options) {
-  const Device device = check_inputs(op, inputs);
+  const Device device = check_inputs(op, inputs, attrs);
   const KernelFn& kernel = kernel_for(op, device, options);
   std::vector<Tensor> outputs;
   for (TensorMeta& meta : infer_checked(op, inputs, attrs)) {
@@ -149,7 +153,14 @@ std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const 
 
 std::vector<Tensor> call(std::string_view name, std::span<const Tensor> inputs, const NamedAttrs& attrs) {
   const OpDef& op = Registry::global().get(name);
-  return call(op, inputs, Attrs::bind(op.schema, attrs));
+  OPGRAPH_CHECK(op.num_tensor_lists() <= 1, op.name(), ": it has ", op.num_tensor_lists(), " Tensor[] arguments; "
+                "give their lengths to Attrs::bind() and call the op with the bound attributes");
+  std::vector<size_t> list_sizes;
+  if (op.num_tensor_lists() == 1) {
+    const size_t others = op.tensor_arguments().size() - 1;
+    list_sizes.push_back(inputs.size() > others ? inputs.size() - others : 0);
+  }
+  return call(op, inputs, Attrs::bind(op.schema, attrs, list_sizes));
 }
 
 }  // namespace opgraph

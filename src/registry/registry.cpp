@@ -14,18 +14,36 @@ void OpDef::finalize() {
                 "' has no namespace; write it as ns::", schema.name, " (", source, ")");
   qualified_name_ = schema.qualified_name();
   tensor_arguments_.clear();
+  num_tensor_lists_ = 0;
   for (size_t i = 0; i < schema.arguments.size(); ++i) {
-    const Argument& arg = schema.arguments[i];
-    OPGRAPH_CHECK(!(arg.type.kind == Type::Kind::Tensor && arg.type.is_list), qualified_name_,
-                  ": argument '", arg.name, "' is a Tensor[]; the registry runs ops whose tensor "
-                  "arguments are Tensor or Tensor? (", source, ")");
-    if (arg.type.is_tensor()) tensor_arguments_.push_back(i);
+    const Type& type = schema.arguments[i].type;
+    if (!type.is_tensor()) continue;
+    OPGRAPH_CHECK(!type.is_list || (!type.optional && !type.list_size), qualified_name_, ": argument '",
+                  schema.arguments[i].name, "' is a ", type.str(), "; the registry runs tensor arguments of type "
+                  "Tensor, Tensor? and Tensor[] (", source, ")");
+    tensor_arguments_.push_back(i);
+    num_tensor_lists_ += type.is_list;
   }
   for (const Argument& ret : schema.returns) {
-    OPGRAPH_CHECK(ret.type.is_tensor() && !ret.type.optional, qualified_name_, ": returns ",
+    OPGRAPH_CHECK(ret.type.is_tensor() && !ret.type.is_list && !ret.type.optional, qualified_name_, ": returns ",
                   ret.type.str(), "; the registry runs ops that return Tensors (", source, ")");
   }
   OPGRAPH_CHECK(static_cast<bool>(shape_fn), qualified_name_, ": no shape function (", source, ")");
+}
+
+size_t OpDef::num_inputs(const Attrs& attrs) const {
+  size_t total = 0;
+  for_each_tensor_argument(attrs, [&total](const Argument&, size_t, size_t count) { total += count; });
+  return total;
+}
+
+std::string OpDef::input_name(size_t i, const Attrs& attrs) const {
+  std::string name = "input " + std::to_string(i);
+  for_each_tensor_argument(attrs, [&](const Argument& argument, size_t first, size_t count) {
+    if (i < first || i >= first + count) return;
+    name = argument.type.is_list ? detail::concat(argument.name, "[", i - first, "]") : argument.name;
+  });
+  return name;
 }
 
 Registry& Registry::global() {

@@ -145,6 +145,26 @@ TEST(AttrsNoAttributes, UnknownNameSaysNone) {
   }
 }
 
+TEST(AttrsTensorLists, ListsAreInputsWhoseLengthsTheAttributesCarry) {
+  Schema schema = Schema::parse("test::join(Tensor[] xs, Tensor scale, Tensor[] ys, int dim=0) -> Tensor");
+  const std::vector<size_t> lengths{3, 0};
+  Attrs attrs = Attrs::bind(schema, {{"dim", int64_t{1}}}, lengths);
+  ASSERT_EQ(attrs.size(), 1u);
+  EXPECT_EQ(attrs.name(0), "dim");
+  EXPECT_EQ(attrs.get<int64_t>("dim"), 1);
+  EXPECT_EQ(std::vector<size_t>(attrs.list_sizes().begin(), attrs.list_sizes().end()), lengths);
+  try {
+    Attrs::bind(schema, {}, std::vector<size_t>{3});
+    FAIL() << "expected opgraph::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("test::join: expected the length of each Tensor[] argument (xs, ys), got 1"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(Attrs::bind(schema, {{"xs", int64_t{1}}}, lengths), Error);  // a list is not an attribute
+  EXPECT_THROW(Attrs::bind(Schema::parse("test::relu(Tensor x) -> Tensor"), {}, lengths), Error);
+}
+
 // ---------------------------------------------------------------------------
 // Binding errors name the op and the argument.
 

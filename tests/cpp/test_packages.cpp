@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "opgraph/opgraph.h"
+#include "opgraph/package/abi.h"
 #include "testing.h"
 
 namespace opgraph {
@@ -126,6 +127,52 @@ TEST(Packages, ErrorsFromThePackageNameTheOp) {
             "test_ops::scale: attribute 'factor' expects float, got str \"x\"");
 }
 
+// test_ops::sum_products(Tensor[] xs, Tensor? bias, Tensor[] ys): bias + sum of xs[i] * ys[i].
+std::vector<Tensor> sum_products(const std::vector<Tensor>& inputs, std::vector<size_t> lengths) {
+  const OpDef& op = Registry::global().get("test_ops::sum_products");
+  return call(op, inputs, Attrs::bind(op.schema, {}, lengths));
+}
+
+TEST(Packages, TensorListsCrossTheAbi) {
+  load_test_ops();
+  Tensor x = ramp(3), bias = ramp(3);  // -2, -1, 0
+  auto values = [](const Tensor& t) { return std::vector<float>(t.data_ptr<float>(), t.data_ptr<float>() + 3); };
+  EXPECT_EQ(values(sum_products({x, x, bias, x, bias}, {2, 2})[0]), (std::vector<float>{6, 1, 0}));
+  EXPECT_EQ(values(sum_products({x, Tensor(), x}, {1, 1})[0]), (std::vector<float>{4, 1, 0}));
+}
+
+TEST(Packages, TensorListErrorsFromThePackage) {
+  load_test_ops();
+  Tensor x = ramp(3), longer = ramp(4);
+  EXPECT_EQ(error_of([&] { sum_products({Tensor()}, {0, 0}); }),
+            "test_ops::sum_products: xs: expected at least one tensor");
+  EXPECT_EQ(error_of([&] { sum_products({x, Tensor(), x, Tensor()}, {1, 2}); }),
+            "test_ops::sum_products: input 'ys[1]' is required but was not given");
+  EXPECT_EQ(error_of([&] { sum_products({x, x, Tensor(), x, longer}, {2, 2}); }),
+            "test_ops::sum_products: ys[1]: expected float32[3], got float32[4]");
+  // Shape functions run before kernels, so only the shape function's parameters are checked here.
+  const OpDef& list_as_tensor = Registry::global().get("test_ops::list_as_tensor");
+  const Attrs one_tensor = Attrs::bind(list_as_tensor.schema, {}, std::vector<size_t>{1});
+  EXPECT_EQ(error_of([&] { infer_outputs(list_as_tensor, std::span(&x, 1), one_tensor); }),
+            "test_ops::list_as_tensor: tensor argument 0 is a Tensor[]; take it as InputTensorList "
+            "(std::vector<Meta> in shape functions)");
+}
+
+TEST(Packages, PackageBuiltForAbi10StillLoads) {
+  load_library(OPGRAPH_TEST_PACKAGE_ABI_1_0);
+  Tensor x = ramp(4);
+  EXPECT_EQ(call("test_abi_1_0::copy", std::span<const Tensor>(&x, 1))[0].data_ptr<float>()[3], 1.0f);
+}
+
+TEST(Packages, PackageBuiltForAbi10CannotDeclareATensorList) {
+  std::string message = error_of([] { load_library(OPGRAPH_TEST_PACKAGE_ABI_1_0_LIST); });
+  EXPECT_NE(message.find("abi_1_0.c:"), std::string::npos) << message;
+  EXPECT_NE(message.find("op 'test_abi_1_0::first': argument 'xs' is a Tensor[], which a package built for op "
+                         "package ABI 1.0 cannot take"),
+            std::string::npos)
+      << message;
+}
+
 TEST(Packages, MissingFileIsAnError) {
   EXPECT_EQ(error_of([] { load_library("/nonexistent/libnothing.so"); }),
             "load_library: no such file: '/nonexistent/libnothing.so'");
@@ -140,8 +187,9 @@ TEST(Packages, LibraryWithoutEntryPointIsAnError) {
 TEST(Packages, AbiMismatchNamesBothVersions) {
   const size_t ops = Registry::global().list().size();
   std::string message = error_of([] { load_library(OPGRAPH_TEST_PACKAGE_FUTURE_ABI); });
-  EXPECT_NE(message.find("was built for op package ABI 2.0; this opgraph provides ABI 1.0"), std::string::npos)
-      << message;
+  const std::string versions = detail::concat("was built for op package ABI 2.0; this opgraph provides ABI 1.",
+                                              OPGRAPH_ABI_VERSION_MINOR);
+  EXPECT_NE(message.find(versions), std::string::npos) << message;
   EXPECT_EQ(Registry::global().list().size(), ops);
 }
 

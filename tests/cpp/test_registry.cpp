@@ -155,13 +155,32 @@ TEST_F(RegistryTest, SchemaWithoutNamespaceRejected) {
   EXPECT_TRUE(registry_.list().empty());
 }
 
-TEST_F(RegistryTest, TensorListArgumentRejected) {
+TEST_F(RegistryTest, TensorListArgumentsAreCounted) {
   OpDef op = scale_op("t::scale");
-  op.schema = Schema::parse("t::cat(Tensor[] xs, int dim=0) -> Tensor");
-  const std::string message = error_of([&] { registry_.add(op); });
-  EXPECT_CONTAINS(message, "'xs'");
-  EXPECT_CONTAINS(message, "Tensor[]");
-  EXPECT_FALSE(registry_.contains("t::cat"));
+  op.schema = Schema::parse("t::join(Tensor x, Tensor[] xs, Tensor? bias, Tensor[] ys, int dim=0) -> Tensor");
+  const OpDef& join = add(std::move(op));
+  EXPECT_EQ(join.tensor_arguments(), (std::vector<size_t>{0, 1, 2, 3}));
+  EXPECT_EQ(join.num_tensor_lists(), 2u);
+  const std::vector<size_t> lengths{2, 1};
+  const Attrs attrs = Attrs::bind(join.schema, {}, lengths);
+  EXPECT_EQ(join.num_inputs(attrs), 5u);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < 6; ++i) names.push_back(join.input_name(i, attrs));
+  EXPECT_EQ(names, (std::vector<std::string>{"x", "xs[0]", "xs[1]", "bias", "ys[0]", "input 5"}));
+}
+
+TEST_F(RegistryTest, TensorListVariantsRejected) {
+  for (const char* schema : {"t::f(Tensor[]? xs) -> Tensor", "t::f(Tensor[2] xs) -> Tensor"}) {
+    OpDef op = scale_op("t::f");
+    op.schema = Schema::parse(schema);
+    const std::string message = error_of([&] { registry_.add(op); });
+    EXPECT_CONTAINS(message, "argument 'xs' is a Tensor[");
+    EXPECT_CONTAINS(message, "Tensor, Tensor? and Tensor[]");
+  }
+  OpDef op = scale_op("t::f");
+  op.schema = Schema::parse("t::split(Tensor x) -> Tensor[]");
+  EXPECT_CONTAINS(error_of([&] { registry_.add(op); }), "returns Tensor[]");
+  EXPECT_TRUE(registry_.list().empty());
 }
 
 TEST_F(RegistryTest, NonTensorReturnRejected) {
@@ -323,6 +342,107 @@ TEST_F(CallTest, InputsOnDifferentDevices) {
 }
 
 // ---------------------------------------------------------------------------
+// Calling ops with Tensor[] arguments
+
+// out = scale * (xs[0] + xs[1] + ...) + (ys[0] + ys[1] + ...), all float32 of
+// one shape: two lists around a plain tensor, so only the list lengths tell
+// which input is which.
+constexpr const char* kSumListsSignature = "(Tensor[] xs, Tensor scale, Tensor[] ys) -> Tensor";
+
+std::vector<TensorMeta> sum_lists_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const TensorMeta& scale = *inputs[attrs.list_sizes()[0]];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    OPGRAPH_CHECK(inputs[i]->dtype == DType::Float32 && *inputs[i] == scale, "input ", i, ": expected ",
+                  scale.str(), ", got ", inputs[i]->str());
+  }
+  return {scale};
+}
+
+void sum_lists_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                      const Attrs& attrs) {
+  const size_t num_xs = attrs.list_sizes()[0];
+  const Tensor& scale = inputs[num_xs];
+  float* out = outputs[0].data_ptr<float>();
+  for (int64_t k = 0; k < scale.numel(); ++k) {
+    float xs = 0, ys = 0;
+    for (size_t i = 0; i < num_xs; ++i) xs += inputs[i].data_ptr<float>()[k];
+    for (size_t i = num_xs + 1; i < inputs.size(); ++i) ys += inputs[i].data_ptr<float>()[k];
+    out[k] = scale.data_ptr<float>()[k] * xs + ys;
+  }
+}
+
+OpDef sum_lists_op(const std::string& name, const std::string& signature = kSumListsSignature) {
+  OpDef op;
+  op.schema = Schema::parse(name + signature);
+  op.shape_fn = sum_lists_shape;
+  op.kernels[static_cast<size_t>(DeviceType::CPU)] = sum_lists_kernel;
+  op.reference = sum_lists_kernel;
+  op.source = "test_registry.cpp:2";
+  return op;
+}
+
+class ListCallTest : public RegistryTest {
+ protected:
+  void SetUp() override { op_ = &add(sum_lists_op("t::sum_lists")); }
+
+  Attrs attrs(std::vector<size_t> lengths) const { return Attrs::bind(op_->schema, {}, lengths); }
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, std::vector<size_t> lengths,
+                          CallOptions options = {}) const {
+    return call(*op_, inputs, attrs(std::move(lengths)), options);
+  }
+
+  const OpDef* op_ = nullptr;
+};
+
+TEST_F(ListCallTest, EachListGetsItsOwnInputs) {
+  const std::vector<Tensor> inputs{floats({1, 2}), floats({10, 20}), floats({2, 3}), floats({100, 100})};
+  EXPECT_EQ(values(run(inputs, {2, 1})[0]), (std::vector<float>{122, 166}));
+  EXPECT_EQ(values(run(inputs, {2, 1}, {.reference = true})[0]), (std::vector<float>{122, 166}));
+  // The same flat inputs split differently: scale is now the second input.
+  EXPECT_EQ(values(run(inputs, {1, 2})[0]), (std::vector<float>{112, 143}));
+}
+
+TEST_F(ListCallTest, EmptyLists) {
+  EXPECT_EQ(values(run({floats({2, 3})}, {0, 0})[0]), (std::vector<float>{0, 0}));
+  EXPECT_EQ(values(run({floats({2, 3}), floats({1, 1})}, {0, 1})[0]), (std::vector<float>{1, 1}));
+}
+
+TEST_F(ListCallTest, InferOutputsAndCallOut) {
+  const std::vector<Tensor> inputs{floats({1, 2, 3}), floats({1, 1, 1}), floats({5, 5, 5})};
+  EXPECT_EQ(infer_outputs(*op_, inputs, attrs({1, 1})), (std::vector<TensorMeta>{{DType::Float32, {3}}}));
+  Tensor out = Tensor::zeros({3}, DType::Float32);
+  call_out(*op_, inputs, std::vector<Tensor>{out}, attrs({1, 1}));
+  EXPECT_EQ(values(out), (std::vector<float>{6, 7, 8}));
+}
+
+TEST_F(ListCallTest, WrongNumberOfInputsNamesTheLists) {
+  const std::string message = error_of([&] { run({floats({1}), floats({1})}, {2, 1}); });
+  EXPECT_CONTAINS(message, "t::sum_lists: expected 4 tensor inputs (xs (2 tensors), scale, ys (1 tensor)), got 2");
+}
+
+TEST_F(ListCallTest, AttributesWithoutListLengths) {
+  const std::vector<Tensor> inputs{floats({1})};
+  EXPECT_CONTAINS(error_of([&] { call(*op_, inputs, Attrs()); }),
+                  "t::sum_lists: the attributes give the lengths of 0 Tensor[] arguments, the op has 2");
+}
+
+TEST_F(ListCallTest, ErrorsNameTheElement) {
+  EXPECT_CONTAINS(error_of([&] { run({floats({1}), Tensor(), floats({1})}, {2, 0}); }),
+                  "t::sum_lists: input 'xs[1]' is required but was not given");
+  float buffer[1] = {1};
+  Tensor on_cuda = Tensor::from_blob(buffer, {1}, {}, DType::Float32, {}, Device{DeviceType::CUDA, 0});
+  EXPECT_CONTAINS(error_of([&] { run({floats({1}), floats({1}), on_cuda}, {1, 1}); }),
+                  "t::sum_lists: input 'ys[0]' is on cuda:0 but earlier inputs are on cpu");
+}
+
+TEST_F(ListCallTest, StridedElementIsMadeContiguous) {
+  Tensor x = floats({0, 1, 2, 3, 4, 5}, {2, 3}).transpose(0, 1);  // [[0, 3], [1, 4], [2, 5]]
+  Tensor ones = Tensor::zeros({3, 2}, DType::Float32);
+  std::fill(ones.data_ptr<float>(), ones.data_ptr<float>() + 6, 1.0f);
+  EXPECT_EQ(values(run({ones, x, ones, x}, {2, 1})[0]), (std::vector<float>{1, 7, 3, 9, 5, 11}));
+}
+
+// ---------------------------------------------------------------------------
 // The global registry and the by-name entry point
 
 const OpDef& global_scale() {
@@ -349,6 +469,31 @@ TEST(GlobalRegistryTest, CallOutThroughGlobalOp) {
   call_out(op, std::vector<Tensor>{floats({1, 2, 3}), floats({1, 1, 1})}, std::vector<Tensor>{out},
            Attrs::bind(op.schema, {}));
   EXPECT_EQ(values(out), (std::vector<float>{3, 5, 7}));
+}
+
+TEST(GlobalRegistryTest, CallByNameGivesTheOnlyListTheRemainingInputs) {
+  static const bool added = [] {
+    Registry::global().add({sum_lists_op("test_registry::scaled_sum", "(Tensor[] xs, Tensor scale) -> Tensor"),
+                            sum_lists_op("test_registry::sum_lists")});
+    return true;
+  }();
+  ASSERT_TRUE(added);
+  const std::vector<Tensor> inputs{floats({1, 2}), floats({3, 4}), floats({2, 10})};
+  EXPECT_EQ(values(call("test_registry::scaled_sum", inputs)[0]), (std::vector<float>{8, 60}));
+  EXPECT_EQ(values(call("test_registry::scaled_sum", std::span(inputs).last(1))[0]), (std::vector<float>{0, 0}));
+  EXPECT_CONTAINS(error_of([&] { call("test_registry::scaled_sum", std::vector<Tensor>{}); }),
+                  "expected 1 tensor inputs (xs (0 tensors), scale), got 0");
+  EXPECT_CONTAINS(error_of([&] { call("test_registry::sum_lists", inputs); }),
+                  "test_registry::sum_lists: it has 2 Tensor[] arguments; give their lengths to Attrs::bind()");
+}
+
+TEST(GlobalRegistryTest, BuiltinCatByName) {
+  const std::vector<Tensor> parts{floats({1, 2}, {1, 2}), floats({3, 4, 5, 6}, {2, 2})};
+  std::vector<Tensor> out = call("aten::cat", parts);
+  EXPECT_EQ(out[0].shape(), (Shape{3, 2}));
+  EXPECT_EQ(values(out[0]), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_CONTAINS(error_of([&] { call("aten::cat", parts, {{"dim", int64_t{1}}}); }),
+                  "aten::cat: tensors[1]: expected size 1 in dimension 0 like tensors[0], got float32[2, 2]");
 }
 
 TEST(GlobalRegistryTest, ConcurrentCalls) {

@@ -296,6 +296,15 @@ TEST(SchemaTest, AtenBatchNormThreeReturns) {
   EXPECT_EQ(s.returns.size(), 3u);
 }
 
+TEST(SchemaTest, AtenCatTakesATensorList) {
+  Schema cat = Schema::parse("aten::cat(Tensor[] tensors, int dim=0) -> Tensor");
+  expect_arguments(cat.arguments, {{"tensors", list(K::Tensor)}, {"dim", type(K::Int), false, AttrValue{int64_t{0}}}});
+  EXPECT_TRUE(cat.arguments[0].type.is_tensor());
+  EXPECT_TRUE(cat.arguments[0].type.is_tensor_list());
+  EXPECT_FALSE(cat.arguments[1].type.is_tensor());
+  EXPECT_EQ(cat.str(), "aten::cat(Tensor[] tensors, int dim=0) -> Tensor");
+}
+
 TEST(SchemaTest, AtenSoftmaxAndGelu) {
   Schema softmax = Schema::parse("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor");
   EXPECT_EQ(softmax.qualified_name(), "aten::softmax.int");

@@ -114,6 +114,35 @@ void echo_attrs_cpu(sdk::OutputTensor out, sdk::InputTensor, int64_t i, double f
   o[7] = maybe ? static_cast<double>(*maybe) : -1.0;
 }
 
+// Tensor[] arguments: out = bias + xs[0] * ys[0] + xs[1] * ys[1] + ..., two
+// lists around an optional tensor, all float32 of one shape.
+sdk::Meta sum_products_shape(std::vector<sdk::Meta> xs, std::optional<sdk::Meta> bias, std::vector<sdk::Meta> ys) {
+  OPGRAPH_SDK_CHECK(!xs.empty(), "xs: expected at least one tensor");
+  OPGRAPH_SDK_CHECK(ys.size() == xs.size(), "ys: expected ", xs.size(), " tensors like xs, got ", ys.size());
+  const sdk::Meta expected(sdk::DType::Float32, xs[0].shape());
+  auto check = [&](const sdk::Meta& meta, const char* name, size_t i) {
+    OPGRAPH_SDK_CHECK(meta.dtype() == expected.dtype() && meta.shape() == expected.shape(), name, "[", i,
+                      "]: expected ", expected.str(), ", got ", meta.str());
+  };
+  for (size_t i = 0; i < xs.size(); ++i) {
+    check(xs[i], "xs", i);
+    check(ys[i], "ys", i);
+  }
+  if (bias) check(*bias, "bias", 0);
+  return expected;
+}
+
+void sum_products_cpu(sdk::OutputTensor out, sdk::InputTensorList xs, std::optional<sdk::InputTensor> bias,
+                      sdk::InputTensorList ys) {
+  float* o = out.data<float>();
+  for (int64_t k = 0; k < out.numel(); ++k) o[k] = bias ? bias->data<float>()[k] : 0.0f;
+  size_t i = 0;
+  for (sdk::InputTensor x : xs) {
+    const float* y = ys[i++].data<float>();
+    for (int64_t k = 0; k < out.numel(); ++k) o[k] += x.data<float>()[k] * y[k];
+  }
+}
+
 }  // namespace
 
 OPGRAPH_LIBRARY(test_ops, m) {
@@ -133,4 +162,8 @@ OPGRAPH_LIBRARY(test_ops, m) {
         "ScalarType dtype, int? maybe=None) -> Tensor",
         echo_attrs_shape);
   m.impl("echo_attrs", sdk::Device::CPU, echo_attrs_cpu);
+  m.def("sum_products(Tensor[] xs, Tensor? bias, Tensor[] ys) -> Tensor", sum_products_shape);
+  m.impl("sum_products", sdk::Device::CPU, sum_products_cpu);
+  // Takes its Tensor[] as a single tensor: every call is refused.
+  m.def("list_as_tensor(Tensor[] xs) -> Tensor", same_shape);
 }

@@ -11,12 +11,14 @@ TOLERANCE = {
 
 
 def as_torch(value):
+    if isinstance(value, (list, tuple)):  # a Tensor[] input
+        return [as_torch(item) for item in value]
     return torch.from_numpy(value) if isinstance(value, np.ndarray) else value
 
 
 def check_op(name, torch_fn, *inputs, tolerance=None, **attrs):
-    """Runs `name` on `inputs` (NumPy arrays, possibly strided views) with the
-    fast kernel and the reference implementation, and torch_fn on the same
+    """Runs `name` on `inputs` (NumPy arrays, possibly strided views, or lists
+    of them for a Tensor[]) with the fast kernel and the reference implementation, and torch_fn on the same
     values as torch tensors; asserts all three agree. Returns the fast result."""
     fast = call(name, *inputs, **attrs)
     reference = call_reference(name, *inputs, **attrs)

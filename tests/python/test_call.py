@@ -118,6 +118,27 @@ def test_bad_calls_name_the_op_and_argument(args, kwargs, message):
         call("test_ops::scale", *args, **kwargs)
 
 
+def test_tensor_lists_reach_a_package_op():
+    xs = [np.arange(3, dtype=np.float32), torch.ones(3), np.full(3, 2, np.float32)]
+    ys = (np.full(6, 2, np.float32)[::2], np.arange(3, dtype=np.float32), torch.full((3,), -1.0))
+    bias = np.array([10, 20, 30], np.float32)
+    expected = bias + sum(np.asarray(x) * np.asarray(y) for x, y in zip(xs, ys))
+    np.testing.assert_array_equal(call("test_ops::sum_products", xs, bias, ys), expected)
+    np.testing.assert_array_equal(call("test_ops::sum_products", xs[:1], None, list(ys[:1])), xs[0] * ys[0])
+
+
+def test_tensor_list_errors_name_the_element():
+    x = np.ones(3, np.float32)
+    with pytest.raises(opgraph.Error, match=r"^test_ops::sum_products: ys\[1\]: expected float32\[3\], got float32\[4"):
+        call("test_ops::sum_products", [x, x], None, [x, np.ones(4, np.float32)])
+    with pytest.raises(opgraph.Error, match=r"^test_ops::sum_products: ys: expected 2 tensors like xs, got 1$"):
+        call("test_ops::sum_products", [x, x], None, [x])
+    with pytest.raises(opgraph.Error, match=r"test_ops::sum_products: input 'ys' \(Tensor\[\]\) was not given"):
+        call("test_ops::sum_products", [x], None)
+    with pytest.raises(opgraph.Error, match=r"input 'xs' must be a list or tuple of arrays \(Tensor\[\]\), got"):
+        call("test_ops::sum_products", x, None, [x])
+
+
 def test_missing_required_attribute():
     with pytest.raises(opgraph.Error, match=r"test_ops::echo_attrs: missing required attribute 'i' \(int\)"):
         call("test_ops::echo_attrs", np.zeros(1, np.float32))

@@ -22,8 +22,9 @@
 extern "C" {
 #endif
 
+/* 1.1: Tensor[] arguments (og_tensor_list). */
 #define OPGRAPH_ABI_VERSION_MAJOR 1
-#define OPGRAPH_ABI_VERSION_MINOR 0
+#define OPGRAPH_ABI_VERSION_MINOR 1
 #define OPGRAPH_PACKAGE_INIT_SYMBOL "opgraph_package_init"
 
 /* Element type codes: the values of opgraph::DType. */
@@ -50,7 +51,11 @@ enum {
 };
 
 /* A borrowed tensor. strides count elements. Shape functions get data and
- * strides NULL. A `Tensor?` given as None arrives with ndim -1. */
+ * strides NULL. Shape functions and kernels get one og_tensor per tensor
+ * argument: a `Tensor?` given as None arrives with ndim OG_NDIM_NONE, and
+ * (since ABI 1.1) a `Tensor[]` with ndim OG_NDIM_LIST and data pointing to an
+ * og_tensor_list of its elements. A package built for 1.0 cannot declare a
+ * Tensor[] argument, so it never meets a list. */
 typedef struct og_tensor {
   void* data;
   const int64_t* shape;
@@ -60,6 +65,14 @@ typedef struct og_tensor {
   int32_t device_type;
   int32_t device_index;
 } og_tensor;
+
+enum { OG_NDIM_NONE = -1, OG_NDIM_LIST = -2 };
+
+/* The elements of a Tensor[] argument (ABI 1.1). */
+typedef struct og_tensor_list {
+  const og_tensor* items;
+  int64_t length;
+} og_tensor_list;
 
 /* Attribute kinds: the alternatives of opgraph::AttrValue, in order. */
 enum {
@@ -90,6 +103,7 @@ typedef struct og_outputs og_outputs;   /* where a shape function writes metas *
 typedef struct og_context og_context;   /* per-call execution context */
 typedef struct og_registrar og_registrar;
 
+/* num_inputs counts tensor arguments: a Tensor[] is one input. */
 typedef int32_t (*og_shape_fn)(void* user, const og_tensor* inputs, int32_t num_inputs,
                                const og_attr* attrs, int32_t num_attrs,
                                og_outputs* outputs, og_error* error);

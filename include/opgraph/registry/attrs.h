@@ -1,6 +1,7 @@
 // Binding the attributes (non-tensor arguments) of a call to an op's schema.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,19 +16,25 @@ namespace opgraph {
 // during bind().
 using NamedAttrs = std::vector<std::pair<std::string_view, AttrValue>>;
 
-// The attribute values of one call, one per non-tensor schema argument, in
-// schema order, with defaults filled in and types checked.
+// The non-tensor side of one call: the attribute values, one per non-tensor
+// schema argument, in schema order, with defaults filled in and types
+// checked; and the length of each Tensor[] argument, which shape functions
+// and kernels need to split their flat inputs (see registry.h).
 class Attrs {
  public:
   Attrs() = default;
-  // Throws opgraph::Error naming the op and argument for an unknown name, a
-  // missing required attribute or a value of the wrong type.
-  static Attrs bind(const Schema& schema, const NamedAttrs& given);
+  // `list_sizes` holds how many tensors each Tensor[] argument gets, in
+  // schema order; schemas without one take none. Throws opgraph::Error naming
+  // the op and argument for an unknown name, a missing required attribute, a
+  // value of the wrong type or a missing list size.
+  static Attrs bind(const Schema& schema, const NamedAttrs& given, std::span<const size_t> list_sizes = {});
 
   size_t size() const { return values_.size(); }
   const std::string& name(size_t i) const;
   const AttrValue& operator[](size_t i) const { return values_[i]; }
   const AttrValue& get(std::string_view name) const;
+  // How many tensors each Tensor[] argument got, in schema order.
+  std::span<const size_t> list_sizes() const { return list_sizes_; }
 
   template <typename T>
   const T& get(std::string_view name) const {
@@ -41,6 +48,7 @@ class Attrs {
  private:
   const Schema* schema_ = nullptr;
   std::vector<AttrValue> values_;
+  std::vector<size_t> list_sizes_;
 };
 
 }  // namespace opgraph

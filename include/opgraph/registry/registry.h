@@ -19,7 +19,16 @@
 
 namespace opgraph {
 
-// Input metas (in schema order; null for a `Tensor?` given as None) and
+// A call's tensor inputs are one flat span, in schema order: a Tensor or
+// Tensor? argument is one entry (undefined, or a null meta, for None) and a
+// Tensor[] argument is its elements, consecutively. The length of each
+// Tensor[] travels with the attributes (Attrs::list_sizes()), which every
+// shape function and kernel receives; so an op whose only tensor argument is
+// a Tensor[] (aten::cat) simply takes all its inputs, and one with several
+// lists still knows where each begins. Kernels index one span whatever the
+// schema, and a caller holds a call's tensors in one vector.
+
+// Input metas (flat, as above; null for a `Tensor?` given as None) and
 // attributes -> output metas. Throws opgraph::Error for inputs it rejects.
 using ShapeFn = std::function<std::vector<TensorMeta>(std::span<const TensorMeta* const> inputs,
                                                       const Attrs& attrs)>;
@@ -44,17 +53,38 @@ struct OpDef {
   bool accepts_strided_inputs = false;
 
   const std::string& name() const { return qualified_name_; }
-  // Positions in schema.arguments of the tensor inputs and of the attributes.
+  // Positions in schema.arguments of the tensor arguments (Tensor, Tensor?
+  // and Tensor[]), and how many of them are Tensor[].
   const std::vector<size_t>& tensor_arguments() const { return tensor_arguments_; }
+  size_t num_tensor_lists() const { return num_tensor_lists_; }
   size_t num_outputs() const { return schema.returns.size(); }
 
+  // Calls visit(argument, first, count) for each tensor argument in schema
+  // order: the call's flat inputs [first, first + count) are that argument's
+  // (count is 1 unless it is a Tensor[]). `attrs` must be bound to this op.
+  template <typename Visit>
+  void for_each_tensor_argument(const Attrs& attrs, Visit&& visit) const {
+    size_t first = 0, list = 0;
+    for (size_t position : tensor_arguments_) {
+      const Argument& argument = schema.arguments[position];
+      const size_t count = argument.type.is_list ? attrs.list_sizes()[list++] : 1;
+      visit(argument, first, count);
+      first += count;
+    }
+  }
+  // How many flat inputs a call with these attributes takes, and the name of
+  // input i: "x", or "tensors[2]" for an element of a Tensor[].
+  size_t num_inputs(const Attrs& attrs) const;
+  std::string input_name(size_t i, const Attrs& attrs) const;
+
   // Computes the derived fields above and checks the schema is one the
-  // registry can run (tensor inputs and tensor returns).
+  // registry can run (Tensor, Tensor? and Tensor[] inputs, Tensor returns).
   void finalize();
 
  private:
   std::string qualified_name_;
   std::vector<size_t> tensor_arguments_;
+  size_t num_tensor_lists_ = 0;
 };
 
 class Registry {
@@ -101,6 +131,9 @@ void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const T
 // Allocates the outputs from the shape function, then call_out().
 std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
                          CallOptions options = {});
+// By name, binding the attributes. An op with one Tensor[] argument gives it
+// every input that its other tensor arguments leave; one with several needs
+// their lengths, given to Attrs::bind() and the call above.
 std::vector<Tensor> call(std::string_view op, std::span<const Tensor> inputs, const NamedAttrs& attrs = {});
 
 }  // namespace opgraph

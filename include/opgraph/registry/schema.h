@@ -42,7 +42,9 @@ struct Type {
   bool optional = false;             // Tensor?, int[]?
   bool symbolic = false;             // spelled SymInt: an int that may be a symbolic size
 
-  bool is_tensor() const { return kind == Kind::Tensor && !is_list; }
+  // A tensor input (Tensor, Tensor? or Tensor[]) rather than an attribute.
+  bool is_tensor() const { return kind == Kind::Tensor; }
+  bool is_tensor_list() const { return kind == Kind::Tensor && is_list; }
   bool operator==(const Type&) const = default;
   std::string str() const;  // "int[2]?"
 };

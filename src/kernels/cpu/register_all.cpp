@@ -3,6 +3,7 @@
 namespace opgraph::kernels {
 
 void register_shape_ops(Registry& registry);
+void register_concat_ops(Registry& registry);
 void register_matmul_ops(Registry& registry);
 void register_conv_ops(Registry& registry);
 void register_pool_ops(Registry& registry);
@@ -17,6 +18,7 @@ void register_binary_ops(Registry& registry);
 // initializers, which a static link may drop without a word.
 void register_builtin_ops(Registry& registry) {
   register_shape_ops(registry);
+  register_concat_ops(registry);
   register_matmul_ops(registry);
   register_conv_ops(registry);
   register_pool_ops(registry);

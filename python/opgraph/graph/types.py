@@ -1,0 +1,86 @@
+"""Value types of the graph builder: ``DType``, ``DeviceRef`` and ``TensorType``."""
+
+import enum
+
+import numpy as np
+
+from .._C import Error
+
+
+class DType(enum.Enum):
+    """Element types, named as in the graph JSON and NumPy."""
+
+    float32 = "float32"
+    float64 = "float64"
+    float16 = "float16"
+    bfloat16 = "bfloat16"
+    int8 = "int8"
+    int32 = "int32"
+    int64 = "int64"
+    uint8 = "uint8"
+    bool = "bool"
+
+    @classmethod
+    def of(cls, value):
+        """The DType of a DType, a name or a NumPy dtype."""
+        if isinstance(value, cls):
+            return value
+        name = value if isinstance(value, str) else np.dtype(value).name
+        try:
+            return cls(name)
+        except ValueError:
+            raise Error(f"unsupported dtype {value!r}; expected one of {', '.join(d.value for d in cls)}") from None
+
+    def to_numpy(self):
+        if self is DType.bfloat16:
+            raise Error("bfloat16 has no NumPy dtype")
+        return np.dtype(self.value)
+
+
+class DeviceRef:
+    """Where a value lives. Graphs run on the CPU; CUDA kernels are not built here."""
+
+    def __init__(self, kind="cpu", id=0):
+        if kind != "cpu":
+            raise Error(f"DeviceRef: device '{kind}' is not available; opgraph graphs run on the CPU")
+        self.kind, self.id = kind, id
+
+    @classmethod
+    def CPU(cls, id=0):  # noqa: N802 (MAX's spelling)
+        return cls("cpu", id)
+
+    def __eq__(self, other):
+        return isinstance(other, DeviceRef) and (self.kind, self.id) == (other.kind, other.id)
+
+    def __repr__(self):
+        return f"DeviceRef.CPU({self.id})"
+
+
+def _dimension(dim):
+    if isinstance(dim, str) and dim.isidentifier():
+        return dim
+    if isinstance(dim, (int, np.integer)) and not isinstance(dim, bool) and dim >= 0:
+        return int(dim)
+    raise Error(f"TensorType: a dimension is a size >= 0 or a symbolic name such as 'N', got {dim!r}")
+
+
+class TensorType:
+    """dtype, shape (ints and symbolic names) and device of a graph value."""
+
+    def __init__(self, dtype, shape, device=None):
+        self.dtype = DType.of(dtype)
+        self.shape = [_dimension(d) for d in shape]
+        self.device = device or DeviceRef.CPU()
+
+    @property
+    def rank(self):
+        return len(self.shape)
+
+    def to_json(self, name):
+        return {"name": name, "dtype": self.dtype.value, "shape": list(self.shape)}
+
+    def __eq__(self, other):
+        return isinstance(other, TensorType) and (self.dtype, self.shape) == (other.dtype, other.shape)
+
+    def __repr__(self):
+        return f"TensorType({self.dtype.value}, {self.shape})"
