@@ -55,10 +55,24 @@ def as_torch(value):
     return [as_torch(x) for x in value] if isinstance(value, list) else torch.from_numpy(value)
 
 
+def empty_off_page_phase(shape, like):
+    """np.empty(shape, float32), starting half a page away from `like` modulo
+    4 KiB. Same-sized arrays a multiple of 4 KiB long often sit back to back
+    on the heap, 16 bytes apart modulo 4 KiB: then every store to the output
+    stalls the loads of the input that follow it (4K aliasing), and the row
+    times where the allocator put the arrays rather than the kernel. PyTorch
+    allocates its own outputs on each call, so its side does not see this."""
+    size = int(np.prod(shape))
+    base = np.empty(size + 1024, np.float32)
+    shift = (like.ctypes.data + 2048 - base.ctypes.data) % 4096 // 4
+    return base[shift:shift + size].reshape(shape)
+
+
 def compare(label, op, torch_fn, inputs, flops=None, **attrs):
     """Times `op` on `inputs` (arrays, or lists of them for a Tensor[]) against torch_fn."""
     expected = torch_fn(*[as_torch(x) for x in inputs])
-    out = np.empty(tuple(expected.shape), np.float32)
+    first = inputs[0][0] if isinstance(inputs[0], list) else inputs[0]
+    out = empty_off_page_phase(tuple(expected.shape), first)
     ours = seconds_per_call(lambda: call(op, *inputs, out=out, **attrs))
     theirs = seconds_per_call(lambda: torch_fn(*[as_torch(x) for x in inputs]))
     np.testing.assert_allclose(out, expected.numpy(), rtol=2e-3, atol=2e-3)
@@ -96,12 +110,24 @@ def bench_convs(batch):
                 stride=stride, padding=padding)
 
 
-def bench_rest():
+def bench_pool():
     compare("max_pool2d (1, 64, 112, 112) 3/2", "aten::max_pool2d",
             lambda x: F.max_pool2d(x, 3, 2, 1), [random(1, 64, 112, 112)], kernel_size=3, stride=2, padding=1)
+    compare("avg_pool2d (1, 64, 112, 112) 3/2", "aten::avg_pool2d",
+            lambda x: F.avg_pool2d(x, 3, 2, 1), [random(1, 64, 112, 112)], kernel_size=3, stride=2, padding=1)
+    compare("avg_pool2d (8, 256, 14, 14) 2/2", "aten::avg_pool2d",
+            lambda x: F.avg_pool2d(x, 2, 2), [random(8, 256, 14, 14)], kernel_size=2, stride=2)
+
+
+def bench_softmax():
     compare("softmax (64, 1000)", "aten::softmax.int", lambda x: torch.softmax(x, -1), [random(64, 1000)], dim=-1)
     compare("softmax (8, 12, 128, 128)", "aten::softmax.int", lambda x: torch.softmax(x, -1),
             [random(8, 12, 128, 128)], dim=-1)
+    compare("log_softmax (64, 1000)", "aten::log_softmax.int", lambda x: torch.log_softmax(x, -1),
+            [random(64, 1000)], dim=-1)
+
+
+def bench_norm():
     compare("layer_norm (64, 128, 768)", "aten::layer_norm", lambda x: F.layer_norm(x, [768]),
             [random(64, 128, 768)], normalized_shape=[768])
 
@@ -119,22 +145,41 @@ def bench_concat():
         compare(label, op, lambda ts: torch_fn(ts, dim), [[random(*shape) for shape in shapes]], dim=dim)
 
 
+def bench_elementwise():
+    x, y, bias = random(64, 128, 768), random(64, 128, 768), random(768)
+    for name, fn in [("relu", torch.relu), ("gelu", F.gelu), ("silu", F.silu), ("sigmoid", torch.sigmoid)]:
+        compare(f"{name} (64, 128, 768)", f"aten::{name}", fn, [x])
+    compare("add (64, 128, 768) + same", "aten::add.Tensor", torch.add, [x, y])
+    compare("add (64, 128, 768) + (768,)", "aten::add.Tensor", torch.add, [x, bias])
+    compare("mul (64, 128, 768) * scalar", "aten::mul.Scalar", lambda t: t * 0.5, [x], other=0.5)
+
+
+FAMILIES = {
+    "matmul": [bench_gemm, bench_linear_relu],
+    "conv": [lambda: bench_convs(1), lambda: bench_convs(8)],
+    "pool": [bench_pool],
+    "softmax": [bench_softmax],
+    "norm": [bench_norm],
+    "elementwise": [bench_elementwise],
+    "concat": [bench_concat],
+}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--only", nargs="+", choices=FAMILIES, default=list(FAMILIES),
+                        help="op families to time (default: all)")
     args = parser.parse_args()
-    print(f"torch {torch.__version__}, float32; times in ms")
+    print(f"torch {torch.__version__}, opgraph vector code {opgraph.get_cpu_capability()}, float32; times in ms")
     for threads in args.threads:
         opgraph.set_num_threads(threads)
         torch.set_num_threads(threads)
         print(f"\nthreads: opgraph {opgraph.get_num_threads()}, torch {torch.get_num_threads()}")
         print(f"  {'op':<34} {'opgraph':>10} {'torch':>10} {'vs torch':>9} {'GFLOP/s':>8}")
-        bench_gemm()
-        bench_linear_relu()
-        bench_convs(1)
-        bench_convs(8)
-        bench_rest()
-        bench_concat()
+        for family in args.only:
+            for bench in FAMILIES[family]:
+                bench()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 // Everything a C++ program embedding opgraph needs.
 #pragma once
 
+#include "opgraph/core/cpu_capability.h"
 #include "opgraph/core/dtype.h"
 #include "opgraph/core/error.h"
 #include "opgraph/core/tensor.h"

@@ -62,6 +62,10 @@ void init_registry(nb::module_& m) {
   m.def("set_num_threads", &set_num_threads, nb::arg("num_threads"),
         "Sets the number of threads kernels use (the calling thread included).");
   m.def("get_num_threads", &get_num_threads);
+  m.def(
+      "get_cpu_capability", [] { return std::string(cpu_capability_name(cpu_capability())); },
+      "The vector instructions the built-in kernels use: \"avx512\", \"avx2\" or \"default\" (baseline "
+      "x86-64). The environment variable OPGRAPH_CPU_CAPABILITY, read once, lowers it.");
 }
 
 }  // namespace opgraph::python

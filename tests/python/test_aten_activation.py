@@ -17,13 +17,26 @@ def sample(shape, dtype, seed=0):
     return np.asarray(np.random.default_rng(seed).standard_normal(shape) * 3, dtype=dtype)
 
 
-# Inputs by id: shapes chosen to hurt (empty, 0-d, odd lengths, more elements
-# than the threading threshold) and strided views the registry must copy.
+# Where the float32 approximations of exp, erf and tanh change regime or
+# saturate (exp's clamps near +-88, tanh's switch at 0.625, erf's clamp at
+# |x| / sqrt(2) = 4), tiny values, and values far past all of them.
+EXTREMES = [-100, -88.5, -88, -87.5, -20, -5.7, -0.65, -0.6, -1e-20, 0, 1e-20, 0.6, 0.65, 5.7, 20, 87.5, 88.5, 100]
+
+
+def extremes(dtype, seed=0):
+    return np.random.default_rng(seed).permutation(np.array(EXTREMES, dtype=dtype))
+
+
+# Inputs by id: shapes chosen to hurt (empty, 0-d, lengths around the vector
+# widths, more elements than the threading threshold), strided views the
+# registry must copy, and extreme values.
 INPUTS = {
     "()": lambda dtype, seed=0: sample((), dtype, seed),
     "(0,)": lambda dtype, seed=0: sample((0,), dtype, seed),
     "(1,)": lambda dtype, seed=0: sample((1,), dtype, seed),
     "(7,)": lambda dtype, seed=0: sample((7,), dtype, seed),
+    "(15,)": lambda dtype, seed=0: sample((15,), dtype, seed),
+    "(17,)": lambda dtype, seed=0: sample((17,), dtype, seed),
     "(1001,)": lambda dtype, seed=0: sample((1001,), dtype, seed),
     "(3,0,5)": lambda dtype, seed=0: sample((3, 0, 5), dtype, seed),
     "(2,3,5,7)": lambda dtype, seed=0: sample((2, 3, 5, 7), dtype, seed),
@@ -31,6 +44,7 @@ INPUTS = {
     "transposed": lambda dtype, seed=0: sample((7, 5), dtype, seed).T,
     "sliced": lambda dtype, seed=0: sample((2002,), dtype, seed)[::2],
     "sliced-2d": lambda dtype, seed=0: sample((6, 9), dtype, seed)[::2, 1::3],
+    "extremes": extremes,
 }
 
 FORWARD = {

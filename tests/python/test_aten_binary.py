@@ -20,12 +20,15 @@ def sample(shape, dtype, seed=0, divisor=False):
     return np.asarray(values, dtype=dtype)
 
 
-# Same-shape operands, by id: shapes chosen to hurt and strided views.
+# Same-shape operands, by id: shapes chosen to hurt (lengths around the
+# vector widths among them) and strided views.
 LAYOUTS = {
     "()": lambda **kw: sample((), **kw),
     "(0,)": lambda **kw: sample((0,), **kw),
     "(1,)": lambda **kw: sample((1,), **kw),
     "(7,)": lambda **kw: sample((7,), **kw),
+    "(15,)": lambda **kw: sample((15,), **kw),
+    "(17,)": lambda **kw: sample((17,), **kw),
     "(1001,)": lambda **kw: sample((1001,), **kw),
     "(3,0,5)": lambda **kw: sample((3, 0, 5), **kw),
     "(2,3,5,7)": lambda **kw: sample((2, 3, 5, 7), **kw),
@@ -78,6 +81,10 @@ BROADCASTS = {
     "(1,300)+(300,300)": ((1, 300), (300, 300)),
     "(300,1)+(1,300)": ((300, 1), (1, 300)),
     "(300,1)+(300,300)": ((300, 1), (300, 300)),
+    "(17,)+()": ((17,), ()),
+    "(3,17)+(17,)": ((3, 17), (17,)),
+    "(15,)+(3,15)": ((15,), (3, 15)),
+    "(2,15)+(2,1)": ((2, 15), (2, 1)),
 }
 
 

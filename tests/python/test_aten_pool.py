@@ -25,6 +25,11 @@ POOL_CASES = [
     ((0, 3, 8, 8), 2, 2, 0, False),
     ((1, 1001, 5, 5), 3, 1, 1, False),
     ((1, 4, 64, 64), 2, 2, 0, False),  # crosses the threading threshold
+    # Output rows of 17, 15 and 1 elements: vector loops with remainders.
+    ((2, 3, 7, 33), 3, 2, 1, False),
+    ((1, 2, 16, 15), (3, 1), 1, (1, 0), False),
+    ((1, 3, 5, 1), (2, 1), (2, 1), 0, True),
+    ((1, 2, 8, 20), 3, 3, 1, True),  # a stride other than 1 or 2
 ]
 
 
@@ -53,6 +58,18 @@ def test_max_pool2d_propagates_nan():
     x[0, 0, 1, 1] = np.nan
     result = call("aten::max_pool2d", x, kernel_size=2)
     assert np.isnan(result[0, 0, 0, 0]) and not np.isnan(result[0, 0, 1, 1])
+
+
+@pytest.mark.parametrize("ceil_mode", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_max_pool2d_infinities_and_nan(dtype, ceil_mode):
+    x = random((2, 2, 9, 35), dtype)
+    x[0, 0, :3] = -np.inf  # windows of -inf only, padding included
+    x[0, 1, 4, 5] = np.inf
+    x[1, 0, 6, 7] = np.nan
+    x[1, 1, :, -1] = -np.inf  # the last column, which ceil_mode windows overhang
+    attrs = dict(kernel_size=3, stride=2, padding=1, ceil_mode=ceil_mode)
+    check_op("aten::max_pool2d", lambda t: F.max_pool2d(t, **attrs), x, **attrs)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -8,7 +8,9 @@ from opgraph.ops import call
 from oracle import check_op
 
 DTYPES = [np.float32, np.float64]
-SHAPES = [(0, 5), (1, 1), (7,), (3, 1001), (2, 3, 5, 7), (2, 70001)]
+# Rows and column tiles of lengths around the vector widths (1, 7, 15, 17,
+# 1001), one past the threading threshold.
+SHAPES = [(0, 5), (1, 1), (7,), (15, 17), (3, 1001), (2, 3, 5, 7), (2, 70001)]
 CASES = [(shape, dim) for shape in SHAPES for dim in range(-len(shape), len(shape))]
 LAYOUTS = ["contiguous", "transposed", "sliced"]
 
@@ -72,6 +74,26 @@ def test_large_logits_stay_finite(op, dtype):
     torch_fn = torch.softmax if op == "aten::softmax.int" else torch.log_softmax
     result = check_op(op, lambda t: torch_fn(t, -1), x, dim=-1)
     assert np.isfinite(result).all()
+
+
+@pytest.mark.parametrize("dim", [-1, 0])
+@pytest.mark.parametrize("op", ["aten::softmax.int", "aten::log_softmax.int"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_extreme_logits(dtype, op, dim):
+    # Rows of +-100 (exp's range ends), rows with -inf entries (exp gives 0),
+    # a row of -inf only and one holding +inf (both NaN, as in PyTorch).
+    x = make((6, 17), dtype)
+    x[0] = np.where(np.arange(17) % 2, 100, -100)
+    x[1, ::3] = -np.inf
+    x[2] = -np.inf
+    x[3, 5] = np.inf
+    x[4] = np.linspace(-100, 100, 17)
+    torch_fn = torch.softmax if op == "aten::softmax.int" else torch.log_softmax
+    x = x if dim == -1 else np.ascontiguousarray(x.T)
+    result = check_op(op, lambda t: torch_fn(t, dim), x, dim=dim)
+    rows = result if dim == -1 else result.T
+    assert np.isnan(rows[2]).all() and np.isnan(rows[3]).all()
+    assert not np.isnan(np.delete(rows, [2, 3], axis=0)).any()
 
 
 BACKWARD = {

@@ -5,6 +5,8 @@
 // attributes for the tensors' dtype, its call operator maps one element and is
 // a template so the fast kernel runs it in the tensor's type while the
 // reference runs it in double. The loops around it are shared by every op.
+// exp, erf and tanh are vec_math.h's: vectorizable approximations in float,
+// libm's in double, so the reference holds float32 results to libm.
 #include <array>
 #include <cmath>
 #include <numbers>
@@ -12,6 +14,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/cpu/cpu_dispatch.h"
+#include "kernels/cpu/vec_math.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -43,7 +47,7 @@ constexpr double kKappa = 0.044715;
 
 template <typename T>
 T sigmoid(T x) {
-  return T(1) / (T(1) + std::exp(-x));
+  return T(1) / (T(1) + fast_exp(-x));
 }
 
 // Forward ops: one input.
@@ -56,22 +60,23 @@ struct Relu {
   T operator()(T x) const { return x < T(0) ? T(0) : x; }
 };
 
+// gelu and its gradient: kTanh for approximate="tanh" (see define_gelu).
+template <bool kTanh>
 struct Gelu {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Gelu(const Attrs& attrs, DType) : tanh_form(tanh_approximation(attrs)) {}
+  Gelu(const Attrs& attrs, DType) { tanh_approximation(attrs); }
   template <typename T>
   T operator()(T x) const {
-    if (tanh_form) return T(0.5) * x * (T(1) + std::tanh(T(kBeta) * (x + T(kKappa) * x * x * x)));
-    return x * T(0.5) * (T(1) + std::erf(x * T(kSqrtHalf)));
+    if constexpr (kTanh) return T(0.5) * x * (T(1) + fast_tanh(T(kBeta) * (x + T(kKappa) * x * x * x)));
+    return x * T(0.5) * (T(1) + fast_erf(x * T(kSqrtHalf)));
   }
-  bool tanh_form;
 };
 
 struct Silu {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Silu(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T x) const { return x / (T(1) + std::exp(-x)); }
+  T operator()(T x) const { return x / (T(1) + fast_exp(-x)); }
 };
 
 struct Sigmoid {
@@ -85,7 +90,7 @@ struct Tanh {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Tanh(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T x) const { return std::tanh(x); }
+  T operator()(T x) const { return fast_tanh(x); }
 };
 
 struct Hardtanh {
@@ -125,24 +130,24 @@ struct ThresholdBackward {
   double threshold;
 };
 
+template <bool kTanh>
 struct GeluBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
-  GeluBackward(const Attrs& attrs, DType) : tanh_form(tanh_approximation(attrs)) {}
+  GeluBackward(const Attrs& attrs, DType) { tanh_approximation(attrs); }
   template <typename T>
   T operator()(T grad, T x) const {
-    if (tanh_form) {
+    if constexpr (kTanh) {
       const T x_sq = x * x;
-      const T tanh_inner = std::tanh(T(kBeta) * (x + T(kKappa) * x_sq * x));
+      const T tanh_inner = fast_tanh(T(kBeta) * (x + T(kKappa) * x_sq * x));
       const T left_derivative = T(0.5) * (T(1) + tanh_inner);
       const T right_derivative =
           T(0.5) * x * (T(1) - tanh_inner * tanh_inner) * T(kBeta) * (T(1) + T(3 * kKappa) * x_sq);
       return grad * (left_derivative + right_derivative);
     }
-    const T cdf = T(0.5) * (T(1) + std::erf(x * T(kSqrtHalf)));
-    const T pdf = T(kInvSqrt2Pi) * std::exp(T(-0.5) * x * x);
+    const T cdf = T(0.5) * (T(1) + fast_erf(x * T(kSqrtHalf)));
+    const T pdf = T(kInvSqrt2Pi) * fast_exp(T(-0.5) * x * x);
     return grad * (cdf + x * pdf);
   }
-  bool tanh_form;
 };
 
 struct SiluBackward {
@@ -207,17 +212,19 @@ void with_pointers(std::span<const Tensor> inputs, const Tensor& output, Body&& 
   });
 }
 
-// Contiguous loops GCC vectorizes where the op allows, split over the pool
-// when large.
+// Contiguous loops GCC vectorizes for the CPU's widest vectors, split over
+// the pool when large.
 template <typename Op>
 void map_fast(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
               const Attrs& attrs) {
   const Op op(attrs, outputs[0].dtype());
   with_pointers<Op>(inputs, outputs[0], [&](const auto& x, auto* y, int64_t n) {
     const auto chunk = [&](int64_t begin, int64_t end) {
-      [&]<size_t... I>(std::index_sequence<I...>) {
-        for (int64_t i = begin; i < end; ++i) y[i] = op(x[I][i]...);
-      }(std::make_index_sequence<Op::inputs.size()>{});
+      dispatch_cpu([&] {
+        [&]<size_t... I>(std::index_sequence<I...>) {
+          for (int64_t i = begin; i < end; ++i) y[i] = op(x[I][i]...);
+        }(std::make_index_sequence<Op::inputs.size()>{});
+      });
     };
     if (n < kParallelThreshold) return chunk(0, n);
     context.pool->parallel_for(0, n, kParallelThreshold / 2, chunk);
@@ -250,13 +257,35 @@ void define_elementwise(Registry& registry, const char* schema, const char* back
          where);
 }
 
+using Kernel = void (*)(const KernelContext&, std::span<const Tensor>, std::span<const Tensor>, const Attrs&);
+
+// Runs `exact` or `tanh` as `approximate` asks, per call: a branch per element
+// would keep the loop from vectorizing.
+KernelFn by_approximation(Kernel exact, Kernel tanh) {
+  return [=](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+             const Attrs& attrs) { (tanh_approximation(attrs) ? tanh : exact)(context, inputs, outputs, attrs); };
+}
+
+// gelu and gelu_backward: Op<true> is the tanh form, Op<false> the exact one.
+template <template <bool> class Op>
+void define_gelu(Registry& registry, const char* schema, const char* backward = nullptr,
+                 std::source_location where = std::source_location::current()) {
+  define(registry,
+         {.schema = schema,
+          .shape = elementwise_shape<Op<false>>,
+          .cpu = by_approximation(map_fast<Op<false>>, map_fast<Op<true>>),
+          .reference = by_approximation(map_reference<Op<false>>, map_reference<Op<true>>),
+          .backward = backward},
+         where);
+}
+
 }  // namespace
 
 void register_activation_ops(Registry& registry) {
   // Gradients first: a forward op may only name a backward op already declared.
   define_elementwise<ThresholdBackward>(
       registry, "aten::threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor");
-  define_elementwise<GeluBackward>(
+  define_gelu<GeluBackward>(
       registry, "aten::gelu_backward(Tensor grad_output, Tensor self, *, str approximate=\"none\") -> Tensor");
   define_elementwise<SiluBackward>(registry, "aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor");
   define_elementwise<SigmoidBackward>(registry,
@@ -270,8 +299,8 @@ void register_activation_ops(Registry& registry) {
   // the forward attributes). relu's (threshold_backward) takes an extra
   // threshold; sigmoid's and tanh's take the forward output instead.
   define_elementwise<Relu>(registry, "aten::relu(Tensor self) -> Tensor");
-  define_elementwise<Gelu>(registry, "aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor",
-                           "aten::gelu_backward");
+  define_gelu<Gelu>(registry, "aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor",
+                    "aten::gelu_backward");
   define_elementwise<Silu>(registry, "aten::silu(Tensor self) -> Tensor", "aten::silu_backward");
   define_elementwise<Sigmoid>(registry, "aten::sigmoid(Tensor self) -> Tensor");
   define_elementwise<Tanh>(registry, "aten::tanh(Tensor self) -> Tensor");

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/cpu_dispatch.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -157,12 +158,13 @@ void for_each_row(std::span<const int64_t> shape, const std::array<Strides, N>& 
   }
 }
 
-// Runs body(begin, end) over `items` items of `item_size` elements each,
-// split over the pool only when the total is large.
+// Runs body(begin, end), vectorized for the CPU, over `items` items of
+// `item_size` elements each, split over the pool only when the total is large.
 template <typename Body>
 void parallel_items(const KernelContext& context, int64_t items, int64_t item_size, const Body& body) {
-  if (items * item_size < kParallelThreshold) return body(0, items);
-  context.pool->parallel_for(0, items, std::max<int64_t>(1, kParallelThreshold / 2 / item_size), body);
+  const auto vectorized = [&](int64_t begin, int64_t end) { dispatch_cpu([&] { body(begin, end); }); };
+  if (items * item_size < kParallelThreshold) return vectorized(0, items);
+  context.pool->parallel_for(0, items, std::max<int64_t>(1, kParallelThreshold / 2 / item_size), vectorized);
 }
 
 // ---- Binary kernels -----------------------------------------------------------

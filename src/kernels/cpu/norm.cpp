@@ -3,6 +3,7 @@
 #include <tuple>
 #include <utility>
 
+#include "kernels/cpu/cpu_dispatch.h"
 #include "kernels/cpu/rows.h"
 #include "kernels/define.h"
 
@@ -86,10 +87,12 @@ void layer_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs
     T* mean = outputs.size() > 1 ? outputs[1].data_ptr<T>() : nullptr;
     T* rstd = outputs.size() > 1 ? outputs[2].data_ptr<T>() : nullptr;
     parallel_rows(context, args.rows, args.cols, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const auto stats = layer_norm_row(x + r * args.cols, w, b, args.eps, y + r * args.cols, args.cols);
-        if (mean != nullptr) std::tie(mean[r], rstd[r]) = stats;
-      }
+      dispatch_cpu([&] {
+        for (int64_t r = begin; r < end; ++r) {
+          const auto stats = layer_norm_row(x + r * args.cols, w, b, args.eps, y + r * args.cols, args.cols);
+          if (mean != nullptr) std::tie(mean[r], rstd[r]) = stats;
+        }
+      });
     });
   });
 }
@@ -172,10 +175,12 @@ void batch_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs
     T* y = outputs[0].data_ptr<T>();
     const int64_t n = layout.inner;
     parallel_rows(context, layout.outer * layout.size, n, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const T a = scale[r % layout.size], c = shift[r % layout.size];
-        for (int64_t i = 0; i < n; ++i) y[r * n + i] = x[r * n + i] * a + c;
-      }
+      dispatch_cpu([&] {
+        for (int64_t r = begin; r < end; ++r) {
+          const T a = scale[r % layout.size], c = shift[r % layout.size];
+          for (int64_t i = 0; i < n; ++i) y[r * n + i] = x[r * n + i] * a + c;
+        }
+      });
     });
   });
 }

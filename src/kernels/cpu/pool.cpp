@@ -1,13 +1,17 @@
 // 2-D pooling: max_pool2d, avg_pool2d, adaptive_avg_pool2d, over
 // (batch, channels, height, width) or unbatched (channels, height, width).
 //
-// Each output element reduces one window of its input plane. The fast
-// kernels split the planes over threads; the reference walks every window in
-// order on one thread.
+// Each output element reduces one window of its input plane. The kernels
+// split the planes over threads; the reference walks every window in order on
+// one thread. max_pool2d and avg_pool2d forward have a faster kernel of their
+// own (see pool_planes_fast).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <vector>
 
+#include "kernels/cpu/cpu_dispatch.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -172,11 +176,22 @@ void pool_planes(const T* in, const T* grad, T* out, const Pooling& p, int64_t f
   }
 }
 
+int64_t plane_count(const Tensor& input, const Pooling& p) {
+  return p.h.in * p.w.in == 0 ? 0 : input.numel() / (p.h.in * p.w.in);
+}
+
+// Runs body(first, last) over the planes [0, planes), in chunks of enough
+// planes to cover ~64K input elements.
+template <typename Body>
+void parallel_planes(const KernelContext& context, int64_t planes, const Pooling& p, const Body& body) {
+  context.pool->parallel_for(0, planes, std::max<int64_t>(1, 65536 / (p.h.in * p.w.in)), body);
+}
+
 // Runs a pass over every plane of `input`; `grad` is only read backward.
 template <Reduce R, bool Backward, bool Threaded>
 void run_pool(const KernelContext& context, const Tensor& input, const Tensor& grad, const Tensor& out,
               const Pooling& p) {
-  const int64_t planes = p.h.in * p.w.in == 0 ? 0 : input.numel() / (p.h.in * p.w.in);
+  const int64_t planes = plane_count(input, p);
   if (out.numel() == 0) return;
   dispatch_floating(input.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
@@ -185,11 +200,119 @@ void run_pool(const KernelContext& context, const Tensor& input, const Tensor& g
       pool_planes<T, R, Backward>(input.data_ptr<T>(), grad_data, out.data_ptr<T>(), p, first, last);
     };
     if (Threaded) {
-      // Enough planes per chunk to cover ~64K input elements.
-      context.pool->parallel_for(0, planes, std::max<int64_t>(1, 65536 / (p.h.in * p.w.in)), body);
+      parallel_planes(context, planes, p, body);
     } else {
       body(0, planes);
     }
+  });
+}
+
+// ---- Fast forward kernels for max_pool2d and avg_pool2d ---------------------
+//
+// A window's max (or sum) is the max across its columns of the max down its
+// rows. So each output row takes two passes that vectorize: down the window's
+// rows into a line as wide as the input, then across the line, window by
+// window. The line carries the left and right padding as elements that change
+// nothing (-inf for max, 0 for sums): every output column then reads its whole
+// window, with no clipping in the loop.
+//
+// On (1, 64, 112, 112) with kernel 3, stride 2 and padding 1 (ResNet's first
+// pooling), one thread with AVX-512, this takes 0.29 ms for max and 0.36 ms
+// for average, where oneDNN's pooling primitive takes 0.58 ms and 0.47 ms on
+// the same NCHW data (it reorders to a blocked layout and back). oneDNN also
+// has neither divisor_override nor PyTorch's divisor for ceil_mode windows
+// that reach past the padding.
+
+// NaN wins a max, as in PyTorch.
+template <Reduce R, typename T>
+T combine(T acc, T value) {
+  if constexpr (R == Reduce::Max) {
+    return value > acc || value != value ? value : acc;
+  } else {
+    return acc + value;
+  }
+}
+
+template <Reduce R, typename T>
+constexpr T neutral() {
+  return R == Reduce::Max ? -std::numeric_limits<T>::infinity() : T(0);
+}
+
+// avg_pool2d's divisor for each output element; every plane shares them.
+template <typename T>
+std::vector<T> divisors(const Pooling& p) {
+  std::vector<T> divisor(static_cast<size_t>(p.h.out * p.w.out));
+  for (int64_t oy = 0; oy < p.h.out; ++oy) {
+    for (int64_t ox = 0; ox < p.w.out; ++ox) divisor[oy * p.w.out + ox] = T(window(p, oy, ox).divisor);
+  }
+  return divisor;
+}
+
+// The pass across a padded line: dst[ox] reduces padded[ox * stride +
+// kx * dilation] over kx. kStride is the stride when it is 1 or 2, as in
+// nearly every network, else 0: a constant stride lets GCC load whole vectors
+// and shuffle them, where a run-time one loads element by element (which
+// made the whole kernel twice as slow).
+template <Reduce R, int64_t kStride, typename T>
+void across(const T* padded, T* dst, const Axis& w) {
+  const int64_t stride = kStride != 0 ? kStride : w.stride;
+  for (int64_t ox = 0; ox < w.out; ++ox) dst[ox] = padded[ox * stride];
+  for (int64_t kx = 1; kx < w.kernel; ++kx) {
+    const T* tap = padded + kx * w.dilation;
+    for (int64_t ox = 0; ox < w.out; ++ox) dst[ox] = combine<R>(dst[ox], tap[ox * stride]);
+  }
+}
+
+// `divisor` is null for max.
+template <typename T, Reduce R>
+void pool_planes_fast(const T* in, T* out, const Pooling& p, const T* divisor, int64_t first, int64_t last) {
+  const Axis &h = p.h, &w = p.w;
+  // Columns -w.padding ... reach - w.padding - 1: every column a window reads.
+  const int64_t reach = (w.out - 1) * w.stride + (w.kernel - 1) * w.dilation + 1;
+  std::vector<T> padded(static_cast<size_t>(std::max(reach, w.padding + w.in)), neutral<R, T>());
+  T* line = padded.data() + w.padding;
+  for (int64_t plane = first; plane < last; ++plane) {
+    const T* src = in + plane * h.in * w.in;
+    for (int64_t oy = 0; oy < h.out; ++oy) {
+      bool any_row = false;
+      for (int64_t ky = 0; ky < h.kernel; ++ky) {
+        const int64_t y = oy * h.stride - h.padding + ky * h.dilation;
+        if (y < 0 || y >= h.in) continue;
+        const T* row = src + y * w.in;
+        if (any_row) {
+          for (int64_t x = 0; x < w.in; ++x) line[x] = combine<R>(line[x], row[x]);
+        } else {
+          std::copy(row, row + w.in, line);
+        }
+        any_row = true;
+      }
+      if (!any_row) std::fill(line, line + w.in, neutral<R, T>());
+      T* dst = out + (plane * h.out + oy) * w.out;
+      switch (w.stride) {
+        case 1: across<R, 1>(padded.data(), dst, w); break;
+        case 2: across<R, 2>(padded.data(), dst, w); break;
+        default: across<R, 0>(padded.data(), dst, w); break;
+      }
+      if (divisor != nullptr) {
+        const T* row_divisor = divisor + oy * w.out;
+        for (int64_t ox = 0; ox < w.out; ++ox) dst[ox] /= row_divisor[ox];
+      }
+    }
+  }
+}
+
+template <Reduce R>
+void run_pool_fast(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p) {
+  if (out.numel() == 0) return;
+  dispatch_floating(input.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    const std::vector<T> divisor = R == Reduce::Average ? divisors<T>(p) : std::vector<T>();
+    parallel_planes(context, plane_count(input, p), p, [&](int64_t first, int64_t last) {
+      dispatch_cpu([&] {
+        pool_planes_fast<T, R>(input.data_ptr<T>(), out.data_ptr<T>(), p, divisor.empty() ? nullptr : divisor.data(),
+                               first, last);
+      });
+    });
   });
 }
 
@@ -207,10 +330,14 @@ std::vector<TensorMeta> max_pool_shape(std::span<const TensorMeta* const> in, co
   return {{in[0]->dtype, pooled_shape(*in[0], windows(*in[0], attrs, true))}};
 }
 
-template <bool Threaded>
 void max_pool_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                   const Attrs& attrs) {
-  run_pool<Reduce::Max, false, Threaded>(context, in[0], Tensor(), out[0], windows(in[0].meta(), attrs, true));
+  run_pool_fast<Reduce::Max>(context, in[0], out[0], windows(in[0].meta(), attrs, true));
+}
+
+void max_pool_reference(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                        const Attrs& attrs) {
+  run_pool<Reduce::Max, false, false>(context, in[0], Tensor(), out[0], windows(in[0].meta(), attrs, true));
 }
 
 // --- avg_pool2d
@@ -229,10 +356,14 @@ std::vector<TensorMeta> avg_pool_shape(std::span<const TensorMeta* const> in, co
   return {{in[0]->dtype, pooled_shape(*in[0], average_windows(*in[0], attrs))}};
 }
 
-template <bool Threaded>
 void avg_pool_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                   const Attrs& attrs) {
-  run_pool<Reduce::Average, false, Threaded>(context, in[0], Tensor(), out[0], average_windows(in[0].meta(), attrs));
+  run_pool_fast<Reduce::Average>(context, in[0], out[0], average_windows(in[0].meta(), attrs));
+}
+
+void avg_pool_reference(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                        const Attrs& attrs) {
+  run_pool<Reduce::Average, false, false>(context, in[0], Tensor(), out[0], average_windows(in[0].meta(), attrs));
 }
 
 // --- adaptive_avg_pool2d
@@ -299,10 +430,10 @@ void register_pool_ops(Registry& registry) {
                     avg_pool_backward_shape, avg_pool_backward_cpu<true>, avg_pool_backward_cpu<false>});
   define(registry, {"aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
                     "int[2] dilation=1, bool ceil_mode=False) -> Tensor",
-                    max_pool_shape, max_pool_cpu<true>, max_pool_cpu<false>, "opgraph::max_pool2d_backward"});
+                    max_pool_shape, max_pool_cpu, max_pool_reference, "opgraph::max_pool2d_backward"});
   define(registry, {"aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
                     "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-                    avg_pool_shape, avg_pool_cpu<true>, avg_pool_cpu<false>, "aten::avg_pool2d_backward"});
+                    avg_pool_shape, avg_pool_cpu, avg_pool_reference, "aten::avg_pool2d_backward"});
   define(registry, {"aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", adaptive_shape,
                     adaptive_cpu<true>, adaptive_cpu<false>});
 }

@@ -14,8 +14,8 @@
 namespace opgraph::kernels {
 
 // Below this many elements a job runs on the calling thread: waking workers
-// costs more than it saves.
-inline constexpr int64_t kParallelElements = int64_t(1) << 16;
+// costs more than it saves. PyTorch's grain size (at::internal::GRAIN_SIZE).
+inline constexpr int64_t kParallelElements = int64_t(1) << 15;
 
 // `dim` in [-rank, rank) (a scalar counts as rank 1, as in ATen) -> [0, rank).
 inline int64_t wrap_dim(int64_t dim, int64_t rank, const char* argument) {
@@ -120,19 +120,24 @@ void parallel_column_tiles(const KernelContext& context, const DimLayout& layout
 // Reduces map(0) ... map(n - 1) with `combine`, in kLanes independent
 // accumulators: without -ffast-math GCC may not reorder a floating-point
 // reduction, but it vectorizes lanes that the source already keeps apart.
+// 128 bytes of lanes fill two AVX-512 registers (four AVX2 ones): enough
+// independent chains to hide the latency of each add or max.
 template <typename Acc, typename Map, typename Combine>
 Acc reduce_lanes(int64_t n, Acc init, Map&& map, Combine&& combine) {
-  constexpr int64_t kLanes = 8;
+  constexpr int64_t kLanes = 128 / sizeof(Acc);
   Acc lanes[kLanes];
   std::fill(lanes, lanes + kLanes, init);
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     for (int64_t j = 0; j < kLanes; ++j) lanes[j] = combine(lanes[j], map(i + j));
   }
-  Acc total = init;
-  for (Acc lane : lanes) total = combine(total, lane);
-  for (; i < n; ++i) total = combine(total, map(i));
-  return total;
+  for (int64_t j = 0; i + j < n; ++j) lanes[j] = combine(lanes[j], map(i + j));
+  // Folding the lanes in halves vectorizes too, where one chain through them
+  // would cost a short row more than its loop.
+  for (int64_t half = kLanes / 2; half > 0; half /= 2) {
+    for (int64_t j = 0; j < half; ++j) lanes[j] = combine(lanes[j], lanes[j + half]);
+  }
+  return lanes[0];
 }
 
 // Sum of x[0..n) accumulated in double.

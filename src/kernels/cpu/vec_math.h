@@ -1,9 +1,8 @@
 // Elementwise math written so that GCC vectorizes the loops that use it;
-// libm's expf is one call per element.
+// libm's expf, erff and tanhf are one call per element.
 #pragma once
 
 #include <bit>
-#include <type_traits>
 #include <cmath>
 #include <cstdint>
 
@@ -11,9 +10,12 @@ namespace opgraph::kernels {
 
 // e^x in float, within 2 ulp of expf: range reduction by ln 2 (split in two
 // parts, Cody-Waite), Cephes' degree-6 polynomial, and 2^n assembled in the
-// exponent bits. Results below the smallest normal float flush to 0.
+// exponent bits. At the clamp's ends the exponent field saturates: 2^128
+// reads as inf and 2^-127 as 0, so results overflow to inf (above 88.38, a
+// little before expf does) and flush to 0 (below about 8e-39) with no test of
+// their own. NaN stays NaN through p.
 inline float vector_exp(float x) {
-  constexpr float kMax = 88.7228391f, kMin = -87.3365447f;
+  constexpr float kMax = 88.7228391f, kMin = -88.0f;
   // Comparisons rather than fmin/fmax, which GCC leaves as libm calls.
   const float clamped = x < kMin ? kMin : (x > kMax ? kMax : x);
   // Adding and removing 1.5 * 2^23 rounds to the nearest integer.
@@ -26,19 +28,53 @@ inline float vector_exp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const float scale = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
-  const float value = x < kMin ? 0.0f : p * scale;
-  return x != x ? x : value;  // NaN stays NaN
+  return p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
 }
 
-// exp for the fast kernels: vectorizable for float, libm's for double.
-template <typename T>
-inline T fast_exp(T x) {
-  if constexpr (std::is_same_v<T, float>) {
-    return vector_exp(x);
-  } else {
-    return std::exp(x);
-  }
+// erf in float, within 8 ulp of erf: the odd rational approximation
+// (degree 13 over degree 8) that XLA and Eigen use for float, on x clamped to
+// [-4, 4], beyond which erf rounds to +-1. No exp, one division.
+inline float vector_erf(float x) {
+  const float c = x < -4.0f ? -4.0f : (x > 4.0f ? 4.0f : x);
+  const float c2 = c * c;
+  float p = -2.72614225801306e-10f;
+  p = p * c2 + 2.77068142495902e-08f;
+  p = p * c2 - 2.10102402082508e-06f;
+  p = p * c2 - 5.69250639462346e-05f;
+  p = p * c2 - 7.34990630326855e-04f;
+  p = p * c2 - 2.95459980854025e-03f;
+  p = p * c2 - 1.60960333262415e-02f;
+  float q = -1.45660718464996e-05f;
+  q = q * c2 - 2.13374055278905e-04f;
+  q = q * c2 - 1.68282697438203e-03f;
+  q = q * c2 - 7.37332916720468e-03f;
+  q = q * c2 - 1.42647390514189e-02f;
+  return c * p / q;  // NaN stays NaN through the clamp's comparisons
 }
+
+// tanh in float, within 2 ulp of tanh: Cephes' odd polynomial below 0.625 in
+// magnitude, 1 - 2 / (e^2|x| + 1) above it. Gradients take 1 - tanh^2, so
+// results near +-1 must be as close as this.
+inline float vector_tanh(float x) {
+  const float magnitude = x < 0.0f ? -x : x;
+  const float x2 = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * x2 + 2.06390887954e-2f;
+  p = p * x2 - 5.37397155531e-2f;
+  p = p * x2 + 1.33314422036e-1f;
+  p = p * x2 - 3.33332819422e-1f;
+  const float small = p * x2 * x + x;
+  const float large = 1.0f - 2.0f / (vector_exp(2.0f * magnitude) + 1.0f);
+  return magnitude < 0.625f ? small : (x < 0.0f ? -large : large);  // NaN takes `large`, which is NaN
+}
+
+// exp, erf and tanh for the fast kernels: the vectorizable versions above for
+// float, libm's for double.
+inline float fast_exp(float x) { return vector_exp(x); }
+inline double fast_exp(double x) { return std::exp(x); }
+inline float fast_erf(float x) { return vector_erf(x); }
+inline double fast_erf(double x) { return std::erf(x); }
+inline float fast_tanh(float x) { return vector_tanh(x); }
+inline double fast_tanh(double x) { return std::tanh(x); }
 
 }  // namespace opgraph::kernels

@@ -1,0 +1,22 @@
+// The vector instruction set the built-in kernels run their loops with.
+#pragma once
+
+namespace opgraph {
+
+// Ordered: each level includes the ones before it.
+enum class CpuCapability {
+  Default,  // baseline x86-64 (SSE2), which every x86-64 CPU has
+  Avx2,     // AVX2 and FMA
+  Avx512,   // AVX-512 F, BW, VL and DQ
+};
+
+// The widest this CPU supports, lowered to the level the environment variable
+// OPGRAPH_CPU_CAPABILITY names ("default", "avx2" or "avx512") when it is set:
+// a newer machine then runs, and tests, the loops an older CPU would. It never
+// raises the level above what the CPU has. Decided once per process.
+CpuCapability cpu_capability();
+
+// "default", "avx2" or "avx512".
+const char* cpu_capability_name(CpuCapability capability);
+
+}  // namespace opgraph

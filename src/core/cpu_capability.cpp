@@ -1,0 +1,52 @@
+#include "opgraph/core/cpu_capability.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+
+#include "opgraph/core/error.h"
+
+namespace opgraph {
+namespace {
+
+constexpr CpuCapability kCapabilities[] = {CpuCapability::Default, CpuCapability::Avx2, CpuCapability::Avx512};
+
+// __builtin_cpu_supports also checks that the OS saves the wider registers.
+CpuCapability detected_capability() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+    return CpuCapability::Avx512;
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuCapability::Avx2;
+#endif
+  return CpuCapability::Default;
+}
+
+CpuCapability capped_by_environment(CpuCapability detected) {
+  const char* requested = std::getenv("OPGRAPH_CPU_CAPABILITY");
+  if (requested == nullptr || *requested == '\0') return detected;
+  for (CpuCapability capability : kCapabilities) {
+    if (std::string_view(cpu_capability_name(capability)) == requested) return std::min(capability, detected);
+  }
+  throw Error(detail::concat("OPGRAPH_CPU_CAPABILITY: expected default, avx2 or avx512, got \"", requested, "\""));
+}
+
+}  // namespace
+
+CpuCapability cpu_capability() {
+  static const CpuCapability capability = capped_by_environment(detected_capability());
+  return capability;
+}
+
+const char* cpu_capability_name(CpuCapability capability) {
+  switch (capability) {
+    case CpuCapability::Avx2: return "avx2";
+    case CpuCapability::Avx512: return "avx512";
+    case CpuCapability::Default: break;
+  }
+  return "default";
+}
+
+}  // namespace opgraph
