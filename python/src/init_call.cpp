@@ -15,20 +15,18 @@ std::string input_label(const OpDef& op, size_t i) {
 // what makes borrowing their memory safe.
 Tensor input_tensor(const OpDef& op, size_t i, nb::handle value, std::vector<InputArray>& arrays) {
   if (value.is_none()) return Tensor();
-  if (nb::isinstance<Tensor>(value)) return nb::cast<Tensor>(value);
-  if (auto tensor = borrow_numpy(value, /*writable=*/false)) return *tensor;
-  InputArray array;
-  if (!nb::try_cast(value, array, /*convert=*/false)) {
+  std::optional<Tensor> tensor;
+  try {
+    tensor = borrow_input(value, arrays);
+  } catch (const Error& e) {
+    throw Error(detail::concat(op.name(), ": ", input_label(op, i), ": ", e.what()));
+  }
+  if (!tensor) {
     throw Error(detail::concat(op.name(), ": ", input_label(op, i),
                                " must be an array (NumPy, PyTorch or any DLPack or buffer producer) or None, got ",
                                nb::type_name(value.type()).c_str()));
   }
-  arrays.push_back(array);
-  try {
-    return borrow(array);
-  } catch (const Error& e) {
-    throw Error(detail::concat(op.name(), ": ", input_label(op, i), ": ", e.what()));
-  }
+  return *tensor;
 }
 
 Tensor output_tensor(const OpDef& op, size_t i, nb::handle value, std::vector<OutputArray>& arrays) {
