@@ -2,9 +2,11 @@
 
 Each row times opgraph.ops.call (writing into a preallocated output, as the
 graph executor runs kernels) against the PyTorch eager call, with the same
-thread count for both. Ratios above 1 mean opgraph is faster.
+thread count for both; the last rows run a whole graph with opgraph.Session.
+Ratios above 1 mean opgraph is faster.
 """
 import argparse
+import json
 import statistics
 import time
 
@@ -154,6 +156,52 @@ def bench_elementwise():
     compare("mul (64, 128, 768) * scalar", "aten::mul.Scalar", lambda t: t * 0.5, [x], other=0.5)
 
 
+def conv_block(index, source, channels, out_channels):
+    """conv2d 3x3 (padding 1) -> relu -> max_pool2d 2 as graph nodes, with weights."""
+    weights = {f"conv{index}.weight": random(out_channels, channels, 3, 3) * 0.1,
+               f"conv{index}.bias": random(out_channels)}
+    nodes = [
+        {"name": f"conv{index}", "op_type": "aten::conv2d", "outputs": [f"c{index}"],
+         "inputs": [source, f"conv{index}.weight", f"conv{index}.bias"],
+         "attrs": {"padding": {"type": "ints", "value": [1, 1]}}},
+        {"name": f"relu{index}", "op_type": "aten::relu", "inputs": [f"c{index}"], "outputs": [f"r{index}"]},
+        {"name": f"pool{index}", "op_type": "aten::max_pool2d", "inputs": [f"r{index}"], "outputs": [f"p{index}"],
+         "attrs": {"kernel_size": {"type": "ints", "value": [2, 2]}}},
+    ]
+    return nodes, weights
+
+
+def bench_session(batch):
+    """A small CNN run by opgraph.Session against the same layers in PyTorch eager."""
+    nodes1, weights1 = conv_block(1, "x", 3, 16)
+    nodes2, weights2 = conv_block(2, "p1", 16, 32)
+    weights = {**weights1, **weights2, "fc.weight": random(10, 32 * 8 * 8) * 0.01, "fc.bias": random(10)}
+    graph = opgraph.Graph.from_json(json.dumps({
+        "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 3, 32, 32]}],
+        "outputs": [{"name": "logits"}],
+        "constants": [{"name": k, "dtype": "float32", "shape": list(v.shape)} for k, v in weights.items()],
+        "nodes": nodes1 + nodes2 + [
+            {"name": "flatten", "op_type": "aten::flatten.using_ints", "inputs": ["p2"], "outputs": ["f"],
+             "attrs": {"start_dim": {"type": "int", "value": 1}}},
+            {"name": "fc", "op_type": "aten::linear", "inputs": ["f", "fc.weight", "fc.bias"], "outputs": ["logits"]},
+        ],
+    }))
+    session = opgraph.Session(graph, weights=weights)
+    t = {k: torch.from_numpy(v) for k, v in weights.items()}
+
+    def theirs(x):
+        for i in (1, 2):
+            x = F.max_pool2d(F.relu(F.conv2d(x, t[f"conv{i}.weight"], t[f"conv{i}.bias"], padding=1)), 2)
+        return F.linear(x.flatten(1), t["fc.weight"], t["fc.bias"])
+
+    x = random(batch, 3, 32, 32)
+    tx = torch.from_numpy(x)
+    with torch.no_grad():
+        np.testing.assert_allclose(session.run(x)[0], theirs(tx).numpy(), rtol=2e-3, atol=2e-3)
+        row(f"Session small CNN N={batch}", seconds_per_call(lambda: session.run(x)),
+            seconds_per_call(lambda: theirs(tx)))
+
+
 FAMILIES = {
     "matmul": [bench_gemm, bench_linear_relu],
     "conv": [lambda: bench_convs(1), lambda: bench_convs(8)],
@@ -162,6 +210,7 @@ FAMILIES = {
     "norm": [bench_norm],
     "elementwise": [bench_elementwise],
     "concat": [bench_concat],
+    "session": [lambda: bench_session(1), lambda: bench_session(32)],
 }
 
 

@@ -105,6 +105,15 @@ static Tensor borrow_array(const Array& array) {
 Tensor borrow(const nb::ndarray<nb::ro>& array) { return borrow_array(array); }
 Tensor borrow(const nb::ndarray<>& array) { return borrow_array(array); }
 
+std::optional<Tensor> borrow_input(nb::handle value, std::vector<InputArray>& keep) {
+  if (nb::isinstance<Tensor>(value)) return nb::cast<Tensor>(value);
+  if (auto tensor = borrow_numpy(value, /*writable=*/false)) return tensor;
+  InputArray array;
+  if (!nb::try_cast(value, array, /*convert=*/false)) return std::nullopt;
+  keep.push_back(array);
+  return borrow(array);
+}
+
 nb::object to_dlpack_producer(const Tensor& tensor) {
   // The capsule owns a reference to the storage for as long as the array lives.
   auto* keep = new Tensor(tensor);
@@ -207,6 +216,36 @@ AttrValue attr_from_python(nb::handle value, const char* name) {
   throw Error(detail::concat("attribute '", name, "': cannot pass a ", nb::type_name(value.type()).c_str(),
                              " as an attribute (expected None, bool, int, float, str, a list of numbers or a "
                              "dtype)"));
+}
+
+nb::tuple shape_to_python(const SymbolicShape& shape) {
+  nb::list dims;
+  for (const Dim& dim : shape) {
+    if (dim.is_symbolic()) {
+      dims.append(nb::str(dim.symbol.c_str()));
+    } else {
+      dims.append(dim.size);
+    }
+  }
+  return nb::tuple(dims);
+}
+
+std::string path_string(nb::handle path) {
+  return nb::cast<std::string>(nb::module_::import_("os").attr("fspath")(path));
+}
+
+Weights weights_from_python(nb::handle weights, bool copy, std::vector<InputArray>& keep) {
+  Weights tensors;
+  if (weights.is_none()) return tensors;
+  OPGRAPH_CHECK(PyDict_Check(weights.ptr()), "weights must be a dict of name -> array, got ",
+                nb::type_name(weights.type()).c_str());
+  for (auto [name, value] : nb::borrow<nb::dict>(weights)) {
+    const std::string key = nb::cast<std::string>(nb::str(name));
+    std::optional<Tensor> tensor = borrow_input(value, keep);
+    OPGRAPH_CHECK(tensor.has_value(), "weight '", key, "' must be an array, got ", nb::type_name(value.type()).c_str());
+    tensors.emplace(key, copy ? tensor->clone() : *tensor);
+  }
+  return tensors;
 }
 
 nb::object attr_to_python(const AttrValue& value) {

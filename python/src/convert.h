@@ -31,6 +31,11 @@ std::optional<Tensor> borrow_numpy(nb::handle object, bool writable);
 Tensor borrow(const nb::ndarray<nb::ro>& array);
 Tensor borrow(const nb::ndarray<>& array);
 
+// A Tensor viewing an input: an opgraph.Tensor, a NumPy array, or any DLPack
+// or buffer producer; nullopt for any other object. Arrays that need it are
+// added to `keep`: the tensor is valid while `keep` and `value` are alive.
+std::optional<Tensor> borrow_input(nb::handle value, std::vector<InputArray>& keep);
+
 // A NumPy array sharing the tensor's storage; the array keeps it alive.
 nb::object to_numpy(const Tensor& tensor);
 // A nanobind ndarray sharing the tensor's storage, for its __dlpack__.
@@ -40,5 +45,13 @@ nb::object to_dlpack_producer(const Tensor& tensor);
 // ints or floats, and dtypes (NumPy or PyTorch) by name.
 AttrValue attr_from_python(nb::handle value, const char* name);
 nb::object attr_to_python(const AttrValue& value);
+
+// A shape as a tuple of ints, with symbolic dimensions as their names.
+nb::tuple shape_to_python(const SymbolicShape& shape);
+// os.fspath(path): str and os.PathLike objects.
+std::string path_string(nb::handle path);
+// A dict of name -> array (or None: no weights) as tensors viewing the arrays
+// (see borrow_input), or owning copies of them when `copy` is set.
+Weights weights_from_python(nb::handle weights, bool copy, std::vector<InputArray>& keep);
 
 }  // namespace opgraph::python

@@ -12,20 +12,18 @@ template <typename Label>
 Tensor input_tensor(const OpDef& op, Label&& label, nb::handle value, bool may_be_none,
                     std::vector<InputArray>& arrays) {
   if (value.is_none() && may_be_none) return Tensor();
-  if (nb::isinstance<Tensor>(value)) return nb::cast<Tensor>(value);
-  if (auto tensor = borrow_numpy(value, /*writable=*/false)) return *tensor;
-  InputArray array;
-  if (!nb::try_cast(value, array, /*convert=*/false)) {
+  std::optional<Tensor> tensor;
+  try {
+    tensor = borrow_input(value, arrays);
+  } catch (const Error& e) {
+    throw Error(detail::concat(op.name(), ": ", label(), ": ", e.what()));
+  }
+  if (!tensor) {
     throw Error(detail::concat(op.name(), ": ", label(), " must be an array (NumPy, PyTorch or any DLPack or "
                                "buffer producer)", may_be_none ? " or None" : "", ", got ",
                                nb::type_name(value.type()).c_str()));
   }
-  arrays.push_back(array);
-  try {
-    return borrow(array);
-  } catch (const Error& e) {
-    throw Error(detail::concat(op.name(), ": ", label(), ": ", e.what()));
-  }
+  return *tensor;
 }
 
 // A Tensor[] argument arrives as a list or tuple; its elements join the flat

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <numeric>
 #include <string>
 
@@ -21,6 +23,13 @@ std::string error_of(Fn&& fn) {
   }
   ADD_FAILURE() << "expected opgraph::Error";
   return {};
+}
+
+// A path in the temporary folder, unique to this process: ctest runs tests
+// in parallel processes.
+inline std::string temp_path(const std::string& name) {
+  const std::string file = "opgraph_test_" + std::to_string(::getpid()) + "_" + name;
+  return (std::filesystem::temp_directory_path() / file).string();
 }
 
 // A float32 tensor holding 0, 1, 2, ... in row-major order.

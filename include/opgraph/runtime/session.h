@@ -1,0 +1,95 @@
+// Session: a graph loaded to run, many times, from any number of threads.
+//
+// Loading does all the work that does not depend on the inputs' values:
+// it loads the op packages the graph names, verifies the graph, resolves
+// every node's op and CPU kernel, binds attributes, infers shapes and plans
+// memory (intermediate tensors share one arena, reused between tensors whose
+// lifetimes do not overlap). A run checks the inputs against the graph's
+// declared types and calls the kernels directly, in node order.
+//
+//   opgraph::Session session("model.opg", {.threads = 2});
+//   std::vector<opgraph::Tensor> outputs = session.run({{"x", x}});
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "opgraph/core/tensor.h"
+#include "opgraph/graph/graph.h"
+#include "opgraph/graph/opg.h"
+
+namespace opgraph {
+
+struct SessionOptions {
+  // Intra-op threads for the kernels, the calling thread included. 0 uses
+  // the process-wide pool (all cores unless set_num_threads() changed it).
+  int threads = 0;
+  // Where to find the packages the graph names: folders, or package files.
+  // A package "mylib" is found as libmylib.so, mylib.so or mylib in a folder.
+  std::vector<std::string> package_paths;
+  // Record each node's wall time in each run (see write_chrome_trace).
+  bool profile = false;
+};
+
+// One node's execution in one run, in microseconds since the session loaded.
+struct ProfileEvent {
+  size_t node = 0;   // index into graph().nodes
+  uint64_t run = 0;  // runs are numbered from 0 in the order they start
+  int thread = 0;    // small number identifying the calling thread
+  double start_us = 0;
+  double duration_us = 0;
+  std::string shapes;  // "float32[1, 3, 8, 8], float32[16, 3, 3, 3] -> float32[1, 16, 6, 6]"
+};
+
+class Session {
+ public:
+  // Loads an .opg file; the weights stay mapped from the file. The file's
+  // folder is searched for packages after options.package_paths.
+  explicit Session(const std::string& path, SessionOptions options = {});
+  // Runs `graph` with `weights` (one tensor per constant).
+  Session(Graph graph, Weights weights, SessionOptions options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const Graph& graph() const;
+  // The graph inputs as declared, and the outputs' types as inferred; a
+  // dimension that depends on symbols other than as a plain symbol is "?".
+  const std::vector<ValueInfo>& inputs() const;
+  const std::vector<ValueInfo>& outputs() const;
+
+  // Inputs in graph order, or by name; every input must be given. Each is
+  // checked against its declared dtype and shape (symbols take their size
+  // from the first input that has them). Returns newly allocated outputs in
+  // graph order. Safe to call from several threads at once: each run has its
+  // own arena, and gives the same results as a run alone.
+  std::vector<Tensor> run(std::span<const Tensor> inputs) const;
+  std::vector<Tensor> run(const std::unordered_map<std::string, Tensor>& inputs) const;
+  std::vector<Tensor> run(std::span<const std::pair<std::string, Tensor>> inputs) const;
+  std::vector<Tensor> run(std::initializer_list<std::pair<std::string, Tensor>> inputs) const {
+    return run(std::span<const std::pair<std::string, Tensor>>(inputs.begin(), inputs.size()));
+  }
+
+  // The arena size of the memory plan, and the baseline of one buffer per
+  // intermediate tensor, for the most recent run's input shapes (for a graph
+  // without symbolic dimensions, known from load on). Plans are cached per
+  // set of symbol sizes.
+  size_t planned_peak_bytes() const;
+  size_t naive_bytes() const;
+
+  // The events recorded so far (empty unless SessionOptions::profile).
+  std::vector<ProfileEvent> profile_events() const;
+  // Writes them as Chrome trace-event JSON, which chrome://tracing and
+  // Perfetto open: one complete ("X") event per node per run.
+  void write_chrome_trace(const std::string& path) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace opgraph

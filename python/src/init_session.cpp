@@ -1,0 +1,115 @@
+// opgraph.Session: running a graph (an .opg file or an opgraph.Graph) from Python.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "convert.h"
+
+namespace opgraph::python {
+namespace {
+
+std::string input_label(const Session& session, size_t i) {
+  return i < session.inputs().size() ? "input '" + session.inputs()[i].name + "'" : "input " + std::to_string(i);
+}
+
+Tensor input_tensor(nb::handle value, const std::string& label, std::vector<InputArray>& keep) {
+  std::optional<Tensor> tensor;
+  try {
+    tensor = borrow_input(value, keep);
+  } catch (const Error& e) {
+    throw Error(detail::concat(label, ": ", e.what()));
+  }
+  OPGRAPH_CHECK(tensor.has_value(), label, " must be an array (NumPy, PyTorch or any DLPack or buffer producer), got ",
+                nb::type_name(value.type()).c_str());
+  return *tensor;
+}
+
+SessionOptions options_from_python(std::optional<int> threads, nb::handle package_paths, bool profile) {
+  SessionOptions options;
+  options.threads = threads.value_or(0);
+  OPGRAPH_CHECK(!nb::isinstance<nb::str>(package_paths), "package_paths must be a sequence of paths, not one str");
+  for (nb::handle path : nb::borrow<nb::iterable>(package_paths)) options.package_paths.push_back(path_string(path));
+  options.profile = profile;
+  return options;
+}
+
+void construct(Session* self, nb::handle source, nb::handle weights, std::optional<int> threads,
+               nb::handle package_paths, bool profile) {
+  SessionOptions options = options_from_python(threads, package_paths, profile);
+  if (nb::isinstance<Graph>(source)) {
+    // The session outlives the arrays given here: it keeps copies.
+    std::vector<InputArray> keep;
+    Weights tensors = weights_from_python(weights, /*copy=*/true, keep);
+    Graph graph = nb::cast<Graph>(source);
+    nb::gil_scoped_release release;
+    new (self) Session(std::move(graph), std::move(tensors), std::move(options));
+    return;
+  }
+  OPGRAPH_CHECK(weights.is_none(), "Session: weights are read from the .opg file; pass weights= only with a Graph");
+  const std::string path = path_string(source);
+  nb::gil_scoped_release release;
+  new (self) Session(path, std::move(options));
+}
+
+nb::object run(const Session& session, nb::args args) {
+  std::vector<InputArray> keep;
+  std::vector<Tensor> outputs;
+  if (args.size() == 1 && PyDict_Check(args[0].ptr())) {
+    std::vector<std::pair<std::string, Tensor>> named;
+    for (auto [key, value] : nb::borrow<nb::dict>(args[0])) {
+      std::string name = nb::cast<std::string>(nb::str(key));
+      Tensor tensor = input_tensor(value, "input '" + name + "'", keep);
+      named.emplace_back(std::move(name), std::move(tensor));
+    }
+    {
+      nb::gil_scoped_release release;
+      outputs = session.run(named);
+    }
+    nb::dict result;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      result[nb::str(session.graph().outputs[i].c_str())] = to_numpy(outputs[i]);
+    }
+    return result;
+  }
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < args.size(); ++i) inputs.push_back(input_tensor(args[i], input_label(session, i), keep));
+  {
+    nb::gil_scoped_release release;
+    outputs = session.run(inputs);
+  }
+  nb::list result;
+  for (const Tensor& output : outputs) result.append(to_numpy(output));
+  return result;
+}
+
+}  // namespace
+
+void init_session(nb::module_& m) {
+  nb::class_<Session>(m, "Session",
+                      "A graph loaded to run: packages loaded, ops and kernels resolved, shapes inferred and memory "
+                      "planned once. run() may be called from several threads at once.")
+      .def("__init__", &construct, nb::arg("source"), nb::kw_only(), nb::arg("weights") = nb::none(),
+           nb::arg("threads") = nb::none(), nb::arg("package_paths") = nb::tuple(), nb::arg("profile") = false,
+           nb::sig("def __init__(self, source: str | os.PathLike | Graph, *, weights: dict[str, object] | None = None, "
+                   "threads: int | None = None, package_paths: Sequence[str | os.PathLike] = (), "
+                   "profile: bool = False) -> None"),
+           "Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the "
+           "kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages "
+           "in; `profile` records each node's time in each run.")
+      .def("run", &run,
+           nb::sig("def run(self, *inputs: object) -> list[numpy.ndarray] | dict[str, numpy.ndarray]"),
+           "Runs the graph on its inputs: arrays in graph order (returns a list of NumPy arrays), or one dict of "
+           "name -> array (returns a dict of output name -> array).")
+      .def_prop_ro("inputs", &Session::inputs, "The graph inputs: ValueInfo, symbolic dimensions as str.")
+      .def_prop_ro("outputs", &Session::outputs, "The graph outputs, with their inferred dtypes and shapes.")
+      .def_prop_ro("graph", &Session::graph, nb::rv_policy::copy)
+      .def_prop_ro("planned_peak_bytes", &Session::planned_peak_bytes,
+                   "Bytes of the arena the memory plan of the latest run's shapes needs.")
+      .def_prop_ro("naive_bytes", &Session::naive_bytes,
+                   "Bytes the intermediate tensors of the latest run's shapes take with no reuse.")
+      .def(
+          "write_chrome_trace", [](const Session& s, nb::handle path) { s.write_chrome_trace(path_string(path)); },
+          nb::arg("path"), "Writes the profile (Session(..., profile=True)) as Chrome trace-event JSON.");
+}
+
+}  // namespace opgraph::python

@@ -1,0 +1,110 @@
+// Checking a graph against the registry: every op known, every node's inputs,
+// outputs and attributes matching its op's schema.
+#include <algorithm>
+
+#include "graph/resolved.h"
+
+namespace opgraph {
+namespace {
+
+// The values given for a Tensor[] argument. The registry's kernels take no
+// Tensor[] arguments yet, so this is where such a node stops; running one
+// means turning `input.values` into the kernel's list argument here.
+[[noreturn]] void resolve_list_argument(const Node& node, const Argument& arg, const NodeInput& input) {
+  throw Error(detail::concat(node_label(node), ": argument '", arg.name, "' is a ", arg.type.str(), " (given ",
+                             input.values.size(), " values); the runtime cannot pass Tensor[] arguments to "
+                             "kernels"));
+}
+
+std::optional<ValueId> resolve_tensor_argument(const Node& node, const Argument& arg, const NodeInput& input,
+                                               const ValueTable& values) {
+  const bool list_argument = arg.type.kind == Type::Kind::Tensor && arg.type.is_list;
+  if (input.is_list) {
+    OPGRAPH_CHECK(list_argument, node_label(node), ": argument '", arg.name, "' is a ", arg.type.str(),
+                  ", got a list of ", input.values.size(), " values");
+    resolve_list_argument(node, arg, input);
+  }
+  OPGRAPH_CHECK(!list_argument, node_label(node), ": argument '", arg.name, "' is a ", arg.type.str(),
+                "; give it a list of values");
+  if (input.is_none()) {
+    OPGRAPH_CHECK(arg.type.optional, node_label(node), ": argument '", arg.name, "' is a required ",
+                  arg.type.str(), ", got null");
+    return std::nullopt;
+  }
+  return values.find(input.values[0]);  // build_value_table() has checked it exists
+}
+
+std::string argument_names(const std::vector<Argument>& arguments, const std::vector<size_t>& positions) {
+  std::string names;
+  for (size_t i = 0; i < positions.size(); ++i) names += (i ? ", " : "") + arguments[positions[i]].name;
+  return names;
+}
+
+ResolvedNode resolve_node(const Node& node, const OpDef& op, const ValueTable& values) {
+  ResolvedNode resolved{&node, &op, {}, {}, {}};
+  const std::vector<size_t>& tensor_arguments = op.tensor_arguments();
+  OPGRAPH_CHECK(node.inputs.size() == tensor_arguments.size(), node_label(node), ": expected ",
+                tensor_arguments.size(), " tensor inputs (", argument_names(op.schema.arguments, tensor_arguments),
+                "), got ", node.inputs.size());
+  for (size_t i = 0; i < tensor_arguments.size(); ++i) {
+    const Argument& arg = op.schema.arguments[tensor_arguments[i]];
+    resolved.inputs.push_back(resolve_tensor_argument(node, arg, node.inputs[i], values));
+  }
+  OPGRAPH_CHECK(node.outputs.size() == op.num_outputs(), node_label(node), ": the op returns ", op.num_outputs(),
+                " tensors, the node names ", node.outputs.size(), " outputs");
+  for (const std::string& output : node.outputs) resolved.outputs.push_back(*values.find(output));
+  try {
+    resolved.attrs = Attrs::bind(op.schema, node.named_attrs());
+  } catch (const Error&) {
+    rethrow_in_node(node);
+  }
+  return resolved;
+}
+
+// Every node's op, or an error listing all the unknown ones at once.
+std::vector<const OpDef*> find_ops(const Graph& graph, const Registry& registry) {
+  std::vector<const OpDef*> ops;
+  std::string missing;
+  size_t missing_count = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& node = graph.nodes[i];
+    ops.push_back(registry.find(node.op_type));
+    if (ops.back()) continue;
+    missing += detail::concat(missing_count++ ? ", " : "", "[", i, "] ", node.op_type, " (node ", node.name, ")");
+  }
+  if (missing_count == 0) return ops;
+  std::string packages;
+  for (const std::string& package : graph.packages) packages += (packages.empty() ? "" : ", ") + package;
+  throw Error(detail::concat("missing ops: ", missing, "; load the op packages that provide them (the graph lists ",
+                             packages.empty() ? std::string("no packages") : "packages: " + packages, ")"));
+}
+
+}  // namespace
+
+ResolvedGraph resolve(const Graph& graph, const Registry& registry) {
+  ResolvedGraph resolved;
+  resolved.values = build_value_table(graph);
+  auto ids_of = [&](const auto& names, auto name_of) {
+    std::vector<ValueId> ids;
+    for (const auto& item : names) ids.push_back(*resolved.values.find(name_of(item)));
+    return ids;
+  };
+  resolved.inputs = ids_of(graph.inputs, [](const ValueInfo& v) { return v.name; });
+  resolved.constants = ids_of(graph.constants, [](const ValueInfo& v) { return v.name; });
+  resolved.outputs = ids_of(graph.outputs, [](const std::string& name) { return name; });
+  for (const ValueInfo& input : graph.inputs) {
+    for (const Dim& dim : input.shape) {
+      if (dim.is_symbolic() && std::find(resolved.symbols.begin(), resolved.symbols.end(), dim.symbol) ==
+                                   resolved.symbols.end()) {
+        resolved.symbols.push_back(dim.symbol);
+      }
+    }
+  }
+  const std::vector<const OpDef*> ops = find_ops(graph, registry);
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    resolved.nodes.push_back(resolve_node(graph.nodes[i], *ops[i], resolved.values));
+  }
+  return resolved;
+}
+
+}  // namespace opgraph

@@ -1,0 +1,298 @@
+// Session: loading, running against direct op calls, symbolic sizes, input
+// checks, packages, concurrency, memory plans and profiles.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "graphs.h"
+#include "opgraph/opgraph.h"
+#include "testing.h"
+
+namespace opgraph {
+namespace {
+
+using testing::error_of;
+using testing::temp_path;
+using testing::random_tensor;
+using testing::small_cnn;
+using testing::small_cnn_weights;
+
+// The small CNN computed op by op with the registry's call().
+Tensor cnn_by_calls(const Tensor& x, const Weights& w) {
+  auto run = [](const char* op, std::vector<Tensor> inputs, const NamedAttrs& attrs = {}) {
+    return call(op, inputs, attrs)[0];
+  };
+  Tensor c = run("aten::conv2d", {x, w.at("conv.weight"), w.at("conv.bias")},
+                 {{"stride", std::vector<int64_t>{1, 1}}, {"groups", int64_t{1}}});
+  Tensor p = run("aten::max_pool2d", {run("aten::relu", {c})}, {{"kernel_size", std::vector<int64_t>{2, 2}}});
+  Tensor f = run("aten::flatten.using_ints", {p}, {{"start_dim", int64_t{1}}});
+  return run("aten::linear", {f, w.at("fc.weight"), w.at("fc.bias")});
+}
+
+void expect_close(const Tensor& got, const Tensor& want, float tolerance = 1e-5f) {
+  ASSERT_EQ(got.meta(), want.meta());
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    EXPECT_NEAR(got.data_ptr<float>()[i], want.data_ptr<float>()[i], tolerance) << "element " << i;
+  }
+}
+
+bool same_values(const Tensor& a, const Tensor& b) {
+  return a.meta() == b.meta() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
+}
+
+TEST(Session, RunsTheGraphAsDirectOpCallsDo) {
+  const Weights weights = small_cnn_weights();
+  const Session session(small_cnn("2"), weights);
+  const Tensor x = random_tensor({2, 3, 8, 8}, 9);
+  const std::vector<Tensor> outputs = session.run(std::vector<Tensor>{x});
+  ASSERT_EQ(outputs.size(), 1u);
+  expect_close(outputs[0], cnn_by_calls(x, weights));
+}
+
+TEST(Session, DescribesInputsAndOutputs) {
+  const Session session(small_cnn(), small_cnn_weights());
+  ASSERT_EQ(session.inputs().size(), 1u);
+  EXPECT_EQ(session.inputs()[0].name, "x");
+  EXPECT_EQ(session.inputs()[0].type_str(), "float32[N, 3, 8, 8]");
+  ASSERT_EQ(session.outputs().size(), 1u);
+  EXPECT_EQ(session.outputs()[0].name, "logits");
+  EXPECT_EQ(session.outputs()[0].type_str(), "float32[N, 10]");
+}
+
+TEST(Session, SymbolicBatchRunsAtAnySize) {
+  const Weights weights = small_cnn_weights();
+  const Session session(small_cnn(), weights);
+  EXPECT_EQ(session.planned_peak_bytes(), 0u);  // no plan before the first run
+  for (int64_t batch : {1, 17, 1}) {
+    const Tensor x = random_tensor({batch, 3, 8, 8}, static_cast<uint32_t>(batch));
+    const std::vector<Tensor> outputs = session.run({{"x", x}});
+    EXPECT_EQ(outputs[0].shape(), (Shape{batch, 10}));
+    expect_close(outputs[0], cnn_by_calls(x, weights));
+    // conv output (4*6*6 floats) and relu output alive together, per sample.
+    EXPECT_EQ(session.planned_peak_bytes(), 2 * ((batch * 144 * 4 + 63) / 64 * 64));
+  }
+}
+
+TEST(Session, RunsByNameWithAMapOrPairs) {
+  const Session session(small_cnn(), small_cnn_weights());
+  const Tensor x = random_tensor({3, 3, 8, 8}, 5);
+  const Tensor by_position = session.run(std::vector<Tensor>{x})[0];
+  EXPECT_TRUE(same_values(session.run(std::unordered_map<std::string, Tensor>{{"x", x}})[0], by_position));
+  const std::vector<std::pair<std::string, Tensor>> pairs = {{"x", x}};
+  EXPECT_TRUE(same_values(session.run(pairs)[0], by_position));
+}
+
+TEST(Session, AcceptsStridedInputs) {
+  const Session session(small_cnn(), small_cnn_weights());
+  const Tensor wide = random_tensor({2, 3, 8, 16}, 6);
+  const Tensor x = wide.slice(3, 0, 16, 2);
+  ASSERT_FALSE(x.is_contiguous());
+  EXPECT_TRUE(same_values(session.run(std::vector<Tensor>{x})[0], session.run(std::vector<Tensor>{x.contiguous()})[0]));
+}
+
+TEST(Session, ChecksInputs) {
+  const Session session(small_cnn(), small_cnn_weights());
+  auto run_error = [&](std::vector<Tensor> inputs) { return error_of([&] { session.run(inputs); }); };
+  EXPECT_EQ(run_error({random_tensor({2, 4, 8, 8}, 0)}),
+            "input 'x': expected float32[N, 3, 8, 8], got float32[2, 4, 8, 8]");
+  EXPECT_EQ(run_error({random_tensor({2, 3, 8}, 0)}), "input 'x': expected float32[N, 3, 8, 8], got float32[2, 3, 8]");
+  EXPECT_EQ(run_error({Tensor::zeros({2, 3, 8, 8}, DType::Float64)}),
+            "input 'x': expected float32[N, 3, 8, 8], got float64[2, 3, 8, 8]");
+  EXPECT_EQ(run_error({}), "expected 1 inputs (x), got 0");
+  EXPECT_EQ(run_error({Tensor()}), "input 'x' is not given (an undefined tensor)");
+  EXPECT_EQ(error_of([&] { session.run({{"y", random_tensor({1, 3, 8, 8}, 0)}}); }),
+            "no input named 'y'; the graph's inputs are: x");
+  EXPECT_EQ(error_of([&] { session.run(std::unordered_map<std::string, Tensor>{}); }),
+            "input 'x' is missing; the graph's inputs are: x");
+}
+
+TEST(Session, ASymbolHasOneSizePerRun) {
+  const Graph graph = Graph::from_json(R"({"inputs": [{"name": "a", "dtype": "float32", "shape": ["N", 4]},
+                                                      {"name": "b", "dtype": "float32", "shape": ["N", 4]}],
+    "outputs": [{"name": "c"}],
+    "nodes": [{"name": "add", "op_type": "aten::add.Tensor", "inputs": ["a", "b"], "outputs": ["c"]}]})");
+  const Session session(graph, {});
+  EXPECT_EQ(error_of([&] { session.run(std::vector<Tensor>{random_tensor({2, 4}, 0), random_tensor({3, 4}, 1)}); }),
+            "input 'b': expected float32[N, 4], got float32[3, 4] (N is 2, from input 'a')");
+  const Tensor a = random_tensor({3, 4}, 0), b = random_tensor({3, 4}, 1);
+  const Tensor c = session.run(std::vector<Tensor>{a, b})[0];
+  for (int64_t i = 0; i < 12; ++i) EXPECT_EQ(c.data_ptr<float>()[i], a.data_ptr<float>()[i] + b.data_ptr<float>()[i]);
+}
+
+TEST(Session, OutputsAreTheCallersOwn) {
+  // y twice, and the input itself: each output has storage of its own.
+  const Graph graph = Graph::from_json(R"({"inputs": [{"name": "x", "dtype": "float32", "shape": [5]}],
+    "outputs": [{"name": "y"}, {"name": "y"}, {"name": "x"}, {"name": "w"}],
+    "constants": [{"name": "w", "dtype": "float32", "shape": [5]}],
+    "nodes": [{"name": "relu", "op_type": "aten::relu", "inputs": ["x"], "outputs": ["y"]}]})");
+  const Tensor w = random_tensor({5}, 2);
+  const Session session(graph, {{"w", w}});
+  const Tensor x = random_tensor({5}, 1);
+  const std::vector<Tensor> outputs = session.run(std::vector<Tensor>{x});
+  ASSERT_EQ(outputs.size(), 4u);
+  EXPECT_FALSE(outputs[0].shares_storage_with(outputs[1]));
+  EXPECT_TRUE(same_values(outputs[0], outputs[1]));
+  EXPECT_FALSE(outputs[2].shares_storage_with(x));
+  EXPECT_TRUE(same_values(outputs[2], x));
+  EXPECT_FALSE(outputs[3].shares_storage_with(w));
+  EXPECT_TRUE(same_values(outputs[3], w));
+}
+
+TEST(Session, ChecksTheWeights) {
+  Weights weights = small_cnn_weights();
+  weights.erase("fc.weight");
+  EXPECT_EQ(error_of([&] { Session(small_cnn(), weights); }),
+            "no weight given for constant 'fc.weight' (float32[10, 36])");
+  weights["fc.weight"] = random_tensor({36, 10}, 0);
+  EXPECT_EQ(error_of([&] { Session(small_cnn(), weights); }),
+            "weight 'fc.weight' is float32[36, 10]; the graph declares float32[10, 36]");
+  weights = small_cnn_weights();
+  weights["extra"] = random_tensor({1}, 0);
+  EXPECT_EQ(error_of([&] { Session(small_cnn(), weights); }), "weight 'extra' is not a constant of the graph");
+}
+
+TEST(Session, VerifiesTheGraphAtLoad) {
+  Graph graph = small_cnn();
+  graph.nodes[1].op_type = "mylib::swish";
+  EXPECT_EQ(error_of([&] { Session(graph, small_cnn_weights()); }),
+            "missing ops: [1] mylib::swish (node relu); load the op packages that provide them (the graph lists no "
+            "packages)");
+}
+
+TEST(Session, LoadsFromAnOpgFile) {
+  const std::string path = temp_path("session.opg");
+  const Weights weights = small_cnn_weights();
+  save_opg(path, small_cnn(), weights);
+  const Session session(path);
+  std::filesystem::remove(path);
+  const Tensor x = random_tensor({4, 3, 8, 8}, 3);
+  expect_close(session.run(std::vector<Tensor>{x})[0], cnn_by_calls(x, weights));
+}
+
+// scale (factor 3) -> relu, from the test op package.
+Graph package_graph(const std::string& package) {
+  return Graph::from_json(R"({"inputs": [{"name": "x", "dtype": "float64", "shape": [5]}],
+    "outputs": [{"name": "y"}],
+    "nodes": [{"name": "scale", "op_type": "test_ops::scale", "inputs": ["x"], "outputs": ["s"],
+               "attrs": {"factor": {"type": "float", "value": 3}}},
+              {"name": "relu", "op_type": "aten::relu", "inputs": ["s"], "outputs": ["y"]}],
+    "packages": [")" + package + R"("]})");
+}
+
+const std::string kPackageDir = std::filesystem::path(OPGRAPH_TEST_PACKAGE).parent_path().string();
+
+TEST(Session, LoadsThePackagesTheGraphNames) {
+  const Session session(package_graph("opgraph_test_ops"), {}, {.package_paths = {"/nonexistent", kPackageDir}});
+  Tensor x = Tensor::empty({5}, DType::Float64);
+  for (int i = 0; i < 5; ++i) x.data_ptr<double>()[i] = i - 2.0;
+  const Tensor y = session.run(std::vector<Tensor>{x})[0];
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(y.data_ptr<double>()[i], std::max(0.0, 3.0 * (i - 2)));
+  // A package given as a path needs no search.
+  EXPECT_NO_THROW(Session(package_graph(OPGRAPH_TEST_PACKAGE), {}));
+}
+
+TEST(Session, AMissingPackageSaysWhereItLooked) {
+  EXPECT_EQ(error_of([] { Session(package_graph("nopkg"), {}, {.package_paths = {"/opt/a", "/opt/b"}}); }),
+            "op package 'nopkg' not found: looked for libnopkg.so, nopkg.so, nopkg in /opt/a, /opt/b; add the folder "
+            "that holds it to package_paths");
+  EXPECT_EQ(error_of([] { Session(package_graph("nopkg"), {}); }),
+            "op package 'nopkg' not found: looked for libnopkg.so, nopkg.so, nopkg in no folders (package_paths is "
+            "empty); add the folder that holds it to package_paths");
+}
+
+TEST(Session, KernelErrorsNameTheNode) {
+  const Graph graph = Graph::from_json(R"({"inputs": [{"name": "x", "dtype": "float32", "shape": [2]}],
+    "outputs": [{"name": "y"}],
+    "nodes": [{"name": "refuse", "op_type": "test_ops::fail", "inputs": ["x"], "outputs": ["y"]}],
+    "packages": [")" + std::string(OPGRAPH_TEST_PACKAGE) + R"("]})");
+  const Session session(graph, {});
+  const std::string message = error_of([&] { session.run(std::vector<Tensor>{random_tensor({2}, 0)}); });
+  EXPECT_TRUE(message.starts_with("node 'refuse' (test_ops::fail): ")) << message;
+  EXPECT_NE(message.find("kernel refused float32[2]"), std::string::npos) << message;
+}
+
+TEST(Session, ThreadCountsAgree) {
+  const Weights weights = small_cnn_weights();
+  const Tensor x = random_tensor({5, 3, 8, 8}, 4);
+  const Tensor one = Session(small_cnn(), weights, {.threads = 1}).run(std::vector<Tensor>{x})[0];
+  const Tensor two = Session(small_cnn(), weights, {.threads = 2}).run(std::vector<Tensor>{x})[0];
+  expect_close(one, two);
+  EXPECT_EQ(error_of([&] { Session(small_cnn(), weights, {.threads = -1}); }),
+            "SessionOptions::threads must be 0 (the global pool) or a count, got -1");
+}
+
+TEST(Session, ConcurrentRunsAreSafeAndDeterministic) {
+  const Session session(small_cnn(), small_cnn_weights(), {.threads = 2});
+  constexpr int kThreads = 4, kRuns = 20;
+  // Each thread uses its own batch size, so plans are made concurrently too.
+  std::vector<Tensor> inputs, expected;
+  for (int t = 0; t < kThreads; ++t) {
+    inputs.push_back(random_tensor({t + 1, 3, 8, 8}, 100 + t));
+    expected.push_back(session.run(std::vector<Tensor>{inputs.back()})[0]);
+  }
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRuns; ++r) {
+        if (!same_values(session.run(std::vector<Tensor>{inputs[t]})[0], expected[t])) ++mismatches[t];
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+}
+
+TEST(Session, PlansReuseMemoryAlongAChain) {
+  const Session session(testing::relu_chain(8), {});
+  // 7 intermediates of 64*64 floats; a chain needs two at a time.
+  EXPECT_EQ(session.naive_bytes(), 7u * 16384);
+  EXPECT_EQ(session.planned_peak_bytes(), 2u * 16384);
+  Tensor x = random_tensor({64, 64}, 8);
+  const Tensor y = session.run(std::vector<Tensor>{x})[0];
+  for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(y.data_ptr<float>()[i], std::max(0.0f, x.data_ptr<float>()[i]));
+}
+
+TEST(Session, ProfilesEveryNodeOfEveryRun) {
+  const Session session(small_cnn(), small_cnn_weights(), {.profile = true});
+  for (int r = 0; r < 3; ++r) session.run(std::vector<Tensor>{random_tensor({2, 3, 8, 8}, r)});
+  const std::vector<ProfileEvent> events = session.profile_events();
+  ASSERT_EQ(events.size(), 15u);
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].node, i % 5);
+    EXPECT_EQ(events[i].run, i / 5);
+    EXPECT_GE(events[i].duration_us, 0.0);
+  }
+  EXPECT_EQ(events[0].shapes, "float32[2, 3, 8, 8], float32[4, 3, 3, 3], float32[4] -> float32[2, 4, 6, 6]");
+
+  const std::string path = temp_path("trace.json");
+  session.write_chrome_trace(path);
+  std::ifstream in(path);
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  const nlohmann::json& trace_events = trace.at("traceEvents");
+  ASSERT_EQ(trace_events.size(), 15u);
+  EXPECT_EQ(trace_events[0]["name"], "conv");
+  EXPECT_EQ(trace_events[0]["ph"], "X");
+  EXPECT_EQ(trace_events[0]["args"]["op"], "aten::conv2d");
+  EXPECT_EQ(trace_events[4]["args"]["shapes"], "float32[2, 36], float32[10, 36], float32[10] -> float32[2, 10]");
+  for (const auto& event : trace_events) {
+    for (const char* key : {"name", "cat", "ph", "ts", "dur", "pid", "tid", "args"}) {
+      EXPECT_TRUE(event.contains(key)) << key;
+    }
+  }
+}
+
+TEST(Session, ProfilesNothingUnlessAsked) {
+  const Session session(small_cnn(), small_cnn_weights());
+  session.run(std::vector<Tensor>{random_tensor({1, 3, 8, 8}, 0)});
+  EXPECT_TRUE(session.profile_events().empty());
+}
+
+}  // namespace
+}  // namespace opgraph

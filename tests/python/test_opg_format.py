@@ -1,0 +1,110 @@
+""".opg files are safetensors files: written by opgraph, read by the
+safetensors package, and the other way round; corrupt files are errors."""
+import json
+import struct
+
+import numpy as np
+import pytest
+from safetensors import safe_open
+from safetensors.numpy import load_file, save_file
+
+import opgraph
+
+GRAPH = {
+    "name": "affine",
+    "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 5]}],
+    "outputs": [{"name": "y"}],
+    "constants": [{"name": "w", "dtype": "float32", "shape": [3, 5]},
+                  {"name": "b", "dtype": "float64", "shape": [3]},
+                  {"name": "steps", "dtype": "int64", "shape": [2]}],
+    "nodes": [{"name": "fc", "op_type": "aten::linear", "inputs": ["x", "w", None], "outputs": ["y"]}],
+}
+
+
+def weights():
+    rng = np.random.default_rng(0)
+    return {"w": rng.standard_normal((3, 5)).astype(np.float32), "b": rng.standard_normal(3),
+            "steps": np.array([7, -1], dtype=np.int64)}
+
+
+def test_round_trip(tmp_path):
+    path = tmp_path / "affine.opg"
+    opgraph.save_opg(path, json.dumps(GRAPH), weights())
+    graph, loaded = opgraph.load_opg(path)
+    assert graph == opgraph.Graph.from_json(json.dumps(GRAPH))
+    assert sorted(loaded) == ["b", "steps", "w"]
+    for name, value in weights().items():
+        assert loaded[name].dtype == value.dtype
+        np.testing.assert_array_equal(loaded[name], value)
+
+
+def test_safetensors_reads_the_weights_and_metadata(tmp_path):
+    path = tmp_path / "affine.opg"
+    opgraph.save_opg(path, opgraph.Graph.from_json(json.dumps(GRAPH)), weights())
+    tensors = load_file(path)
+    assert sorted(tensors) == ["b", "steps", "w"]
+    for name, value in weights().items():
+        np.testing.assert_array_equal(tensors[name], value)
+    with safe_open(path, framework="numpy") as f:
+        metadata = f.metadata()
+    assert metadata["opgraph.version"] == "1"
+    assert json.loads(metadata["opgraph.packages"]) == []
+    assert opgraph.Graph.from_json(metadata["opgraph.graph"]) == opgraph.Graph.from_json(json.dumps(GRAPH))
+
+
+def test_a_file_written_by_safetensors_runs(tmp_path):
+    path = tmp_path / "affine.opg"
+    graph = dict(GRAPH, constants=GRAPH["constants"][:1])
+    w = weights()["w"]
+    save_file({"w": w}, path, metadata={"opgraph.version": "1", "opgraph.graph": json.dumps(graph),
+                                        "opgraph.packages": "[]"})
+    x = np.random.default_rng(1).standard_normal((4, 5)).astype(np.float32)
+    np.testing.assert_allclose(opgraph.Session(path).run(x)[0], x @ w.T, rtol=1e-5, atol=1e-6)
+
+
+def test_save_checks_weights_against_the_constants(tmp_path):
+    path = tmp_path / "affine.opg"
+    bad = weights()
+    bad["w"] = bad["w"].T
+    with pytest.raises(opgraph.Error, match=r"weight 'w' is float32\[5, 3\]; the graph declares float32\[3, 5\]"):
+        opgraph.save_opg(path, json.dumps(GRAPH), bad)
+    with pytest.raises(opgraph.Error, match=r"no weight given for constant 'w'"):
+        opgraph.save_opg(path, json.dumps(GRAPH), {})
+    assert not path.exists()
+
+
+def write(path, header, data=b""):
+    text = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(text)) + text + data)
+
+
+def header(**tensors):
+    metadata = {"opgraph.version": "1", "opgraph.packages": "[]",
+                "opgraph.graph": json.dumps(dict(GRAPH, constants=GRAPH["constants"][:1]))}
+    return {"__metadata__": metadata, **tensors}
+
+
+W = {"dtype": "F32", "shape": [3, 5], "data_offsets": [0, 60]}
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p.write_bytes(b"\x01\x02"), r"the file is 2 bytes; a safetensors file starts with an 8-byte header"),
+    (lambda p: p.write_bytes(struct.pack("<Q", 1 << 40) + b"{}"),
+     r"header length 1099511627776 runs past the end of the file \(10 bytes"),
+    (lambda p: write(p, header(w=W), bytes(59)), r"tensor 'w': data_offsets \[0, 60\] run past the end of the data"),
+    (lambda p: write(p, header(w=dict(W, dtype="F8_E4M3")), bytes(60)), r"tensor 'w': dtype 'F8_E4M3' is not supported"),
+    (lambda p: write(p, header(w=W, v=dict(W, data_offsets=[56, 116])), bytes(116)),
+     r"tensors 'w' \(data_offsets \[0, 60\]\) and 'v' \(data_offsets \[56, 116\]\) overlap"),
+    (lambda p: write(p, header(w=dict(W, shape=[1 << 62, 8])), bytes(60)), r"tensor 'w': shape .* overflows"),
+    (lambda p: write(p, {**header(w=W), "__metadata__": {**header()["__metadata__"], "opgraph.version": "7"}},
+                     bytes(60)), r"unsupported .opg version '7'; this opgraph reads version 1"),
+    (lambda p: write(p, header(), b""), r"constant 'w' \(float32\[3, 5\]\) has no tensor in the file"),
+    (lambda p: p.write_bytes(struct.pack("<Q", 5) + b"{oops"), r"header \(bytes 8 to 13\) is not valid JSON"),
+])
+def test_corrupt_files_are_errors(tmp_path, make, message):
+    path = tmp_path / "bad.opg"
+    make(path)
+    with pytest.raises(opgraph.Error, match=message):
+        opgraph.load_opg(path)
+    with pytest.raises(opgraph.Error, match=message):
+        opgraph.Session(path)
