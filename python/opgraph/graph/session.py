@@ -1,0 +1,48 @@
+"""``InferenceSession``: runs built graphs on opgraph's C++ Session, shaped
+like MAX's ``InferenceSession(devices=[CPU()]).load(graph).execute(...)``."""
+
+from .. import _C
+from .._C import Error
+from .graph import Graph
+from .types import DeviceRef
+
+
+def CPU(id=0):  # noqa: N802 (MAX's spelling)
+    return DeviceRef.CPU(id)
+
+
+class Model:
+    """A loaded graph: ``execute(*arrays)`` returns the outputs as NumPy arrays."""
+
+    def __init__(self, session):
+        self.session = session
+
+    @property
+    def input_metadata(self):
+        return self.session.inputs
+
+    @property
+    def output_metadata(self):
+        return self.session.outputs
+
+    def execute(self, *inputs):
+        return self.session.run(*inputs)
+
+    __call__ = execute
+
+
+class InferenceSession:
+    def __init__(self, devices=None, num_threads=None):
+        for device in devices or [CPU()]:
+            if not isinstance(device, DeviceRef) or device.kind != "cpu":
+                raise Error(f"InferenceSession: devices: opgraph runs graphs on the CPU, got {device!r}")
+        self.num_threads = num_threads
+
+    def load(self, graph, weights_registry=None):
+        """A Model for a Graph built in Python, an opgraph.Graph (with
+        ``weights_registry``: name -> array) or an .opg path."""
+        if isinstance(graph, Graph):
+            return Model(_C.Session(graph.to_graph(), weights=graph.constants, threads=self.num_threads))
+        if isinstance(graph, _C.Graph):
+            return Model(_C.Session(graph, weights=weights_registry or {}, threads=self.num_threads))
+        return Model(_C.Session(graph, threads=self.num_threads))
