@@ -53,10 +53,12 @@ def row(label, ours, theirs, flops=None):
 
 def compare(label, op, torch_fn, inputs, flops=None, **attrs):
     expected = torch_fn(*[torch.from_numpy(x) for x in inputs])
-    out = np.empty(tuple(expected.shape), np.float32)
-    ours = seconds_per_call(lambda: call(op, *inputs, out=out, **attrs))
+    expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+    out = [np.empty(tuple(want.shape), np.float32) for want in expected]
+    ours = seconds_per_call(lambda: call(op, *inputs, out=out if len(out) > 1 else out[0], **attrs))
     theirs = seconds_per_call(lambda: torch_fn(*[torch.from_numpy(x) for x in inputs]))
-    np.testing.assert_allclose(out, expected.numpy(), rtol=2e-3, atol=2e-3)
+    for got, want in zip(out, expected):
+        np.testing.assert_allclose(got, want.numpy(), rtol=2e-3, atol=2e-3)
     row(label, ours, theirs, flops)
 
 
@@ -81,13 +83,38 @@ def bench_linear_relu():
     row("linear+bias+relu (64, 1024, 1024)", ours_time, theirs_time, 2 * 64 * 1024 * 1024)
 
 
+def conv_case(batch, stride, padding, channels, size, out_channels, kernel):
+    """Input, weight and the multiply-adds (as FLOPs) of a convolution."""
+    x, w = random(batch, channels, size, size), random(out_channels, channels, kernel, kernel) * 0.05
+    out_size = (size + 2 * padding - kernel) // stride + 1
+    return x, w, 2 * batch * out_channels * out_size * out_size * channels * kernel * kernel
+
+
 def bench_convs(batch):
-    for name, stride, padding, channels, size, out_channels, kernel in RESNET18_CONVS:
-        x, w = random(batch, channels, size, size), random(out_channels, channels, kernel, kernel) * 0.05
-        out_size = (size + 2 * padding - kernel) // stride + 1
-        flops = 2 * batch * out_channels * out_size * out_size * channels * kernel * kernel
+    for name, stride, padding, *shape in RESNET18_CONVS:
+        x, w, flops = conv_case(batch, stride, padding, *shape)
         compare(f"conv2d {name} N={batch}", "aten::conv2d",
                 lambda x, w: F.conv2d(x, w, stride=stride, padding=padding), [x, w], flops,
+                stride=stride, padding=padding)
+
+
+def bench_conv_training():
+    """opgraph::conv2d with a fused activation against torch's convolution and
+    activation, and the convolution's gradients against torch's."""
+    for name, stride, padding, *shape in [RESNET18_CONVS[1], RESNET18_CONVS[6]]:
+        x, w, flops = conv_case(8, stride, padding, *shape)
+        b = random(w.shape[0])
+        for activation, torch_activation in [("relu", F.relu), ("gelu", F.gelu)]:
+            compare(f"conv2d+{activation} {name} N=8", "opgraph::conv2d",
+                    lambda x, w, b: torch_activation(F.conv2d(x, w, b, stride=stride, padding=padding)), [x, w, b],
+                    flops, stride=stride, padding=padding, activation=activation)
+        grad = random(*F.conv2d(torch.from_numpy(x), torch.from_numpy(w), stride=stride, padding=padding).shape)
+
+        def torch_backward(grad, x, w):
+            return torch.ops.aten.convolution_backward(grad, x, w, [w.shape[0]], [stride] * 2, [padding] * 2, [1, 1],
+                                                       False, [0, 0], 1, [True, True, True])
+
+        compare(f"conv2d backward {name} N=8", "opgraph::conv2d_backward", torch_backward, [grad, x, w], 2 * flops,
                 stride=stride, padding=padding)
 
 
@@ -101,9 +128,18 @@ def bench_rest():
             [random(64, 128, 768)], normalized_shape=[768])
 
 
+GROUPS = {
+    "gemm": [bench_gemm, bench_linear_relu],
+    "conv": [lambda: bench_convs(1), lambda: bench_convs(8)],
+    "conv-train": [bench_conv_training],
+    "rest": [bench_rest],
+}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--only", choices=list(GROUPS), nargs="+", default=list(GROUPS), help="which rows to run")
     args = parser.parse_args()
     print(f"torch {torch.__version__}, float32; times in ms")
     for threads in args.threads:
@@ -111,11 +147,9 @@ def main():
         torch.set_num_threads(threads)
         print(f"\nthreads: opgraph {opgraph.get_num_threads()}, torch {torch.get_num_threads()}")
         print(f"  {'op':<34} {'opgraph':>10} {'torch':>10} {'vs torch':>9} {'GFLOP/s':>8}")
-        bench_gemm()
-        bench_linear_relu()
-        bench_convs(1)
-        bench_convs(8)
-        bench_rest()
+        for group in args.only:
+            for bench in GROUPS[group]:
+                bench()
 
 
 if __name__ == "__main__":
