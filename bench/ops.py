@@ -71,13 +71,16 @@ def empty_off_page_phase(shape, like):
 
 
 def compare(label, op, torch_fn, inputs, flops=None, **attrs):
-    """Times `op` on `inputs` (arrays, or lists of them for a Tensor[]) against torch_fn."""
+    """Times `op` on `inputs` (arrays, or lists of them for a Tensor[]) against torch_fn, which may
+    return several outputs."""
     expected = torch_fn(*[as_torch(x) for x in inputs])
+    expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
     first = inputs[0][0] if isinstance(inputs[0], list) else inputs[0]
-    out = empty_off_page_phase(tuple(expected.shape), first)
-    ours = seconds_per_call(lambda: call(op, *inputs, out=out, **attrs))
+    out = [empty_off_page_phase(tuple(want.shape), first) for want in expected]
+    ours = seconds_per_call(lambda: call(op, *inputs, out=out if len(out) > 1 else out[0], **attrs))
     theirs = seconds_per_call(lambda: torch_fn(*[as_torch(x) for x in inputs]))
-    np.testing.assert_allclose(out, expected.numpy(), rtol=2e-3, atol=2e-3)
+    for got, want in zip(out, expected):
+        np.testing.assert_allclose(got, want.numpy(), rtol=2e-3, atol=2e-3)
     row(label, ours, theirs, flops)
 
 
@@ -102,13 +105,38 @@ def bench_linear_relu():
     row("linear+bias+relu (64, 1024, 1024)", ours_time, theirs_time, 2 * 64 * 1024 * 1024)
 
 
+def conv_case(batch, stride, padding, channels, size, out_channels, kernel):
+    """Input, weight and the multiply-adds (as FLOPs) of a convolution."""
+    x, w = random(batch, channels, size, size), random(out_channels, channels, kernel, kernel) * 0.05
+    out_size = (size + 2 * padding - kernel) // stride + 1
+    return x, w, 2 * batch * out_channels * out_size * out_size * channels * kernel * kernel
+
+
 def bench_convs(batch):
-    for name, stride, padding, channels, size, out_channels, kernel in RESNET18_CONVS:
-        x, w = random(batch, channels, size, size), random(out_channels, channels, kernel, kernel) * 0.05
-        out_size = (size + 2 * padding - kernel) // stride + 1
-        flops = 2 * batch * out_channels * out_size * out_size * channels * kernel * kernel
+    for name, stride, padding, *shape in RESNET18_CONVS:
+        x, w, flops = conv_case(batch, stride, padding, *shape)
         compare(f"conv2d {name} N={batch}", "aten::conv2d",
                 lambda x, w: F.conv2d(x, w, stride=stride, padding=padding), [x, w], flops,
+                stride=stride, padding=padding)
+
+
+def bench_conv_training():
+    """opgraph::conv2d with a fused activation against torch's convolution and
+    activation, and the convolution's gradients against torch's."""
+    for name, stride, padding, *shape in [RESNET18_CONVS[1], RESNET18_CONVS[6]]:
+        x, w, flops = conv_case(8, stride, padding, *shape)
+        b = random(w.shape[0])
+        for activation, torch_activation in [("relu", F.relu), ("gelu", F.gelu)]:
+            compare(f"conv2d+{activation} {name} N=8", "opgraph::conv2d",
+                    lambda x, w, b: torch_activation(F.conv2d(x, w, b, stride=stride, padding=padding)), [x, w, b],
+                    flops, stride=stride, padding=padding, activation=activation)
+        grad = random(*F.conv2d(torch.from_numpy(x), torch.from_numpy(w), stride=stride, padding=padding).shape)
+
+        def torch_backward(grad, x, w):
+            return torch.ops.aten.convolution_backward(grad, x, w, [w.shape[0]], [stride] * 2, [padding] * 2, [1, 1],
+                                                       False, [0, 0], 1, [True, True, True])
+
+        compare(f"conv2d backward {name} N=8", "opgraph::conv2d_backward", torch_backward, [grad, x, w], 2 * flops,
                 stride=stride, padding=padding)
 
 
@@ -205,6 +233,7 @@ def bench_session(batch):
 FAMILIES = {
     "matmul": [bench_gemm, bench_linear_relu],
     "conv": [lambda: bench_convs(1), lambda: bench_convs(8)],
+    "conv-train": [bench_conv_training],
     "pool": [bench_pool],
     "softmax": [bench_softmax],
     "norm": [bench_norm],

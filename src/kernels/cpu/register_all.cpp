@@ -5,6 +5,7 @@ namespace opgraph::kernels {
 void register_shape_ops(Registry& registry);
 void register_concat_ops(Registry& registry);
 void register_matmul_ops(Registry& registry);
+void register_conv_backward_ops(Registry& registry);
 void register_conv_ops(Registry& registry);
 void register_pool_ops(Registry& registry);
 void register_softmax_ops(Registry& registry);
@@ -20,6 +21,7 @@ void register_builtin_ops(Registry& registry) {
   register_shape_ops(registry);
   register_concat_ops(registry);
   register_matmul_ops(registry);
+  register_conv_backward_ops(registry);  // before the forward ops that name them
   register_conv_ops(registry);
   register_pool_ops(registry);
   register_softmax_ops(registry);

@@ -1,0 +1,251 @@
+// Gradients of the 2-D convolution: opgraph::conv2d_backward (aten::conv2d's)
+// and opgraph::conv2d_act_backward (opgraph::conv2d's, through its activation).
+// Both return the gradients of input, weight and bias; the bias gradient is
+// computed whether or not the forward had a bias.
+//
+// float32 runs on oneDNN's backward-data and backward-weights primitives (the
+// latter also sums the bias gradient), cached like the forward ones. float64
+// and the reference visit the forward's taps in a plain loop.
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "kernels/cpu/conv.h"
+#include "kernels/cpu/conv_onednn.h"
+#include "kernels/cpu/primitive_cache.h"
+#include "kernels/cpu/rows.h"
+
+namespace opgraph::kernels {
+namespace {
+
+// The outputs, in schema order.
+struct ConvGradients {
+  Tensor input, weight, bias;
+};
+
+// ---- Shape functions -------------------------------------------------------
+
+std::vector<TensorMeta> gradients_meta(const TensorMeta& grad, const TensorMeta& input, const TensorMeta& weight,
+                                       const TensorMeta* bias, const ConvParams& p) {
+  check_same_meta(grad, "grad_output", conv_output_meta(input, weight, bias, p), "the convolution's output");
+  return {input, weight, TensorMeta{input.dtype, {weight.shape[0]}}};
+}
+
+// Inputs: grad_output, input, weight.
+std::vector<TensorMeta> conv2d_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  return gradients_meta(*in[0], *in[1], *in[2], nullptr, conv_params(attrs, 2));
+}
+
+// Inputs: grad_output, input, weight, bias?, output.
+std::vector<TensorMeta> conv2d_act_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  parse_activation(attrs.get<std::string>("activation"));
+  const ConvParams p = conv_params(attrs, 2);
+  check_same_meta(*in[4], "output", conv_output_meta(*in[1], *in[2], in[3], p), "the convolution's output");
+  return gradients_meta(*in[0], *in[1], *in[2], in[3], p);
+}
+
+// ---- oneDNN ----------------------------------------------------------------
+
+struct BackwardPlan {
+  dnnl::convolution_backward_data data;
+  dnnl::convolution_backward_weights weights;
+  ConvOperand data_grad_output, data_weight, grad_input;        // backward data's operands
+  ConvOperand weights_input, weights_grad_output, grad_weight;  // backward weights'
+  dnnl::memory::desc grad_bias;
+};
+
+PrimitiveCache<BackwardPlan>& backward_plans() {
+  static PrimitiveCache<BackwardPlan> plans(64);
+  return plans;
+}
+
+BackwardPlan build_backward(const ConvDims& d) {
+  using dnnl::convolution_backward_data, dnnl::convolution_backward_weights, dnnl::convolution_forward;
+  const auto any = dnnl::memory::format_tag::any;
+  const auto direct = dnnl::algorithm::convolution_direct;
+  const dnnl::engine& engine = onednn_engine();
+  // The forward primitive these are the gradients of: a hint oneDNN picks
+  // the backward implementations and layouts by.
+  const convolution_forward::primitive_desc forward(
+      convolution_forward::desc(dnnl::prop_kind::forward_training, direct, d.src_md(any), d.weights_md(any),
+                                d.bias_md(), d.dst_md(any), d.strides, d.dilates, d.padding, d.padding),
+      engine);
+  const convolution_backward_data::primitive_desc data(
+      convolution_backward_data::desc(direct, d.src_md(any), d.weights_md(any), d.dst_md(any), d.strides, d.dilates,
+                                      d.padding, d.padding),
+      engine, forward);
+  const convolution_backward_weights::primitive_desc weights(
+      convolution_backward_weights::desc(direct, d.src_md(any), d.weights_md(any), d.bias_md(), d.dst_md(any),
+                                         d.strides, d.dilates, d.padding, d.padding),
+      engine, forward);
+  const auto activations = d.plain_activations, plain_weights = d.plain_weights;
+  return {convolution_backward_data(data),
+          convolution_backward_weights(weights),
+          ConvOperand::input(d.dst_md(activations), data.diff_dst_desc()),
+          ConvOperand::input(d.weights_md(plain_weights), data.weights_desc()),
+          ConvOperand::output(d.src_md(activations), data.diff_src_desc()),
+          ConvOperand::input(d.src_md(activations), weights.src_desc()),
+          ConvOperand::input(d.dst_md(activations), weights.diff_dst_desc()),
+          ConvOperand::output(d.weights_md(plain_weights), weights.diff_weights_desc()),
+          weights.diff_bias_desc()};
+}
+
+void onednn_conv_backward(const KernelContext& context, const Tensor& grad, const Tensor& input, const Tensor& weight,
+                          const ConvGradients& out, const ConvParams& p) {
+  dnnl::stream stream = onednn_stream(context);  // first: sets the thread count the plan is built for
+  const auto plan = backward_plans().get(conv_key(context, input, weight, true, p), [&] {
+    return build_backward(conv_dims(p, input.shape(), weight.shape(), grad.shape()));
+  });
+  const dnnl::memory grad_for_data = plan->data_grad_output.bring_in(grad.data(), stream);
+  const dnnl::memory grad_input = plan->grad_input.output_memory(out.input.data());
+  plan->data.execute(stream, {{DNNL_ARG_DIFF_DST, grad_for_data},
+                              {DNNL_ARG_WEIGHTS, plan->data_weight.bring_in(weight.data(), stream)},
+                              {DNNL_ARG_DIFF_SRC, grad_input}});
+  plan->grad_input.take_out(grad_input, out.input.data(), stream);
+
+  // The gradient is converted once when both primitives chose the same layout.
+  const bool shared_layout = plan->weights_grad_output.chosen == plan->data_grad_output.chosen;
+  const dnnl::memory grad_for_weights =
+      shared_layout ? grad_for_data : plan->weights_grad_output.bring_in(grad.data(), stream);
+  const dnnl::memory grad_weight = plan->grad_weight.output_memory(out.weight.data());
+  const dnnl::memory grad_bias(plan->grad_bias, onednn_engine(), out.bias.data());
+  plan->weights.execute(stream, {{DNNL_ARG_SRC, plan->weights_input.bring_in(input.data(), stream)},
+                                 {DNNL_ARG_DIFF_DST, grad_for_weights},
+                                 {DNNL_ARG_DIFF_WEIGHTS, grad_weight},
+                                 {DNNL_ARG_DIFF_BIAS, grad_bias}});
+  plan->grad_weight.take_out(grad_weight, out.weight.data(), stream);
+  stream.wait();
+}
+
+// ---- Plain loops -----------------------------------------------------------
+
+// Every product input[i] * weight[k] that out[o] sums passes grad[o] back to
+// both factors; the bias gradient sums grad over all but the channel dim. In
+// double.
+template <typename T>
+void plain_conv_backward(const Tensor& grad, const Tensor& input, const Tensor& weight, const ConvGradients& out,
+                         const ConvParams& p) {
+  const T* g = grad.data_ptr<T>();
+  const T* x = input.data_ptr<T>();
+  const T* w = weight.data_ptr<T>();
+  std::vector<double> grad_input(input.numel(), 0.0), grad_weight(weight.numel(), 0.0), grad_bias(weight.size(0), 0.0);
+  for_each_tap(input.shape(), weight.shape(), grad.shape(), p, [&](int64_t o, int64_t i, int64_t k) {
+    grad_input[i] += double(g[o]) * w[k];
+    grad_weight[k] += double(g[o]) * x[i];
+  });
+  const int64_t out_channels = grad.size(1), plane = grad.size(2) * grad.size(3);
+  for (int64_t o = 0; o < grad.numel(); ++o) grad_bias[o / plane % out_channels] += g[o];
+  auto store = [](const std::vector<double>& sums, const Tensor& t) {
+    std::transform(sums.begin(), sums.end(), t.data_ptr<T>(), [](double v) { return static_cast<T>(v); });
+  };
+  store(grad_input, out.input);
+  store(grad_weight, out.weight);
+  store(grad_bias, out.bias);
+}
+
+// ---- Kernels ---------------------------------------------------------------
+
+void conv_backward(const KernelContext& context, const Tensor& grad, const Tensor& input, const Tensor& weight,
+                   const ConvGradients& out, const ConvParams& p, bool reference) {
+  // oneDNN computes float32 only, and not over empty operands.
+  const bool empty = grad.numel() == 0 || input.numel() == 0 || weight.numel() == 0;
+  if (!reference && !empty && input.dtype() == DType::Float32) {
+    return onednn_conv_backward(context, grad, input, weight, out, p);
+  }
+  dispatch_floating(input.dtype(), "input",
+                    [&](auto zero) { plain_conv_backward<decltype(zero)>(grad, input, weight, out, p); });
+}
+
+ConvGradients batched_gradients(std::span<const Tensor> out) { return {batched(out[0], 4), out[1], out[2]}; }
+
+template <bool Reference>
+void conv2d_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                         const Attrs& attrs) {
+  conv_backward(context, batched(in[0], 4), batched(in[1], 4), in[2], batched_gradients(out), conv_params(attrs, 2),
+                Reference);
+}
+
+// The fused op's forward kept only the activation's output y. relu', sigmoid'
+// and tanh' follow from y; gelu' does not, since gelu is not one-to-one (it
+// dips below zero and comes back), so the pre-activation z is computed again
+// by the convolution without its activation.
+void apply_activation_grad(const KernelContext& context, const Tensor& grad, std::span<const Tensor> in,
+                           const ConvParams& p, Activation activation) {
+  const Tensor &input = in[1], &weight = in[2], &bias = in[3], &output = in[4];
+  Tensor pre_activation;
+  if (activation == Activation::GELU) {
+    pre_activation = Tensor::empty(grad.meta());
+    conv_forward(context, batched(input, 4), weight, bias, pre_activation, p, Activation::None, false);
+  }
+  dispatch_floating(grad.dtype(), "grad_output", [&](auto zero) {
+    using T = decltype(zero);
+    multiply_by_activation_grad<T>(activation, grad.data_ptr<T>(), output.data_ptr<const T>(),
+                                   pre_activation.defined() ? pre_activation.data_ptr<const T>() : nullptr,
+                                   grad.numel(), *context.pool);
+  });
+}
+
+// f'(z) from f's definition, in double.
+double activation_derivative_reference(Activation activation, double z) {
+  switch (activation) {
+    case Activation::None: return 1;
+    case Activation::ReLU: return z > 0 ? 1 : 0;
+    case Activation::GELU:  // Phi(z) + z phi(z)
+      return 0.5 * (1 + std::erf(z / std::numbers::sqrt2)) +
+             z * std::exp(-z * z / 2) / std::sqrt(2 * std::numbers::pi);
+    case Activation::Sigmoid: {
+      const double s = 1 / (1 + std::exp(-z));
+      return s * (1 - s);
+    }
+    case Activation::Tanh: return 1 - std::tanh(z) * std::tanh(z);
+  }
+  return 1;
+}
+
+// The reference computes z for every activation, and f'(z) from its definition.
+void apply_activation_grad_reference(const KernelContext& context, const Tensor& grad, std::span<const Tensor> in,
+                                     const ConvParams& p, Activation activation) {
+  const Tensor pre_activation = Tensor::empty(grad.meta());
+  conv_forward(context, batched(in[1], 4), in[2], in[3], pre_activation, p, Activation::None, true);
+  dispatch_floating(grad.dtype(), "grad_output", [&](auto zero) {
+    using T = decltype(zero);
+    T* g = grad.data_ptr<T>();
+    const T* z = pre_activation.data_ptr<const T>();
+    for (int64_t i = 0; i < grad.numel(); ++i) {
+      g[i] = static_cast<T>(g[i] * activation_derivative_reference(activation, z[i]));
+    }
+  });
+}
+
+// Inputs: grad_output, input, weight, bias?, output. The activation's
+// gradient goes into a scratch copy of grad_output, then through the convolution.
+template <bool Reference>
+void conv2d_act_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                             const Attrs& attrs) {
+  const ConvParams p = conv_params(attrs, 2);
+  const Activation activation = parse_activation(attrs.get<std::string>("activation"));
+  const Tensor grad = batched(in[0], 4).clone();
+  if (Reference) {
+    apply_activation_grad_reference(context, grad, in, p, activation);
+  } else {
+    apply_activation_grad(context, grad, in, p, activation);
+  }
+  conv_backward(context, grad, batched(in[1], 4), in[2], batched_gradients(out), p, Reference);
+}
+
+}  // namespace
+
+// Registered before register_conv_ops, whose ops name these as their backward.
+void register_conv_backward_ops(Registry& registry) {
+  define(registry, {"opgraph::conv2d_backward(Tensor grad_output, Tensor input, Tensor weight, int[2] stride=1, "
+                    "int[2] padding=0, int[2] dilation=1, int groups=1) "
+                    "-> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
+                    conv2d_backward_shape, conv2d_backward_cpu<false>, conv2d_backward_cpu<true>});
+  define(registry, {"opgraph::conv2d_act_backward(Tensor grad_output, Tensor input, Tensor weight, Tensor? bias, "
+                    "Tensor output, int[2] stride=1, int[2] padding=0, int[2] dilation=1, int groups=1, *, "
+                    "str activation=\"none\") -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
+                    conv2d_act_backward_shape, conv2d_act_backward_cpu<false>, conv2d_act_backward_cpu<true>});
+}
+
+}  // namespace opgraph::kernels

@@ -1,0 +1,54 @@
+// How the convolution kernels run on oneDNN: the operands' dims and plain
+// layouts, the key their primitives are cached under, and the conversions
+// between the caller's plain buffers and the layouts a primitive chose.
+#pragma once
+
+#include <vector>
+
+#include "kernels/cpu/conv.h"
+#include "kernels/cpu/onednn.h"
+
+namespace opgraph::kernels {
+
+// The operands' dims as oneDNN takes them: grouped weights get a leading
+// group dim ([G, O/G, I/G, k...]), dilation counts the gaps between taps.
+struct ConvDims {
+  dnnl::memory::dims src, weights, dst, bias, strides, dilates, padding;
+  dnnl::memory::format_tag plain_activations, plain_weights;  // the caller's layouts: nchw, oihw, ...
+
+  dnnl::memory::desc src_md(dnnl::memory::format_tag tag) const { return describe(src, tag); }
+  dnnl::memory::desc weights_md(dnnl::memory::format_tag tag) const { return describe(weights, tag); }
+  dnnl::memory::desc dst_md(dnnl::memory::format_tag tag) const { return describe(dst, tag); }
+  dnnl::memory::desc bias_md() const { return describe(bias, dnnl::memory::format_tag::x); }
+
+  static dnnl::memory::desc describe(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag) {
+    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
+  }
+};
+
+ConvDims conv_dims(const ConvParams& p, const Shape& input, const Shape& weight, const Shape& out);
+
+// What a convolution's primitives are cached under: the thread count, the
+// operand shapes and the parameters.
+std::vector<int64_t> conv_key(const KernelContext& context, const Tensor& input, const Tensor& weight, bool has_bias,
+                              const ConvParams& p);
+
+// An operand in the caller's plain layout and in the one a primitive chose.
+// When they differ the data goes through a scratch buffer, converted by a
+// reorder built once along with the primitive.
+struct ConvOperand {
+  dnnl::memory::desc plain, chosen;
+  dnnl::reorder convert;  // plain -> chosen for an input, back for an output; empty when they are the same
+
+  static ConvOperand input(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen);
+  static ConvOperand output(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen);
+
+  // The primitive's memory for an input at `data`: that buffer, or a converted copy.
+  dnnl::memory bring_in(const void* data, dnnl::stream& stream) const;
+  // The primitive's memory for an output at `data`: that buffer, or scratch
+  // that take_out() then converts into it.
+  dnnl::memory output_memory(void* data) const;
+  void take_out(const dnnl::memory& result, void* data, dnnl::stream& stream) const;
+};
+
+}  // namespace opgraph::kernels
