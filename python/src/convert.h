@@ -41,4 +41,9 @@ nb::object to_dlpack_producer(const Tensor& tensor);
 AttrValue attr_from_python(nb::handle value, const char* name);
 nb::object attr_to_python(const AttrValue& value);
 
+// A call's keyword arguments as attributes; errors name the op. The names
+// view the keys of `kwargs`, so they live as long as it does. With `out`
+// given, the keyword `out` goes there instead of becoming an attribute.
+NamedAttrs attrs_from_kwargs(const OpDef& op, const nb::kwargs& kwargs, nb::object* out = nullptr);
+
 }  // namespace opgraph::python

@@ -5,6 +5,7 @@ namespace opgraph::python {
 void init_tensor(nb::module_& m);
 void init_registry(nb::module_& m);
 void init_call(nb::module_& m);
+void init_shapes(nb::module_& m);
 }  // namespace opgraph::python
 
 NB_MODULE(_C, m) {
@@ -15,4 +16,5 @@ NB_MODULE(_C, m) {
   init_tensor(m);
   init_registry(m);
   init_call(m);
+  init_shapes(m);
 }
