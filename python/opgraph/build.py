@@ -25,10 +25,11 @@ def _run(command, what):
         raise Error(f"build_package: {what} failed (exit {result.returncode}):\n{result.stdout}")
 
 
-def build_package(source_dir, target=None, build_dir=None) -> Path:
+def build_package(source_dir, target=None, build_dir=None, prefix_paths=()) -> Path:
     """Configures and builds the CMake project in ``source_dir`` (which uses
     ``find_package(opgraph)`` and ``opgraph_add_op_library``) and returns the
     path of the package library ``target`` (default: the only one built).
+    ``prefix_paths`` adds CMake prefixes for the project's other packages.
 
     The build folder persists, so a second call with unchanged sources only
     checks timestamps."""
@@ -48,7 +49,8 @@ def build_package(source_dir, target=None, build_dir=None) -> Path:
         ninja = str(ninja) if ninja.exists() else shutil.which("ninja")
         generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []
         _run([cmake, "-S", str(source), "-B", str(build), *generator, "-DCMAKE_BUILD_TYPE=Release",
-              f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}"], f"configuring {source}")
+              f"-DCMAKE_PREFIX_PATH={';'.join([cmake_prefix_path, *map(str, prefix_paths)])}"],
+             f"configuring {source}")
     _run([cmake, "--build", str(build)], f"building {source}")
     libraries = sorted(build.glob("*.so"))
     if target is not None:

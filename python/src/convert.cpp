@@ -267,4 +267,24 @@ nb::object attr_to_python(const AttrValue& value) {
       value);
 }
 
+NamedAttrs attrs_from_kwargs(const OpDef& op, const nb::kwargs& kwargs, nb::object* out) {
+  NamedAttrs given;
+  for (auto [key, value] : kwargs) {
+    Py_ssize_t length = 0;
+    const char* utf8 = PyUnicode_AsUTF8AndSize(key.ptr(), &length);
+    if (!utf8) throw nb::python_error();
+    std::string_view name(utf8, static_cast<size_t>(length));
+    if (out && name == "out") {
+      *out = nb::borrow(value);
+      continue;
+    }
+    try {
+      given.emplace_back(name, attr_from_python(value, utf8));
+    } catch (const Error& e) {
+      throw Error(detail::concat(op.name(), ": ", e.what()));
+    }
+  }
+  return given;
+}
+
 }  // namespace opgraph::python

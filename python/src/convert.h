@@ -53,5 +53,9 @@ std::string path_string(nb::handle path);
 // A dict of name -> array (or None: no weights) as tensors viewing the arrays
 // (see borrow_input), or owning copies of them when `copy` is set.
 Weights weights_from_python(nb::handle weights, bool copy, std::vector<InputArray>& keep);
+// A call's keyword arguments as attributes; errors name the op. The names
+// view the keys of `kwargs`, so they live as long as it does. With `out`
+// given, the keyword `out` goes there instead of becoming an attribute.
+NamedAttrs attrs_from_kwargs(const OpDef& op, const nb::kwargs& kwargs, nb::object* out = nullptr);
 
 }  // namespace opgraph::python

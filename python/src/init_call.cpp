@@ -80,23 +80,7 @@ nb::object call_op(const char* name, nb::args args, nb::kwargs kwargs, CallOptio
   for (size_t i = args.size(); tensor_argument(i) && tensor_argument(i)->type.optional; ++i) inputs.emplace_back();
 
   nb::object out;
-  NamedAttrs given;
-  for (auto [key, value] : kwargs) {
-    // Keyword names are str objects owned by kwargs for the whole call.
-    Py_ssize_t length = 0;
-    const char* utf8 = PyUnicode_AsUTF8AndSize(key.ptr(), &length);
-    if (!utf8) throw nb::python_error();
-    std::string_view key_name(utf8, static_cast<size_t>(length));
-    if (key_name == "out") {
-      out = nb::borrow(value);
-      continue;
-    }
-    try {
-      given.emplace_back(key_name, attr_from_python(value, utf8));
-    } catch (const Error& e) {
-      throw Error(detail::concat(op.name(), ": ", e.what()));
-    }
-  }
+  NamedAttrs given = attrs_from_kwargs(op, kwargs, &out);
   Attrs attrs = Attrs::bind(op.schema, given, list_sizes);
 
   if (!out.is_valid() || out.is_none()) {

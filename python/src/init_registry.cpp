@@ -59,6 +59,17 @@ void init_registry(nb::module_& m) {
   m.def(
       "op_backward", [](const std::string& name) { return Registry::global().get(name).backward; },
       nb::arg("name"), "Qualified name of the op computing this op's gradients, or '' if it has none.");
+  m.def(
+      "op_devices",
+      [](const std::string& name) {
+        const OpDef& op = Registry::global().get(name);
+        std::vector<std::string> devices;
+        for (int d = 0; d < kNumDeviceTypes; ++d) {
+          if (op.kernels[d]) devices.emplace_back(device_type_name(DeviceType(d)));
+        }
+        return devices;
+      },
+      nb::arg("name"), "The device types ('cpu', 'cuda') a registered op has kernels for.");
   m.def("set_num_threads", &set_num_threads, nb::arg("num_threads"),
         "Sets the number of threads kernels use (the calling thread included).");
   m.def("get_num_threads", &get_num_threads);

@@ -7,6 +7,7 @@ void init_registry(nb::module_& m);
 void init_call(nb::module_& m);
 void init_graph(nb::module_& m);
 void init_session(nb::module_& m);
+void init_shapes(nb::module_& m);
 }  // namespace opgraph::python
 
 NB_MODULE(_C, m) {
@@ -19,4 +20,5 @@ NB_MODULE(_C, m) {
   init_call(m);
   init_graph(m);
   init_session(m);
+  init_shapes(m);
 }

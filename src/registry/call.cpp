@@ -27,34 +27,40 @@ std::string output_name(const OpDef& op, size_t i) {
   return name.empty() ? "output " + std::to_string(i) : "output " + std::to_string(i) + " ('" + name + "')";
 }
 
-// Checks count, presence and device of the inputs; returns their device.
-Device check_inputs(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+// Checks the number of inputs and that every required one is given;
+// `given(i)` says whether flat input i is present (not None).
+template <typename Given>
+void check_arity(const OpDef& op, size_t count, const Attrs& attrs, Given given) {
   OPGRAPH_CHECK(attrs.list_sizes().size() == op.num_tensor_lists(), op.name(), ": the attributes give the lengths "
                 "of ", attrs.list_sizes().size(), " Tensor[] arguments, the op has ", op.num_tensor_lists(),
                 "; bind them with Attrs::bind(op.schema, ...)");
   const size_t expected = op.num_inputs(attrs);
-  if (inputs.size() != expected) {
+  if (count != expected) {
     std::string names;  // "x, bias" or "x, others (3 tensors)"
-    op.for_each_tensor_argument(attrs, [&names](const Argument& arg, size_t, size_t count) {
+    op.for_each_tensor_argument(attrs, [&names](const Argument& arg, size_t, size_t n) {
       names += (names.empty() ? "" : ", ") + arg.name;
-      if (arg.type.is_list) names += detail::concat(" (", count, count == 1 ? " tensor)" : " tensors)");
+      if (arg.type.is_list) names += detail::concat(" (", n, n == 1 ? " tensor)" : " tensors)");
     });
-    throw Error(detail::concat(op.name(), ": expected ", expected, " tensor inputs (", names, "), got ",
-                               inputs.size()));
+    throw Error(detail::concat(op.name(), ": expected ", expected, " tensor inputs (", names, "), got ", count));
   }
-  std::optional<Device> device;
-  op.for_each_tensor_argument(attrs, [&](const Argument& arg, size_t first, size_t count) {
-    for (size_t i = first; i < first + count; ++i) {
-      if (!inputs[i].defined()) {
-        OPGRAPH_CHECK(arg.type.optional, op.name(), ": input '", op.input_name(i, attrs), "' is required but was "
-                      "not given");
-        continue;
-      }
-      if (!device) device = inputs[i].device();
-      OPGRAPH_CHECK(inputs[i].device() == *device, op.name(), ": input '", op.input_name(i, attrs), "' is on ",
-                    device_str(inputs[i].device()), " but earlier inputs are on ", device_str(*device));
+  op.for_each_tensor_argument(attrs, [&](const Argument& arg, size_t first, size_t n) {
+    for (size_t i = first; i < first + n; ++i) {
+      OPGRAPH_CHECK(given(i) || arg.type.optional, op.name(), ": input '", op.input_name(i, attrs),
+                    "' is required but was not given");
     }
   });
+}
+
+// Checks count, presence and device of the inputs; returns their device.
+Device check_inputs(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  check_arity(op, inputs.size(), attrs, [&](size_t i) { return inputs[i].defined(); });
+  std::optional<Device> device;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) continue;
+    if (!device) device = inputs[i].device();
+    OPGRAPH_CHECK(inputs[i].device() == *device, op.name(), ": input '", op.input_name(i, attrs), "' is on ",
+                  device_str(inputs[i].device()), " but earlier inputs are on ", device_str(*device));
+  }
   return device.value_or(Device::cpu());
 }
 
@@ -97,13 +103,12 @@ void run_kernel(const OpDef& op, const KernelFn& kernel, std::span<const Tensor>
   }
 }
 
-// The shape function's answer for inputs check_inputs() has accepted.
-std::vector<TensorMeta> infer_checked(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
-  std::vector<const TensorMeta*> metas(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) metas[i] = inputs[i].defined() ? &inputs[i].meta() : nullptr;
+// The shape function's answer for input metas check_arity() has accepted.
+std::vector<TensorMeta> infer_checked(const OpDef& op, std::span<const TensorMeta* const> inputs,
+                                      const Attrs& attrs) {
   std::vector<TensorMeta> outputs;
   try {
-    outputs = op.shape_fn(metas, attrs);
+    outputs = op.shape_fn(inputs, attrs);
   } catch (...) {
     rethrow_for(op);
   }
@@ -112,10 +117,22 @@ std::vector<TensorMeta> infer_checked(const OpDef& op, std::span<const Tensor> i
   return outputs;
 }
 
+std::vector<TensorMeta> infer_checked(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  std::vector<const TensorMeta*> metas(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) metas[i] = inputs[i].defined() ? &inputs[i].meta() : nullptr;
+  return infer_checked(op, std::span<const TensorMeta* const>(metas), attrs);
+}
+
 }  // namespace
 
 std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
   check_inputs(op, inputs, attrs);
+  return infer_checked(op, inputs, attrs);
+}
+
+std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const TensorMeta* const> inputs,
+                                      const Attrs& attrs) {
+  check_arity(op, inputs.size(), attrs, [&](size_t i) { return inputs[i] != nullptr; });
   return infer_checked(op, inputs, attrs);
 }
 

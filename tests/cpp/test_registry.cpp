@@ -234,6 +234,17 @@ TEST_F(CallTest, InferOutputs) {
   EXPECT_EQ(metas, (std::vector<TensorMeta>{{DType::Float32, {2}}}));
 }
 
+TEST_F(CallTest, InferOutputsFromMetasAlone) {
+  const TensorMeta x{DType::Float32, {3, 5}};
+  const std::vector<const TensorMeta*> given{&x, nullptr};
+  EXPECT_EQ(infer_outputs(*op_, given, attrs()), (std::vector<TensorMeta>{{DType::Float32, {3, 5}}}));
+  const std::vector<const TensorMeta*> without_x{nullptr, &x};
+  EXPECT_CONTAINS(error_of([&] { infer_outputs(*op_, without_x, attrs()); }), "t::scale: input 'x' is required");
+  const std::vector<const TensorMeta*> one{&x};
+  EXPECT_CONTAINS(error_of([&] { infer_outputs(*op_, one, attrs()); }),
+                  "t::scale: expected 2 tensor inputs (x, bias), got 1");
+}
+
 TEST_F(CallTest, WrongNumberOfInputs) {
   const std::string message = error_of([&] { run({floats({1})}); });
   EXPECT_CONTAINS(message, "t::scale: expected 2 tensor inputs (x, bias), got 1");

@@ -32,3 +32,18 @@ def conv1d_package():
     path = build(ROOT / "examples" / "conv1d", "conv1d")
     opgraph.load_library(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def warp_perspective_package():
+    path = build(ROOT / "examples" / "warp_perspective", "warp_perspective")
+    opgraph.load_library(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def torch_examples(conv1d_package, warp_perspective_package):
+    """The example packages' ops registered with torch.library: {name: CustomOpLibrary}."""
+    from opgraph.torch import CustomOpLibrary
+
+    return {"conv1d": CustomOpLibrary(conv1d_package), "warp_perspective": CustomOpLibrary(warp_perspective_package)}

@@ -119,6 +119,10 @@ class Registry {
 
 // Output metas for a call; the error names the op.
 std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
+// The same from input metas alone (null for a `Tensor?` given as None), as a
+// tracer that holds no data asks it (PyTorch's fake tensors).
+std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const TensorMeta* const> inputs,
+                                      const Attrs& attrs);
 
 struct CallOptions {
   bool reference = false;  // run OpDef::reference instead of the device kernel

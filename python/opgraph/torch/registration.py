@@ -1,0 +1,237 @@
+"""Registers an opgraph op with torch.library, from the op's own schema:
+
+- ``ns::op``: the functional op, as the package defines it;
+- ``ns::op.out``: its destination-passing variant (``torch.Tag.out``): the
+  inputs and attributes, then one keyword-only ``Tensor(a!)`` per output;
+- for each: a kernel per device the op has kernels for, which passes the
+  tensors to opgraph without a copy (DLPack), and a fake kernel computed by
+  the op's C++ shape function (see shapes.py);
+- autograd for the functional op from the op's registered backward op, which
+  takes the gradients of the outputs, then the op's inputs and attributes,
+  and returns a gradient per tensor input.
+"""
+
+import torch
+
+from .. import Error, op_backward, op_devices
+from .._C import call, infer_output_metas
+from .shapes import output_metas
+from .signature import OpSignature, dtype_name, torch_dtype
+
+_libraries = {}  # namespace -> torch.library.Library; ops stay registered while it lives
+_registered = {}  # qualified name -> RegisteredOp
+
+
+class RegisteredOp:
+    """An opgraph op as PyTorch sees it: ``functional`` and ``out`` are its
+    two overloads (torch.ops.ns.op.default and torch.ops.ns.op.out)."""
+
+    def __init__(self, signature: OpSignature):
+        self.signature = signature
+        packet = getattr(getattr(torch.ops, signature.namespace), signature.op_name)
+        self.functional = getattr(packet, signature.overload_name)
+        self.out = getattr(packet, signature.out_overload_name)
+
+
+def register_op(name: str, kernels: str = "python") -> RegisteredOp:
+    """Registers op `name` (loaded into opgraph) with torch.library once; later
+    calls return the same registration. `kernels` picks the device kernels:
+    "python" (functions registered with torch.library) or "cpp" (a boxed C++
+    kernel, see cpp_kernels.py; CPU only)."""
+    if kernels not in ("python", "cpp"):
+        raise Error(f"{name}: kernels must be 'python' or 'cpp', got {kernels!r}")
+    if name in _registered:
+        return _registered[name]
+    signature = OpSignature(name)
+    namespace = signature.namespace
+    library = _libraries.get(namespace) or _libraries.setdefault(namespace, torch.library.Library(namespace, "FRAGMENT"))
+    qualified = f"{namespace}::{signature.op_name}"
+    functional = qualified + (f".{signature.overload}" if signature.overload else "")
+    out = f"{qualified}.{signature.out_overload_name}"
+    try:
+        library.define(signature.torch_schema(), tags=(torch.Tag.pt2_compliant_tag,))
+        library.define(signature.torch_out_schema(), tags=(torch.Tag.out, torch.Tag.pt2_compliant_tag))
+    except RuntimeError as error:
+        raise Error(f"{name}: cannot register with torch.library: {error}") from None
+    if kernels == "cpp":
+        from . import cpp_kernels
+
+        if op_devices(name) != ["cpu"]:
+            raise Error(f"{name}: the C++ kernels run CPU kernels only; the op has kernels for: "
+                        f"{', '.join(op_devices(name)) or '(none)'}")
+        cpp_kernels.register_cpu(name, functional.split("::", 1)[1], out.split("::", 1)[1])
+    else:
+        for device in op_devices(name):
+            torch.library.impl(functional, device, _functional_kernel(signature), lib=library)
+            torch.library.impl(out, device, _out_kernel(signature), lib=library)
+    torch.library.register_fake(functional, _functional_fake(signature), lib=library)
+    torch.library.register_fake(out, _out_fake(signature), lib=library)
+    _registered[name] = RegisteredOp(signature)
+    _register_autograd(signature, functional, library, kernels)
+    return _registered[name]
+
+
+# -- kernels ----------------------------------------------------------------------
+
+
+_NUMPY_DTYPES = {torch.float32, torch.float64, torch.float16, torch.int8, torch.uint8, torch.int32, torch.int64,
+                 torch.bool}
+
+
+def _borrowable(t):
+    """What opgraph takes for `t` without a copy: a NumPy view of a CPU tensor
+    (opgraph's fastest input path), else the tensor itself (DLPack). Either
+    way detached: the kernel runs below autograd, and DLPack refuses tensors
+    that require grad."""
+    if isinstance(t, (list, tuple)):
+        return [_borrowable(x) for x in t]
+    if t is None:
+        return None
+    if t.requires_grad:
+        t = t.detach()
+    return t.numpy() if t.device.type == "cpu" and t.dtype in _NUMPY_DTYPES else t
+
+
+def _flat(tensors):
+    for t in tensors:
+        if isinstance(t, (list, tuple)):
+            yield from t
+        elif t is not None:
+            yield t
+
+
+def _device_of(tensors):
+    """Where the outputs go: the inputs' device, as the registry has it."""
+    first = next(_flat(tensors), None)
+    return first.device if first is not None else torch.device("cpu")
+
+
+_DTYPE_NAMES = {torch_dtype(n): n for n in ("float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32",
+                                             "int64", "bool")}
+
+
+def _meta(t):
+    return None if t is None else (_DTYPE_NAMES.get(t.dtype) or dtype_name(t.dtype), t.shape)
+
+
+def _functional_kernel(signature):
+    name = signature.name
+    single = len(signature.return_names) == 1
+
+    def kernel(*args, **kwargs):
+        tensors, attrs = signature.split(args, kwargs)
+        metas = [[_meta(x) for x in t] if isinstance(t, (list, tuple)) else _meta(t) for t in tensors]
+        device = _device_of(tensors)
+        outputs = [torch.empty(shape, dtype=torch_dtype(dtype), device=device)
+                   for dtype, shape in infer_output_metas(name, metas, **attrs)]
+        call(name, *_borrowable(tensors), out=_borrowable(outputs), **attrs)
+        return outputs[0] if single else tuple(outputs)
+
+    return kernel
+
+
+def _out_kernel(signature):
+    name, out_names = signature.name, signature.out_names()
+    single = len(out_names) == 1
+
+    def kernel(*args, **kwargs):
+        outs = [kwargs.pop(n) for n in out_names]
+        tensors, attrs = signature.split(args, kwargs)
+        # opgraph writes contiguous outputs; a strided `out` gets the result copied in.
+        targets = [o if o.is_contiguous() else torch.empty_like(o, memory_format=torch.contiguous_format)
+                   for o in outs]
+        call(name, *_borrowable(tensors), out=_borrowable(targets), **attrs)
+        for o, target in zip(outs, targets):
+            if not o.is_contiguous():
+                o.copy_(target)
+        return outs[0] if single else tuple(outs)
+
+    return kernel
+
+
+# -- fake kernels -----------------------------------------------------------------
+
+
+def _check_devices(signature, tensors):
+    """The registry's device errors, raised while tracing with fake tensors."""
+    devices = {t.device for t in _flat(tensors) if t.device.type != "meta"}
+    if len(devices) > 1:
+        raise Error(f"{signature.name}: inputs are on different devices: {', '.join(sorted(map(str, devices)))}")
+    available = op_devices(signature.name)
+    for device in devices:
+        if device.type not in available:
+            raise Error(f"{signature.name}: no kernel for device {device}; it has kernels for: "
+                        f"{', '.join(available) or '(none)'}")
+
+
+def _fake_outputs(signature, tensors, attrs):
+    _check_devices(signature, tensors)
+    device = _device_of(tensors)
+    return [(torch_dtype(dtype), shape, device) for dtype, shape in output_metas(signature.name, tensors, attrs)]
+
+
+def _functional_fake(signature):
+    single = len(signature.return_names) == 1
+
+    def fake(*args, **kwargs):
+        tensors, attrs = signature.split(args, kwargs)
+        outputs = [torch.empty(shape, dtype=dtype, device=device)
+                   for dtype, shape, device in _fake_outputs(signature, tensors, attrs)]
+        return outputs[0] if single else tuple(outputs)
+
+    return fake
+
+
+def _out_fake(signature):
+    out_names = signature.out_names()
+    # Named as the registry names outputs in its errors.
+    labels = [f"output {i} ('{r}')" if r else f"output {i}" for i, r in enumerate(signature.return_names)]
+
+    def fake(*args, **kwargs):
+        outs = [kwargs.pop(n) for n in out_names]
+        tensors, attrs = signature.split(args, kwargs)
+        for label, o, (dtype, shape, device) in zip(labels, outs, _fake_outputs(signature, tensors, attrs)):
+            if o.dtype != dtype or list(o.shape) != list(shape):
+                raise Error(f"{signature.name}: {label} must be {dtype_name(dtype)}{list(shape)}, got "
+                            f"{dtype_name(o.dtype)}{list(o.shape)}")
+            if o.device != device:
+                raise Error(f"{signature.name}: {label} is on {o.device}, the inputs on {device}")
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    return fake
+
+
+# -- autograd ---------------------------------------------------------------------
+
+
+def _register_autograd(signature, functional, library, kernels):
+    if signature.has_tensor_lists or signature.has_kwarg_only_tensors:
+        return  # the backward convention has no place for their gradients
+    backward_name = op_backward(signature.name)
+    backward_op = register_op(backward_name, kernels).functional if backward_name else None
+    tensor_positions = signature.positional_tensor_indices()
+    num_positional = signature.num_positional
+
+    def save(ctx, inputs, keyword_only_inputs):
+        tensors, ctx.attrs = signature.split(inputs, keyword_only_inputs)
+        ctx.save_for_backward(*tensors)
+
+    def backward(ctx, *grads):
+        if backward_op is None:
+            raise RuntimeError(f"{signature.name}: is not differentiable (its package registers no backward op)")
+        gradients = backward_op(*grads, *ctx.saved_tensors, **ctx.attrs)
+        if isinstance(gradients, torch.Tensor):
+            gradients = (gradients,)
+        result = [None] * num_positional
+        for position, gradient in zip(tensor_positions, gradients):
+            result[position] = gradient if ctx.needs_input_grad[position] else None
+        return tuple(result)
+
+    if any(a.kwarg_only for a in signature.arguments):
+        def setup_context(ctx, inputs, keyword_only_inputs, output):
+            save(ctx, inputs, keyword_only_inputs)
+    else:
+        def setup_context(ctx, inputs, output):
+            save(ctx, inputs, {})
+
+    torch.library.register_autograd(functional, backward, setup_context=setup_context, lib=library)

@@ -1,0 +1,119 @@
+"""An opgraph op's schema seen from PyTorch: the schemas it registers under
+(the functional op and its ``out`` variant) and the split of a dispatcher
+call into the tensor inputs and attributes that ``opgraph`` takes."""
+
+from typing import NamedTuple
+
+import torch
+
+from .. import op_schema
+
+_MISSING = object()
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    """The torch dtype of an opgraph dtype name ("float32", "bfloat16", ...)."""
+    return getattr(torch, name)
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _attr_value(value):
+    # opgraph carries devices, layouts and memory formats as their names.
+    if isinstance(value, (torch.device, torch.layout, torch.memory_format)):
+        return str(value).removeprefix("torch.")
+    return value
+
+
+class Argument(NamedTuple):
+    name: str
+    type: str
+    is_tensor: bool
+    kwarg_only: bool
+    text: str  # as the schema spells it: "Tensor? bias=None"
+
+
+class OpSignature:
+    """The arguments of one op: which are tensors, which are attributes, and
+    how PyTorch passes them (positionally, or by keyword after ``*``). Plain
+    Python data: PyTorch keeps the kernels that hold it until the process ends."""
+
+    def __init__(self, name: str):
+        schema = op_schema(name)
+        self.name = name
+        self.namespace = schema.namespace
+        self.op_name = schema.name
+        self.overload = schema.overload
+        self.qualified_name = schema.qualified_name
+        self.text = str(schema)
+        self.arguments = [Argument(a.name, a.type, a.is_tensor, a.kwarg_only, str(a)) for a in schema.arguments]
+        self.return_names = [r.name for r in schema.returns]
+        self.has_tensor_lists = any(a.is_tensor and a.type.startswith("Tensor[") for a in self.arguments)
+        self.has_kwarg_only_tensors = any(a.is_tensor and a.kwarg_only for a in self.arguments)
+        self.num_positional = sum(not a.kwarg_only for a in self.arguments)
+        # For each argument: (is_tensor, kwarg_only, name, positional index).
+        self._plan = []
+        position = 0
+        for a in self.arguments:
+            self._plan.append((a.is_tensor, a.kwarg_only, a.name, position))
+            position += not a.kwarg_only
+
+    # -- calls -------------------------------------------------------------
+
+    def split(self, args, kwargs):
+        """Dispatcher (args, kwargs) -> (tensor inputs in schema order, None for
+        an omitted ``Tensor?``; attributes by name, omitted ones left to their
+        defaults)."""
+        tensors, attrs = [], {}
+        for is_tensor, kwarg_only, name, position in self._plan:
+            if kwarg_only:
+                value = kwargs.get(name, _MISSING)
+            else:
+                value = args[position] if position < len(args) else kwargs.get(name, _MISSING)
+            if is_tensor:
+                tensors.append(None if value is _MISSING else value)
+            elif value is not _MISSING:
+                attrs[name] = _attr_value(value)
+        return tensors, attrs
+
+    def positional_tensor_indices(self):
+        """Index among the positional arguments of each tensor argument."""
+        return [position for is_tensor, kwarg_only, _, position in self._plan if is_tensor and not kwarg_only]
+
+    # -- schemas -----------------------------------------------------------
+
+    @property
+    def overload_name(self) -> str:
+        return self.overload or "default"
+
+    def torch_schema(self) -> str:
+        """The schema text torch.library.define takes: opgraph's, less the namespace."""
+        return self.text.split("::", 1)[1]
+
+    def out_names(self):
+        """The out variant's keyword-only output arguments: ``out`` for one
+        output, else the returns' own names (``out0``, ``out1``... if unnamed)."""
+        names = self.return_names
+        if len(names) == 1:
+            return ["out"]
+        taken = {a.name for a in self.arguments}
+        if all(names) and len(set(names)) == len(names) and not taken & set(names):
+            return names
+        return [f"out{i}" for i in range(len(names))]
+
+    @property
+    def out_overload_name(self) -> str:
+        return f"{self.overload}_out" if self.overload else "out"
+
+    def torch_out_schema(self) -> str:
+        """``name.out(<inputs>, *, <attributes>, Tensor(a!) out) -> Tensor(a!)``:
+        destination-passing, as PyTorch spells it (tagged torch.Tag.out)."""
+        positional = [a.text for a in self.arguments if not a.kwarg_only]
+        keyword = [a.text for a in self.arguments if a.kwarg_only]
+        aliases = [chr(ord("a") + i) for i in range(len(self.return_names))]
+        keyword += [f"Tensor({alias}!) {name}" for alias, name in zip(aliases, self.out_names())]
+        returns = ", ".join(f"Tensor({alias}!)" for alias in aliases)
+        returns = returns if len(aliases) == 1 else f"({returns})"
+        return f"{self.op_name}.{self.out_overload_name}({', '.join(positional + ['*'] + keyword)}) -> {returns}"
