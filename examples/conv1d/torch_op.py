@@ -11,6 +11,8 @@ import numpy as np
 import torch
 
 import opgraph
+from opgraph.graph import CPU, DType, Graph, InferenceSession, TensorType
+from opgraph.graph import ops as graph_ops
 from opgraph.torch import CustomOpLibrary
 
 HERE = Path(__file__).resolve().parent
@@ -25,6 +27,16 @@ def conv1d_pytorch(ops: CustomOpLibrary, input_tensor: torch.Tensor, kernel_tens
     conv1d = ops.conv1d[{"input_size": input_tensor.shape[0], "conv_size": kernel_tensor.shape[0]}]
     torch.compile(conv1d)(output_tensor, input_tensor, kernel_tensor)
     return output_tensor
+
+
+def conv1d_graph(package: str, x: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    types = [TensorType(DType.float32, x.shape), TensorType(DType.float32, kernel.shape)]
+    with Graph("conv_1d_graph", input_types=types, custom_extensions=[package]) as graph:
+        input_value, kernel_value = graph.inputs
+        output = graph_ops.custom(name="conv1d", values=[input_value, kernel_value], out_types=[types[0]],
+                                  parameters={"input_size": len(x), "conv_size": len(kernel)})[0].tensor
+        graph.output(output)
+    return InferenceSession(devices=[CPU()]).load(graph).execute(x, kernel)[0]
 
 
 def verify(what: str, result: np.ndarray, expected: np.ndarray) -> bool:
@@ -52,9 +64,15 @@ def main() -> int:
     direct = opgraph.ops.call(f"{ops.namespace}::conv1d", x, kernel, input_size=len(x), conv_size=len(kernel))
     print("opgraph.ops.call result:", direct)
     passed &= verify("opgraph.ops.call", direct, expected)
-    if np.array_equal(result, direct):
-        print("PyTorch and opgraph.ops.call results MATCH")
-    return 0 if passed and np.array_equal(result, direct) else 1
+
+    print("\nGraph API (the C++ graph executor)")
+    from_graph = conv1d_graph(ops.path, x, kernel)
+    print("Graph API result:", from_graph)
+    passed &= verify("Graph API", from_graph, expected)
+    same = np.array_equal(result, direct) and np.array_equal(result, from_graph)
+    if same:
+        print("PyTorch, opgraph.ops.call and Graph API results MATCH")
+    return 0 if passed and same else 1
 
 
 if __name__ == "__main__":
