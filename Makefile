@@ -8,7 +8,7 @@ BUILD := build/python
 STAMPS := .stamps
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake include src python tests/cpp tests/packages \
+SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake include src tools python tests/cpp tests/packages \
              -type f -not -path '*/__pycache__/*')
 
 .PHONY: demo test bench clean

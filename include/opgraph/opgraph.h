@@ -4,6 +4,7 @@
 #include "opgraph/core/cpu_capability.h"
 #include "opgraph/core/dtype.h"
 #include "opgraph/core/error.h"
+#include "opgraph/core/npy.h"
 #include "opgraph/core/tensor.h"
 #include "opgraph/core/thread_pool.h"
 #include "opgraph/graph/graph.h"

@@ -1,4 +1,5 @@
-"""Building op packages from source with CMake, against this installation."""
+"""Building op packages, and other CMake projects that use find_package(opgraph),
+from source against this installation."""
 
 import hashlib
 import os
@@ -10,19 +11,53 @@ from pathlib import Path
 from ._C import Error
 
 
-def _cmake() -> str:
+def _cmake(caller) -> str:
     # The cmake that came with this Python environment, else the system's.
     local = Path(sys.executable).with_name("cmake")
     found = str(local) if local.exists() else shutil.which("cmake")
     if found is None:
-        raise Error("build_package: cmake not found; install it (pip install cmake)")
+        raise Error(f"{caller}: cmake not found; install it (pip install cmake)")
     return found
 
 
-def _run(command, what):
+def _run(command, what, caller):
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if result.returncode != 0:
-        raise Error(f"build_package: {what} failed (exit {result.returncode}):\n{result.stdout}")
+        raise Error(f"{caller}: {what} failed (exit {result.returncode}):\n{result.stdout}")
+
+
+def _configure_and_build(source_dir, build_dir, caller, prefix_paths=()) -> Path:
+    from . import cmake_prefix_path
+
+    source = Path(source_dir).resolve()
+    if not (source / "CMakeLists.txt").is_file():
+        raise Error(f"{caller}: no CMakeLists.txt in '{source}'")
+    if build_dir is None:
+        key = hashlib.sha1(f"{source}:{cmake_prefix_path}".encode()).hexdigest()[:12]
+        cache = Path(os.environ.get("OPGRAPH_CACHE_DIR", Path.home() / ".cache" / "opgraph"))
+        build_dir = cache / "packages" / f"{source.name}-{key}"
+    build = Path(build_dir)
+    cmake = _cmake(caller)
+    if not (build / "CMakeCache.txt").is_file():
+        ninja = Path(cmake).with_name("ninja")
+        ninja = str(ninja) if ninja.exists() else shutil.which("ninja")
+        generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []
+        _run([cmake, "-S", str(source), "-B", str(build), *generator, "-DCMAKE_BUILD_TYPE=Release",
+              f"-DCMAKE_PREFIX_PATH={';'.join([cmake_prefix_path, *map(str, prefix_paths)])}"],
+             f"configuring {source}", caller)
+    _run([cmake, "--build", str(build)], f"building {source}", caller)
+    return build
+
+
+def build_cmake_project(source_dir, build_dir=None) -> Path:
+    """Configures and builds the CMake project in ``source_dir``, in which
+    ``find_package(opgraph)`` finds this installation, and returns its build
+    folder.
+
+    The build folder persists (by default in ~/.cache/opgraph, one per source
+    folder and installation), so a second call with unchanged sources only
+    checks timestamps."""
+    return _configure_and_build(source_dir, build_dir, "build_cmake_project")
 
 
 def build_package(source_dir, target=None, build_dir=None, prefix_paths=()) -> Path:
@@ -33,25 +68,7 @@ def build_package(source_dir, target=None, build_dir=None, prefix_paths=()) -> P
 
     The build folder persists, so a second call with unchanged sources only
     checks timestamps."""
-    from . import cmake_prefix_path
-
-    source = Path(source_dir).resolve()
-    if not (source / "CMakeLists.txt").is_file():
-        raise Error(f"build_package: no CMakeLists.txt in '{source}'")
-    if build_dir is None:
-        key = hashlib.sha1(f"{source}:{cmake_prefix_path}".encode()).hexdigest()[:12]
-        cache = Path(os.environ.get("OPGRAPH_CACHE_DIR", Path.home() / ".cache" / "opgraph"))
-        build_dir = cache / "packages" / f"{source.name}-{key}"
-    build = Path(build_dir)
-    cmake = _cmake()
-    if not (build / "CMakeCache.txt").is_file():
-        ninja = Path(cmake).with_name("ninja")
-        ninja = str(ninja) if ninja.exists() else shutil.which("ninja")
-        generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []
-        _run([cmake, "-S", str(source), "-B", str(build), *generator, "-DCMAKE_BUILD_TYPE=Release",
-              f"-DCMAKE_PREFIX_PATH={';'.join([cmake_prefix_path, *map(str, prefix_paths)])}"],
-             f"configuring {source}")
-    _run([cmake, "--build", str(build)], f"building {source}")
+    build = _configure_and_build(source_dir, build_dir, "build_package", prefix_paths)
     libraries = sorted(build.glob("*.so"))
     if target is not None:
         libraries = [p for p in libraries if p.name in (f"lib{target}.so", f"{target}.so")]

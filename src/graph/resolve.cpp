@@ -7,31 +7,28 @@
 namespace opgraph {
 namespace {
 
-// The values given for a Tensor[] argument. The registry's kernels take no
-// Tensor[] arguments yet, so this is where such a node stops; running one
-// means turning `input.values` into the kernel's list argument here.
-[[noreturn]] void resolve_list_argument(const Node& node, const Argument& arg, const NodeInput& input) {
-  throw Error(detail::concat(node_label(node), ": argument '", arg.name, "' is a ", arg.type.str(), " (given ",
-                             input.values.size(), " values); the runtime cannot pass Tensor[] arguments to "
-                             "kernels"));
-}
-
-std::optional<ValueId> resolve_tensor_argument(const Node& node, const Argument& arg, const NodeInput& input,
-                                               const ValueTable& values) {
-  const bool list_argument = arg.type.kind == Type::Kind::Tensor && arg.type.is_list;
+// Appends the flat inputs one tensor argument gives the call (see registry.h):
+// one value, nullopt for an omitted Tensor?, or a Tensor[]'s values in order.
+// Returns how many it appended.
+size_t resolve_tensor_argument(const Node& node, const Argument& arg, const NodeInput& input,
+                               const ValueTable& values, std::vector<std::optional<ValueId>>& flat) {
+  const bool list_argument = arg.type.is_tensor_list();
   if (input.is_list) {
     OPGRAPH_CHECK(list_argument, node_label(node), ": argument '", arg.name, "' is a ", arg.type.str(),
                   ", got a list of ", input.values.size(), " values");
-    resolve_list_argument(node, arg, input);
+    for (const std::string& value : input.values) flat.push_back(values.find(value));
+    return input.values.size();
   }
   OPGRAPH_CHECK(!list_argument, node_label(node), ": argument '", arg.name, "' is a ", arg.type.str(),
                 "; give it a list of values");
   if (input.is_none()) {
     OPGRAPH_CHECK(arg.type.optional, node_label(node), ": argument '", arg.name, "' is a required ",
                   arg.type.str(), ", got null");
-    return std::nullopt;
+    flat.push_back(std::nullopt);
+  } else {
+    flat.push_back(values.find(input.values[0]));  // build_value_table() has checked it exists
   }
-  return values.find(input.values[0]);  // build_value_table() has checked it exists
+  return 1;
 }
 
 std::string argument_names(const std::vector<Argument>& arguments, const std::vector<size_t>& positions) {
@@ -46,15 +43,17 @@ ResolvedNode resolve_node(const Node& node, const OpDef& op, const ValueTable& v
   OPGRAPH_CHECK(node.inputs.size() == tensor_arguments.size(), node_label(node), ": expected ",
                 tensor_arguments.size(), " tensor inputs (", argument_names(op.schema.arguments, tensor_arguments),
                 "), got ", node.inputs.size());
+  std::vector<size_t> list_sizes;  // the length of each Tensor[] argument, bound into the attributes
   for (size_t i = 0; i < tensor_arguments.size(); ++i) {
     const Argument& arg = op.schema.arguments[tensor_arguments[i]];
-    resolved.inputs.push_back(resolve_tensor_argument(node, arg, node.inputs[i], values));
+    const size_t count = resolve_tensor_argument(node, arg, node.inputs[i], values, resolved.inputs);
+    if (arg.type.is_tensor_list()) list_sizes.push_back(count);
   }
   OPGRAPH_CHECK(node.outputs.size() == op.num_outputs(), node_label(node), ": the op returns ", op.num_outputs(),
                 " tensors, the node names ", node.outputs.size(), " outputs");
   for (const std::string& output : node.outputs) resolved.outputs.push_back(*values.find(output));
   try {
-    resolved.attrs = Attrs::bind(op.schema, node.named_attrs());
+    resolved.attrs = Attrs::bind(op.schema, node.named_attrs(), list_sizes);
   } catch (const Error&) {
     rethrow_in_node(node);
   }

@@ -28,7 +28,9 @@ struct ResolvedNode {
   const Node* node;  // in the graph the ResolvedGraph was made from
   const OpDef* op;   // stays valid: ops are never removed from a registry
   Attrs attrs;
-  // One per tensor argument of the schema; nullopt for an omitted Tensor?.
+  // The call's flat inputs (see registry.h): one per Tensor or Tensor?
+  // argument (nullopt when omitted), and a Tensor[] argument's values one
+  // after another, their count bound into attrs.list_sizes().
   std::vector<std::optional<ValueId>> inputs;
   std::vector<ValueId> outputs;
 };

@@ -32,6 +32,24 @@ inline Graph small_cnn(const std::string& batch = "\"N\"") {
     ]})");
 }
 
+// cat([sigmoid(tanh(x)), x, relu(x)], dim) -> tanh over x: float32[N, 3]. The
+// relu runs first and only the cat reads it, three nodes later, as the last
+// element of its list: the memory plan must keep it alive until then.
+inline Graph cat_of_three(int64_t dim = 1) {
+  return Graph::from_json(R"({
+    "name": "cat_of_three",
+    "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 3]}],
+    "outputs": [{"name": "y"}],
+    "nodes": [
+      {"name": "relu", "op_type": "aten::relu", "inputs": ["x"], "outputs": ["r"]},
+      {"name": "tanh", "op_type": "aten::tanh", "inputs": ["x"], "outputs": ["t"]},
+      {"name": "sigmoid", "op_type": "aten::sigmoid", "inputs": ["t"], "outputs": ["s"]},
+      {"name": "cat", "op_type": "aten::cat", "inputs": [["s", "x", "r"]], "outputs": ["c"],
+       "attrs": {"dim": {"type": "int", "value": )" + std::to_string(dim) + R"(}}},
+      {"name": "out", "op_type": "aten::tanh", "inputs": ["c"], "outputs": ["y"]}
+    ]})");
+}
+
 // Normally distributed float32 values, the same for the same seed.
 inline Tensor random_tensor(Shape shape, uint32_t seed) {
   Tensor t = Tensor::empty(std::move(shape), DType::Float32);

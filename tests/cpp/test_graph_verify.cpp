@@ -101,6 +101,39 @@ TEST(GraphVerify, InputsAndOutputsMatchTheSchema) {
   EXPECT_EQ(verify_error(graph), "node 'relu' (aten::relu): argument 'self' is a Tensor, got a list of 2 values");
 }
 
+TEST(GraphVerify, TensorListsBindTheirLength) {
+  EXPECT_NO_THROW(verify(testing::cat_of_three()));
+  Graph graph = testing::cat_of_three();
+  node_named(graph, "cat").inputs[0] = NodeInput::value("s");
+  EXPECT_EQ(verify_error(graph), "node 'cat' (aten::cat): argument 'tensors' is a Tensor[]; give it a list of values");
+  node_named(graph, "cat").inputs[0] = NodeInput::list({});
+  EXPECT_EQ(verify_error(graph),
+            "node 'cat' (aten::cat): tensors: expected a non-empty list of tensors (shapes inferred with trial sizes "
+            "N=192 for the symbolic dimensions)");
+  node_named(graph, "cat").inputs[0] = NodeInput::list({"s", "x", "nope"});
+  EXPECT_EQ(verify_error(graph),
+            "node 'cat' (aten::cat): input 0 uses value 'nope', which no graph input, constant or node defines");
+  graph = testing::cat_of_three();
+  node_named(graph, "relu").inputs[0] = NodeInput::value("c");
+  EXPECT_EQ(verify_error(graph),
+            "node 'relu' (aten::relu): input 0 uses value 'c' before node 'cat' defines it; nodes must be in "
+            "topological order and form no cycle");
+  // The shape function sees every element: the third one has the wrong rank.
+  graph = testing::cat_of_three();
+  graph.inputs.push_back({"v", DType::Float32, {"N"}});
+  node_named(graph, "cat").inputs[0] = NodeInput::list({"s", "x", "v"});
+  EXPECT_EQ(verify_error(graph),
+            "node 'cat' (aten::cat): tensors[2]: expected rank 2 like tensors[0], got float32[192] (shapes inferred "
+            "with trial sizes N=192 for the symbolic dimensions)");
+}
+
+TEST(GraphVerify, SymbolsFlowThroughTensorLists) {
+  EXPECT_EQ(infer_shapes(testing::cat_of_three(1)).at("y").type_str(), "float32[N, 9]");
+  // Three batches joined: 3 * N is no plain symbol.
+  EXPECT_EQ(infer_shapes(testing::cat_of_three(0)).at("y").type_str(), "float32[?, 3]");
+  EXPECT_EQ(infer_shapes(testing::cat_of_three(0), {{"N", 5}}).at("y").str(), "float32[15, 3]");
+}
+
 TEST(GraphVerify, AttributesBindToTheSchema) {
   Graph graph = small_cnn();
   node_named(graph, "conv").attrs.push_back({"strides", std::vector<int64_t>{2, 2}, false});

@@ -78,6 +78,32 @@ TEST(Session, SymbolicBatchRunsAtAnySize) {
   }
 }
 
+// The cat_of_three graph computed op by op.
+Tensor cat_of_three_by_calls(const Tensor& x, int64_t dim) {
+  auto run = [](const char* op, std::vector<Tensor> inputs, const NamedAttrs& attrs = {}) {
+    return call(op, inputs, attrs)[0];
+  };
+  const Tensor s = run("aten::sigmoid", {run("aten::tanh", {x})});
+  return run("aten::tanh", {run("aten::cat", {s, x, run("aten::relu", {x})}, {{"dim", dim}})});
+}
+
+TEST(Session, RunsTensorListArguments) {
+  for (int64_t dim : {0, 1}) {
+    const Session session(testing::cat_of_three(dim), {});
+    for (int64_t batch : {1, 6, 2}) {
+      const Tensor x = random_tensor({batch, 3}, static_cast<uint32_t>(batch));
+      const Tensor y = session.run(std::vector<Tensor>{x})[0];
+      EXPECT_EQ(y.shape(), dim == 0 ? (Shape{3 * batch, 3}) : (Shape{batch, 9}));
+      EXPECT_TRUE(same_values(y, cat_of_three_by_calls(x, dim))) << "dim " << dim << ", batch " << batch;
+      // relu, tanh and sigmoid outputs (N x 3) and the cat (3N x 3) are planned.
+      const size_t row = (batch * 12 + 63) / 64 * 64, joined = (batch * 36 + 63) / 64 * 64;
+      EXPECT_EQ(session.naive_bytes(), 3 * row + joined);
+      // The relu stays alive until the cat: it, the sigmoid and the cat at once.
+      EXPECT_EQ(session.planned_peak_bytes(), 2 * row + joined);
+    }
+  }
+}
+
 TEST(Session, RunsByNameWithAMapOrPairs) {
   const Session session(small_cnn(), small_cnn_weights());
   const Tensor x = random_tensor({3, 3, 8, 8}, 5);

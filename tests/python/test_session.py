@@ -80,6 +80,47 @@ def test_symbolic_batch_runs_at_several_sizes_on_one_session():
     assert peaks[1] < peaks[2] < peaks[17]
 
 
+def cat_graph(values=("b", "a", "r"), dim=1):
+    """sigmoid(cat(values, dim)) over a: float32[N, 3, 5], b: float32[N, 2, 5] and r = relu(a)."""
+    return opgraph.Graph.from_json(json.dumps({
+        "name": "cat",
+        "inputs": [{"name": "a", "dtype": "float32", "shape": ["N", 3, 5]},
+                   {"name": "b", "dtype": "float32", "shape": ["N", 2, 5]}],
+        "outputs": [{"name": "y"}],
+        "nodes": [
+            {"name": "relu", "op_type": "aten::relu", "inputs": ["a"], "outputs": ["r"]},
+            {"name": "cat", "op_type": "aten::cat", "inputs": [list(values)], "outputs": ["c"],
+             "attrs": {"dim": {"type": "int", "value": dim}}},
+            {"name": "sigmoid", "op_type": "aten::sigmoid", "inputs": ["c"], "outputs": ["y"]},
+        ],
+    }))
+
+
+def test_tensor_list_argument_matches_torch_at_several_batches(tmp_path):
+    opgraph.save_opg(tmp_path / "cat.opg", cat_graph())
+    session = opgraph.Session(tmp_path / "cat.opg")
+    assert session.outputs[0].shape == ("N", 8, 5)
+    for batch in [1, 4, 1, 7]:
+        a, b = random((batch, 3, 5), batch), random((batch, 2, 5), batch + 100)
+        (y,) = session.run(a, b)
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        np.testing.assert_allclose(y, torch.sigmoid(torch.cat([tb, ta, torch.relu(ta)], 1)).numpy(), rtol=1e-6,
+                                   atol=1e-7)
+
+
+def test_tensor_list_shapes_and_errors():
+    # Joining three batches gives a size that is no plain symbol.
+    assert cat_graph(("a", "r", "a"), dim=0).infer_shapes()["c"].shape == ("?", 3, 5)
+    # Each element reaches the shape function: found when the session loads.
+    with pytest.raises(opgraph.Error, match=r"node 'cat' \(aten::cat\): tensors\[1\]: expected size 2 in dimension 1 "
+                                            r"like tensors\[0\], got float32\[192, 3, 5\] .*trial sizes N=192"):
+        opgraph.Session(cat_graph(dim=2))
+    text = cat_graph().to_json().replace('[["b","a","r"]]', '["b"]')
+    with pytest.raises(opgraph.Error, match=r"node 'cat' \(aten::cat\): argument 'tensors' is a Tensor\[\]; give it "
+                                            r"a list of values"):
+        opgraph.Graph.from_json(text).verify()
+
+
 def test_inputs_and_outputs_describe_the_graph():
     graph, weights, _ = cnn()
     session = opgraph.Session(graph, weights=weights)

@@ -1,0 +1,163 @@
+#include "model.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "opgraph/core/npy.h"
+#include "report.h"
+
+namespace opgraph::cli {
+
+Flag package_path_flag() {
+  return {"--package-path", "DIR",
+          "where to find the op packages the graph names: a folder or a package file (the model's folder is "
+          "searched last)",
+          true};
+}
+Flag threads_flag() {
+  return {"--threads", "N", "intra-op threads, the calling thread included (default: every core)"};
+}
+Flag input_flag() { return {"--input", "NAME=FILE", "feed graph input NAME from a .npy file", true}; }
+Flag dim_flag() {
+  return {"--dim", "SYMBOL=SIZE", "the size of a symbolic dimension of the inputs, e.g. --dim N=8", true};
+}
+
+namespace {
+
+size_t input_index(const Session& session, const std::string& name) {
+  const std::vector<ValueInfo>& inputs = session.inputs();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (inputs[k].name == name) return k;
+  }
+  std::vector<std::string> names;
+  for (const ValueInfo& input : inputs) names.push_back(input.name);
+  throw Error(detail::concat("--input ", name, "=...: no input named '", name, "'; the graph's inputs are: ",
+                             joined(names, "none")));
+}
+
+// The symbolic dimensions of the inputs, in order of appearance.
+std::vector<std::string> input_symbols(const Session& session) {
+  std::vector<std::string> symbols;
+  for (const ValueInfo& input : session.inputs()) {
+    for (const Dim& dim : input.shape) {
+      if (dim.is_symbolic() && std::find(symbols.begin(), symbols.end(), dim.symbol) == symbols.end()) {
+        symbols.push_back(dim.symbol);
+      }
+    }
+  }
+  return symbols;
+}
+
+DimBindings dims_from_flags(const Session& session, const Args& args) {
+  const std::vector<std::string> symbols = input_symbols(session);
+  DimBindings dims;
+  for (const std::string& text : args.values("--dim")) {
+    const auto [symbol, size] = split_assignment("--dim", text, "SYMBOL=SIZE");
+    OPGRAPH_CHECK(std::find(symbols.begin(), symbols.end(), symbol) != symbols.end(), "--dim ", text,
+                  ": no input has the dimension '", symbol, "'",
+                  symbols.empty() ? std::string("; the inputs have static shapes")
+                                  : "; their symbols are: " + joined(symbols));
+    OPGRAPH_CHECK(dims.emplace(symbol, parse_integer("--dim " + symbol, size, 0)).second, "--dim: ", symbol,
+                  " is given twice");
+  }
+  return dims;
+}
+
+// Random values of the tensor's dtype: normally distributed floating-point
+// numbers, and integers and bools that are 0 or 1, which are valid wherever
+// an op expects an index or a mask.
+void fill_random(const Tensor& t, std::mt19937& generator) {
+  std::normal_distribution<float> normal;
+  std::bernoulli_distribution coin;
+  auto fill = [&](auto* data, auto draw) {
+    for (int64_t i = 0; i < t.numel(); ++i) data[i] = draw();
+  };
+  switch (t.dtype()) {
+    case DType::Float32: return fill(t.data_ptr<float>(), [&] { return normal(generator); });
+    case DType::Float64: return fill(t.data_ptr<double>(), [&] { return double(normal(generator)); });
+    case DType::Float16:
+      return fill(static_cast<_Float16*>(t.data()), [&] { return static_cast<_Float16>(normal(generator)); });
+    case DType::BFloat16:  // bfloat16 is the upper half of a float32
+      return fill(static_cast<uint16_t*>(t.data()), [&] {
+        const float value = normal(generator);
+        uint32_t bits;
+        std::memcpy(&bits, &value, sizeof(bits));
+        return static_cast<uint16_t>(bits >> 16);
+      });
+    case DType::Int8: return fill(t.data_ptr<int8_t>(), [&] { return int8_t(coin(generator)); });
+    case DType::UInt8: return fill(t.data_ptr<uint8_t>(), [&] { return uint8_t(coin(generator)); });
+    case DType::Int32: return fill(t.data_ptr<int32_t>(), [&] { return int32_t(coin(generator)); });
+    case DType::Int64: return fill(t.data_ptr<int64_t>(), [&] { return int64_t(coin(generator)); });
+    case DType::Bool: return fill(t.data_ptr<bool>(), [&] { return coin(generator); });
+  }
+}
+
+// Sizes the symbols of `declared` from the input read from `file`; a size
+// already bound (by --dim or an earlier file) must agree. A file of the wrong
+// rank is left to Session::run, which says what it expects.
+void bind_symbols(const ValueInfo& declared, const Tensor& input, const std::string& file, DimBindings& dims) {
+  if (input.dim() != static_cast<int64_t>(declared.shape.size())) return;
+  for (size_t d = 0; d < declared.shape.size(); ++d) {
+    const Dim& dim = declared.shape[d];
+    if (!dim.is_symbolic()) continue;
+    const auto [bound, added] = dims.emplace(dim.symbol, input.shape()[d]);
+    OPGRAPH_CHECK(added || bound->second == input.shape()[d], "input '", declared.name, "' (", file, ", ",
+                  input.str(), ") has ", dim.symbol, " = ", input.shape()[d], ", but ", dim.symbol, " is ",
+                  bound->second, " (from --dim or an earlier input)");
+  }
+}
+
+Tensor random_input(const ValueInfo& input, const DimBindings& dims, std::mt19937& generator) {
+  Shape shape;
+  for (const Dim& dim : input.shape) {
+    if (!dim.is_symbolic()) {
+      shape.push_back(dim.size);
+      continue;
+    }
+    auto size = dims.find(dim.symbol);
+    OPGRAPH_CHECK(size != dims.end(), "input '", input.name, "' (", input.type_str(), ") has the symbolic dimension '",
+                  dim.symbol, "'; give its size with --dim ", dim.symbol, "=SIZE");
+    shape.push_back(size->second);
+  }
+  Tensor tensor = Tensor::empty(shape, input.dtype);
+  fill_random(tensor, generator);
+  return tensor;
+}
+
+}  // namespace
+
+SessionOptions session_options(const Args& args) {
+  SessionOptions options;
+  options.threads = static_cast<int>(args.integer("--threads", 0, 1));
+  const std::span<const std::string> paths = args.values("--package-path");
+  options.package_paths.assign(paths.begin(), paths.end());
+  return options;
+}
+
+std::vector<Tensor> model_inputs(const Session& session, const Args& args, bool random_fill) {
+  const std::vector<ValueInfo>& declared = session.inputs();
+  std::vector<Tensor> inputs(declared.size());
+  std::vector<std::string> files(declared.size());
+  for (const std::string& text : args.values("--input")) {
+    const auto [name, file] = split_assignment("--input", text, "NAME=FILE");
+    const size_t k = input_index(session, name);
+    OPGRAPH_CHECK(!inputs[k].defined(), "--input: input '", name, "' is given twice");
+    inputs[k] = read_npy(file);
+    files[k] = file;
+  }
+  DimBindings dims = dims_from_flags(session, args);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (inputs[k].defined()) bind_symbols(declared[k], inputs[k], files[k], dims);
+  }
+  std::mt19937 generator(0);  // the same inputs on every run of the tool
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (inputs[k].defined()) continue;
+    OPGRAPH_CHECK(random_fill, "input '", declared[k].name, "' (", declared[k].type_str(),
+                  ") is missing; give it with --input ", declared[k].name, "=FILE");
+    inputs[k] = random_input(declared[k], dims, generator);
+  }
+  return inputs;
+}
+
+}  // namespace opgraph::cli

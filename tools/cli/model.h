@@ -1,0 +1,27 @@
+// What the commands that run a model share: the flags that load it and feed
+// it, and turning them into a Session and its inputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "opgraph/runtime/session.h"
+
+namespace opgraph::cli {
+
+Flag package_path_flag();  // --package-path DIR
+Flag threads_flag();       // --threads N
+Flag input_flag();         // --input NAME=FILE
+Flag dim_flag();           // --dim SYMBOL=SIZE
+
+// Options from --threads and --package-path.
+SessionOptions session_options(const Args& args);
+
+// The session's inputs, in graph order: each --input read from its .npy file;
+// the others, when `random_fill` is set, random tensors of the declared dtype
+// and shape, their symbolic dimensions sized by --dim or by an input file
+// with the same symbol. Throws opgraph::Error naming the input or flag.
+std::vector<Tensor> model_inputs(const Session& session, const Args& args, bool random_fill);
+
+}  // namespace opgraph::cli
