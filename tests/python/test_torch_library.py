@@ -320,6 +320,7 @@ def test_torch_op_script_prints_verified_results():
                             text=True, env=environment)
     assert result.returncode == 0, result.stdout + result.stderr
     expected = "[14. 20. 26. 32. 38. 44. 50. 56. 62. 68. 74. 80. 41. 14.  0.]"
-    for line in ("NumPy reference result: ", "PyTorch custom op result: ", "opgraph.ops.call result: "):
+    for line in ("NumPy reference result: ", "PyTorch custom op result: ", "opgraph.ops.call result: ",
+                 "Graph API result: "):
         assert line + expected in result.stdout
-    assert result.stdout.count("verification PASSED") == 2 and "FAILED" not in result.stdout
+    assert result.stdout.count("verification PASSED") == 3 and "FAILED" not in result.stdout
