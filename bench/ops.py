@@ -2,11 +2,20 @@
 
 Each row times opgraph.ops.call (writing into a preallocated output, as the
 graph executor runs kernels) against the PyTorch eager call, with the same
-thread count for both. Ratios above 1 mean opgraph is faster.
+thread count for both, alternating calls so that both see the same load from
+whatever else runs on the machine. Ratios above 1 mean opgraph is faster.
 """
 import argparse
+import os
 import statistics
 import time
+
+# torch and oneDNN each bring an OpenMP runtime whose idle threads spin for
+# milliseconds after a parallel region, on the cores the other library's next
+# call runs on. Rows alternate between the two libraries, so with spinning
+# threads they would time the contention; threads that sleep when idle leave
+# the kernels to be timed. (Set before torch and opgraph load their runtimes.)
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 import numpy as np
 import torch
@@ -29,17 +38,21 @@ RESNET18_CONVS = [
 ]
 
 
-def seconds_per_call(fn, budget=0.25):
-    fn()
-    start = time.perf_counter()
-    fn()
-    once = time.perf_counter() - start
-    samples = []
-    for _ in range(max(3, min(30, int(budget / max(once, 1e-9))))):
-        start = time.perf_counter()
+def seconds_per_call(ours, theirs, budget=0.5):
+    """Median seconds per call of `ours` and of `theirs`, timed in alternation."""
+    for fn in (ours, theirs):
         fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+    start = time.perf_counter()
+    ours()
+    theirs()
+    once = time.perf_counter() - start
+    samples = ([], [])
+    for _ in range(max(3, min(30, int(budget / max(once, 1e-9))))):
+        for fn, times in zip((ours, theirs), samples):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+    return statistics.median(samples[0]), statistics.median(samples[1])
 
 
 def random(*shape):
@@ -48,21 +61,52 @@ def random(*shape):
 
 def row(label, ours, theirs, flops=None):
     rate = f"{flops / ours / 1e9:8.1f}" if flops else " " * 8
-    print(f"  {label:<34} {ours * 1e3:10.3f} {theirs * 1e3:10.3f} {theirs / ours:8.2f}x {rate}")
+    print(f"  {label:<44} {ours * 1e3:10.3f} {theirs * 1e3:10.3f} {theirs / ours:8.2f}x {rate}")
 
 
 def compare(label, op, torch_fn, inputs, flops=None, **attrs):
     expected = torch_fn(*[torch.from_numpy(x) for x in inputs])
     out = np.empty(tuple(expected.shape), np.float32)
-    ours = seconds_per_call(lambda: call(op, *inputs, out=out, **attrs))
-    theirs = seconds_per_call(lambda: torch_fn(*[torch.from_numpy(x) for x in inputs]))
+    ours, theirs = seconds_per_call(lambda: call(op, *inputs, out=out, **attrs),
+                                    lambda: torch_fn(*[torch.from_numpy(x) for x in inputs]))
     np.testing.assert_allclose(out, expected.numpy(), rtol=2e-3, atol=2e-3)
     row(label, ours, theirs, flops)
 
 
+GEMM_SHAPES = [(1, 4096, 4096), (64, 1024, 1024), (1024, 1024, 1024)]  # (M, N, K)
+
+
 def bench_gemm():
-    for m, n, k in [(1, 4096, 4096), (64, 1024, 1024), (1024, 1024, 1024)]:
+    for m, n, k in GEMM_SHAPES:
         compare(f"mm ({m}, {n}, {k})", "aten::mm", torch.mm, [random(m, k), random(k, n)], 2 * m * n * k)
+    # A dense layer's forward: opgraph fuses the bias and relu into the product.
+    for m, n, k in GEMM_SHAPES:
+        compare(f"gemm+bias+relu ({m}, {n}, {k})", "opgraph::gemm", lambda a, b, bias: F.relu(torch.addmm(bias, a, b)),
+                [random(m, k), random(k, n), random(n)], 2 * m * n * k, activation="relu")
+
+
+def bench_gemm_backward():
+    """A dense layer's backward: opgraph's one op (which recomputes gelu's
+    input) against autograd through torch.addmm and the activation."""
+    for activation, torch_activation in [("relu", F.relu), ("gelu", F.gelu)]:
+        for m, n, k in GEMM_SHAPES[1:]:
+            a, b, bias, grad = random(m, k), random(k, n), random(n), random(m, n)
+            output = call("opgraph::gemm", a, b, bias, activation=activation)
+            grads = (np.empty_like(a), np.empty_like(b), np.empty_like(bias))
+            leaves = [torch.from_numpy(x).requires_grad_() for x in (a, b, bias)]
+            torch_output = torch_activation(torch.addmm(leaves[2], leaves[0], leaves[1]))
+
+            def torch_backward():
+                for leaf in leaves:
+                    leaf.grad = None
+                torch_output.backward(torch.from_numpy(grad), retain_graph=True)
+
+            ours, theirs = seconds_per_call(
+                lambda: call("opgraph::gemm_backward", grad, a, b, bias, output, activation=activation, out=grads),
+                torch_backward)
+            for got, leaf in zip(grads, leaves):
+                np.testing.assert_allclose(got, leaf.grad.numpy(), rtol=2e-3, atol=2e-3)
+            row(f"gemm+bias+{activation} backward ({m}, {n}, {k})", ours, theirs, 4 * m * n * k)
 
 
 def bench_linear_relu():
@@ -75,8 +119,7 @@ def bench_linear_relu():
         call("aten::relu", hidden, out=out)
 
     tx, tw, tb = map(torch.from_numpy, (x, w, b))
-    ours_time = seconds_per_call(ours)
-    theirs_time = seconds_per_call(lambda: F.relu(F.linear(tx, tw, tb)))
+    ours_time, theirs_time = seconds_per_call(ours, lambda: F.relu(F.linear(tx, tw, tb)))
     np.testing.assert_allclose(out, expected.numpy(), rtol=2e-3, atol=2e-3)
     row("linear+bias+relu (64, 1024, 1024)", ours_time, theirs_time, 2 * 64 * 1024 * 1024)
 
@@ -101,21 +144,26 @@ def bench_rest():
             [random(64, 128, 768)], normalized_shape=[768])
 
 
+FAMILIES = {
+    "gemm": lambda: (bench_gemm(), bench_linear_relu(), bench_gemm_backward()),
+    "conv": lambda: (bench_convs(1), bench_convs(8)),
+    "rest": bench_rest,
+}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--only", nargs="+", choices=FAMILIES, default=list(FAMILIES), help="op families to time")
     args = parser.parse_args()
     print(f"torch {torch.__version__}, float32; times in ms")
     for threads in args.threads:
         opgraph.set_num_threads(threads)
         torch.set_num_threads(threads)
         print(f"\nthreads: opgraph {opgraph.get_num_threads()}, torch {torch.get_num_threads()}")
-        print(f"  {'op':<34} {'opgraph':>10} {'torch':>10} {'vs torch':>9} {'GFLOP/s':>8}")
-        bench_gemm()
-        bench_linear_relu()
-        bench_convs(1)
-        bench_convs(8)
-        bench_rest()
+        print(f"  {'op':<44} {'opgraph':>10} {'torch':>10} {'vs torch':>9} {'GFLOP/s':>8}")
+        for family in args.only:
+            FAMILIES[family]()
 
 
 if __name__ == "__main__":

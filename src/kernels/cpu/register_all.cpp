@@ -4,12 +4,14 @@ namespace opgraph::kernels {
 
 void register_shape_ops(Registry& registry);
 void register_matmul_ops(Registry& registry);
+void register_gemm_ops(Registry& registry);
 void register_conv_ops(Registry& registry);
 void register_pool_ops(Registry& registry);
 void register_softmax_ops(Registry& registry);
 void register_reduce_ops(Registry& registry);
 void register_norm_ops(Registry& registry);
 void register_loss_ops(Registry& registry);
+void register_softmax_cross_entropy_ops(Registry& registry);
 void register_activation_ops(Registry& registry);
 void register_binary_ops(Registry& registry);
 
@@ -18,12 +20,14 @@ void register_binary_ops(Registry& registry);
 void register_builtin_ops(Registry& registry) {
   register_shape_ops(registry);
   register_matmul_ops(registry);
+  register_gemm_ops(registry);
   register_conv_ops(registry);
   register_pool_ops(registry);
   register_softmax_ops(registry);
   register_reduce_ops(registry);
   register_norm_ops(registry);
   register_loss_ops(registry);
+  register_softmax_cross_entropy_ops(registry);
   register_activation_ops(registry);
   register_binary_ops(registry);
 }

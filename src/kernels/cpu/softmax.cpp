@@ -4,13 +4,14 @@
 #include <limits>
 
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/softmax_row.h"
 #include "kernels/cpu/vec_math.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
 namespace {
 
-enum class Kind { Softmax, LogSoftmax };
+using Kind = SoftmaxKind;
 
 // ---- Shape functions ------------------------------------------------------
 
@@ -47,25 +48,6 @@ std::vector<TensorMeta> softmax_backward_shape(std::span<const TensorMeta* const
 }
 
 // ---- Fast kernels ---------------------------------------------------------
-
-// Subtracting the row's max keeps exp() from overflowing.
-template <typename T>
-void softmax_row(Kind kind, const T* x, T* y, int64_t n) {
-  const T max = row_max(x, n);
-  // Two passes: the exponentials vectorize on their own, the double sum
-  // (kept for accuracy over long rows) does not.
-  for (int64_t i = 0; i < n; ++i) y[i] = fast_exp(x[i] - max);
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += y[i];
-  if (kind == Kind::Softmax) {
-    const T scale = static_cast<T>(1.0 / sum);
-    for (int64_t i = 0; i < n; ++i) y[i] *= scale;
-  } else {
-    // Subtracting max first: max + log(sum) would round away log(sum).
-    const T log_sum = static_cast<T>(std::log(sum));
-    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - max) - log_sum;
-  }
-}
 
 // softmax:     dx = y * (dy - sum(dy * y))
 // log_softmax: dx = dy - exp(y) * sum(dy)

@@ -1,0 +1,34 @@
+// The activation a fused op applies to its result: named by a `str activation`
+// attribute, run as a oneDNN post-op in the forward kernel, and differentiated
+// in the backward one.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "opgraph/core/thread_pool.h"
+
+namespace opgraph::kernels {
+
+enum class Activation { None, ReLU, GELU, Sigmoid, Tanh };
+
+// "none" | "relu" | "gelu" | "sigmoid" | "tanh"; anything else throws an Error listing them.
+Activation parse_activation(std::string_view name);
+
+// Appends the activation as a oneDNN eltwise post-op (GELU: erf form); no-op for None.
+void append_activation_post_op(dnnl::post_ops& ops, Activation activation);
+
+// grad[i] *= f'(z[i]), from the activation's output y (ReLU, Sigmoid, Tanh) or,
+// for GELU, from the pre-activation z (pass nullptr where not needed).
+template <typename T>
+void multiply_by_activation_grad(Activation activation, T* grad, const T* output, const T* pre_activation,
+                                 int64_t count, ThreadPool& pool);
+
+extern template void multiply_by_activation_grad<float>(Activation, float*, const float*, const float*, int64_t,
+                                                        ThreadPool&);
+extern template void multiply_by_activation_grad<double>(Activation, double*, const double*, const double*, int64_t,
+                                                         ThreadPool&);
+
+}  // namespace opgraph::kernels
