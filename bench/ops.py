@@ -2,13 +2,22 @@
 
 Each row times opgraph.ops.call (writing into a preallocated output, as the
 graph executor runs kernels) against the PyTorch eager call, with the same
-thread count for both; the last rows run a whole graph with opgraph.Session.
-Ratios above 1 mean opgraph is faster.
+thread count for both, alternating calls so that both see the same load from
+whatever else runs on the machine; the last rows run a whole graph with
+opgraph.Session. Ratios above 1 mean opgraph is faster.
 """
 import argparse
 import json
+import os
 import statistics
 import time
+
+# torch and oneDNN each bring an OpenMP runtime whose idle threads spin for
+# milliseconds after a parallel region, on the cores the other library's next
+# call runs on. Rows alternate between the two libraries, so with spinning
+# threads they would time the contention; threads that sleep when idle leave
+# the kernels to be timed. (Set before torch and opgraph load their runtimes.)
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 import numpy as np
 import torch
@@ -31,17 +40,21 @@ RESNET18_CONVS = [
 ]
 
 
-def seconds_per_call(fn, budget=0.25):
-    fn()
-    start = time.perf_counter()
-    fn()
-    once = time.perf_counter() - start
-    samples = []
-    for _ in range(max(3, min(30, int(budget / max(once, 1e-9))))):
-        start = time.perf_counter()
+def seconds_per_call(ours, theirs, budget=0.5):
+    """Median seconds per call of `ours` and of `theirs`, timed in alternation."""
+    for fn in (ours, theirs):
         fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+    start = time.perf_counter()
+    ours()
+    theirs()
+    once = time.perf_counter() - start
+    samples = ([], [])
+    for _ in range(max(3, min(30, int(budget / max(once, 1e-9))))):
+        for fn, times in zip((ours, theirs), samples):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+    return statistics.median(samples[0]), statistics.median(samples[1])
 
 
 def random(*shape):
@@ -50,7 +63,7 @@ def random(*shape):
 
 def row(label, ours, theirs, flops=None):
     rate = f"{flops / ours / 1e9:8.1f}" if flops else " " * 8
-    print(f"  {label:<34} {ours * 1e3:10.3f} {theirs * 1e3:10.3f} {theirs / ours:8.2f}x {rate}")
+    print(f"  {label:<44} {ours * 1e3:10.3f} {theirs * 1e3:10.3f} {theirs / ours:8.2f}x {rate}")
 
 
 def as_torch(value):
@@ -77,16 +90,47 @@ def compare(label, op, torch_fn, inputs, flops=None, **attrs):
     expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
     first = inputs[0][0] if isinstance(inputs[0], list) else inputs[0]
     out = [empty_off_page_phase(tuple(want.shape), first) for want in expected]
-    ours = seconds_per_call(lambda: call(op, *inputs, out=out if len(out) > 1 else out[0], **attrs))
-    theirs = seconds_per_call(lambda: torch_fn(*[as_torch(x) for x in inputs]))
+    ours, theirs = seconds_per_call(lambda: call(op, *inputs, out=out if len(out) > 1 else out[0], **attrs),
+                                    lambda: torch_fn(*[as_torch(x) for x in inputs]))
     for got, want in zip(out, expected):
         np.testing.assert_allclose(got, want.numpy(), rtol=2e-3, atol=2e-3)
     row(label, ours, theirs, flops)
 
 
+GEMM_SHAPES = [(1, 4096, 4096), (64, 1024, 1024), (1024, 1024, 1024)]  # (M, N, K)
+
+
 def bench_gemm():
-    for m, n, k in [(1, 4096, 4096), (64, 1024, 1024), (1024, 1024, 1024)]:
+    for m, n, k in GEMM_SHAPES:
         compare(f"mm ({m}, {n}, {k})", "aten::mm", torch.mm, [random(m, k), random(k, n)], 2 * m * n * k)
+    # A dense layer's forward: opgraph fuses the bias and relu into the product.
+    for m, n, k in GEMM_SHAPES:
+        compare(f"gemm+bias+relu ({m}, {n}, {k})", "opgraph::gemm", lambda a, b, bias: F.relu(torch.addmm(bias, a, b)),
+                [random(m, k), random(k, n), random(n)], 2 * m * n * k, activation="relu")
+
+
+def bench_gemm_backward():
+    """A dense layer's backward: opgraph's one op (which recomputes gelu's
+    input) against autograd through torch.addmm and the activation."""
+    for activation, torch_activation in [("relu", F.relu), ("gelu", F.gelu)]:
+        for m, n, k in GEMM_SHAPES[1:]:
+            a, b, bias, grad = random(m, k), random(k, n), random(n), random(m, n)
+            output = call("opgraph::gemm", a, b, bias, activation=activation)
+            grads = (np.empty_like(a), np.empty_like(b), np.empty_like(bias))
+            leaves = [torch.from_numpy(x).requires_grad_() for x in (a, b, bias)]
+            torch_output = torch_activation(torch.addmm(leaves[2], leaves[0], leaves[1]))
+
+            def torch_backward():
+                for leaf in leaves:
+                    leaf.grad = None
+                torch_output.backward(torch.from_numpy(grad), retain_graph=True)
+
+            ours, theirs = seconds_per_call(
+                lambda: call("opgraph::gemm_backward", grad, a, b, bias, output, activation=activation, out=grads),
+                torch_backward)
+            for got, leaf in zip(grads, leaves):
+                np.testing.assert_allclose(got, leaf.grad.numpy(), rtol=2e-3, atol=2e-3)
+            row(f"gemm+bias+{activation} backward ({m}, {n}, {k})", ours, theirs, 4 * m * n * k)
 
 
 def bench_linear_relu():
@@ -99,8 +143,7 @@ def bench_linear_relu():
         call("aten::relu", hidden, out=out)
 
     tx, tw, tb = map(torch.from_numpy, (x, w, b))
-    ours_time = seconds_per_call(ours)
-    theirs_time = seconds_per_call(lambda: F.relu(F.linear(tx, tw, tb)))
+    ours_time, theirs_time = seconds_per_call(ours, lambda: F.relu(F.linear(tx, tw, tb)))
     np.testing.assert_allclose(out, expected.numpy(), rtol=2e-3, atol=2e-3)
     row("linear+bias+relu (64, 1024, 1024)", ours_time, theirs_time, 2 * 64 * 1024 * 1024)
 
@@ -226,12 +269,11 @@ def bench_session(batch):
     tx = torch.from_numpy(x)
     with torch.no_grad():
         np.testing.assert_allclose(session.run(x)[0], theirs(tx).numpy(), rtol=2e-3, atol=2e-3)
-        row(f"Session small CNN N={batch}", seconds_per_call(lambda: session.run(x)),
-            seconds_per_call(lambda: theirs(tx)))
+        row(f"Session small CNN N={batch}", *seconds_per_call(lambda: session.run(x), lambda: theirs(tx)))
 
 
 FAMILIES = {
-    "matmul": [bench_gemm, bench_linear_relu],
+    "matmul": [bench_gemm, bench_linear_relu, bench_gemm_backward],
     "conv": [lambda: bench_convs(1), lambda: bench_convs(8)],
     "conv-train": [bench_conv_training],
     "pool": [bench_pool],
@@ -254,7 +296,7 @@ def main():
         opgraph.set_num_threads(threads)
         torch.set_num_threads(threads)
         print(f"\nthreads: opgraph {opgraph.get_num_threads()}, torch {torch.get_num_threads()}")
-        print(f"  {'op':<34} {'opgraph':>10} {'torch':>10} {'vs torch':>9} {'GFLOP/s':>8}")
+        print(f"  {'op':<44} {'opgraph':>10} {'torch':>10} {'vs torch':>9} {'GFLOP/s':>8}")
         for family in args.only:
             for bench in FAMILIES[family]:
                 bench()

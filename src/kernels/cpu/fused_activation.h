@@ -1,6 +1,6 @@
-// The activation a fused op applies to its result: named by a string
-// attribute, run as a oneDNN post-op in the forward kernel, and undone in the
-// backward kernel by multiplying the incoming gradient by its derivative.
+// The activation a fused op applies to its result: named by a `str activation`
+// attribute, run as a oneDNN post-op in the forward kernel, and differentiated
+// in the backward one.
 #pragma once
 
 #include <cstdint>
@@ -25,5 +25,10 @@ void append_activation_post_op(dnnl::post_ops& ops, Activation activation);
 template <typename T>
 void multiply_by_activation_grad(Activation activation, T* grad, const T* output, const T* pre_activation,
                                  int64_t count, ThreadPool& pool);
+
+extern template void multiply_by_activation_grad<float>(Activation, float*, const float*, const float*, int64_t,
+                                                        ThreadPool&);
+extern template void multiply_by_activation_grad<double>(Activation, double*, const double*, const double*, int64_t,
+                                                         ThreadPool&);
 
 }  // namespace opgraph::kernels

@@ -1,178 +1,13 @@
 // Matrix products: mm, bmm, addmm, linear, matmul.
 //
 // Each op is reduced to one batched product dst[b] = a[b] @ w[b] (+ bias[b])
-// over operands described by shape and strides, batch dimensions broadcast.
-// float32 runs on oneDNN's matmul primitive, which reads the caller's
-// buffers in place through those descriptors (transposed weights, broadcast
-// batches and the bias cost no copy). float64, which oneDNN does not compute,
-// and the reference use a plain loop.
-#include <optional>
-
-#include "kernels/cpu/onednn.h"
+// over operands described by shape and strides, batch dimensions broadcast
+// (kernels/cpu/product.h).
+#include "kernels/cpu/product.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
 namespace {
-
-// An operand of the product at the product's rank: [batch..., rows, cols].
-// Broadcast batch dimensions have extent 1 and stride 0. (Only batch ones:
-// oneDNN takes a zero row stride for an unusual layout and falls back to its
-// slow reference implementation.)
-struct Operand {
-  void* data;
-  Shape shape;
-  Strides strides;  // elements
-};
-
-struct Product {
-  Operand a, w, dst;
-  std::optional<Operand> bias;
-};
-
-// Views `t` as [rows, cols] matrices, prepending broadcast dimensions up to
-// `rank`; `transposed` swaps the last two dimensions.
-Operand operand(const Tensor& t, Shape shape, Strides strides, size_t rank, bool transposed = false) {
-  if (transposed) {
-    std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
-    std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
-  }
-  while (shape.size() < rank) {
-    shape.insert(shape.begin(), 1);
-    strides.insert(strides.begin(), 0);
-  }
-  for (size_t d = 0; d + 2 < shape.size(); ++d) {
-    if (shape[d] == 1) strides[d] = 0;
-  }
-  return {t.data(), std::move(shape), std::move(strides)};
-}
-
-Operand operand(const Tensor& t, size_t rank, bool transposed = false) {
-  return operand(t, t.shape(), t.strides(), rank, transposed);
-}
-
-dnnl::memory::desc describe(const Operand& op) {
-  return dnnl::memory::desc(dnnl::memory::dims(op.shape.begin(), op.shape.end()), dnnl::memory::data_type::f32,
-                            dnnl::memory::dims(op.strides.begin(), op.strides.end()));
-}
-
-void onednn_product(const KernelContext& context, const Product& p) {
-  const auto bias_md = p.bias ? describe(*p.bias) : dnnl::memory::desc();
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(describe(p.a), describe(p.w), bias_md, describe(p.dst)),
-                                  onednn_engine());
-  auto wrap = [](const Operand& op) { return dnnl::memory(describe(op), onednn_engine(), op.data); };
-  std::unordered_map<int, dnnl::memory> args = {
-      {DNNL_ARG_SRC, wrap(p.a)}, {DNNL_ARG_WEIGHTS, wrap(p.w)}, {DNNL_ARG_DST, wrap(p.dst)}};
-  if (p.bias) args.emplace(DNNL_ARG_BIAS, wrap(*p.bias));
-  dnnl::stream stream = onednn_stream(context);
-  dnnl::matmul(pd).execute(stream, args);
-  stream.wait();
-}
-
-// dst[b, i, j] = sum_p a[b, i, p] * w[b, p, j] (+ bias[b, i, j]), in double.
-template <typename T>
-void plain_product(const Product& p) {
-  const size_t rank = p.dst.shape.size();
-  const int64_t m = p.dst.shape[rank - 2], n = p.dst.shape[rank - 1], k = p.a.shape[rank - 1];
-  auto at = [rank](const Operand& op, std::span<const int64_t> batch, int64_t row, int64_t col) {
-    // Extent-1 dimensions broadcast: they are always read at index 0.
-    auto step = [&op](size_t d, int64_t i) { return op.shape[d] == 1 ? 0 : i * op.strides[d]; };
-    int64_t offset = step(rank - 2, row) + step(rank - 1, col);
-    for (size_t d = 0; d + 2 < rank; ++d) offset += step(d, batch[d]);
-    return static_cast<T*>(op.data) + offset;
-  };
-  std::vector<int64_t> batch(rank - 2, 0);
-  for (int64_t b = 0; b < shape_numel(std::span(p.dst.shape).first(rank - 2)); ++b) {
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        double sum = p.bias ? *at(*p.bias, batch, i, j) : 0.0;
-        for (int64_t q = 0; q < k; ++q) sum += double(*at(p.a, batch, i, q)) * *at(p.w, batch, q, j);
-        *at(p.dst, batch, i, j) = static_cast<T>(sum);
-      }
-    }
-    for (size_t d = batch.size(); d-- > 0;) {
-      if (++batch[d] < p.dst.shape[d]) break;
-      batch[d] = 0;
-    }
-  }
-}
-
-// --- One row times a matrix (batch 1 inference), which only has to stream
-// the matrix from memory once. oneDNN 2.6's matmul runs it as a GEMM at a
-// few percent of that bandwidth, so it gets its own kernels.
-
-// Lane-wise partial sums that GCC vectorizes without reassociating floats.
-[[gnu::target_clones("avx512f", "avx2", "default")]] float dot(const float* a, const float* b, int64_t n) {
-  constexpr int kLanes = 32;
-  float partial[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) partial[l] += a[i + l] * b[i + l];
-  }
-  float sum = 0;
-  for (; i < n; ++i) sum += a[i] * b[i];
-  for (float v : partial) sum += v;
-  return sum;
-}
-
-[[gnu::target_clones("avx512f", "avx2", "default")]] void axpy(float alpha, const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
-}
-
-// dst[j] = bias[j] + sum_q a[q] * w[q, j] for one row a, when a and dst are
-// contiguous and w has contiguous rows (w[q, :]) or columns (w[:, j]).
-bool row_times_matrix(const KernelContext& context, const Product& p) {
-  const size_t rank = p.dst.shape.size();
-  if (shape_numel(p.dst.shape) != p.dst.shape.back() || p.a.strides.back() != 1 || p.dst.strides.back() != 1) {
-    return false;
-  }
-  const int64_t k = p.a.shape.back(), n = p.dst.shape.back();
-  const int64_t row_stride = p.w.strides[rank - 2], column_stride = p.w.strides[rank - 1];
-  const bool columns = column_stride == 1 || n == 1, rows = row_stride == 1 || k == 1;
-  if (!columns && !rows) return false;
-  const auto* a = static_cast<const float*>(p.a.data);
-  const auto* w = static_cast<const float*>(p.w.data);
-  auto* dst = static_cast<float*>(p.dst.data);
-  auto bias = [&](int64_t j) {
-    return p.bias ? static_cast<const float*>(p.bias->data)[p.bias->shape.back() == 1 ? 0 : j * p.bias->strides.back()]
-                  : 0.0f;
-  };
-  // Chunks of output columns, each streaming its part of w.
-  context.pool->parallel_for(0, n, std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(k, 1)),
-                             [&](int64_t j0, int64_t j1) {
-                               if (rows) {  // w[:, j] contiguous: one dot product per output
-                                 for (int64_t j = j0; j < j1; ++j) dst[j] = bias(j) + dot(a, w + j * column_stride, k);
-                                 return;
-                               }
-                               for (int64_t j = j0; j < j1; ++j) dst[j] = bias(j);
-                               for (int64_t q = 0; q < k; ++q) axpy(a[q], w + q * row_stride + j0, dst + j0, j1 - j0);
-                             });
-  return true;
-}
-
-void run(const KernelContext& context, const Product& p, DType dtype, bool reference) {
-  if (shape_numel(p.dst.shape) == 0) return;
-  if (!reference && dtype == DType::Float32 && p.a.shape[p.a.shape.size() - 2] == 1 && row_times_matrix(context, p)) {
-    return;
-  }
-  // oneDNN computes float32 only, and not sums over an empty inner dimension.
-  if (!reference && dtype == DType::Float32 && p.a.shape.back() > 0) return onednn_product(context, p);
-  dispatch_floating(dtype, "self", [&](auto zero) { plain_product<decltype(zero)>(p); });
-}
-
-void check_dtypes(const TensorMeta& a, const char* a_name, const TensorMeta& b, const char* b_name) {
-  OPGRAPH_CHECK(a.dtype == DType::Float32 || a.dtype == DType::Float64, a_name, ": expected float32 or float64, got ",
-                a.str());
-  OPGRAPH_CHECK(b.dtype == a.dtype, b_name, ": expected ", dtype_name(a.dtype), " like ", a_name, ", got ", b.str());
-}
-
-void check_rank(const TensorMeta& t, const char* name, int64_t rank) {
-  OPGRAPH_CHECK(t.dim() == rank, name, ": expected rank ", rank, ", got ", t.str());
-}
-
-void check_inner(const TensorMeta& a, int64_t k_a, const TensorMeta& b, int64_t k_b) {
-  OPGRAPH_CHECK(k_a == k_b, "cannot multiply ", a.str(), " by ", b.str(), ": inner dimensions ", k_a, " and ", k_b,
-                " differ");
-}
 
 Shape broadcast_batch(std::span<const int64_t> a, std::span<const int64_t> b) {
   const size_t rank = std::max(a.size(), b.size());
@@ -208,8 +43,8 @@ template <bool Reference>
 void batched_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                  const Attrs&) {
   const size_t rank = out[0].shape().size();
-  run(context, {operand(in[0], rank), operand(in[1], rank), operand(out[0], rank), std::nullopt}, out[0].dtype(),
-      Reference);
+  run_product(context, {operand(in[0], rank), operand(in[1], rank), operand(out[0], rank), std::nullopt},
+              out[0].dtype(), Reference);
 }
 
 // --- linear: input[..., K] @ weight[N, K]^T + bias[N].
@@ -239,7 +74,7 @@ void linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
   Product p{operand(in[0], {rows, k}, {k, 1}, 2), operand(in[1], 2, /*transposed=*/true),
             operand(out[0], {rows, n}, {n, 1}, 2), std::nullopt};
   if (in[2].defined()) p.bias = operand(in[2], {1, n}, {n, 1}, 2);
-  run(context, p, out[0].dtype(), Reference);
+  run_product(context, p, out[0].dtype(), Reference);
 }
 
 // --- linear's gradients. With rows = the input's leading dimensions folded:
@@ -264,21 +99,11 @@ void linear_backward_cpu(const KernelContext& context, std::span<const Tensor> i
   const Operand grad_rows = operand(grad, {rows, n}, {n, 1}, 2);
   const Operand input_rows = operand(input, {rows, k}, {k, 1}, 2);
   const DType dtype = grad.dtype();
-  run(context, {grad_rows, operand(weight, 2), operand(out[0], {rows, k}, {k, 1}, 2), std::nullopt}, dtype,
-      Reference);
-  run(context, {operand(grad, {n, rows}, {1, n}, 2), input_rows, operand(out[1], 2), std::nullopt}, dtype,
-      Reference);
-  if (!in[3].defined()) return;
-  dispatch_floating(dtype, "grad_output", [&](auto zero) {
-    using T = decltype(zero);
-    const T* g = grad.data_ptr<T>();
-    T* db = out[2].data_ptr<T>();
-    for (int64_t j = 0; j < n; ++j) {
-      double sum = 0;
-      for (int64_t r = 0; r < rows; ++r) sum += g[r * n + j];
-      db[j] = static_cast<T>(sum);
-    }
-  });
+  run_product(context, {grad_rows, operand(weight, 2), operand(out[0], {rows, k}, {k, 1}, 2), std::nullopt}, dtype,
+              Reference);
+  run_product(context, {operand(grad, {n, rows}, {1, n}, 2), input_rows, operand(out[1], 2), std::nullopt}, dtype,
+              Reference);
+  if (in[3].defined()) column_sums(context, grad, rows, n, out[2], Reference);
 }
 
 // --- addmm: beta * self + alpha * (mat1 @ mat2), self broadcast to [M, N].
@@ -309,9 +134,9 @@ void addmm_cpu(const KernelContext& context, std::span<const Tensor> in, std::sp
   Product p{operand(in[1], 2), operand(in[2], 2), operand(out[0], 2), std::nullopt};
   if (alpha == 1.0 && beta == 1.0) {
     p.bias = bias;
-    return run(context, p, out[0].dtype(), Reference);
+    return run_product(context, p, out[0].dtype(), Reference);
   }
-  run(context, p, out[0].dtype(), Reference);
+  run_product(context, p, out[0].dtype(), Reference);
   dispatch_floating(out[0].dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     T* o = out[0].data_ptr<T>();
@@ -361,7 +186,7 @@ void matmul_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
   dst_shape[rank - 2] = left.shape[rank - 2];
   dst_shape[rank - 1] = right.shape[rank - 1];
   Product p{left, right, operand(out[0], dst_shape, contiguous_strides(dst_shape), rank), std::nullopt};
-  run(context, p, out[0].dtype(), Reference);
+  run_product(context, p, out[0].dtype(), Reference);
 }
 
 }  // namespace

@@ -6,12 +6,14 @@ void register_shape_ops(Registry& registry);
 void register_concat_ops(Registry& registry);
 void register_matmul_ops(Registry& registry);
 void register_conv_backward_ops(Registry& registry);
+void register_gemm_ops(Registry& registry);
 void register_conv_ops(Registry& registry);
 void register_pool_ops(Registry& registry);
 void register_softmax_ops(Registry& registry);
 void register_reduce_ops(Registry& registry);
 void register_norm_ops(Registry& registry);
 void register_loss_ops(Registry& registry);
+void register_softmax_cross_entropy_ops(Registry& registry);
 void register_activation_ops(Registry& registry);
 void register_binary_ops(Registry& registry);
 
@@ -22,12 +24,14 @@ void register_builtin_ops(Registry& registry) {
   register_concat_ops(registry);
   register_matmul_ops(registry);
   register_conv_backward_ops(registry);  // before the forward ops that name them
+  register_gemm_ops(registry);
   register_conv_ops(registry);
   register_pool_ops(registry);
   register_softmax_ops(registry);
   register_reduce_ops(registry);
   register_norm_ops(registry);
   register_loss_ops(registry);
+  register_softmax_cross_entropy_ops(registry);
   register_activation_ops(registry);
   register_binary_ops(registry);
 }

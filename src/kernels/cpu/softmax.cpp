@@ -5,13 +5,14 @@
 
 #include "kernels/cpu/cpu_dispatch.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/softmax_row.h"
 #include "kernels/cpu/vec_math.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
 namespace {
 
-enum class Kind { Softmax, LogSoftmax };
+using Kind = SoftmaxKind;
 
 // ---- Shape functions ------------------------------------------------------
 
@@ -48,27 +49,6 @@ std::vector<TensorMeta> softmax_backward_shape(std::span<const TensorMeta* const
 }
 
 // ---- Fast kernels ---------------------------------------------------------
-
-// Subtracting the row's max keeps exp() from overflowing. The exponentials go
-// to y (log_softmax overwrites them last) and are summed in a pass of their
-// own: every pass is then a simple loop that vectorizes at full width, where
-// summing them as they are computed measured slower (GCC vectorizes that loop
-// only across the sum's lanes). The sum is taken in double for accuracy over
-// long rows.
-template <typename T>
-void softmax_row(Kind kind, const T* x, T* y, int64_t n) {
-  const T max = row_max(x, n);
-  for (int64_t i = 0; i < n; ++i) y[i] = fast_exp(x[i] - max);
-  const double sum = row_sum(y, n);
-  if (kind == Kind::Softmax) {
-    const T scale = static_cast<T>(1.0 / sum);
-    for (int64_t i = 0; i < n; ++i) y[i] *= scale;
-  } else {
-    // Subtracting max first: max + log(sum) would round away log(sum).
-    const T log_sum = static_cast<T>(std::log(sum));
-    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - max) - log_sum;
-  }
-}
 
 // softmax:     dx = y * (dy - sum(dy * y))
 // log_softmax: dx = dy - exp(y) * sum(dy)

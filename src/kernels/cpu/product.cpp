@@ -1,0 +1,246 @@
+// float32 runs on oneDNN's matmul primitive, which reads the caller's buffers
+// in place through shape-and-stride descriptors (transposed weights,
+// broadcast batches and the bias cost no copy) and applies the activation as
+// a post-op. float64, which oneDNN does not compute, and the reference use a
+// plain loop.
+#include "kernels/cpu/product.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <string_view>
+
+#include "kernels/cpu/onednn.h"
+#include "kernels/define.h"
+
+namespace opgraph::kernels {
+namespace {
+
+// f(x) in double for the kernels that apply the activation themselves (oneDNN
+// applies its post-op); the same formulas as PyTorch's (gelu: erf form).
+double activate(Activation activation, double x) {
+  switch (activation) {
+    case Activation::None: return x;
+    case Activation::ReLU: return x < 0 ? 0 : x;
+    case Activation::GELU: return x * 0.5 * (1 + std::erf(x * (std::numbers::sqrt2 / 2)));
+    case Activation::Sigmoid: return 1 / (1 + std::exp(-x));
+    case Activation::Tanh: return std::tanh(x);
+  }
+  return x;
+}
+
+dnnl::memory::desc describe(const Operand& op) {
+  return dnnl::memory::desc(dnnl::memory::dims(op.shape.begin(), op.shape.end()), dnnl::memory::data_type::f32,
+                            dnnl::memory::dims(op.strides.begin(), op.strides.end()));
+}
+
+// oneDNN 2.6 has two float32 matmul implementations: brgemm kernels, which
+// it tries first, and the jit GEMM behind dnnl_sgemm. On an AVX-512 core the
+// GEMM runs tall products faster (M = 1024, N = K = 1024: 102 against 95
+// GFLOP/s) and short ones slower (M = 256: 90 against 97; M = 512 is even),
+// so tall products take it.
+constexpr int64_t kTallRows = 1024;
+
+dnnl::matmul make_matmul(const Product& p) {
+  dnnl::post_ops post_ops;
+  append_activation_post_op(post_ops, p.activation);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(post_ops);
+  // The descriptor outlives the primitive_desc: stepping through the
+  // implementations reads it.
+  const dnnl::matmul::desc desc(describe(p.a), describe(p.w), p.bias ? describe(*p.bias) : dnnl::memory::desc(),
+                                describe(p.dst));
+  dnnl::matmul::primitive_desc pd(desc, attr, onednn_engine());
+  if (p.dst.shape[p.dst.shape.size() - 2] < kTallRows) return dnnl::matmul(pd);
+  const dnnl::matmul::primitive_desc first = pd;
+  while (std::string_view(pd.impl_info_str()) != "gemm:jit") {
+    if (!pd.next_impl()) return dnnl::matmul(first);
+  }
+  return dnnl::matmul(pd);
+}
+
+void onednn_product(const KernelContext& context, const Product& p) {
+  PrimitiveCache::Key key{static_cast<int64_t>(p.activation), p.bias.has_value()};
+  for (const Operand* op : {&p.a, &p.w, &p.dst, p.bias ? &*p.bias : nullptr}) {
+    if (op == nullptr) continue;
+    key.insert(key.end(), op->shape.begin(), op->shape.end());
+    key.insert(key.end(), op->strides.begin(), op->strides.end());
+  }
+  static PrimitiveCache cache;
+  const dnnl::primitive matmul = cache.get(context, std::move(key), [&] { return make_matmul(p); });
+  auto wrap = [](const Operand& op) { return dnnl::memory(describe(op), onednn_engine(), op.data); };
+  std::unordered_map<int, dnnl::memory> args = {
+      {DNNL_ARG_SRC, wrap(p.a)}, {DNNL_ARG_WEIGHTS, wrap(p.w)}, {DNNL_ARG_DST, wrap(p.dst)}};
+  if (p.bias) args.emplace(DNNL_ARG_BIAS, wrap(*p.bias));
+  dnnl::stream stream = onednn_stream(context);
+  matmul.execute(stream, args);
+  stream.wait();
+}
+
+// dst[b, i, j] = f(sum_p a[b, i, p] * w[b, p, j] + bias[b, i, j]), in double.
+template <typename T>
+void plain_product(const Product& p) {
+  const size_t rank = p.dst.shape.size();
+  const int64_t m = p.dst.shape[rank - 2], n = p.dst.shape[rank - 1], k = p.a.shape[rank - 1];
+  auto at = [rank](const Operand& op, std::span<const int64_t> batch, int64_t row, int64_t col) {
+    // Extent-1 dimensions broadcast: they are always read at index 0.
+    auto step = [&op](size_t d, int64_t i) { return op.shape[d] == 1 ? 0 : i * op.strides[d]; };
+    int64_t offset = step(rank - 2, row) + step(rank - 1, col);
+    for (size_t d = 0; d + 2 < rank; ++d) offset += step(d, batch[d]);
+    return static_cast<T*>(op.data) + offset;
+  };
+  std::vector<int64_t> batch(rank - 2, 0);
+  for (int64_t b = 0; b < shape_numel(std::span(p.dst.shape).first(rank - 2)); ++b) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = p.bias ? *at(*p.bias, batch, i, j) : 0.0;
+        for (int64_t q = 0; q < k; ++q) sum += double(*at(p.a, batch, i, q)) * *at(p.w, batch, q, j);
+        *at(p.dst, batch, i, j) = static_cast<T>(activate(p.activation, sum));
+      }
+    }
+    for (size_t d = batch.size(); d-- > 0;) {
+      if (++batch[d] < p.dst.shape[d]) break;
+      batch[d] = 0;
+    }
+  }
+}
+
+// --- One row times a matrix (batch 1 inference), which only has to stream
+// the matrix from memory once. oneDNN 2.6's matmul runs it as a GEMM at a
+// few percent of that bandwidth, so it gets its own kernels. opgraph builds
+// for baseline x86-64: each kernel is also compiled for AVX-512 and for
+// x86-64-v3 (AVX2 with FMA), and the loader picks the one the CPU runs.
+
+// out[r] = a . w[r * row_stride, ...] for Rows rows of w at once, sharing the
+// loads of a, in lane-wise partial sums that GCC vectorizes without
+// reassociating floats.
+template <int Rows>
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]]
+void dots(const float* a, const float* w, int64_t row_stride, int64_t n, float* out) {
+  constexpr int kLanes = 16;
+  float partial[Rows][kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int r = 0; r < Rows; ++r) {
+      for (int l = 0; l < kLanes; ++l) partial[r][l] += a[i + l] * w[r * row_stride + i + l];
+    }
+  }
+  for (int r = 0; r < Rows; ++r) {
+    float sum = 0;
+    for (int64_t tail = i; tail < n; ++tail) sum += a[tail] * w[r * row_stride + tail];
+    for (float v : partial[r]) sum += v;
+    out[r] = sum;
+  }
+}
+
+// y[i] += sum_r a[r] * w[r * row_stride + i] over Rows rows of w per pass:
+// with several rows, y's loads and stores no longer bound the loop and the
+// prefetcher has several streams to fetch (a third of the time of one row
+// per pass on a 4096 x 4096 matrix).
+template <int Rows>
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]]
+void axpys(const float* a, const float* w, int64_t row_stride, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float sum = 0;
+    for (int r = 0; r < Rows; ++r) sum += a[r] * w[r * row_stride + i];
+    y[i] += sum;
+  }
+}
+
+// dst[j] = f(bias[j] + sum_q a[q] * w[q, j]) for one row a, when a and dst
+// are contiguous and w has contiguous rows (w[q, :]) or columns (w[:, j]).
+bool row_times_matrix(const KernelContext& context, const Product& p) {
+  const size_t rank = p.dst.shape.size();
+  if (shape_numel(p.dst.shape) != p.dst.shape.back() || p.a.strides.back() != 1 || p.dst.strides.back() != 1) {
+    return false;
+  }
+  const int64_t k = p.a.shape.back(), n = p.dst.shape.back();
+  const int64_t row_stride = p.w.strides[rank - 2], column_stride = p.w.strides[rank - 1];
+  const bool columns = column_stride == 1 || n == 1, rows = row_stride == 1 || k == 1;
+  if (!columns && !rows) return false;
+  const auto* a = static_cast<const float*>(p.a.data);
+  const auto* w = static_cast<const float*>(p.w.data);
+  auto* dst = static_cast<float*>(p.dst.data);
+  auto bias = [&](int64_t j) {
+    return p.bias ? static_cast<const float*>(p.bias->data)[p.bias->shape.back() == 1 ? 0 : j * p.bias->strides.back()]
+                  : 0.0f;
+  };
+  // Chunks of output columns, each streaming its part of w.
+  const auto chunk = [&](int64_t j0, int64_t j1) {
+    if (rows) {  // w[:, j] contiguous: dot products, four outputs at a time
+      int64_t j = j0;
+      for (; j + 4 <= j1; j += 4) dots<4>(a, w + j * column_stride, column_stride, k, dst + j);
+      for (; j < j1; ++j) dots<1>(a, w + j * column_stride, column_stride, k, dst + j);
+      for (j = j0; j < j1; ++j) dst[j] += bias(j);
+    } else {  // w[q, :] contiguous: dst += a[q] * w[q, :], eight rows at a time
+      for (int64_t j = j0; j < j1; ++j) dst[j] = bias(j);
+      int64_t q = 0;
+      for (; q + 8 <= k; q += 8) axpys<8>(a + q, w + q * row_stride + j0, row_stride, dst + j0, j1 - j0);
+      for (; q < k; ++q) axpys<1>(a + q, w + q * row_stride + j0, row_stride, dst + j0, j1 - j0);
+    }
+    if (p.activation == Activation::None) return;
+    for (int64_t j = j0; j < j1; ++j) dst[j] = static_cast<float>(activate(p.activation, dst[j]));
+  };
+  context.pool->parallel_for(0, n, std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(k, 1)), chunk);
+  return true;
+}
+
+}  // namespace
+
+Operand operand(const Tensor& t, Shape shape, Strides strides, size_t rank, bool transposed) {
+  if (transposed) {
+    std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+    std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
+  }
+  while (shape.size() < rank) {
+    shape.insert(shape.begin(), 1);
+    strides.insert(strides.begin(), 0);
+  }
+  for (size_t d = 0; d + 2 < shape.size(); ++d) {
+    if (shape[d] == 1) strides[d] = 0;
+  }
+  return {t.data(), std::move(shape), std::move(strides)};
+}
+
+Operand operand(const Tensor& t, size_t rank, bool transposed) {
+  return operand(t, t.shape(), t.strides(), rank, transposed);
+}
+
+void run_product(const KernelContext& context, const Product& p, DType dtype, bool reference) {
+  if (shape_numel(p.dst.shape) == 0) return;
+  if (!reference && dtype == DType::Float32 && p.a.shape[p.a.shape.size() - 2] == 1 && row_times_matrix(context, p)) {
+    return;
+  }
+  // oneDNN computes float32 only, and not sums over an empty inner dimension.
+  if (!reference && dtype == DType::Float32 && p.a.shape.back() > 0) return onednn_product(context, p);
+  dispatch_floating(dtype, "self", [&](auto zero) { plain_product<decltype(zero)>(p); });
+}
+
+void column_sums(const KernelContext& context, const Tensor& m, int64_t rows, int64_t cols, const Tensor& out,
+                 bool reference) {
+  const Tensor ones = Tensor::empty({1, rows}, m.dtype());
+  dispatch_floating(m.dtype(), "grad_output", [&](auto zero) {
+    using T = decltype(zero);
+    std::fill_n(ones.data_ptr<T>(), rows, T(1));
+  });
+  run_product(context, {operand(ones, 2), operand(m, {rows, cols}, {cols, 1}, 2), operand(out, {1, cols}, {cols, 1}, 2),
+                        std::nullopt},
+              m.dtype(), reference);
+}
+
+void check_dtypes(const TensorMeta& a, const char* a_name, const TensorMeta& b, const char* b_name) {
+  OPGRAPH_CHECK(a.dtype == DType::Float32 || a.dtype == DType::Float64, a_name, ": expected float32 or float64, got ",
+                a.str());
+  OPGRAPH_CHECK(b.dtype == a.dtype, b_name, ": expected ", dtype_name(a.dtype), " like ", a_name, ", got ", b.str());
+}
+
+void check_rank(const TensorMeta& t, const char* name, int64_t rank) {
+  OPGRAPH_CHECK(t.dim() == rank, name, ": expected rank ", rank, ", got ", t.str());
+}
+
+void check_inner(const TensorMeta& a, int64_t k_a, const TensorMeta& b, int64_t k_b) {
+  OPGRAPH_CHECK(k_a == k_b, "cannot multiply ", a.str(), " by ", b.str(), ": inner dimensions ", k_a, " and ", k_b,
+                " differ");
+}
+
+}  // namespace opgraph::kernels

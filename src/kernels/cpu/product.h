@@ -1,0 +1,50 @@
+// Batched matrix products dst[b] = f(a[b] @ w[b] + bias[b]) over operands
+// described by shape and strides, batch dimensions broadcast: what the matmul
+// and gemm op families compute with.
+#pragma once
+
+#include <optional>
+
+#include "kernels/cpu/fused_activation.h"
+#include "opgraph/registry/registry.h"
+
+namespace opgraph::kernels {
+
+// An operand of the product at the product's rank: [batch..., rows, cols].
+// Broadcast batch dimensions have extent 1 and stride 0. (Only batch ones:
+// oneDNN takes a zero row stride for an unusual layout and falls back to its
+// slow reference implementation.)
+struct Operand {
+  void* data;
+  Shape shape;
+  Strides strides;  // elements
+};
+
+struct Product {
+  Operand a, w, dst;
+  std::optional<Operand> bias;  // broadcast to dst's shape
+  Activation activation = Activation::None;
+};
+
+// Views `t` as [rows, cols] matrices of the given shape and strides,
+// prepending broadcast dimensions up to `rank`; `transposed` swaps the last
+// two dimensions.
+Operand operand(const Tensor& t, Shape shape, Strides strides, size_t rank, bool transposed = false);
+Operand operand(const Tensor& t, size_t rank, bool transposed = false);
+
+// Computes the product into p.dst. float32 runs on oneDNN (or, for a single
+// row, a kernel that streams w once); float64, and any dtype when `reference`
+// is set, on a plain loop in double.
+void run_product(const KernelContext& context, const Product& p, DType dtype, bool reference);
+
+// out[j] = sum_i m[i, j] over a contiguous [rows, cols] matrix m (a bias
+// gradient), computed as a row of ones times m.
+void column_sums(const KernelContext& context, const Tensor& m, int64_t rows, int64_t cols, const Tensor& out,
+                 bool reference);
+
+// Input checks shared by the shape functions of the product ops.
+void check_dtypes(const TensorMeta& a, const char* a_name, const TensorMeta& b, const char* b_name);
+void check_rank(const TensorMeta& t, const char* name, int64_t rank);
+void check_inner(const TensorMeta& a, int64_t k_a, const TensorMeta& b, int64_t k_b);
+
+}  // namespace opgraph::kernels
