@@ -1,4 +1,4 @@
-# `make demo` runs the conv1d example; `make test` runs every test. Each sets
+# `make demo` runs the conv1d example (NumPy, graph + CLI, PyTorch); `make test` runs every test. Each sets
 # up what it needs first (Debian packages, .venv, the build) and does only
 # what changed when run again.
 SHELL := /bin/bash
@@ -15,6 +15,8 @@ SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake include src tools py
 
 demo: $(STAMPS)/install
 	$(PYTHON) examples/conv1d/run.py
+	$(PYTHON) examples/conv1d/graph.py
+	$(PYTHON) examples/conv1d/torch_op.py
 
 test: $(STAMPS)/install
 	ctest --test-dir $(BUILD) --output-on-failure -j2

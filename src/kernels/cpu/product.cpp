@@ -60,14 +60,14 @@ dnnl::matmul make_matmul(const Product& p) {
 }
 
 void onednn_product(const KernelContext& context, const Product& p) {
-  PrimitiveCache::Key key{static_cast<int64_t>(p.activation), p.bias.has_value()};
+  PrimitiveCache<dnnl::primitive>::Key key{static_cast<int64_t>(p.activation), p.bias.has_value()};
   for (const Operand* op : {&p.a, &p.w, &p.dst, p.bias ? &*p.bias : nullptr}) {
     if (op == nullptr) continue;
     key.insert(key.end(), op->shape.begin(), op->shape.end());
     key.insert(key.end(), op->strides.begin(), op->strides.end());
   }
-  static PrimitiveCache cache;
-  const dnnl::primitive matmul = cache.get(context, std::move(key), [&] { return make_matmul(p); });
+  static PrimitiveCache<dnnl::primitive> cache(256);
+  const dnnl::primitive matmul = cached_primitive(cache, context, std::move(key), [&] { return make_matmul(p); });
   auto wrap = [](const Operand& op) { return dnnl::memory(describe(op), onednn_engine(), op.data); };
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, wrap(p.a)}, {DNNL_ARG_WEIGHTS, wrap(p.w)}, {DNNL_ARG_DST, wrap(p.dst)}};
