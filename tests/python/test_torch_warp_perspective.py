@@ -136,3 +136,25 @@ def test_not_differentiable_says_so(ops):
     image = torch.rand(4, 4, requires_grad=True)
     with pytest.raises(RuntimeError, match="examples::warp_perspective: is not differentiable"):
         ops.warp_perspective(image, torch.eye(3), height=4, width=4).sum().backward()
+
+
+def test_in_a_graph_saved_and_run_by_a_session(warp_perspective_package, tmp_path):
+    from opgraph.graph import DType, Graph, InferenceSession, TensorType
+    from opgraph.graph import ops as graph_ops
+
+    rng = np.random.default_rng(3)
+    image = rng.random((20, 24, 3), dtype=np.float32)
+    warp = np.array([[1.0, 0.1, -2.0], [0.05, 0.9, 1.5], [0.0005, 0.0002, 1.0]], np.float32)
+    with Graph("warp", input_types=[TensorType(DType.float32, [20, 24, 3]), TensorType(DType.float32, [3, 3])],
+               custom_extensions=[warp_perspective_package]) as graph:
+        x, m = graph.inputs
+        warped = graph_ops.custom(name="warp_perspective", values=[x, m],
+                                  out_types=[TensorType(DType.float32, [16, 18, 3])],
+                                  parameters={"height": 16, "width": 18})[0]
+        graph.output(graph_ops.relu(warped))
+    expected = call("examples::warp_perspective", image, warp, height=16, width=18)
+    np.testing.assert_array_equal(InferenceSession().load(graph).execute(image, warp)[0], expected)
+    graph.save(tmp_path / "warp.opg")
+    session = opgraph.Session(tmp_path / "warp.opg")
+    np.testing.assert_array_equal(session.run(image, warp)[0], expected)
+    np.testing.assert_allclose(expected, cv2.warpPerspective(image, warp, (18, 16)), atol=0.07)
