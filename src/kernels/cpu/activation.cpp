@@ -176,6 +176,36 @@ struct TanhBackward {
   T operator()(T grad, T y) const { return grad * (T(1) - y * y); }
 };
 
+// The gradients of relu, sigmoid and tanh from the forward input, shaped as
+// (grad, the forward's inputs): the form OpDef::backward names, where ATen's
+// own gradient ops take a threshold or the forward output instead.
+struct ReluBackward {
+  static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
+  ReluBackward(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T grad, T x) const { return x <= T(0) ? T(0) : grad; }
+};
+
+struct SigmoidInputBackward {
+  static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
+  SigmoidInputBackward(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T grad, T x) const {
+    const T y = sigmoid(x);
+    return grad * (T(1) - y) * y;
+  }
+};
+
+struct TanhInputBackward {
+  static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
+  TanhInputBackward(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T grad, T x) const {
+    const T y = fast_tanh(x);
+    return grad * (T(1) - y * y);
+  }
+};
+
 struct HardtanhBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
   HardtanhBackward(const Attrs& attrs, DType dtype)
@@ -295,15 +325,19 @@ void register_activation_ops(Registry& registry) {
       registry,
       "aten::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor");
 
-  // `backward` is set where ATen's gradient op takes (grad, the forward inputs,
-  // the forward attributes). relu's (threshold_backward) takes an extra
-  // threshold; sigmoid's and tanh's take the forward output instead.
-  define_elementwise<Relu>(registry, "aten::relu(Tensor self) -> Tensor");
+  define_elementwise<ReluBackward>(registry, "opgraph::relu_backward(Tensor grad_output, Tensor self) -> Tensor");
+  define_elementwise<SigmoidInputBackward>(registry,
+                                           "opgraph::sigmoid_backward(Tensor grad_output, Tensor self) -> Tensor");
+  define_elementwise<TanhInputBackward>(registry, "opgraph::tanh_backward(Tensor grad_output, Tensor self) -> Tensor");
+
+  // `backward` names an op taking (grad, the forward inputs, the forward
+  // attributes): ATen's where it has that form, opgraph's where it does not.
+  define_elementwise<Relu>(registry, "aten::relu(Tensor self) -> Tensor", "opgraph::relu_backward");
   define_gelu<Gelu>(registry, "aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor",
                     "aten::gelu_backward");
   define_elementwise<Silu>(registry, "aten::silu(Tensor self) -> Tensor", "aten::silu_backward");
-  define_elementwise<Sigmoid>(registry, "aten::sigmoid(Tensor self) -> Tensor");
-  define_elementwise<Tanh>(registry, "aten::tanh(Tensor self) -> Tensor");
+  define_elementwise<Sigmoid>(registry, "aten::sigmoid(Tensor self) -> Tensor", "opgraph::sigmoid_backward");
+  define_elementwise<Tanh>(registry, "aten::tanh(Tensor self) -> Tensor", "opgraph::tanh_backward");
   define_elementwise<Hardtanh>(registry, "aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
                                "aten::hardtanh_backward");
   define_elementwise<Dropout>(registry, "aten::dropout(Tensor input, float p, bool train) -> Tensor");

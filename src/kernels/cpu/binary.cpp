@@ -296,13 +296,14 @@ std::vector<TensorMeta> binary_shape(std::span<const TensorMeta* const> inputs, 
 }
 
 template <typename Op, bool kScalar>
-void define_binary(Registry& registry, const char* schema,
+void define_binary(Registry& registry, const char* schema, const char* backward = nullptr,
                    std::source_location where = std::source_location::current()) {
   define(registry,
          {.schema = schema,
           .shape = binary_shape<Op, kScalar>,
           .cpu = binary_kernel<Op, kScalar, false>,
-          .reference = binary_kernel<Op, kScalar, true>},
+          .reference = binary_kernel<Op, kScalar, true>,
+          .backward = backward},
          where);
 }
 
@@ -364,9 +365,11 @@ void sum_to_size_kernel(const KernelContext&, std::span<const Tensor> inputs, st
 }  // namespace
 
 void register_binary_ops(Registry& registry) {
-  define_binary<Add, false>(registry, "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
-  define_binary<Sub, false>(registry, "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
-  define_binary<Mul, false>(registry, "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor");
+  define_binary<Add, false>(registry, "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+                            "opgraph::add_backward");
+  define_binary<Sub, false>(registry, "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+                            "opgraph::sub_backward");
+  define_binary<Mul, false>(registry, "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", "opgraph::mul_backward");
   define_binary<Div, false>(registry, "aten::div.Tensor(Tensor self, Tensor other) -> Tensor");
   define_binary<Add, true>(registry, "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
   define_binary<Sub, true>(registry, "aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");

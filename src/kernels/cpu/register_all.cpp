@@ -2,6 +2,7 @@
 
 namespace opgraph::kernels {
 
+void register_reshape_backward_ops(Registry& registry);
 void register_shape_ops(Registry& registry);
 void register_concat_ops(Registry& registry);
 void register_matmul_ops(Registry& registry);
@@ -15,11 +16,13 @@ void register_norm_ops(Registry& registry);
 void register_loss_ops(Registry& registry);
 void register_softmax_cross_entropy_ops(Registry& registry);
 void register_activation_ops(Registry& registry);
+void register_binary_backward_ops(Registry& registry);
 void register_binary_ops(Registry& registry);
 
 // One line per op family. Kept explicit rather than left to static
 // initializers, which a static link may drop without a word.
 void register_builtin_ops(Registry& registry) {
+  register_reshape_backward_ops(registry);  // before the ops that name them
   register_shape_ops(registry);
   register_concat_ops(registry);
   register_matmul_ops(registry);
@@ -33,6 +36,7 @@ void register_builtin_ops(Registry& registry) {
   register_loss_ops(registry);
   register_softmax_cross_entropy_ops(registry);
   register_activation_ops(registry);
+  register_binary_backward_ops(registry);
   register_binary_ops(registry);
 }
 

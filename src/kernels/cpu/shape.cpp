@@ -200,8 +200,9 @@ void view_reference(const KernelContext&, std::span<const Tensor> inputs, std::s
 }
 
 template <LayoutFn layout_of>
-void define_view(Registry& registry, const char* schema, std::source_location where = std::source_location::current()) {
-  define(registry, {schema, view_shape<layout_of>, view_cpu<layout_of>, view_reference<layout_of>}, where);
+void define_view(Registry& registry, const char* schema, const char* backward = nullptr,
+                 std::source_location where = std::source_location::current()) {
+  define(registry, {schema, view_shape<layout_of>, view_cpu<layout_of>, view_reference<layout_of>, backward}, where);
 }
 
 // embedding: out[..., :] = weight[indices[...], :].
@@ -241,14 +242,16 @@ void embedding_cpu(const KernelContext&, std::span<const Tensor> inputs, std::sp
 }  // namespace
 
 void register_shape_ops(Registry& registry) {
-  define_view<view>(registry, "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)");
+  define_view<view>(registry, "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", "opgraph::view_backward");
   define_view<view>(registry, "aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor");
-  define_view<reshape>(registry, "aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)");
+  define_view<reshape>(registry, "aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
+                       "opgraph::reshape_backward");
   define_view<permute>(registry, "aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)");
   define_view<transpose>(registry, "aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)");
   define_view<t>(registry, "aten::t(Tensor(a) self) -> Tensor(a)");
   define_view<flatten>(registry,
-                       "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)");
+                       "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
+                       "opgraph::flatten_backward");
   define_view<slice>(registry,
                      "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
                      "SymInt step=1) -> Tensor(a)");
