@@ -129,12 +129,13 @@ def test_bounds_are_rounded_to_the_dtype(dtype):
 
 
 def test_backward_links():
-    # Set where ATen's gradient op takes (grad, the forward inputs, its attributes).
+    # ATen's gradient op where it takes (grad, the forward inputs, its attributes), opgraph's otherwise.
     assert opgraph.op_backward("aten::gelu") == "aten::gelu_backward"
     assert opgraph.op_backward("aten::silu") == "aten::silu_backward"
     assert opgraph.op_backward("aten::hardtanh") == "aten::hardtanh_backward"
-    for name in ["aten::relu", "aten::sigmoid", "aten::tanh", "aten::dropout"]:
-        assert opgraph.op_backward(name) == ""
+    for name in ["relu", "sigmoid", "tanh"]:
+        assert opgraph.op_backward(f"aten::{name}") == f"opgraph::{name}_backward"
+    assert opgraph.op_backward("aten::dropout") == ""
 
 
 @pytest.mark.parametrize("name, overload", [
