@@ -33,6 +33,34 @@ struct Lifetime {
   size_t first_use, last_use;  // node indices
 };
 
+// A node as a run calls it: its kernel, and where its inputs and outputs sit
+// in a workspace's tensors.
+struct NodeCall {
+  const KernelFn* kernel;
+  const Attrs* attrs;
+  size_t first;  // inputs at [first, first + inputs), outputs after them
+  size_t inputs, outputs;
+};
+
+// A value that each run binds anew (a graph input, or a node output handed
+// to the caller), and the places in a workspace's tensors that hold it.
+struct RunBinding {
+  ValueId value;
+  std::vector<size_t> slots;
+};
+
+// What one run works in, made for one plan and reused by the runs of that
+// plan: the arena, and every value and every node's argument tensors
+// already made over it, so that a run binds only its inputs and fresh
+// outputs and then calls the kernels, with no allocation and no lookup.
+// One per run in flight.
+struct Workspace {
+  std::shared_ptr<const ExecutionPlan> plan;
+  Tensor arena;
+  std::vector<Tensor> values;   // by ValueId
+  std::vector<Tensor> tensors;  // the nodes' arguments, see NodeCall
+};
+
 size_t byte_size(const TensorMeta& meta) {
   size_t bytes = 0;
   OPGRAPH_CHECK(!__builtin_mul_overflow(static_cast<size_t>(meta.numel()), itemsize(meta.dtype), &bytes),
@@ -67,7 +95,9 @@ struct Session::Impl {
   ResolvedGraph resolved;
   std::vector<ValueInfo> output_info;
   std::vector<Tensor> constants;  // by position in graph.constants, contiguous
-  std::vector<const KernelFn*> kernels;  // by node
+  std::vector<NodeCall> calls;  // by node
+  std::vector<size_t> input_bindings;  // into bindings, by graph input
+  std::vector<RunBinding> bindings;
   std::vector<Lifetime> lifetimes;
   std::unique_ptr<ThreadPool> own_pool;  // when options.threads asks for a count of its own
   Clock::time_point epoch = Clock::now();
@@ -75,9 +105,10 @@ struct Session::Impl {
   std::mutex plans_mutex;
   std::map<std::vector<int64_t>, std::shared_ptr<const ExecutionPlan>> plans;  // by symbol sizes
   std::shared_ptr<const ExecutionPlan> last_plan;
+  std::shared_ptr<const ExecutionPlan> static_plan;  // the only plan of a graph without symbols
 
-  std::mutex arenas_mutex;
-  std::vector<Tensor> free_arenas;  // uint8 buffers, one per run in flight at most
+  std::mutex workspaces_mutex;
+  std::vector<std::unique_ptr<Workspace>> free_workspaces;  // one per run in flight at most
 
   std::atomic<uint64_t> runs{0};
   std::mutex profile_mutex;
@@ -91,11 +122,13 @@ struct Session::Impl {
   void bind_constants(const Weights& weights);
   void resolve_kernels();
   void compute_lifetimes();
+  void find_run_bindings();
   std::vector<int64_t> check_inputs(std::span<const Tensor> inputs, DimBindings& dims) const;
   std::shared_ptr<const ExecutionPlan> plan_for(const std::vector<int64_t>& key, const DimBindings& dims);
   std::shared_ptr<const ExecutionPlan> make_plan(const DimBindings& dims) const;
-  Tensor take_arena(size_t bytes);
-  void return_arena(Tensor arena);
+  std::unique_ptr<Workspace> take_workspace(const std::shared_ptr<const ExecutionPlan>& plan);
+  void fill_workspace(Workspace& workspace) const;
+  void return_workspace(std::unique_ptr<Workspace> workspace);
 };
 
 Session::Impl::Impl(Graph graph_in, const Weights& weights, SessionOptions options_in,
@@ -114,7 +147,8 @@ Session::Impl::Impl(Graph graph_in, const Weights& weights, SessionOptions optio
   bind_constants(weights);
   resolve_kernels();
   compute_lifetimes();
-  if (resolved.symbols.empty()) plan_for({}, {});
+  find_run_bindings();
+  if (resolved.symbols.empty()) static_plan = plan_for({}, {});
   if (options.threads > 0) own_pool = std::make_unique<ThreadPool>(options.threads);
 }
 
@@ -124,10 +158,12 @@ void Session::Impl::bind_constants(const Weights& weights) {
 }
 
 void Session::Impl::resolve_kernels() {
+  size_t first = 0;
   for (const ResolvedNode& node : resolved.nodes) {
     const KernelFn& kernel = node.op->kernels[static_cast<size_t>(DeviceType::CPU)];
     OPGRAPH_CHECK(static_cast<bool>(kernel), node_label(*node.node), ": the op has no cpu kernel");
-    kernels.push_back(&kernel);
+    calls.push_back({&kernel, &node.attrs, first, node.inputs.size(), node.outputs.size()});
+    first += node.inputs.size() + node.outputs.size();
   }
 }
 
@@ -143,6 +179,38 @@ void Session::Impl::compute_lifetimes() {
       if (graph_output[output]) continue;  // returned to the caller: allocated on its own
       lifetime_of[output] = lifetimes.size();
       lifetimes.push_back({output, i, i});
+    }
+  }
+}
+
+// Graph inputs and the node outputs returned to the caller change from run to
+// run; constants and the values in the arena stay where the workspace put them.
+void Session::Impl::find_run_bindings() {
+  std::vector<bool> in_arena(resolved.values.size(), false);
+  for (const Lifetime& lifetime : lifetimes) in_arena[lifetime.value] = true;
+  constexpr size_t kUnbound = static_cast<size_t>(-1);
+  std::vector<size_t> binding_of(resolved.values.size(), kUnbound);
+  auto slots_of = [&](ValueId value) -> std::vector<size_t>* {
+    const bool per_run = value < resolved.inputs.size() || (resolved.defined_by_node(value) && !in_arena[value]);
+    if (!per_run) return nullptr;
+    if (binding_of[value] == kUnbound) {
+      binding_of[value] = bindings.size();
+      bindings.push_back({value, {}});
+    }
+    return &bindings[binding_of[value]].slots;
+  };
+  for (ValueId input : resolved.inputs) {
+    slots_of(input);
+    input_bindings.push_back(binding_of[input]);
+  }
+  for (size_t i = 0; i < resolved.nodes.size(); ++i) {
+    const ResolvedNode& node = resolved.nodes[i];
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      if (!node.inputs[k]) continue;
+      if (std::vector<size_t>* slots = slots_of(*node.inputs[k])) slots->push_back(calls[i].first + k);
+    }
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (std::vector<size_t>* slots = slots_of(node.outputs[k])) slots->push_back(calls[i].first + calls[i].inputs + k);
     }
   }
 }
@@ -211,62 +279,88 @@ std::shared_ptr<const ExecutionPlan> Session::Impl::plan_for(const std::vector<i
   return last_plan = plans.emplace(key, std::move(plan)).first->second;
 }
 
-Tensor Session::Impl::take_arena(size_t bytes) {
-  Tensor arena;
+std::unique_ptr<Workspace> Session::Impl::take_workspace(const std::shared_ptr<const ExecutionPlan>& plan) {
+  std::unique_ptr<Workspace> workspace;
   {
-    std::lock_guard<std::mutex> lock(arenas_mutex);
-    if (!free_arenas.empty()) {
-      arena = std::move(free_arenas.back());
-      free_arenas.pop_back();
+    std::lock_guard<std::mutex> lock(workspaces_mutex);
+    if (!free_workspaces.empty()) {
+      workspace = std::move(free_workspaces.back());
+      free_workspaces.pop_back();
     }
   }
-  if (!arena.defined() || arena.nbytes() < bytes) arena = Tensor::empty({static_cast<int64_t>(bytes)}, DType::UInt8);
-  return arena;
+  if (!workspace) workspace = std::make_unique<Workspace>();
+  if (workspace->plan != plan) {
+    workspace->plan = plan;
+    fill_workspace(*workspace);
+  }
+  return workspace;
 }
 
-void Session::Impl::return_arena(Tensor arena) {
-  std::lock_guard<std::mutex> lock(arenas_mutex);
-  free_arenas.push_back(std::move(arena));
+void Session::Impl::fill_workspace(Workspace& workspace) const {
+  const ExecutionPlan& plan = *workspace.plan;
+  if (!workspace.arena.defined() || workspace.arena.nbytes() < plan.memory.peak_bytes) {
+    workspace.arena = Tensor::empty({static_cast<int64_t>(plan.memory.peak_bytes)}, DType::UInt8);
+  }
+  auto* arena = static_cast<uint8_t*>(workspace.arena.data());
+  workspace.values.assign(resolved.values.size(), Tensor());
+  for (size_t k = 0; k < constants.size(); ++k) workspace.values[resolved.constants[k]] = constants[k];
+  for (const Lifetime& lifetime : lifetimes) {
+    const TensorMeta& meta = plan.metas[lifetime.value];
+    workspace.values[lifetime.value] =
+        Tensor::from_blob(arena + plan.arena_offsets[lifetime.value], meta.shape, {}, meta.dtype);
+  }
+  workspace.tensors.clear();
+  for (const ResolvedNode& node : resolved.nodes) {
+    for (const std::optional<ValueId>& id : node.inputs) workspace.tensors.push_back(id ? workspace.values[*id] : Tensor());
+    for (ValueId id : node.outputs) workspace.tensors.push_back(workspace.values[id]);
+  }
+}
+
+void Session::Impl::return_workspace(std::unique_ptr<Workspace> workspace) {
+  // The run's inputs and outputs belong to the caller: let them go.
+  for (const RunBinding& binding : bindings) {
+    workspace->values[binding.value] = Tensor();
+    for (size_t slot : binding.slots) workspace->tensors[slot] = Tensor();
+  }
+  std::lock_guard<std::mutex> lock(workspaces_mutex);
+  free_workspaces.push_back(std::move(workspace));
 }
 
 std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
   DimBindings dims;
   const std::vector<int64_t> key = check_inputs(inputs, dims);
-  const std::shared_ptr<const ExecutionPlan> plan = plan_for(key, dims);
+  const std::shared_ptr<const ExecutionPlan> plan = static_plan ? static_plan : plan_for(key, dims);
 
-  // The run's own arena, handed back however the run ends.
-  struct ArenaLease {
+  // The run's own workspace, handed back however the run ends.
+  struct WorkspaceLease {
     Impl& impl;
-    Tensor arena;
-    ~ArenaLease() { impl.return_arena(std::move(arena)); }
-  } lease{*this, take_arena(plan->memory.peak_bytes)};
-  auto* arena = static_cast<uint8_t*>(lease.arena.data());
+    std::unique_ptr<Workspace> workspace;
+    ~WorkspaceLease() { impl.return_workspace(std::move(workspace)); }
+  } lease{*this, take_workspace(plan)};
+  Workspace& workspace = *lease.workspace;
 
-  std::vector<Tensor> values(resolved.values.size());
-  for (size_t k = 0; k < inputs.size(); ++k) values[resolved.inputs[k]] = inputs[k].contiguous();
-  for (size_t k = 0; k < constants.size(); ++k) values[resolved.constants[k]] = constants[k];
+  auto bind = [&](const RunBinding& binding, Tensor tensor) {
+    for (size_t slot : binding.slots) workspace.tensors[slot] = tensor;
+    workspace.values[binding.value] = std::move(tensor);
+  };
+  for (size_t k = 0; k < inputs.size(); ++k) bind(bindings[input_bindings[k]], inputs[k].contiguous());
+  for (const RunBinding& binding : bindings) {
+    if (resolved.defined_by_node(binding.value)) bind(binding, Tensor::empty(plan->metas[binding.value]));
+  }
 
   const uint64_t run_index = runs.fetch_add(1);
   std::vector<ProfileEvent> run_events;
   const KernelContext context{own_pool ? own_pool.get() : &global_thread_pool()};
-  std::vector<Tensor> node_inputs, node_outputs;
-  for (size_t i = 0; i < resolved.nodes.size(); ++i) {
-    const ResolvedNode& node = resolved.nodes[i];
-    node_inputs.clear();
-    for (const std::optional<ValueId>& id : node.inputs) node_inputs.push_back(id ? values[*id] : Tensor());
-    node_outputs.clear();
-    for (ValueId id : node.outputs) {
-      const TensorMeta& meta = plan->metas[id];
-      const size_t offset = plan->arena_offsets[id];
-      values[id] = offset == kNotInArena ? Tensor::empty(meta)
-                                         : Tensor::from_blob(arena + offset, meta.shape, {}, meta.dtype);
-      node_outputs.push_back(values[id]);
-    }
-    const Clock::time_point start = Clock::now();
+  const std::span<const Tensor> tensors(workspace.tensors);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const NodeCall& call = calls[i];
+    const std::span<const Tensor> node_inputs = tensors.subspan(call.first, call.inputs);
+    const std::span<const Tensor> node_outputs = tensors.subspan(call.first + call.inputs, call.outputs);
+    const Clock::time_point start = options.profile ? Clock::now() : Clock::time_point();
     try {
-      (*kernels[i])(context, node_inputs, node_outputs, node.attrs);
+      (*call.kernel)(context, node_inputs, node_outputs, *call.attrs);
     } catch (...) {
-      rethrow_in_node(*node.node);
+      rethrow_in_node(*resolved.nodes[i].node);
     }
     if (options.profile) {
       const auto micros = [](Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
@@ -282,11 +376,11 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
   // Node outputs that are graph outputs were allocated for the caller; an
   // output that is a graph input, a constant or given twice is copied.
   std::vector<Tensor> outputs;
-  std::vector<bool> handed_out(resolved.values.size(), false);
-  for (ValueId id : resolved.outputs) {
-    const bool fresh = resolved.defined_by_node(id) && plan->arena_offsets[id] == kNotInArena;
-    outputs.push_back(fresh && !handed_out[id] ? values[id] : values[id].clone());
-    handed_out[id] = true;
+  outputs.reserve(resolved.outputs.size());
+  for (auto id = resolved.outputs.begin(); id != resolved.outputs.end(); ++id) {
+    const bool fresh = resolved.defined_by_node(*id) && plan->arena_offsets[*id] == kNotInArena &&
+                       std::find(resolved.outputs.begin(), id, *id) == id;
+    outputs.push_back(fresh ? workspace.values[*id] : workspace.values[*id].clone());
   }
   return outputs;
 }

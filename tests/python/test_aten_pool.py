@@ -53,6 +53,21 @@ def test_avg_pool2d(shape, kernel, stride, padding, ceil_mode, count_include_pad
     check_op("aten::avg_pool2d", lambda t: F.avg_pool2d(t, **attrs), random(shape, dtype), **attrs)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, attrs", [
+    ((2, 3, 7, 9), dict(kernel_size=2)),  # 2x2 fast path, odd sizes: the last row and column are dropped
+    ((1, 5, 6, 34), dict(kernel_size=2, stride=2)),  # rows of 17 outputs: vector loop and remainder
+    ((1, 2, 7, 9), dict(kernel_size=2, ceil_mode=True)),  # clipped last windows: not the fast path
+    ((1, 2, 8, 8), dict(kernel_size=2, padding=1)),  # padded: not the fast path
+    ((1, 2, 8, 8), dict(kernel_size=2, stride=1)),
+])
+def test_max_pool2d_2x2(shape, attrs, dtype):
+    x = random(shape, dtype)
+    x[0, 0, 0, 1] = np.nan
+    x[0, 1, 2, 2] = -np.inf
+    check_op("aten::max_pool2d", lambda t: F.max_pool2d(t, **attrs), x, **attrs)
+
+
 def test_max_pool2d_propagates_nan():
     x = random((1, 1, 4, 4), np.float32)
     x[0, 0, 1, 1] = np.nan
@@ -74,7 +89,9 @@ def test_max_pool2d_infinities_and_nan(dtype, ceil_mode):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape, output_size", [((1, 3, 7, 7), (1, 1)), ((2, 4, 9, 13), (4, 5)), ((3, 5, 5), (5, 5)),
-                                                ((1, 2, 4, 4), (7, 3)), ((1, 512, 7, 7), (1, 1))])
+                                                ((1, 2, 4, 4), (7, 3)), ((1, 512, 7, 7), (1, 1)),
+                                                ((2, 3, 8, 12), (4, 3)), ((1, 2, 9, 6), (3, 1)),
+                                                ((1, 2, 9, 6), (3, 4)), ((0, 2, 4, 4), (1, 1))])
 def test_adaptive_avg_pool2d(shape, output_size, dtype):
     check_op("aten::adaptive_avg_pool2d", lambda t: F.adaptive_avg_pool2d(t, output_size), random(shape, dtype),
              output_size=output_size)

@@ -1,0 +1,216 @@
+"""The graph executor against its peers, in the same process.
+
+Per-node overhead: a chain of 1000 aten::relu nodes on a float32[16] tensor,
+run by opgraph.Session from Python and by the `opgraph bench` command (C++,
+no Python), against the same 1000 torch.relu calls in eager mode; the kernel
+itself is a few nanoseconds, so the time per node is what the run loop costs.
+
+Batch-1 latency: a 3-layer MLP (784-512-512-10) and a small CNN, built as
+opgraph graphs with the weights of the torch model, against torch eager and
+ONNX Runtime on the model exported with torch.onnx; outputs are checked to
+agree first. Each library runs with the same thread count; calls alternate
+between the libraries so that all see the same load, and each row is the
+best of several rounds' median. Ratios above 1 mean opgraph is faster.
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+# torch's and oneDNN's OpenMP threads would otherwise spin for milliseconds
+# after each parallel region on the cores the next library's call runs on
+# (see bench/ops.py). Set before torch and opgraph load their runtimes.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+import numpy as np
+import onnxruntime
+import torch
+
+import opgraph
+from opgraph.graph import DType, Graph, TensorType, ops
+
+CHAIN = 1000
+
+
+def per_call(functions, rounds=5, budget=0.3):
+    """Seconds per call of each function: the calls alternate, and each
+    function's figure is the smallest of `rounds` medians."""
+    for fn in functions:
+        fn()
+    start = time.perf_counter()
+    for fn in functions:
+        fn()
+    once = time.perf_counter() - start
+    repeats = max(5, min(200, int(budget / max(once, 1e-9))))
+    best = [float("inf")] * len(functions)
+    for _ in range(rounds):
+        samples = [[] for _ in functions]
+        for _ in range(repeats):
+            for fn, times in zip(functions, samples):
+                start = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - start)
+        best = [min(b, statistics.median(times)) for b, times in zip(best, samples)]
+    return best
+
+
+def opgraph_cli():
+    """The `opgraph` executable installed with the imported package."""
+    package = Path(opgraph.__file__).resolve().parent
+    for candidate in (package.parent / "bin" / "opgraph", Path(sys.executable).with_name("opgraph")):
+        if candidate.is_file():
+            return str(candidate)
+    found = shutil.which("opgraph")
+    if found is None:
+        sys.exit("bench/runtime.py: the opgraph executable is not installed beside the opgraph package nor on PATH")
+    return found
+
+
+# ---- per-node overhead -----------------------------------------------------
+
+def relu_chain():
+    with Graph("relu_chain", input_types=[TensorType(DType.float32, [16])]) as graph:
+        value = graph.inputs[0]
+        for _ in range(CHAIN):
+            value = ops.relu(value)
+        graph.output(value)
+    return graph
+
+
+def cli_seconds_per_run(path, threads, iterations=2000):
+    result = subprocess.run([opgraph_cli(), "bench", str(path), "--threads", str(threads), "--warmup", "200",
+                             "--iters", str(iterations)], capture_output=True, text=True, check=True)
+    return float(re.search(r"^p50: ([0-9.]+) ms", result.stdout, re.MULTILINE).group(1)) / 1e3
+
+
+def overhead_rows(threads, folder):
+    graph = relu_chain()
+    session = opgraph.Session(graph.to_graph(), threads=threads)
+    x = np.random.default_rng(0).standard_normal(16).astype(np.float32)
+    (y,) = session.run(x)
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    path = Path(folder) / "relu_chain.opg"
+    graph.save(path)
+
+    x_torch = torch.from_numpy(x)
+
+    def torch_chain():
+        value = x_torch
+        for _ in range(CHAIN):
+            value = torch.relu(value)
+        return value
+
+    python, eager = per_call([lambda: session.run(x), torch_chain])
+    cli = cli_seconds_per_run(path, threads)
+    print(f"\nper-node overhead: {CHAIN} x aten::relu on float32[16], {threads} thread(s); µs per node")
+    print(f"  {'':<34} {'opgraph':>10} {'torch eager':>12} {'ratio':>8}")
+    for label, ours in (("Session.run from Python", python), ("opgraph bench (C++ CLI)", cli)):
+        print(f"  {label:<34} {ours / CHAIN * 1e6:10.4f} {eager / CHAIN * 1e6:12.4f} {eager / ours:7.1f}x")
+
+
+# ---- batch-1 models --------------------------------------------------------
+
+def mlp_model():
+    return torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512), torch.nn.ReLU(),
+                               torch.nn.Linear(512, 10))
+
+
+def cnn_model():
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(), torch.nn.Linear(32, 10))
+
+
+def opgraph_graph(model, input_shape):
+    """The torch Sequential `model` as an opgraph graph with its weights."""
+    def parameter(tensor):
+        return ops.constant(tensor.detach().numpy().copy())
+
+    with Graph(type(model).__name__, input_types=[TensorType(DType.float32, input_shape)]) as graph:
+        value = graph.inputs[0]
+        for layer in model:
+            if isinstance(layer, torch.nn.Linear):
+                value = ops.linear(value, parameter(layer.weight), parameter(layer.bias))
+            elif isinstance(layer, torch.nn.Conv2d):
+                value = ops.conv2d(value, parameter(layer.weight), parameter(layer.bias), stride=list(layer.stride),
+                                   padding=list(layer.padding))
+            elif isinstance(layer, torch.nn.ReLU):
+                value = ops.relu(value)
+            elif isinstance(layer, torch.nn.MaxPool2d):
+                value = ops.max_pool2d(value, layer.kernel_size)
+            elif isinstance(layer, torch.nn.AdaptiveAvgPool2d):
+                value = ops.call("aten::adaptive_avg_pool2d", value, output_size=[layer.output_size] * 2)
+            elif isinstance(layer, torch.nn.Flatten):
+                value = ops.flatten(value, start_dim=layer.start_dim)
+            else:
+                raise TypeError(f"opgraph_graph: no translation for {layer}")
+        graph.output(value)
+    return graph
+
+
+def onnx_session(model, x, threads, folder):
+    path = Path(folder) / f"{type(model).__name__}_{x.dim()}.onnx"
+    if not path.exists():
+        # The TorchScript-based exporter: the torch.export-based one needs onnxscript as well.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            torch.onnx.export(model, (x,), str(path), dynamo=False, input_names=["x"], output_names=["y"])
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def model_rows(name, model, input_shape, folder, thread_counts):
+    model = model.eval()
+    graph = opgraph_graph(model, input_shape)
+    x = np.random.default_rng(1).standard_normal(input_shape).astype(np.float32)
+    x_torch = torch.from_numpy(x)
+    with torch.inference_mode():
+        expected = model(x_torch).numpy()
+    for threads in thread_counts:
+        torch.set_num_threads(threads)
+        session = opgraph.Session(graph.to_graph(), weights=graph.constants, threads=threads)
+        ort = onnx_session(model, x_torch, threads, folder)
+        (ours,) = session.run(x)
+        (theirs,) = ort.run(None, {"x": x})
+        np.testing.assert_allclose(ours, expected, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(theirs, expected, rtol=1e-4, atol=1e-5)
+
+        def eager():
+            with torch.inference_mode():
+                return model(x_torch)
+
+        seconds = per_call([lambda: session.run(x), eager, lambda: ort.run(None, {"x": x})])
+        ours, torch_time, ort_time = (s * 1e6 for s in seconds)
+        print(f"  {name:<28} {threads:>7} {ours:10.1f} {torch_time:10.1f} {ort_time:10.1f} "
+              f"{torch_time / ours:9.2f}x {ort_time / ours:9.2f}x")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="thread counts (default: 1 2)")
+    args = parser.parse_args()
+    print(f"opgraph {opgraph.__version__}, torch {torch.__version__}, onnxruntime {onnxruntime.__version__}; "
+          f"{os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory() as folder:
+        overhead_rows(1, folder)
+        print("\nbatch-1 latency, µs per run (median, best of 5 rounds); ratios: their time / opgraph's")
+        print(f"  {'model':<28} {'threads':>7} {'opgraph':>10} {'torch':>10} {'ORT':>10} {'vs torch':>10} "
+              f"{'vs ORT':>10}")
+        model_rows("MLP 784-512-512-10", mlp_model(), [1, 784], folder, args.threads)
+        model_rows("CNN 1x28x28 (2 conv, pools)", cnn_model(), [1, 1, 28, 28], folder, args.threads)
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    main()
