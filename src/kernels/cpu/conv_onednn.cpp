@@ -1,5 +1,8 @@
 #include "kernels/cpu/conv_onednn.h"
 
+#include <cstdlib>
+#include <memory>
+
 namespace opgraph::kernels {
 
 ConvDims conv_dims(const ConvParams& p, const Shape& input, const Shape& weight, const Shape& out) {
@@ -42,22 +45,44 @@ ConvOperand ConvOperand::output(const dnnl::memory::desc& plain, const dnnl::mem
   return {plain, chosen, dnnl::reorder(dnnl::reorder::primitive_desc(onednn_engine(), chosen, onednn_engine(), plain))};
 }
 
-dnnl::memory ConvOperand::bring_in(const void* data, dnnl::stream& stream) const {
+namespace {
+
+dnnl::memory scratch_memory(const dnnl::memory::desc& desc, void* scratch) {
+  return scratch ? dnnl::memory(desc, onednn_engine(), scratch) : dnnl::memory(desc, onednn_engine());
+}
+
+}  // namespace
+
+dnnl::memory ConvOperand::bring_in(const void* data, dnnl::stream& stream, void* scratch) const {
   dnnl::memory user(plain, onednn_engine(), const_cast<void*>(data));
   if (!convert) return user;
-  dnnl::memory converted(chosen, onednn_engine());
+  dnnl::memory converted = scratch_memory(chosen, scratch);
   convert.execute(stream, user, converted);
   return converted;
 }
 
-dnnl::memory ConvOperand::output_memory(void* data) const {
-  return convert ? dnnl::memory(chosen, onednn_engine()) : dnnl::memory(plain, onednn_engine(), data);
+dnnl::memory ConvOperand::output_memory(void* data, void* scratch) const {
+  return convert ? scratch_memory(chosen, scratch) : dnnl::memory(plain, onednn_engine(), data);
 }
 
 void ConvOperand::take_out(const dnnl::memory& result, void* data, dnnl::stream& stream) const {
   if (!convert) return;
   dnnl::memory converted = result, user(plain, onednn_engine(), data);
   convert.execute(stream, converted, user);
+}
+
+void* thread_scratch(size_t bytes) {
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<void, Free> buffer;
+  thread_local size_t size = 0;
+  if (size < bytes) {
+    size = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+    buffer.reset(std::aligned_alloc(kTensorAlignment, size));
+    OPGRAPH_CHECK(buffer != nullptr, "out of memory: cannot allocate ", size, " bytes of convolution scratch");
+  }
+  return buffer.get();
 }
 
 }  // namespace opgraph::kernels

@@ -43,12 +43,20 @@ struct ConvOperand {
   static ConvOperand input(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen);
   static ConvOperand output(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen);
 
-  // The primitive's memory for an input at `data`: that buffer, or a converted copy.
-  dnnl::memory bring_in(const void* data, dnnl::stream& stream) const;
+  // Bytes of scratch the conversion needs (0 when there is none).
+  size_t scratch_bytes() const { return convert ? chosen.get_size() : 0; }
+  // The primitive's memory for an input at `data`: that buffer, or a
+  // converted copy in `scratch` (scratch_bytes() long; null: allocated).
+  dnnl::memory bring_in(const void* data, dnnl::stream& stream, void* scratch = nullptr) const;
   // The primitive's memory for an output at `data`: that buffer, or scratch
   // that take_out() then converts into it.
-  dnnl::memory output_memory(void* data) const;
+  dnnl::memory output_memory(void* data, void* scratch = nullptr) const;
   void take_out(const dnnl::memory& result, void* data, dnnl::stream& stream) const;
 };
+
+// `bytes` of memory for the calling thread's use until its next call, kept
+// between calls (allocating a small convolution's converted operands on each
+// call took a fifth of its time).
+void* thread_scratch(size_t bytes);
 
 }  // namespace opgraph::kernels

@@ -19,9 +19,11 @@ inline dnnl::engine& onednn_engine() {
 }
 
 // oneDNN runs on OpenMP threads: match opgraph's count before each call.
+// Each calling thread keeps its stream (making one allocates).
 inline dnnl::stream onednn_stream(const KernelContext& context) {
   omp_set_num_threads(context.pool->num_threads());
-  return dnnl::stream(onednn_engine());
+  thread_local const dnnl::stream stream(onednn_engine());
+  return stream;
 }
 
 // The primitive for `key` in `cache`, made by create() on first use. oneDNN

@@ -224,11 +224,12 @@ void run_pool(const KernelContext& context, const Tensor& input, const Tensor& g
 // has neither divisor_override nor PyTorch's divisor for ceil_mode windows
 // that reach past the padding.
 
-// NaN wins a max, as in PyTorch.
+// NaN wins a max, as in PyTorch. (`|`, not `||`: a branch on each element
+// keeps GCC from vectorizing the loop.)
 template <Reduce R, typename T>
 T combine(T acc, T value) {
   if constexpr (R == Reduce::Max) {
-    return value > acc || value != value ? value : acc;
+    return (value > acc) | (value != value) ? value : acc;
   } else {
     return acc + value;
   }
@@ -317,9 +318,12 @@ void run_pool_fast(const KernelContext& context, const Tensor& input, const Tens
   });
 }
 
-// 2x2 windows at stride 2 without padding, most networks' max pooling: each
-// output is the max of two neighbours in each of two rows, a loop GCC
-// vectorizes (5x faster than the general kernel on (1, 16, 28, 28)).
+// 2x2 windows at stride 2 without padding, most networks' max pooling. Two
+// passes that vectorize: the max of each pair of input rows, for a batch of
+// output rows, then the max of neighbours across the whole batch as one flat
+// loop, where a loop per output row would run mostly in its scalar remainder
+// on short rows (14 outputs on a 28-pixel MNIST plane). 3x faster than the
+// general kernel there.
 bool is_2x2_stride_2(const Pooling& p) {
   for (const Axis* a : {&p.h, &p.w}) {
     if (a->kernel != 2 || a->stride != 2 || a->padding != 0 || a->dilation != 1 || a->out * 2 > a->in) return false;
@@ -330,15 +334,20 @@ bool is_2x2_stride_2(const Pooling& p) {
 template <typename T>
 void max_pool_2x2_planes(const T* in, T* out, const Pooling& p, int64_t first, int64_t last) {
   constexpr Reduce kMax = Reduce::Max;
+  const int64_t width = 2 * p.w.out;  // the input columns the windows read
+  const int64_t batch = std::clamp<int64_t>(4096 / std::max<int64_t>(width, 1), 1, p.h.out);
+  std::vector<T> pairs(static_cast<size_t>(batch * width));
   for (int64_t plane = first; plane < last; ++plane) {
-    for (int64_t oy = 0; oy < p.h.out; ++oy) {
-      const T* top = in + (plane * p.h.in + 2 * oy) * p.w.in;
-      const T* bottom = top + p.w.in;
-      T* dst = out + (plane * p.h.out + oy) * p.w.out;
-      for (int64_t ox = 0; ox < p.w.out; ++ox) {
-        dst[ox] = combine<kMax>(combine<kMax>(top[2 * ox], top[2 * ox + 1]),
-                                combine<kMax>(bottom[2 * ox], bottom[2 * ox + 1]));
+    for (int64_t oy0 = 0; oy0 < p.h.out; oy0 += batch) {
+      const int64_t rows = std::min(batch, p.h.out - oy0);
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* top = in + (plane * p.h.in + 2 * (oy0 + r)) * p.w.in;
+        const T* bottom = top + p.w.in;
+        T* pair = pairs.data() + r * width;
+        for (int64_t x = 0; x < width; ++x) pair[x] = combine<kMax>(top[x], bottom[x]);
       }
+      T* dst = out + (plane * p.h.out + oy0) * p.w.out;
+      for (int64_t o = 0; o < rows * p.w.out; ++o) dst[o] = combine<kMax>(pairs[2 * o], pairs[2 * o + 1]);
     }
   }
 }
@@ -428,6 +437,36 @@ std::vector<TensorMeta> adaptive_shape(std::span<const TensorMeta* const> in, co
   return {{in[0]->dtype, pooled_shape(*in[0], adaptive_windows(*in[0], attrs))}};
 }
 
+// A global average (a 1x1 output, as before a classifier) sums each plane as
+// one contiguous run, in lane-wise partial sums that GCC vectorizes without
+// reassociating floats.
+template <typename T>
+void global_average_planes(const T* in, T* out, int64_t plane_size, int64_t first, int64_t last) {
+  constexpr int kLanes = 16;
+  for (int64_t plane = first; plane < last; ++plane) {
+    const T* src = in + plane * plane_size;
+    T partial[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= plane_size; i += kLanes) {
+      for (int l = 0; l < kLanes; ++l) partial[l] += src[i + l];
+    }
+    T sum = 0;
+    for (; i < plane_size; ++i) sum += src[i];
+    for (T v : partial) sum += v;
+    out[plane] = sum / static_cast<T>(plane_size);
+  }
+}
+
+void run_global_average(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p) {
+  if (out.numel() == 0) return;
+  dispatch_floating(input.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    parallel_planes(context, plane_count(input, p), p, [&](int64_t first, int64_t last) {
+      dispatch_cpu([&] { global_average_planes<T>(input.data_ptr<T>(), out.data_ptr<T>(), p.h.in * p.w.in, first, last); });
+    });
+  });
+}
+
 // When each output size divides its input size (a global pool among them),
 // adaptive windows are avg_pool2d's: a kernel and stride of in / out, no
 // padding. Those run on avg_pool2d's fast kernel.
@@ -446,6 +485,7 @@ std::optional<Pooling> as_regular_windows(const Pooling& adaptive) {
 void adaptive_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                   const Attrs& attrs) {
   const Pooling p = adaptive_windows(in[0].meta(), attrs);
+  if (p.h.out == 1 && p.w.out == 1) return run_global_average(context, in[0], out[0], p);
   if (const std::optional<Pooling> regular = as_regular_windows(p)) {
     return run_pool_fast<Reduce::Average>(context, in[0], out[0], *regular);
   }
