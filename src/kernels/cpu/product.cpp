@@ -113,16 +113,24 @@ void plain_product(const Product& p) {
 
 // out[r] = a . w[r * row_stride, ...] for Rows rows of w at once, sharing the
 // loads of a, in lane-wise partial sums that GCC vectorizes without
-// reassociating floats.
+// reassociating floats. 32 lanes a row keep several vectors of sums in
+// flight per row: with 16, each row's sums wait on the latency of the
+// previous multiply-add, and the MLP's 784 x 512 and 512 x 512 products took
+// 40% longer. Eight lanes at a time then cover most of the rest.
 template <int Rows>
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]]
 void dots(const float* a, const float* w, int64_t row_stride, int64_t n, float* out) {
-  constexpr int kLanes = 16;
+  constexpr int kLanes = 32, kTailLanes = 8;
   float partial[Rows][kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     for (int r = 0; r < Rows; ++r) {
       for (int l = 0; l < kLanes; ++l) partial[r][l] += a[i + l] * w[r * row_stride + i + l];
+    }
+  }
+  for (; i + kTailLanes <= n; i += kTailLanes) {
+    for (int r = 0; r < Rows; ++r) {
+      for (int l = 0; l < kTailLanes; ++l) partial[r][l] += a[i + l] * w[r * row_stride + i + l];
     }
   }
   for (int r = 0; r < Rows; ++r) {
