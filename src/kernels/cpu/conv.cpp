@@ -120,6 +120,7 @@ struct ForwardPlan {
   dnnl::convolution_forward conv;
   ConvOperand src, weights, dst;
   dnnl::memory::desc bias;  // zero when there is none
+  dnnl::memory::desc scratchpad;
 };
 
 PrimitiveCache<ForwardPlan>& forward_plans() {
@@ -154,6 +155,9 @@ ForwardPlan build_forward(const ConvDims& d, bool has_bias, Activation activatio
   append_activation_post_op(post_ops, activation);
   dnnl::primitive_attr attr;
   attr.set_post_ops(post_ops);
+  // The primitive's scratchpad comes from the caller's thread scratch: left
+  // to oneDNN, it is allocated and freed on every call.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   const dnnl::memory::desc bias = has_bias ? d.bias_md() : dnnl::memory::desc();
   auto describe = [&](tag src, tag dst) {
     return dnnl::convolution_forward::primitive_desc(
@@ -165,7 +169,8 @@ ForwardPlan build_forward(const ConvDims& d, bool has_bias, Activation activatio
   auto plan = [&](const dnnl::convolution_forward::primitive_desc& pd) {
     return ForwardPlan{dnnl::convolution_forward(pd), ConvOperand::input(d.src_md(d.plain_activations), pd.src_desc()),
                        ConvOperand::input(d.weights_md(d.plain_weights), pd.weights_desc()),
-                       ConvOperand::output(d.dst_md(d.plain_activations), pd.dst_desc()), bias};
+                       ConvOperand::output(d.dst_md(d.plain_activations), pd.dst_desc()), bias,
+                       pd.scratchpad_desc()};
   };
   const bool pointwise = std::all_of(d.weights.end() - (d.src.size() - 2), d.weights.end(),
                                      [](int64_t extent) { return extent == 1; });
@@ -179,6 +184,73 @@ ForwardPlan build_forward(const ConvDims& d, bool has_bias, Activation activatio
     }
   }
   return plan(describe(tag::any, tag::any));
+}
+
+// A plan's oneDNN memory objects and argument maps, kept per thread. oneDNN
+// allocates when it makes a memory object and frees when it destroys one,
+// about ten times for a call made from scratch, which took a third of a small
+// convolution's time; set_data_handle() points one at another buffer for free.
+struct ForwardCall {
+  std::shared_ptr<const ForwardPlan> plan;  // held, so that no other plan takes its address
+  // The caller's buffers in plain layouts, and what the convolution reads and
+  // writes: the same objects, or converted copies in the thread's scratch.
+  dnnl::memory src, weights, dst, conv_src, conv_weights, conv_dst;
+  std::unordered_map<int, dnnl::memory> args, convert_src, convert_weights, convert_dst;
+  size_t weights_offset, dst_offset, scratchpad_offset, scratch_bytes;  // in the thread's scratch
+
+  explicit ForwardCall(std::shared_ptr<const ForwardPlan> made) : plan(std::move(made)) {
+    auto unbound = [](const dnnl::memory::desc& desc) { return dnnl::memory(desc, onednn_engine(), DNNL_MEMORY_NONE); };
+    // The primitive's memory for an operand, and the conversion's arguments when it has one.
+    auto operand = [&](const ConvOperand& op, const dnnl::memory& plain, std::unordered_map<int, dnnl::memory>& convert,
+                       bool input) {
+      if (!op.convert) return plain;
+      dnnl::memory chosen = unbound(op.chosen);
+      convert = {{DNNL_ARG_FROM, input ? plain : chosen}, {DNNL_ARG_TO, input ? chosen : plain}};
+      return chosen;
+    };
+    src = unbound(plan->src.plain);
+    weights = unbound(plan->weights.plain);
+    dst = unbound(plan->dst.plain);
+    conv_src = operand(plan->src, src, convert_src, true);
+    conv_weights = operand(plan->weights, weights, convert_weights, true);
+    conv_dst = operand(plan->dst, dst, convert_dst, false);
+    args = {{DNNL_ARG_SRC, conv_src}, {DNNL_ARG_WEIGHTS, conv_weights}, {DNNL_ARG_DST, conv_dst}};
+    if (!plan->bias.is_zero()) args.emplace(DNNL_ARG_BIAS, unbound(plan->bias));
+    if (plan->scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, unbound(plan->scratchpad));
+    weights_offset = align(plan->src.scratch_bytes());
+    dst_offset = weights_offset + align(plan->weights.scratch_bytes());
+    scratchpad_offset = dst_offset + align(plan->dst.scratch_bytes());
+    scratch_bytes = scratchpad_offset + plan->scratchpad.get_size();
+  }
+
+  void run(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out, dnnl::stream& stream) {
+    auto* scratch = static_cast<uint8_t*>(thread_scratch(scratch_bytes));
+    src.set_data_handle(input.data());
+    weights.set_data_handle(weight.data());
+    dst.set_data_handle(out.data());
+    if (plan->src.convert) conv_src.set_data_handle(scratch);
+    if (plan->weights.convert) conv_weights.set_data_handle(scratch + weights_offset);
+    if (plan->dst.convert) conv_dst.set_data_handle(scratch + dst_offset);
+    if (bias.defined()) args.at(DNNL_ARG_BIAS).set_data_handle(bias.data());
+    if (plan->scratchpad.get_size() > 0) args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(scratch + scratchpad_offset);
+    if (plan->src.convert) plan->src.convert.execute(stream, convert_src);
+    if (plan->weights.convert) plan->weights.convert.execute(stream, convert_weights);
+    plan->conv.execute(stream, args);
+    if (plan->dst.convert) plan->dst.convert.execute(stream, convert_dst);
+    stream.wait();
+  }
+};
+
+// This thread's ForwardCall for `plan`, among the most recent ones.
+ForwardCall& forward_call(const std::shared_ptr<const ForwardPlan>& plan) {
+  constexpr size_t kKept = 64;
+  thread_local std::vector<std::unique_ptr<ForwardCall>> calls;  // the most recently made last
+  for (auto it = calls.rbegin(); it != calls.rend(); ++it) {
+    if ((*it)->plan == plan) return **it;
+  }
+  if (calls.size() == kKept) calls.erase(calls.begin());
+  calls.push_back(std::make_unique<ForwardCall>(plan));
+  return *calls.back();
 }
 
 // Below this many flops a convolution runs on the calling thread alone:
@@ -203,19 +275,7 @@ void onednn_conv(const KernelContext& given_context, const Tensor& input, const 
   const auto plan = forward_plans().get(key, [&] {
     return build_forward(conv_dims(p, input.shape(), weight.shape(), out.shape()), bias.defined(), activation);
   });
-  // The converted operands, one after another in this thread's scratch.
-  const size_t src_offset = 0, weights_offset = align(plan->src.scratch_bytes()),
-               dst_offset = weights_offset + align(plan->weights.scratch_bytes());
-  auto* scratch = static_cast<uint8_t*>(thread_scratch(dst_offset + plan->dst.scratch_bytes()));
-  const dnnl::memory dst = plan->dst.output_memory(out.data(), scratch + dst_offset);
-  std::unordered_map<int, dnnl::memory> args = {
-      {DNNL_ARG_SRC, plan->src.bring_in(input.data(), stream, scratch + src_offset)},
-      {DNNL_ARG_WEIGHTS, plan->weights.bring_in(weight.data(), stream, scratch + weights_offset)},
-      {DNNL_ARG_DST, dst}};
-  if (bias.defined()) args.emplace(DNNL_ARG_BIAS, dnnl::memory(plan->bias, onednn_engine(), bias.data()));
-  plan->conv.execute(stream, args);
-  plan->dst.take_out(dst, out.data(), stream);
-  stream.wait();
+  forward_call(plan).run(input, weight, bias, out, stream);
 }
 
 // out[n, o, y, x] = activation(bias[o] + sum over the taps of input * weight), in double.

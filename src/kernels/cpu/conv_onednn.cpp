@@ -45,24 +45,16 @@ ConvOperand ConvOperand::output(const dnnl::memory::desc& plain, const dnnl::mem
   return {plain, chosen, dnnl::reorder(dnnl::reorder::primitive_desc(onednn_engine(), chosen, onednn_engine(), plain))};
 }
 
-namespace {
-
-dnnl::memory scratch_memory(const dnnl::memory::desc& desc, void* scratch) {
-  return scratch ? dnnl::memory(desc, onednn_engine(), scratch) : dnnl::memory(desc, onednn_engine());
-}
-
-}  // namespace
-
-dnnl::memory ConvOperand::bring_in(const void* data, dnnl::stream& stream, void* scratch) const {
+dnnl::memory ConvOperand::bring_in(const void* data, dnnl::stream& stream) const {
   dnnl::memory user(plain, onednn_engine(), const_cast<void*>(data));
   if (!convert) return user;
-  dnnl::memory converted = scratch_memory(chosen, scratch);
+  dnnl::memory converted(chosen, onednn_engine());
   convert.execute(stream, user, converted);
   return converted;
 }
 
-dnnl::memory ConvOperand::output_memory(void* data, void* scratch) const {
-  return convert ? scratch_memory(chosen, scratch) : dnnl::memory(plain, onednn_engine(), data);
+dnnl::memory ConvOperand::output_memory(void* data) const {
+  return convert ? dnnl::memory(chosen, onednn_engine()) : dnnl::memory(plain, onednn_engine(), data);
 }
 
 void ConvOperand::take_out(const dnnl::memory& result, void* data, dnnl::stream& stream) const {

@@ -45,12 +45,11 @@ struct ConvOperand {
 
   // Bytes of scratch the conversion needs (0 when there is none).
   size_t scratch_bytes() const { return convert ? chosen.get_size() : 0; }
-  // The primitive's memory for an input at `data`: that buffer, or a
-  // converted copy in `scratch` (scratch_bytes() long; null: allocated).
-  dnnl::memory bring_in(const void* data, dnnl::stream& stream, void* scratch = nullptr) const;
+  // The primitive's memory for an input at `data`: that buffer, or a converted copy.
+  dnnl::memory bring_in(const void* data, dnnl::stream& stream) const;
   // The primitive's memory for an output at `data`: that buffer, or scratch
   // that take_out() then converts into it.
-  dnnl::memory output_memory(void* data, void* scratch = nullptr) const;
+  dnnl::memory output_memory(void* data) const;
   void take_out(const dnnl::memory& result, void* data, dnnl::stream& stream) const;
 };
 
