@@ -57,8 +57,8 @@ def test_linear(input_shape, with_bias, dtype):
 
 
 # One input row runs on dot products of 32 lanes, then 8, then one at a
-# time, four weight rows at once and then one: sizes that end in each part.
-@pytest.mark.parametrize("k, n", [(787, 13), (32, 4), (40, 5), (7, 3)])
+# time, eight or four weight rows at once and then one: sizes that end in each part.
+@pytest.mark.parametrize("k, n", [(787, 13), (32, 4), (40, 5), (7, 3), (45, 21)])
 def test_linear_of_one_row(k, n):
     inputs = random((1, k), np.float32), random((n, k), np.float32, 1), random((n,), np.float32, 2)
     check_op("aten::linear", aten.linear, *inputs, tolerance=FLOAT32_SUMS)
