@@ -73,6 +73,19 @@ def test_resnet_layer_shape_uses_threads():
         opgraph.set_num_threads(previous)
 
 
+@pytest.mark.parametrize("weight_shape", [(32, 16, 3, 3), (16, 1, 3, 3)])
+def test_conv2d_sees_weights_changed_in_place(weight_shape):
+    """Converted weights are kept from call to call: a change to the values
+    in the same buffer (a training step) must reach the next call."""
+    x, w = random((1, weight_shape[1], 14, 14), np.float32), random(weight_shape, np.float32, 1)
+    for step in range(3):
+        np.testing.assert_allclose(call("aten::conv2d", x, w, padding=1),
+                                   F.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1).numpy(),
+                                   **FLOAT32_SUMS, err_msg=f"step {step}")
+        w[step, 0, 1, 1] += 1.0
+        w *= 0.5
+
+
 @pytest.mark.parametrize(
     "inputs, attrs, message",
     [

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numbers>
 #include <string_view>
 
@@ -197,6 +198,12 @@ struct ForwardCall {
   dnnl::memory src, weights, dst, conv_src, conv_weights, conv_dst;
   std::unordered_map<int, dnnl::memory> args, convert_src, convert_weights, convert_dst;
   size_t weights_offset, dst_offset, scratchpad_offset, scratch_bytes;  // in the thread's scratch
+  // Small weights keep their conversion: a call whose weights are the bytes
+  // the previous call converted (a model's, run after run) skips converting
+  // them again, for the cost of comparing them (a third of converting).
+  static constexpr size_t kKeptWeightBytes = size_t{256} << 10;
+  Tensor kept_weights;      // the conversion; undefined when the weights are not kept
+  Tensor converted_values;  // the plain weights it was made from; undefined until then
 
   explicit ForwardCall(std::shared_ptr<const ForwardPlan> made) : plan(std::move(made)) {
     auto unbound = [](const dnnl::memory::desc& desc) { return dnnl::memory(desc, onednn_engine(), DNNL_MEMORY_NONE); };
@@ -217,8 +224,12 @@ struct ForwardCall {
     args = {{DNNL_ARG_SRC, conv_src}, {DNNL_ARG_WEIGHTS, conv_weights}, {DNNL_ARG_DST, conv_dst}};
     if (!plan->bias.is_zero()) args.emplace(DNNL_ARG_BIAS, unbound(plan->bias));
     if (plan->scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, unbound(plan->scratchpad));
+    if (plan->weights.convert && plan->weights.plain.get_size() <= kKeptWeightBytes) {
+      kept_weights = Tensor::empty({static_cast<int64_t>(plan->weights.chosen.get_size())}, DType::UInt8);
+      conv_weights.set_data_handle(kept_weights.data());
+    }
     weights_offset = align(plan->src.scratch_bytes());
-    dst_offset = weights_offset + align(plan->weights.scratch_bytes());
+    dst_offset = weights_offset + (kept_weights.defined() ? 0 : align(plan->weights.scratch_bytes()));
     scratchpad_offset = dst_offset + align(plan->dst.scratch_bytes());
     scratch_bytes = scratchpad_offset + plan->scratchpad.get_size();
   }
@@ -229,15 +240,28 @@ struct ForwardCall {
     weights.set_data_handle(weight.data());
     dst.set_data_handle(out.data());
     if (plan->src.convert) conv_src.set_data_handle(scratch);
-    if (plan->weights.convert) conv_weights.set_data_handle(scratch + weights_offset);
+    if (plan->weights.convert && !kept_weights.defined()) conv_weights.set_data_handle(scratch + weights_offset);
     if (plan->dst.convert) conv_dst.set_data_handle(scratch + dst_offset);
     if (bias.defined()) args.at(DNNL_ARG_BIAS).set_data_handle(bias.data());
     if (plan->scratchpad.get_size() > 0) args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(scratch + scratchpad_offset);
     if (plan->src.convert) plan->src.convert.execute(stream, convert_src);
-    if (plan->weights.convert) plan->weights.convert.execute(stream, convert_weights);
+    if (plan->weights.convert && !weights_already_converted(weight)) {
+      plan->weights.convert.execute(stream, convert_weights);
+    }
     plan->conv.execute(stream, args);
     if (plan->dst.convert) plan->dst.convert.execute(stream, convert_dst);
     stream.wait();
+  }
+
+  // Whether kept_weights holds `weight`'s conversion; if not, remembers
+  // `weight` as the values about to be converted into it.
+  bool weights_already_converted(const Tensor& weight) {
+    if (!kept_weights.defined()) return false;
+    if (converted_values.defined() && std::memcmp(converted_values.data(), weight.data(), weight.nbytes()) == 0) {
+      return true;
+    }
+    converted_values = weight.clone();
+    return false;
   }
 };
 
