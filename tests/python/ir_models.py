@@ -141,3 +141,15 @@ def vit(batch=2):
     config = _transformers_config("ViTConfig", image_size=32, patch_size=8, num_channels=3)
     model = LastHiddenState(transformers.ViTModel(config, add_pooling_layer=False)).eval()
     return model, (torch.randn(batch, 3, 32, 32),)
+
+
+def gated_mlp(batch=2):
+    """examples/fused_gate's model: its gate is the custom::fused_gate op of an opgraph package."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "fused_gate"))
+    from gated_mlp import GatedMLP
+
+    torch.manual_seed(0)
+    return GatedMLP(16, 32).eval(), (torch.randn(batch, 16),)
