@@ -29,6 +29,7 @@ bench: $(STAMPS)/install
 	$(PYTHON) bench/ops.py
 	$(PYTHON) bench/train_step.py
 	$(PYTHON) bench/torch_bridge.py
+	$(PYTHON) bench/models.py
 
 $(STAMPS)/apt: scripts/apt-packages.txt scripts/install-apt-packages.sh
 	scripts/install-apt-packages.sh scripts/apt-packages.txt

@@ -9,6 +9,7 @@ from pathlib import Path
 from .. import _C
 from .._C import Error
 from . import attributes, schema
+from .ir import TensorMeta
 from .names import runtime_name
 
 
@@ -33,8 +34,6 @@ def _value(meta):
 
 
 def _weight_meta(name, weight):
-    from .ir import TensorMeta
-
     return TensorMeta(name, list(weight.shape), attributes.dtype_name("weight", name, weight.dtype))
 
 
