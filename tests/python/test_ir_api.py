@@ -175,6 +175,16 @@ def test_a_model_torch_export_cannot_export_is_named():
         ir.extract_ir(DataDependent(), (torch.randn(3),))
 
 
+def test_a_size_computed_from_a_symbolic_dimension_is_an_error():
+    class ViewByBatch(nn.Module):
+        def forward(self, x):
+            return x.view(x.size(0), -1)
+
+    with pytest.raises(opgraph.Error, match=r"ViewByBatch: node 'sym_size_int\w*' \(aten.sym_size.int\) computes a "
+                                            r"SymInt.*flatten instead of view"):
+        ir.extract_ir(ViewByBatch(), (torch.randn(3, 4, 5),), dynamic_shapes=({0: torch.export.Dim("batch")},))
+
+
 @pytest.fixture(scope="module")
 def ops_without_kernels():
     """Two torch ops opgraph has no kernel for."""

@@ -44,8 +44,8 @@ def to_ir(op_type, argument, value):
 def _item_to_ir(op_type, argument, value):
     if isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool):
         raise Error(f"opgraph.ir: {op_type}: argument '{argument.name}' is computed from a symbolic size "
-                    f"({value}); a graph attribute is a fixed value: export with static shapes or compute the "
-                    f"size inside an op (flatten instead of view(x.size(0), -1))")
+                    f"({value}); a graph attribute is a fixed value: export with static shapes or compute sizes "
+                    f"inside ops (flatten instead of view(x.size(0), -1))")
     kind = argument.kind
     if kind == "ScalarType":
         return dtype_name(op_type, argument.name, value)

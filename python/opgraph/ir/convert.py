@@ -91,6 +91,11 @@ class _Converter:
             raise Error(f"opgraph.ir: {self.name}: node '{node.name}' calls {node.target}, which is not an op "
                         f"the IR can hold (a symbolic-size computation or a higher-order op); export with static "
                         f"shapes or rewrite that part of the model")
+        if not isinstance(node.meta["val"], (torch.Tensor, list, tuple)):
+            raise Error(f"opgraph.ir: {self.name}: node '{node.name}' ({node.target}) computes a "
+                        f"{type(node.meta['val']).__name__}, not a tensor: a size taken from a symbolic dimension, "
+                        f"which the graph cannot hold; export with static shapes or compute sizes inside ops "
+                        f"(flatten instead of view(x.size(0), -1))")
         node_info = self.node_info(node)
         op_type = str(node.target)
         convert = get_conversion_fn(op_type) or _default_conversion
