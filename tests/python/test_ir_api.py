@@ -250,3 +250,13 @@ def test_loading_an_opg_whose_package_is_missing_names_the_package(tmp_path):
         ir.load(tmp_path / "m.opg")
     with pytest.raises(opgraph.Error, match="op package 'no_such_package' not found"):
         opgraph.Session(str(tmp_path / "m.opg"))
+
+
+def test_decompose_gives_core_aten_ops_that_run_on_every_path():
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(16, 2)).eval()
+    x = torch.randn(2, 3, 4, 4)
+    model_ir = ir.extract_ir(model, (x,), decompose=True)
+    op_types = {node.op_type for node in model_ir.nodes}
+    assert "aten.convolution.default" in op_types and "aten.linear.default" not in op_types
+    report = ir.verify(model, (x,), ir=model_ir)
+    assert report.ok, str(report)
