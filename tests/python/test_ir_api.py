@@ -68,10 +68,10 @@ def test_default_conversion_fills_every_attribute_from_the_schema():
     conv = nodes_by_op(model_ir)["aten.conv2d.default"]
     # the FX node gives stride and padding; dilation and groups are the schema's defaults
     assert conv.attrs == {"stride": [1, 1], "padding": [1, 1], "dilation": [1, 1], "groups": 1}
-    assert [m.name for m in conv.inputs] == ["input", "p_0_weight", "p_0_bias"]
+    assert [m.name for m in conv.inputs] == ["input", "0.weight", "0.bias"]  # weights keep the state_dict's names
     assert conv.outputs == [TensorMeta("conv2d", [1, 4, 8, 8], "float32")]
-    assert sorted(model_ir.weights) == ["p_0_bias", "p_0_weight"]
-    assert torch.equal(model_ir.weights["p_0_weight"], model[0].weight)
+    assert sorted(model_ir.weights) == ["0.bias", "0.weight"]
+    assert torch.equal(model_ir.weights["0.weight"], model[0].weight)
     assert [m.name for m in model_ir.outputs] == ["relu"]
 
 
@@ -101,7 +101,7 @@ def test_lowering_gives_the_runtime_inputs_lists_nulls_and_typed_attributes():
     assert nodes["add"]["attrs"]["alpha"] == {"type": "int", "value": 1}
     linear_ir = ir.extract_ir(nn.Linear(4, 3, bias=False).eval(), (torch.randn(2, 4),))
     (linear,) = graph_nodes(linear_ir).values()
-    assert linear["inputs"] == ["input", "p_weight", None]  # Tensor? bias absent
+    assert linear["inputs"] == ["input", "weight", None]  # Tensor? bias absent
 
 
 def test_the_ir_executor_runs_every_op_through_the_aten_fallback():

@@ -60,16 +60,19 @@ class _Converter:
         state = {**self.exported.state_dict, **self.exported.constants}
         lifted = {**signature.inputs_to_parameters, **signature.inputs_to_buffers,
                   **signature.inputs_to_lifted_tensor_constants}
+        node_names = {node.name for node in self.exported.graph.nodes}
         inputs, outputs = [], []
         for node in self.exported.graph.nodes:
             if node.op == "placeholder":
-                meta = self.meta(node.name, node.meta["val"], "input")
+                # A weight is named as in the model's state_dict ("conv.weight"), unless an FX node has that name.
+                weight = lifted.get(node.name)
+                name = weight if weight is not None and weight not in node_names else node.name
+                meta = self.meta(name, node.meta["val"], "input")
                 self.metas[node.name] = meta
-                if node.name in lifted:
-                    if node.users:
-                        self.weights[node.name] = state[lifted[node.name]]
-                else:
+                if weight is None:
                     inputs.append(meta)
+                elif node.users:
+                    self.weights[name] = state[weight]
             elif node.op == "call_function":
                 self.call(node)
             elif node.op == "output":
