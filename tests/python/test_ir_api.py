@@ -260,3 +260,28 @@ def test_decompose_gives_core_aten_ops_that_run_on_every_path():
     assert "aten.convolution.default" in op_types and "aten.linear.default" not in op_types
     report = ir.verify(model, (x,), ir=model_ir)
     assert report.ok, str(report)
+
+
+def test_an_ir_of_package_ops_runs_on_the_session_and_round_trips(test_ops, tmp_path, clean_registries):
+    """Package ops lower by their opgraph schema: a multi-output op, an absent Tensor?, the package named."""
+    x, positive, negative, biased = (TensorMeta(name, [2, 3], "float32") for name in ("x", "pos", "neg", "y"))
+    nodes = [OpNode("split", "test_ops.split_sign", [x], [positive, negative], {}),
+             OpNode("bias", "test_ops.add_bias", [negative], [biased], {}, {"x": 0, "bias": None})]
+    program = IR("PackageOps", [x], [positive, biased], nodes, {})
+    register_executor("test_ops.split_sign")(lambda inputs, attrs: [inputs[0].clamp(min=0), inputs[0].clamp(max=0)])
+    register_executor("test_ops.add_bias")(lambda inputs, attrs: [inputs[0] + 0])
+
+    document = to_graph_dict(program)
+    assert document["packages"] == ["opgraph_test_ops"]
+    assert [node["inputs"] for node in document["nodes"]] == [["x"], ["neg", None]]
+    assert document["nodes"][0]["outputs"] == ["pos", "neg"]
+    value = torch.randn(2, 3)
+    expected = IRExecutor(program).run(value)
+    actual = program.to_session(package_paths=[test_ops.parent]).run(value)
+    for a, e in zip(actual, expected, strict=True):
+        np.testing.assert_array_equal(a, e.numpy())
+
+    program.save(tmp_path / "package_ops.opg")
+    loaded = ir.load(tmp_path / "package_ops.opg", package_paths=[test_ops.parent])
+    assert [n.op_type for n in loaded.nodes] == ["test_ops.split_sign.default", "test_ops.add_bias.default"]
+    assert loaded.nodes[1].tensor_args == {"x": 0, "bias": None}
