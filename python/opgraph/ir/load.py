@@ -1,5 +1,6 @@
-"""``load``: an .opg file back into an IR, with value shapes from the
-runtime's shape functions (so the graph's op packages are loaded first)."""
+"""``load``: an .opg file back into an IR. The shapes of the values between
+nodes come from the runtime's shape functions, so the graph's op packages are
+loaded first, and every op must be one the runtime has."""
 
 import json
 from pathlib import Path

@@ -82,9 +82,8 @@ def _from_torch(argument):
 
 
 def _from_opgraph(argument):
-    spelling = argument.type
-    optional = spelling.endswith("?")
-    base, _, rest = spelling.rstrip("?").partition("[")
-    return Argument(argument.name, _base_kind(base.rstrip("?")), bool(rest), optional or base.endswith("?"),
-                    argument.kwarg_only, argument.has_default, argument.default if argument.has_default else None,
-                    spelling)
+    """From opgraph's spelling: "int[2]?", "Tensor?[]", "SymInt"."""
+    element, _, size = argument.type.partition("[")
+    optional = argument.type.endswith("?") or element.endswith("?")
+    return Argument(argument.name, _base_kind(element.rstrip("?")), bool(size), optional, argument.kwarg_only,
+                    argument.has_default, argument.default if argument.has_default else None, argument.type)
