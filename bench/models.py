@@ -38,9 +38,15 @@ def onnx_session(model, inputs, threads):
     import onnxruntime
 
     buffer = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, inputs, buffer, dynamo=False)
+    # The TorchScript exporter has no ONNX form of nn.TransformerEncoder's fused fast path.
+    fastpath = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, inputs, buffer, dynamo=False)
+    finally:
+        torch.backends.mha.set_fastpath_enabled(fastpath)
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
