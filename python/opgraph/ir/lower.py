@@ -46,7 +46,11 @@ def _node(node):
             if node.tensor_args:
                 where = node.tensor_args.get(argument.name)
                 if isinstance(where, list):
-                    inputs.append([None if i is None else names[i] for i in where])
+                    if None in where:
+                        raise Error(f"opgraph.ir: node '{node.name}' ({node.op_type}): argument '{argument.name}' "
+                                    f"has an absent (None) element; a list input of the runtime's graph holds value "
+                                    f"names only")
+                    inputs.append([names[i] for i in where])
                 else:
                     inputs.append(None if where is None else names[where])
             else:  # the inputs follow the tensor arguments in order
