@@ -75,7 +75,7 @@ def test_one_opg_with_a_symbolic_batch_runs_at_batch_1_and_17(tmp_path, name):
         np.testing.assert_allclose(actual, expected.numpy(), **TOLERANCE)
 
 
-def test_the_seed_conversion_and_executor_of_fused_gate_are_used():
+def test_the_registered_conversion_and_executor_of_fused_gate_are_used():
     model, inputs = ir_models.gated_mlp()  # puts examples/fused_gate on sys.path
     import my_custom_ops  # noqa: F401
 
