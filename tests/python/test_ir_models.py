@@ -9,6 +9,7 @@ import ir_models
 import opgraph
 from opgraph import ir
 from opgraph.ir.lower import to_graph_dict
+from opgraph.ir.ops import get_execution_fn
 
 TOLERANCE = dict(rtol=1e-4, atol=1e-4)
 NEEDS_ATEN_OPS = pytest.mark.xfail(
@@ -77,11 +78,12 @@ def test_one_opg_with_a_symbolic_batch_runs_at_batch_1_and_17(tmp_path, name):
 
 def test_the_registered_conversion_and_executor_of_fused_gate_are_used():
     model, inputs = ir_models.gated_mlp()  # puts examples/fused_gate on sys.path
-    import my_custom_ops  # noqa: F401
+    import my_custom_ops
 
     model_ir = ir.extract_ir(model, inputs)
     (gate,) = [n for n in model_ir.nodes if "fused_gate" in n.op_type]
     assert gate.op_type == "custom.fused_gate"  # the registered conversion's spelling
+    assert get_execution_fn(gate.op_type) is my_custom_ops.execute_fused_gate
     assert to_graph_dict(model_ir)["packages"] == ["fused_gate"]
     report = ir.verify(model, inputs, ir=model_ir)
     assert report.ok, str(report)
