@@ -2,6 +2,7 @@
 // checks, packages, concurrency, memory plans and profiles.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -167,6 +168,31 @@ TEST(Session, OutputsAreTheCallersOwn) {
   EXPECT_TRUE(same_values(outputs[2], x));
   EXPECT_FALSE(outputs[3].shares_storage_with(w));
   EXPECT_TRUE(same_values(outputs[3], w));
+}
+
+TEST(Session, ReusedWorkspacesKeepNothingOfTheCaller) {
+  // h is an output and also feeds the next node; r lives in the arena.
+  const Graph graph = Graph::from_json(R"({"inputs": [{"name": "x", "dtype": "float32", "shape": [6]}],
+    "outputs": [{"name": "h"}, {"name": "y"}],
+    "nodes": [{"name": "relu", "op_type": "aten::relu", "inputs": ["x"], "outputs": ["h"]},
+              {"name": "twice", "op_type": "aten::add.Tensor", "inputs": ["h", "h"], "outputs": ["r"]},
+              {"name": "more", "op_type": "aten::add.Tensor", "inputs": ["r", "h"], "outputs": ["y"]}]})");
+  const Session session(graph, {});
+  const Tensor first_x = random_tensor({6}, 1), second_x = random_tensor({6}, 2);
+  const std::vector<Tensor> first = session.run(std::vector<Tensor>{first_x});
+  const std::vector<Tensor> first_values = {first[0].clone(), first[1].clone()};
+  const std::vector<Tensor> second = session.run(std::vector<Tensor>{second_x});
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_TRUE(same_values(first[k], first_values[k])) << "output " << k << " changed by the next run";
+    EXPECT_FALSE(first[k].shares_storage_with(second[k]));
+    EXPECT_EQ(second[k].storage_use_count(), 1) << "output " << k << " is still held by the session";
+  }
+  for (int64_t i = 0; i < 6; ++i) {
+    const float h = std::max(second_x.data_ptr<float>()[i], 0.0f);
+    EXPECT_EQ(second[0].data_ptr<float>()[i], h);
+    EXPECT_EQ(second[1].data_ptr<float>()[i], 3 * h);
+  }
+  EXPECT_EQ(second_x.storage_use_count(), 1) << "the input is still held by the session";
 }
 
 TEST(Session, ChecksTheWeights) {
