@@ -8,11 +8,13 @@ itself is a few nanoseconds, so the time per node is what the run loop costs.
 Batch-1 latency: a 3-layer MLP (784-512-512-10) and a small CNN, built as
 opgraph graphs with the weights of the torch model, against torch eager and
 ONNX Runtime on the model exported with torch.onnx; outputs are checked to
-agree first. Each library runs with the same thread count; calls alternate
-between the libraries so that all see the same load, and each row is the
-best of several rounds' median. Ratios above 1 mean opgraph is faster.
+agree first. Each library runs with the same thread count, in blocks of calls
+that alternate between the libraries round after round (see per_call); each
+figure is the best of the rounds' medians. Ratios above 1 mean opgraph is
+faster.
 """
 import argparse
+import gc
 import os
 import re
 import shutil
@@ -40,24 +42,32 @@ CHAIN = 1000
 
 
 def per_call(functions, rounds=5, budget=0.3):
-    """Seconds per call of each function: the calls alternate, and each
-    function's figure is the smallest of `rounds` medians."""
+    """Seconds per call of each function: in each round, each function runs a
+    block of calls in a row (a model served call after call, its weights warm
+    in the caches and its own threads spinning between calls, not another
+    library's), and its figure is the smallest of its rounds' medians. The
+    rounds interleave the functions so that all see the same machine load."""
     for fn in functions:
         fn()
     start = time.perf_counter()
     for fn in functions:
         fn()
     once = time.perf_counter() - start
-    repeats = max(5, min(200, int(budget / max(once, 1e-9))))
+    repeats = max(5, min(500, int(budget / max(once, 1e-9))))
     best = [float("inf")] * len(functions)
+    # A collection of torch's millions of objects, started by whichever call
+    # allocates at the wrong time, would be timed as that call's (timeit does the same).
+    gc.disable()
     for _ in range(rounds):
-        samples = [[] for _ in functions]
-        for _ in range(repeats):
-            for fn, times in zip(functions, samples):
+        for k, fn in enumerate(functions):
+            fn()
+            times = []
+            for _ in range(repeats):
                 start = time.perf_counter()
                 fn()
                 times.append(time.perf_counter() - start)
-        best = [min(b, statistics.median(times)) for b, times in zip(best, samples)]
+            best[k] = min(best[k], statistics.median(times))
+    gc.enable()
     return best
 
 

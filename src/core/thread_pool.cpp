@@ -18,10 +18,25 @@ thread_local bool inside_chunk = false;
 // other work (oneDNN's own threads, other processes) could use.
 constexpr auto kSpin = std::chrono::microseconds(50);
 
-void relax() {
+// Tells the core this thread is polling (and lets a sibling hyperthread run).
+void cpu_pause() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
+}
+
+// Polls until done() holds: the other threads' parts of a job take
+// microseconds, but a thread holding one may have been descheduled, so every
+// so often the core is offered to it.
+template <typename Done>
+void wait_until(const Done& done) {
+  for (unsigned polls = 1; !done(); ++polls) {
+    if (polls % 1024 == 0) {
+      std::this_thread::yield();
+    } else {
+      cpu_pause();
+    }
+  }
 }
 
 }  // namespace
@@ -64,7 +79,7 @@ bool ThreadPool::wait_for_job(uint64_t& seen) {
       seen = generation;
       return true;
     }
-    relax();
+    cpu_pause();
     if (polls % 64 == 0 && std::chrono::steady_clock::now() > deadline) break;
   }
   std::unique_lock<std::mutex> lock(sleep_mutex_);
@@ -105,7 +120,7 @@ void ThreadPool::parallel_for(int64_t begin, int64_t end, int64_t grain, const T
   }
   const uint64_t writing = generation_.load(std::memory_order_relaxed) + 1;
   generation_ = writing;
-  while (active_.load() != 0) relax();  // a worker still looking at the previous job
+  wait_until([&] { return active_.load() == 0; });  // a worker still looking at the previous job
   task_ = &task;
   begin_ = begin;
   end_ = end;
@@ -119,13 +134,7 @@ void ThreadPool::parallel_for(int64_t begin, int64_t end, int64_t grain, const T
     wake_.notify_all();
   }
   run_chunks();
-  for (unsigned polls = 1; finished_chunks_.load(std::memory_order_acquire) < chunks; ++polls) {
-    if (polls % 1024 == 0) {
-      std::this_thread::yield();  // a worker holding a chunk was descheduled
-    } else {
-      relax();
-    }
-  }
+  wait_until([&] { return finished_chunks_.load(std::memory_order_acquire) == chunks; });
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
