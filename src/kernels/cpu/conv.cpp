@@ -235,7 +235,14 @@ struct ForwardCall {
   }
 
   void run(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out, dnnl::stream& stream) {
-    auto* scratch = static_cast<uint8_t*>(thread_scratch(scratch_bytes));
+    // A large convolution's scratch lives for its call alone: allocating is
+    // nothing next to its work, and the thread would hold the memory for good.
+    constexpr size_t kKeptScratchBytes = size_t{4} << 20;
+    Tensor call_scratch;
+    if (scratch_bytes > kKeptScratchBytes) {
+      call_scratch = Tensor::empty({static_cast<int64_t>(scratch_bytes)}, DType::UInt8);
+    }
+    auto* scratch = static_cast<uint8_t*>(call_scratch.defined() ? call_scratch.data() : thread_scratch(scratch_bytes));
     src.set_data_handle(input.data());
     weights.set_data_handle(weight.data());
     dst.set_data_handle(out.data());
