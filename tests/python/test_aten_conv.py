@@ -87,7 +87,7 @@ def test_conv2d_sees_weights_changed_in_place(weight_shape):
 
 
 def test_conv2d_with_more_scratch_than_a_thread_keeps():
-    """The input and output converted for oneDNN take 6.5 MiB, over the 4 MiB: scratch of the call's own."""
+    """The input and output converted for oneDNN take 6.5 MiB, more than a thread keeps: the call has its own."""
     x, w = random((2, 16, 160, 160), np.float32), random((16, 16, 3, 3), np.float32, 1) * 0.1
     np.testing.assert_allclose(call("aten::conv2d", x, w, padding=1),
                                F.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1).numpy(), **FLOAT32_SUMS)
