@@ -58,16 +58,18 @@ def per_call(functions, rounds=5, budget=0.3):
     # A collection of torch's millions of objects, started by whichever call
     # allocates at the wrong time, would be timed as that call's (timeit does the same).
     gc.disable()
-    for _ in range(rounds):
-        for k, fn in enumerate(functions):
-            fn()
-            times = []
-            for _ in range(repeats):
-                start = time.perf_counter()
+    try:
+        for _ in range(rounds):
+            for k, fn in enumerate(functions):
                 fn()
-                times.append(time.perf_counter() - start)
-            best[k] = min(best[k], statistics.median(times))
-    gc.enable()
+                times = []
+                for _ in range(repeats):
+                    start = time.perf_counter()
+                    fn()
+                    times.append(time.perf_counter() - start)
+                best[k] = min(best[k], statistics.median(times))
+    finally:
+        gc.enable()
     return best
 
 
@@ -166,8 +168,8 @@ def opgraph_graph(model, input_shape):
     return graph
 
 
-def onnx_session(model, x, threads, folder):
-    path = Path(folder) / f"{type(model).__name__}_{x.dim()}.onnx"
+def onnx_session(model, x, threads, path):
+    """An ONNX Runtime session on `model` exported to `path` (once)."""
     if not path.exists():
         # The TorchScript-based exporter: the torch.export-based one needs onnxscript as well.
         with warnings.catch_warnings():
@@ -190,7 +192,7 @@ def model_rows(name, model, input_shape, folder, thread_counts):
     for threads in thread_counts:
         torch.set_num_threads(threads)
         session = opgraph.Session(graph.to_graph(), weights=graph.constants, threads=threads)
-        ort = onnx_session(model, x_torch, threads, folder)
+        ort = onnx_session(model, x_torch, threads, Path(folder) / f"{name.split()[0].lower()}.onnx")
         (ours,) = session.run(x)
         (theirs,) = ort.run(None, {"x": x})
         np.testing.assert_allclose(ours, expected, rtol=1e-4, atol=1e-5)
