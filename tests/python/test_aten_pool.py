@@ -138,6 +138,18 @@ def check_gradient(op, grad, x, expected, **attrs):
     np.testing.assert_allclose(fast, reference, **tol)
 
 
+@pytest.mark.parametrize("shape", [(2, 3, 5, 7), (4, 16, 8, 8)])
+def test_max_pool2d_backward_2x2_ties_and_nan(shape):
+    """2x2 windows have a kernel of their own: ties go to the window's first
+    maximum and a NaN takes the gradient, as in torch; odd last rows and
+    columns get none."""
+    x = np.random.default_rng(3).integers(0, 3, shape).astype(np.float32)
+    x[0, 0, 1, 1] = x[1, 2, 2, 3] = np.nan
+    attrs = dict(kernel_size=2, stride=2)
+    grad, expected = autograd_pool(lambda t: F.max_pool2d(t, **attrs), x, np.float32)
+    check_gradient("opgraph::max_pool2d_backward", grad, x, expected, **attrs)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode", POOL_CASES)
 @pytest.mark.parametrize("dilation", [1, 2])
