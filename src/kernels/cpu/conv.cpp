@@ -284,22 +284,9 @@ ForwardCall& forward_call(const std::shared_ptr<const ForwardPlan>& plan) {
   return *calls.back();
 }
 
-// Below this many flops a convolution runs on the calling thread alone:
-// waking oneDNN's OpenMP threads and splitting the work cost more than they
-// save (a 16 -> 32 channel 3x3 convolution on 14x14 pixels took three times
-// as long on two threads as on one).
-constexpr int64_t kSmallConvFlops = 8'000'000;
-
-const KernelContext& conv_context(const KernelContext& context, const Tensor& weight, const Tensor& out) {
-  static ThreadPool calling_thread(1);
-  static const KernelContext alone{&calling_thread};
-  const int64_t flops = 2 * out.numel() * (weight.numel() / weight.size(0));
-  return flops < kSmallConvFlops ? alone : context;
-}
-
 void onednn_conv(const KernelContext& given_context, const Tensor& input, const Tensor& weight, const Tensor& bias,
                  const Tensor& out, const ConvParams& p, Activation activation) {
-  const KernelContext& context = conv_context(given_context, weight, out);
+  const KernelContext& context = context_for_work(given_context, conv_flops(weight, out.shape()));
   dnnl::stream stream = onednn_stream(context);  // first: sets the thread count the plan is built for
   std::vector<int64_t> key = conv_key(context, input, weight, bias.defined(), p);
   key.push_back(static_cast<int64_t>(activation));

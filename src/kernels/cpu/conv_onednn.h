@@ -28,6 +28,15 @@ struct ConvDims {
 
 ConvDims conv_dims(const ConvParams& p, const Shape& input, const Shape& weight, const Shape& out);
 
+// Twice the multiply-adds of a convolution with this weight and output (its
+// input gradient and weight gradient cost as much each): what decides
+// whether it is worth threads (context_for_work).
+inline int64_t conv_flops(const Tensor& weight, const Shape& out) {
+  int64_t points = 1;
+  for (int64_t extent : out) points *= extent;
+  return 2 * points * (weight.numel() / weight.size(0));
+}
+
 // What a convolution's primitives are cached under: the thread count, the
 // operand shapes and the parameters.
 std::vector<int64_t> conv_key(const KernelContext& context, const Tensor& input, const Tensor& weight, bool has_bias,

@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/cpu/primitive_cache.h"
+#include "opgraph/core/thread_pool.h"
 #include "opgraph/registry/registry.h"
 
 namespace opgraph::kernels {
@@ -24,6 +25,25 @@ inline dnnl::stream onednn_stream(const KernelContext& context) {
   omp_set_num_threads(context.pool->num_threads());
   thread_local const dnnl::stream stream(onednn_engine());
   return stream;
+}
+
+// Below this many flops a oneDNN call runs on the calling thread alone:
+// waking oneDNN's OpenMP threads and splitting the work cost more than they
+// save (a 16 -> 32 channel 3x3 convolution on 14x14 pixels took three times
+// as long on two threads as on one; a training step of a small CNN at batch
+// 32 took 20x as long on two busy cores as on one).
+inline constexpr int64_t kSmallWorkFlops = 8'000'000;
+
+// A context whose pool is the calling thread alone.
+inline const KernelContext& calling_thread_context() {
+  static ThreadPool calling_thread(1);
+  static const KernelContext alone{&calling_thread};
+  return alone;
+}
+
+// `context`, or the calling thread's when the call's work is small.
+inline const KernelContext& context_for_work(const KernelContext& context, int64_t flops) {
+  return flops < kSmallWorkFlops ? calling_thread_context() : context;
 }
 
 // The primitive for `key` in `cache`, made by create() on first use. oneDNN
