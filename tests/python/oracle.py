@@ -1,4 +1,6 @@
 """Holding a built-in op to its reference implementation and to PyTorch."""
+import re
+
 import numpy as np
 import torch
 
@@ -35,3 +37,11 @@ def check_op(name, torch_fn, *inputs, tolerance=None, **attrs):
         np.testing.assert_allclose(ref, want, **tol, err_msg=f"{name}: reference vs torch")
         np.testing.assert_allclose(got, ref, **tol, err_msg=f"{name}: fast kernel vs reference")
     return fast
+
+
+def aten_schema(overload):
+    """ATen's schema of a torch.ops.aten overload as opgraph writes it: floats
+    keep a digit after the point (0.0, where ATen prints 0.) and MemoryFormat
+    defaults are names (contiguous_format, where ATen prints the enum's 0)."""
+    text = re.sub(r"=(-?\d+)\.(?=[,)])", r"=\1.0", str(overload._schema))
+    return text.replace("memory_format=0", "memory_format=contiguous_format")
