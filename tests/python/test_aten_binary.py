@@ -203,6 +203,36 @@ def test_incompatible_shapes_name_both():
         call("aten::mul.Tensor", np.ones((2, 3)), np.ones(2))
 
 
+# An exported graph carries Python numbers as 0-d tensors (float64 or int64):
+# they take the tensor's dtype, as PyTorch's wrapped numbers do.
+WRAPPED_NUMBERS = {
+    "float32 * float64 number": (np.float32, (2, 7), np.array(0.044715)),
+    "float32 + int64 number": (np.float32, (3,), np.array(1)),
+    "int64 - int64 number": (np.int64, (2, 1), np.array(1)),
+    "int32 + int64 number": (np.int32, (4,), np.array(-3)),
+    "float64 number / float32": (np.float32, None, np.array(2.5)),
+}
+
+
+@pytest.mark.parametrize("case", WRAPPED_NUMBERS)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_zero_dim_numbers_take_the_tensor_dtype(op, case):
+    dtype, shape, number = WRAPPED_NUMBERS[case]
+    name, torch_fn, attrs = OPS[op]
+    if op == "div" and np.issubdtype(dtype, np.integer):
+        return  # true division of integers changes the dtype
+    if shape is None:  # the number first
+        check_op(name, torch_fn, number, sample((3, 4), dtype, divisor=True), **attrs)
+    else:
+        check_op(name, lambda a, b: torch_fn(a, b.item()), sample(shape, dtype), number, **attrs)
+
+
+def test_float_number_with_integer_tensor_is_refused():
+    with pytest.raises(opgraph.Error, match=r"aten::mul.Tensor: other: expected int64 like self \(there is no type "
+                                            r"promotion\), got float64"):
+        call("aten::mul.Tensor", np.ones(3, dtype=np.int64), np.array(0.5))
+
+
 def test_rejects_mismatched_dtypes():
     with pytest.raises(opgraph.Error, match="aten::add.Tensor: other: expected float32 like self .*got float64"):
         call("aten::add.Tensor", np.ones(3, dtype=np.float32), np.ones(3))

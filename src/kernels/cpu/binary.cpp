@@ -3,13 +3,16 @@
 // folds a gradient back onto the shape an input was broadcast from.
 //
 // There is no type promotion: both operands have one dtype, and the result
-// has it too.
+// has it too. The one exception is a 0-d operand, how an exported graph
+// carries a Python number (x * 0.5, positions + 1): it takes the other
+// operand's dtype, as PyTorch's wrapped numbers do, unless a floating-point
+// number meets an integer tensor, which PyTorch would promote to float.
 #include <algorithm>
 #include <array>
 #include <type_traits>
 #include <vector>
 
-#include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -160,19 +163,38 @@ void broadcast_reference(Operand<T> a, Operand<T> b, const Tensor& out, Fn fn) {
   }
 }
 
+DType result_dtype(const TensorMeta& self, const TensorMeta& other) {
+  if (self.dtype == other.dtype) return self.dtype;
+  const auto takes_dtype_of = [](const TensorMeta& number, const TensorMeta& tensor) {
+    return number.dim() == 0 && (is_floating_point(tensor.dtype) || !is_floating_point(number.dtype));
+  };
+  if (takes_dtype_of(other, self)) return self.dtype;
+  if (takes_dtype_of(self, other)) return other.dtype;
+  throw Error(detail::concat("other: expected ", dtype_name(self.dtype),
+                             " like self (there is no type promotion), got ", dtype_name(other.dtype)));
+}
+
+// `t` as an operand of type T: its data, or its one element converted into `storage`.
+template <typename T>
+Operand<T> operand(const Tensor& t, T& storage) {
+  if (t.dtype() == dtype_of<T>) return {t.data_ptr<const T>(), t.shape()};
+  storage = element_as<T>(t);
+  return {&storage, {}};
+}
+
 // The second operand is the tensor `other`, or with kScalar the Scalar `other`.
 template <typename Op, bool kScalar, bool kReference>
 void binary_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                    const Attrs& attrs) {
   dispatch_arithmetic(outputs[0].dtype(), Op::integers, "self", [&](auto zero) {
     using T = decltype(zero);
-    const Operand<T> a{inputs[0].data_ptr<const T>(), inputs[0].shape()};
-    T scalar{};
+    T self_number{}, scalar{};
+    const Operand<T> a = operand(inputs[0], self_number);
     Operand<T> b{&scalar, {}};
     if constexpr (kScalar) {
       scalar = scalar_attr<T>(attrs, "other");
     } else {
-      b = {inputs[1].data_ptr<const T>(), inputs[1].shape()};
+      b = operand(inputs[1], scalar);
     }
     if constexpr (kReference) {
       broadcast_reference(a, b, outputs[0], Op::template make<T>(attrs));
@@ -185,19 +207,13 @@ void binary_kernel(const KernelContext& context, std::span<const Tensor> inputs,
 template <typename Op, bool kScalar>
 std::vector<TensorMeta> binary_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
   const TensorMeta& self = *inputs[0];
-  Shape shape = self.shape;
-  dispatch_arithmetic(self.dtype, Op::integers, "self", [&](auto zero) {
+  const DType dtype = kScalar ? self.dtype : result_dtype(self, *inputs[1]);
+  dispatch_arithmetic(dtype, Op::integers, "self", [&](auto zero) {
     using T = decltype(zero);
     static_cast<void>(Op::template make<T>(attrs));  // checks alpha
     if constexpr (kScalar) static_cast<void>(scalar_attr<T>(attrs, "other"));
   });
-  if constexpr (!kScalar) {
-    const TensorMeta& other = *inputs[1];
-    OPGRAPH_CHECK(other.dtype == self.dtype, "other: expected ", dtype_name(self.dtype),
-                  " like self (there is no type promotion), got ", dtype_name(other.dtype));
-    shape = broadcast_shapes(self.shape, other.shape);
-  }
-  return {{self.dtype, std::move(shape)}};
+  return {{dtype, kScalar ? self.shape : broadcast_shapes(self.shape, inputs[1]->shape)}};
 }
 
 template <typename Op, bool kScalar>
