@@ -103,6 +103,9 @@ GEMM_SHAPES = [(1, 4096, 4096), (64, 1024, 1024), (1024, 1024, 1024)]  # (M, N, 
 def bench_gemm():
     for m, n, k in GEMM_SHAPES:
         compare(f"mm ({m}, {n}, {k})", "aten::mm", torch.mm, [random(m, k), random(k, n)], 2 * m * n * k)
+    # One decoded token's heads against a shared weight: size-1 dims of every kind.
+    compare("matmul (1, 12, 1, 64) @ (64, 1024)", "aten::matmul", torch.matmul, [random(1, 12, 1, 64),
+                                                                               random(64, 1024)], 2 * 12 * 64 * 1024)
     # A dense layer's forward: opgraph fuses the bias and relu into the product.
     for m, n, k in GEMM_SHAPES:
         compare(f"gemm+bias+relu ({m}, {n}, {k})", "opgraph::gemm", lambda a, b, bias: F.relu(torch.addmm(bias, a, b)),

@@ -24,6 +24,7 @@ def sdpa(**attrs):
 SHAPES = {
     "bert": ((2, 4, 7, 8), (2, 4, 7, 8), (2, 4, 7, 8)),
     "one-row": ((1, 2, 1, 16), (1, 2, 9, 16), (1, 2, 9, 16)),
+    "decode": ((2, 3, 2, 32), (2, 3, 40, 32), (2, 3, 40, 24)),
     "one-key": ((1, 1, 5, 4), (1, 1, 1, 4), (1, 1, 1, 3)),
     "long": ((1, 2, 67, 8), (1, 2, 45, 8), (1, 2, 45, 12)),
     "3d": ((3, 5, 8), (3, 6, 8), (3, 6, 2)),
@@ -41,7 +42,7 @@ def test_matches_torch(shapes, dtype):
     check_op(NAME, sdpa(), q, k, v, tolerance=TOLERANCE[dtype])
 
 
-@pytest.mark.parametrize("shapes", ["bert", "long", "one-key"])
+@pytest.mark.parametrize("shapes", ["bert", "long", "one-key", "decode"])
 def test_causal_and_scale(shapes):
     q, k, v = (sample(shape, seed=seed) for seed, shape in enumerate(SHAPES[shapes]))
     check_op(NAME, sdpa(is_causal=True), q, k, v, is_causal=True, tolerance=TOLERANCE[np.float32])

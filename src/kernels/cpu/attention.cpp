@@ -221,6 +221,21 @@ void tile_product(const T* a, int64_t lda, const T* b, int64_t ldb, int64_t dept
   }
 }
 
+// sum over e < n of a[e] * b[e], for n a multiple of kTileCols.
+template <typename T>
+T dot(const T* a, const T* b, int64_t n) {
+  TileRow<T> sum{};
+  for (int64_t e = 0; e < n; e += kTileCols) {
+    TileRow<T> x, y;
+    std::memcpy(&x, a + e, sizeof x);
+    std::memcpy(&y, b + e, sizeof y);
+    sum += x * y;
+  }
+  T total = 0;
+  for (int64_t c = 0; c < kTileCols; ++c) total += sum[c];
+  return total;
+}
+
 // Scratch for one task, reused across the tasks of a thread.
 template <typename T>
 struct Scratch {
@@ -274,19 +289,26 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
   for (int64_t r = 0; r < tile_rows; ++r) {
     for (int64_t e = 0; e < E; ++e) query[r * E + e] = r < rows ? q[(i0 + r) * E + e] * static_cast<T>(a.scale) : 0;
   }
-  // k^T, so that score tiles read contiguous rows of it.
-  T* key_t = scratch.key_t.data();
-  for (int64_t j = 0; j < S; ++j) {
-    for (int64_t e = 0; e < E; ++e) key_t[e * ldk + j] = k[j * E + e];
-  }
-  for (int64_t e = 0; e < E; ++e) std::fill(key_t + e * ldk + S, key_t + e * ldk + round_up(S, kTileCols), T(0));
-
   T* scores = scratch.scores.data();
   TileRow<T> tile[kTileRows];
-  for (int64_t r0 = 0; r0 < tile_rows; r0 += kTileRows) {
-    for (int64_t j0 = 0; j0 < S; j0 += kTileCols) {
-      tile_product(query + r0 * E, E, key_t + j0, ldk, E, tile);
-      for (int64_t r = 0; r < kTileRows; ++r) std::memcpy(scores + (r0 + r) * ldk + j0, &tile[r], sizeof tile[r]);
+  if (rows < kTileRows && E % kTileCols == 0) {
+    // A row or two (decoding one token): transposing k would cost more than
+    // the product. Each score is a dot product along k's contiguous rows.
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < S; ++j) scores[r * ldk + j] = dot(query + r * E, k + j * E, E);
+    }
+  } else {
+    // k^T, so that score tiles read contiguous rows of it.
+    T* key_t = scratch.key_t.data();
+    for (int64_t j = 0; j < S; ++j) {
+      for (int64_t e = 0; e < E; ++e) key_t[e * ldk + j] = k[j * E + e];
+    }
+    for (int64_t e = 0; e < E; ++e) std::fill(key_t + e * ldk + S, key_t + e * ldk + round_up(S, kTileCols), T(0));
+    for (int64_t r0 = 0; r0 < tile_rows; r0 += kTileRows) {
+      for (int64_t j0 = 0; j0 < S; j0 += kTileCols) {
+        tile_product(query + r0 * E, E, key_t + j0, ldk, E, tile);
+        for (int64_t r = 0; r < kTileRows; ++r) std::memcpy(scores + (r0 + r) * ldk + j0, &tile[r], sizeof tile[r]);
+      }
     }
   }
 
