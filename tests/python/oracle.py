@@ -4,6 +4,7 @@ import re
 import numpy as np
 import torch
 
+import opgraph
 from opgraph.ops import call, call_reference
 
 TOLERANCE = {
@@ -45,3 +46,9 @@ def aten_schema(overload):
     defaults are names (contiguous_format, where ATen prints the enum's 0)."""
     text = re.sub(r"=(-?\d+)\.(?=[,)])", r"=\1.0", str(overload._schema))
     return text.replace("memory_format=0", "memory_format=contiguous_format")
+
+
+def assert_schema_is_aten(name, overload="default"):
+    """The registry's aten::<name>[.<overload>] has ATen's schema."""
+    qualified = f"aten::{name}" if overload == "default" else f"aten::{name}.{overload}"
+    assert str(opgraph.op_schema(qualified)) == aten_schema(getattr(getattr(torch.ops.aten, name), overload))
