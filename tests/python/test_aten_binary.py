@@ -46,6 +46,8 @@ OPS = {
     "sub-alpha": ("aten::sub.Tensor", lambda a, b: torch.sub(a, b, alpha=3), {"alpha": 3}),
     "mul": ("aten::mul.Tensor", torch.mul, {}),
     "div": ("aten::div.Tensor", torch.div, {}),
+    "maximum": ("aten::maximum", torch.maximum, {}),
+    "minimum": ("aten::minimum", torch.minimum, {}),
 }
 
 
@@ -188,6 +190,7 @@ def test_sum_to_size_folds_broadcast_gradients(shapes):
 @pytest.mark.parametrize("name, overload", [
     ("add", "Tensor"), ("sub", "Tensor"), ("mul", "Tensor"), ("div", "Tensor"),
     ("add", "Scalar"), ("sub", "Scalar"), ("mul", "Scalar"), ("div", "Scalar"), ("sum_to_size", "default"),
+    ("maximum", "default"), ("minimum", "default"),
 ])
 def test_schema_is_aten(name, overload):
     schema = str(getattr(getattr(torch.ops.aten, name), overload)._schema)
@@ -231,6 +234,14 @@ def test_float_number_with_integer_tensor_is_refused():
     with pytest.raises(opgraph.Error, match=r"aten::mul.Tensor: other: expected int64 like self \(there is no type "
                                             r"promotion\), got float64"):
         call("aten::mul.Tensor", np.ones(3, dtype=np.int64), np.array(0.5))
+
+
+def test_maximum_and_minimum_propagate_nan():
+    a = np.array([np.nan, 1.0, 2.0, np.nan, -np.inf], np.float32)
+    b = np.array([0.0, np.nan, 3.0, np.nan, 5.0], np.float32)
+    check_op("aten::maximum", torch.maximum, a, b)
+    check_op("aten::minimum", torch.minimum, a, b)
+    check_op("aten::maximum", torch.maximum, sample((3, 1), np.int64, seed=1), sample((4,), np.int64, seed=2))
 
 
 def test_rejects_mismatched_dtypes():

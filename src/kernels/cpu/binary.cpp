@@ -67,6 +67,21 @@ struct Mul {
     return [](T a, T b) { return static_cast<T>(a * b); };
   }
 };
+// maximum and minimum propagate NaN from either side, as PyTorch's do.
+struct Maximum {
+  static constexpr bool integers = true;
+  template <typename T>
+  static auto make(const Attrs&) {
+    return [](T a, T b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); };
+  }
+};
+struct Minimum {
+  static constexpr bool integers = true;
+  template <typename T>
+  static auto make(const Attrs&) {
+    return [](T a, T b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); };
+  }
+};
 struct Div {
   static constexpr bool integers = false;
   template <typename T>
@@ -292,6 +307,8 @@ void register_binary_ops(Registry& registry) {
                             "opgraph::sub_backward");
   define_binary<Mul, false>(registry, "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", "opgraph::mul_backward");
   define_binary<Div, false>(registry, "aten::div.Tensor(Tensor self, Tensor other) -> Tensor");
+  define_binary<Maximum, false>(registry, "aten::maximum(Tensor self, Tensor other) -> Tensor");
+  define_binary<Minimum, false>(registry, "aten::minimum(Tensor self, Tensor other) -> Tensor");
   define_binary<Add, true>(registry, "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
   define_binary<Sub, true>(registry, "aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
   define_binary<Mul, true>(registry, "aten::mul.Scalar(Tensor self, Scalar other) -> Tensor");
