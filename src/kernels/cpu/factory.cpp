@@ -62,9 +62,12 @@ std::vector<TensorMeta> fill_shape(std::span<const TensorMeta* const> inputs, co
   const Shape shape = kFill.shape == Fill::kSelf ? inputs[0]->shape
                       : kFill.shape == Fill::kScalar ? Shape{}
                                                      : size_attr(attrs, "size");
-  DType dtype = kFill.dtype == Fill::kSelf ? inputs[0]->dtype
-                : kFill.value != nullptr  ? scalar_dtype(attrs.get(kFill.value))
-                                          : DType::Float32;
+  DType dtype = DType::Float32;
+  if constexpr (kFill.dtype == Fill::kSelf) {
+    dtype = inputs[0]->dtype;
+  } else if constexpr (kFill.value != nullptr) {
+    dtype = scalar_dtype(attrs.get(kFill.value));
+  }
   if (!is_none(attrs, "dtype")) dtype = attrs.get<DType>("dtype");
   dispatch_elementwise(dtype, "dtype", [](auto) {});
   return {{dtype, shape}};
@@ -76,7 +79,8 @@ void fill_kernel(const KernelContext&, std::span<const Tensor>, std::span<const 
                  const Attrs& attrs) {
   dispatch_elementwise(outputs[0].dtype(), "dtype", [&](auto zero) {
     using T = decltype(zero);
-    const T value = kFill.value ? scalar_as<T>(attrs.get(kFill.value)) : static_cast<T>(kFill.constant);
+    T value = static_cast<T>(kFill.constant);
+    if constexpr (kFill.value != nullptr) value = scalar_as<T>(attrs.get(kFill.value));
     std::fill_n(outputs[0].data_ptr<T>(), outputs[0].numel(), value);
   });
 }
