@@ -109,6 +109,14 @@ def test_where_with_a_zero_dim_number():
     check_op("aten::where.self", torch.where, condition, x, np.array(-np.inf))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_where_with_a_scalar_branch(dtype):
+    # Eager attention masks scores with torch.where(mask, scores, min_value).
+    condition, x = sample((2, 1, 7, 7), np.bool_, 1), sample((2, 4, 7, 7), dtype, 2)
+    check_op("aten::where.ScalarOther", lambda c, t: torch.where(c, t, -7), condition, x, other=-7)
+    check_op("aten::where.ScalarSelf", lambda c, t: torch.where(c, 3, t), condition, x, self=3)
+
+
 MASKS = {
     "same": ((2, 4, 7, 7), (2, 4, 7, 7)),
     "padding": ((2, 4, 7, 7), (2, 1, 1, 7)),
@@ -145,7 +153,7 @@ def test_masked_fill_strided_self():
 @pytest.mark.parametrize("op, overload", [
     *[(name, overload) for name in COMPARISONS for overload in ("Tensor", "Scalar")],
     *[(name, "Tensor") for name in LOGICAL], ("logical_not", "default"), ("bitwise_not", "default"),
-    ("where", "self"), ("masked_fill", "Scalar"), ("masked_fill", "Tensor"), ("masked_fill_", "Scalar"),
+    ("where", "self"), ("where", "ScalarSelf"), ("where", "ScalarOther"), ("masked_fill", "Scalar"), ("masked_fill", "Tensor"), ("masked_fill_", "Scalar"),
 ])
 def test_schema_is_aten(op, overload):
     assert_schema_is_aten(op, overload)
@@ -162,6 +170,8 @@ BAD = {
                       r"self: expected bool or an integer dtype, got float32"),
     "where-condition": ("aten::where.self", (np.zeros(3, np.float32),) * 3, {},
                         r"condition: expected a bool tensor, got float32\[3\]"),
+    "where-fraction": ("aten::where.ScalarOther", (np.zeros(3, bool), np.zeros(3, np.int64)), {"other": 0.5},
+                       r"other: expected a whole number for a int64 tensor"),
     "mask-dtype": ("aten::masked_fill.Scalar", (np.zeros(3, np.float32), np.zeros(3, np.int64)), {"value": 1},
                    r"mask: expected a bool tensor"),
     "mask-grows-self": ("aten::masked_fill.Scalar", (np.zeros(3, np.float32), np.zeros((2, 3), bool)),

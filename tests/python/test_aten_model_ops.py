@@ -22,10 +22,10 @@ def padding_mask():
     return mask
 
 
-def bert():
+def bert(attention="sdpa"):
     import transformers
     config = transformers.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                     intermediate_size=64, vocab_size=100, attn_implementation="sdpa")
+                                     intermediate_size=64, vocab_size=100, attn_implementation=attention)
     attention_mask = torch.ones(2, 7, dtype=torch.long)
     attention_mask[0, 5:] = 0
     return transformers.BertModel(config), (), {"input_ids": torch.randint(0, 100, (2, 7)),
@@ -51,6 +51,7 @@ MODELS = {
     "encoder-norm-first-padding": lambda: (encoder(norm_first=True), (torch.randn(2, 7, 32),),
                                            {"src_key_padding_mask": padding_mask()}),
     "bert": bert,
+    "bert-eager-attention": lambda: bert("eager"),
     "gpt2": gpt2,
     "vit": vit,
 }

@@ -149,24 +149,56 @@ void check_condition(const TensorMeta& condition, const char* argument) {
   OPGRAPH_CHECK(condition.dtype == DType::Bool, argument, ": expected a bool tensor, got ", condition.str());
 }
 
-std::vector<TensorMeta> where_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta &condition = *inputs[0], &self = *inputs[1], &other = *inputs[2];
+// where.self takes both branches as tensors; where.ScalarSelf and
+// where.ScalarOther take one of them as a Scalar attribute.
+enum class ScalarBranch { None, Self, Other };
+
+template <ScalarBranch kScalar>
+std::vector<TensorMeta> where_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const TensorMeta& condition = *inputs[0];
   check_condition(condition, "condition");
-  const DType dtype = common_dtype(self, "self", other, "other");
-  dispatch_elementwise(dtype, "self", [](auto) {});
-  return {{dtype, broadcast_shapes(broadcast_shapes(condition.shape, self.shape), other.shape)}};
+  if constexpr (kScalar == ScalarBranch::None) {
+    const TensorMeta &self = *inputs[1], &other = *inputs[2];
+    const DType dtype = common_dtype(self, "self", other, "other");
+    dispatch_elementwise(dtype, "self", [](auto) {});
+    return {{dtype, broadcast_shapes(broadcast_shapes(condition.shape, self.shape), other.shape)}};
+  } else {
+    const TensorMeta& tensor = *inputs[1];
+    const bool self_is_scalar = kScalar == ScalarBranch::Self;
+    dispatch_elementwise(tensor.dtype, self_is_scalar ? "other" : "self", [&](auto zero) {
+      scalar_attr_as<decltype(zero)>(attrs, self_is_scalar ? "self" : "other");
+    });
+    return {{tensor.dtype, broadcast_shapes(condition.shape, tensor.shape)}};
+  }
 }
 
-template <bool kReference>
+template <ScalarBranch kScalar, bool kReference>
 void where_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                  const Attrs&) {
+                  const Attrs& attrs) {
   dispatch_elementwise(outputs[0].dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     T self_storage{}, other_storage{};
+    Input<T> self{&self_storage, {}}, other{&other_storage, {}};
+    if constexpr (kScalar == ScalarBranch::Self) {
+      self_storage = scalar_attr_as<T>(attrs, "self");
+      other = operand(inputs[1], other_storage, "other");
+    } else if constexpr (kScalar == ScalarBranch::Other) {
+      self = operand(inputs[1], self_storage, "self");
+      other_storage = scalar_attr_as<T>(attrs, "other");
+    } else {
+      self = operand(inputs[1], self_storage, "self");
+      other = operand(inputs[2], other_storage, "other");
+    }
     const Input<bool> condition{inputs[0].data_ptr<const bool>(), inputs[0].shape()};
-    map_broadcast<T, kReference>(context, outputs[0], [](bool c, T a, T b) { return c ? a : b; }, condition,
-                     operand(inputs[1], self_storage, "self"), operand(inputs[2], other_storage, "other"));
+    map_broadcast<T, kReference>(context, outputs[0], [](bool c, T a, T b) { return c ? a : b; }, condition, self,
+                                 other);
   });
+}
+
+template <ScalarBranch kScalar>
+void define_where(Registry& registry, const char* schema,
+                  std::source_location where = std::source_location::current()) {
+  define(registry, {schema, where_shape<kScalar>, where_kernel<kScalar, false>, where_kernel<kScalar, true>}, where);
 }
 
 // masked_fill.Scalar takes `value` as an attribute, masked_fill.Tensor as a 0-d tensor.
@@ -221,8 +253,11 @@ void register_compare_ops(Registry& registry) {
                     not_kernel<true, true>});
   define(registry, {"aten::bitwise_not(Tensor self) -> Tensor", bitwise_not_shape, not_kernel<false, false>,
                     not_kernel<false, true>});
-  define(registry, {"aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", where_shape,
-                    where_kernel<false>, where_kernel<true>});
+  define_where<ScalarBranch::None>(registry, "aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor");
+  define_where<ScalarBranch::Self>(registry,
+                                   "aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor");
+  define_where<ScalarBranch::Other>(registry,
+                                    "aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor");
   define(registry, {"aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
                     masked_fill_shape<true>, masked_fill_kernel<true, false>, masked_fill_kernel<true, true>});
   define(registry, {"aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
