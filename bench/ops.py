@@ -103,6 +103,9 @@ GEMM_SHAPES = [(1, 4096, 4096), (64, 1024, 1024), (1024, 1024, 1024)]  # (M, N, 
 def bench_gemm():
     for m, n, k in GEMM_SHAPES:
         compare(f"mm ({m}, {n}, {k})", "aten::mm", torch.mm, [random(m, k), random(k, n)], 2 * m * n * k)
+    # One decoded token's heads against a shared weight: size-1 dims of every kind.
+    compare("matmul (1, 12, 1, 64) @ (64, 1024)", "aten::matmul", torch.matmul, [random(1, 12, 1, 64),
+                                                                               random(64, 1024)], 2 * 12 * 64 * 1024)
     # A dense layer's forward: opgraph fuses the bias and relu into the product.
     for m, n, k in GEMM_SHAPES:
         compare(f"gemm+bias+relu ({m}, {n}, {k})", "opgraph::gemm", lambda a, b, bias: F.relu(torch.addmm(bias, a, b)),
@@ -227,6 +230,23 @@ def bench_elementwise():
     compare("mul (64, 128, 768) * scalar", "aten::mul.Scalar", lambda t: t * 0.5, [x], other=0.5)
 
 
+def bench_attention():
+    """Fused attention against torch's F.scaled_dot_product_attention (its own
+    fused CPU kernel): BERT-base heads at 128 and 512 tokens, with a padding
+    mask, causal, and a one-token decoding step over a long context."""
+    padding = np.ones((8, 1, 1, 128), dtype=bool)
+    padding[::2, ..., 100:] = False
+    cases = [("(8, 12, 128, 64)", [random(8, 12, 128, 64) for _ in range(3)], {}),
+             ("(8, 12, 128, 64) padding mask", [random(8, 12, 128, 64) for _ in range(3)] + [padding], {}),
+             ("(1, 12, 512, 64) causal", [random(1, 12, 512, 64) for _ in range(3)], dict(is_causal=True)),
+             ("(1, 12, 1, 64) x 1024 keys", [random(1, 12, 1, 64), random(1, 12, 1024, 64), random(1, 12, 1024, 64)],
+              {})]
+    for label, inputs, attrs in cases:
+        compare(f"attention {label}", "aten::scaled_dot_product_attention",
+                lambda q, k, v, mask=None: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **attrs), inputs,
+                4 * np.prod(inputs[0].shape[:-1]) * inputs[1].shape[-2] * inputs[0].shape[-1], **attrs)
+
+
 def conv_block(index, source, channels, out_channels):
     """conv2d 3x3 (padding 1) -> relu -> max_pool2d 2 as graph nodes, with weights."""
     weights = {f"conv{index}.weight": random(out_channels, channels, 3, 3) * 0.1,
@@ -281,6 +301,7 @@ FAMILIES = {
     "norm": [bench_norm],
     "elementwise": [bench_elementwise],
     "concat": [bench_concat],
+    "attention": [bench_attention],
     "session": [lambda: bench_session(1), lambda: bench_session(32)],
 }
 

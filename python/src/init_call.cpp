@@ -35,7 +35,7 @@ size_t append_list(const OpDef& op, const Argument& arg, nb::handle value, std::
   size_t length = 0;
   for (nb::handle item : nb::borrow<nb::sequence>(value)) {
     auto label = [&] { return detail::concat("input '", arg.name, "[", length, "]'"); };
-    inputs.push_back(input_tensor(op, label, item, /*may_be_none=*/false, arrays));
+    inputs.push_back(input_tensor(op, label, item, arg.type.optional_elements, arrays));
     ++length;
   }
   return length;
@@ -89,7 +89,7 @@ nb::object call_op(const char* name, nb::args args, nb::kwargs kwargs, CallOptio
       nb::gil_scoped_release release;
       results = opgraph::call(op, inputs, attrs, options);
     }
-    if (results.size() == 1) return to_numpy(results[0]);
+    if (results.size() == 1 && !op.returns_list()) return to_numpy(results[0]);
     nb::list list;
     for (const Tensor& t : results) list.append(to_numpy(t));
     return nb::tuple(list);

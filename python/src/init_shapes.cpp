@@ -35,7 +35,12 @@ nb::list infer_output_metas(const char* name, const nb::sequence& input_metas, c
                     "' (Tensor[]) must be a list of metas, got ", nb::type_name(value.type()).c_str());
       size_t length = 0;
       for (nb::handle item : nb::borrow<nb::sequence>(value)) {
-        metas.emplace_back(meta_from_python(op, detail::concat(arg.name, "[", length++, "]"), item));
+        const std::string label = detail::concat(arg.name, "[", length++, "]");
+        if (item.is_none() && arg.type.optional_elements) {
+          metas.emplace_back();
+        } else {
+          metas.emplace_back(meta_from_python(op, label, item));
+        }
       }
       list_sizes.push_back(length);
     } else if (value.is_none()) {

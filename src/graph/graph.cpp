@@ -116,7 +116,7 @@ ValueTable build_value_table(const Graph& graph) {
     const Node& node = graph.nodes[i];
     for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
       for (const std::string& value : node.inputs[slot].values) {
-        if (table.defined(value)) continue;
+        if (value.empty() || table.defined(value)) continue;  // empty: a None element of a list
         auto later = defined_by_node.find(value);
         if (later == defined_by_node.end()) {
           throw Error(detail::concat(node_label(node), ": input ", slot, " uses value '", value,

@@ -120,13 +120,23 @@ Json value_info_json(const ValueInfo& info) {
 
 NodeInput node_input_of(const Json& value, const std::string& where) {
   if (value.is_null()) return NodeInput::none();
-  if (value.is_array()) return NodeInput::list(list_of<std::string>(value, where, string_of));
+  if (value.is_array()) {
+    // null stands for a None element of a Tensor?[] (the empty name in NodeInput).
+    const auto element = [](const Json& item, const std::string& at) {
+      return item.is_null() ? std::string() : string_of(item, at);
+    };
+    return NodeInput::list(list_of<std::string>(value, where, element));
+  }
   if (!value.is_string()) fail(where, "expected a value name, null or a list of value names, got " + describe(value));
   return NodeInput::value(value.get<std::string>());
 }
 
 Json node_input_json(const NodeInput& input) {
-  if (input.is_list) return input.values;
+  if (input.is_list) {
+    Json list = Json::array();
+    for (const std::string& value : input.values) list.push_back(value.empty() ? Json(nullptr) : Json(value));
+    return list;
+  }
   if (input.is_none()) return nullptr;
   return input.values[0];
 }

@@ -16,7 +16,11 @@ size_t resolve_tensor_argument(const Node& node, const Argument& arg, const Node
   if (input.is_list) {
     OPGRAPH_CHECK(list_argument, node_label(node), ": argument '", arg.name, "' is a ", arg.type.str(),
                   ", got a list of ", input.values.size(), " values");
-    for (const std::string& value : input.values) flat.push_back(values.find(value));
+    for (const std::string& value : input.values) {
+      OPGRAPH_CHECK(!value.empty() || arg.type.optional_elements, node_label(node), ": argument '", arg.name,
+                    "' is a ", arg.type.str(), ", whose elements cannot be null");
+      flat.push_back(value.empty() ? std::nullopt : values.find(value));
+    }
     return input.values.size();
   }
   OPGRAPH_CHECK(!list_argument, node_label(node), ": argument '", arg.name, "' is a ", arg.type.str(),
@@ -49,8 +53,9 @@ ResolvedNode resolve_node(const Node& node, const OpDef& op, const ValueTable& v
     const size_t count = resolve_tensor_argument(node, arg, node.inputs[i], values, resolved.inputs);
     if (arg.type.is_tensor_list()) list_sizes.push_back(count);
   }
-  OPGRAPH_CHECK(node.outputs.size() == op.num_outputs(), node_label(node), ": the op returns ", op.num_outputs(),
-                " tensors, the node names ", node.outputs.size(), " outputs");
+  // A Tensor[] return has the length the node names; the shape function checks it.
+  OPGRAPH_CHECK(op.returns_list() || node.outputs.size() == op.num_outputs(), node_label(node), ": the op returns ",
+                op.num_outputs(), " tensors, the node names ", node.outputs.size(), " outputs");
   for (const std::string& output : node.outputs) resolved.outputs.push_back(*values.find(output));
   try {
     resolved.attrs = Attrs::bind(op.schema, node.named_attrs(), list_sizes);

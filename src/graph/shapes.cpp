@@ -88,7 +88,7 @@ std::vector<TensorMeta> infer_metas(const Graph& graph, const ResolvedGraph& res
       rethrow_in_node(*node.node);
     }
     OPGRAPH_CHECK(outputs.size() == node.outputs.size(), node_label(*node.node), ": the shape function returned ",
-                  outputs.size(), " outputs, the schema declares ", node.outputs.size());
+                  outputs.size(), " outputs, the node names ", node.outputs.size());
     for (size_t k = 0; k < outputs.size(); ++k) metas[node.outputs[k]] = std::move(outputs[k]);
   }
   return metas;

@@ -23,7 +23,7 @@ namespace {
 }
 
 std::string output_name(const OpDef& op, size_t i) {
-  const std::string& name = op.schema.returns[i].name;
+  const std::string& name = op.schema.returns[op.returns_list() ? 0 : i].name;
   return name.empty() ? "output " + std::to_string(i) : "output " + std::to_string(i) + " ('" + name + "')";
 }
 
@@ -45,7 +45,7 @@ void check_arity(const OpDef& op, size_t count, const Attrs& attrs, Given given)
   }
   op.for_each_tensor_argument(attrs, [&](const Argument& arg, size_t first, size_t n) {
     for (size_t i = first; i < first + n; ++i) {
-      OPGRAPH_CHECK(given(i) || arg.type.optional, op.name(), ": input '", op.input_name(i, attrs),
+      OPGRAPH_CHECK(given(i) || arg.type.may_be_none(), op.name(), ": input '", op.input_name(i, attrs),
                     "' is required but was not given");
     }
   });
@@ -112,8 +112,8 @@ std::vector<TensorMeta> infer_checked(const OpDef& op, std::span<const TensorMet
   } catch (...) {
     rethrow_for(op);
   }
-  OPGRAPH_CHECK(outputs.size() == op.num_outputs(), op.name(), ": the shape function returned ", outputs.size(),
-                " outputs, the schema declares ", op.num_outputs());
+  OPGRAPH_CHECK(op.returns_list() || outputs.size() == op.num_outputs(), op.name(), ": the shape function returned ",
+                outputs.size(), " outputs, the schema declares ", op.num_outputs());
   return outputs;
 }
 

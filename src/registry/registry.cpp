@@ -20,14 +20,18 @@ void OpDef::finalize() {
     if (!type.is_tensor()) continue;
     OPGRAPH_CHECK(!type.is_list || (!type.optional && !type.list_size), qualified_name_, ": argument '",
                   schema.arguments[i].name, "' is a ", type.str(), "; the registry runs tensor arguments of type "
-                  "Tensor, Tensor? and Tensor[] (", source, ")");
+                  "Tensor, Tensor?, Tensor[] and Tensor?[] (", source, ")");
     tensor_arguments_.push_back(i);
     num_tensor_lists_ += type.is_list;
   }
   for (const Argument& ret : schema.returns) {
-    OPGRAPH_CHECK(ret.type.is_tensor() && !ret.type.is_list && !ret.type.optional, qualified_name_, ": returns ",
-                  ret.type.str(), "; the registry runs ops that return Tensors (", source, ")");
+    const bool list = ret.type.is_list && !ret.type.list_size && !ret.type.optional_elements;
+    OPGRAPH_CHECK(ret.type.is_tensor() && !ret.type.optional && (!list || schema.returns.size() == 1) &&
+                      (list || !ret.type.is_list),
+                  qualified_name_, ": returns ", ret.type.str(), "; the registry runs ops that return Tensors, "
+                  "or one Tensor[] (", source, ")");
   }
+  returns_list_ = schema.returns.size() == 1 && schema.returns[0].type.is_list;
   OPGRAPH_CHECK(static_cast<bool>(shape_fn), qualified_name_, ": no shape function (", source, ")");
 }
 

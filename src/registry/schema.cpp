@@ -141,14 +141,18 @@ class Parser {
     if (!known) fail_at(start, "a type (Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, Device, "
                                "Layout, MemoryFormat, Generator)");
     parse_alias(alias);
+    const bool optional_base = consume("?");  // Tensor?[] or int?
     if (consume("[")) {
       type.is_list = true;
+      type.optional_elements = optional_base;
       skip_space();
       if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
         type.list_size = parse_int_token();
       }
       expect("]", "']' to close the list type");
       parse_alias(alias);
+    } else {
+      type.optional = optional_base;
     }
     if (consume("?")) type.optional = true;
     return type;
@@ -161,7 +165,12 @@ class Parser {
     alias = ident("an alias set name");
     if (consume("!")) alias += "!";
     skip_space();
-    while (pos_ < text_.size() && text_[pos_] != ')') ++pos_;  // "-> *" refinements are informational
+    // A "-> *" refinement is kept as written, so the schema prints back as ATen's.
+    const size_t refinement = pos_;
+    while (pos_ < text_.size() && text_[pos_] != ')') ++pos_;
+    std::string_view rest = text_.substr(refinement, pos_ - refinement);
+    while (!rest.empty() && rest.back() == ' ') rest.remove_suffix(1);
+    if (!rest.empty()) alias += " " + std::string(rest);
     expect(")", "')' to close the alias annotation");
   }
 
@@ -424,6 +433,7 @@ std::string attr_str(const AttrValue& value) {
 
 std::string Type::str() const {
   std::string text(symbolic ? "SymInt" : kind_name(kind));
+  if (optional_elements) text += "?";
   if (is_list) text += list_size ? "[" + std::to_string(*list_size) + "]" : "[]";
   if (optional) text += "?";
   return text;
@@ -432,6 +442,7 @@ std::string Type::str() const {
 std::string Argument::str() const {
   std::string text(type.symbolic ? "SymInt" : kind_name(type.kind));
   if (!alias.empty()) text += "(" + alias + ")";
+  if (type.optional_elements) text += "?";
   if (type.is_list) text += type.list_size ? "[" + std::to_string(*type.list_size) + "]" : "[]";
   if (type.optional) text += "?";
   if (!name.empty()) text += " " + name;

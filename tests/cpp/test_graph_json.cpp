@@ -120,8 +120,8 @@ TEST(GraphJson, ErrorsNameTheField) {
        "graph JSON: nodes[0] ('n').inputs[0]: expected a value name, null or a list of value names, got number 3"},
       {with_node(R"({"name": "n", "inputs": ["x"], "outputs": ["y"]})"),
        "graph JSON: nodes[0] ('n'): missing field 'op_type'"},
-      {with_node(R"({"name": "n", "op_type": "aten::relu", "inputs": [["x", null]], "outputs": ["y"]})"),
-       "graph JSON: nodes[0] ('n').inputs[0][1]: expected a string, got null"},
+      {with_node(R"({"name": "n", "op_type": "aten::relu", "inputs": [["x", 7]], "outputs": ["y"]})"),
+       "graph JSON: nodes[0] ('n').inputs[0][1]: expected a string, got number 7"},
       {with_node(R"({"name": "n", "op_type": "op", "inputs": [], "outputs": ["y"],
                      "attrs": {"k": {"type": "complex", "value": 1}}})"),
        "graph JSON: nodes[0] ('n').attrs.k.type: unknown attribute type 'complex' (expected one of int, float, "

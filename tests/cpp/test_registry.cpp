@@ -175,12 +175,26 @@ TEST_F(RegistryTest, TensorListVariantsRejected) {
     op.schema = Schema::parse(schema);
     const std::string message = error_of([&] { registry_.add(op); });
     EXPECT_CONTAINS(message, "argument 'xs' is a Tensor[");
-    EXPECT_CONTAINS(message, "Tensor, Tensor? and Tensor[]");
+    EXPECT_CONTAINS(message, "Tensor, Tensor?, Tensor[] and Tensor?[]");
   }
+  // A Tensor[] return must be the only one: its length is the shape function's.
   OpDef op = scale_op("t::f");
-  op.schema = Schema::parse("t::split(Tensor x) -> Tensor[]");
-  EXPECT_CONTAINS(error_of([&] { registry_.add(op); }), "returns Tensor[]");
+  op.schema = Schema::parse("t::split(Tensor x) -> (Tensor[], Tensor)");
+  EXPECT_CONTAINS(error_of([&] { registry_.add(op); }), "returns Tensor[]; the registry runs ops that return "
+                                                         "Tensors, or one Tensor[]");
   EXPECT_TRUE(registry_.list().empty());
+}
+
+TEST_F(RegistryTest, ListReturnsAndOptionalListElements) {
+  OpDef split = scale_op("t::split");
+  split.schema = Schema::parse("t::split(Tensor x, Tensor?[] extra) -> Tensor[]");
+  registry_.add(split);
+  const OpDef& op = registry_.get("t::split");
+  EXPECT_TRUE(op.returns_list());
+  EXPECT_EQ(op.num_outputs(), 1u);  // the list, whatever its length
+  EXPECT_EQ(op.num_tensor_lists(), 1u);
+  registry_.add(scale_op("t::scale"));
+  EXPECT_FALSE(registry_.get("t::scale").returns_list());
 }
 
 TEST_F(RegistryTest, NonTensorReturnRejected) {

@@ -108,6 +108,27 @@ TEST(SchemaTest, EmptyReturnsAndArguments) {
   EXPECT_EQ(s.str(), "ns::noop() -> ()");
 }
 
+TEST(SchemaTest, ListsOfOptionalTensors) {
+  Schema s = Schema::parse("aten::index.Tensor(Tensor self, Tensor?[] indices, int[]? sizes=None) -> Tensor");
+  const Type& indices = s.arguments[1].type;
+  EXPECT_TRUE(indices.is_tensor_list());
+  EXPECT_TRUE(indices.optional_elements);
+  EXPECT_FALSE(indices.optional);  // the list itself must be given
+  EXPECT_TRUE(indices.may_be_none());
+  EXPECT_FALSE(s.arguments[2].type.optional_elements);  // int[]?: an optional list of ints
+  EXPECT_TRUE(s.arguments[2].type.optional);
+  EXPECT_EQ(indices.str(), "Tensor?[]");
+  EXPECT_EQ(s.str(), "aten::index.Tensor(Tensor self, Tensor?[] indices, int[]? sizes=None) -> Tensor");
+}
+
+TEST(SchemaTest, TensorListReturn) {
+  Schema s = Schema::parse("aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]");
+  ASSERT_EQ(s.returns.size(), 1u);
+  EXPECT_TRUE(s.returns[0].type.is_tensor_list());
+  EXPECT_EQ(s.returns[0].alias, "a");
+  EXPECT_EQ(s.str(), "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]");
+}
+
 TEST(SchemaTest, MutableAlias) {
   Schema s = Schema::parse("ns::add_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
   EXPECT_EQ(s.arguments[0].alias, "a!");
@@ -134,7 +155,10 @@ TEST(SchemaTest, ViewAlias) {
 
 TEST(SchemaTest, AliasWithRefinement) {
   Schema s = Schema::parse("ns::unbind(Tensor(a -> *) self, int dim=0) -> Tensor");
-  EXPECT_EQ(s.arguments[0].alias, "a");
+  EXPECT_EQ(s.arguments[0].alias, "a -> *");  // kept, so the schema prints back as written
+  EXPECT_FALSE(s.arguments[0].is_mutable());
+  EXPECT_TRUE(Schema::parse("ns::f(Tensor(a! -> *) self) -> Tensor").arguments[0].is_mutable());
+  EXPECT_EQ(s.str(), "ns::unbind(Tensor(a -> *) self, int dim=0) -> Tensor");
   EXPECT_EQ(s.arguments[0].name, "self");
   EXPECT_EQ(s.arguments[1].default_value, AttrValue{int64_t{0}});
 }

@@ -105,6 +105,64 @@ TEST(Session, RunsTensorListArguments) {
   }
 }
 
+// GPT-2's query/key/value split and causal mask: a Tensor[] return whose
+// length the shape function decides, a Tensor?[] argument with a null, and an
+// op that returns nothing.
+Graph split_and_index() {
+  return Graph::from_json(R"({
+    "inputs": [{"name": "x", "dtype": "float32", "shape": [2, 6]},
+               {"name": "rows", "dtype": "int64", "shape": [3]}],
+    "outputs": [{"name": "q"}, {"name": "v"}, {"name": "picked"}],
+    "nodes": [
+      {"name": "check", "op_type": "aten::_assert_tensor_metadata", "inputs": ["x"], "outputs": [],
+       "attrs": {"dtype": {"type": "dtype", "value": "float32"}}},
+      {"name": "split", "op_type": "aten::split.Tensor", "inputs": ["x"], "outputs": ["q", "k", "v"],
+       "attrs": {"split_size": {"type": "int", "value": 2}, "dim": {"type": "int", "value": 1}}},
+      {"name": "index", "op_type": "aten::index.Tensor", "inputs": ["k", [null, "rows"]], "outputs": ["picked"]}
+    ]})");
+}
+
+TEST(Session, RunsListReturnsOptionalListElementsAndNoOutputOps) {
+  const Graph graph = split_and_index();
+  EXPECT_EQ(Graph::from_json(graph.to_json()), graph);  // null list elements survive JSON
+  const Session session(graph, {});
+  const Tensor x = random_tensor({2, 6}, 7);
+  Tensor rows = Tensor::empty({3}, DType::Int64);
+  const int64_t picks[] = {1, 0, -1};
+  std::copy(std::begin(picks), std::end(picks), rows.data_ptr<int64_t>());
+  const std::vector<Tensor> outputs = session.run(std::vector<Tensor>{x, rows});
+  ASSERT_EQ(outputs.size(), 3u);
+  EXPECT_EQ(outputs[0].shape(), (Shape{2, 2}));
+  EXPECT_EQ(outputs[2].shape(), (Shape{2, 3}));
+  for (int64_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(outputs[0].data_ptr<float>()[r * 2 + 1], x.data_ptr<float>()[r * 6 + 1]);
+    EXPECT_EQ(outputs[1].data_ptr<float>()[r * 2], x.data_ptr<float>()[r * 6 + 4]);
+    for (int64_t c = 0; c < 3; ++c) {  // k = x[:, 2:4]; picked = k[:, rows]
+      const int64_t column = 2 + (picks[c] + 2) % 2;
+      EXPECT_EQ(outputs[2].data_ptr<float>()[r * 3 + c], x.data_ptr<float>()[r * 6 + column]);
+    }
+  }
+}
+
+TEST(Session, ListReturnLengthMustMatchTheNode) {
+  Graph graph = split_and_index();
+  graph.nodes[1].outputs.pop_back();
+  graph.outputs = {"q"};
+  graph.nodes.pop_back();
+  EXPECT_NE(error_of([&] { Session(graph, {}); }).find("the shape function returned 3 outputs, the node names 2"),
+            std::string::npos)
+      << error_of([&] { Session(graph, {}); });
+}
+
+TEST(Session, NullIsOnlyForOptionalListElements) {
+  Graph graph = testing::cat_of_three(1);
+  graph.nodes[3].inputs[0].values[1] = "";
+  EXPECT_NE(error_of([&] { Session(graph, {}); }).find("argument 'tensors' is a Tensor[], whose elements cannot be "
+                                                        "null"),
+            std::string::npos)
+      << error_of([&] { Session(graph, {}); });
+}
+
 TEST(Session, RunsByNameWithAMapOrPairs) {
   const Session session(small_cnn(), small_cnn_weights());
   const Tensor x = random_tensor({3, 3, 8, 8}, 5);

@@ -1,7 +1,10 @@
 """Holding a built-in op to its reference implementation and to PyTorch."""
+import re
+
 import numpy as np
 import torch
 
+import opgraph
 from opgraph.ops import call, call_reference
 
 TOLERANCE = {
@@ -35,3 +38,17 @@ def check_op(name, torch_fn, *inputs, tolerance=None, **attrs):
         np.testing.assert_allclose(ref, want, **tol, err_msg=f"{name}: reference vs torch")
         np.testing.assert_allclose(got, ref, **tol, err_msg=f"{name}: fast kernel vs reference")
     return fast
+
+
+def aten_schema(overload):
+    """ATen's schema of a torch.ops.aten overload as opgraph writes it: floats
+    keep a digit after the point (0.0, where ATen prints 0.) and MemoryFormat
+    defaults are names (contiguous_format, where ATen prints the enum's 0)."""
+    text = re.sub(r"=(-?\d+)\.(?=[,)])", r"=\1.0", str(overload._schema))
+    return text.replace("memory_format=0", "memory_format=contiguous_format")
+
+
+def assert_schema_is_aten(name, overload="default"):
+    """The registry's aten::<name>[.<overload>] has ATen's schema."""
+    qualified = f"aten::{name}" if overload == "default" else f"aten::{name}.{overload}"
+    assert str(opgraph.op_schema(qualified)) == aten_schema(getattr(getattr(torch.ops.aten, name), overload))

@@ -46,6 +46,8 @@ OPS = {
     "sub-alpha": ("aten::sub.Tensor", lambda a, b: torch.sub(a, b, alpha=3), {"alpha": 3}),
     "mul": ("aten::mul.Tensor", torch.mul, {}),
     "div": ("aten::div.Tensor", torch.div, {}),
+    "maximum": ("aten::maximum", torch.maximum, {}),
+    "minimum": ("aten::minimum", torch.minimum, {}),
 }
 
 
@@ -188,6 +190,7 @@ def test_sum_to_size_folds_broadcast_gradients(shapes):
 @pytest.mark.parametrize("name, overload", [
     ("add", "Tensor"), ("sub", "Tensor"), ("mul", "Tensor"), ("div", "Tensor"),
     ("add", "Scalar"), ("sub", "Scalar"), ("mul", "Scalar"), ("div", "Scalar"), ("sum_to_size", "default"),
+    ("maximum", "default"), ("minimum", "default"),
 ])
 def test_schema_is_aten(name, overload):
     schema = str(getattr(getattr(torch.ops.aten, name), overload)._schema)
@@ -201,6 +204,44 @@ def test_incompatible_shapes_name_both():
         call("aten::add.Tensor", np.ones(3), np.ones(4))
     with pytest.raises(opgraph.Error, match=r"shapes \[2, 3\] and \[2\]"):
         call("aten::mul.Tensor", np.ones((2, 3)), np.ones(2))
+
+
+# An exported graph carries Python numbers as 0-d tensors (float64 or int64):
+# they take the tensor's dtype, as PyTorch's wrapped numbers do.
+WRAPPED_NUMBERS = {
+    "float32 * float64 number": (np.float32, (2, 7), np.array(0.044715)),
+    "float32 + int64 number": (np.float32, (3,), np.array(1)),
+    "int64 - int64 number": (np.int64, (2, 1), np.array(1)),
+    "int32 + int64 number": (np.int32, (4,), np.array(-3)),
+    "float64 number / float32": (np.float32, None, np.array(2.5)),
+}
+
+
+@pytest.mark.parametrize("case", WRAPPED_NUMBERS)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_zero_dim_numbers_take_the_tensor_dtype(op, case):
+    dtype, shape, number = WRAPPED_NUMBERS[case]
+    name, torch_fn, attrs = OPS[op]
+    if op == "div" and np.issubdtype(dtype, np.integer):
+        return  # true division of integers changes the dtype
+    if shape is None:  # the number first
+        check_op(name, torch_fn, number, sample((3, 4), dtype, divisor=True), **attrs)
+    else:
+        check_op(name, lambda a, b: torch_fn(a, b.item()), sample(shape, dtype), number, **attrs)
+
+
+def test_float_number_with_integer_tensor_is_refused():
+    with pytest.raises(opgraph.Error, match=r"aten::mul.Tensor: other: expected int64 like self \(there is no type "
+                                            r"promotion\), got float64"):
+        call("aten::mul.Tensor", np.ones(3, dtype=np.int64), np.array(0.5))
+
+
+def test_maximum_and_minimum_propagate_nan():
+    a = np.array([np.nan, 1.0, 2.0, np.nan, -np.inf], np.float32)
+    b = np.array([0.0, np.nan, 3.0, np.nan, 5.0], np.float32)
+    check_op("aten::maximum", torch.maximum, a, b)
+    check_op("aten::minimum", torch.minimum, a, b)
+    check_op("aten::maximum", torch.maximum, sample((3, 1), np.int64, seed=1), sample((4,), np.int64, seed=2))
 
 
 def test_rejects_mismatched_dtypes():

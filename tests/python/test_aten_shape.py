@@ -79,6 +79,25 @@ def test_expand(shape, size):
     check_op("aten::expand", lambda t: aten.expand(t, size), tensor(shape), size=size)
 
 
+@pytest.mark.parametrize("shape, dim, index", [((3, 4), 0, 2), ((3, 4), 1, -1), ((2, 7, 32), 1, 0), ((5,), 0, 4),
+                                               ((2, 0, 3), 2, 1), ((1, 1), -1, 0)])
+def test_select(shape, dim, index):
+    check_op("aten::select.int", lambda t: aten.select(t, dim, index), tensor(shape), dim=dim, index=index)
+    check_op("aten::select.int", lambda t: aten.select(t, dim, index), tensor(shape).T.copy().T, dim=dim, index=index)
+
+
+@pytest.mark.parametrize("shape, dim, sizes", [((2, 96), 1, [3, 32]), ((2, 96), -1, [3, -1]), ((6,), 0, [1, 6, 1]),
+                                               ((4, 0), 1, [0, 5]), ((3, 4), 0, [3])])
+def test_unflatten(shape, dim, sizes):
+    check_op("aten::unflatten.int", lambda t: aten.unflatten(t, dim, sizes), tensor(shape), dim=dim, sizes=sizes)
+
+
+@pytest.mark.parametrize("shape, dims", [((3, 1, 1, 4), [1, 2]), ((3, 1, 4), [0, -2]), ((1,), [0]), ((), [0]),
+                                         ((2, 3), [])])
+def test_squeeze_dims(shape, dims):
+    check_op("aten::squeeze.dims", lambda t: aten.squeeze(t, dims), tensor(shape), dim=dims)
+
+
 @pytest.mark.parametrize("index_dtype", [np.int64, np.int32])
 @pytest.mark.parametrize("indices_shape", [(5,), (2, 3), (0,), ()])
 def test_embedding(index_dtype, indices_shape):
@@ -100,6 +119,10 @@ def test_embedding(index_dtype, indices_shape):
         ("aten::slice.Tensor", tensor((4,)), dict(step=0), "step: expected a positive step, got 0"),
         ("aten::expand", tensor((3, 2)), dict(size=[3, 4]), r"cannot expand float32\[3, 2\] to \[3, 4\]"),
         ("aten::flatten.using_ints", tensor((2, 3, 4)), dict(start_dim=2, end_dim=1), "must not come after"),
+        ("aten::select.int", tensor((2, 3)), dict(dim=1, index=3), "index: 3 is out of range for dim 1 of size 3"),
+        ("aten::select.int", tensor(()), dict(dim=0, index=0), "self: cannot select from a scalar"),
+        ("aten::unflatten.int", tensor((2, 6)), dict(dim=1, sizes=[4, -1]), r"sizes: cannot infer -1 in \[4, -1\]"),
+        ("aten::unflatten.int", tensor((2, 6)), dict(dim=1, sizes=[4, 2]), r"sizes: shape \[4, 2\] holds 8"),
     ],
 )
 def test_bad_arguments(op, x, attrs, message):

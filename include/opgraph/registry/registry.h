@@ -21,7 +21,8 @@ namespace opgraph {
 
 // A call's tensor inputs are one flat span, in schema order: a Tensor or
 // Tensor? argument is one entry (undefined, or a null meta, for None) and a
-// Tensor[] argument is its elements, consecutively. The length of each
+// Tensor[] argument is its elements, consecutively (a Tensor?[] element given
+// as None is undefined, or null). The length of each
 // Tensor[] travels with the attributes (Attrs::list_sizes()), which every
 // shape function and kernel receives; so an op whose only tensor argument is
 // a Tensor[] (aten::cat) simply takes all its inputs, and one with several
@@ -58,6 +59,10 @@ struct OpDef {
   const std::vector<size_t>& tensor_arguments() const { return tensor_arguments_; }
   size_t num_tensor_lists() const { return num_tensor_lists_; }
   size_t num_outputs() const { return schema.returns.size(); }
+  // Whether the op returns one Tensor[], whose length its shape function
+  // decides per call (split, unbind); its outputs are then that list's
+  // elements, and num_outputs() counts the list as one.
+  bool returns_list() const { return returns_list_; }
 
   // Calls visit(argument, first, count) for each tensor argument in schema
   // order: the call's flat inputs [first, first + count) are that argument's
@@ -85,6 +90,7 @@ struct OpDef {
   std::string qualified_name_;
   std::vector<size_t> tensor_arguments_;
   size_t num_tensor_lists_ = 0;
+  bool returns_list_ = false;
 };
 
 class Registry {

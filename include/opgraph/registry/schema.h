@@ -40,11 +40,14 @@ struct Type {
   bool is_list = false;
   std::optional<int64_t> list_size;  // int[2]
   bool optional = false;             // Tensor?, int[]?
+  bool optional_elements = false;    // Tensor?[]: a list whose elements may be None
   bool symbolic = false;             // spelled SymInt: an int that may be a symbolic size
 
   // A tensor input (Tensor, Tensor? or Tensor[]) rather than an attribute.
   bool is_tensor() const { return kind == Kind::Tensor; }
   bool is_tensor_list() const { return kind == Kind::Tensor && is_list; }
+  // Whether the tensor (or, for a list, one element of it) may be None.
+  bool may_be_none() const { return is_list ? optional_elements : optional; }
   bool operator==(const Type&) const = default;
   std::string str() const;  // "int[2]?"
 };
@@ -54,8 +57,12 @@ struct Argument {
   Type type;
   std::optional<AttrValue> default_value;
   bool kwarg_only = false;
-  std::string alias;  // "a" in Tensor(a), "a!" in Tensor(a!)
-  bool is_mutable() const { return !alias.empty() && alias.back() == '!'; }
+  std::string alias;  // "a" in Tensor(a), "a!" in Tensor(a!), "a -> *" in Tensor(a -> *)
+  // The alias set (before any "-> *" refinement) is written to: "a!".
+  bool is_mutable() const {
+    const std::string_view set = std::string_view(alias).substr(0, alias.find(' '));
+    return !set.empty() && set.back() == '!';
+  }
   bool operator==(const Argument&) const = default;
   std::string str() const;
 };

@@ -1,5 +1,7 @@
-// Activation functions and their gradients: elementwise maps over tensors of
-// one shape and one floating-point dtype.
+// Activation functions, their gradients and the elementwise math of
+// transformer blocks (neg, exp, sqrt, rsqrt, erf, pow with a scalar
+// exponent, rsub, clamp): maps over tensors of one shape and one
+// floating-point dtype.
 //
 // Each op is a small struct: its constructor reads (and validates) the call's
 // attributes for the tensors' dtype, its call operator maps one element and is
@@ -9,6 +11,7 @@
 // libm's in double, so the reference holds float32 results to libm.
 #include <array>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <string>
 #include <type_traits>
@@ -44,6 +47,7 @@ constexpr double kSqrtHalf = std::numbers::sqrt2 / 2;
 constexpr double kInvSqrt2Pi = std::numbers::inv_sqrtpi * kSqrtHalf;  // 1 / sqrt(2 pi)
 constexpr double kBeta = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
 constexpr double kKappa = 0.044715;
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 template <typename T>
 T sigmoid(T x) {
@@ -98,6 +102,84 @@ struct Hardtanh {
   Hardtanh(const Attrs& attrs, DType dtype)
       : min_val(rounded_scalar_attr(attrs, "min_val", dtype)), max_val(rounded_scalar_attr(attrs, "max_val", dtype)) {}
   // clamp(x, min, max) in torch's order: max wins when min > max; NaN passes.
+  template <typename T>
+  T operator()(T x) const {
+    const T low = x < T(min_val) ? T(min_val) : x;
+    return low > T(max_val) ? T(max_val) : low;
+  }
+  double min_val, max_val;
+};
+
+struct Neg {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Neg(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T x) const { return -x; }
+};
+
+struct Exp {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Exp(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T x) const { return fast_exp(x); }
+};
+
+struct Sqrt {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Sqrt(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T x) const { return std::sqrt(x); }
+};
+
+struct Rsqrt {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Rsqrt(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T x) const { return T(1) / std::sqrt(x); }
+};
+
+struct Erf {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Erf(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T x) const { return fast_erf(x); }
+};
+
+// x ** exponent. The exponents transformer code writes (2, 3, 0.5, -1) are
+// products or square roots, which vectorize and round as PyTorch's do; any
+// other exponent goes through std::pow.
+struct PowScalar {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  PowScalar(const Attrs& attrs, DType) : exponent(scalar_attr(attrs, "exponent")) {}
+  template <typename T>
+  T operator()(T x) const {
+    if (exponent == 2) return x * x;
+    if (exponent == 3) return x * x * x;
+    if (exponent == 0.5) return std::sqrt(x);
+    if (exponent == -1) return T(1) / x;
+    return std::pow(x, T(exponent));
+  }
+  double exponent;
+};
+
+// other - alpha * self: `1 - mask` as PyTorch spells it.
+struct RsubScalar {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  RsubScalar(const Attrs& attrs, DType dtype)
+      : other(rounded_scalar_attr(attrs, "other", dtype)), alpha(rounded_scalar_attr(attrs, "alpha", dtype)) {}
+  template <typename T>
+  T operator()(T x) const { return T(other) - T(alpha) * x; }
+  double other, alpha;
+};
+
+// clamp with optional bounds; a bound that is None does not apply.
+struct Clamp {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Clamp(const Attrs& attrs, DType dtype)
+      : min_val(bound(attrs, "min", dtype, -kInfinity)), max_val(bound(attrs, "max", dtype, kInfinity)) {}
+  static double bound(const Attrs& attrs, const char* name, DType dtype, double none) {
+    return std::holds_alternative<std::monostate>(attrs.get(name)) ? none : rounded_scalar_attr(attrs, name, dtype);
+  }
   template <typename T>
   T operator()(T x) const {
     const T low = x < T(min_val) ? T(min_val) : x;
@@ -341,6 +423,14 @@ void register_activation_ops(Registry& registry) {
   define_elementwise<Hardtanh>(registry, "aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
                                "aten::hardtanh_backward");
   define_elementwise<Dropout>(registry, "aten::dropout(Tensor input, float p, bool train) -> Tensor");
+  define_elementwise<Neg>(registry, "aten::neg(Tensor self) -> Tensor");
+  define_elementwise<Exp>(registry, "aten::exp(Tensor self) -> Tensor");
+  define_elementwise<Sqrt>(registry, "aten::sqrt(Tensor self) -> Tensor");
+  define_elementwise<Rsqrt>(registry, "aten::rsqrt(Tensor self) -> Tensor");
+  define_elementwise<Erf>(registry, "aten::erf(Tensor self) -> Tensor");
+  define_elementwise<PowScalar>(registry, "aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor");
+  define_elementwise<RsubScalar>(registry, "aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
+  define_elementwise<Clamp>(registry, "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor");
 }
 
 }  // namespace opgraph::kernels

@@ -3,20 +3,20 @@
 // folds a gradient back onto the shape an input was broadcast from.
 //
 // There is no type promotion: both operands have one dtype, and the result
-// has it too.
+// has it too. The one exception is a 0-d operand, how an exported graph
+// carries a Python number (x * 0.5, positions + 1): it takes the other
+// operand's dtype, as PyTorch's wrapped numbers do, unless a floating-point
+// number meets an integer tensor, which PyTorch would promote to float.
 #include <algorithm>
 #include <array>
 #include <type_traits>
 #include <vector>
 
-#include "kernels/cpu/cpu_dispatch.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
 namespace {
-
-// Below this many elements, waking the pool costs more than the loop itself.
-constexpr int64_t kParallelThreshold = int64_t{1} << 16;
 
 // add, sub and mul also take int32 and int64; div takes floating point only,
 // since true division of integers would change the dtype.
@@ -67,6 +67,21 @@ struct Mul {
     return [](T a, T b) { return static_cast<T>(a * b); };
   }
 };
+// maximum and minimum propagate NaN from either side, as PyTorch's do.
+struct Maximum {
+  static constexpr bool integers = true;
+  template <typename T>
+  static auto make(const Attrs&) {
+    return [](T a, T b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); };
+  }
+};
+struct Minimum {
+  static constexpr bool integers = true;
+  template <typename T>
+  static auto make(const Attrs&) {
+    return [](T a, T b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); };
+  }
+};
 struct Div {
   static constexpr bool integers = false;
   template <typename T>
@@ -74,98 +89,6 @@ struct Div {
     return [](T a, T b) { return a / b; };
   }
 };
-
-// ---- Broadcasting -----------------------------------------------------------
-
-Shape broadcast_shapes(std::span<const int64_t> a, std::span<const int64_t> b) {
-  Shape shape(std::max(a.size(), b.size()));
-  for (size_t i = 1; i <= shape.size(); ++i) {  // aligned on the right
-    const int64_t x = i <= a.size() ? a[a.size() - i] : 1;
-    const int64_t y = i <= b.size() ? b[b.size() - i] : 1;
-    OPGRAPH_CHECK(x == y || x == 1 || y == 1, "self and other: shapes ", shape_str(a), " and ", shape_str(b),
-                  " cannot be broadcast together (dimension -", i, " is ", x, " vs ", y, ")");
-    shape[shape.size() - i] = x == 1 ? y : x;
-  }
-  return shape;
-}
-
-// Element strides that read a contiguous tensor of `shape` as if expanded to
-// `target`: 0 along the dims it is broadcast over.
-Strides broadcast_strides(std::span<const int64_t> shape, std::span<const int64_t> target) {
-  Strides strides(target.size(), 0);
-  int64_t stride = 1;
-  for (size_t i = 1; i <= shape.size(); ++i) {
-    const int64_t extent = shape[shape.size() - i];
-    if (extent != 1) strides[target.size() - i] = stride;
-    stride *= extent;
-  }
-  return strides;
-}
-
-// Where the i-th element (row-major over `shape`) lies under `strides`.
-int64_t strided_offset(int64_t i, std::span<const int64_t> shape, std::span<const int64_t> strides) {
-  int64_t offset = 0;
-  for (size_t d = shape.size(); d-- > 0;) {
-    offset += i % shape[d] * strides[d];
-    i /= shape[d];
-  }
-  return offset;
-}
-
-// Drops extent-1 dims and merges neighbours that every operand walks as one,
-// so that the innermost loop runs as long as possible. Needs numel > 1.
-template <size_t N>
-void coalesce(Shape& shape, std::array<Strides, N>& strides) {
-  size_t rank = 0;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool merge = rank > 0;
-    for (const Strides& s : strides) merge = merge && s[rank - 1] == s[d] * shape[d];
-    if (merge) {
-      shape[rank - 1] *= shape[d];
-    } else {
-      shape[rank++] = shape[d];
-    }
-    for (Strides& s : strides) s[rank - 1] = s[d];
-  }
-  shape.resize(rank);
-  for (Strides& s : strides) s.resize(rank);
-}
-
-// Calls row(offsets) for rows [begin, end) of `shape` seen as
-// (numel / shape.back(), shape.back()); offsets[k] is where the row starts in
-// operand k. An odometer over the outer dims keeps the offsets current.
-template <size_t N, typename Row>
-void for_each_row(std::span<const int64_t> shape, const std::array<Strides, N>& strides, int64_t begin,
-                  int64_t end, const Row& row) {
-  const size_t outer = shape.size() - 1;
-  std::vector<int64_t> index(outer);
-  std::array<int64_t, N> offsets{};
-  int64_t rest = begin;
-  for (size_t d = outer; d-- > 0;) {
-    index[d] = rest % shape[d];
-    rest /= shape[d];
-    for (size_t k = 0; k < N; ++k) offsets[k] += index[d] * strides[k][d];
-  }
-  for (int64_t r = begin; r < end; ++r) {
-    row(offsets);
-    for (size_t d = outer; d-- > 0;) {
-      for (size_t k = 0; k < N; ++k) offsets[k] += strides[k][d];
-      if (++index[d] < shape[d]) break;
-      for (size_t k = 0; k < N; ++k) offsets[k] -= strides[k][d] * shape[d];
-      index[d] = 0;
-    }
-  }
-}
-
-// Runs body(begin, end), vectorized for the CPU, over `items` items of
-// `item_size` elements each, split over the pool only when the total is large.
-template <typename Body>
-void parallel_items(const KernelContext& context, int64_t items, int64_t item_size, const Body& body) {
-  const auto vectorized = [&](int64_t begin, int64_t end) { dispatch_cpu([&] { body(begin, end); }); };
-  if (items * item_size < kParallelThreshold) return vectorized(0, items);
-  context.pool->parallel_for(0, items, std::max<int64_t>(1, kParallelThreshold / 2 / item_size), vectorized);
-}
 
 // ---- Binary kernels -----------------------------------------------------------
 
@@ -255,19 +178,38 @@ void broadcast_reference(Operand<T> a, Operand<T> b, const Tensor& out, Fn fn) {
   }
 }
 
+DType result_dtype(const TensorMeta& self, const TensorMeta& other) {
+  if (self.dtype == other.dtype) return self.dtype;
+  const auto takes_dtype_of = [](const TensorMeta& number, const TensorMeta& tensor) {
+    return number.dim() == 0 && (is_floating_point(tensor.dtype) || !is_floating_point(number.dtype));
+  };
+  if (takes_dtype_of(other, self)) return self.dtype;
+  if (takes_dtype_of(self, other)) return other.dtype;
+  throw Error(detail::concat("other: expected ", dtype_name(self.dtype),
+                             " like self (there is no type promotion), got ", dtype_name(other.dtype)));
+}
+
+// `t` as an operand of type T: its data, or its one element converted into `storage`.
+template <typename T>
+Operand<T> operand(const Tensor& t, T& storage) {
+  if (t.dtype() == dtype_of<T>) return {t.data_ptr<const T>(), t.shape()};
+  storage = element_as<T>(t);
+  return {&storage, {}};
+}
+
 // The second operand is the tensor `other`, or with kScalar the Scalar `other`.
 template <typename Op, bool kScalar, bool kReference>
 void binary_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                    const Attrs& attrs) {
   dispatch_arithmetic(outputs[0].dtype(), Op::integers, "self", [&](auto zero) {
     using T = decltype(zero);
-    const Operand<T> a{inputs[0].data_ptr<const T>(), inputs[0].shape()};
-    T scalar{};
+    T self_number{}, scalar{};
+    const Operand<T> a = operand(inputs[0], self_number);
     Operand<T> b{&scalar, {}};
     if constexpr (kScalar) {
       scalar = scalar_attr<T>(attrs, "other");
     } else {
-      b = {inputs[1].data_ptr<const T>(), inputs[1].shape()};
+      b = operand(inputs[1], scalar);
     }
     if constexpr (kReference) {
       broadcast_reference(a, b, outputs[0], Op::template make<T>(attrs));
@@ -280,19 +222,13 @@ void binary_kernel(const KernelContext& context, std::span<const Tensor> inputs,
 template <typename Op, bool kScalar>
 std::vector<TensorMeta> binary_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
   const TensorMeta& self = *inputs[0];
-  Shape shape = self.shape;
-  dispatch_arithmetic(self.dtype, Op::integers, "self", [&](auto zero) {
+  const DType dtype = kScalar ? self.dtype : result_dtype(self, *inputs[1]);
+  dispatch_arithmetic(dtype, Op::integers, "self", [&](auto zero) {
     using T = decltype(zero);
     static_cast<void>(Op::template make<T>(attrs));  // checks alpha
     if constexpr (kScalar) static_cast<void>(scalar_attr<T>(attrs, "other"));
   });
-  if constexpr (!kScalar) {
-    const TensorMeta& other = *inputs[1];
-    OPGRAPH_CHECK(other.dtype == self.dtype, "other: expected ", dtype_name(self.dtype),
-                  " like self (there is no type promotion), got ", dtype_name(other.dtype));
-    shape = broadcast_shapes(self.shape, other.shape);
-  }
-  return {{self.dtype, std::move(shape)}};
+  return {{dtype, kScalar ? self.shape : broadcast_shapes(self.shape, inputs[1]->shape)}};
 }
 
 template <typename Op, bool kScalar>
@@ -371,6 +307,8 @@ void register_binary_ops(Registry& registry) {
                             "opgraph::sub_backward");
   define_binary<Mul, false>(registry, "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", "opgraph::mul_backward");
   define_binary<Div, false>(registry, "aten::div.Tensor(Tensor self, Tensor other) -> Tensor");
+  define_binary<Maximum, false>(registry, "aten::maximum(Tensor self, Tensor other) -> Tensor");
+  define_binary<Minimum, false>(registry, "aten::minimum(Tensor self, Tensor other) -> Tensor");
   define_binary<Add, true>(registry, "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
   define_binary<Sub, true>(registry, "aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
   define_binary<Mul, true>(registry, "aten::mul.Scalar(Tensor self, Scalar other) -> Tensor");

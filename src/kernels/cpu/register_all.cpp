@@ -18,6 +18,14 @@ void register_softmax_cross_entropy_ops(Registry& registry);
 void register_activation_ops(Registry& registry);
 void register_binary_backward_ops(Registry& registry);
 void register_binary_ops(Registry& registry);
+void register_attention_ops(Registry& registry);
+void register_compare_ops(Registry& registry);
+void register_convert_ops(Registry& registry);
+void register_factory_ops(Registry& registry);
+void register_scan_ops(Registry& registry);
+void register_gather_ops(Registry& registry);
+void register_split_ops(Registry& registry);
+void register_assert_ops(Registry& registry);
 
 // One line per op family. Kept explicit rather than left to static
 // initializers, which a static link may drop without a word.
@@ -38,6 +46,14 @@ void register_builtin_ops(Registry& registry) {
   register_activation_ops(registry);
   register_binary_backward_ops(registry);
   register_binary_ops(registry);
+  register_attention_ops(registry);
+  register_compare_ops(registry);
+  register_convert_ops(registry);
+  register_factory_ops(registry);
+  register_scan_ops(registry);
+  register_gather_ops(registry);
+  register_split_ops(registry);
+  register_assert_ops(registry);
 }
 
 }  // namespace opgraph::kernels

@@ -1,5 +1,5 @@
-// Shape ops: view, reshape, permute, transpose, t, flatten, slice, squeeze,
-// unsqueeze, expand, and embedding.
+// Shape ops: view, reshape, permute, transpose, t, flatten, unflatten, slice,
+// select, squeeze, unsqueeze, expand, and embedding.
 //
 // Every view op is described by one function from the input's shape to the
 // layout of the result inside the (contiguous) input: shape, strides and
@@ -125,6 +125,47 @@ Layout slice(const TensorMeta& self, const Attrs& attrs) {
   layout.shape[dim] = (end - start + step - 1) / step;
   layout.strides[dim] *= step;
   return layout;
+}
+
+// Drops `dim` at `index`: the slice of that one position.
+Layout select(const TensorMeta& self, const Attrs& attrs) {
+  OPGRAPH_CHECK(self.dim() > 0, "self: cannot select from a scalar");
+  const int64_t dim = wrap(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  const int64_t n = self.shape[dim], index = attrs.get<int64_t>("index");
+  OPGRAPH_CHECK(index >= -n && index < n, "index: ", index, " is out of range for dim ", dim, " of size ", n);
+  Layout layout = identity(self);
+  layout.offset = (index < 0 ? index + n : index) * layout.strides[dim];
+  layout.shape.erase(layout.shape.begin() + dim);
+  layout.strides.erase(layout.strides.begin() + dim);
+  return layout;
+}
+
+// Splits `dim` into `sizes` (one of them may be -1).
+Layout unflatten(const TensorMeta& self, const Attrs& attrs) {
+  OPGRAPH_CHECK(self.dim() > 0, "self: cannot unflatten a scalar");
+  const int64_t dim = wrap(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  const auto& sizes = attrs.get<std::vector<int64_t>>("sizes");
+  OPGRAPH_CHECK(!sizes.empty(), "sizes: expected at least one size, got []");
+  Shape shape(self.shape.begin(), self.shape.begin() + dim);
+  const Shape inner = infer_size(sizes, self.shape[dim], "sizes");
+  shape.insert(shape.end(), inner.begin(), inner.end());
+  shape.insert(shape.end(), self.shape.begin() + dim + 1, self.shape.end());
+  return {shape, contiguous_strides(shape), 0};
+}
+
+// squeeze.dims: drops each of `dim` that has extent 1.
+Layout squeeze_dims(const TensorMeta& self, const Attrs& attrs) {
+  Layout in = identity(self), out;
+  std::vector<bool> drop(self.shape.size(), false);
+  for (int64_t d : attrs.get<std::vector<int64_t>>("dim")) {
+    if (self.dim() > 0) drop[wrap(d, self.dim(), "dim")] = true;
+  }
+  for (size_t d = 0; d < self.shape.size(); ++d) {
+    if (drop[d] && self.shape[d] == 1) continue;
+    out.shape.push_back(in.shape[d]);
+    out.strides.push_back(in.strides[d]);
+  }
+  return out;
 }
 
 Layout squeeze(const TensorMeta& self, const Attrs& attrs) {
@@ -256,6 +297,9 @@ void register_shape_ops(Registry& registry) {
                      "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
                      "SymInt step=1) -> Tensor(a)");
   define_view<squeeze>(registry, "aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)");
+  define_view<squeeze_dims>(registry, "aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)");
+  define_view<select>(registry, "aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)");
+  define_view<unflatten>(registry, "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)");
   define_view<unsqueeze>(registry, "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)");
   define_view<expand>(registry, "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)");
   // Rows are copied whole, so the plain loop is already the fast kernel.

@@ -1,0 +1,57 @@
+// Ops that return nothing and only check: torch.export leaves them in graphs
+// to guard the assumptions it traced under (_assert_tensor_metadata after a
+// dtype conversion, _assert_scalar and sym_constrain_range_for_size on sizes).
+//
+// The checks run in the shape functions, so a graph that breaks one fails when
+// it is loaded or its shapes are inferred, before anything runs; the kernels
+// have nothing left to do.
+#include "kernels/define.h"
+
+namespace opgraph::kernels {
+namespace {
+
+// `stride` is not compared: opgraph passes contiguous tensors, whatever
+// strides the traced tensor had.
+std::vector<TensorMeta> assert_tensor_metadata_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const TensorMeta& a = *inputs[0];
+  if (const auto* dtype = std::get_if<DType>(&attrs.get("dtype"))) {
+    OPGRAPH_CHECK(*dtype == a.dtype, "a: expected dtype ", dtype_name(*dtype), ", got ", a.str());
+  }
+  if (const auto* size = std::get_if<std::vector<int64_t>>(&attrs.get("size"))) {
+    OPGRAPH_CHECK(*size == a.shape, "a: expected shape ", shape_str(*size), ", got ", a.str());
+  }
+  if (const auto* device = std::get_if<std::string>(&attrs.get("device"))) {
+    OPGRAPH_CHECK(*device == "cpu" || *device == "cpu:0", "device: expected cpu, got ", *device);
+  }
+  return {};
+}
+
+std::vector<TensorMeta> assert_scalar_shape(std::span<const TensorMeta* const>, const Attrs& attrs) {
+  OPGRAPH_CHECK(scalar_attr(attrs, "self") != 0, "assertion failed: ", attrs.get<std::string>("assert_msg"));
+  return {};
+}
+
+std::vector<TensorMeta> constrain_range_shape(std::span<const TensorMeta* const>, const Attrs& attrs) {
+  const double size = scalar_attr(attrs, "size");
+  const auto* min = std::get_if<int64_t>(&attrs.get("min"));
+  const auto* max = std::get_if<int64_t>(&attrs.get("max"));
+  OPGRAPH_CHECK(size >= (min ? *min : 0) && (!max || size <= *max), "size: expected a size in [",
+                min ? *min : 0, ", ", max ? std::to_string(*max) : "inf", "], got ", size);
+  return {};
+}
+
+void no_work(const KernelContext&, std::span<const Tensor>, std::span<const Tensor>, const Attrs&) {}
+
+}  // namespace
+
+void register_assert_ops(Registry& registry) {
+  define(registry, {"aten::_assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? stride=None, "
+                    "ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()",
+                    assert_tensor_metadata_shape, no_work, no_work});
+  define(registry, {"aten::_assert_scalar(Scalar self, str assert_msg) -> ()", assert_scalar_shape, no_work,
+                    no_work});
+  define(registry, {"aten::sym_constrain_range_for_size(Scalar size, *, int? min=None, int? max=None) -> ()",
+                    constrain_range_shape, no_work, no_work});
+}
+
+}  // namespace opgraph::kernels

@@ -1,0 +1,127 @@
+// Copies and dtype conversions: _to_copy, the to overloads, type_as, clone,
+// contiguous, alias, detach and lift_fresh_copy.
+//
+// Outputs are allocated by the caller, so an op that PyTorch may answer with
+// a view of its input (to, contiguous, alias) writes a copy here; the values
+// are the same. Conversions follow static_cast, as PyTorch's do: floats
+// truncate toward zero into integers, any non-zero value is true.
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/elementwise.h"
+
+namespace opgraph::kernels {
+namespace {
+
+// Layout, Device and MemoryFormat arrive as names, with or without PyTorch's
+// "torch." in front.
+bool is_one_of(const AttrValue& value, std::initializer_list<std::string_view> names) {
+  const auto* name = std::get_if<std::string>(&value);
+  if (name == nullptr) return std::holds_alternative<std::monostate>(value);
+  std::string_view bare = *name;
+  if (bare.starts_with("torch.")) bare.remove_prefix(6);
+  return std::find(names.begin(), names.end(), bare) != names.end();
+}
+
+// The attributes that only say where and how the result lies, of which a
+// schema has some: the result is always a dense, contiguous CPU tensor.
+enum Placement : unsigned { kNone = 0, kLayout = 1, kDevice = 2, kMemoryFormat = 4 };
+
+void check_placement(const Attrs& attrs, unsigned placement) {
+  if (placement & kLayout) {
+    const AttrValue& value = attrs.get("layout");
+    OPGRAPH_CHECK(is_one_of(value, {"strided"}), "layout: expected None or strided, got ", attr_str(value));
+  }
+  if (placement & kDevice) {
+    const AttrValue& value = attrs.get("device");
+    OPGRAPH_CHECK(is_one_of(value, {"cpu", "cpu:0"}), "device: expected None or cpu, got ", attr_str(value));
+  }
+  if (placement & kMemoryFormat) {
+    const AttrValue& value = attrs.get("memory_format");
+    OPGRAPH_CHECK(is_one_of(value, {"contiguous_format", "preserve_format"}),
+                  "memory_format: expected None, contiguous_format or preserve_format, got ", attr_str(value));
+  }
+}
+
+// The result's dtype: the `dtype` attribute when the schema has one and it is
+// given, else self's.
+DType target_dtype(const TensorMeta& self, const Attrs& attrs, bool has_dtype) {
+  if (!has_dtype) return self.dtype;
+  const AttrValue& value = attrs.get("dtype");
+  return std::holds_alternative<DType>(value) ? std::get<DType>(value) : self.dtype;
+}
+
+struct Conversion {
+  bool has_dtype;  // the schema has a `dtype` attribute
+  unsigned placement;
+};
+
+constexpr Conversion kToCopy{true, kLayout | kDevice | kMemoryFormat};
+constexpr Conversion kToDtype{true, kMemoryFormat};
+constexpr Conversion kToDevice{true, kDevice | kMemoryFormat};
+constexpr Conversion kCopy{false, kNone};
+constexpr Conversion kClone{false, kMemoryFormat};
+
+template <const Conversion& kConversion>
+std::vector<TensorMeta> convert_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const TensorMeta& self = *inputs[0];
+  check_placement(attrs, kConversion.placement);
+  const DType dtype = inputs.size() > 1 ? inputs[1]->dtype : target_dtype(self, attrs, kConversion.has_dtype);
+  dispatch_elementwise(self.dtype, "self", [](auto) {});
+  dispatch_elementwise(dtype, "dtype", [](auto) {});
+  return {{dtype, self.shape}};
+}
+
+template <bool kReference>
+void convert_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                    const Attrs&) {
+  const Tensor &self = inputs[0], &out = outputs[0];
+  if (self.dtype() == out.dtype() && !kReference) {
+    std::memcpy(out.data(), self.data(), static_cast<size_t>(self.numel()) * self.itemsize());
+    return;
+  }
+  dispatch_elementwise(self.dtype(), "self", [&](auto from) {
+    using From = decltype(from);
+    dispatch_elementwise(out.dtype(), "dtype", [&](auto to) {
+      using To = decltype(to);
+      map_broadcast<To, kReference>(context, out, [](From x) { return static_cast<To>(x); },
+                        Input<From>{self.data_ptr<const From>(), self.shape()});
+    });
+  });
+}
+
+template <const Conversion& kConversion>
+void define_conversion(Registry& registry, const char* schema,
+                       std::source_location where = std::source_location::current()) {
+  define(registry, {schema, convert_shape<kConversion>, convert_kernel<false>, convert_kernel<true>}, where);
+}
+
+}  // namespace
+
+void register_convert_ops(Registry& registry) {
+  define_conversion<kToCopy>(registry,
+                             "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
+                             "Device? device=None, bool? pin_memory=None, bool non_blocking=False, "
+                             "MemoryFormat? memory_format=None) -> Tensor");
+  define_conversion<kToCopy>(registry,
+                             "aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, "
+                             "Device? device=None, bool? pin_memory=None, bool non_blocking=False, "
+                             "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
+  define_conversion<kToDtype>(registry,
+                              "aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, "
+                              "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
+  define_conversion<kToDevice>(registry,
+                               "aten::to.device(Tensor(a) self, Device device, ScalarType dtype, "
+                               "bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) "
+                               "-> Tensor(a)");
+  define_conversion<kCopy>(registry, "aten::type_as(Tensor self, Tensor other) -> Tensor");
+  define_conversion<kClone>(registry, "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor");
+  define_conversion<kClone>(registry,
+                            "aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) "
+                            "-> Tensor(a)");
+  define_conversion<kCopy>(registry, "aten::alias(Tensor(a) self) -> Tensor(a)");
+  define_conversion<kCopy>(registry, "aten::detach(Tensor(a) self) -> Tensor(a)");
+  define_conversion<kCopy>(registry, "aten::lift_fresh_copy(Tensor self) -> Tensor");
+}
+
+}  // namespace opgraph::kernels

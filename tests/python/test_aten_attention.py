@@ -1,0 +1,125 @@
+"""scaled_dot_product_attention against its reference and PyTorch."""
+import numpy as np
+import pytest
+import torch.nn.functional as F
+
+import opgraph
+from oracle import assert_schema_is_aten, check_op
+
+NAME = "aten::scaled_dot_product_attention"
+TOLERANCE = {np.float32: dict(rtol=2e-5, atol=2e-5), np.float64: dict(rtol=1e-11, atol=1e-12)}
+
+
+def sample(shape, dtype=np.float32, seed=0):
+    return np.asarray(np.random.default_rng(seed).standard_normal(shape), dtype=dtype)
+
+
+def sdpa(**attrs):
+    return lambda q, k, v, mask=None: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **attrs)
+
+
+# (query, key, value) shapes: one row, one key, rows past the kernel's row
+# block, batch dims that broadcast, no batch dims, empty sequences.
+SHAPES = {
+    "bert": ((2, 4, 7, 8), (2, 4, 7, 8), (2, 4, 7, 8)),
+    "one-row": ((1, 2, 1, 16), (1, 2, 9, 16), (1, 2, 9, 16)),
+    "decode": ((2, 3, 2, 32), (2, 3, 40, 32), (2, 3, 40, 24)),
+    "one-key": ((1, 1, 5, 4), (1, 1, 1, 4), (1, 1, 1, 3)),
+    "long": ((1, 2, 67, 8), (1, 2, 45, 8), (1, 2, 45, 12)),
+    "3d": ((3, 5, 8), (3, 6, 8), (3, 6, 2)),
+    "2d": ((5, 8), (6, 8), (6, 8)),
+    "broadcast-batch": ((2, 1, 5, 8), (1, 3, 6, 8), (1, 3, 6, 8)),
+    "no-rows": ((1, 2, 0, 8), (1, 2, 6, 8), (1, 2, 6, 8)),
+    "no-keys": ((1, 2, 3, 8), (1, 2, 0, 8), (1, 2, 0, 8)),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shapes", SHAPES)
+def test_matches_torch(shapes, dtype):
+    q, k, v = (sample(shape, dtype, seed) for seed, shape in enumerate(SHAPES[shapes]))
+    check_op(NAME, sdpa(), q, k, v, tolerance=TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("shapes", ["bert", "long", "one-key", "decode"])
+def test_causal_and_scale(shapes):
+    q, k, v = (sample(shape, seed=seed) for seed, shape in enumerate(SHAPES[shapes]))
+    check_op(NAME, sdpa(is_causal=True), q, k, v, is_causal=True, tolerance=TOLERANCE[np.float32])
+    check_op(NAME, sdpa(scale=0.3), q, k, v, scale=0.3, tolerance=TOLERANCE[np.float32])
+
+
+def padding_mask(batch, keys, lengths):
+    mask = np.zeros((batch, 1, 1, keys), dtype=bool)
+    for b, length in enumerate(lengths):
+        mask[b, ..., :length] = True
+    return mask
+
+
+# Masks: per key (BERT's padding), per query row and key, all-true, all-false
+# (rows that attend to nothing come out as zeros), and float masks.
+MASKS = {
+    "padding": padding_mask(2, 7, [5, 7]),
+    "full": np.random.default_rng(3).random((2, 4, 7, 7)) > 0.4,
+    "rows": np.random.default_rng(4).random((7, 1)) > 0.5,
+    "all-true": np.ones((1, 1, 7, 7), dtype=bool),
+    "all-false": np.zeros((2, 1, 1, 7), dtype=bool),
+    "float": sample((2, 1, 7, 7), seed=5),
+    "float-row": sample((1, 7), seed=6),
+    "float-minus-inf": np.where(padding_mask(2, 7, [0, 3]), 0.0, -np.inf).astype(np.float32),
+}
+
+
+@pytest.mark.parametrize("mask", MASKS)
+def test_masks_match_torch(mask):
+    q, k, v = (sample(shape, seed=seed) for seed, shape in enumerate(SHAPES["bert"]))
+    check_op(NAME, sdpa(), q, k, v, MASKS[mask], tolerance=TOLERANCE[np.float32])
+
+
+def test_grouped_query_attention():
+    q, k, v = sample((1, 4, 5, 8), seed=1), sample((1, 2, 6, 8), seed=2), sample((1, 2, 6, 8), seed=3)
+    check_op(NAME, sdpa(enable_gqa=True), q, k, v, enable_gqa=True, tolerance=TOLERANCE[np.float32])
+
+
+def test_strided_inputs():
+    q = sample((2, 7, 4, 8), seed=1).transpose(0, 2, 1, 3)  # (batch, seq, heads, dim) -> heads first
+    k = sample((2, 7, 4, 8), seed=2).transpose(0, 2, 1, 3)
+    v = sample((2, 4, 8, 7), seed=3).transpose(0, 1, 3, 2)
+    check_op(NAME, sdpa(), q, k, v, tolerance=TOLERANCE[np.float32])
+
+
+def test_long_sequence_runs_in_parallel_blocks():
+    q, k, v = (sample((1, 3, 200, 32), seed=seed) for seed in range(3))
+    check_op(NAME, sdpa(is_causal=True), q, k, v, is_causal=True, tolerance=dict(rtol=1e-4, atol=1e-5))
+
+
+def test_schema_is_aten():
+    assert_schema_is_aten("scaled_dot_product_attention")
+
+
+BAD = {
+    "features": ((sample((1, 5, 8)), sample((1, 6, 4)), sample((1, 6, 4))), {},
+                 r"key: expected 8 features \(dim -1\) like query"),
+    "positions": ((sample((1, 5, 8)), sample((1, 6, 8)), sample((1, 5, 8))), {},
+                  r"value: expected 6 positions \(dim -2\) like key"),
+    "dtype": ((sample((5, 8)), sample((6, 8), np.float64), sample((6, 8))), {}, r"key: expected float32 like query"),
+    "integer": ((np.ones((5, 8), np.int64),) * 3, {}, r"query: expected float32 or float64"),
+    "rank": ((sample((8,)), sample((6, 8)), sample((6, 8))), {}, r"query: expected rank 2 or more"),
+    "batch": ((sample((2, 5, 8)), sample((3, 6, 8)), sample((3, 6, 8))), {}, r"key: batch dims .* do not broadcast"),
+    "mask-shape": ((sample((5, 8)), sample((6, 8)), sample((6, 8)), np.ones((5, 5), bool)), {},
+                   r"attn_mask: expected a shape that broadcasts to the scores' \[5, 6\]"),
+    "mask-dtype": ((sample((5, 8)), sample((6, 8)), sample((6, 8)), np.ones((5, 6), np.int64)), {},
+                   r"attn_mask: expected bool or float32"),
+    "mask-and-causal": ((sample((5, 8)), sample((6, 8)), sample((6, 8)), np.ones((5, 6), bool)), {"is_causal": True},
+                        r"attn_mask: expected None when is_causal is True"),
+    "dropout": ((sample((5, 8)), sample((6, 8)), sample((6, 8))), {"dropout_p": 0.1},
+                r"dropout_p: expected 0.0 \(inference\)"),
+    "gqa-heads": ((sample((1, 3, 5, 8)), sample((1, 2, 6, 8)), sample((1, 2, 6, 8))), {"enable_gqa": True},
+                  r"key: with enable_gqa, the query's 3 heads"),
+}
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_bad_input_is_a_clear_error(case):
+    inputs, attrs, message = BAD[case]
+    with pytest.raises(opgraph.Error, match=rf"{NAME}: {message}"):
+        opgraph.ops.call(NAME, *inputs, **attrs)
