@@ -1,5 +1,5 @@
 """Copies and dtype conversions (_to_copy, to, type_as, clone, contiguous,
-alias, detach) against their references and PyTorch."""
+alias, detach, detach_) against their references and PyTorch."""
 import numpy as np
 import pytest
 import torch
@@ -35,7 +35,7 @@ def test_conversions_match_torch(source, to):
         check_op("aten::type_as", lambda t, o: t.type_as(o), x, np.zeros((), DTYPES[to]))
 
 
-@pytest.mark.parametrize("name", ["clone", "contiguous", "alias", "detach", "lift_fresh_copy", "_to_copy"])
+@pytest.mark.parametrize("name", ["clone", "contiguous", "alias", "detach", "detach_", "lift_fresh_copy", "_to_copy"])
 @pytest.mark.parametrize("shape", SHAPES)
 def test_copies_match_torch(name, shape):
     x = SHAPES[shape](np.float32)
@@ -50,7 +50,8 @@ def test_exported_spellings_of_placement():
 
 @pytest.mark.parametrize("op, overload", [("_to_copy", "default"), ("to", "dtype"), ("to", "dtype_layout"),
                                           ("to", "device"), ("type_as", "default"), ("clone", "default"),
-                                          ("alias", "default"), ("detach", "default"), ("lift_fresh_copy", "default"),
+                                          ("alias", "default"), ("detach", "default"), ("detach_", "default"),
+                                          ("lift_fresh_copy", "default"),
                                           ("contiguous", "default")])
 def test_schema_is_aten(op, overload):
     assert_schema_is_aten(op, overload)

@@ -104,16 +104,19 @@ def test_lowering_gives_the_runtime_inputs_lists_nulls_and_typed_attributes():
     assert linear["inputs"] == ["input", "weight", None]  # Tensor? bias absent
 
 
-def test_a_list_with_an_absent_tensor_runs_in_python_and_is_refused_by_lowering(tmp_path):
+def test_a_list_with_an_absent_tensor_keeps_a_null_and_runs_on_every_path(tmp_path):
     class IndexColumns(nn.Module):
         def forward(self, x, columns):
             return x[:, columns]
 
     x, columns = torch.randn(3, 5), torch.tensor([4, 0])
     model_ir = ir.extract_ir(IndexColumns(), (x, columns))
+    (index,) = graph_nodes(model_ir).values()
+    assert index["inputs"] == ["x", [None, "columns"]]
     assert torch.equal(IRExecutor(model_ir).run(x, columns)[0], x[:, columns])
-    with pytest.raises(opgraph.Error, match=r"node 'index' \(aten.index.Tensor\): argument 'indices' has an absent"):
-        model_ir.save(tmp_path / "index.opg")
+    model_ir.save(tmp_path / "index.opg")
+    (result,) = opgraph.Session(tmp_path / "index.opg").run(x.numpy(), columns.numpy())
+    np.testing.assert_array_equal(np.asarray(result), x[:, columns].numpy())
 
 
 def test_the_ir_executor_runs_every_op_through_the_aten_fallback():

@@ -12,14 +12,7 @@ from opgraph.ir.lower import to_graph_dict
 from opgraph.ir.ops import get_execution_fn
 
 TOLERANCE = dict(rtol=1e-4, atol=1e-4)
-NEEDS_ATEN_OPS = pytest.mark.xfail(
-    reason="the C++ runtime lacks ATen ops this model needs (scaled_dot_product_attention, arange, comparisons, "
-           "select, split, ...); Session reports them at load", strict=False,
-    raises=opgraph.Error)
-
 MODELS = ["mlp", "cnn", "resnet18", "transformer_encoder", "gated_mlp", "bert", "gpt2", "vit"]
-ON_SESSION = [pytest.param(name, marks=NEEDS_ATEN_OPS)
-              if name in ("transformer_encoder", "bert", "gpt2", "vit") else name for name in MODELS]
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +46,7 @@ def test_the_ir_executor_matches_pytorch(extracted, name):
         torch.testing.assert_close(a, e, **TOLERANCE)
 
 
-@pytest.mark.parametrize("name", ON_SESSION)
+@pytest.mark.parametrize("name", MODELS)
 def test_the_saved_model_runs_on_the_session(extracted, name):
     model, inputs, _, path = extracted(name)
     actual = opgraph.Session(str(path), threads=2).run(*inputs)

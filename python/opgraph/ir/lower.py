@@ -45,12 +45,8 @@ def _node(node):
         if argument.is_tensor:
             if node.tensor_args:
                 where = node.tensor_args.get(argument.name)
-                if isinstance(where, list):
-                    if None in where:
-                        raise Error(f"opgraph.ir: node '{node.name}' ({node.op_type}): argument '{argument.name}' "
-                                    f"has an absent (None) element; a list input of the runtime's graph holds value "
-                                    f"names only")
-                    inputs.append([names[i] for i in where])
+                if isinstance(where, list):  # an absent element of a Tensor?[] stays null
+                    inputs.append([None if i is None else names[i] for i in where])
                 else:
                     inputs.append(None if where is None else names[where])
             else:  # the inputs follow the tensor arguments in order

@@ -1,5 +1,5 @@
 // Copies and dtype conversions: _to_copy, the to overloads, type_as, clone,
-// contiguous, alias, detach and lift_fresh_copy.
+// contiguous, alias, detach, detach_ and lift_fresh_copy.
 //
 // Outputs are allocated by the caller, so an op that PyTorch may answer with
 // a view of its input (to, contiguous, alias) writes a copy here; the values
@@ -121,6 +121,9 @@ void register_convert_ops(Registry& registry) {
                             "-> Tensor(a)");
   define_conversion<kCopy>(registry, "aten::alias(Tensor(a) self) -> Tensor(a)");
   define_conversion<kCopy>(registry, "aten::detach(Tensor(a) self) -> Tensor(a)");
+  // torch.export keeps GPT-2's in-place detach_ of its causal mask; the values
+  // do not change, so the functional form's copy is the same.
+  define_conversion<kCopy>(registry, "aten::detach_(Tensor(a!) self) -> Tensor(a!)");
   define_conversion<kCopy>(registry, "aten::lift_fresh_copy(Tensor self) -> Tensor");
 }
 
