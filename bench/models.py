@@ -5,7 +5,7 @@ For each model of the IR tests (tests/python/ir_models.py), batch 1 and 32,
 1 and 2 threads: the median latency of opgraph.Session running the model's
 .opg, and each peer's latency divided by it (above 1: opgraph is faster).
 Also the time to extract the IR and save the .opg. A path that cannot run a
-model (an op the runtime lacks, a custom op ONNX cannot export) is skipped
+model (a custom op ONNX cannot export, an op the runtime lacks) is skipped
 with the reason. ONNX models come from torch.onnx's TorchScript exporter
 (the torch.export-based one needs onnxscript, which opgraph does not pin).
 

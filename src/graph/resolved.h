@@ -44,6 +44,7 @@ struct ResolvedGraph {
   std::vector<std::string> symbols;  // symbolic dimensions of the inputs, in order of appearance
 
   bool defined_by_node(ValueId id) const { return id >= inputs.size() + constants.size(); }
+  bool is_constant(ValueId id) const { return id >= inputs.size() && !defined_by_node(id); }
 };
 
 // "node 'conv_0' (aten::conv2d)"

@@ -40,6 +40,7 @@ struct NodeCall {
   const Attrs* attrs;
   size_t first;  // inputs at [first, first + inputs), outputs after them
   size_t inputs, outputs;
+  uint64_t constant_inputs;  // bit k: input k is one of the graph's constants (KernelContext)
 };
 
 // A value that each run binds anew (a graph input, or a node output handed
@@ -95,6 +96,7 @@ struct Session::Impl {
   ResolvedGraph resolved;
   std::vector<ValueInfo> output_info;
   std::vector<Tensor> constants;  // by position in graph.constants, contiguous
+  ConstantCache constant_cache;   // what kernels derive from the constants, kept across runs
   std::vector<NodeCall> calls;  // by node
   std::vector<size_t> input_bindings;  // into bindings, by graph input
   std::vector<RunBinding> bindings;
@@ -162,7 +164,11 @@ void Session::Impl::resolve_kernels() {
   for (const ResolvedNode& node : resolved.nodes) {
     const KernelFn& kernel = node.op->kernels[static_cast<size_t>(DeviceType::CPU)];
     OPGRAPH_CHECK(static_cast<bool>(kernel), node_label(*node.node), ": the op has no cpu kernel");
-    calls.push_back({&kernel, &node.attrs, first, node.inputs.size(), node.outputs.size()});
+    uint64_t constant_inputs = 0;
+    for (size_t k = 0; k < node.inputs.size() && k < 64; ++k) {
+      if (node.inputs[k] && resolved.is_constant(*node.inputs[k])) constant_inputs |= uint64_t{1} << k;
+    }
+    calls.push_back({&kernel, &node.attrs, first, node.inputs.size(), node.outputs.size(), constant_inputs});
     first += node.inputs.size() + node.outputs.size();
   }
 }
@@ -350,7 +356,7 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
 
   const uint64_t run_index = runs.fetch_add(1);
   std::vector<ProfileEvent> run_events;
-  const KernelContext context{own_pool ? own_pool.get() : &global_thread_pool()};
+  ThreadPool* const pool = own_pool ? own_pool.get() : &global_thread_pool();
   const std::span<const Tensor> tensors(workspace.tensors);
   for (size_t i = 0; i < calls.size(); ++i) {
     const NodeCall& call = calls[i];
@@ -358,7 +364,8 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
     const std::span<const Tensor> node_outputs = tensors.subspan(call.first + call.inputs, call.outputs);
     const Clock::time_point start = options.profile ? Clock::now() : Clock::time_point();
     try {
-      (*call.kernel)(context, node_inputs, node_outputs, *call.attrs);
+      (*call.kernel)(KernelContext{pool, &constant_cache, call.constant_inputs}, node_inputs, node_outputs,
+                     *call.attrs);
     } catch (...) {
       rethrow_in_node(*resolved.nodes[i].node);
     }

@@ -164,6 +164,24 @@ def test_bad_inputs_name_the_input_and_both_types():
         session.run("x")
 
 
+@pytest.mark.parametrize("batch", [1, 8])
+def test_converted_weights_stay_with_their_session(batch):
+    """Convolution weights converted to oneDNN's layout on a Session's first
+    run are reused by its later runs; two Sessions of one graph with other
+    weights keep their own."""
+    graph, weights_a, expected_a = cnn(channels=32, out_channels=64, size=12, padding=1)
+    _, weights_b, _ = cnn(channels=32, out_channels=64, size=12, padding=1)
+    weights_b = {k: v * 0.5 + 1 for k, v in weights_b.items()}
+    session_a, session_b = opgraph.Session(graph, weights=weights_a), opgraph.Session(graph, weights=weights_b)
+    torch_b = {k: torch.from_numpy(v) for k, v in weights_b.items()}
+    x = random((batch, 32, 12, 12), 6)
+    c = F.max_pool2d(F.relu(F.conv2d(torch.from_numpy(x), torch_b["conv.weight"], torch_b["conv.bias"], padding=1)), 2)
+    expected_b = F.linear(c.flatten(1), torch_b["fc.weight"], torch_b["fc.bias"]).numpy()
+    for _ in range(3):
+        np.testing.assert_allclose(session_a.run(x)[0], expected_a(x), **FLOAT32_SUMS)
+        np.testing.assert_allclose(session_b.run(x)[0], expected_b, **FLOAT32_SUMS)
+
+
 def test_weights_are_checked_and_copied():
     graph, weights, expected = cnn()
     with pytest.raises(opgraph.Error, match=r"no weight given for constant 'fc.bias' \(float32\[10\]\)"):

@@ -15,6 +15,7 @@
 #include "opgraph/core/tensor.h"
 #include "opgraph/core/thread_pool.h"
 #include "opgraph/registry/attrs.h"
+#include "opgraph/registry/constant_cache.h"
 #include "opgraph/registry/schema.h"
 
 namespace opgraph {
@@ -36,6 +37,13 @@ using ShapeFn = std::function<std::vector<TensorMeta>(std::span<const TensorMeta
 
 struct KernelContext {
   ThreadPool* pool;
+  // Set by a Session: its cache for what kernels derive from weights, and
+  // which of this call's inputs are weights (bit i for input i).
+  ConstantCache* constants = nullptr;
+  uint64_t constant_inputs = 0;
+
+  // Whether input `i` holds the same values for as long as `constants` lives.
+  bool is_constant(size_t i) const { return constants != nullptr && i < 64 && (constant_inputs >> i & 1) != 0; }
 };
 // Destination-passing: outputs arrive allocated, with the metas the shape
 // function returned. Inputs are contiguous unless the op accepts strides.

@@ -50,7 +50,10 @@ class Session {
   // Loads an .opg file; the weights stay mapped from the file. The file's
   // folder is searched for packages after options.package_paths.
   explicit Session(const std::string& path, SessionOptions options = {});
-  // Runs `graph` with `weights` (one tensor per constant).
+  // Runs `graph` with `weights` (one tensor per constant). The weights are
+  // read as they are at each node's first run: kernels may keep what they
+  // derive from them (a convolution's weights in oneDNN's layout), so
+  // changing their values afterwards takes a new Session.
   Session(Graph graph, Weights weights, SessionOptions options = {});
   ~Session();
   Session(const Session&) = delete;

@@ -234,7 +234,9 @@ struct ForwardCall {
     scratch_bytes = scratchpad_offset + plan->scratchpad.get_size();
   }
 
-  void run(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out, dnnl::stream& stream) {
+  // `converted_weights`, when given, is `weight` already in the primitive's layout.
+  void run(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
+           const void* converted_weights, dnnl::stream& stream) {
     // A large convolution's scratch lives for its call alone: allocating is
     // nothing next to its work, and the thread would hold the memory for good.
     constexpr size_t kKeptScratchBytes = size_t{4} << 20;
@@ -247,12 +249,16 @@ struct ForwardCall {
     weights.set_data_handle(weight.data());
     dst.set_data_handle(out.data());
     if (plan->src.convert) conv_src.set_data_handle(scratch);
-    if (plan->weights.convert && !kept_weights.defined()) conv_weights.set_data_handle(scratch + weights_offset);
+    if (converted_weights != nullptr) {
+      conv_weights.set_data_handle(const_cast<void*>(converted_weights));
+    } else if (plan->weights.convert && !kept_weights.defined()) {
+      conv_weights.set_data_handle(scratch + weights_offset);
+    }
     if (plan->dst.convert) conv_dst.set_data_handle(scratch + dst_offset);
     if (bias.defined()) args.at(DNNL_ARG_BIAS).set_data_handle(bias.data());
     if (plan->scratchpad.get_size() > 0) args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(scratch + scratchpad_offset);
     if (plan->src.convert) plan->src.convert.execute(stream, convert_src);
-    if (plan->weights.convert && !weights_already_converted(weight)) {
+    if (plan->weights.convert && converted_weights == nullptr && !weights_already_converted(weight)) {
       plan->weights.convert.execute(stream, convert_weights);
     }
     plan->conv.execute(stream, args);
@@ -284,16 +290,37 @@ ForwardCall& forward_call(const std::shared_ptr<const ForwardPlan>& plan) {
   return *calls.back();
 }
 
+// A Session's weight in the primitive's layout, converted on its first run
+// and kept in the Session's constant cache (as ONNX Runtime prepacks at load):
+// converting ResNet-18's 512-channel weights on every call took ten times
+// as long as the convolutions themselves at batch 1. Null when the weight
+// needs no conversion or may change between calls.
+const void* converted_weights(const KernelContext& context, const std::shared_ptr<const ForwardPlan>& plan,
+                              std::vector<int64_t> key, const Tensor& weight, dnnl::stream& stream) {
+  if (!plan->weights.convert || !context.is_constant(1)) return nullptr;
+  key.push_back(reinterpret_cast<intptr_t>(weight.data()));
+  const std::shared_ptr<const void> kept = context.constants->get(key, [&] {
+    auto converted = std::make_shared<Tensor>(
+        Tensor::empty({static_cast<int64_t>(plan->weights.chosen.get_size())}, DType::UInt8));
+    dnnl::memory plain(plan->weights.plain, onednn_engine(), weight.data());
+    dnnl::memory chosen(plan->weights.chosen, onednn_engine(), converted->data());
+    plan->weights.convert.execute(stream, plain, chosen);
+    stream.wait();
+    return std::shared_ptr<const void>(converted, converted->data());
+  });
+  return kept.get();
+}
+
 void onednn_conv(const KernelContext& given_context, const Tensor& input, const Tensor& weight, const Tensor& bias,
                  const Tensor& out, const ConvParams& p, Activation activation) {
-  const KernelContext& context = context_for_work(given_context, conv_flops(weight, out.shape()));
+  const KernelContext context = context_for_work(given_context, conv_flops(weight, out.shape()));
   dnnl::stream stream = onednn_stream(context);  // first: sets the thread count the plan is built for
   std::vector<int64_t> key = conv_key(context, input, weight, bias.defined(), p);
   key.push_back(static_cast<int64_t>(activation));
   const auto plan = forward_plans().get(key, [&] {
     return build_forward(conv_dims(p, input.shape(), weight.shape(), out.shape()), bias.defined(), activation);
   });
-  forward_call(plan).run(input, weight, bias, out, stream);
+  forward_call(plan).run(input, weight, bias, out, converted_weights(context, plan, key, weight, stream), stream);
 }
 
 // out[n, o, y, x] = activation(bias[o] + sum over the taps of input * weight), in double.

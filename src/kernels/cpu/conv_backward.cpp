@@ -93,7 +93,7 @@ BackwardPlan build_backward(const ConvDims& d) {
 
 void onednn_conv_backward(const KernelContext& given_context, const Tensor& grad, const Tensor& input,
                           const Tensor& weight, const ConvGradients& out, const ConvParams& p) {
-  const KernelContext& context = context_for_work(given_context, conv_flops(weight, grad.shape()));
+  const KernelContext context = context_for_work(given_context, conv_flops(weight, grad.shape()));
   dnnl::stream stream = onednn_stream(context);  // first: sets the thread count the plan is built for
   const auto plan = backward_plans().get(conv_key(context, input, weight, true, p), [&] {
     return build_backward(conv_dims(p, input.shape(), weight.shape(), grad.shape()));
@@ -177,7 +177,9 @@ void apply_activation_grad(const KernelContext& context, const Tensor& grad, std
   Tensor pre_activation;
   if (activation == Activation::GELU) {
     pre_activation = Tensor::empty(grad.meta());
-    conv_forward(context, batched(input, 4), weight, bias, pre_activation, p, Activation::None, false);
+    // The forward's context with this op's inputs, whose weight is not input 1.
+    const KernelContext forward{context.pool};
+    conv_forward(forward, batched(input, 4), weight, bias, pre_activation, p, Activation::None, false);
   }
   dispatch_floating(grad.dtype(), "grad_output", [&](auto zero) {
     using T = decltype(zero);

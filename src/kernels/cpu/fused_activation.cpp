@@ -38,7 +38,8 @@ void onednn_activation_grad(Activation activation, float* grad, const float* out
   const dnnl::algorithm algorithm = backward_algorithm(activation);
   const bool from_output = activation != Activation::GELU;
   const KernelContext given{&pool};
-  const KernelContext& context = count < kParallelElements ? calling_thread_context() : given;
+  // Below PyTorch's grain size the call stays on the calling thread.
+  const KernelContext context = count < kParallelElements ? context_for_work(given, 0) : given;
   const dnnl::memory::desc md({count}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
   static PrimitiveCache<dnnl::primitive> cache(256);
   const dnnl::primitive backward = cached_primitive(cache, context, {static_cast<int64_t>(activation), count}, [&] {

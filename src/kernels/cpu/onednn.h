@@ -34,16 +34,12 @@ inline dnnl::stream onednn_stream(const KernelContext& context) {
 // 32 took 20x as long on two busy cores as on one).
 inline constexpr int64_t kSmallWorkFlops = 8'000'000;
 
-// A context whose pool is the calling thread alone.
-inline const KernelContext& calling_thread_context() {
+// `context`, run on the calling thread alone when the call's work is small.
+inline KernelContext context_for_work(const KernelContext& context, int64_t flops) {
   static ThreadPool calling_thread(1);
-  static const KernelContext alone{&calling_thread};
-  return alone;
-}
-
-// `context`, or the calling thread's when the call's work is small.
-inline const KernelContext& context_for_work(const KernelContext& context, int64_t flops) {
-  return flops < kSmallWorkFlops ? calling_thread_context() : context;
+  KernelContext small = context;
+  small.pool = &calling_thread;
+  return flops < kSmallWorkFlops ? small : context;
 }
 
 // The primitive for `key` in `cache`, made by create() on first use. oneDNN

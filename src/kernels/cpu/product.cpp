@@ -76,7 +76,7 @@ dnnl::matmul make_matmul(const Product& p) {
 void onednn_product(const KernelContext& given_context, const Product& p) {
   int64_t flops = 2 * p.a.shape.back();
   for (int64_t extent : p.dst.shape) flops *= extent;
-  const KernelContext& context = context_for_work(given_context, flops);
+  const KernelContext context = context_for_work(given_context, flops);
   PrimitiveCache<dnnl::primitive>::Key key{static_cast<int64_t>(p.activation), p.bias.has_value()};
   for (const Operand* op : {&p.a, &p.w, &p.dst, p.bias ? &*p.bias : nullptr}) {
     if (op == nullptr) continue;
