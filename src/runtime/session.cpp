@@ -33,13 +33,6 @@ struct Lifetime {
   size_t first_use, last_use;  // node indices
 };
 
-size_t byte_size(const TensorMeta& meta) {
-  size_t bytes = 0;
-  OPGRAPH_CHECK(!__builtin_mul_overflow(static_cast<size_t>(meta.numel()), itemsize(meta.dtype), &bytes),
-                meta.str(), " overflows size_t");
-  return bytes;
-}
-
 std::string names_of(const std::vector<ValueInfo>& values) {
   std::string names;
   for (const ValueInfo& value : values) names += (names.empty() ? "" : ", ") + value.name;
@@ -189,7 +182,7 @@ std::shared_ptr<const ExecutionPlan> Session::Impl::make_plan(const DimBindings&
   plan->metas = infer_metas(graph, resolved, dims);
   std::vector<BufferRequest> requests;
   for (const Lifetime& lifetime : lifetimes) {
-    requests.push_back({byte_size(plan->metas[lifetime.value]), lifetime.first_use, lifetime.last_use});
+    requests.push_back({plan->metas[lifetime.value].nbytes(), lifetime.first_use, lifetime.last_use});
   }
   plan->memory = plan_memory(requests);
 #ifndef NDEBUG
