@@ -286,7 +286,8 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
 
 std::vector<Tensor> Session::Impl::run_by_name(std::span<const std::pair<std::string, Tensor>> inputs) {
   std::vector<Tensor> ordered(graph.inputs.size());
-  for (const auto& [name, tensor] : inputs) {
+  for (const auto& [given_name, tensor] : inputs) {
+    const std::string& name = given_name;  // clang with OpenMP cannot capture a binding
     auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(),
                            [&](const ValueInfo& input) { return input.name == name; });
     OPGRAPH_CHECK(it != graph.inputs.end(), "no input named '", name, "'; the graph's inputs are: ",
