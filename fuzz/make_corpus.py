@@ -42,14 +42,17 @@ def weight_values(shape, seed):
     return [((seed * 31 + i * 17) % 23 - 11) / 16 for i in range(count)]
 
 
-WEIGHTS = {c["name"]: weight_values(c["shape"], seed) for seed, c in enumerate(GRAPH["constants"])}
+def weights_of(graph):
+    return {c["name"]: weight_values(c["shape"], seed) for seed, c in enumerate(graph.get("constants", []))}
+
+
+WEIGHTS = weights_of(GRAPH)
 
 
 def tensor_entries(graph=GRAPH):
     """The header entries and data of the graph's constants, back to back."""
     entries, data = {}, b""
-    for constant in graph["constants"]:
-        values = WEIGHTS[constant["name"]]
+    for constant, values in zip(graph.get("constants", []), weights_of(graph).values()):
         entries[constant["name"]] = {"dtype": "F32", "shape": constant["shape"],
                                      "data_offsets": [len(data), len(data) + 4 * len(values)]}
         data += struct.pack(f"<{len(values)}f", *values)
@@ -74,7 +77,7 @@ def safetensors(header, data, length=None):
 def opg(graph=GRAPH, entries=None, data=None, **metadata_changes):
     """An .opg file of `graph`, with its tensors' entries and data replaced
     where given, and metadata fields changed (None removes one)."""
-    default_entries, default_data = tensor_entries(graph if "constants" in graph else GRAPH)
+    default_entries, default_data = tensor_entries(graph)
     entries = default_entries if entries is None else entries
     data = default_data if data is None else data
     return safetensors({"__metadata__": metadata(graph, **metadata_changes), **entries}, data)
@@ -94,6 +97,36 @@ def with_node(index, **changes):
 
 def with_input_shape(shape):
     return dict(GRAPH, inputs=[dict(GRAPH["inputs"][0], shape=shape)])
+
+
+# x[N, 2, 6, 6] -> conv2d(3, 3x3) -> max_pool2d(2) -> flatten -> cat with
+# itself -> reshape: the shape functions with the most arithmetic, for the
+# fuzzer to start from (its files break one attribute each).
+CNN = {
+    "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 2, 6, 6]}],
+    "outputs": [{"name": "y"}],
+    "constants": [{"name": "w", "dtype": "float32", "shape": [3, 2, 3, 3]},
+                  {"name": "b", "dtype": "float32", "shape": [3]}],
+    "nodes": [
+        {"name": "conv", "op_type": "aten::conv2d", "inputs": ["x", "w", "b"], "outputs": ["c"],
+         "attrs": {"stride": {"type": "ints", "value": [1, 1]}, "padding": {"type": "ints", "value": [1, 1]},
+                   "dilation": {"type": "ints", "value": [1, 1]}, "groups": {"type": "int", "value": 1}}},
+        {"name": "pool", "op_type": "aten::max_pool2d", "inputs": ["c"], "outputs": ["p"],
+         "attrs": {"kernel_size": {"type": "ints", "value": [2, 2]}, "stride": {"type": "ints", "value": [2, 2]}}},
+        {"name": "flatten", "op_type": "aten::flatten.using_ints", "inputs": ["p"], "outputs": ["f"],
+         "attrs": {"start_dim": {"type": "int", "value": 1}}},
+        {"name": "cat", "op_type": "aten::cat", "inputs": [["f", "f"]], "outputs": ["j"],
+         "attrs": {"dim": {"type": "int", "value": 1}}},
+        {"name": "reshape", "op_type": "aten::reshape", "inputs": ["j"], "outputs": ["y"],
+         "attrs": {"shape": {"type": "ints", "value": [-1, 6, 3, 3]}}},
+    ],
+}
+
+
+def cnn_with(node_name, **attrs):
+    nodes = [dict(node, attrs=dict(node["attrs"], **attrs)) if node["name"] == node_name else node
+             for node in CNN["nodes"]]
+    return dict(CNN, nodes=nodes)
 
 
 VALID = opg()
@@ -178,6 +211,23 @@ CASES = [
     ("wrong_input_count.opg", opg(with_node(1, inputs=["h", "h"])),
      "node 'relu' (aten::relu): expected 1 tensor inputs (self), got 2"),
     ("shapes_disagree.opg", opg(with_input_shape(["N", 7])), "node 'fc1' (aten::linear)"),
+    ("conv_stride_zero.opg", opg(cnn_with("conv", stride={"type": "ints", "value": [0, 0]})),
+     "node 'conv' (aten::conv2d): stride: expected values of at least 1, got [0, 0]"),
+    ("pool_kernel_too_large.opg", opg(cnn_with("pool", kernel_size={"type": "ints", "value": [9, 9]})),
+     "node 'pool' (aten::max_pool2d): self: input size 6 (padded to 6) is smaller than the kernel (9)"),
+    ("cat_dim_out_of_range.opg", opg(cnn_with("cat", dim={"type": "int", "value": 2})),
+     "node 'cat' (aten::cat): dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2"),
+    ("conv_padding_overflows.opg", opg(cnn_with("conv", padding={"type": "ints", "value": [HUGE, 1]})),
+     "node 'conv' (aten::conv2d): padding: 2 * 4611686018427387904 overflows int64"),
+    ("conv_dilation_overflows.opg", opg(cnn_with("conv", dilation={"type": "ints", "value": [HUGE, 1]})),
+     "node 'conv' (aten::conv2d): dilation: 4611686018427387904 * 2 overflows int64"),
+    ("pool_padding_overflows.opg", opg(cnn_with("pool", padding={"type": "ints", "value": [HUGE, 0]})),
+     "node 'pool' (aten::max_pool2d): padding: 4611686018427387904 * 2 overflows int64"),
+    ("reshape_overflows.opg", opg(cnn_with("reshape", shape={"type": "ints", "value": [HUGE, 4, -1]})),
+     "node 'reshape' (aten::reshape): shape: 4611686018427387904 * 4 overflows int64"),
+    ("reshape_changes_size.opg", opg(cnn_with("reshape", shape={"type": "ints", "value": [-1, 5, 3, 3]})),
+     "node 'reshape' (aten::reshape): shape: cannot infer -1 in [-1, 5, 3, 3] for 10368 elements "
+     "(shapes inferred with trial sizes N=192 for the symbolic dimensions)"),
 ]
 
 
