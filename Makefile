@@ -1,6 +1,6 @@
-# `make demo` runs the conv1d example (NumPy, graph + CLI, PyTorch); `make test` runs every test
-# (the C++ ones a second time under AddressSanitizer + UBSan); `make fuzz` fuzzes the .opg loader
-# for FUZZ_SECONDS. Each sets
+# `make demo` runs the conv1d example (NumPy, graph + CLI, PyTorch) and the deployment of a PyTorch model
+# with a custom op (examples/fused_gate); `make test` runs every test (the C++ ones a second time under
+# AddressSanitizer + UBSan); `make fuzz` fuzzes the .opg loader for FUZZ_SECONDS. Each sets
 # up what it needs first (Debian packages, .venv, the build) and does only
 # what changed when run again.
 SHELL := /bin/bash
@@ -19,6 +19,7 @@ demo: $(STAMPS)/install
 	$(PYTHON) examples/conv1d/run.py
 	$(PYTHON) examples/conv1d/graph.py
 	$(PYTHON) examples/conv1d/torch_op.py
+	$(PYTHON) examples/fused_gate/deploy.py
 
 test: $(STAMPS)/install
 	ctest --test-dir $(BUILD) --output-on-failure -j2
@@ -30,6 +31,7 @@ bench: $(STAMPS)/install
 	$(PYTHON) bench/ops.py
 	$(PYTHON) bench/train_step.py
 	$(PYTHON) bench/torch_bridge.py
+	$(PYTHON) bench/models.py
 
 # The C++ tests built apart (build/asan, Debug) with AddressSanitizer and
 # UndefinedBehaviorSanitizer; any report fails the test. No Python module.

@@ -52,6 +52,14 @@ void init_registry(nb::module_& m) {
       nb::rv_policy::copy,
       "Loads an op package (a shared library) and registers its ops. Loading the same file again is harmless.");
   m.def("loaded_libraries", &loaded_libraries);
+  m.def(
+      "load_packages",
+      [](const std::vector<std::string>& packages, const std::vector<std::string>& search_paths) {
+        load_packages(packages, search_paths);
+      },
+      nb::arg("packages"), nb::arg("search_paths") = std::vector<std::string>{},
+      "Loads the op packages a graph names (paths, or names found as lib<name>.so in search_paths or among the "
+      "loaded packages); the error names the package and every place looked in.");
   m.def("list_ops", [] { return Registry::global().list(); }, "Qualified names of every registered op, sorted.");
   m.def(
       "op_schema", [](const std::string& name) { return Registry::global().get(name).schema; }, nb::arg("name"),

@@ -9,8 +9,8 @@
 
 #include "graph/resolved.h"
 #include "opgraph/core/thread_pool.h"
+#include "opgraph/package/loader.h"
 #include "opgraph/runtime/memory_plan.h"
-#include "runtime/packages.h"
 #include "runtime/trace.h"
 
 namespace opgraph {

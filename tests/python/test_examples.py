@@ -24,3 +24,11 @@ def test_digits_training_reaches_the_target_accuracy(tmp_path):
     assert accuracy >= 0.97
     assert (tmp_path / "training_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "weights.safetensors").stat().st_size > 0
+
+
+def test_fused_gate_deployment_runs_every_step(tmp_path):
+    result = run_example(ROOT / "examples" / "fused_gate" / "deploy.py", "--out", tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "all steps PASSED" in result.stdout and "FAILED" not in result.stdout
+    assert "custom::fused_gate" in result.stdout  # inspected by the opgraph tool
+    assert (tmp_path / "outputs" / "linear_2.npy").is_file()

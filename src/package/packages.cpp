@@ -1,5 +1,4 @@
-#include "runtime/packages.h"
-
+// Finding op packages by name or path and loading them.
 #include <algorithm>
 #include <filesystem>
 

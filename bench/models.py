@@ -1,0 +1,134 @@
+"""Whole models on opgraph's C++ runtime against PyTorch eager, torch.compile
+and ONNX Runtime, all measured in this process.
+
+For each model of the IR tests (tests/python/ir_models.py), batch 1 and 32,
+1 and 2 threads: the median latency of opgraph.Session running the model's
+.opg, and each peer's latency divided by it (above 1: opgraph is faster).
+Also the time to extract the IR and save the .opg. A path that cannot run a
+model (an op the runtime lacks, a custom op ONNX cannot export) is skipped
+with the reason. ONNX models come from torch.onnx's TorchScript exporter
+(the torch.export-based one needs onnxscript, which opgraph does not pin).
+
+    python bench/models.py [--models mlp cnn ...] [--batches 1 32] [--threads 1 2]
+"""
+
+import argparse
+import io
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import torch
+
+import opgraph
+from opgraph import ir
+
+from conv1d import seconds_per_call
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "python"))  # the models the IR tests check
+import ir_models  # noqa: E402
+
+MODELS = ["mlp", "cnn", "resnet18", "transformer_encoder", "gated_mlp", "bert", "gpt2", "vit"]
+
+
+def onnx_session(model, inputs, threads):
+    import onnxruntime
+
+    buffer = io.BytesIO()
+    # The TorchScript exporter has no ONNX form of nn.TransformerEncoder's fused fast path.
+    fastpath = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, inputs, buffer, dynamo=False)
+    finally:
+        torch.backends.mha.set_fastpath_enabled(fastpath)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(buffer.getvalue(), options, providers=["CPUExecutionProvider"])
+    feeds = {i.name: x.numpy() for i, x in zip(session.get_inputs(), inputs)}
+    return lambda: session.run(None, feeds)
+
+
+class Peers:
+    """The runnable form of one model at one batch on every path, or why a path cannot run it."""
+
+    def __init__(self, model, inputs, folder):
+        self.model, self.inputs, self.skipped = model, inputs, {}
+        start = time.perf_counter()
+        model_ir = ir.extract_ir(model, inputs)
+        self.opg = Path(folder) / "model.opg"
+        model_ir.save(self.opg)
+        self.extract_seconds = time.perf_counter() - start
+        self.compiled = self._try("torch.compile", lambda: torch.compile(model))
+        custom = sorted({n.op_type for n in model_ir.nodes if not n.op_type.startswith("aten.")})
+        if custom:  # the TorchScript exporter fails on them, printing its whole graph
+            self.skipped["onnxruntime"] = f"ONNX has no kernel for the custom ops {', '.join(custom)}"
+
+    def _try(self, path, make):
+        try:
+            return make()
+        except Exception as e:
+            self.skipped[path] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+            return None
+
+    def latencies(self, threads):
+        """path -> seconds per call at ``threads`` threads (None where skipped)."""
+        torch.set_num_threads(threads)
+        with torch.no_grad():
+            session = self._try("opgraph", lambda: opgraph.Session(str(self.opg), threads=threads))
+            onnx = None if "onnxruntime" in self.skipped else self._try(
+                "onnxruntime", lambda: onnx_session(self.model, self.inputs, threads))
+            calls = {"opgraph": None if session is None else lambda: session.run(*self.inputs),
+                     "eager": lambda: self.model(*self.inputs),
+                     "torch.compile": None if self.compiled is None else lambda: self.compiled(*self.inputs),
+                     "onnxruntime": onnx}
+            return {path: None if call is None else self._try(path, lambda: seconds_per_call(call))
+                    for path, call in calls.items()}
+
+
+def cell(peer, ours):
+    """A peer's ms and its ratio to opgraph's."""
+    if peer is None:
+        return f"{'-':>17}"
+    return f"{peer * 1e3:8.3f} ({peer / ours:5.2f}x)" if ours else f"{peer * 1e3:8.3f} {'':>8}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
+    parser.add_argument("--batches", nargs="+", type=int, default=[1, 32])
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    args = parser.parse_args()
+    print(f"opgraph {opgraph.__version__}, torch {torch.__version__}, CPU capability {opgraph.get_cpu_capability()}")
+    print("median ms per call; (ratio) = the peer's time / opgraph.Session's: above 1, opgraph is faster\n")
+    print(f"{'model':<20} {'batch':>5} {'threads':>7} {'opgraph ms':>10} {'eager ms':>17} {'compile ms':>17} "
+          f"{'ORT ms':>17}   extract+save s")
+    ir.extract_ir(torch.nn.ReLU(), (torch.zeros(1),))  # torch.export's one-time start-up is no model's cost
+    skipped = {}
+    for name in args.models:
+        for batch in args.batches:
+            model, inputs = getattr(ir_models, name)(batch=batch)
+            with tempfile.TemporaryDirectory() as folder:
+                peers = Peers(model, inputs, folder)
+                for threads in args.threads:
+                    times = peers.latencies(threads)
+                    ours = times["opgraph"]
+                    print(f"{name:<20} {batch:>5} {threads:>7} {ours * 1e3 if ours else float('nan'):>10.3f} "
+                          f"{cell(times['eager'], ours)} {cell(times['torch.compile'], ours)} "
+                          f"{cell(times['onnxruntime'], ours)}   {peers.extract_seconds:.2f}", flush=True)
+                for path, reason in peers.skipped.items():
+                    skipped.setdefault((name, path), reason)
+    if skipped:
+        print("\nskipped:")
+        for (name, path), reason in skipped.items():
+            print(f"  {name} on {path}: {reason}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,20 @@
+"""``opgraph.ir``: IR extraction from PyTorch models through torch.export, a
+Python executor for the IR, and lowering to opgraph's C++ runtime.
+
+    ir = extract_ir(model, (x,))
+    (y,) = IRExecutor(ir).run(x)        # PyTorch, node by node
+    ir.save("model.opg")                # runs with `opgraph run` or opgraph.Session
+    print(verify(model, (x,)))          # each path's error against the model
+"""
+
+from . import ops
+from .convert import extract_ir
+from .executor import IRExecutor
+from .export import export_model
+from .ir import IR, NodeInfo, OpNode, TensorMeta
+from .load import load
+from .names import ir_name, runtime_name
+from .verify import VerifyReport, verify
+
+__all__ = ["IR", "IRExecutor", "NodeInfo", "OpNode", "TensorMeta", "VerifyReport", "export_model", "extract_ir",
+           "ir_name", "load", "ops", "runtime_name", "verify"]

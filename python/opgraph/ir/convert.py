@@ -1,0 +1,178 @@
+"""``extract_ir``: a PyTorch model -> ``IR``, through torch.export.
+
+Every ATen op converts with ``_default_conversion``; a function registered
+with ``register_op`` replaces it for its op type. Symbolic sizes from
+``dynamic_shapes`` become the graph's symbolic dimensions s0, s1, ... in the
+order the inputs first use them."""
+
+import operator
+
+import sympy
+import torch
+
+from .._C import Error
+from . import attributes, schema
+from .export import export_model
+from .ir import IR, NodeInfo, OpNode, TensorMeta
+from .ops.registry import get_conversion_fn
+
+
+def extract_ir(model, inputs, *, strict=False, dynamic_shapes=None, decompose=False):
+    exported = export_model(model, inputs, strict=strict, dynamic_shapes=dynamic_shapes)
+    if decompose:
+        exported = exported.run_decompositions()
+    return convert_program(exported, name=type(model).__name__)
+
+
+def _default_conversion(node_info: NodeInfo) -> OpNode:
+    return OpNode(name=node_info.name, op_type=str(node_info.target), inputs=node_info.input_metas,
+                  outputs=node_info.output_metas, attrs=node_info.attrs, tensor_args=node_info.tensor_args)
+
+
+class _Converter:
+    def __init__(self, exported, name):
+        self.exported = exported
+        self.name = name
+        self.symbols = {}  # torch's sympy symbol -> our symbol
+        self.metas = {}  # FX node name -> TensorMeta
+        self.weights = {}
+        self.nodes = []
+
+    def dim(self, size):
+        if isinstance(size, int):
+            return size
+        expr = size.node.expr
+        if isinstance(expr, sympy.Integer):
+            return int(expr)
+        for symbol in sorted(expr.free_symbols, key=str):
+            self.symbols.setdefault(symbol, sympy.Symbol(f"s{len(self.symbols)}"))
+        return str(expr.xreplace(self.symbols))
+
+    def meta(self, name, value, what):
+        if not isinstance(value, torch.Tensor):
+            raise Error(f"opgraph.ir: {what} '{name}' is a {type(value).__name__}, not a tensor; the IR holds "
+                        f"tensor values only")
+        return TensorMeta(name, [self.dim(s) for s in value.shape],
+                          attributes.dtype_name(what, name, value.dtype))
+
+    def run(self):
+        signature = self.exported.graph_signature
+        state = {**self.exported.state_dict, **self.exported.constants}
+        lifted = {**signature.inputs_to_parameters, **signature.inputs_to_buffers,
+                  **signature.inputs_to_lifted_tensor_constants}
+        node_names = {node.name for node in self.exported.graph.nodes}
+        inputs, outputs = [], []
+        for node in self.exported.graph.nodes:
+            if node.op == "placeholder":
+                # A weight is named as in the model's state_dict ("conv.weight"), unless an FX node has that name.
+                weight = lifted.get(node.name)
+                name = weight if weight is not None and weight not in node_names else node.name
+                meta = self.meta(name, node.meta["val"], "input")
+                self.metas[node.name] = meta
+                if weight is None:
+                    inputs.append(meta)
+                elif node.users:
+                    self.weights[name] = state[weight]
+            elif node.op == "call_function":
+                self.call(node)
+            elif node.op == "output":
+                outputs = [self.output_meta(value) for value in node.args[0]]
+        return IR(self.name, inputs, outputs, self.nodes, self.weights)
+
+    def output_meta(self, value):
+        if not isinstance(value, torch.fx.Node) or value.name not in self.metas:
+            raise Error(f"opgraph.ir: {self.name} returns {value!r}; the IR's outputs are tensors computed by the "
+                        f"graph")
+        return self.metas[value.name]
+
+    def call(self, node):
+        if node.target is operator.getitem:
+            return  # its value was named when the node it selects from was converted
+        if isinstance(node.target, torch._ops.OpOverload) and not node.target._schema.returns:
+            return  # an export-time check (aten._assert_tensor_metadata, ...): nothing to compute
+        if not isinstance(node.target, torch._ops.OpOverload):
+            raise Error(f"opgraph.ir: {self.name}: node '{node.name}' calls {node.target}, which is not an op "
+                        f"the IR can hold (a symbolic-size computation or a higher-order op); export with static "
+                        f"shapes or rewrite that part of the model")
+        if not isinstance(node.meta["val"], (torch.Tensor, list, tuple)):
+            raise Error(f"opgraph.ir: {self.name}: node '{node.name}' ({node.target}) computes a "
+                        f"{type(node.meta['val']).__name__}, not a tensor: a size taken from a symbolic dimension, "
+                        f"which the graph cannot hold; export with static shapes or compute sizes inside ops "
+                        f"(flatten instead of view(x.size(0), -1))")
+        node_info = self.node_info(node)
+        op_type = str(node.target)
+        convert = get_conversion_fn(op_type) or _default_conversion
+        op_node = convert(node_info)
+        if not isinstance(op_node, OpNode):
+            raise Error(f"opgraph.ir: the conversion function of {op_type} returned {type(op_node).__name__}, "
+                        f"expected an OpNode")
+        if not op_node.tensor_args and op_node.inputs is node_info.input_metas:
+            op_node.tensor_args = node_info.tensor_args
+        self.nodes.append(op_node)
+
+    def node_info(self, node):
+        op_type = str(node.target)
+        arguments = schema.arguments(op_type)
+        values = _bind(op_type, arguments, node.args, node.kwargs)
+        input_metas, tensor_args, attrs = [], {}, {}
+        for argument in arguments:
+            value = values[argument.name]
+            if not argument.is_tensor:
+                attrs[argument.name] = attributes.to_ir(op_type, argument, value)
+            elif argument.is_list:
+                tensor_args[argument.name] = [None if v is None else self.tensor_input(node, argument, v, input_metas)
+                                              for v in value]
+            elif value is None:
+                tensor_args[argument.name] = None
+            else:
+                tensor_args[argument.name] = self.tensor_input(node, argument, value, input_metas)
+        return NodeInfo(node.name, node.op, node.target, node.args, node.kwargs, input_metas,
+                        self.output_metas(node), attrs, tensor_args)
+
+    def tensor_input(self, node, argument, value, input_metas):
+        """Appends the meta of a tensor argument's value; a Python number becomes a 0-d constant."""
+        if isinstance(value, torch.fx.Node):
+            meta = self.metas[value.name]
+        elif isinstance(value, (bool, int, float)):
+            name = f"{node.name}_{argument.name}"
+            self.weights[name] = torch.tensor(value)
+            meta = self.meta(name, self.weights[name], "constant")
+        else:
+            raise Error(f"opgraph.ir: {node.target}: argument '{argument.name}' expects a tensor, got {value!r}")
+        input_metas.append(meta)
+        return len(input_metas) - 1
+
+    def output_metas(self, node):
+        """One meta per output; a tuple's items take the names of the getitem nodes that read them."""
+        value = node.meta["val"]
+        if isinstance(value, torch.Tensor):
+            meta = self.meta(node.name, value, str(node.target))
+            self.metas[node.name] = meta
+            return [meta]
+        readers = {user.args[1]: user.name for user in node.users if user.target is operator.getitem}
+        metas = []
+        for index, item in enumerate(value):
+            meta = self.meta(readers.get(index, f"{node.name}_{index}"), item, str(node.target))
+            self.metas[meta.name] = meta
+            metas.append(meta)
+        return metas
+
+
+def _bind(op_type, arguments, args, kwargs):
+    """Each schema argument's value: given positionally, by keyword, or its default."""
+    values = {}
+    for index, argument in enumerate(arguments):
+        if index < len(args) and not argument.kwarg_only:
+            values[argument.name] = args[index]
+        elif argument.name in kwargs:
+            values[argument.name] = kwargs[argument.name]
+        elif argument.has_default or argument.optional:
+            values[argument.name] = argument.default
+        else:
+            raise Error(f"opgraph.ir: {op_type}: no value for argument '{argument.name}'")
+    return values
+
+
+def convert_program(exported, name="model"):
+    """The IR of a ``torch.export.ExportedProgram``."""
+    return _Converter(exported, name).run()

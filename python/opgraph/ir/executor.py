@@ -1,0 +1,68 @@
+"""``IRExecutor``: runs an IR in Python, node by node. A node runs its
+registered execution function, else the op itself through ``torch.ops``
+(the ATen fallback), called with the arguments rebuilt from its schema."""
+
+import torch
+
+from .._C import Error
+from . import attributes, schema
+from .ops.registry import get_execution_fn
+
+
+class IRExecutor:
+    def __init__(self, ir):
+        self.ir = ir
+
+    def run(self, *inputs):
+        """The IR's outputs (a list of tensors) for ``inputs``, given in the IR's input order."""
+        if len(inputs) != len(self.ir.inputs):
+            names = ", ".join(m.name for m in self.ir.inputs)
+            raise Error(f"IRExecutor.run: {self.ir.name} takes {len(self.ir.inputs)} inputs ({names}), "
+                        f"got {len(inputs)}")
+        values = dict(self.ir.weights)
+        values.update({meta.name: torch.as_tensor(x) for meta, x in zip(self.ir.inputs, inputs)})
+        for node in self.ir.nodes:
+            outputs = self.run_node(node, [values[meta.name] for meta in node.inputs])
+            if len(outputs) != len(node.outputs):
+                raise Error(f"IRExecutor: node '{node.name}' ({node.op_type}) gave {len(outputs)} outputs, "
+                            f"the IR expects {len(node.outputs)}")
+            values.update({meta.name: value for meta, value in zip(node.outputs, outputs)})
+        return [values[meta.name] for meta in self.ir.outputs]
+
+    def run_node(self, node, inputs):
+        execute = get_execution_fn(node.op_type)
+        if execute is not None:
+            return list(execute(inputs, node.attrs))
+        return _aten_fallback(node, inputs)
+
+
+def _aten_fallback(node, inputs):
+    op = schema.torch_op(node.op_type)
+    if op is None:
+        raise Error(f"IRExecutor: no way to run node '{node.name}': op '{node.op_type}' is not in torch.ops and has "
+                    f"no execution function; register one with @register_executor('{node.op_type}') from "
+                    f"opgraph.ir.ops")
+    args, kwargs = [], {}
+    for index, argument in enumerate(schema.arguments(node.op_type)):
+        if argument.is_tensor:
+            value = _tensor_argument(node, inputs, index, argument)
+        else:
+            value = attributes.to_torch(argument, node.attrs.get(argument.name, argument.default))
+        if argument.kwarg_only:
+            kwargs[argument.name] = value
+        else:
+            args.append(value)
+    result = op(*args, **kwargs)
+    if isinstance(result, torch.Tensor):
+        return [result]
+    return [item for part in result for item in (part if isinstance(part, (list, tuple)) else [part])]
+
+
+def _tensor_argument(node, inputs, index, argument):
+    if not node.tensor_args:  # the inputs are the tensor arguments in order
+        position = sum(1 for a in schema.arguments(node.op_type)[:index] if a.is_tensor)
+        return inputs[position] if position < len(inputs) else None
+    where = node.tensor_args.get(argument.name)
+    if isinstance(where, list):
+        return [None if i is None else inputs[i] for i in where]
+    return None if where is None else inputs[where]

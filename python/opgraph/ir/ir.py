@@ -1,0 +1,88 @@
+"""The IR: ``TensorMeta`` (a named value's shape and dtype), ``OpNode`` (one op
+call), ``NodeInfo`` (what a conversion function is given about an FX node) and
+``IR`` (the graph: inputs, nodes in execution order, outputs, weights)."""
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+import torch
+
+Dim = Union[int, str]  # a size, or a symbolic dimension ("s0") or expression of them ("2*s0")
+
+
+@dataclass
+class TensorMeta:
+    name: str
+    shape: List[Dim]
+    dtype: str  # "float32", as opgraph names dtypes
+
+
+# Where each tensor argument of an op's schema is in OpNode.inputs: an index,
+# a list of indices (Tensor[], None for an absent element of Tensor?[]), or
+# None for an absent Tensor?.
+TensorArgs = Dict[str, Union[int, None, List[Optional[int]]]]
+
+
+@dataclass
+class OpNode:
+    name: str
+    op_type: str  # "aten.conv2d.default", "custom.fused_gate"
+    inputs: List[TensorMeta]
+    outputs: List[TensorMeta]
+    attrs: Dict[str, Any]  # every non-tensor argument of the schema, by name, defaults filled
+    # Empty means the inputs are the schema's tensor arguments in order, one each.
+    tensor_args: TensorArgs = field(default_factory=dict)
+
+
+@dataclass
+class NodeInfo:
+    name: str  # "conv2d_1"
+    op: str  # "call_function"
+    target: Any  # torch.ops.aten.conv2d.default
+    args: Tuple[Any, ...]  # the FX node's arguments
+    kwargs: Dict[str, Any]
+    input_metas: List[TensorMeta]
+    output_metas: List[TensorMeta]
+    attrs: Dict[str, Any]  # extracted from the schema
+    tensor_args: TensorArgs = field(default_factory=dict)
+
+
+@dataclass
+class IR:
+    name: str
+    inputs: List[TensorMeta]
+    outputs: List[TensorMeta]
+    nodes: List[OpNode]
+    weights: Dict[str, torch.Tensor]  # constants by value name
+
+    def to_graph(self):
+        """The runtime's ``opgraph.Graph`` of this IR."""
+        from .lower import to_graph
+
+        return to_graph(self)
+
+    def save(self, path):
+        """Writes an .opg file: the graph, with the weights as its safetensors tensors."""
+        from .. import _C
+
+        _C.save_opg(path, self.to_graph(), {name: w.detach().contiguous() for name, w in self.weights.items()})
+
+    def to_session(self, threads=None, package_paths=(), profile=False):
+        """An ``opgraph.Session`` running this IR on the C++ runtime."""
+        from .. import _C
+
+        weights = {name: w.detach().contiguous() for name, w in self.weights.items()}
+        return _C.Session(self.to_graph(), weights=weights, threads=threads, package_paths=list(package_paths),
+                          profile=profile)
+
+    def __str__(self):
+        lines = [f"IR {self.name}: inputs {', '.join(_meta_str(m) for m in self.inputs)}"]
+        for node in self.nodes:
+            lines.append(f"  {', '.join(m.name for m in node.outputs)} = {node.op_type}"
+                         f"({', '.join(m.name for m in node.inputs)})")
+        lines.append(f"  outputs {', '.join(m.name for m in self.outputs)}; {len(self.weights)} weights")
+        return "\n".join(lines)
+
+
+def _meta_str(meta):
+    return f"{meta.name}: {meta.dtype}[{', '.join(map(str, meta.shape))}]"

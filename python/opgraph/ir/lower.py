@@ -1,0 +1,83 @@
+"""IR -> the runtime's graph: op types in the runtime's spelling, each tensor
+argument an input (a value name, null for an absent ``Tensor?``, a list for
+``Tensor[]``), every other argument a typed attribute by its schema name, and
+the op packages that define non-ATen ops."""
+
+import json
+from pathlib import Path
+
+from .. import _C
+from .._C import Error
+from . import attributes, schema
+from .ir import TensorMeta
+from .names import runtime_name
+
+
+def to_graph_dict(ir):
+    nodes = [_node(node) for node in ir.nodes]
+    return {
+        "name": ir.name,
+        "inputs": [_value(meta) for meta in ir.inputs],
+        "outputs": [{"name": meta.name} for meta in ir.outputs],
+        "constants": [_value(_weight_meta(name, w)) for name, w in ir.weights.items()],
+        "nodes": nodes,
+        "packages": _packages({node["op_type"] for node in nodes}),
+    }
+
+
+def to_graph(ir):
+    return _C.Graph.from_json(json.dumps(to_graph_dict(ir)))
+
+
+def _value(meta):
+    return {"name": meta.name, "dtype": meta.dtype, "shape": list(meta.shape)}
+
+
+def _weight_meta(name, weight):
+    return TensorMeta(name, list(weight.shape), attributes.dtype_name("weight", name, weight.dtype))
+
+
+def _node(node):
+    arguments = schema.arguments(node.op_type)
+    names = [meta.name for meta in node.inputs]
+    inputs, attrs, position = [], {}, 0
+    for argument in arguments:
+        if argument.is_tensor:
+            if node.tensor_args:
+                where = node.tensor_args.get(argument.name)
+                if isinstance(where, list):
+                    if None in where:
+                        raise Error(f"opgraph.ir: node '{node.name}' ({node.op_type}): argument '{argument.name}' "
+                                    f"has an absent (None) element; a list input of the runtime's graph holds value "
+                                    f"names only")
+                    inputs.append([names[i] for i in where])
+                else:
+                    inputs.append(None if where is None else names[where])
+            else:  # the inputs follow the tensor arguments in order
+                inputs.append(names[position] if position < len(names) else None)
+                position += 1
+        else:
+            value = node.attrs.get(argument.name, argument.default)
+            attrs[argument.name] = attributes.to_json(node.op_type, argument, value)
+    unknown = node.attrs.keys() - {a.name for a in arguments}
+    if unknown:
+        raise Error(f"opgraph.ir: node '{node.name}' ({node.op_type}) has attributes {sorted(unknown)} that its "
+                    f"schema does not declare; the runtime takes {[a.name for a in arguments if not a.is_tensor]}")
+    return {"name": node.name, "op_type": runtime_name(node.op_type), "inputs": inputs,
+            "outputs": [meta.name for meta in node.outputs], "attrs": attrs}
+
+
+def _packages(op_names):
+    """The name of each loaded op package defining one of ``op_names``: a graph
+    names packages, not paths, so that an .opg runs on any machine that has them."""
+    packages = []
+    for library in _C.loaded_libraries():
+        if op_names & set(library.ops):
+            packages.append(package_name(library.path))
+    return sorted(packages)
+
+
+def package_name(path):
+    """``/x/libfused_gate.so`` -> ``fused_gate``, found again as lib<name>.so in a package path."""
+    stem = Path(path).name.removesuffix(".so")
+    return stem.removeprefix("lib")
