@@ -1,5 +1,6 @@
 # `make demo` runs the conv1d example (NumPy, graph + CLI, PyTorch) and the deployment of a PyTorch model
-# with a custom op (examples/fused_gate); `make test` runs every test. Each sets
+# with a custom op (examples/fused_gate); `make test` runs every test (the C++ ones a second time under
+# AddressSanitizer + UBSan); `make fuzz` fuzzes the .opg loader for FUZZ_SECONDS. Each sets
 # up what it needs first (Debian packages, .venv, the build) and does only
 # what changed when run again.
 SHELL := /bin/bash
@@ -9,10 +10,10 @@ BUILD := build/python
 STAMPS := .stamps
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake include src tools python tests/cpp tests/packages \
+SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake include src tools python tests/cpp tests/packages fuzz \
              -type f -not -path '*/__pycache__/*')
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-asan fuzz bench clean
 
 demo: $(STAMPS)/install
 	$(PYTHON) examples/conv1d/run.py
@@ -23,6 +24,7 @@ demo: $(STAMPS)/install
 test: $(STAMPS)/install
 	ctest --test-dir $(BUILD) --output-on-failure -j2
 	$(PYTHON) -m pytest tests/python
+	$(MAKE) --no-print-directory test-asan
 
 bench: $(STAMPS)/install
 	$(PYTHON) bench/conv1d.py
@@ -32,9 +34,38 @@ bench: $(STAMPS)/install
 	$(PYTHON) bench/models.py
 	$(PYTHON) bench/runtime.py
 
+# The C++ tests built apart (build/asan, Debug) with AddressSanitizer and
+# UndefinedBehaviorSanitizer; any report fails the test. No Python module.
+ASAN_BUILD := build/asan
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+test-asan: $(STAMPS)/venv
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPGRAPH_BUILD_PYTHON=OFF \
+	  -DCMAKE_C_FLAGS="$(SANITIZE)" -DCMAKE_CXX_FLAGS="$(SANITIZE)" > /dev/null
+	cmake --build $(ASAN_BUILD)
+	UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j2
+
+# libFuzzer on the .opg loader (build/fuzz, clang with ASan + UBSan), from
+# the corpus of fuzz/make_corpus.py; new inputs it finds stay in
+# build/fuzz/corpus, a crashing one is written to build/fuzz/crash-*.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD := build/fuzz
+fuzz: $(STAMPS)/apt-fuzz $(STAMPS)/venv
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAPH_BUILD_TESTS=OFF \
+	  -DOPGRAPH_BUILD_FUZZER=ON -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" > /dev/null
+	cmake --build $(FUZZ_BUILD) --target opg_loader_fuzzer
+	python3 fuzz/make_corpus.py $(FUZZ_BUILD)/seeds
+	mkdir -p $(FUZZ_BUILD)/corpus
+	$(FUZZ_BUILD)/fuzz/opg_loader_fuzzer $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/seeds -dict=fuzz/opg.dict \
+	  -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZ_BUILD)/ -print_final_stats=1
+
 $(STAMPS)/apt: scripts/apt-packages.txt scripts/install-apt-packages.sh
 	scripts/install-apt-packages.sh scripts/apt-packages.txt
 	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/apt-fuzz: scripts/apt-packages-fuzz.txt scripts/install-apt-packages.sh $(STAMPS)/apt
+	scripts/install-apt-packages.sh scripts/apt-packages-fuzz.txt
+	touch $@
 
 $(STAMPS)/venv: requirements.txt $(STAMPS)/apt
 	test -x $(PYTHON) || python3 -m venv $(VENV)

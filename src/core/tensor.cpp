@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "opgraph/core/error.h"
@@ -17,6 +18,17 @@ int64_t shape_numel(std::span<const int64_t> shape) {
                   " has more elements than fit in int64");
   }
   return n;
+}
+
+size_t shape_nbytes(std::span<const int64_t> shape, DType dtype) {
+  constexpr auto kMaxBytes = static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max());
+  size_t bytes = itemsize(dtype);
+  for (int64_t extent : shape) {
+    OPGRAPH_CHECK(extent >= 0, "shape ", shape_str(shape), " has a negative extent");
+    OPGRAPH_CHECK(!__builtin_mul_overflow(bytes, static_cast<size_t>(extent), &bytes) && bytes <= kMaxBytes,
+                  dtype_name(dtype), shape_str(shape), " takes more bytes than memory can address");
+  }
+  return bytes;
 }
 
 std::string shape_str(std::span<const int64_t> shape) {
@@ -48,12 +60,15 @@ std::string TensorMeta::str() const { return std::string(dtype_name(dtype)) + sh
 Tensor Tensor::empty(Shape shape, DType dtype, Device device) {
   OPGRAPH_CHECK(device.type == DeviceType::CPU, "Tensor::empty: cannot allocate on ",
                 device_str(device), "; this build has CPU memory only");
-  int64_t numel = shape_numel(shape);
   size_t bytes = 0;
-  OPGRAPH_CHECK(!__builtin_mul_overflow(static_cast<size_t>(numel), opgraph::itemsize(dtype), &bytes),
-                "Tensor::empty: ", shape_str(shape), " of ", dtype_name(dtype), " overflows size_t");
+  try {
+    bytes = shape_nbytes(shape, dtype);
+  } catch (const Error& e) {
+    throw Error(detail::concat("Tensor::empty: ", e.what()));
+  }
   // aligned_alloc needs a size that is a multiple of the alignment, and a
-  // zero-size request may return null; round up and allocate at least once.
+  // zero-size request may return null; round up (bytes is far below the
+  // largest size_t, so this cannot wrap) and allocate at least once.
   size_t rounded = (std::max<size_t>(bytes, 1) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
   void* memory = std::aligned_alloc(kTensorAlignment, rounded);
   OPGRAPH_CHECK(memory != nullptr, "Tensor::empty: out of memory allocating ", bytes, " bytes for ",
@@ -63,7 +78,7 @@ Tensor Tensor::empty(Shape shape, DType dtype, Device device) {
   t.data_ = memory;
   t.strides_ = contiguous_strides(shape);
   t.meta_ = {dtype, std::move(shape)};
-  t.numel_ = numel;
+  t.numel_ = static_cast<int64_t>(bytes / opgraph::itemsize(dtype));
   t.device_ = device;
   return t;
 }

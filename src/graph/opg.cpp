@@ -300,7 +300,8 @@ void check_weights(const Graph& graph, const Weights& weights) {
     OPGRAPH_CHECK(weight.dtype() == constant.dtype && weight.shape() == static_shape(constant.shape), "weight '",
                   constant.name, "' is ", weight.str(), "; the graph declares ", constant.type_str());
   }
-  for (const auto& [name, weight] : weights) {
+  for (const auto& entry : weights) {
+    const std::string& name = entry.first;  // clang with OpenMP cannot capture a binding
     const bool declared = std::any_of(graph.constants.begin(), graph.constants.end(),
                                       [&](const ValueInfo& constant) { return constant.name == name; });
     OPGRAPH_CHECK(declared, "weight '", name, "' is not a constant of the graph");

@@ -21,6 +21,17 @@ Shape concrete_shape(const ValueInfo& value, const DimBindings& dims) {
   return shape;
 }
 
+// Every value must fit in memory: a larger one can only come from a corrupt
+// or hostile graph, and would overflow the memory plan's arithmetic.
+template <typename Label>
+void check_fits_in_memory(const TensorMeta& meta, Label&& label) {
+  try {
+    meta.nbytes();
+  } catch (const Error& e) {
+    throw Error(detail::concat(label(), ": ", e.what()));
+  }
+}
+
 // Trial sizes for the symbols: distinct per symbol and per trial, and large,
 // round numbers, so that shape functions accept them as they would the real
 // sizes (spatial extents above any kernel, divisible by small factors).
@@ -73,6 +84,7 @@ std::vector<TensorMeta> infer_metas(const Graph& graph, const ResolvedGraph& res
   std::vector<TensorMeta> metas(resolved.values.size());
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
     metas[resolved.inputs[i]] = {graph.inputs[i].dtype, concrete_shape(graph.inputs[i], dims)};
+    check_fits_in_memory(metas[resolved.inputs[i]], [&] { return "input '" + graph.inputs[i].name + "'"; });
   }
   for (size_t i = 0; i < graph.constants.size(); ++i) {
     metas[resolved.constants[i]] = {graph.constants[i].dtype, concrete_shape(graph.constants[i], dims)};
@@ -89,7 +101,10 @@ std::vector<TensorMeta> infer_metas(const Graph& graph, const ResolvedGraph& res
     }
     OPGRAPH_CHECK(outputs.size() == node.outputs.size(), node_label(*node.node), ": the shape function returned ",
                   outputs.size(), " outputs, the node names ", node.outputs.size());
-    for (size_t k = 0; k < outputs.size(); ++k) metas[node.outputs[k]] = std::move(outputs[k]);
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      check_fits_in_memory(outputs[k], [&] { return detail::concat(node_label(*node.node), ": output ", k); });
+      metas[node.outputs[k]] = std::move(outputs[k]);
+    }
   }
   return metas;
 }

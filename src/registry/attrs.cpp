@@ -90,7 +90,8 @@ Attrs Attrs::bind(const Schema& schema, const NamedAttrs& given, std::span<const
     attrs.values_.push_back(std::move(value));
   }
   if (used != given.size()) {
-    for (const auto& [name, value] : given) {
+    for (const auto& entry : given) {
+      const std::string_view name = entry.first;  // clang with OpenMP cannot capture a binding
       auto same = [&](const auto& kv) { return kv.first == name; };
       OPGRAPH_CHECK(std::count_if(given.begin(), given.end(), same) == 1, op(), ": attribute '", name,
                     "' is given more than once");

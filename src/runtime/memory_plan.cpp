@@ -9,7 +9,18 @@
 namespace opgraph {
 namespace {
 
-size_t aligned(size_t bytes) { return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+// Plans are made for sizes read from graphs, which may be hostile: every sum
+// is checked, and nothing may end past the largest allocation there can be.
+constexpr auto kMaxBytes = static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max());
+
+size_t add_bytes(size_t a, size_t b) {
+  size_t sum = 0;
+  OPGRAPH_CHECK(!__builtin_add_overflow(a, b, &sum) && sum <= kMaxBytes,
+                "the memory plan needs more bytes than memory can address");
+  return sum;
+}
+
+size_t aligned(size_t bytes) { return add_bytes(bytes, kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
 
 bool alive_together(const BufferRequest& a, const BufferRequest& b) {
   return a.first_use <= b.last_use && b.first_use <= a.last_use;
@@ -30,7 +41,7 @@ MemoryPlan plan_memory(std::span<const BufferRequest> requests) {
   for (size_t index : order) {
     const BufferRequest& request = requests[index];
     const size_t size = aligned(request.bytes);
-    plan.naive_bytes += size;
+    plan.naive_bytes = add_bytes(plan.naive_bytes, size);
     if (size == 0) continue;  // holds no bytes: offset 0 overlaps nothing
     neighbors.clear();
     for (size_t other : placed) {
@@ -42,14 +53,14 @@ MemoryPlan plan_memory(std::span<const BufferRequest> requests) {
     size_t best_offset = 0, best_gap = std::numeric_limits<size_t>::max(), end = 0;
     for (size_t other : neighbors) {
       const size_t begin = plan.offsets[other];
-      if (begin >= end + size && begin - end < best_gap) {
+      if (begin >= add_bytes(end, size) && begin - end < best_gap) {
         best_offset = end;
         best_gap = begin - end;
       }
-      end = std::max(end, begin + aligned(requests[other].bytes));
+      end = std::max(end, add_bytes(begin, aligned(requests[other].bytes)));
     }
     plan.offsets[index] = best_gap == std::numeric_limits<size_t>::max() ? end : best_offset;
-    plan.peak_bytes = std::max(plan.peak_bytes, plan.offsets[index] + size);
+    plan.peak_bytes = std::max(plan.peak_bytes, add_bytes(plan.offsets[index], size));
     placed.push_back(index);
   }
   return plan;

@@ -62,13 +62,6 @@ struct Workspace {
   std::vector<Tensor> tensors;  // the nodes' arguments, see NodeCall
 };
 
-size_t byte_size(const TensorMeta& meta) {
-  size_t bytes = 0;
-  OPGRAPH_CHECK(!__builtin_mul_overflow(static_cast<size_t>(meta.numel()), itemsize(meta.dtype), &bytes),
-                meta.str(), " overflows size_t");
-  return bytes;
-}
-
 std::string names_of(const std::vector<ValueInfo>& values) {
   std::string names;
   for (const ValueInfo& value : values) names += (names.empty() ? "" : ", ") + value.name;
@@ -263,7 +256,7 @@ std::shared_ptr<const ExecutionPlan> Session::Impl::make_plan(const DimBindings&
   plan->metas = infer_metas(graph, resolved, dims);
   std::vector<BufferRequest> requests;
   for (const Lifetime& lifetime : lifetimes) {
-    requests.push_back({byte_size(plan->metas[lifetime.value]), lifetime.first_use, lifetime.last_use});
+    requests.push_back({plan->metas[lifetime.value].nbytes(), lifetime.first_use, lifetime.last_use});
   }
   plan->memory = plan_memory(requests);
 #ifndef NDEBUG
@@ -394,7 +387,8 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
 
 std::vector<Tensor> Session::Impl::run_by_name(std::span<const std::pair<std::string, Tensor>> inputs) {
   std::vector<Tensor> ordered(graph.inputs.size());
-  for (const auto& [name, tensor] : inputs) {
+  for (const auto& [given_name, tensor] : inputs) {
+    const std::string& name = given_name;  // clang with OpenMP cannot capture a binding
     auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(),
                            [&](const ValueInfo& input) { return input.name == name; });
     OPGRAPH_CHECK(it != graph.inputs.end(), "no input named '", name, "'; the graph's inputs are: ",

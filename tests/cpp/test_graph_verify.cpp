@@ -159,6 +159,21 @@ TEST(GraphVerify, ShapesAgreeWithTheShapeFunctions) {
   EXPECT_NE(verify_error(graph).find("node 'fc' (aten::linear): "), std::string::npos) << verify_error(graph);
 }
 
+TEST(GraphVerify, EveryValueFitsInMemory) {
+  // float32[2^59] is 2^61 bytes; four of them joined are 2^63, past ptrdiff_t.
+  const Graph graph = Graph::from_json(R"({"inputs": [{"name": "x", "dtype": "float32", "shape": [576460752303423488]}],
+    "outputs": [{"name": "y"}],
+    "nodes": [{"name": "cat", "op_type": "aten::cat", "inputs": [["x", "x", "x", "x"]], "outputs": ["y"]}]})");
+  EXPECT_EQ(verify_error(graph),
+            "node 'cat' (aten::cat): output 0: float32[2305843009213693952] takes more bytes than memory can address");
+  const Graph huge_input = Graph::from_json(R"({"inputs": [{"name": "x", "dtype": "int64", "shape": ["N", 4611686018427387904]}],
+    "outputs": [{"name": "y"}],
+    "nodes": [{"name": "relu", "op_type": "aten::relu", "inputs": ["x"], "outputs": ["y"]}]})");
+  EXPECT_EQ(verify_error(huge_input),
+            "input 'x': int64[192, 4611686018427387904] takes more bytes than memory can address (shapes inferred "
+            "with trial sizes N=192 for the symbolic dimensions)");
+}
+
 TEST(GraphVerify, SymbolicShapeErrorsNameTheTrialSizes) {
   Graph graph = small_cnn();
   graph.constants[0].shape = {4, 5, 3, 3};

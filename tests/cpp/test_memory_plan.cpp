@@ -105,5 +105,17 @@ TEST(MemoryPlan, VerifierCatchesBadOffsetsAndArenaOverruns) {
             "memory plan: buffer 0 (bytes [64, 164)) ends past the arena (128 bytes)");
 }
 
+TEST(MemoryPlan, AnArenaBeyondAddressableMemoryIsAnError) {
+  constexpr size_t kQuarter = size_t{1} << 61;  // of the 2^63 - 1 bytes a ptrdiff_t spans
+  const std::vector<BufferRequest> three = {{kQuarter, 0, 1}, {kQuarter, 0, 1}, {kQuarter, 1, 1}};
+  EXPECT_EQ(plan_memory(three).peak_bytes, 3 * kQuarter);
+  // Four alive at once would end at 2^63; sizes near 2^64 would wrap.
+  const std::vector<BufferRequest> four = {{kQuarter, 0, 1}, {kQuarter, 0, 1}, {kQuarter, 1, 1}, {kQuarter, 1, 1}};
+  const std::vector<BufferRequest> wrapping = {{~size_t{0} - 8, 0, 0}};
+  for (const auto& requests : {four, wrapping}) {
+    EXPECT_EQ(error_of([&] { plan_memory(requests); }), "the memory plan needs more bytes than memory can address");
+  }
+}
+
 }  // namespace
 }  // namespace opgraph

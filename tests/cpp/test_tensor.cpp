@@ -17,6 +17,7 @@ namespace opgraph {
 namespace {
 
 using testing::arange;
+using testing::error_of;
 
 // The elements of a float32 tensor in row-major order, read through its strides.
 std::vector<float> values(const Tensor& t) {
@@ -119,6 +120,18 @@ TEST(TensorTest, EmptyIsAligned) {
 
 TEST(TensorTest, EmptyOnCudaThrows) {
   EXPECT_THROW(Tensor::empty({2}, DType::Float32, Device{DeviceType::CUDA, 0}), Error);
+}
+
+TEST(TensorTest, SizesBeyondAddressableMemoryAreErrors) {
+  EXPECT_EQ((TensorMeta{DType::Float64, {3, 5}}.nbytes()), 120u);
+  EXPECT_EQ((TensorMeta{DType::Float32, {1LL << 60}}.nbytes()), size_t{1} << 62);
+  // 2^63 bytes: one more than ptrdiff_t holds.
+  EXPECT_EQ(error_of([] { TensorMeta{DType::Float32, {1LL << 61}}.nbytes(); }),
+            "float32[2305843009213693952] takes more bytes than memory can address");
+  // The element count fits in int64, the byte count wraps size_t.
+  EXPECT_EQ(error_of([] { Tensor::empty({1LL << 62, 4}, DType::Float64); }),
+            "Tensor::empty: float64[4611686018427387904, 4] takes more bytes than memory can address");
+  EXPECT_EQ(error_of([] { Tensor::empty({-1}, DType::Float32); }), "Tensor::empty: shape [-1] has a negative extent");
 }
 
 TEST(TensorTest, ZerosAreZero) {

@@ -1,10 +1,16 @@
 """.opg files are safetensors files: written by opgraph, read by the
-safetensors package, and the other way round; corrupt files are errors."""
+safetensors package, and the other way round; corrupt files are errors,
+among them the fuzzer's hand-made bad files (fuzz/make_corpus.py)."""
+import importlib.util
 import json
+import re
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
+import torch.nn.functional as F
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
@@ -108,3 +114,56 @@ def test_corrupt_files_are_errors(tmp_path, make, message):
         opgraph.load_opg(path)
     with pytest.raises(opgraph.Error, match=message):
         opgraph.Session(path)
+
+
+def load_corpus_module():
+    """fuzz/make_corpus.py, the fuzzer's corpus with the error each bad file must give."""
+    path = Path(__file__).resolve().parents[2] / "fuzz" / "make_corpus.py"
+    spec = importlib.util.spec_from_file_location("make_corpus", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+make_corpus = load_corpus_module()
+BAD_FILES = [(name, message) for name, _, message in make_corpus.CASES if message is not None]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("corpus")
+    make_corpus.write_corpus(folder)
+    return folder
+
+
+def test_the_corpus_has_one_valid_file_and_every_kind_of_bad_one():
+    assert [name for name, _, message in make_corpus.CASES if message is None] == ["valid.opg"]
+    assert len(BAD_FILES) >= 25
+    assert len({name for name, _ in BAD_FILES}) == len(BAD_FILES)
+
+
+def test_the_valid_corpus_file_runs(corpus):
+    session = opgraph.Session(corpus / "valid.opg", threads=2)
+    w = {c["name"]: np.array(make_corpus.WEIGHTS[c["name"]], dtype=np.float32).reshape(c["shape"])
+         for c in make_corpus.GRAPH["constants"]}
+    with safe_open(corpus / "valid.opg", framework="numpy") as f:
+        for name, value in w.items():
+            np.testing.assert_array_equal(f.get_tensor(name), value)
+    x = np.random.default_rng(2).standard_normal((make_corpus.BATCH, 6)).astype(np.float32)
+    (y,) = session.run(x)
+
+    z = np.maximum(x @ w["w1"].T + w["b1"], 0) @ w["w2"].T + w["b2"]
+    reference = np.exp(z - z.max(axis=1, keepdims=True))
+    reference /= reference.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(y, reference, rtol=1e-5, atol=1e-6)
+    t = {name: torch.from_numpy(value) for name, value in w.items()}
+    by_torch = torch.softmax(F.linear(F.relu(F.linear(torch.from_numpy(x), t["w1"], t["b1"])), t["w2"], t["b2"]), 1)
+    np.testing.assert_allclose(y, by_torch.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name, message", BAD_FILES, ids=[name for name, _ in BAD_FILES])
+def test_each_bad_corpus_file_gives_its_error(corpus, name, message):
+    path = corpus / name
+    with pytest.raises(opgraph.Error, match=re.escape(message)) as error:
+        opgraph.Session(path)
+    assert str(path) in str(error.value)

@@ -23,6 +23,9 @@ inline constexpr size_t kTensorAlignment = 64;
 
 // Product of a shape's extents; throws on negative extents or int64 overflow.
 int64_t shape_numel(std::span<const int64_t> shape);
+// Bytes of a contiguous tensor of that shape; throws unless they fit in
+// ptrdiff_t, the most any allocation (and pointer arithmetic) can span.
+size_t shape_nbytes(std::span<const int64_t> shape, DType dtype);
 std::string shape_str(std::span<const int64_t> shape);  // "[2, 3]"
 Strides contiguous_strides(std::span<const int64_t> shape);
 [[noreturn]] void throw_dtype_mismatch(DType expected, DType actual);
@@ -34,6 +37,7 @@ struct TensorMeta {
 
   int64_t dim() const { return static_cast<int64_t>(shape.size()); }
   int64_t numel() const { return shape_numel(shape); }
+  size_t nbytes() const { return shape_nbytes(shape, dtype); }
   bool operator==(const TensorMeta&) const = default;
   std::string str() const;  // "float32[2, 3]"
 };

@@ -16,6 +16,7 @@
 #include <numbers>
 #include <string_view>
 
+#include "kernels/cpu/checked.h"
 #include "kernels/cpu/conv_onednn.h"
 #include "kernels/cpu/primitive_cache.h"
 
@@ -48,7 +49,7 @@ Shape conv_output(const TensorMeta& input, const TensorMeta& weight, const Tenso
   const int64_t channels = input.shape[1], out_channels = weight.shape[0];
   OPGRAPH_CHECK(channels % p.groups == 0 && out_channels % p.groups == 0, "groups: ", p.groups,
                 " must divide the input channels (", channels, ") and output channels (", out_channels, ")");
-  OPGRAPH_CHECK(weight.shape[1] * p.groups == channels, "weight: expected ", channels / p.groups,
+  OPGRAPH_CHECK(checked_mul(weight.shape[1], p.groups, "groups") == channels, "weight: expected ", channels / p.groups,
                 " input channels per group (input ", input.str(), ", groups ", p.groups, "), got ", weight.str());
   if (bias) {
     OPGRAPH_CHECK(bias->dtype == input.dtype && bias->dim() == 1 && bias->shape[0] == out_channels,
@@ -56,8 +57,8 @@ Shape conv_output(const TensorMeta& input, const TensorMeta& weight, const Tenso
   }
   Shape out{input.shape[0], out_channels};
   for (int64_t d = 0; d < p.spatial; ++d) {
-    const int64_t span = p.dilation[d] * (weight.shape[2 + d] - 1) + 1;
-    const int64_t padded = input.shape[2 + d] + 2 * p.padding[d];
+    const int64_t span = checked_add(checked_mul(p.dilation[d], weight.shape[2 + d] - 1, "dilation"), 1, "dilation");
+    const int64_t padded = checked_add(input.shape[2 + d], checked_mul(2, p.padding[d], "padding"), "padding");
     OPGRAPH_CHECK(padded >= span, "input: spatial size ", input.shape[2 + d], " (padded to ", padded,
                   ") is smaller than the dilated kernel (", span, ")");
     out.push_back((padded - span) / p.stride[d] + 1);

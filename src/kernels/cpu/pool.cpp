@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "kernels/cpu/checked.h"
 #include "kernels/cpu/cpu_dispatch.h"
 #include "kernels/define.h"
 
@@ -38,10 +39,11 @@ struct Pooling {
 };
 
 int64_t pooled_size(const Axis& a, bool ceil_mode, const char* what) {
-  const int64_t span = a.dilation * (a.kernel - 1) + 1;
-  const int64_t room = a.in + 2 * a.padding - span + (ceil_mode ? a.stride - 1 : 0);
-  OPGRAPH_CHECK(a.in + 2 * a.padding >= span, what, ": input size ", a.in, " (padded to ", a.in + 2 * a.padding,
-                ") is smaller than the kernel (", span, ")");
+  const int64_t span = checked_add(checked_mul(a.dilation, a.kernel - 1, "dilation"), 1, "dilation");
+  const int64_t padded = checked_add(a.in, checked_mul(2, a.padding, "padding"), "padding");
+  OPGRAPH_CHECK(padded >= span, what, ": input size ", a.in, " (padded to ", padded, ") is smaller than the kernel (",
+                span, ")");
+  const int64_t room = checked_add(padded - span, ceil_mode ? a.stride - 1 : 0, "stride");
   int64_t out = room / a.stride + 1;
   // With ceil_mode, the last window must still start inside the input or its left padding.
   if (ceil_mode && (out - 1) * a.stride >= a.in + a.padding) --out;
@@ -75,7 +77,7 @@ Pooling windows(const TensorMeta& input, const Attrs& attrs, bool has_dilation) 
     OPGRAPH_CHECK(a.kernel >= 1 && a.stride >= 1 && a.dilation >= 1 && a.padding >= 0,
                   "kernel_size, stride and dilation must be positive and padding not negative; got kernel ",
                   shape_str(kernel), ", stride ", shape_str(stride), ", padding ", shape_str(padding));
-    OPGRAPH_CHECK(a.padding * 2 <= a.kernel, "padding: ", shape_str(padding),
+    OPGRAPH_CHECK(checked_mul(a.padding, 2, "padding") <= a.kernel, "padding: ", shape_str(padding),
                   " must be at most half of kernel_size ", shape_str(kernel));
     a.out = pooled_size(a, ceil_mode, "self");
   }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "kernels/cpu/checked.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -39,7 +40,7 @@ Shape infer_size(std::vector<int64_t> size, int64_t numel, const char* argument)
   int64_t known = 1;
   for (int64_t extent : size) {
     OPGRAPH_CHECK(extent >= -1, argument, ": invalid extent in ", shape_str(size));
-    if (extent != -1) known *= extent;
+    if (extent != -1) known = checked_mul(known, extent, argument);
   }
   if (missing != size.end()) {
     OPGRAPH_CHECK(known != 0 && numel % known == 0, argument, ": cannot infer -1 in ", shape_str(size),
