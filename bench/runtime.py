@@ -17,10 +17,8 @@ import argparse
 import gc
 import os
 import re
-import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import warnings
@@ -36,6 +34,7 @@ import onnxruntime
 import torch
 
 import opgraph
+from opgraph.cli import executable as opgraph_cli
 from opgraph.graph import DType, Graph, TensorType, ops
 
 CHAIN = 1000
@@ -73,18 +72,6 @@ def per_call(functions, rounds=5, budget=0.3):
     return best
 
 
-def opgraph_cli():
-    """The `opgraph` executable installed with the imported package."""
-    package = Path(opgraph.__file__).resolve().parent
-    for candidate in (package.parent / "bin" / "opgraph", Path(sys.executable).with_name("opgraph")):
-        if candidate.is_file():
-            return str(candidate)
-    found = shutil.which("opgraph")
-    if found is None:
-        sys.exit("bench/runtime.py: the opgraph executable is not installed beside the opgraph package nor on PATH")
-    return found
-
-
 # ---- per-node overhead -----------------------------------------------------
 
 def relu_chain():
@@ -97,7 +84,7 @@ def relu_chain():
 
 
 def cli_seconds_per_run(path, threads, iterations=2000):
-    result = subprocess.run([opgraph_cli(), "bench", str(path), "--threads", str(threads), "--warmup", "200",
+    result = subprocess.run([str(opgraph_cli()), "bench", str(path), "--threads", str(threads), "--warmup", "200",
                              "--iters", str(iterations)], capture_output=True, text=True, check=True)
     return float(re.search(r"^p50: ([0-9.]+) ms", result.stdout, re.MULTILINE).group(1)) / 1e3
 

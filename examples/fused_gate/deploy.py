@@ -19,23 +19,10 @@ import torch
 import my_custom_ops  # noqa: F401  (registers the IR conversion and executor of custom.fused_gate)
 from gated_mlp import GatedMLP, fused_gate_ops
 from opgraph import ir
+from opgraph.cli import executable as opgraph_executable
 
 HERE = Path(__file__).resolve().parent
 BATCH, FEATURES, THREADS = 32, 256, 1
-
-
-def opgraph_tool() -> Path:
-    """The `opgraph` executable installed with the opgraph package."""
-    import opgraph
-
-    package = Path(opgraph.__file__).resolve().parent
-    for candidate in (package.parent / "bin" / "opgraph", Path(sys.executable).with_name("opgraph")):
-        if candidate.is_file():
-            return candidate
-    found = shutil.which("opgraph")
-    if found is None:
-        sys.exit("deploy: the opgraph executable is neither beside the opgraph package nor on PATH")
-    return Path(found)
 
 
 def step(title):
@@ -43,7 +30,7 @@ def step(title):
 
 
 def cli(*args) -> str:
-    command = [str(opgraph_tool()), *map(str, args)]
+    command = [str(opgraph_executable()), *map(str, args)]
     print("$ opgraph", " ".join(map(str, args)))
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:

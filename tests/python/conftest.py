@@ -1,5 +1,3 @@
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -53,14 +51,6 @@ def torch_examples(conv1d_package, warp_perspective_package):
 
 @pytest.fixture(scope="session")
 def opgraph_cli() -> Path:
-    """The `opgraph` executable installed with the imported package: in the
-    scripts folder of its environment (a venv's bin/, beside sys.executable),
-    or in DIR/bin for `pip install --target DIR`."""
-    package = Path(opgraph.__file__).resolve().parent
-    for candidate in (package.parent / "bin" / "opgraph", Path(sys.executable).with_name("opgraph")):
-        if candidate.is_file():
-            return candidate
-    found = shutil.which("opgraph")
-    if found is None:
-        pytest.fail("the opgraph executable is not installed beside the opgraph package nor on PATH")
-    return Path(found)
+    from opgraph.cli import executable
+
+    return executable()
