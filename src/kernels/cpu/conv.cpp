@@ -188,10 +188,8 @@ ForwardPlan build_forward(const ConvDims& d, bool has_bias, Activation activatio
   return plan(describe(tag::any, tag::any));
 }
 
-// A plan's oneDNN memory objects and argument maps, kept per thread. oneDNN
-// allocates when it makes a memory object and frees when it destroys one,
-// about ten times for a call made from scratch, which took a third of a small
-// convolution's time; set_data_handle() points one at another buffer for free.
+// A plan's oneDNN memory objects and argument maps, kept per thread (see
+// thread_call): about ten of them for a call made from scratch.
 struct ForwardCall {
   std::shared_ptr<const ForwardPlan> plan;  // held, so that no other plan takes its address
   // The caller's buffers in plain layouts, and what the convolution reads and
@@ -279,18 +277,6 @@ struct ForwardCall {
   }
 };
 
-// This thread's ForwardCall for `plan`, among the most recent ones.
-ForwardCall& forward_call(const std::shared_ptr<const ForwardPlan>& plan) {
-  constexpr size_t kKept = 64;
-  thread_local std::vector<std::unique_ptr<ForwardCall>> calls;  // the most recently made last
-  for (auto it = calls.rbegin(); it != calls.rend(); ++it) {
-    if ((*it)->plan == plan) return **it;
-  }
-  if (calls.size() == kKept) calls.erase(calls.begin());
-  calls.push_back(std::make_unique<ForwardCall>(plan));
-  return *calls.back();
-}
-
 // A Session's weight in the primitive's layout, converted on its first run
 // and kept in the Session's constant cache (as ONNX Runtime prepacks at load):
 // converting ResNet-18's 512-channel weights on every call took ten times
@@ -321,7 +307,8 @@ void onednn_conv(const KernelContext& given_context, const Tensor& input, const 
   const auto plan = forward_plans().get(key, [&] {
     return build_forward(conv_dims(p, input.shape(), weight.shape(), out.shape()), bias.defined(), activation);
   });
-  forward_call(plan).run(input, weight, bias, out, converted_weights(context, plan, key, weight, stream), stream);
+  const void* kept_weights = converted_weights(context, plan, key, weight, stream);
+  thread_call<ForwardCall>(plan).run(input, weight, bias, out, kept_weights, stream);
 }
 
 // out[n, o, y, x] = activation(bias[o] + sum over the taps of input * weight), in double.

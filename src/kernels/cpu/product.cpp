@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numbers>
 #include <string_view>
+#include <unordered_map>
 
 #include "kernels/cpu/onednn.h"
 #include "kernels/define.h"
@@ -73,25 +75,53 @@ dnnl::matmul make_matmul(const Product& p) {
   return dnnl::matmul(pd);
 }
 
+// A product's primitive and its operands' descriptors, cached by shapes,
+// strides, activation and thread count.
+struct ProductPlan {
+  dnnl::primitive matmul;
+  dnnl::memory::desc a, w, dst, bias;  // bias is empty without one
+};
+
+// A plan's memory objects and argument map, kept per thread (thread_call):
+// made on every call they took most of a small product's time.
+struct ProductCall {
+  std::shared_ptr<const ProductPlan> plan;
+  std::unordered_map<int, dnnl::memory> args;
+
+  explicit ProductCall(std::shared_ptr<const ProductPlan> made) : plan(std::move(made)) {
+    auto unbound = [](const dnnl::memory::desc& desc) { return dnnl::memory(desc, onednn_engine(), DNNL_MEMORY_NONE); };
+    args = {{DNNL_ARG_SRC, unbound(plan->a)}, {DNNL_ARG_WEIGHTS, unbound(plan->w)}, {DNNL_ARG_DST, unbound(plan->dst)}};
+    if (!plan->bias.is_zero()) args.emplace(DNNL_ARG_BIAS, unbound(plan->bias));
+  }
+
+  void run(const Product& p, dnnl::stream& stream) {
+    args.at(DNNL_ARG_SRC).set_data_handle(p.a.data);
+    args.at(DNNL_ARG_WEIGHTS).set_data_handle(p.w.data);
+    args.at(DNNL_ARG_DST).set_data_handle(p.dst.data);
+    if (p.bias) args.at(DNNL_ARG_BIAS).set_data_handle(p.bias->data);
+    plan->matmul.execute(stream, args);
+    stream.wait();
+  }
+};
+
 void onednn_product(const KernelContext& given_context, const Product& p) {
   int64_t flops = 2 * p.a.shape.back();
   for (int64_t extent : p.dst.shape) flops *= extent;
   const KernelContext context = context_for_work(given_context, flops);
-  PrimitiveCache<dnnl::primitive>::Key key{static_cast<int64_t>(p.activation), p.bias.has_value()};
+  dnnl::stream stream = onednn_stream(context);  // first: sets the thread count the plan is built for
+  PrimitiveCache<ProductPlan>::Key key{static_cast<int64_t>(p.activation), p.bias.has_value(),
+                                       context.pool->num_threads()};
   for (const Operand* op : {&p.a, &p.w, &p.dst, p.bias ? &*p.bias : nullptr}) {
     if (op == nullptr) continue;
     key.insert(key.end(), op->shape.begin(), op->shape.end());
     key.insert(key.end(), op->strides.begin(), op->strides.end());
   }
-  static PrimitiveCache<dnnl::primitive> cache(256);
-  const dnnl::primitive matmul = cached_primitive(cache, context, std::move(key), [&] { return make_matmul(p); });
-  auto wrap = [](const Operand& op) { return dnnl::memory(describe(op), onednn_engine(), op.data); };
-  std::unordered_map<int, dnnl::memory> args = {
-      {DNNL_ARG_SRC, wrap(p.a)}, {DNNL_ARG_WEIGHTS, wrap(p.w)}, {DNNL_ARG_DST, wrap(p.dst)}};
-  if (p.bias) args.emplace(DNNL_ARG_BIAS, wrap(*p.bias));
-  dnnl::stream stream = onednn_stream(context);
-  matmul.execute(stream, args);
-  stream.wait();
+  static PrimitiveCache<ProductPlan> plans(256);
+  const auto plan = plans.get(key, [&] {
+    return ProductPlan{make_matmul(p), describe(p.a), describe(p.w), describe(p.dst),
+                       p.bias ? describe(*p.bias) : dnnl::memory::desc()};
+  });
+  thread_call<ProductCall>(plan).run(p, stream);
 }
 
 // dst[b, i, j] = f(sum_p a[b, i, p] * w[b, p, j] + bias[b, i, j]), in double.
