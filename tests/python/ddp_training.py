@@ -54,6 +54,9 @@ def main(rank, world_size, port, package, output):
         train(torch.nn.parallel.DistributedDataParallel(model), rank, world_size)
         if rank == 0:
             torch.save(model.state_dict(), output)
+        # Both ranks leave together: a rank that tears gloo down while the
+        # other still talks to it can abort in gloo's threads on exit.
+        torch.distributed.barrier()
     finally:
         torch.distributed.destroy_process_group()
 
