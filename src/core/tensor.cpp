@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <numeric>
 
 #include "opgraph/core/error.h"
@@ -21,11 +20,10 @@ int64_t shape_numel(std::span<const int64_t> shape) {
 }
 
 size_t shape_nbytes(std::span<const int64_t> shape, DType dtype) {
-  constexpr auto kMaxBytes = static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max());
   size_t bytes = itemsize(dtype);
   for (int64_t extent : shape) {
     OPGRAPH_CHECK(extent >= 0, "shape ", shape_str(shape), " has a negative extent");
-    OPGRAPH_CHECK(!__builtin_mul_overflow(bytes, static_cast<size_t>(extent), &bytes) && bytes <= kMaxBytes,
+    OPGRAPH_CHECK(!__builtin_mul_overflow(bytes, static_cast<size_t>(extent), &bytes) && bytes <= kMaxAllocationBytes,
                   dtype_name(dtype), shape_str(shape), " takes more bytes than memory can address");
   }
   return bytes;

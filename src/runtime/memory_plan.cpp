@@ -5,17 +5,16 @@
 #include <numeric>
 
 #include "opgraph/core/error.h"
+#include "opgraph/core/tensor.h"
 
 namespace opgraph {
 namespace {
 
 // Plans are made for sizes read from graphs, which may be hostile: every sum
 // is checked, and nothing may end past the largest allocation there can be.
-constexpr auto kMaxBytes = static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max());
-
 size_t add_bytes(size_t a, size_t b) {
   size_t sum = 0;
-  OPGRAPH_CHECK(!__builtin_add_overflow(a, b, &sum) && sum <= kMaxBytes,
+  OPGRAPH_CHECK(!__builtin_add_overflow(a, b, &sum) && sum <= kMaxAllocationBytes,
                 "the memory plan needs more bytes than memory can address");
   return sum;
 }

@@ -3,6 +3,7 @@
 // caller-supplied deleter). Views share storage; strides count elements.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,6 +21,8 @@ using Shape = std::vector<int64_t>;
 using Strides = std::vector<int64_t>;
 
 inline constexpr size_t kTensorAlignment = 64;
+// The most bytes one allocation (and pointer arithmetic across it) can span.
+inline constexpr size_t kMaxAllocationBytes = static_cast<size_t>(PTRDIFF_MAX);
 
 // Product of a shape's extents; throws on negative extents or int64 overflow.
 int64_t shape_numel(std::span<const int64_t> shape);
