@@ -9,39 +9,10 @@
 #include <cstring>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/placement.h"
 
 namespace opgraph::kernels {
 namespace {
-
-// Layout, Device and MemoryFormat arrive as names, with or without PyTorch's
-// "torch." in front.
-bool is_one_of(const AttrValue& value, std::initializer_list<std::string_view> names) {
-  const auto* name = std::get_if<std::string>(&value);
-  if (name == nullptr) return std::holds_alternative<std::monostate>(value);
-  std::string_view bare = *name;
-  if (bare.starts_with("torch.")) bare.remove_prefix(6);
-  return std::find(names.begin(), names.end(), bare) != names.end();
-}
-
-// The attributes that only say where and how the result lies, of which a
-// schema has some: the result is always a dense, contiguous CPU tensor.
-enum Placement : unsigned { kNone = 0, kLayout = 1, kDevice = 2, kMemoryFormat = 4 };
-
-void check_placement(const Attrs& attrs, unsigned placement) {
-  if (placement & kLayout) {
-    const AttrValue& value = attrs.get("layout");
-    OPGRAPH_CHECK(is_one_of(value, {"strided"}), "layout: expected None or strided, got ", attr_str(value));
-  }
-  if (placement & kDevice) {
-    const AttrValue& value = attrs.get("device");
-    OPGRAPH_CHECK(is_one_of(value, {"cpu", "cpu:0"}), "device: expected None or cpu, got ", attr_str(value));
-  }
-  if (placement & kMemoryFormat) {
-    const AttrValue& value = attrs.get("memory_format");
-    OPGRAPH_CHECK(is_one_of(value, {"contiguous_format", "preserve_format"}),
-                  "memory_format: expected None, contiguous_format or preserve_format, got ", attr_str(value));
-  }
-}
 
 // The result's dtype: the `dtype` attribute when the schema has one and it is
 // given, else self's.

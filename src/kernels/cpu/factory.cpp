@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/placement.h"
 
 namespace opgraph::kernels {
 namespace {
@@ -27,16 +28,6 @@ template <typename T>
 T scalar_as(const AttrValue& value) {
   if (const auto* integer = std::get_if<int64_t>(&value)) return static_cast<T>(*integer);
   return static_cast<T>(std::get<double>(value));
-}
-
-void check_placement(const Attrs& attrs) {
-  for (const char* name : {"layout", "device"}) {
-    const AttrValue& value = attrs.get(name);
-    const auto* text = std::get_if<std::string>(&value);
-    const bool fits = text == nullptr || *text == (name[0] == 'l' ? "strided" : "cpu") ||
-                      *text == (name[0] == 'l' ? "torch.strided" : "cpu:0");
-    OPGRAPH_CHECK(fits, name, ": expected None or ", name[0] == 'l' ? "strided" : "cpu", ", got ", attr_str(value));
-  }
 }
 
 Shape size_attr(const Attrs& attrs, const char* name) {
@@ -58,7 +49,7 @@ struct Fill {
 
 template <const Fill& kFill>
 std::vector<TensorMeta> fill_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  check_placement(attrs);
+  check_placement(attrs, kLayout | kDevice);
   const Shape shape = kFill.shape == Fill::kSelf ? inputs[0]->shape
                       : kFill.shape == Fill::kScalar ? Shape{}
                                                      : size_attr(attrs, "size");
@@ -128,7 +119,7 @@ Range range_of(const Attrs& attrs) {
 }
 
 std::vector<TensorMeta> arange_shape(std::span<const TensorMeta* const>, const Attrs& attrs) {
-  check_placement(attrs);
+  check_placement(attrs, kLayout | kDevice);
   const Range range = range_of(attrs);
   DType dtype = DType::Int64;  // unless a bound or the step is a float
   for (size_t i = 0; i < attrs.size(); ++i) {
