@@ -116,8 +116,6 @@ namespace {
 
 // ---- oneDNN ----------------------------------------------------------------
 
-size_t align(size_t bytes) { return (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment; }
-
 struct ForwardPlan {
   dnnl::convolution_forward conv;
   ConvOperand src, weights, dst;
@@ -205,31 +203,30 @@ struct ForwardCall {
   Tensor converted_values;  // the plain weights it was made from; undefined until then
 
   explicit ForwardCall(std::shared_ptr<const ForwardPlan> made) : plan(std::move(made)) {
-    auto unbound = [](const dnnl::memory::desc& desc) { return dnnl::memory(desc, onednn_engine(), DNNL_MEMORY_NONE); };
     // The primitive's memory for an operand, and the conversion's arguments when it has one.
     auto operand = [&](const ConvOperand& op, const dnnl::memory& plain, std::unordered_map<int, dnnl::memory>& convert,
                        bool input) {
       if (!op.convert) return plain;
-      dnnl::memory chosen = unbound(op.chosen);
+      dnnl::memory chosen = unbound_memory(op.chosen);
       convert = {{DNNL_ARG_FROM, input ? plain : chosen}, {DNNL_ARG_TO, input ? chosen : plain}};
       return chosen;
     };
-    src = unbound(plan->src.plain);
-    weights = unbound(plan->weights.plain);
-    dst = unbound(plan->dst.plain);
+    src = unbound_memory(plan->src.plain);
+    weights = unbound_memory(plan->weights.plain);
+    dst = unbound_memory(plan->dst.plain);
     conv_src = operand(plan->src, src, convert_src, true);
     conv_weights = operand(plan->weights, weights, convert_weights, true);
     conv_dst = operand(plan->dst, dst, convert_dst, false);
     args = {{DNNL_ARG_SRC, conv_src}, {DNNL_ARG_WEIGHTS, conv_weights}, {DNNL_ARG_DST, conv_dst}};
-    if (!plan->bias.is_zero()) args.emplace(DNNL_ARG_BIAS, unbound(plan->bias));
-    if (plan->scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, unbound(plan->scratchpad));
+    if (!plan->bias.is_zero()) args.emplace(DNNL_ARG_BIAS, unbound_memory(plan->bias));
+    if (plan->scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, unbound_memory(plan->scratchpad));
     if (plan->weights.convert && plan->weights.plain.get_size() <= kKeptWeightBytes) {
       kept_weights = Tensor::empty({static_cast<int64_t>(plan->weights.chosen.get_size())}, DType::UInt8);
       conv_weights.set_data_handle(kept_weights.data());
     }
-    weights_offset = align(plan->src.scratch_bytes());
-    dst_offset = weights_offset + (kept_weights.defined() ? 0 : align(plan->weights.scratch_bytes()));
-    scratchpad_offset = dst_offset + align(plan->dst.scratch_bytes());
+    weights_offset = aligned_size(plan->src.scratch_bytes());
+    dst_offset = weights_offset + (kept_weights.defined() ? 0 : aligned_size(plan->weights.scratch_bytes()));
+    scratchpad_offset = dst_offset + aligned_size(plan->dst.scratch_bytes());
     scratch_bytes = scratchpad_offset + plan->scratchpad.get_size();
   }
 

@@ -70,7 +70,7 @@ void* thread_scratch(size_t bytes) {
   thread_local std::unique_ptr<void, Free> buffer;
   thread_local size_t size = 0;
   if (size < bytes) {
-    size = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+    size = aligned_size(bytes);
     buffer.reset(std::aligned_alloc(kTensorAlignment, size));
     OPGRAPH_CHECK(buffer != nullptr, "out of memory: cannot allocate ", size, " bytes of convolution scratch");
   }

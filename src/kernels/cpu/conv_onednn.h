@@ -32,9 +32,12 @@ ConvDims conv_dims(const ConvParams& p, const Shape& input, const Shape& weight,
 // input gradient and weight gradient cost as much each): what decides
 // whether it is worth threads (context_for_work).
 inline int64_t conv_flops(const Tensor& weight, const Shape& out) {
-  int64_t points = 1;
-  for (int64_t extent : out) points *= extent;
-  return 2 * points * (weight.numel() / weight.size(0));
+  return 2 * shape_numel(out) * (weight.numel() / weight.size(0));
+}
+
+// `bytes` rounded up to whole kTensorAlignment blocks.
+inline size_t aligned_size(size_t bytes) {
+  return (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
 }
 
 // What a convolution's primitives are cached under: the thread count, the

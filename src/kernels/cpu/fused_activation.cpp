@@ -39,10 +39,10 @@ void onednn_activation_grad(Activation activation, float* grad, const float* out
   const bool from_output = activation != Activation::GELU;
   const KernelContext given{&pool};
   // Below PyTorch's grain size the call stays on the calling thread.
-  const KernelContext context = count < kParallelElements ? context_for_work(given, 0) : given;
+  const KernelContext context = count < kParallelElements ? on_calling_thread(given) : given;
   const dnnl::memory::desc md({count}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
   static PrimitiveCache<dnnl::primitive> cache(256);
-  const dnnl::primitive backward = cached_primitive(cache, context, {static_cast<int64_t>(activation), count}, [&] {
+  const dnnl::primitive backward = *cached_primitive(cache, context, {static_cast<int64_t>(activation), count}, [&] {
     const dnnl::eltwise_forward::primitive_desc forward(
         dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, algorithm, md, 0.0f, 0.0f), onednn_engine());
     return dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(

@@ -35,27 +35,37 @@ inline dnnl::stream onednn_stream(const KernelContext& context) {
 // 32 took 20x as long on two busy cores as on one).
 inline constexpr int64_t kSmallWorkFlops = 8'000'000;
 
-// `context`, run on the calling thread alone when the call's work is small.
-inline KernelContext context_for_work(const KernelContext& context, int64_t flops) {
+// `context`, run on the calling thread alone.
+inline KernelContext on_calling_thread(const KernelContext& context) {
   static ThreadPool calling_thread(1);
-  KernelContext small = context;
-  small.pool = &calling_thread;
-  return flops < kSmallWorkFlops ? small : context;
+  KernelContext alone = context;
+  alone.pool = &calling_thread;
+  return alone;
 }
 
-// The primitive for `key` in `cache`, made by create() on first use. oneDNN
-// plans a primitive's split of the work for the thread count it is made
-// under, so that count is part of the key. Executing one primitive from
-// several threads at once is safe.
-template <typename Create>
-dnnl::primitive cached_primitive(PrimitiveCache<dnnl::primitive>& cache, const KernelContext& context,
-                                 PrimitiveCache<dnnl::primitive>::Key key, Create&& create) {
+// `context`, run on the calling thread alone when the call's work is small.
+inline KernelContext context_for_work(const KernelContext& context, int64_t flops) {
+  return flops < kSmallWorkFlops ? on_calling_thread(context) : context;
+}
+
+// The primitive (or plan holding one) for `key` in `cache`, made by create()
+// on first use. oneDNN plans a primitive's split of the work for the thread
+// count it is made under, so that count is part of the key. Executing one
+// primitive from several threads at once is safe.
+template <typename Value, typename Create>
+std::shared_ptr<const Value> cached_primitive(PrimitiveCache<Value>& cache, const KernelContext& context,
+                                              typename PrimitiveCache<Value>::Key key, Create&& create) {
   const int threads = context.pool->num_threads();
   key.push_back(threads);
-  return *cache.get(key, [&] {
+  return cache.get(key, [&] {
     omp_set_num_threads(threads);
     return create();
   });
+}
+
+// A memory object for `desc` with no buffer yet: set_data_handle() gives it one per call.
+inline dnnl::memory unbound_memory(const dnnl::memory::desc& desc) {
+  return dnnl::memory(desc, onednn_engine(), DNNL_MEMORY_NONE);
 }
 
 // This thread's Call made from `plan` (a cached primitive and what it runs

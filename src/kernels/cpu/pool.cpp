@@ -14,6 +14,7 @@
 
 #include "kernels/cpu/checked.h"
 #include "kernels/cpu/cpu_dispatch.h"
+#include "kernels/cpu/rows.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -468,21 +469,12 @@ std::vector<TensorMeta> adaptive_shape(std::span<const TensorMeta* const> in, co
 }
 
 // A global average (a 1x1 output, as before a classifier) sums each plane as
-// one contiguous run, in lane-wise partial sums that GCC vectorizes without
-// reassociating floats.
+// one contiguous run, in lane-wise partial sums (reduce_lanes).
 template <typename T>
 void global_average_planes(const T* in, T* out, int64_t plane_size, int64_t first, int64_t last) {
-  constexpr int kLanes = 16;
   for (int64_t plane = first; plane < last; ++plane) {
     const T* src = in + plane * plane_size;
-    T partial[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= plane_size; i += kLanes) {
-      for (int l = 0; l < kLanes; ++l) partial[l] += src[i + l];
-    }
-    T sum = 0;
-    for (; i < plane_size; ++i) sum += src[i];
-    for (T v : partial) sum += v;
+    const T sum = reduce_lanes(plane_size, T(0), [src](int64_t i) { return src[i]; }, [](T a, T b) { return a + b; });
     out[plane] = sum / static_cast<T>(plane_size);
   }
 }
@@ -492,7 +484,8 @@ void run_global_average(const KernelContext& context, const Tensor& input, const
   dispatch_floating(input.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     parallel_planes(context, plane_count(input, p), p, [&](int64_t first, int64_t last) {
-      dispatch_cpu([&] { global_average_planes<T>(input.data_ptr<T>(), out.data_ptr<T>(), p.h.in * p.w.in, first, last); });
+      const int64_t plane_size = p.h.in * p.w.in;
+      dispatch_cpu([&] { global_average_planes<T>(input.data_ptr<T>(), out.data_ptr<T>(), plane_size, first, last); });
     });
   });
 }

@@ -89,9 +89,10 @@ struct ProductCall {
   std::unordered_map<int, dnnl::memory> args;
 
   explicit ProductCall(std::shared_ptr<const ProductPlan> made) : plan(std::move(made)) {
-    auto unbound = [](const dnnl::memory::desc& desc) { return dnnl::memory(desc, onednn_engine(), DNNL_MEMORY_NONE); };
-    args = {{DNNL_ARG_SRC, unbound(plan->a)}, {DNNL_ARG_WEIGHTS, unbound(plan->w)}, {DNNL_ARG_DST, unbound(plan->dst)}};
-    if (!plan->bias.is_zero()) args.emplace(DNNL_ARG_BIAS, unbound(plan->bias));
+    args = {{DNNL_ARG_SRC, unbound_memory(plan->a)},
+            {DNNL_ARG_WEIGHTS, unbound_memory(plan->w)},
+            {DNNL_ARG_DST, unbound_memory(plan->dst)}};
+    if (!plan->bias.is_zero()) args.emplace(DNNL_ARG_BIAS, unbound_memory(plan->bias));
   }
 
   void run(const Product& p, dnnl::stream& stream) {
@@ -105,22 +106,19 @@ struct ProductCall {
 };
 
 void onednn_product(const KernelContext& given_context, const Product& p) {
-  int64_t flops = 2 * p.a.shape.back();
-  for (int64_t extent : p.dst.shape) flops *= extent;
-  const KernelContext context = context_for_work(given_context, flops);
-  dnnl::stream stream = onednn_stream(context);  // first: sets the thread count the plan is built for
-  PrimitiveCache<ProductPlan>::Key key{static_cast<int64_t>(p.activation), p.bias.has_value(),
-                                       context.pool->num_threads()};
+  const KernelContext context = context_for_work(given_context, 2 * p.a.shape.back() * shape_numel(p.dst.shape));
+  PrimitiveCache<ProductPlan>::Key key{static_cast<int64_t>(p.activation), p.bias.has_value()};
   for (const Operand* op : {&p.a, &p.w, &p.dst, p.bias ? &*p.bias : nullptr}) {
     if (op == nullptr) continue;
     key.insert(key.end(), op->shape.begin(), op->shape.end());
     key.insert(key.end(), op->strides.begin(), op->strides.end());
   }
   static PrimitiveCache<ProductPlan> plans(256);
-  const auto plan = plans.get(key, [&] {
+  const auto plan = cached_primitive(plans, context, std::move(key), [&] {
     return ProductPlan{make_matmul(p), describe(p.a), describe(p.w), describe(p.dst),
                        p.bias ? describe(*p.bias) : dnnl::memory::desc()};
   });
+  dnnl::stream stream = onednn_stream(context);
   thread_call<ProductCall>(plan).run(p, stream);
 }
 
