@@ -6,6 +6,7 @@ import torch
 
 from .._C import Error
 from . import attributes, schema
+from .ir import pick
 from .ops.registry import get_execution_fn
 
 
@@ -42,10 +43,12 @@ def _aten_fallback(node, inputs):
         raise Error(f"IRExecutor: no way to run node '{node.name}': op '{node.op_type}' is not in torch.ops and has "
                     f"no execution function; register one with @register_executor('{node.op_type}') from "
                     f"opgraph.ir.ops")
+    arguments = schema.arguments(node.op_type)
+    positions = node.tensor_positions(arguments)
     args, kwargs = [], {}
-    for index, argument in enumerate(schema.arguments(node.op_type)):
+    for argument in arguments:
         if argument.is_tensor:
-            value = _tensor_argument(node, inputs, index, argument)
+            value = pick(positions.get(argument.name), inputs)
         else:
             value = attributes.to_torch(argument, node.attrs.get(argument.name, argument.default))
         if argument.kwarg_only:
@@ -57,12 +60,3 @@ def _aten_fallback(node, inputs):
         return [result]
     return [item for part in result for item in (part if isinstance(part, (list, tuple)) else [part])]
 
-
-def _tensor_argument(node, inputs, index, argument):
-    if not node.tensor_args:  # the inputs are the tensor arguments in order
-        position = sum(1 for a in schema.arguments(node.op_type)[:index] if a.is_tensor)
-        return inputs[position] if position < len(inputs) else None
-    where = node.tensor_args.get(argument.name)
-    if isinstance(where, list):
-        return [None if i is None else inputs[i] for i in where]
-    return None if where is None else inputs[where]

@@ -23,6 +23,14 @@ class TensorMeta:
 TensorArgs = Dict[str, Union[int, None, List[Optional[int]]]]
 
 
+def pick(where, items):
+    """What a TensorArgs entry refers to among ``items``: an item, a list of
+    them (None where a Tensor?[] element is absent), or None."""
+    if isinstance(where, list):
+        return [None if i is None else items[i] for i in where]
+    return None if where is None else items[where]
+
+
 @dataclass
 class OpNode:
     name: str
@@ -32,6 +40,14 @@ class OpNode:
     attrs: Dict[str, Any]  # every non-tensor argument of the schema, by name, defaults filled
     # Empty means the inputs are the schema's tensor arguments in order, one each.
     tensor_args: TensorArgs = field(default_factory=dict)
+
+    def tensor_positions(self, arguments) -> TensorArgs:
+        """Where each tensor argument among ``arguments`` (the op's schema) is
+        in ``inputs``: ``tensor_args``, or the inputs in order when it is empty."""
+        if self.tensor_args:
+            return self.tensor_args
+        names = [argument.name for argument in arguments if argument.is_tensor]
+        return {name: k if k < len(self.inputs) else None for k, name in enumerate(names)}
 
 
 @dataclass
@@ -65,15 +81,17 @@ class IR:
         """Writes an .opg file: the graph, with the weights as its safetensors tensors."""
         from .. import _C
 
-        _C.save_opg(path, self.to_graph(), {name: w.detach().contiguous() for name, w in self.weights.items()})
+        _C.save_opg(path, self.to_graph(), self._runtime_weights())
 
     def to_session(self, threads=None, package_paths=(), profile=False):
         """An ``opgraph.Session`` running this IR on the C++ runtime."""
         from .. import _C
 
-        weights = {name: w.detach().contiguous() for name, w in self.weights.items()}
-        return _C.Session(self.to_graph(), weights=weights, threads=threads, package_paths=list(package_paths),
-                          profile=profile)
+        return _C.Session(self.to_graph(), weights=self._runtime_weights(), threads=threads,
+                          package_paths=list(package_paths), profile=profile)
+
+    def _runtime_weights(self):
+        return {name: w.detach().contiguous() for name, w in self.weights.items()}
 
     def __str__(self):
         lines = [f"IR {self.name}: inputs {', '.join(_meta_str(m) for m in self.inputs)}"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from .. import _C
 from .._C import Error
 from . import attributes, schema
-from .ir import TensorMeta
+from .ir import TensorMeta, pick
 from .names import runtime_name
 
 
@@ -40,18 +40,11 @@ def _weight_meta(name, weight):
 def _node(node):
     arguments = schema.arguments(node.op_type)
     names = [meta.name for meta in node.inputs]
-    inputs, attrs, position = [], {}, 0
+    positions = node.tensor_positions(arguments)
+    inputs, attrs = [], {}
     for argument in arguments:
         if argument.is_tensor:
-            if node.tensor_args:
-                where = node.tensor_args.get(argument.name)
-                if isinstance(where, list):  # an absent element of a Tensor?[] stays null
-                    inputs.append([None if i is None else names[i] for i in where])
-                else:
-                    inputs.append(None if where is None else names[where])
-            else:  # the inputs follow the tensor arguments in order
-                inputs.append(names[position] if position < len(names) else None)
-                position += 1
+            inputs.append(pick(positions.get(argument.name), names))  # absent tensors stay null
         else:
             value = node.attrs.get(argument.name, argument.default)
             attrs[argument.name] = attributes.to_json(node.op_type, argument, value)
