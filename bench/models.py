@@ -13,11 +13,9 @@ with the reason. ONNX models come from torch.onnx's TorchScript exporter
 """
 
 import argparse
-import io
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 import torch
@@ -26,33 +24,13 @@ import opgraph
 from opgraph import ir
 
 from conv1d import seconds_per_call
+from onnx_peer import onnx_model, onnx_session
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "python"))  # the models the IR tests check
 import ir_models  # noqa: E402
 
 MODELS = ["mlp", "cnn", "resnet18", "transformer_encoder", "gated_mlp", "bert", "gpt2", "vit"]
-
-
-def onnx_session(model, inputs, threads):
-    import onnxruntime
-
-    buffer = io.BytesIO()
-    # The TorchScript exporter has no ONNX form of nn.TransformerEncoder's fused fast path.
-    fastpath = torch.backends.mha.get_fastpath_enabled()
-    torch.backends.mha.set_fastpath_enabled(False)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(model, inputs, buffer, dynamo=False)
-    finally:
-        torch.backends.mha.set_fastpath_enabled(fastpath)
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    session = onnxruntime.InferenceSession(buffer.getvalue(), options, providers=["CPUExecutionProvider"])
-    feeds = {i.name: x.numpy() for i, x in zip(session.get_inputs(), inputs)}
-    return lambda: session.run(None, feeds)
 
 
 class Peers:
@@ -67,8 +45,11 @@ class Peers:
         self.extract_seconds = time.perf_counter() - start
         self.compiled = self._try("torch.compile", lambda: torch.compile(model))
         custom = sorted({n.op_type for n in model_ir.nodes if not n.op_type.startswith("aten.")})
+        self.onnx = None
         if custom:  # the TorchScript exporter fails on them, printing its whole graph
             self.skipped["onnxruntime"] = f"ONNX has no kernel for the custom ops {', '.join(custom)}"
+        else:
+            self.onnx = self._try("onnxruntime", lambda: onnx_model(model, inputs))
 
     def _try(self, path, make):
         try:
@@ -77,13 +58,17 @@ class Peers:
             self.skipped[path] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
             return None
 
+    def onnx_call(self, threads):
+        session = onnx_session(self.onnx, threads)
+        feeds = {i.name: x.numpy() for i, x in zip(session.get_inputs(), self.inputs)}
+        return lambda: session.run(None, feeds)
+
     def latencies(self, threads):
         """path -> seconds per call at ``threads`` threads (None where skipped)."""
         torch.set_num_threads(threads)
         with torch.no_grad():
             session = self._try("opgraph", lambda: opgraph.Session(str(self.opg), threads=threads))
-            onnx = None if "onnxruntime" in self.skipped else self._try(
-                "onnxruntime", lambda: onnx_session(self.model, self.inputs, threads))
+            onnx = None if self.onnx is None else self._try("onnxruntime", lambda: self.onnx_call(threads))
             calls = {"opgraph": None if session is None else lambda: session.run(*self.inputs),
                      "eager": lambda: self.model(*self.inputs),
                      "torch.compile": None if self.compiled is None else lambda: self.compiled(*self.inputs),

@@ -21,7 +21,6 @@ import statistics
 import subprocess
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 # torch's and oneDNN's OpenMP threads would otherwise spin for milliseconds
@@ -36,6 +35,8 @@ import torch
 import opgraph
 from opgraph.cli import executable as opgraph_cli
 from opgraph.graph import DType, Graph, TensorType, ops
+
+from onnx_peer import onnx_model, onnx_session
 
 CHAIN = 1000
 
@@ -155,33 +156,21 @@ def opgraph_graph(model, input_shape):
     return graph
 
 
-def onnx_session(model, x, threads, path):
-    """An ONNX Runtime session on `model` exported to `path` (once)."""
-    if not path.exists():
-        # The TorchScript-based exporter: the torch.export-based one needs onnxscript as well.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            torch.onnx.export(model, (x,), str(path), dynamo=False, input_names=["x"], output_names=["y"])
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-
-
-def model_rows(name, model, input_shape, folder, thread_counts):
+def model_rows(name, model, input_shape, thread_counts):
     model = model.eval()
     graph = opgraph_graph(model, input_shape)
     x = np.random.default_rng(1).standard_normal(input_shape).astype(np.float32)
     x_torch = torch.from_numpy(x)
     with torch.inference_mode():
         expected = model(x_torch).numpy()
+    exported = onnx_model(model, (x_torch,))
     for threads in thread_counts:
         torch.set_num_threads(threads)
         session = opgraph.Session(graph.to_graph(), weights=graph.constants, threads=threads)
-        ort = onnx_session(model, x_torch, threads, Path(folder) / f"{name.split()[0].lower()}.onnx")
+        ort = onnx_session(exported, threads)
+        feeds = {ort.get_inputs()[0].name: x}
         (ours,) = session.run(x)
-        (theirs,) = ort.run(None, {"x": x})
+        (theirs,) = ort.run(None, feeds)
         np.testing.assert_allclose(ours, expected, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(theirs, expected, rtol=1e-4, atol=1e-5)
 
@@ -189,7 +178,7 @@ def model_rows(name, model, input_shape, folder, thread_counts):
             with torch.inference_mode():
                 return model(x_torch)
 
-        seconds = per_call([lambda: session.run(x), eager, lambda: ort.run(None, {"x": x})])
+        seconds = per_call([lambda: session.run(x), eager, lambda: ort.run(None, feeds)])
         ours, torch_time, ort_time = (s * 1e6 for s in seconds)
         print(f"  {name:<28} {threads:>7} {ours:10.1f} {torch_time:10.1f} {ort_time:10.1f} "
               f"{torch_time / ours:9.2f}x {ort_time / ours:9.2f}x")
@@ -206,8 +195,8 @@ def main():
         print("\nbatch-1 latency, µs per run (median, best of 5 rounds); ratios: their time / opgraph's")
         print(f"  {'model':<28} {'threads':>7} {'opgraph':>10} {'torch':>10} {'ORT':>10} {'vs torch':>10} "
               f"{'vs ORT':>10}")
-        model_rows("MLP 784-512-512-10", mlp_model(), [1, 784], folder, args.threads)
-        model_rows("CNN 1x28x28 (2 conv, pools)", cnn_model(), [1, 1, 28, 28], folder, args.threads)
+        model_rows("MLP 784-512-512-10", mlp_model(), [1, 784], args.threads)
+        model_rows("CNN 1x28x28 (2 conv, pools)", cnn_model(), [1, 1, 28, 28], args.threads)
 
 
 if __name__ == "__main__":
