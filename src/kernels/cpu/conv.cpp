@@ -153,11 +153,8 @@ ForwardPlan build_forward(const ConvDims& d, bool has_bias, Activation activatio
   using tag = dnnl::memory::format_tag;
   dnnl::post_ops post_ops;
   append_activation_post_op(post_ops, activation);
-  dnnl::primitive_attr attr;
+  dnnl::primitive_attr attr = with_caller_scratchpad();
   attr.set_post_ops(post_ops);
-  // The primitive's scratchpad comes from the caller's thread scratch: left
-  // to oneDNN, it is allocated and freed on every call.
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   const dnnl::memory::desc bias = has_bias ? d.bias_md() : dnnl::memory::desc();
   auto describe = [&](tag src, tag dst) {
     return dnnl::convolution_forward::primitive_desc(

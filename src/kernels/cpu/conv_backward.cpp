@@ -53,6 +53,7 @@ struct BackwardPlan {
   ConvOperand data_grad_output, data_weight, grad_input;        // backward data's operands
   ConvOperand weights_input, weights_grad_output, grad_weight;  // backward weights'
   dnnl::memory::desc grad_bias;
+  dnnl::memory::desc data_scratchpad, weights_scratchpad;
 };
 
 PrimitiveCache<BackwardPlan>& backward_plans() {
@@ -74,11 +75,11 @@ BackwardPlan build_backward(const ConvDims& d) {
   const convolution_backward_data::primitive_desc data(
       convolution_backward_data::desc(direct, d.src_md(any), d.weights_md(any), d.dst_md(any), d.strides, d.dilates,
                                       d.padding, d.padding),
-      engine, forward);
+      with_caller_scratchpad(), engine, forward);
   const convolution_backward_weights::primitive_desc weights(
       convolution_backward_weights::desc(direct, d.src_md(any), d.weights_md(any), d.bias_md(), d.dst_md(any),
                                          d.strides, d.dilates, d.padding, d.padding),
-      engine, forward);
+      with_caller_scratchpad(), engine, forward);
   const auto activations = d.plain_activations, plain_weights = d.plain_weights;
   return {convolution_backward_data(data),
           convolution_backward_weights(weights),
@@ -88,7 +89,9 @@ BackwardPlan build_backward(const ConvDims& d) {
           ConvOperand::input(d.src_md(activations), weights.src_desc()),
           ConvOperand::input(d.dst_md(activations), weights.diff_dst_desc()),
           ConvOperand::output(d.weights_md(plain_weights), weights.diff_weights_desc()),
-          weights.diff_bias_desc()};
+          weights.diff_bias_desc(),
+          data.scratchpad_desc(),
+          weights.scratchpad_desc()};
 }
 
 void onednn_conv_backward(const KernelContext& given_context, const Tensor& grad, const Tensor& input,
@@ -100,9 +103,11 @@ void onednn_conv_backward(const KernelContext& given_context, const Tensor& grad
   });
   const dnnl::memory grad_for_data = plan->data_grad_output.bring_in(grad.data(), stream);
   const dnnl::memory grad_input = plan->grad_input.output_memory(out.input.data());
-  plan->data.execute(stream, {{DNNL_ARG_DIFF_DST, grad_for_data},
-                              {DNNL_ARG_WEIGHTS, plan->data_weight.bring_in(weight.data(), stream)},
-                              {DNNL_ARG_DIFF_SRC, grad_input}});
+  execute_with_scratchpad(plan->data, stream,
+                          {{DNNL_ARG_DIFF_DST, grad_for_data},
+                           {DNNL_ARG_WEIGHTS, plan->data_weight.bring_in(weight.data(), stream)},
+                           {DNNL_ARG_DIFF_SRC, grad_input}},
+                          plan->data_scratchpad);
   plan->grad_input.take_out(grad_input, out.input.data(), stream);
 
   // The gradient is converted once when both primitives chose the same layout.
@@ -111,10 +116,12 @@ void onednn_conv_backward(const KernelContext& given_context, const Tensor& grad
       shared_layout ? grad_for_data : plan->weights_grad_output.bring_in(grad.data(), stream);
   const dnnl::memory grad_weight = plan->grad_weight.output_memory(out.weight.data());
   const dnnl::memory grad_bias(plan->grad_bias, onednn_engine(), out.bias.data());
-  plan->weights.execute(stream, {{DNNL_ARG_SRC, plan->weights_input.bring_in(input.data(), stream)},
-                                 {DNNL_ARG_DIFF_DST, grad_for_weights},
-                                 {DNNL_ARG_DIFF_WEIGHTS, grad_weight},
-                                 {DNNL_ARG_DIFF_BIAS, grad_bias}});
+  execute_with_scratchpad(plan->weights, stream,
+                          {{DNNL_ARG_SRC, plan->weights_input.bring_in(input.data(), stream)},
+                           {DNNL_ARG_DIFF_DST, grad_for_weights},
+                           {DNNL_ARG_DIFF_WEIGHTS, grad_weight},
+                           {DNNL_ARG_DIFF_BIAS, grad_bias}},
+                          plan->weights_scratchpad);
   plan->grad_weight.take_out(grad_weight, out.weight.data(), stream);
   stream.wait();
 }

@@ -1,8 +1,5 @@
 #include "kernels/cpu/conv_onednn.h"
 
-#include <cstdlib>
-#include <memory>
-
 namespace opgraph::kernels {
 
 ConvDims conv_dims(const ConvParams& p, const Shape& input, const Shape& weight, const Shape& out) {
@@ -61,20 +58,6 @@ void ConvOperand::take_out(const dnnl::memory& result, void* data, dnnl::stream&
   if (!convert) return;
   dnnl::memory converted = result, user(plain, onednn_engine(), data);
   convert.execute(stream, converted, user);
-}
-
-void* thread_scratch(size_t bytes) {
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
-  };
-  thread_local std::unique_ptr<void, Free> buffer;
-  thread_local size_t size = 0;
-  if (size < bytes) {
-    size = aligned_size(bytes);
-    buffer.reset(std::aligned_alloc(kTensorAlignment, size));
-    OPGRAPH_CHECK(buffer != nullptr, "out of memory: cannot allocate ", size, " bytes of convolution scratch");
-  }
-  return buffer.get();
 }
 
 }  // namespace opgraph::kernels

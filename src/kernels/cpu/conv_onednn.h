@@ -35,11 +35,6 @@ inline int64_t conv_flops(const Tensor& weight, const Shape& out) {
   return 2 * shape_numel(out) * (weight.numel() / weight.size(0));
 }
 
-// `bytes` rounded up to whole kTensorAlignment blocks.
-inline size_t aligned_size(size_t bytes) {
-  return (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-}
-
 // What a convolution's primitives are cached under: the thread count, the
 // operand shapes and the parameters.
 std::vector<int64_t> conv_key(const KernelContext& context, const Tensor& input, const Tensor& weight, bool has_bias,
@@ -64,10 +59,5 @@ struct ConvOperand {
   dnnl::memory output_memory(void* data) const;
   void take_out(const dnnl::memory& result, void* data, dnnl::stream& stream) const;
 };
-
-// `bytes` of memory for the calling thread's use until its next call, kept
-// between calls (allocating a small convolution's converted operands on each
-// call took a fifth of its time).
-void* thread_scratch(size_t bytes);
 
 }  // namespace opgraph::kernels

@@ -1,10 +1,12 @@
 // What the oneDNN-backed kernels share: one CPU engine, a stream that runs on
-// as many threads as opgraph was given, and a cache for the primitives they make.
+// as many threads as opgraph was given, a cache for the primitives they make,
+// and the scratch those primitives run in.
 #pragma once
 
 #include <omp.h>
 
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -61,6 +63,39 @@ std::shared_ptr<const Value> cached_primitive(PrimitiveCache<Value>& cache, cons
     omp_set_num_threads(threads);
     return create();
   });
+}
+
+// `bytes` rounded up to whole kTensorAlignment blocks.
+inline size_t aligned_size(size_t bytes) {
+  return (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+}
+
+// `bytes` of memory for the calling thread's use until its next call, kept
+// between calls (allocating a small convolution's converted operands on each
+// call took a fifth of its time).
+void* thread_scratch(size_t bytes);
+
+// `attr` for a primitive that takes its scratchpad from the caller. Every
+// primitive made here is: in oneDNN's own ("library") mode, as Debian builds
+// it, the scratchpad a primitive runs in is shared, so one cached primitive
+// run by two threads at once had each overwrite the other's partial results
+// (a Session's concurrent runs returned wrong products now and then).
+// (float32 reorders and eltwise primitives have no scratchpad.)
+inline dnnl::primitive_attr with_caller_scratchpad(dnnl::primitive_attr attr = {}) {
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// Runs `primitive` with `args` and, when `scratchpad` is not empty, the
+// calling thread's scratch as its scratchpad.
+inline void execute_with_scratchpad(const dnnl::primitive& primitive, dnnl::stream& stream,
+                                    std::unordered_map<int, dnnl::memory> args,
+                                    const dnnl::memory::desc& scratchpad) {
+  if (scratchpad.get_size() > 0) {
+    args.insert_or_assign(DNNL_ARG_SCRATCHPAD,
+                          dnnl::memory(scratchpad, onednn_engine(), thread_scratch(scratchpad.get_size())));
+  }
+  primitive.execute(stream, args);
 }
 
 // A memory object for `desc` with no buffer yet: set_data_handle() gives it one per call.

@@ -57,22 +57,22 @@ dnnl::memory::desc describe(const Operand& op) {
 // so tall products take it.
 constexpr int64_t kTallRows = 1024;
 
-dnnl::matmul make_matmul(const Product& p) {
+dnnl::matmul::primitive_desc matmul_desc(const Product& p) {
   dnnl::post_ops post_ops;
   append_activation_post_op(post_ops, p.activation);
-  dnnl::primitive_attr attr;
+  dnnl::primitive_attr attr = with_caller_scratchpad();
   attr.set_post_ops(post_ops);
   // The descriptor outlives the primitive_desc: stepping through the
   // implementations reads it.
   const dnnl::matmul::desc desc(describe(p.a), describe(p.w), p.bias ? describe(*p.bias) : dnnl::memory::desc(),
                                 describe(p.dst));
   dnnl::matmul::primitive_desc pd(desc, attr, onednn_engine());
-  if (p.dst.shape[p.dst.shape.size() - 2] < kTallRows) return dnnl::matmul(pd);
+  if (p.dst.shape[p.dst.shape.size() - 2] < kTallRows) return pd;
   const dnnl::matmul::primitive_desc first = pd;
   while (std::string_view(pd.impl_info_str()) != "gemm:jit") {
-    if (!pd.next_impl()) return dnnl::matmul(first);
+    if (!pd.next_impl()) return first;
   }
-  return dnnl::matmul(pd);
+  return pd;
 }
 
 // A product's primitive and its operands' descriptors, cached by shapes,
@@ -80,6 +80,17 @@ dnnl::matmul make_matmul(const Product& p) {
 struct ProductPlan {
   dnnl::primitive matmul;
   dnnl::memory::desc a, w, dst, bias;  // bias is empty without one
+  dnnl::memory::desc scratchpad;
+
+  explicit ProductPlan(const Product& p) {
+    const dnnl::matmul::primitive_desc pd = matmul_desc(p);
+    matmul = dnnl::matmul(pd);
+    a = describe(p.a);
+    w = describe(p.w);
+    dst = describe(p.dst);
+    if (p.bias) bias = describe(*p.bias);
+    scratchpad = pd.scratchpad_desc();
+  }
 };
 
 // A plan's memory objects and argument map, kept per thread (thread_call):
@@ -93,6 +104,7 @@ struct ProductCall {
             {DNNL_ARG_WEIGHTS, unbound_memory(plan->w)},
             {DNNL_ARG_DST, unbound_memory(plan->dst)}};
     if (!plan->bias.is_zero()) args.emplace(DNNL_ARG_BIAS, unbound_memory(plan->bias));
+    if (plan->scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, unbound_memory(plan->scratchpad));
   }
 
   void run(const Product& p, dnnl::stream& stream) {
@@ -100,6 +112,9 @@ struct ProductCall {
     args.at(DNNL_ARG_WEIGHTS).set_data_handle(p.w.data);
     args.at(DNNL_ARG_DST).set_data_handle(p.dst.data);
     if (p.bias) args.at(DNNL_ARG_BIAS).set_data_handle(p.bias->data);
+    if (plan->scratchpad.get_size() > 0) {
+      args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(thread_scratch(plan->scratchpad.get_size()));
+    }
     plan->matmul.execute(stream, args);
     stream.wait();
   }
@@ -114,10 +129,7 @@ void onednn_product(const KernelContext& given_context, const Product& p) {
     key.insert(key.end(), op->strides.begin(), op->strides.end());
   }
   static PrimitiveCache<ProductPlan> plans(256);
-  const auto plan = cached_primitive(plans, context, std::move(key), [&] {
-    return ProductPlan{make_matmul(p), describe(p.a), describe(p.w), describe(p.dst),
-                       p.bias ? describe(*p.bias) : dnnl::memory::desc()};
-  });
+  const auto plan = cached_primitive(plans, context, std::move(key), [&] { return ProductPlan(p); });
   dnnl::stream stream = onednn_stream(context);
   thread_call<ProductCall>(plan).run(p, stream);
 }
