@@ -42,7 +42,9 @@ def test_every_op_is_a_torch_op_with_the_package_schema(torch_examples, test_tor
             namespace, op = name.split("::")
             packet = getattr(getattr(torch.ops, namespace), op)
             assert str(packet.default._schema) == str(torch._C.parse_schema(str(opgraph.op_schema(name))))
-            assert torch.Tag.out in packet.out.tags
+            outputs = [a for a in packet.out._schema.arguments if a.alias_info is not None]
+            assert outputs and all(a.kwarg_only and a.alias_info.is_write for a in outputs)
+            assert packet.out._schema.returns == []
 
 
 def test_library_lists_its_ops_and_names_missing_ones(ops):
@@ -311,6 +313,21 @@ def test_dynamic_shapes_specialize_when_sizes_are_attributes(ops):
         x, kernel = torch.randn(n), torch.randn(3)
         torch.testing.assert_close(fn(x, kernel), torch_conv1d(x, kernel))
     assert counter.frame_count == 2
+
+
+def test_inductor_recompiles_for_a_new_batch_size(test_torch_ops):
+    """A model compiled with the default backend, called at a second batch size,
+    is compiled again with a symbolic batch: both forms of the op lower."""
+    linear = torch.nn.Linear(4, 4)
+    model = torch.compile(lambda x: test_torch_ops.scale(linear(x), factor=3.0))
+    destination = torch.compile(lambda out, x: test_torch_ops.scale[{"factor": 3.0}](out, x))
+    with torch.no_grad():
+        for batch in (1, 32, 7):
+            x = torch.randn(batch, 4)
+            torch.testing.assert_close(model(x), linear(x) * 3)
+            out = torch.full_like(x, float("nan"))
+            destination(out, x)
+            torch.testing.assert_close(out, x * 3)
 
 
 def test_torch_op_script_prints_verified_results():

@@ -107,8 +107,8 @@ class BoundOp:
         if len(outputs) != len(self._out_names) or len(inputs) > len(self._input_names):
             raise Error(f"{self.op.name}: expected the outputs ({', '.join(self._out_names)}) then the inputs "
                         f"({', '.join(self._input_names)}), got {len(tensors)} tensors")
-        return self.op.out(**dict(zip(self._input_names, inputs)), **self.attributes,
-                           **dict(zip(self._out_names, outputs)))
+        self.op.out(**dict(zip(self._input_names, inputs)), **self.attributes, **dict(zip(self._out_names, outputs)))
+        return outputs[0] if len(outputs) == 1 else outputs
 
     def __repr__(self):
         return f"{self.op.name}[{self.attributes}]"

@@ -1,8 +1,13 @@
 """Registers an opgraph op with torch.library, from the op's own schema:
 
 - ``ns::op``: the functional op, as the package defines it;
-- ``ns::op.out``: its destination-passing variant (``torch.Tag.out``): the
-  inputs and attributes, then one keyword-only ``Tensor(a!)`` per output;
+- ``ns::op.out``: its destination-passing variant: the inputs and
+  attributes, then one keyword-only ``Tensor(a!)`` per output, returning
+  nothing, as PyTorch asks of a custom op that mutates its arguments. It is
+  not an ATen-style out variant (``torch.Tag.out``, returning its outputs):
+  Inductor (torch 2.13) lowers the functional form of an op that has one to
+  it, with a layout built from SymInts that fails on any symbolic size, so
+  a compiled model broke when called at a second batch size;
 - for each: a kernel per device the op has kernels for, which passes the
   tensors to opgraph without a copy (DLPack), and a fake kernel computed by
   the op's C++ shape function (see shapes.py);
@@ -50,7 +55,7 @@ def register_op(name: str, kernels: str = "python") -> RegisteredOp:
     out = f"{qualified}.{signature.out_overload_name}"
     try:
         library.define(signature.torch_schema(), tags=(torch.Tag.pt2_compliant_tag,))
-        library.define(signature.torch_out_schema(), tags=(torch.Tag.out, torch.Tag.pt2_compliant_tag))
+        library.define(signature.torch_out_schema(), tags=(torch.Tag.pt2_compliant_tag,))
     except RuntimeError as error:
         raise Error(f"{name}: cannot register with torch.library: {error}") from None
     if kernels == "cpp":
@@ -132,7 +137,6 @@ def _functional_kernel(signature):
 
 def _out_kernel(signature):
     name, out_names = signature.name, signature.out_names()
-    single = len(out_names) == 1
 
     def kernel(*args, **kwargs):
         outs = [kwargs.pop(n) for n in out_names]
@@ -144,7 +148,6 @@ def _out_kernel(signature):
         for o, target in zip(outs, targets):
             if not o.is_contiguous():
                 o.copy_(target)
-        return outs[0] if single else tuple(outs)
 
     return kernel
 
@@ -196,7 +199,6 @@ def _out_fake(signature):
                             f"{dtype_name(o.dtype)}{list(o.shape)}")
             if o.device != device:
                 raise Error(f"{signature.name}: {label} is on {o.device}, the inputs on {device}")
-        return outs[0] if len(outs) == 1 else tuple(outs)
 
     return fake
 

@@ -108,12 +108,11 @@ class OpSignature:
         return f"{self.overload}_out" if self.overload else "out"
 
     def torch_out_schema(self) -> str:
-        """``name.out(<inputs>, *, <attributes>, Tensor(a!) out) -> Tensor(a!)``:
-        destination-passing, as PyTorch spells it (tagged torch.Tag.out)."""
+        """``name.out(<inputs>, *, <attributes>, Tensor(a!) out) -> ()``:
+        destination-passing, in the form PyTorch asks of a custom op that
+        mutates its arguments (it returns none of them)."""
         positional = [a.text for a in self.arguments if not a.kwarg_only]
         keyword = [a.text for a in self.arguments if a.kwarg_only]
         aliases = [chr(ord("a") + i) for i in range(len(self.return_names))]
         keyword += [f"Tensor({alias}!) {name}" for alias, name in zip(aliases, self.out_names())]
-        returns = ", ".join(f"Tensor({alias}!)" for alias in aliases)
-        returns = returns if len(aliases) == 1 else f"({returns})"
-        return f"{self.op_name}.{self.out_overload_name}({', '.join(positional + ['*'] + keyword)}) -> {returns}"
+        return f"{self.op_name}.{self.out_overload_name}({', '.join(positional + ['*'] + keyword)}) -> ()"

@@ -64,8 +64,9 @@ opgraph::AttrValue attr_value(const c10::IValue& v, const opgraph::Type& type) {
   throw opgraph::Error("attribute of type " + type.str() + ": cannot pass " + v.tagKind());
 }
 
-// Runs one op: the functional overload (allocates its outputs) or the out
-// overload (the opgraph op's arguments, then one output per return).
+// Runs one op: the functional overload (allocates and returns its outputs)
+// or the out overload (the opgraph op's arguments, then one output per
+// return; returns nothing).
 class Kernel final : public c10::OperatorKernel {
  public:
   Kernel(const opgraph::OpDef& op, bool out_variant) : op_(op), out_variant_(out_variant) {}
@@ -110,6 +111,7 @@ class Kernel final : public c10::OperatorKernel {
       if (!targets[i].is_same(results[i])) results[i].copy_(targets[i]);
     }
     torch::jit::drop(*stack, num_arguments);
+    if (out_variant_) return;
     for (at::Tensor& r : results) stack->emplace_back(std::move(r));
   }
 
