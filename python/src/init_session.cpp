@@ -24,18 +24,20 @@ Tensor input_tensor(nb::handle value, const std::string& label, std::vector<Inpu
   return *tensor;
 }
 
-SessionOptions options_from_python(std::optional<int> threads, nb::handle package_paths, bool profile) {
+SessionOptions options_from_python(std::optional<int> threads, nb::handle package_paths, bool profile,
+                                   bool optimize) {
   SessionOptions options;
   options.threads = threads.value_or(0);
   OPGRAPH_CHECK(!nb::isinstance<nb::str>(package_paths), "package_paths must be a sequence of paths, not one str");
   for (nb::handle path : nb::borrow<nb::iterable>(package_paths)) options.package_paths.push_back(path_string(path));
   options.profile = profile;
+  options.optimize = optimize;
   return options;
 }
 
 void construct(Session* self, nb::handle source, nb::handle weights, std::optional<int> threads,
-               nb::handle package_paths, bool profile) {
-  SessionOptions options = options_from_python(threads, package_paths, profile);
+               nb::handle package_paths, bool profile, bool optimize) {
+  SessionOptions options = options_from_python(threads, package_paths, profile, optimize);
   if (nb::isinstance<Graph>(source)) {
     // The session outlives the arrays given here: it keeps copies.
     std::vector<InputArray> keep;
@@ -90,12 +92,15 @@ void init_session(nb::module_& m) {
                       "planned once. run() may be called from several threads at once.")
       .def("__init__", &construct, nb::arg("source"), nb::kw_only(), nb::arg("weights") = nb::none(),
            nb::arg("threads") = nb::none(), nb::arg("package_paths") = nb::tuple(), nb::arg("profile") = false,
+           nb::arg("optimize") = true,
            nb::sig("def __init__(self, source: str | os.PathLike | Graph, *, weights: dict[str, object] | None = None, "
                    "threads: int | None = None, package_paths: Sequence[str | os.PathLike] = (), "
-                   "profile: bool = False) -> None"),
+                   "profile: bool = False, optimize: bool = True) -> None"),
            "Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the "
            "kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages "
-           "in; `profile` records each node's time in each run.")
+           "in; `profile` records each node's time in each run; `optimize` rewrites the graph at load to run faster "
+           "(batch norms folded into convolutions, activations fused into the convolution or linear layer before "
+           "them), outputs the same up to float rounding.")
       .def("run", &run,
            nb::sig("def run(self, *inputs: object) -> list[numpy.ndarray] | dict[str, numpy.ndarray]"),
            "Runs the graph on its inputs: arrays in graph order (returns a list of NumPy arrays), or one dict of "

@@ -9,6 +9,7 @@
 
 #include "graph/resolved.h"
 #include "opgraph/core/thread_pool.h"
+#include "opgraph/graph/optimize.h"
 #include "opgraph/package/loader.h"
 #include "opgraph/runtime/memory_plan.h"
 #include "runtime/trace.h"
@@ -109,7 +110,7 @@ struct Session::Impl {
   std::mutex profile_mutex;
   std::vector<ProfileEvent> events;
 
-  Impl(Graph graph, const Weights& weights, SessionOptions options, const std::vector<std::string>& search_paths);
+  Impl(Graph graph, Weights weights, SessionOptions options, const std::vector<std::string>& search_paths);
   std::vector<Tensor> run(std::span<const Tensor> inputs);
   std::vector<Tensor> run_by_name(std::span<const std::pair<std::string, Tensor>> inputs);
 
@@ -126,15 +127,21 @@ struct Session::Impl {
   void return_workspace(std::unique_ptr<Workspace> workspace);
 };
 
-Session::Impl::Impl(Graph graph_in, const Weights& weights, SessionOptions options_in,
+Session::Impl::Impl(Graph graph_in, Weights weights, SessionOptions options_in,
                     const std::vector<std::string>& search_paths)
     : graph(std::move(graph_in)), options(std::move(options_in)) {
   OPGRAPH_CHECK(options.threads >= 0, "SessionOptions::threads must be 0 (the global pool) or a count, got ",
                 options.threads);
   load_packages(graph.packages, search_paths);
   resolved = resolve(graph, Registry::global());
-  // Symbolic shape inference also checks every node's shapes (as verify() does).
-  const std::vector<ValueInfo> types = infer_symbolic(graph, resolved);
+  // Symbolic shape inference also checks every node's shapes (as verify() does),
+  // first of the graph as given, so that errors name its nodes.
+  std::vector<ValueInfo> types = infer_symbolic(graph, resolved);
+  if (options.optimize) {
+    optimize(graph, weights);
+    resolved = resolve(graph, Registry::global());
+    types = infer_symbolic(graph, resolved);
+  }
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     output_info.push_back(types[resolved.outputs[i]]);
     output_info.back().name = graph.outputs[i];

@@ -67,7 +67,7 @@ TEST(Session, DescribesInputsAndOutputs) {
 
 TEST(Session, SymbolicBatchRunsAtAnySize) {
   const Weights weights = small_cnn_weights();
-  const Session session(small_cnn(), weights);
+  const Session session(small_cnn(), weights, {.optimize = false});  // the plan of the graph as written
   EXPECT_EQ(session.planned_peak_bytes(), 0u);  // no plan before the first run
   for (int64_t batch : {1, 17, 1}) {
     const Tensor x = random_tensor({batch, 3, 8, 8}, static_cast<uint32_t>(batch));
@@ -360,6 +360,18 @@ TEST(Session, ConcurrentRunsAreSafeAndDeterministic) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t << " of " << kThreads;
 }
 
+TEST(Session, OptimizeFusesTheReluIntoTheConvolution) {
+  const Weights weights = small_cnn_weights();
+  const Session session(small_cnn(), weights);
+  std::vector<std::string> ops;
+  for (const Node& node : session.graph().nodes) ops.push_back(node.op_type);
+  EXPECT_EQ(ops, (std::vector<std::string>{"opgraph::conv2d", "aten::max_pool2d", "aten::flatten.using_ints",
+                                           "aten::linear"}));
+  EXPECT_EQ(session.graph().nodes[0].outputs[0], "r");  // what the relu wrote
+  const Tensor x = random_tensor({3, 3, 8, 8}, 5);
+  expect_close(session.run({{"x", x}})[0], cnn_by_calls(x, weights));
+}
+
 TEST(Session, PlansReuseMemoryAlongAChain) {
   const Session session(testing::relu_chain(8), {});
   // 7 intermediates of 64*64 floats; a chain needs two at a time.
@@ -371,7 +383,7 @@ TEST(Session, PlansReuseMemoryAlongAChain) {
 }
 
 TEST(Session, ProfilesEveryNodeOfEveryRun) {
-  const Session session(small_cnn(), small_cnn_weights(), {.profile = true});
+  const Session session(small_cnn(), small_cnn_weights(), {.profile = true, .optimize = false});
   for (int r = 0; r < 3; ++r) session.run(std::vector<Tensor>{random_tensor({2, 3, 8, 8}, r)});
   const std::vector<ProfileEvent> events = session.profile_events();
   ASSERT_EQ(events.size(), 15u);

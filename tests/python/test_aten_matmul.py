@@ -56,6 +56,26 @@ def test_linear(input_shape, with_bias, dtype):
     check_op("aten::linear", aten.linear, *inputs, tolerance=tolerance(dtype))
 
 
+ACTIVATIONS = {"none": lambda z: z, "relu": torch.relu, "gelu": torch.nn.functional.gelu, "sigmoid": torch.sigmoid,
+               "tanh": torch.tanh}
+
+
+# opgraph::linear, what a Session fuses linear + activation into: one row
+# (its own kernel), several (oneDNN's post-op), and float64 (the plain loop).
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("input_shape", [(1, 37), (5, 37), (2, 3, 37)])
+@pytest.mark.parametrize("activation", list(ACTIVATIONS))
+def test_linear_with_activation(input_shape, activation, dtype):
+    inputs = random(input_shape, dtype), random((9, 37), dtype, 1), random((9,), dtype, 2)
+    check_op("opgraph::linear", lambda x, w, b: ACTIVATIONS[activation](aten.linear(x, w, b)), *inputs,
+             activation=activation, tolerance=tolerance(dtype))
+
+
+def test_linear_with_an_unknown_activation_is_an_error():
+    with pytest.raises(opgraph.Error, match=r'opgraph::linear: activation: expected one of "none", "relu", .*got "elu"'):
+        call("opgraph::linear", np.ones((2, 3), np.float32), np.ones((4, 3), np.float32), activation="elu")
+
+
 # One input row runs on dot products of 32 lanes, then 8, then one at a
 # time, eight or four weight rows at once and then one: sizes that end in each part.
 @pytest.mark.parametrize("k, n", [(787, 13), (32, 4), (40, 5), (7, 3), (45, 21)])

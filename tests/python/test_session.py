@@ -293,7 +293,7 @@ def test_concurrent_runs_of_one_shape_agree_with_a_run_alone():
 
 def test_profile_writes_one_trace_event_per_node_per_run(tmp_path):
     graph, weights, _ = cnn()
-    session = opgraph.Session(graph, weights=weights, profile=True)
+    session = opgraph.Session(graph, weights=weights, profile=True, optimize=False)
     for batch in (1, 2, 3):
         session.run(random((batch, 3, 8, 8), batch))
     path = tmp_path / "trace.json"

@@ -23,9 +23,12 @@ void print_values(const char* heading, const std::vector<ValueInfo>& values) {
 
 int inspect_main(const Args& args) {
   const std::string& path = args.operand();
-  // The session loads the packages and verifies the graph; the weights are
-  // read again from the file, which only maps it.
-  const Session session(path, session_options(args));
+  // The session loads the packages and verifies the graph, which it keeps
+  // as the file has it; the weights are read again from the file, which only
+  // maps it.
+  SessionOptions options = session_options(args);
+  options.optimize = false;
+  const Session session(path, options);
   const OpgFile opg = load_opg(path);
   const Graph& graph = session.graph();
   const std::unordered_map<std::string, ValueInfo> types = infer_shapes(graph);

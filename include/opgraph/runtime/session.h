@@ -33,6 +33,11 @@ struct SessionOptions {
   std::vector<std::string> package_paths;
   // Record each node's wall time in each run (see write_chrome_trace).
   bool profile = false;
+  // Rewrite the graph at load to run faster, outputs the same up to float
+  // rounding (graph/optimize.h): batch norms folded into convolutions,
+  // activations fused into the convolution or linear layer before them.
+  // graph() and the profile then show the rewritten graph.
+  bool optimize = true;
 };
 
 // One node's execution in one run, in microseconds since the session loaded.
@@ -59,6 +64,7 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  // The graph as it runs (see SessionOptions::optimize).
   const Graph& graph() const;
   // The graph inputs as declared, and the outputs' types as inferred; a
   // dimension that depends on symbols other than as a plain symbol is "?".

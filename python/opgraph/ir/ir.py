@@ -83,12 +83,12 @@ class IR:
 
         _C.save_opg(path, self.to_graph(), self._runtime_weights())
 
-    def to_session(self, threads=None, package_paths=(), profile=False):
-        """An ``opgraph.Session`` running this IR on the C++ runtime."""
+    def to_session(self, threads=None, package_paths=(), profile=False, optimize=True):
+        """An ``opgraph.Session`` running this IR on the C++ runtime (options as ``opgraph.Session``'s)."""
         from .. import _C
 
         return _C.Session(self.to_graph(), weights=self._runtime_weights(), threads=threads,
-                          package_paths=list(package_paths), profile=profile)
+                          package_paths=list(package_paths), profile=profile, optimize=optimize)
 
     def _runtime_weights(self):
         return {name: w.detach().contiguous() for name, w in self.weights.items()}

@@ -66,15 +66,36 @@ std::vector<TensorMeta> linear_shape(std::span<const TensorMeta* const> in, cons
 }
 
 template <bool Reference>
-void linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                const Attrs&) {
+void run_linear(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                Activation activation) {
   // Leading dimensions of a contiguous input fold into the rows.
   const int64_t k = in[0].shape().back(), n = in[1].size(0);
   const int64_t rows = k == 0 ? out[0].numel() / std::max<int64_t>(n, 1) : in[0].numel() / k;
   Product p{operand(in[0], {rows, k}, {k, 1}, 2), operand(in[1], 2, /*transposed=*/true),
-            operand(out[0], {rows, n}, {n, 1}, 2), std::nullopt};
+            operand(out[0], {rows, n}, {n, 1}, 2), std::nullopt, activation};
   if (in[2].defined()) p.bias = operand(in[2], {1, n}, {n, 1}, 2);
   run_product(context, p, out[0].dtype(), Reference);
+}
+
+template <bool Reference>
+void linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                const Attrs&) {
+  run_linear<Reference>(context, in, out, Activation::None);
+}
+
+// --- opgraph::linear: linear with an activation the product applies as it
+// writes (a oneDNN post-op), saving a pass over the output; what a Session
+// fuses aten::linear and the activation after it into.
+
+std::vector<TensorMeta> fused_linear_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  parse_activation(attrs.get<std::string>("activation"));
+  return linear_shape(in, attrs);
+}
+
+template <bool Reference>
+void fused_linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                      const Attrs& attrs) {
+  run_linear<Reference>(context, in, out, parse_activation(attrs.get<std::string>("activation")));
 }
 
 // --- linear's gradients. With rows = the input's leading dimensions folded:
@@ -206,6 +227,9 @@ void register_matmul_ops(Registry& registry) {
                     linear_cpu<false>, linear_cpu<true>, "opgraph::linear_backward"});
   define(registry, {"aten::matmul(Tensor self, Tensor other) -> Tensor", matmul_shape, matmul_cpu<false>,
                     matmul_cpu<true>});
+  define(registry, {"opgraph::linear(Tensor input, Tensor weight, Tensor? bias=None, *, str activation=\"none\") "
+                    "-> Tensor",
+                    fused_linear_shape, fused_linear_cpu<false>, fused_linear_cpu<true>});
 }
 
 }  // namespace opgraph::kernels

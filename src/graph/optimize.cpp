@@ -1,0 +1,260 @@
+#include "opgraph/graph/optimize.h"
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace opgraph {
+namespace {
+
+// How many times each value is read: as a node input, and as a graph output.
+std::unordered_map<std::string, int> count_uses(const Graph& graph) {
+  std::unordered_map<std::string, int> uses;
+  for (const Node& node : graph.nodes) {
+    for (const NodeInput& input : node.inputs) {
+      for (const std::string& value : input.values) ++uses[value];
+    }
+  }
+  for (const std::string& output : graph.outputs) ++uses[output];
+  return uses;
+}
+
+// A node's attributes bound to its op's schema, defaults filled in; nullopt
+// when they do not bind, which the Session's checks then report as they
+// would without the rewrites.
+std::optional<Attrs> bound_attrs(const Node& node, const Registry& registry) {
+  const OpDef* op = registry.find(node.op_type);
+  if (op == nullptr) return std::nullopt;
+  try {
+    return Attrs::bind(op->schema, node.named_attrs());
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// The one value a tensor argument passes, if it passes exactly one.
+const std::string* single_value(const NodeInput& input) {
+  return !input.is_list && input.values.size() == 1 ? &input.values[0] : nullptr;
+}
+
+// Rewrites node after node in graph order, the nodes a rewrite takes in
+// marked and dropped at the end. The producer of each value follows the
+// rewrites: a fused node produces the value its last node did.
+class Rewriter {
+ public:
+  Rewriter(Graph& graph, Weights& weights) : graph_(graph), weights_(weights), uses_(count_uses(graph)) {
+    for (const ValueInfo& constant : graph.constants) constants_.insert(constant.name);
+    for (const ValueInfo& input : graph.inputs) taken_.insert(input.name);
+    for (const Node& node : graph.nodes) taken_.insert(node.outputs.begin(), node.outputs.end());
+    taken_.insert(constants_.begin(), constants_.end());
+    removed_.assign(graph.nodes.size(), false);
+  }
+
+  // The node that computes `value` and nothing else reads, or null.
+  Node* sole_producer(const NodeInput& input) {
+    const std::string* value = single_value(input);
+    if (value == nullptr || uses_[*value] != 1) return nullptr;
+    auto it = producer_.find(*value);
+    return it == producer_.end() ? nullptr : &graph_.nodes[it->second];
+  }
+
+  // The constant a tensor argument passes; undefined when it passes none;
+  // nullopt when it passes something else.
+  std::optional<Tensor> constant(const NodeInput& input) const {
+    if (input.is_none()) return Tensor();
+    const std::string* value = single_value(input);
+    if (value == nullptr || !constants_.contains(*value)) return std::nullopt;
+    auto it = weights_.find(*value);  // a missing weight is the Session's to report
+    return it == weights_.end() ? std::nullopt : std::optional<Tensor>(it->second.contiguous());
+  }
+
+  // A new constant named after `base`, holding `tensor`.
+  std::string add_constant(const std::string& base, const Tensor& tensor) {
+    std::string name = base;
+    while (taken_.contains(name)) name += "_";
+    graph_.constants.push_back({name, tensor.dtype(), SymbolicShape(tensor.shape().begin(), tensor.shape().end())});
+    weights_[name] = tensor;
+    constants_.insert(name);
+    taken_.insert(name);
+    return name;
+  }
+
+  // `into` now does what `node` did too and produces its output.
+  void absorb(Node& into, size_t node) {
+    into.outputs[0] = graph_.nodes[node].outputs[0];
+    producer_[into.outputs[0]] = producer_.at(graph_.nodes[node].inputs[0].values[0]);
+    removed_[node] = true;
+  }
+
+  template <typename Rewrite>
+  void for_each_node(Rewrite&& rewrite) {
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      rewrite(i);
+      if (removed_[i]) continue;
+      for (const std::string& output : graph_.nodes[i].outputs) producer_[output] = i;
+    }
+  }
+
+  // Drops the absorbed nodes, and the constants no node reads any more.
+  void finish() {
+    std::vector<Node> kept;
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      if (!removed_[i]) kept.push_back(std::move(graph_.nodes[i]));
+    }
+    graph_.nodes = std::move(kept);
+    const std::unordered_map<std::string, int> uses = count_uses(graph_);
+    std::erase_if(graph_.constants, [&](const ValueInfo& constant) {
+      if (uses.contains(constant.name)) return false;
+      weights_.erase(constant.name);
+      return true;
+    });
+  }
+
+ private:
+  Graph& graph_;
+  Weights& weights_;
+  std::unordered_map<std::string, int> uses_;  // as the graph was given: rewrites move uses, never add any
+  std::unordered_set<std::string> constants_;
+  std::unordered_set<std::string> taken_;  // every value name
+  std::unordered_map<std::string, size_t> producer_;
+  std::vector<bool> removed_;
+};
+
+// ---- convolutions as conv2d ---------------------------------------------------
+
+// aten::convolution, as a decomposed graph has it, becomes aten::conv2d where
+// it is one (not transposed, a constant 4-D weight), for the rewrites below.
+void convolutions_as_conv2d(Graph& graph, const Registry& registry) {
+  std::unordered_map<std::string, size_t> rank;  // of each constant
+  for (const ValueInfo& constant : graph.constants) rank[constant.name] = constant.shape.size();
+  for (Node& node : graph.nodes) {
+    if (node.op_type != "aten::convolution" || node.inputs.size() != 3) continue;
+    const std::string* weight = single_value(node.inputs[1]);
+    if (weight == nullptr || !rank.contains(*weight) || rank[*weight] != 4) continue;
+    const std::optional<Attrs> attrs = bound_attrs(node, registry);
+    if (!attrs || attrs->get<bool>("transposed")) continue;
+    node.op_type = "aten::conv2d";
+    node.attrs.clear();
+    for (const char* name : {"stride", "padding", "dilation", "groups"}) node.attrs.push_back({name, attrs->get(name)});
+  }
+}
+
+// ---- batch norm folding ----------------------------------------------------
+
+// eps of an inference batch norm whose only used output is the normalized
+// tensor; nullopt for any other node.
+std::optional<double> inference_norm_eps(const Node& node, const Registry& registry,
+                                         const std::unordered_map<std::string, int>& uses) {
+  const bool maybe_training = node.op_type == "aten::batch_norm";
+  if (!maybe_training && node.op_type != "aten::_native_batch_norm_legit_no_training") return std::nullopt;
+  for (size_t k = 1; k < node.outputs.size(); ++k) {
+    if (uses.contains(node.outputs[k])) return std::nullopt;
+  }
+  const std::optional<Attrs> attrs = bound_attrs(node, registry);
+  if (!attrs || (maybe_training && attrs->get<bool>("training"))) return std::nullopt;
+  return attrs->get<double>("eps");
+}
+
+// weight[o, ...] * scale[o] and (bias[o] - mean[o]) * scale[o] + shift[o],
+// with scale = gamma / sqrt(var + eps) and shift = beta, in double.
+template <typename T>
+std::pair<Tensor, Tensor> fold(const Tensor& weight, const Tensor& bias, const Tensor& gamma, const Tensor& beta,
+                               const Tensor& mean, const Tensor& var, double eps) {
+  const int64_t channels = weight.size(0), per_channel = weight.numel() / std::max<int64_t>(channels, 1);
+  Tensor folded_weight = Tensor::empty(weight.shape(), weight.dtype());
+  Tensor folded_bias = Tensor::empty({channels}, weight.dtype());
+  auto at = [](const Tensor& t, int64_t o, double absent) { return t.defined() ? double(t.data_ptr<T>()[o]) : absent; };
+  for (int64_t o = 0; o < channels; ++o) {
+    const double scale = at(gamma, o, 1.0) / std::sqrt(at(var, o, 0.0) + eps);
+    for (int64_t i = o * per_channel; i < (o + 1) * per_channel; ++i) {
+      folded_weight.data_ptr<T>()[i] = static_cast<T>(weight.data_ptr<T>()[i] * scale);
+    }
+    folded_bias.data_ptr<T>()[o] = static_cast<T>((at(bias, o, 0.0) - at(mean, o, 0.0)) * scale + at(beta, o, 0.0));
+  }
+  return {folded_weight, folded_bias};
+}
+
+// Whether every defined one of `params` is a vector of `channels` of `dtype`.
+bool channel_vectors(std::initializer_list<const Tensor*> params, int64_t channels, DType dtype) {
+  for (const Tensor* t : params) {
+    if (t->defined() && (t->dtype() != dtype || t->shape() != Shape{channels})) return false;
+  }
+  return true;
+}
+
+void fold_batch_norms(Graph& graph, Weights& weights, const Registry& registry) {
+  const std::unordered_map<std::string, int> uses = count_uses(graph);
+  Rewriter rewriter(graph, weights);
+  rewriter.for_each_node([&](size_t i) {
+    const Node& norm = graph.nodes[i];
+    const std::optional<double> eps = inference_norm_eps(norm, registry, uses);
+    if (!eps || norm.inputs.size() != 5) return;
+    Node* conv = rewriter.sole_producer(norm.inputs[0]);
+    if (conv == nullptr || conv->op_type != "aten::conv2d" || conv->inputs.size() != 3) return;
+    const std::optional<Tensor> weight = rewriter.constant(conv->inputs[1]), bias = rewriter.constant(conv->inputs[2]);
+    const std::optional<Tensor> gamma = rewriter.constant(norm.inputs[1]), beta = rewriter.constant(norm.inputs[2]);
+    const std::optional<Tensor> mean = rewriter.constant(norm.inputs[3]), var = rewriter.constant(norm.inputs[4]);
+    if (!weight || !bias || !gamma || !beta || !mean || !var) return;
+    if (!weight->defined() || !mean->defined() || !var->defined() || weight->dim() < 1) return;
+    const DType dtype = weight->dtype();
+    if ((dtype != DType::Float32 && dtype != DType::Float64) ||
+        !channel_vectors({&*bias, &*gamma, &*beta, &*mean, &*var}, weight->size(0), dtype)) {
+      return;  // left as it is: shape inference reports what is wrong with it
+    }
+    const auto [folded_weight, folded_bias] =
+        dtype == DType::Float32 ? fold<float>(*weight, *bias, *gamma, *beta, *mean, *var, *eps)
+                                : fold<double>(*weight, *bias, *gamma, *beta, *mean, *var, *eps);
+    conv->inputs[1] = NodeInput::value(rewriter.add_constant(norm.outputs[0] + ".folded_weight", folded_weight));
+    conv->inputs[2] = NodeInput::value(rewriter.add_constant(norm.outputs[0] + ".folded_bias", folded_bias));
+    rewriter.absorb(*conv, i);
+  });
+  rewriter.finish();
+}
+
+// ---- activation fusion -------------------------------------------------------
+
+// The activation attribute value (see fused_activation.h) a node computes, or nullopt.
+std::optional<std::string> activation_of(const Node& node, const Registry& registry) {
+  if (node.op_type == "aten::relu") return "relu";
+  if (node.op_type == "aten::sigmoid") return "sigmoid";
+  if (node.op_type == "aten::tanh") return "tanh";
+  if (node.op_type != "aten::gelu") return std::nullopt;
+  const std::optional<Attrs> attrs = bound_attrs(node, registry);
+  if (!attrs || attrs->get<std::string>("approximate") != "none") return std::nullopt;
+  return "gelu";
+}
+
+void fuse_activations(Graph& graph, Weights& weights, const Registry& registry) {
+  Rewriter rewriter(graph, weights);
+  rewriter.for_each_node([&](size_t i) {
+    const Node& activation = graph.nodes[i];
+    const std::optional<std::string> name = activation_of(activation, registry);
+    if (!name || activation.inputs.size() != 1) return;
+    Node* producer = rewriter.sole_producer(activation.inputs[0]);
+    if (producer == nullptr) return;
+    if (producer->op_type == "aten::conv2d") {
+      producer->op_type = "opgraph::conv2d";
+    } else if (producer->op_type == "aten::linear") {
+      producer->op_type = "opgraph::linear";
+    } else {
+      return;
+    }
+    producer->attrs.push_back({"activation", *name});
+    rewriter.absorb(*producer, i);
+  });
+  rewriter.finish();
+}
+
+}  // namespace
+
+void optimize(Graph& graph, Weights& weights, const Registry& registry) {
+  verify_structure(graph);  // so that what is wrong with a graph is reported as it was given
+  convolutions_as_conv2d(graph, registry);
+  fold_batch_norms(graph, weights, registry);
+  fuse_activations(graph, weights, registry);
+}
+
+}  // namespace opgraph

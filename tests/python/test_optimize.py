@@ -1,0 +1,165 @@
+"""The graph rewrites a Session makes at load (SessionOptions::optimize):
+batch norms folded into convolutions, activations fused into the convolution
+or linear layer before them. The rewritten graph gives the outputs of the
+graph as written and of PyTorch."""
+import json
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import opgraph
+from opgraph.ir import extract_ir
+import ir_models
+
+# Folding rounds the weights once more; sums of a few hundred float32 products.
+FLOAT32_SUMS = dict(rtol=1e-4, atol=1e-5)
+
+
+def op_types(session):
+    return [node["op_type"] for node in json.loads(session.graph.to_json())["nodes"]]
+
+
+def nodes(session):
+    return json.loads(session.graph.to_json())["nodes"]
+
+
+def run_both(ir, *inputs):
+    """The outputs of the optimized session and of the one that runs the graph as written."""
+    arrays = [x.numpy() for x in inputs]
+    optimized, plain = ir.to_session(), ir.to_session(optimize=False)
+    return optimized, optimized.run(*arrays), plain.run(*arrays)
+
+
+def test_cnn_folds_batch_norms_and_fuses_relus():
+    model, inputs = ir_models.cnn(batch=3)
+    ir = extract_ir(model, inputs)
+    session, (got,), (plain,) = run_both(ir, *inputs)
+    assert op_types(session) == ["opgraph::conv2d", "aten::max_pool2d", "opgraph::conv2d",
+                                 "aten::adaptive_avg_pool2d", "aten::flatten.using_ints", "aten::linear"]
+    assert [node["name"] for node in nodes(session)][::2] == ["conv2d", "conv2d_1", "flatten"]
+    assert all(node["attrs"]["activation"] == {"type": "str", "value": "relu"} for node in nodes(session)[:3:2])
+    constants = {c["name"] for c in json.loads(session.graph.to_json())["constants"]}
+    assert not any("running" in name or name.endswith(".0.weight") for name in constants), constants
+    assert "batch_norm.folded_weight" in constants and "batch_norm.folded_bias" in constants
+    np.testing.assert_allclose(got, plain, **FLOAT32_SUMS)
+    np.testing.assert_allclose(got, model(*inputs).detach().numpy(), **FLOAT32_SUMS)
+
+
+def test_resnet18_folds_every_batch_norm():
+    model, inputs = ir_models.resnet18(batch=2)
+    session, (got,), (plain,) = run_both(extract_ir(model, inputs), *inputs)
+    types = op_types(session)
+    assert "aten::batch_norm" not in types and types.count("opgraph::conv2d") == 9  # conv-bn-relu, not conv-bn-add
+    assert types.count("aten::relu") == 8  # after each block's add
+    np.testing.assert_allclose(got, plain, **FLOAT32_SUMS)
+    np.testing.assert_allclose(got, model(*inputs).detach().numpy(), **FLOAT32_SUMS)
+
+
+def test_mlp_fuses_linear_relu_and_exact_gelu():
+    model, inputs = ir_models.mlp(batch=4)
+    session, (got,), (plain,) = run_both(extract_ir(model, inputs), *inputs)
+    fused = [node for node in nodes(session) if node["op_type"] == "opgraph::linear"]
+    assert [node["attrs"]["activation"]["value"] for node in fused] == ["relu", "gelu"]
+    assert "aten::relu" not in op_types(session) and "aten::gelu" not in op_types(session)
+    np.testing.assert_allclose(got, plain, **FLOAT32_SUMS)
+
+
+def test_dynamic_batch_runs_the_rewritten_graph_at_every_size():
+    model, inputs = ir_models.cnn(batch=2)
+    batch = torch.export.Dim("batch", min=1, max=64)
+    session = extract_ir(model, inputs, dynamic_shapes={"x": {0: batch}}).to_session()
+    for size in (1, 17):
+        x = torch.randn(size, 3, 16, 16)
+        np.testing.assert_allclose(session.run(x.numpy())[0], model(x).detach().numpy(), **FLOAT32_SUMS)
+
+
+class Shared(nn.Module):
+    """A convolution whose output is also read by another node, a linear
+    layer whose output is a graph output, and a tanh-form gelu: none fuse."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.norm = nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4, 5)
+
+    def forward(self, x):
+        c = self.conv(x)
+        y = self.fc((torch.relu(c) + c).mean((2, 3)))
+        return y, torch.relu(y), nn.functional.gelu(self.fc(self.norm(c).mean((2, 3))), approximate="tanh")
+
+
+def test_nodes_whose_output_is_read_elsewhere_are_left_alone():
+    torch.manual_seed(0)
+    model, x = Shared().eval(), torch.randn(2, 3, 8, 8)
+    session, got, plain = run_both(extract_ir(model, (x,)), x)
+    types = op_types(session)
+    assert types.count("aten::relu") == 2 and "aten::batch_norm" in types and "aten::gelu" in types
+    assert not any(t.startswith("opgraph::") for t in types)
+    for a, b in zip(got, plain):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_float64_batch_norm_folds_in_double():
+    torch.manual_seed(0)
+    model = ir_models._randomize_batch_norm(nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3)),
+                                            torch.Generator().manual_seed(1)).double().eval()
+    x = torch.randn(2, 2, 6, 6, dtype=torch.float64)
+    session, (got,), _ = run_both(extract_ir(model, (x,)), x)
+    assert op_types(session) == ["aten::conv2d"]
+    np.testing.assert_allclose(got, model(x).detach().numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_decomposed_batch_norm_folds_too():
+    torch.manual_seed(0)
+    model = ir_models._randomize_batch_norm(nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU()),
+                                            torch.Generator().manual_seed(1)).eval()
+    x = torch.randn(2, 3, 8, 8)
+    ir = extract_ir(model, (x,), decompose=True)
+    assert "aten._native_batch_norm_legit_no_training.default" in [node.op_type for node in ir.nodes]
+    session, (got,), (plain,) = run_both(ir, x)
+    assert op_types(session) == ["opgraph::conv2d"]
+    np.testing.assert_allclose(got, plain, **FLOAT32_SUMS)
+    np.testing.assert_allclose(got, model(x).detach().numpy(), **FLOAT32_SUMS)
+
+
+def graph_json(stats_input):
+    """conv -> batch_norm with its statistics a constant or a graph input."""
+    constants = [{"name": n, "dtype": "float32", "shape": s}
+                 for n, s in [("w", [2, 1, 1, 1]), ("mean", [2]), ("var", [2])] if not (stats_input and n == "var")]
+    inputs = [{"name": "x", "dtype": "float32", "shape": [1, 1, 2, 2]}]
+    if stats_input:
+        inputs.append({"name": "var", "dtype": "float32", "shape": [2]})
+    return {"name": "g", "inputs": inputs, "outputs": [{"name": "y"}], "constants": constants, "nodes": [
+        {"name": "conv", "op_type": "aten::conv2d", "inputs": ["x", "w", None], "outputs": ["c"]},
+        {"name": "bn", "op_type": "aten::batch_norm", "inputs": ["c", None, None, "mean", "var"], "outputs": ["y"],
+         "attrs": {"training": {"type": "bool", "value": False}, "momentum": {"type": "float", "value": 0.1},
+                   "eps": {"type": "float", "value": 1e-5}, "cudnn_enabled": {"type": "bool", "value": False}}}]}
+
+
+@pytest.mark.parametrize("stats_input", [False, True])
+def test_batch_norm_folds_only_with_constant_statistics(stats_input):
+    weights = {"w": np.array([1, -2], np.float32).reshape(2, 1, 1, 1), "mean": np.array([0.5, -1], np.float32),
+               "var": np.array([4, 0.25], np.float32)}
+    inputs = [np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)]
+    if stats_input:
+        inputs.append(weights.pop("var"))
+    session = opgraph.Session(opgraph.Graph.from_json(json.dumps(graph_json(stats_input))), weights=weights)
+    assert op_types(session) == (["aten::conv2d", "aten::batch_norm"] if stats_input else ["aten::conv2d"])
+    x = inputs[0]
+    expected = (np.concatenate([x, -2 * x], axis=1) - np.array([0.5, -1]).reshape(1, 2, 1, 1)) / np.sqrt(
+        np.array([4, 0.25]).reshape(1, 2, 1, 1) + 1e-5)
+    np.testing.assert_allclose(session.run(*inputs)[0], expected, rtol=1e-6)
+
+
+def test_errors_name_the_graph_as_written():
+    graph = graph_json(False)
+    graph["nodes"][1]["inputs"][0] = "missing"
+    weights = {"w": np.ones((2, 1, 1, 1), np.float32), "mean": np.zeros(2, np.float32),
+               "var": np.ones(2, np.float32)}
+    with pytest.raises(opgraph.Error, match="'missing'"):
+        opgraph.Session(opgraph.Graph.from_json(json.dumps(graph)), weights=weights)
+    del weights["var"]
+    with pytest.raises(opgraph.Error, match="var"):
+        opgraph.Session(opgraph.Graph.from_json(json.dumps(graph_json(False))), weights=weights)
