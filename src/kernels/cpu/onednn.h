@@ -34,10 +34,8 @@ inline dnnl::stream onednn_stream(const KernelContext& context) {
 // waking oneDNN's OpenMP threads and splitting the work cost more than they
 // save (a 16 -> 32 channel 3x3 convolution on 14x14 pixels, 1.8 MFLOP, took
 // three times as long on two threads as on one; a training step of a small
-// CNN at batch 32 took 20x as long on two busy cores as on one). Above it
-// they pay: ResNet-18 at batch 1 on 32x32 pixels (convolutions of 2.4 to 4.7
-// MFLOP) ran in 0.38 ms on two threads where it took 0.46 with a bound of 8.
-inline constexpr int64_t kSmallWorkFlops = 2'000'000;
+// CNN at batch 32 took 20x as long on two busy cores as on one).
+inline constexpr int64_t kSmallWorkFlops = 8'000'000;
 
 // `context`, run on the calling thread alone.
 inline KernelContext on_calling_thread(const KernelContext& context) {
@@ -47,9 +45,11 @@ inline KernelContext on_calling_thread(const KernelContext& context) {
   return alone;
 }
 
-// `context`, run on the calling thread alone when the call's work is small.
-inline KernelContext context_for_work(const KernelContext& context, int64_t flops) {
-  return flops < kSmallWorkFlops ? on_calling_thread(context) : context;
+// `context`, run on the calling thread alone when the call's work is small
+// (below `bound` flops).
+inline KernelContext context_for_work(const KernelContext& context, int64_t flops,
+                                      int64_t bound = kSmallWorkFlops) {
+  return flops < bound ? on_calling_thread(context) : context;
 }
 
 // The primitive (or plan holding one) for `key` in `cache`, made by create()
