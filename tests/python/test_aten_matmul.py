@@ -87,7 +87,9 @@ def test_linear_of_one_row(k, n):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("a_shape, b_shape", [((5,), (5,)), ((3, 5), (5,)), ((5,), (5, 4)), ((3, 5), (5, 4)),
                                               ((2, 3, 5), (5, 4)), ((5,), (2, 5, 4)), ((2, 1, 3, 5), (4, 5, 2)),
-                                              ((1, 3, 5), (6, 5, 2)), ((0, 3, 5), (5, 2))])
+                                              ((1, 3, 5), (6, 5, 2)), ((0, 3, 5), (5, 2)),
+                                              # one weight for every batch: the batches' rows as one product
+                                              ((1, 12, 1, 64), (64, 129)), ((3, 4, 2, 5), (1, 5, 7))])
 def test_matmul(a_shape, b_shape, dtype):
     check_op("aten::matmul", aten.matmul, random(a_shape, dtype), random(b_shape, dtype, 1),
              tolerance=tolerance(dtype))

@@ -262,6 +262,45 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
   return true;
 }
 
+// The stride that steps through dims [0, end) of `op` as one dimension of
+// their total extent, if their strides allow it (extent-1 dims are never
+// stepped along).
+std::optional<int64_t> flat_stride(const Operand& op, size_t end) {
+  std::optional<int64_t> stride;
+  int64_t inner = 1;  // elements the dims inside the current one span, in units of `stride`
+  for (size_t d = end; d-- > 0;) {
+    if (op.shape[d] == 1) continue;
+    if (stride && op.strides[d] != *stride * inner) return std::nullopt;
+    if (!stride) stride = op.strides[d];
+    inner *= op.shape[d];
+  }
+  return stride.value_or(1);
+}
+
+// A product whose weight (and bias) is one matrix for every batch, as one
+// product of all the batches' rows, where the rows are evenly spaced in a and
+// dst. oneDNN ran (1, 12, 1, 64) @ (64, 1024), an attention head's scores
+// against cached keys, as twelve one-row products in 0.048 ms; as one
+// (12, 64) @ (64, 1024) product it takes 0.011.
+std::optional<Product> batches_as_rows(const Product& p) {
+  const size_t rank = p.dst.shape.size();
+  if (rank <= 2) return std::nullopt;
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    if (p.w.shape[d] != 1 || p.a.shape[d] != p.dst.shape[d]) return std::nullopt;
+  }
+  if (p.bias && shape_numel(p.bias->shape) != p.bias->shape.back()) return std::nullopt;
+  const std::optional<int64_t> a_rows = flat_stride(p.a, rank - 1), dst_rows = flat_stride(p.dst, rank - 1);
+  if (!a_rows || !dst_rows) return std::nullopt;
+  const int64_t rows = shape_numel(std::span(p.dst.shape).first(rank - 1));
+  auto matrix = [rank](const Operand& op, int64_t rows, int64_t row_stride) {
+    return Operand{op.data, {rows, op.shape[rank - 1]}, {row_stride, op.strides[rank - 1]}};
+  };
+  Product stacked{matrix(p.a, rows, *a_rows), matrix(p.w, p.w.shape[rank - 2], p.w.strides[rank - 2]),
+                  matrix(p.dst, rows, *dst_rows), std::nullopt, p.activation};
+  if (p.bias) stacked.bias = matrix(*p.bias, 1, 0);
+  return stacked;
+}
+
 }  // namespace
 
 Operand operand(const Tensor& t, Shape shape, Strides strides, size_t rank, bool transposed) {
@@ -285,6 +324,9 @@ Operand operand(const Tensor& t, size_t rank, bool transposed) {
 
 void run_product(const KernelContext& context, const Product& p, DType dtype, bool reference) {
   if (shape_numel(p.dst.shape) == 0) return;
+  if (!reference) {
+    if (const std::optional<Product> stacked = batches_as_rows(p)) return run_product(context, *stacked, dtype, false);
+  }
   if (!reference && dtype == DType::Float32 && p.a.shape[p.a.shape.size() - 2] == 1 && row_times_matrix(context, p)) {
     return;
   }
