@@ -356,7 +356,7 @@ std::vector<TensorMeta> conv_shape(std::span<const TensorMeta* const> in, const 
 }
 
 std::vector<TensorMeta> fused_conv2d_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  parse_activation(attrs.get<std::string>("activation"));
+  activation_attr(attrs);
   return conv_shape<2>(in, attrs);
 }
 
@@ -376,7 +376,7 @@ void conv_cpu(const KernelContext& context, std::span<const Tensor> in, std::spa
 template <bool Reference>
 void fused_conv2d_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                       const Attrs& attrs) {
-  run_conv<2, Reference>(context, in, out, attrs, parse_activation(attrs.get<std::string>("activation")));
+  run_conv<2, Reference>(context, in, out, attrs, activation_attr(attrs));
 }
 
 // aten::convolution: the spatial rank comes from the weight.

@@ -39,7 +39,7 @@ std::vector<TensorMeta> conv2d_backward_shape(std::span<const TensorMeta* const>
 
 // Inputs: grad_output, input, weight, bias?, output.
 std::vector<TensorMeta> conv2d_act_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  parse_activation(attrs.get<std::string>("activation"));
+  activation_attr(attrs);
   const ConvParams p = conv_params(attrs, 2);
   check_same_meta(*in[4], "output", conv_output_meta(*in[1], *in[2], in[3], p), "the convolution's output");
   return gradients_meta(*in[0], *in[1], *in[2], in[3], p);
@@ -234,7 +234,7 @@ template <bool Reference>
 void conv2d_act_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                              const Attrs& attrs) {
   const ConvParams p = conv_params(attrs, 2);
-  const Activation activation = parse_activation(attrs.get<std::string>("activation"));
+  const Activation activation = activation_attr(attrs);
   const Tensor grad = batched(in[0], 4).clone();
   if (Reference) {
     apply_activation_grad_reference(context, grad, in, p, activation);

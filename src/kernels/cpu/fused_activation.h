@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "opgraph/core/thread_pool.h"
+#include "opgraph/registry/attrs.h"
 
 namespace opgraph::kernels {
 
@@ -16,6 +17,8 @@ enum class Activation { None, ReLU, GELU, Sigmoid, Tanh };
 
 // "none" | "relu" | "gelu" | "sigmoid" | "tanh"; anything else throws an Error listing them.
 Activation parse_activation(std::string_view name);
+// The op's "activation" attribute, parsed.
+Activation activation_attr(const Attrs& attrs);
 
 // Appends the activation as a oneDNN eltwise post-op (GELU: erf form); no-op for None.
 void append_activation_post_op(dnnl::post_ops& ops, Activation activation);

@@ -17,8 +17,6 @@
 namespace opgraph::kernels {
 namespace {
 
-Activation activation_attr(const Attrs& attrs) { return parse_activation(attrs.get<std::string>("activation")); }
-
 // Inputs a, b, bias?: checks them and returns the output's meta.
 TensorMeta gemm_meta(std::span<const TensorMeta* const> in, const Attrs& attrs) {
   const TensorMeta &a = *in[0], &b = *in[1];

@@ -88,14 +88,14 @@ void linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
 // fuses aten::linear and the activation after it into.
 
 std::vector<TensorMeta> fused_linear_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  parse_activation(attrs.get<std::string>("activation"));
+  activation_attr(attrs);
   return linear_shape(in, attrs);
 }
 
 template <bool Reference>
 void fused_linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                       const Attrs& attrs) {
-  run_linear<Reference>(context, in, out, parse_activation(attrs.get<std::string>("activation")));
+  run_linear<Reference>(context, in, out, activation_attr(attrs));
 }
 
 // --- linear's gradients. With rows = the input's leading dimensions folded:
