@@ -53,10 +53,16 @@ class Rewriter {
     removed_.assign(graph.nodes.size(), false);
   }
 
+  // How many times `value` is read in the graph as it was given.
+  int uses(const std::string& value) const {
+    auto it = uses_.find(value);
+    return it == uses_.end() ? 0 : it->second;
+  }
+
   // The node that computes `value` and nothing else reads, or null.
   Node* sole_producer(const NodeInput& input) {
     const std::string* value = single_value(input);
-    if (value == nullptr || uses_[*value] != 1) return nullptr;
+    if (value == nullptr || uses(*value) != 1) return nullptr;
     auto it = producer_.find(*value);
     return it == producer_.end() ? nullptr : &graph_.nodes[it->second];
   }
@@ -146,12 +152,11 @@ void convolutions_as_conv2d(Graph& graph, const Registry& registry) {
 
 // eps of an inference batch norm whose only used output is the normalized
 // tensor; nullopt for any other node.
-std::optional<double> inference_norm_eps(const Node& node, const Registry& registry,
-                                         const std::unordered_map<std::string, int>& uses) {
+std::optional<double> inference_norm_eps(const Node& node, const Registry& registry, const Rewriter& rewriter) {
   const bool maybe_training = node.op_type == "aten::batch_norm";
   if (!maybe_training && node.op_type != "aten::_native_batch_norm_legit_no_training") return std::nullopt;
   for (size_t k = 1; k < node.outputs.size(); ++k) {
-    if (uses.contains(node.outputs[k])) return std::nullopt;
+    if (rewriter.uses(node.outputs[k]) > 0) return std::nullopt;
   }
   const std::optional<Attrs> attrs = bound_attrs(node, registry);
   if (!attrs || (maybe_training && attrs->get<bool>("training"))) return std::nullopt;
@@ -186,11 +191,10 @@ bool channel_vectors(std::initializer_list<const Tensor*> params, int64_t channe
 }
 
 void fold_batch_norms(Graph& graph, Weights& weights, const Registry& registry) {
-  const std::unordered_map<std::string, int> uses = count_uses(graph);
   Rewriter rewriter(graph, weights);
   rewriter.for_each_node([&](size_t i) {
     const Node& norm = graph.nodes[i];
-    const std::optional<double> eps = inference_norm_eps(norm, registry, uses);
+    const std::optional<double> eps = inference_norm_eps(norm, registry, rewriter);
     if (!eps || norm.inputs.size() != 5) return;
     Node* conv = rewriter.sole_producer(norm.inputs[0]);
     if (conv == nullptr || conv->op_type != "aten::conv2d" || conv->inputs.size() != 3) return;
