@@ -65,22 +65,35 @@ ResolvedNode resolve_node(const Node& node, const OpDef& op, const ValueTable& v
   return resolved;
 }
 
-// Every node's op, or an error listing all the unknown ones at once.
+// Every node's op, or an error listing all the unknown ones at once. An ATen
+// op opgraph has no kernel for is told apart from an op of a package: the
+// first goes away when the model is extracted again (extraction decomposes
+// every ATen op without a kernel), the second when its package is loaded.
 std::vector<const OpDef*> find_ops(const Graph& graph, const Registry& registry) {
   std::vector<const OpDef*> ops;
-  std::string missing;
-  size_t missing_count = 0;
+  std::string missing_aten, missing_package;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
     ops.push_back(registry.find(node.op_type));
     if (ops.back()) continue;
-    missing += detail::concat(missing_count++ ? ", " : "", "[", i, "] ", node.op_type, " (node ", node.name, ")");
+    std::string& missing = node.op_type.starts_with("aten::") ? missing_aten : missing_package;
+    missing += detail::concat(missing.empty() ? "" : ", ", "[", i, "] ", node.op_type, " (node ", node.name, ")");
   }
-  if (missing_count == 0) return ops;
-  std::string packages;
-  for (const std::string& package : graph.packages) packages += (packages.empty() ? "" : ", ") + package;
-  throw Error(detail::concat("missing ops: ", missing, "; load the op packages that provide them (the graph lists ",
-                             packages.empty() ? std::string("no packages") : "packages: " + packages, ")"));
+  if (missing_aten.empty() && missing_package.empty()) return ops;
+  std::string message = "missing ops: ";
+  if (!missing_aten.empty()) {
+    message += missing_aten +
+               "; opgraph has no kernel for these ATen ops: extract the model again with opgraph.ir.extract_ir, "
+               "which decomposes every ATen op without a kernel into ops that have one (decompose='auto')";
+  }
+  if (!missing_package.empty()) {
+    std::string packages;
+    for (const std::string& package : graph.packages) packages += (packages.empty() ? "" : ", ") + package;
+    message += detail::concat(missing_aten.empty() ? "" : "; and ", missing_package,
+                              "; load the op packages that provide them (the graph lists ",
+                              packages.empty() ? std::string("no packages") : "packages: " + packages, ")");
+  }
+  throw Error(message);
 }
 
 }  // namespace

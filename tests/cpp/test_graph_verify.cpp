@@ -86,6 +86,17 @@ TEST(GraphVerify, ReportsEveryMissingOpAtOnce) {
             "provide them (the graph lists packages: mylib)");
 }
 
+TEST(GraphVerify, TellsAtenOpsWithoutAKernelFromPackageOps) {
+  Graph graph = small_cnn();
+  node_named(graph, "relu").op_type = "aten::no_such_op";
+  node_named(graph, "flatten").op_type = "mylib::bar";
+  EXPECT_EQ(verify_error(graph),
+            "missing ops: [1] aten::no_such_op (node relu); opgraph has no kernel for these ATen ops: extract the "
+            "model again with opgraph.ir.extract_ir, which decomposes every ATen op without a kernel into ops that "
+            "have one (decompose='auto'); and [3] mylib::bar (node flatten); load the op packages that provide them "
+            "(the graph lists no packages)");
+}
+
 TEST(GraphVerify, InputsAndOutputsMatchTheSchema) {
   Graph graph = small_cnn();
   node_named(graph, "conv").inputs.pop_back();

@@ -11,16 +11,19 @@ import sympy
 import torch
 
 from .._C import Error
-from . import attributes, schema
+from . import attributes, schema, symbolic
+from .decompose import functional_program
 from .export import export_model
 from .ir import IR, NodeInfo, OpNode, TensorMeta
 from .ops.registry import get_conversion_fn
 
 
-def extract_ir(model, inputs, *, strict=False, dynamic_shapes=None, decompose=False):
+def extract_ir(model, inputs, *, strict=False, dynamic_shapes=None, decompose=None):
+    """The IR of ``model`` called on ``inputs``: exported, made functional and
+    decomposed as ``decompose`` says (see ``decompose.mode_of``): by default
+    into Core ATen wherever the runtime has no kernel for an op."""
     exported = export_model(model, inputs, strict=strict, dynamic_shapes=dynamic_shapes)
-    if decompose:
-        exported = exported.run_decompositions()
+    exported = functional_program(exported, decompose)
     return convert_program(exported, name=type(model).__name__)
 
 
@@ -90,15 +93,20 @@ class _Converter:
             return  # its value was named when the node it selects from was converted
         if isinstance(node.target, torch._ops.OpOverload) and not node.target._schema.returns:
             return  # an export-time check (aten._assert_tensor_metadata, ...): nothing to compute
+        if symbolic.computes_a_size(node):
+            return  # read where an op's argument uses it (symbolic.resolve)
+        if isinstance(node.target, torch._ops.HigherOrderOperator):
+            raise Error(f"opgraph.ir: {self.name}: node '{node.name}' calls the higher-order op "
+                        f"{node.target.name()}, which the IR cannot hold: control flow (cond, while_loop, map, scan) "
+                        f"has no graph form here; compute both branches and select with torch.where, or unroll the "
+                        f"loop{symbolic.source_line(node)}")
         if not isinstance(node.target, torch._ops.OpOverload):
             raise Error(f"opgraph.ir: {self.name}: node '{node.name}' calls {node.target}, which is not an op "
-                        f"the IR can hold (a symbolic-size computation or a higher-order op); export with static "
-                        f"shapes or rewrite that part of the model")
+                        f"the IR can hold{symbolic.source_line(node)}")
         if not isinstance(node.meta["val"], (torch.Tensor, list, tuple)):
             raise Error(f"opgraph.ir: {self.name}: node '{node.name}' ({node.target}) computes a "
-                        f"{type(node.meta['val']).__name__}, not a tensor: a size taken from a symbolic dimension, "
-                        f"which the graph cannot hold; export with static shapes or compute sizes inside ops "
-                        f"(flatten instead of view(x.size(0), -1))")
+                        f"{type(node.meta['val']).__name__}, not a tensor, which the graph cannot hold"
+                        f"{symbolic.source_line(node)}")
         node_info = self.node_info(node)
         op_type = str(node.target)
         convert = get_conversion_fn(op_type) or _default_conversion
@@ -118,6 +126,8 @@ class _Converter:
         for argument in arguments:
             value = values[argument.name]
             if not argument.is_tensor:
+                if symbolic.is_symbolic(value):
+                    value = symbolic.resolve(node, argument, value, self.name)
                 attrs[argument.name] = attributes.to_ir(op_type, argument, value)
             elif argument.is_list:
                 tensor_args[argument.name] = [None if v is None else self.tensor_input(node, argument, v, input_metas)

@@ -1,0 +1,5 @@
+"""The model zoo (models.py: transformers architectures; stacks.py: torch.nn stacks)."""
+from .models import AUDIO, DECODERS, ENCODERS, SEQ2SEQ, VISION, ZooModel
+from .stacks import STACKS
+
+ZOO = ENCODERS + DECODERS + SEQ2SEQ + VISION + AUDIO + STACKS
