@@ -2,14 +2,17 @@
 and ONNX Runtime, all measured in this process.
 
 For each model of the IR tests (tests/python/ir_models.py), batch 1 and 32,
-1 and 2 threads: the median latency of opgraph.Session running the model's
+and each real-size model (bench/real_models.py: BERT-base, GPT-2 small, a
+SmolLM-135M-shaped Llama, ViT-B/16, ResNet-50, MobileNetV2, Whisper-tiny's
+encoder; published configs, random weights) at its own batches, at 1 and 2
+threads: the median latency of opgraph.Session running the model's
 .opg, and each peer's latency divided by it (above 1: opgraph is faster).
 Also the time to extract the IR and save the .opg. A path that cannot run a
 model (a custom op ONNX cannot export, an op the runtime lacks) is skipped
 with the reason. ONNX models come from torch.onnx's TorchScript exporter
 (the torch.export-based one needs onnxscript, which opgraph does not pin).
 
-    python bench/models.py [--models mlp cnn ...] [--batches 1 32] [--threads 1 2]
+    python bench/models.py [--models mlp bert-base ...] [--batches 1 32] [--threads 1 2]
 """
 
 import argparse
@@ -29,8 +32,19 @@ from onnx_peer import onnx_model, onnx_session
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "python"))  # the models the IR tests check
 import ir_models  # noqa: E402
+from real_models import REAL_MODELS  # noqa: E402
 
 MODELS = ["mlp", "cnn", "resnet18", "transformer_encoder", "gated_mlp", "bert", "gpt2", "vit"]
+
+
+def rows(names, batches):
+    """(name, batch, build) for each row: test-sized models at ``batches``, real-size ones at their own."""
+    for name in names:
+        if name in REAL_MODELS:
+            build, own_batches = REAL_MODELS[name]
+            yield from ((name, batch, build) for batch in own_batches)
+        else:
+            yield from ((name, batch, getattr(ir_models, name)) for batch in batches)
 
 
 class Peers:
@@ -86,7 +100,8 @@ def cell(peer, ours):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
+    names = MODELS + list(REAL_MODELS)
+    parser.add_argument("--models", nargs="+", default=names, choices=names)
     parser.add_argument("--batches", nargs="+", type=int, default=[1, 32])
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     args = parser.parse_args()
@@ -96,19 +111,18 @@ def main():
           f"{'ORT ms':>17}   extract+save s")
     ir.extract_ir(torch.nn.ReLU(), (torch.zeros(1),))  # torch.export's one-time start-up is no model's cost
     skipped = {}
-    for name in args.models:
-        for batch in args.batches:
-            model, inputs = getattr(ir_models, name)(batch=batch)
-            with tempfile.TemporaryDirectory() as folder:
-                peers = Peers(model, inputs, folder)
-                for threads in args.threads:
-                    times = peers.latencies(threads)
-                    ours = times["opgraph"]
-                    print(f"{name:<20} {batch:>5} {threads:>7} {ours * 1e3 if ours else float('nan'):>10.3f} "
-                          f"{cell(times['eager'], ours)} {cell(times['torch.compile'], ours)} "
-                          f"{cell(times['onnxruntime'], ours)}   {peers.extract_seconds:.2f}", flush=True)
-                for path, reason in peers.skipped.items():
-                    skipped.setdefault((name, path), reason)
+    for name, batch, build in rows(args.models, args.batches):
+        model, inputs = build(batch=batch)
+        with tempfile.TemporaryDirectory() as folder:
+            peers = Peers(model, inputs, folder)
+            for threads in args.threads:
+                times = peers.latencies(threads)
+                ours = times["opgraph"]
+                print(f"{name:<20} {batch:>5} {threads:>7} {ours * 1e3 if ours else float('nan'):>10.3f} "
+                      f"{cell(times['eager'], ours)} {cell(times['torch.compile'], ours)} "
+                      f"{cell(times['onnxruntime'], ours)}   {peers.extract_seconds:.2f}", flush=True)
+            for path, reason in peers.skipped.items():
+                skipped.setdefault((name, path), reason)
     if skipped:
         print("\nskipped:")
         for (name, path), reason in skipped.items():

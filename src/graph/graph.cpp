@@ -1,7 +1,9 @@
 // The graph IR's small helpers and its structural check (what needs no
 // registry): names, and where each value is defined and used.
+#include <algorithm>
 #include <unordered_map>
 
+#include "graph/dim_expression.h"
 #include "graph/resolved.h"
 
 namespace opgraph {
@@ -30,6 +32,28 @@ NamedAttrs Node::named_attrs() const {
   named.reserve(attrs.size());
   for (const NodeAttr& attr : attrs) named.emplace_back(attr.name, attr.value);
   return named;
+}
+
+NamedAttrs Node::named_attrs(const DimBindings& dims) const {
+  NamedAttrs named = named_attrs();
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    const NodeAttr& attr = attrs[i];
+    if (!attr.is_symbolic()) continue;
+    if (std::holds_alternative<int64_t>(attr.value)) {
+      named[i].second = evaluate_dim_expression(attr.expressions[0], dims);
+      continue;
+    }
+    std::vector<int64_t> sizes = std::get<std::vector<int64_t>>(attr.value);
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      if (!attr.expressions[k].empty()) sizes[k] = evaluate_dim_expression(attr.expressions[k], dims);
+    }
+    named[i].second = std::move(sizes);
+  }
+  return named;
+}
+
+bool Node::has_symbolic_attrs() const {
+  return std::any_of(attrs.begin(), attrs.end(), [](const NodeAttr& attr) { return attr.is_symbolic(); });
 }
 
 std::optional<ValueId> ValueTable::find(const std::string& name) const {

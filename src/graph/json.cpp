@@ -1,5 +1,6 @@
 // The graph's JSON form (see opgraph/graph/graph.h). Reading checks every
 // field and names the one that is wrong: "graph JSON: nodes[2] ('relu_0').inputs: ...".
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -141,7 +142,19 @@ Json node_input_json(const NodeInput& input) {
   return input.values[0];
 }
 
-constexpr const char* kAttrTypes = "int, float, bool, str, ints, floats, bools, dtype, none";
+constexpr const char* kAttrTypes = "int, float, bool, str, ints, floats, bools, dtype, symint, symints, none";
+
+// One item of a symint(s) attribute: an integer, or an expression of the
+// graph's symbols (kept in `expressions`, with 0 standing in the value).
+int64_t symint_of(const Json& item, const std::string& where, std::vector<std::string>& expressions) {
+  if (item.is_string()) {
+    expressions.push_back(item.get<std::string>());
+    OPGRAPH_CHECK(!expressions.back().empty(), where, ": an empty size expression");
+    return 0;
+  }
+  expressions.emplace_back();
+  return int_of(item, where);
+}
 
 NodeAttr attr_of(const std::string& name, const Json& value, const std::string& where) {
   object_of(value, where);
@@ -172,13 +185,35 @@ NodeAttr attr_of(const std::string& name, const Json& value, const std::string& 
     attr.bool_list = true;
   } else if (type == "dtype") {
     attr.value = dtype_of(v, at);
+  } else if (type == "symint") {
+    attr.value = symint_of(v, at, attr.expressions);
+  } else if (type == "symints") {
+    attr.value = list_of<int64_t>(v, at, [&](const Json& item, const std::string& w) {
+      return symint_of(item, w, attr.expressions);
+    });
   } else {
     fail(where + ".type", "unknown attribute type '" + type + "' (expected one of " + kAttrTypes + ")");
+  }
+  if (std::all_of(attr.expressions.begin(), attr.expressions.end(), [](const std::string& e) { return e.empty(); })) {
+    attr.expressions.clear();  // sizes that turned out fixed
   }
   return attr;
 }
 
+// A symint(s) attribute: each item its expression, or its integer where it has none.
+Json symbolic_attr_json(const NodeAttr& attr) {
+  const auto item = [&](size_t k, int64_t size) -> Json {
+    return attr.expressions[k].empty() ? Json(size) : Json(attr.expressions[k]);
+  };
+  if (const auto* size = std::get_if<int64_t>(&attr.value)) return {{"type", "symint"}, {"value", item(0, *size)}};
+  const auto& sizes = std::get<std::vector<int64_t>>(attr.value);
+  Json items = Json::array();
+  for (size_t k = 0; k < sizes.size(); ++k) items.push_back(item(k, sizes[k]));
+  return {{"type", "symints"}, {"value", items}};
+}
+
 Json attr_json(const NodeAttr& attr) {
+  if (attr.is_symbolic()) return symbolic_attr_json(attr);
   return std::visit(
       [&attr](const auto& v) -> Json {
         using T = std::decay_t<decltype(v)>;
@@ -222,6 +257,7 @@ Node node_of(const Json& value, const std::string& where) {
       node.attrs.push_back(attr_of(name, attr, here + ".attrs." + name));
     }
   }
+  if (auto source = value.find("source"); source != value.end()) node.source = string_of(*source, here + ".source");
   return node;
 }
 
@@ -229,8 +265,10 @@ Json node_json(const Node& node) {
   Json inputs = Json::array(), attrs = Json::object();
   for (const NodeInput& input : node.inputs) inputs.push_back(node_input_json(input));
   for (const NodeAttr& attr : node.attrs) attrs[attr.name] = attr_json(attr);
-  return {{"name", node.name}, {"op_type", node.op_type}, {"inputs", inputs}, {"outputs", node.outputs},
-          {"attrs", attrs}};
+  Json json = {{"name", node.name}, {"op_type", node.op_type}, {"inputs", inputs}, {"outputs", node.outputs},
+               {"attrs", attrs}};
+  if (!node.source.empty()) json["source"] = node.source;
+  return json;
 }
 
 }  // namespace

@@ -59,6 +59,7 @@ ResolvedNode resolve_node(const Node& node, const OpDef& op, const ValueTable& v
   for (const std::string& output : node.outputs) resolved.outputs.push_back(*values.find(output));
   try {
     resolved.attrs = Attrs::bind(op.schema, node.named_attrs(), list_sizes);
+    resolved.symbolic_attrs = node.has_symbolic_attrs();
   } catch (const Error&) {
     rethrow_in_node(node);
   }

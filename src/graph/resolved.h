@@ -33,6 +33,9 @@ struct ResolvedNode {
   // after another, their count bound into attrs.list_sizes().
   std::vector<std::optional<ValueId>> inputs;
   std::vector<ValueId> outputs;
+  // Attributes computed from the symbols (Node::has_symbolic_attrs): `attrs`
+  // then holds placeholders, and each run's sizes bind them anew.
+  bool symbolic_attrs = false;
 };
 
 struct ResolvedGraph {
@@ -60,8 +63,11 @@ ValueTable build_value_table(const Graph& graph);
 ResolvedGraph resolve(const Graph& graph, const Registry& registry);
 
 // The type of every value (by ValueId) for one run's symbol sizes. Errors
-// from shape functions come back naming the node and op.
-std::vector<TensorMeta> infer_metas(const Graph& graph, const ResolvedGraph& resolved, const DimBindings& dims);
+// from shape functions come back naming the node and op. `run_attrs`, when
+// given, receives by node index the attributes bound for these sizes of the
+// nodes with symbolic ones (and empty Attrs for the others).
+std::vector<TensorMeta> infer_metas(const Graph& graph, const ResolvedGraph& resolved, const DimBindings& dims,
+                                    std::vector<Attrs>* run_attrs = nullptr);
 
 // Symbolic types of every value (by ValueId): see opgraph::infer_shapes.
 std::vector<ValueInfo> infer_symbolic(const Graph& graph, const ResolvedGraph& resolved);

@@ -80,7 +80,9 @@ SymbolicShape merge_trials(const Shape& a, const Shape& b, const std::vector<std
 
 }  // namespace
 
-std::vector<TensorMeta> infer_metas(const Graph& graph, const ResolvedGraph& resolved, const DimBindings& dims) {
+std::vector<TensorMeta> infer_metas(const Graph& graph, const ResolvedGraph& resolved, const DimBindings& dims,
+                                    std::vector<Attrs>* run_attrs) {
+  if (run_attrs) run_attrs->assign(resolved.nodes.size(), Attrs());
   std::vector<TensorMeta> metas(resolved.values.size());
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
     metas[resolved.inputs[i]] = {graph.inputs[i].dtype, concrete_shape(graph.inputs[i], dims)};
@@ -90,12 +92,18 @@ std::vector<TensorMeta> infer_metas(const Graph& graph, const ResolvedGraph& res
     metas[resolved.constants[i]] = {graph.constants[i].dtype, concrete_shape(graph.constants[i], dims)};
   }
   std::vector<const TensorMeta*> inputs;
-  for (const ResolvedNode& node : resolved.nodes) {
+  for (size_t n = 0; n < resolved.nodes.size(); ++n) {
+    const ResolvedNode& node = resolved.nodes[n];
     inputs.clear();
     for (const std::optional<ValueId>& id : node.inputs) inputs.push_back(id ? &metas[*id] : nullptr);
     std::vector<TensorMeta> outputs;
     try {
-      outputs = node.op->shape_fn(inputs, node.attrs);
+      Attrs bound;
+      if (node.symbolic_attrs) {
+        bound = Attrs::bind(node.op->schema, node.node->named_attrs(dims), node.attrs.list_sizes());
+      }
+      outputs = node.op->shape_fn(inputs, node.symbolic_attrs ? bound : node.attrs);
+      if (run_attrs) (*run_attrs)[n] = std::move(bound);
     } catch (...) {
       rethrow_in_node(*node.node);
     }

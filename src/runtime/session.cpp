@@ -23,6 +23,7 @@ constexpr size_t kNotInArena = static_cast<size_t>(-1);
 // What a run needs for one set of symbol sizes.
 struct ExecutionPlan {
   std::vector<TensorMeta> metas;      // by ValueId
+  std::vector<Attrs> attrs;           // by node: bound for these sizes where computed from symbols
   std::vector<size_t> arena_offsets;  // by ValueId; kNotInArena for values with memory of their own
   MemoryPlan memory;
 };
@@ -260,7 +261,7 @@ std::vector<int64_t> Session::Impl::check_inputs(std::span<const Tensor> inputs,
 
 std::shared_ptr<const ExecutionPlan> Session::Impl::make_plan(const DimBindings& dims) const {
   auto plan = std::make_shared<ExecutionPlan>();
-  plan->metas = infer_metas(graph, resolved, dims);
+  plan->metas = infer_metas(graph, resolved, dims, &plan->attrs);
   std::vector<BufferRequest> requests;
   for (const Lifetime& lifetime : lifetimes) {
     requests.push_back({plan->metas[lifetime.value].nbytes(), lifetime.first_use, lifetime.last_use});
@@ -365,7 +366,7 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
     const Clock::time_point start = options.profile ? Clock::now() : Clock::time_point();
     try {
       (*call.kernel)(KernelContext{pool, &constant_cache, call.constant_inputs}, node_inputs, node_outputs,
-                     *call.attrs);
+                     resolved.nodes[i].symbolic_attrs ? plan->attrs[i] : *call.attrs);
     } catch (...) {
       rethrow_in_node(*resolved.nodes[i].node);
     }

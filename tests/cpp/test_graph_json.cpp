@@ -125,7 +125,7 @@ TEST(GraphJson, ErrorsNameTheField) {
       {with_node(R"({"name": "n", "op_type": "op", "inputs": [], "outputs": ["y"],
                      "attrs": {"k": {"type": "complex", "value": 1}}})"),
        "graph JSON: nodes[0] ('n').attrs.k.type: unknown attribute type 'complex' (expected one of int, float, "
-       "bool, str, ints, floats, bools, dtype, none)"},
+       "bool, str, ints, floats, bools, dtype, symint, symints, none)"},
       {with_node(R"({"name": "n", "op_type": "op", "inputs": [], "outputs": ["y"],
                      "attrs": {"k": {"type": "int", "value": 1.5}}})"),
        "graph JSON: nodes[0] ('n').attrs.k.value: expected an integer, got number 1.5"},

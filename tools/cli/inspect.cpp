@@ -40,7 +40,7 @@ int inspect_main(const Args& args) {
   print_values("outputs", session.outputs());
 
   std::cout << "nodes (" << graph.nodes.size() << "):\n";
-  std::vector<TableRow> rows = {{"#", "name", "op", "inputs", "outputs", "attributes"}};
+  std::vector<TableRow> rows = {{"#", "name", "op", "inputs", "outputs", "attributes", "source"}};
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
     std::vector<std::string> inputs, outputs, attrs;
@@ -48,7 +48,7 @@ int inspect_main(const Args& args) {
     for (const std::string& output : node.outputs) outputs.push_back(output + ": " + types.at(output).type_str());
     for (const NodeAttr& attr : node.attrs) attrs.push_back(attr.name + "=" + attr_str(attr.value));
     rows.push_back({std::to_string(i), node.name, node.op_type, joined(inputs, "-"), joined(outputs, "-"),
-                    joined(attrs)});
+                    joined(attrs), node.source.empty() ? "-" : node.source});
   }
   print_table(std::cout, rows);
 

@@ -62,6 +62,9 @@ struct ValueInfo {
 
 // What a node passes for one tensor argument of its op's schema: a value, a
 // list of values (a Tensor[] argument), or nothing (an omitted Tensor?).
+// Sizes for the symbolic dimensions of one run: {"N": 17}.
+using DimBindings = std::unordered_map<std::string, int64_t>;
+
 struct NodeInput {
   std::vector<std::string> values;
   bool is_list = false;
@@ -75,10 +78,16 @@ struct NodeInput {
 
 // An attribute as a node stores it. AttrValue keeps bool[] values as ints
 // (as the registry binds them), so `bool_list` remembers how to write them.
+// A size computed from the graph's symbolic dimensions (view's `size` with a
+// dynamic batch) keeps its expressions ("4*s0", see src/graph/dim_expression.h):
+// one for an int, one per item for an int[] ("" for a fixed item), evaluated
+// for each run's sizes; `value` then holds 0 where an expression stands.
 struct NodeAttr {
   std::string name;
   AttrValue value;
   bool bool_list = false;
+  std::vector<std::string> expressions;
+  bool is_symbolic() const { return !expressions.empty(); }
   bool operator==(const NodeAttr&) const = default;
 };
 
@@ -88,8 +97,14 @@ struct Node {
   std::vector<NodeInput> inputs;   // one per tensor argument of the schema, in order
   std::vector<std::string> outputs;
   std::vector<NodeAttr> attrs;
+  // Where the node comes from in the model's source ("model.py:42 x = self.fc(x)"),
+  // as extraction found it; empty when unknown. Only read by people.
+  std::string source;
 
   NamedAttrs named_attrs() const;  // views into attrs, for Attrs::bind
+  // The attributes for one run's symbol sizes: symbolic ones evaluated.
+  NamedAttrs named_attrs(const DimBindings& dims) const;
+  bool has_symbolic_attrs() const;
   bool operator==(const Node&) const = default;
 };
 
@@ -108,9 +123,6 @@ struct Graph {
   std::string to_json(int indent = -1) const;
   bool operator==(const Graph&) const = default;
 };
-
-// Sizes for the symbolic dimensions of one run: {"N": 17}.
-using DimBindings = std::unordered_map<std::string, int64_t>;
 
 // Checks what needs no registry: names are non-empty and unique, every value
 // is defined exactly once and before it is used (so nodes are in topological

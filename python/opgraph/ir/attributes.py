@@ -89,11 +89,15 @@ def to_json(op_type, argument, value):
             return {"type": "bools", "value": [bool(v) for v in value]}
         if kind == "float" or (kind == "Scalar" and any(isinstance(v, float) for v in value)):
             return {"type": "floats", "value": [float(v) for v in value]}
+        if kind in ("int", "Scalar") and any(isinstance(v, str) for v in value):
+            return {"type": "symints", "value": value}  # sizes computed from symbols (symbolic.py)
         if kind in ("int", "Scalar"):
             return {"type": "ints", "value": [int(v) for v in value]}
         raise unsupported(op_type, argument, value)
     if kind == "ScalarType":
         return {"type": "dtype", "value": value}
+    if kind in ("int", "Scalar") and isinstance(value, str):
+        return {"type": "symint", "value": value}
     if kind in ("Device", "Layout", "MemoryFormat", "str"):
         return {"type": "str", "value": value}
     if isinstance(value, bool):

@@ -29,7 +29,8 @@ def extract_ir(model, inputs, *, strict=False, dynamic_shapes=None, decompose=No
 
 def _default_conversion(node_info: NodeInfo) -> OpNode:
     return OpNode(name=node_info.name, op_type=str(node_info.target), inputs=node_info.input_metas,
-                  outputs=node_info.output_metas, attrs=node_info.attrs, tensor_args=node_info.tensor_args)
+                  outputs=node_info.output_metas, attrs=node_info.attrs, tensor_args=node_info.tensor_args,
+                  source=node_info.source)
 
 
 class _Converter:
@@ -116,6 +117,7 @@ class _Converter:
                         f"expected an OpNode")
         if not op_node.tensor_args and op_node.inputs is node_info.input_metas:
             op_node.tensor_args = node_info.tensor_args
+        op_node.source = op_node.source or node_info.source
         self.nodes.append(op_node)
 
     def node_info(self, node):
@@ -127,7 +129,7 @@ class _Converter:
             value = values[argument.name]
             if not argument.is_tensor:
                 if symbolic.is_symbolic(value):
-                    value = symbolic.resolve(node, argument, value, self.name)
+                    value = symbolic.resolve(node, argument, value, self.name, self.symbols)
                 attrs[argument.name] = attributes.to_ir(op_type, argument, value)
             elif argument.is_list:
                 tensor_args[argument.name] = [None if v is None else self.tensor_input(node, argument, v, input_metas)
@@ -137,7 +139,7 @@ class _Converter:
             else:
                 tensor_args[argument.name] = self.tensor_input(node, argument, value, input_metas)
         return NodeInfo(node.name, node.op, node.target, node.args, node.kwargs, input_metas,
-                        self.output_metas(node), attrs, tensor_args)
+                        self.output_metas(node), attrs, tensor_args, symbolic.source(node))
 
     def tensor_input(self, node, argument, value, input_metas):
         """Appends the meta of a tensor argument's value; a Python number becomes a 0-d constant."""

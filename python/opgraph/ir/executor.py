@@ -5,7 +5,7 @@ registered execution function, else the op itself through ``torch.ops``
 import torch
 
 from .._C import Error
-from . import attributes, schema
+from . import attributes, schema, symbolic
 from .ir import pick
 from .ops.registry import get_execution_fn
 
@@ -16,28 +16,40 @@ class IRExecutor:
 
     def run(self, *inputs):
         """The IR's outputs (a list of tensors) for ``inputs``, given in the IR's input order."""
+        values = self.values(*inputs)
+        return [values[meta.name] for meta in self.ir.outputs]
+
+    def values(self, *inputs):
+        """Every value of a run (inputs, weights, each node's outputs) by name."""
         if len(inputs) != len(self.ir.inputs):
             names = ", ".join(m.name for m in self.ir.inputs)
             raise Error(f"IRExecutor.run: {self.ir.name} takes {len(self.ir.inputs)} inputs ({names}), "
                         f"got {len(inputs)}")
         values = dict(self.ir.weights)
         values.update({meta.name: torch.as_tensor(x) for meta, x in zip(self.ir.inputs, inputs)})
+        dims = symbolic.bind(self.ir.inputs, [values[meta.name] for meta in self.ir.inputs])
         for node in self.ir.nodes:
-            outputs = self.run_node(node, [values[meta.name] for meta in node.inputs])
+            outputs = self.run_node(node, [values[meta.name] for meta in node.inputs], dims)
             if len(outputs) != len(node.outputs):
                 raise Error(f"IRExecutor: node '{node.name}' ({node.op_type}) gave {len(outputs)} outputs, "
                             f"the IR expects {len(node.outputs)}")
             values.update({meta.name: value for meta, value in zip(node.outputs, outputs)})
-        return [values[meta.name] for meta in self.ir.outputs]
+        return values
 
-    def run_node(self, node, inputs):
+    def run_node(self, node, inputs, dims=None):
+        """``node``'s outputs for ``inputs``; ``dims`` sizes the symbols its attributes may use."""
+        attrs = node.attrs
+        if dims:
+            arguments = {argument.name: argument for argument in schema.arguments(node.op_type)}
+            attrs = {name: symbolic.evaluate(arguments[name], value, dims) if name in arguments else value
+                     for name, value in attrs.items()}
         execute = get_execution_fn(node.op_type)
         if execute is not None:
-            return list(execute(inputs, node.attrs))
-        return _aten_fallback(node, inputs)
+            return list(execute(inputs, attrs))
+        return _aten_fallback(node, inputs, attrs)
 
 
-def _aten_fallback(node, inputs):
+def _aten_fallback(node, inputs, attrs):
     op = schema.torch_op(node.op_type)
     if op is None:
         raise Error(f"IRExecutor: no way to run node '{node.name}': op '{node.op_type}' is not in torch.ops and has "
@@ -50,7 +62,7 @@ def _aten_fallback(node, inputs):
         if argument.is_tensor:
             value = pick(positions.get(argument.name), inputs)
         else:
-            value = attributes.to_torch(argument, node.attrs.get(argument.name, argument.default))
+            value = attributes.to_torch(argument, attrs.get(argument.name, argument.default))
         if argument.kwarg_only:
             kwargs[argument.name] = value
         else:

@@ -40,6 +40,7 @@ class OpNode:
     attrs: Dict[str, Any]  # every non-tensor argument of the schema, by name, defaults filled
     # Empty means the inputs are the schema's tensor arguments in order, one each.
     tensor_args: TensorArgs = field(default_factory=dict)
+    source: str = ""  # the model's line behind the node ("model.py:42 x = self.fc(x)"), where known
 
     def tensor_positions(self, arguments) -> TensorArgs:
         """Where each tensor argument among ``arguments`` (the op's schema) is
@@ -61,6 +62,7 @@ class NodeInfo:
     output_metas: List[TensorMeta]
     attrs: Dict[str, Any]  # extracted from the schema
     tensor_args: TensorArgs = field(default_factory=dict)
+    source: str = ""
 
 
 @dataclass

@@ -50,4 +50,5 @@ def _node(entry, meta):
         else:
             tensor_args[argument.name] = None if value is None else position(value)
     attrs = {name: attributes.from_json(value) for name, value in entry.get("attrs", {}).items()}
-    return OpNode(entry["name"], op_type, inputs, [meta(name) for name in entry["outputs"]], attrs, tensor_args)
+    return OpNode(entry["name"], op_type, inputs, [meta(name) for name in entry["outputs"]], attrs, tensor_args,
+                  entry.get("source", ""))

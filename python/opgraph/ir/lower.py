@@ -52,8 +52,11 @@ def _node(node):
     if unknown:
         raise Error(f"opgraph.ir: node '{node.name}' ({node.op_type}) has attributes {sorted(unknown)} that its "
                     f"schema does not declare; the runtime takes {[a.name for a in arguments if not a.is_tensor]}")
-    return {"name": node.name, "op_type": runtime_name(node.op_type), "inputs": inputs,
-            "outputs": [meta.name for meta in node.outputs], "attrs": attrs}
+    entry = {"name": node.name, "op_type": runtime_name(node.op_type), "inputs": inputs,
+             "outputs": [meta.name for meta in node.outputs], "attrs": attrs}
+    if node.source:
+        entry["source"] = node.source
+    return entry
 
 
 def _packages(op_names):

@@ -2,20 +2,24 @@
 
 With a dynamic batch, torch.export writes ``view(x, [sym_size(x, 0), 12, 64])``:
 the size is an FX node (``sym_size.int``, or arithmetic on it), not a number.
-A graph attribute is a fixed value, so each such size is replaced where the op
-has a spelling that needs no number, as ONNX exporters do:
+The IR keeps such a size as an expression of the graph's symbols ("s0",
+"(s0)*(4)"), which the runtime evaluates for each run's input sizes (graph
+JSON attribute types ``symint`` and ``symints``) and the IRExecutor as Python.
+The grammar is integers, symbols, + - * // % and parentheses: what sympy
+prints for torch's size arithmetic, rewritten here so that the C++ parser
+(src/graph/dim_expression.cpp) needs to know nothing of sympy."""
 
-- ``view``/``reshape``: the one symbolic entry becomes -1 (inferred);
-- ``expand``: an entry equal to the input's own size becomes -1 (kept);
-- ``slice``: an end at or past the input's symbolic size becomes None (to the end).
+import os
+import re
 
-Any other use is an error naming the node, the op and the model's line."""
-
+import sympy
 import torch
+from torch.utils._sympy import functions as size_functions
 
 from .._C import Error
 
-_RESHAPES = {"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default"}
+_SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
+_TORCH_FOLDER = os.path.dirname(torch.__file__) + os.sep
 
 
 def is_symbolic(value):
@@ -23,47 +27,99 @@ def is_symbolic(value):
     if isinstance(value, (list, tuple)):
         return any(is_symbolic(v) for v in value)
     if isinstance(value, torch.fx.Node):
-        return isinstance(value.meta.get("val"), (torch.SymInt, torch.SymFloat, torch.SymBool))
-    return isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool))
+        return isinstance(value.meta.get("val"), _SYMBOLIC)
+    return isinstance(value, _SYMBOLIC)
 
 
 def computes_a_size(node):
     """Whether ``node`` only computes a symbolic size (sym_size.int, s0 * 12, ...): no graph node."""
-    return isinstance(node.meta.get("val"), (torch.SymInt, torch.SymFloat, torch.SymBool))
+    return isinstance(node.meta.get("val"), _SYMBOLIC)
 
 
-def resolve(node, argument, value, where):
-    """``value`` of the non-tensor ``argument`` of ``node`` with its symbolic sizes replaced (see above)."""
-    op_type = str(node.target)
-    expression = _expressions(value)
-    input_shape = _input_shape(node)
-    if op_type in _RESHAPES and argument.name in ("size", "shape"):
-        symbolic = [i for i, item in enumerate(expression) if not isinstance(item, int)]
-        if len(symbolic) == 1 and -1 not in expression:
-            return [-1 if i == symbolic[0] else item for i, item in enumerate(expression)]
-    elif op_type == "aten.expand.default" and argument.name == "size" and input_shape is not None:
-        offset = len(expression) - len(input_shape)
-        kept = [item if isinstance(item, int) or i < offset or input_shape[i - offset] != item else -1
-                for i, item in enumerate(expression)]
-        if all(isinstance(item, int) for item in kept):
-            return kept
-    elif op_type == "aten.slice.Tensor" and argument.name == "end" and input_shape is not None:
-        dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
-        if _at_least(expression, input_shape[dim]):
-            return None
-    raise Error(f"opgraph.ir: {where}: node '{node.name}' ({op_type}) gives argument '{argument.name}' the size "
-                f"{_text(expression)}, computed from a symbolic dimension; the graph holds fixed attribute values, "
-                f"and this op has no spelling of that size without one. Export with static shapes, or compute the "
-                f"size inside ops (flatten, view(-1, ...)){source_line(node)}")
+def resolve(node, argument, value, where, symbols):
+    """``value`` of the non-tensor ``argument`` of ``node`` with each symbolic
+    size an expression string; ``symbols`` maps torch's symbols to the graph's."""
+    if isinstance(value, (list, tuple)):
+        return [resolve(node, argument, item, where, symbols) for item in value]
+    if isinstance(value, torch.fx.Node):
+        value = value.meta["val"]
+    if not isinstance(value, torch.SymInt):
+        if isinstance(value, _SYMBOLIC):
+            raise Error(f"opgraph.ir: {where}: node '{node.name}' ({node.target}) gives argument '{argument.name}' "
+                        f"the value {value}, computed from symbolic sizes; the graph holds integer sizes only"
+                        f"{source_line(node)}")
+        return value
+    expr = value.node.expr
+    if expr.is_number:
+        return int(expr)
+    for symbol in sorted(expr.free_symbols, key=str):
+        symbols.setdefault(symbol, sympy.Symbol(f"s{len(symbols)}"))
+    try:
+        return _print(expr.xreplace(symbols))
+    except ValueError as e:
+        raise Error(f"opgraph.ir: {where}: node '{node.name}' ({node.target}) gives argument '{argument.name}' the "
+                    f"size {expr}, which uses {e}; the graph's size expressions hold + - * // % only"
+                    f"{source_line(node)}") from None
+
+
+def _print(expr):
+    if isinstance(expr, sympy.Integer):
+        return str(int(expr))
+    if isinstance(expr, sympy.Symbol):
+        return expr.name
+    if isinstance(expr, sympy.Add):
+        return " + ".join(f"({_print(term)})" for term in expr.args)
+    if isinstance(expr, sympy.Mul):
+        return "*".join(f"({_print(factor)})" for factor in expr.args)
+    if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and int(expr.exp) > 0:
+        return "*".join([f"({_print(expr.base)})"] * int(expr.exp))
+    if isinstance(expr, size_functions.FloorDiv):
+        return f"({_print(expr.args[0])})//({_print(expr.args[1])})"
+    if isinstance(expr, (size_functions.PythonMod, size_functions.Mod, sympy.Mod)):
+        return f"({_print(expr.args[0])})%({_print(expr.args[1])})"
+    raise ValueError(type(expr).__name__)
+
+
+def bind(metas, tensors):
+    """The size of each symbol of the input metas, from the tensors given for them."""
+    dims = {}
+    for meta, tensor in zip(metas, tensors):
+        for dim, size in zip(meta.shape, tensor.shape):
+            if isinstance(dim, str):
+                dims.setdefault(dim, int(size))
+    return dims
+
+
+def evaluate(argument, value, dims):
+    """The value of an int, int[] or Scalar ``argument`` with its size expressions computed for ``dims``."""
+    if argument.kind not in ("int", "Scalar"):
+        return value
+    if isinstance(value, list):
+        return [evaluate(argument, item, dims) for item in value]
+    if isinstance(value, str):
+        if not re.fullmatch(r"[\w\s+\-*/%()]+", value):
+            raise Error(f"opgraph.ir: argument '{argument.name}': '{value}' is not a size expression")
+        return int(eval(value, {"__builtins__": {}}, dict(dims)))  # the grammar above is Python's
+    return value
+
+
+def source(node):
+    """The model's line behind ``node``, ``<file>:<line> <code>``, from torch.export's stack trace; or ''."""
+    trace = node.meta.get("stack_trace")
+    # The innermost frame of the model's own code: not torch's layers nor its
+    # generated code ("<eval_with_key>").
+    frames = [frame for frame in re.findall(r'File "([^"]+)", line (\d+), in \S+\n\s*(.*)', trace or "")
+              if not frame[0].startswith(("<", _TORCH_FOLDER))]
+    if not frames:
+        return ""
+    path, line, code = frames[-1]
+    return f"{path}:{line} {code.strip()}"
 
 
 def source_line(node):
-    """``; model line: <file>:<line> <code>`` from the node's stack trace, or ''."""
-    trace = node.meta.get("stack_trace")
-    if not trace:
-        return ""
-    lines = [line.strip() for line in trace.strip().splitlines()]
-    return f"; model line: {lines[-2]} {lines[-1]}" if len(lines) >= 2 else f"; model line: {lines[-1]}"
+    """``; model line: <source>`` for an error message, or ''."""
+    where = source(node)
+    return f"; model line: {where}" if where else ""
 
 
 def _expressions(value):

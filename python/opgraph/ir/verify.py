@@ -1,5 +1,7 @@
 """``verify``: runs a model in PyTorch, its IR in the ``IRExecutor`` and on the
-C++ ``Session``, and reports each path's largest error per output."""
+C++ ``Session``, and reports each path's largest error per output; with
+``per_node=True`` it also finds the first node whose output on the Session
+differs from the same node run in PyTorch (``first_divergence``)."""
 
 from dataclasses import dataclass, field
 from typing import List, Optional
@@ -9,6 +11,7 @@ import torch
 
 from .convert import extract_ir
 from .executor import IRExecutor
+from .ir import IR
 
 
 @dataclass
@@ -23,13 +26,31 @@ class PathResult:
 
 
 @dataclass
+class Divergence:
+    """The first node whose output on the Session is off from the IRExecutor's beyond tolerance."""
+    node: str
+    op_type: str
+    output: str
+    inputs: List[str]  # "name: float32[2, 8]"
+    max_abs_error: float
+    max_rel_error: float
+    source: str
+
+    def __str__(self):
+        return (f"first divergent node '{self.node}' ({self.op_type}), output '{self.output}': max abs error "
+                f"{self.max_abs_error:.3g}, max rel error {self.max_rel_error:.3g}; inputs "
+                f"{', '.join(self.inputs) or '-'}" + (f"; model line: {self.source}" if self.source else ""))
+
+
+@dataclass
 class VerifyReport:
     model: str
     paths: List[PathResult]
+    first_divergence: Optional[Divergence] = None  # with per_node=True, where the Session first goes wrong
 
     @property
     def ok(self):
-        return all(p.ok for p in self.paths)
+        return all(p.ok for p in self.paths) and self.first_divergence is None
 
     def __getitem__(self, path):
         return next(p for p in self.paths if p.path == path)
@@ -40,12 +61,17 @@ class VerifyReport:
             errors = ", ".join(f"{e:.3g}" for e in p.errors) or "-"
             lines.append(f"  {p.path:<11} max abs error per output: {errors}"
                          + ("" if p.ok else f"  FAILED: {p.failure}"))
+        if self.first_divergence is not None:
+            lines.append(f"  {self.first_divergence}")
         return "\n".join(lines)
 
 
-def verify(model, inputs, rtol=1e-4, atol=1e-4, *, ir=None, dynamic_shapes=None, package_paths=(), threads=None):
+def verify(model, inputs, rtol=1e-4, atol=1e-4, *, ir=None, dynamic_shapes=None, package_paths=(), threads=None,
+           per_node=False):
     """A ``VerifyReport`` comparing the IR paths with ``model(*inputs)``.
-    ``ir`` defaults to ``extract_ir(model, inputs, dynamic_shapes=...)``."""
+    ``ir`` defaults to ``extract_ir(model, inputs, dynamic_shapes=...)``. With
+    ``per_node``, every node's outputs on the Session are compared with the
+    IRExecutor's, and the report names the first node beyond tolerance."""
     inputs = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
     with torch.no_grad():
         expected = _flat(model(*inputs))
@@ -61,7 +87,43 @@ def verify(model, inputs, rtol=1e-4, atol=1e-4, *, ir=None, dynamic_shapes=None,
         _check("Session", lambda: ir.to_session(threads=threads, package_paths=package_paths).run(*inputs),
                expected, rtol, atol),
     ]
-    return VerifyReport(name, paths)
+    report = VerifyReport(name, paths)
+    if per_node:
+        report.first_divergence = first_divergence(ir, inputs, rtol, atol, package_paths=package_paths,
+                                                   threads=threads)
+    return report
+
+
+def first_divergence(ir, inputs, rtol=1e-4, atol=1e-4, *, package_paths=(), threads=None):
+    """The first node, in execution order, whose output on the Session differs
+    from the IRExecutor's beyond ``atol + rtol * |expected|``; None when none does.
+    The Session runs unoptimized with every node output made a graph output,
+    so that it computes each value the IR names."""
+    inputs = tuple(inputs)
+    with torch.no_grad():
+        expected = IRExecutor(ir).values(*inputs)
+    every_value = [meta for node in ir.nodes for meta in node.outputs]
+    probe = IR(ir.name, ir.inputs, every_value, ir.nodes, ir.weights)
+    actual = probe.to_session(threads=threads, package_paths=package_paths, optimize=False).run(*inputs)
+    actual = dict(zip((meta.name for meta in every_value), actual))
+    for node in ir.nodes:
+        for meta in node.outputs:
+            a = np.asarray(actual[meta.name], dtype=np.float64)
+            e = expected[meta.name].detach().numpy().astype(np.float64)
+            if a.shape != e.shape:
+                return _divergence(node, meta, expected, float("inf"), float("inf"))
+            if np.allclose(a, e, rtol=rtol, atol=atol, equal_nan=True):
+                continue
+            diff = np.abs(a - e)
+            return _divergence(node, meta, expected, float(np.nanmax(diff)),
+                               float(np.nanmax(diff / np.maximum(np.abs(e), np.finfo(np.float64).tiny))))
+    return None
+
+
+def _divergence(node, meta, values, abs_error, rel_error):
+    inputs = [f"{m.name}: {str(values[m.name].dtype).removeprefix('torch.')}{list(values[m.name].shape)}"
+              for m in node.inputs]
+    return Divergence(node.name, node.op_type, meta.name, inputs, abs_error, rel_error, node.source)
 
 
 def _flat(outputs):
