@@ -87,7 +87,7 @@ TEST(DataDependentShapes, TheCountsAreTheOnesOfTheInputs) {
   EXPECT_EQ(indices, (std::vector<int64_t>{0, 2, 1, 1, 1, 4}));
   EXPECT_EQ(*outputs[1].data_ptr<int64_t>(), 3);
   const std::vector<float> sums(outputs[0].data_ptr<float>(), outputs[0].data_ptr<float>() + 5);
-  EXPECT_EQ(sums, (std::vector<float>{0, 0, 7, 0, 0}));  // rows 0, 1, 1
+  EXPECT_EQ(sums, (std::vector<float>{0, 6, 7, 0, 2}));  // rows 0, 1, 1
 }
 
 TEST(DataDependentShapes, TheRestOfTheGraphIsPlanned) {

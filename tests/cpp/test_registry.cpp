@@ -181,7 +181,7 @@ TEST_F(RegistryTest, TensorListVariantsRejected) {
   OpDef op = scale_op("t::f");
   op.schema = Schema::parse("t::split(Tensor x) -> (Tensor[], Tensor)");
   EXPECT_CONTAINS(error_of([&] { registry_.add(op); }), "returns Tensor[]; the registry runs ops that return "
-                                                         "Tensors, or one Tensor[]");
+                                                         "Tensors, one Tensor[]");
   EXPECT_TRUE(registry_.list().empty());
 }
 
