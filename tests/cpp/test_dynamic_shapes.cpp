@@ -4,7 +4,9 @@
 // go along with the sizes a run finds.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
+#include <thread>
 
 #include "opgraph/opgraph.h"
 #include "testing.h"
@@ -88,6 +90,28 @@ TEST(DataDependentShapes, TheCountsAreTheOnesOfTheInputs) {
   EXPECT_EQ(*outputs[1].data_ptr<int64_t>(), 3);
   const std::vector<float> sums(outputs[0].data_ptr<float>(), outputs[0].data_ptr<float>() + 5);
   EXPECT_EQ(sums, (std::vector<float>{0, 6, 7, 0, 2}));  // rows 0, 1, 1
+}
+
+// Each run in flight finds its own sizes, in a workspace of its own.
+TEST(DataDependentShapes, ConcurrentRunsFindTheirOwnSizes) {
+  const Session session(nonzero_rows(), {});
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 25; ++k) {
+        const int64_t batch = 1 + (t + k) % 6;
+        std::vector<float> values(static_cast<size_t>(batch) * 5);
+        for (size_t i = 0; i < values.size(); ++i) values[i] = (i * 7 + t + k) % 3 == 0 ? 1.0f + i : -1.0f;
+        const Tensor x = floats({batch, 5}, values);
+        const std::vector<Tensor> outputs = session.run(std::vector<Tensor>{x});
+        const std::vector<Tensor> expected = nonzero_rows_by_calls(x);
+        wrong += !same_values(outputs[0], expected[0]) || !same_values(outputs[2], expected[1]);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(wrong, 0);
 }
 
 TEST(DataDependentShapes, TheRestOfTheGraphIsPlanned) {
