@@ -15,6 +15,7 @@ struct OpSpec {
   KernelFn reference;
   const char* backward = nullptr;  // qualified name of the gradient op
   bool accepts_strided_inputs = false;
+  bool data_dependent_shapes = false;  // see OpDef::data_dependent_shapes
 };
 
 void define(Registry& registry, OpSpec spec, std::source_location where = std::source_location::current());

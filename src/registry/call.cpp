@@ -1,5 +1,6 @@
 // Calling an op: check the inputs against the schema, infer and check the
 // outputs with the shape function, then run the device's kernel.
+#include <algorithm>
 #include <string>
 
 #include "opgraph/core/error.h"
@@ -83,7 +84,7 @@ const KernelFn& kernel_for(const OpDef& op, Device device, CallOptions options) 
 
 // Kernels that index densely get contiguous copies of strided inputs.
 void run_kernel(const OpDef& op, const KernelFn& kernel, std::span<const Tensor> inputs,
-                std::span<const Tensor> outputs, const Attrs& attrs) {
+                std::span<const Tensor> outputs, const Attrs& attrs, std::span<Shape> output_shapes = {}) {
   std::vector<Tensor> dense;
   if (!op.accepts_strided_inputs) {
     for (const Tensor& input : inputs) {
@@ -96,6 +97,7 @@ void run_kernel(const OpDef& op, const KernelFn& kernel, std::span<const Tensor>
     }
   }
   KernelContext context{&global_thread_pool()};
+  context.output_shapes = output_shapes;
   try {
     kernel(context, inputs, outputs, attrs);
   } catch (...) {
@@ -125,6 +127,21 @@ std::vector<TensorMeta> infer_checked(const OpDef& op, std::span<const Tensor> i
 
 }  // namespace
 
+void KernelContext::set_output_shape(size_t k, Shape shape) const {
+  OPGRAPH_CHECK(k < output_shapes.size(), "the kernel reports the shape of output ", k, ", but the caller takes ",
+                output_shapes.size(), " data-dependent output shapes (is the op defined with data-dependent shapes?)");
+  output_shapes[k] = std::move(shape);
+}
+
+Tensor data_dependent_output(const Tensor& buffer, const Shape& shape) {
+  OPGRAPH_CHECK(shape != unreported_shape(), "the kernel did not report the shape of its ", buffer.str(), " output");
+  OPGRAPH_CHECK(shape.size() == buffer.shape().size() && std::ranges::all_of(shape, [](int64_t d) { return d >= 0; }) &&
+                    shape_nbytes(shape, buffer.dtype()) <= buffer.nbytes(),
+                "the kernel reports a shape ", shape_str(shape), " its output ", buffer.str(), " cannot hold");
+  if (shape == buffer.shape()) return buffer;
+  return Tensor::from_blob(buffer.data(), shape, {}, buffer.dtype(), [keep = buffer] {}, buffer.device());
+}
+
 std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
   check_inputs(op, inputs, attrs);
   return infer_checked(op, inputs, attrs);
@@ -138,6 +155,8 @@ std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const TensorMet
 
 void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs& attrs,
               CallOptions options) {
+  OPGRAPH_CHECK(!op.data_dependent_shapes, op.name(), ": its output shapes depend on the inputs' values, which only "
+                "call() gives back; call_out() cannot run it");
   const Device device = check_inputs(op, inputs, attrs);
   const KernelFn& kernel = kernel_for(op, device, options);
   std::vector<TensorMeta> expected = infer_checked(op, inputs, attrs);
@@ -164,7 +183,17 @@ std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const 
   for (TensorMeta& meta : infer_checked(op, inputs, attrs)) {
     outputs.push_back(Tensor::empty(std::move(meta.shape), meta.dtype, device));
   }
-  run_kernel(op, kernel, inputs, outputs, attrs);
+  if (!op.data_dependent_shapes) {
+    run_kernel(op, kernel, inputs, outputs, attrs);
+    return outputs;
+  }
+  std::vector<Shape> shapes(outputs.size(), unreported_shape());
+  run_kernel(op, kernel, inputs, outputs, attrs, shapes);
+  try {
+    for (size_t k = 0; k < outputs.size(); ++k) outputs[k] = data_dependent_output(outputs[k], shapes[k]);
+  } catch (...) {
+    rethrow_for(op);
+  }
   return outputs;
 }
 

@@ -26,10 +26,13 @@ void OpDef::finalize() {
   }
   for (const Argument& ret : schema.returns) {
     const bool list = ret.type.is_list && !ret.type.list_size && !ret.type.optional_elements;
-    OPGRAPH_CHECK(ret.type.is_tensor() && !ret.type.optional && (!list || schema.returns.size() == 1) &&
-                      (list || !ret.type.is_list),
+    const bool scalar = !ret.type.is_list && !ret.type.optional &&
+                        (ret.type.kind == Type::Kind::Int || ret.type.kind == Type::Kind::Float ||
+                         ret.type.kind == Type::Kind::Bool || ret.type.kind == Type::Kind::Scalar);
+    OPGRAPH_CHECK(scalar || (ret.type.is_tensor() && !ret.type.optional && (!list || schema.returns.size() == 1) &&
+                             (list || !ret.type.is_list)),
                   qualified_name_, ": returns ", ret.type.str(), "; the registry runs ops that return Tensors, "
-                  "or one Tensor[] (", source, ")");
+                  "one Tensor[], or scalars (as 0-d tensors) (", source, ")");
   }
   returns_list_ = schema.returns.size() == 1 && schema.returns[0].type.is_list;
   OPGRAPH_CHECK(static_cast<bool>(shape_fn), qualified_name_, ": no shape function (", source, ")");

@@ -43,6 +43,7 @@ struct NodeCall {
   size_t first;  // inputs at [first, first + inputs), outputs after them
   size_t inputs, outputs;
   uint64_t constant_inputs;  // bit k: input k is one of the graph's constants (KernelContext)
+  bool shaped_by_run;        // see Impl::shaped_by_run
 };
 
 // A value that each run binds anew (a graph input, or a node output handed
@@ -95,7 +96,17 @@ struct Session::Impl {
   std::vector<NodeCall> calls;  // by node
   std::vector<size_t> input_bindings;  // into bindings, by graph input
   std::vector<RunBinding> bindings;
+  std::vector<size_t> binding_of;  // by ValueId: index into bindings, or -1 for none
   std::vector<Lifetime> lifetimes;
+  // By ValueId: the value's shape is known only in a run, as it comes from an
+  // op with data-dependent shapes (aten::nonzero) or from a node that reads
+  // such a value. Those values are not planned: the node that makes them
+  // infers their shapes from its inputs of that run (for an op with
+  // data-dependent shapes, their largest shapes), allocates them and binds
+  // them once it ran. The rest of the graph is planned as if they were not
+  // there, so a graph without such ops is planned and run as it would be
+  // without this.
+  std::vector<bool> shaped_by_run;
   std::unique_ptr<ThreadPool> own_pool;  // when options.threads asks for a count of its own
   Clock::time_point epoch = Clock::now();
 
@@ -118,6 +129,7 @@ struct Session::Impl {
  private:
   void bind_constants(const Weights& weights);
   void resolve_kernels();
+  void find_shaped_by_run();
   void compute_lifetimes();
   void find_run_bindings();
   std::vector<int64_t> check_inputs(std::span<const Tensor> inputs, DimBindings& dims) const;
@@ -126,6 +138,11 @@ struct Session::Impl {
   std::unique_ptr<Workspace> take_workspace(const std::shared_ptr<const ExecutionPlan>& plan);
   void fill_workspace(Workspace& workspace) const;
   void return_workspace(std::unique_ptr<Workspace> workspace);
+  void run_shaped_by_run(size_t i, const KernelContext& context, Workspace& workspace) const;
+  // Node i's attributes in a run of `plan`: bound for its sizes where they are computed from symbols.
+  const Attrs& attrs_of(size_t i, const ExecutionPlan& plan) const {
+    return resolved.nodes[i].symbolic_attrs ? plan.attrs[i] : *calls[i].attrs;
+  }
 };
 
 Session::Impl::Impl(Graph graph_in, Weights weights, SessionOptions options_in,
@@ -143,9 +160,11 @@ Session::Impl::Impl(Graph graph_in, Weights weights, SessionOptions options_in,
     resolved = resolve(graph, Registry::global());
     types = infer_symbolic(graph, resolved);
   }
+  find_shaped_by_run();
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     output_info.push_back(types[resolved.outputs[i]]);
     output_info.back().name = graph.outputs[i];
+    if (shaped_by_run[resolved.outputs[i]]) std::ranges::fill(output_info.back().shape, Dim("?"));
   }
   bind_constants(weights);
   resolve_kernels();
@@ -169,8 +188,18 @@ void Session::Impl::resolve_kernels() {
     for (size_t k = 0; k < node.inputs.size() && k < 64; ++k) {
       if (node.inputs[k] && resolved.is_constant(*node.inputs[k])) constant_inputs |= uint64_t{1} << k;
     }
-    calls.push_back({&kernel, &node.attrs, first, node.inputs.size(), node.outputs.size(), constant_inputs});
+    const bool by_run = !node.outputs.empty() && shaped_by_run[node.outputs[0]];
+    calls.push_back({&kernel, &node.attrs, first, node.inputs.size(), node.outputs.size(), constant_inputs, by_run});
     first += node.inputs.size() + node.outputs.size();
+  }
+}
+
+void Session::Impl::find_shaped_by_run() {
+  shaped_by_run.assign(resolved.values.size(), false);
+  for (const ResolvedNode& node : resolved.nodes) {
+    bool by_run = node.op->data_dependent_shapes;
+    for (const std::optional<ValueId>& input : node.inputs) by_run = by_run || (input && shaped_by_run[*input]);
+    for (ValueId output : node.outputs) shaped_by_run[output] = by_run;
   }
 }
 
@@ -183,7 +212,8 @@ void Session::Impl::compute_lifetimes() {
       if (input && lifetime_of[*input] != kNotInArena) lifetimes[lifetime_of[*input]].last_use = i;
     }
     for (ValueId output : resolved.nodes[i].outputs) {
-      if (graph_output[output]) continue;  // returned to the caller: allocated on its own
+      // Returned to the caller, or shaped by the run: allocated on its own.
+      if (graph_output[output] || shaped_by_run[output]) continue;
       lifetime_of[output] = lifetimes.size();
       lifetimes.push_back({output, i, i});
     }
@@ -196,7 +226,7 @@ void Session::Impl::find_run_bindings() {
   std::vector<bool> in_arena(resolved.values.size(), false);
   for (const Lifetime& lifetime : lifetimes) in_arena[lifetime.value] = true;
   constexpr size_t kUnbound = static_cast<size_t>(-1);
-  std::vector<size_t> binding_of(resolved.values.size(), kUnbound);
+  binding_of.assign(resolved.values.size(), kUnbound);
   auto slots_of = [&](ValueId value) -> std::vector<size_t>* {
     const bool per_run = value < resolved.inputs.size() || (resolved.defined_by_node(value) && !in_arena[value]);
     if (!per_run) return nullptr;
@@ -352,7 +382,9 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
   };
   for (size_t k = 0; k < inputs.size(); ++k) bind(bindings[input_bindings[k]], inputs[k].contiguous());
   for (const RunBinding& binding : bindings) {
-    if (resolved.defined_by_node(binding.value)) bind(binding, Tensor::empty(plan->metas[binding.value]));
+    if (resolved.defined_by_node(binding.value) && !shaped_by_run[binding.value]) {
+      bind(binding, Tensor::empty(plan->metas[binding.value]));
+    }
   }
 
   const uint64_t run_index = runs.fetch_add(1);
@@ -365,8 +397,12 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
     const std::span<const Tensor> node_outputs = tensors.subspan(call.first + call.inputs, call.outputs);
     const Clock::time_point start = options.profile ? Clock::now() : Clock::time_point();
     try {
-      (*call.kernel)(KernelContext{pool, &constant_cache, call.constant_inputs}, node_inputs, node_outputs,
-                     resolved.nodes[i].symbolic_attrs ? plan->attrs[i] : *call.attrs);
+      const KernelContext context{pool, &constant_cache, call.constant_inputs};
+      if (call.shaped_by_run) {
+        run_shaped_by_run(i, context, workspace);
+      } else {
+        (*call.kernel)(context, node_inputs, node_outputs, attrs_of(i, *plan));
+      }
     } catch (...) {
       rethrow_in_node(*resolved.nodes[i].node);
     }
@@ -391,6 +427,36 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
     outputs.push_back(fresh ? workspace.values[*id] : workspace.values[*id].clone());
   }
   return outputs;
+}
+
+// Runs node i, whose outputs are shaped by the run: their shapes inferred
+// from the inputs this run gives the node and allocated (at their largest
+// for an op with data-dependent shapes, cut to what its kernel reports), then
+// bound where later nodes and the caller read them.
+void Session::Impl::run_shaped_by_run(size_t i, const KernelContext& context, Workspace& workspace) const {
+  const ResolvedNode& node = resolved.nodes[i];
+  const NodeCall& call = calls[i];
+  const std::span<Tensor> node_tensors(workspace.tensors.data() + call.first, call.inputs + call.outputs);
+  std::vector<const TensorMeta*> input_metas;
+  for (const Tensor& input : node_tensors.first(call.inputs)) {
+    input_metas.push_back(input.defined() ? &input.meta() : nullptr);
+  }
+  std::vector<TensorMeta> output_metas = node.op->shape_fn(input_metas, attrs_of(i, *workspace.plan));
+  OPGRAPH_CHECK(output_metas.size() == call.outputs, "the shape function returned ", output_metas.size(),
+                " outputs for this run's inputs (", metas_str(node_tensors.first(call.inputs)), "), the node names ",
+                call.outputs);
+  const std::span<Tensor> outputs = node_tensors.last(call.outputs);
+  for (size_t k = 0; k < call.outputs; ++k) outputs[k] = Tensor::empty(output_metas[k]);
+  std::vector<Shape> shapes(node.op->data_dependent_shapes ? call.outputs : 0, unreported_shape());
+  KernelContext with_shapes = context;
+  with_shapes.output_shapes = shapes;
+  (*call.kernel)(with_shapes, node_tensors.first(call.inputs), outputs, attrs_of(i, *workspace.plan));
+  for (size_t k = 0; k < call.outputs; ++k) {
+    Tensor output = shapes.empty() ? outputs[k] : data_dependent_output(outputs[k], shapes[k]);
+    const RunBinding& binding = bindings[binding_of[node.outputs[k]]];
+    for (size_t slot : binding.slots) workspace.tensors[slot] = output;
+    workspace.values[binding.value] = std::move(output);
+  }
 }
 
 std::vector<Tensor> Session::Impl::run_by_name(std::span<const std::pair<std::string, Tensor>> inputs) {

@@ -181,7 +181,7 @@ TEST_F(RegistryTest, TensorListVariantsRejected) {
   OpDef op = scale_op("t::f");
   op.schema = Schema::parse("t::split(Tensor x) -> (Tensor[], Tensor)");
   EXPECT_CONTAINS(error_of([&] { registry_.add(op); }), "returns Tensor[]; the registry runs ops that return "
-                                                         "Tensors, or one Tensor[]");
+                                                         "Tensors, one Tensor[]");
   EXPECT_TRUE(registry_.list().empty());
 }
 
@@ -199,8 +199,16 @@ TEST_F(RegistryTest, ListReturnsAndOptionalListElements) {
 
 TEST_F(RegistryTest, NonTensorReturnRejected) {
   OpDef op = scale_op("t::scale");
-  op.schema = Schema::parse("t::count(Tensor x) -> int");
-  EXPECT_CONTAINS(error_of([&] { registry_.add(op); }), "returns int");
+  op.schema = Schema::parse("t::name(Tensor x) -> str");
+  EXPECT_CONTAINS(error_of([&] { registry_.add(op); }), "returns str");
+}
+
+// A scalar return is a 0-d tensor output (aten::sym_size.int).
+TEST_F(RegistryTest, ScalarReturnAccepted) {
+  OpDef op = scale_op("t::scale");
+  op.schema = Schema::parse("t::count(Tensor x) -> SymInt");
+  registry_.add(op);
+  EXPECT_EQ(registry_.get("t::count").num_outputs(), 1u);
 }
 
 TEST_F(RegistryTest, MissingShapeFunctionRejected) {

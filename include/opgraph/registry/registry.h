@@ -42,8 +42,16 @@ struct KernelContext {
   ConstantCache* constants = nullptr;
   uint64_t constant_inputs = 0;
 
+  // Set by every caller of an op with data-dependent shapes (see
+  // OpDef::data_dependent_shapes): one shape per output, which its kernel
+  // fills with set_output_shape().
+  std::span<Shape> output_shapes = {};
+
   // Whether input `i` holds the same values for as long as `constants` lives.
   bool is_constant(size_t i) const { return constants != nullptr && i < 64 && (constant_inputs >> i & 1) != 0; }
+  // Reports the shape output `k` holds: its elements are the leading ones of
+  // the buffer, which the shape function sized for the most there can be.
+  void set_output_shape(size_t k, Shape shape) const;
 };
 // Destination-passing: outputs arrive allocated, with the metas the shape
 // function returned. Inputs are contiguous unless the op accepts strides.
@@ -60,6 +68,15 @@ struct OpDef {
   std::string backward;  // qualified name of the gradient op; empty if none
   std::string source;    // where it was registered: "file.cpp:12" or a package path
   bool accepts_strided_inputs = false;
+  // The outputs' sizes depend on the inputs' values (aten::nonzero), as
+  // ExecuTorch's bounded dynamic shapes: the shape function gives the largest
+  // shape each output can have, the caller allocates that (so a Session plans
+  // it like any other), and the kernel reports the shape it filled with
+  // KernelContext::set_output_shape(). Unlike ONNX Runtime's kernels, which
+  // allocate their outputs through the context once they know the size, a
+  // kernel here still never allocates. The caller then sees the leading
+  // elements of each buffer as the output (see data_dependent_output()).
+  bool data_dependent_shapes = false;
 
   const std::string& name() const { return qualified_name_; }
   // Positions in schema.arguments of the tensor arguments (Tensor, Tensor?
@@ -92,6 +109,9 @@ struct OpDef {
 
   // Computes the derived fields above and checks the schema is one the
   // registry can run (Tensor, Tensor? and Tensor[] inputs, Tensor returns).
+  // A scalar return (SymInt, int, float, bool, Scalar: aten::sym_size.int,
+  // aten::_local_scalar_dense) is a 0-d tensor output, so that graphs, the
+  // memory plan and callers handle it as any other value.
   void finalize();
 
  private:
@@ -142,8 +162,18 @@ struct CallOptions {
   bool reference = false;  // run OpDef::reference instead of the device kernel
 };
 
+// The output of an op with data-dependent shapes as its kernel reported it:
+// the leading elements of `buffer` (allocated at the shape function's bound),
+// viewed with `shape`, sharing buffer's memory. Throws opgraph::Error when
+// the kernel reported no shape or one larger than the buffer.
+Tensor data_dependent_output(const Tensor& buffer, const Shape& shape);
+// What a caller fills KernelContext::output_shapes with before the kernel
+// runs: no shape has a negative size.
+inline Shape unreported_shape() { return {-1}; }
+
 // Runs the op writing into caller-allocated `outputs`, after checking inputs
-// against the schema and outputs against the shape function.
+// against the schema and outputs against the shape function. Not for an op
+// with data-dependent shapes, whose output shapes only call() gives back.
 void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
               const Attrs& attrs, CallOptions options = {});
 // Allocates the outputs from the shape function, then call_out().

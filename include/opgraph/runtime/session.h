@@ -7,6 +7,10 @@
 // lifetimes do not overlap). A run checks the inputs against the graph's
 // declared types and calls the kernels directly, in node order.
 //
+// An op whose output sizes depend on the data (aten::nonzero) leaves the
+// values it makes, and those computed from them, out of the plan: a run
+// infers their shapes once the op has run, and allocates them then.
+//
 //   opgraph::Session session("model.opg", {.threads = 2});
 //   std::vector<opgraph::Tensor> outputs = session.run({{"x", x}});
 #pragma once
@@ -67,7 +71,8 @@ class Session {
   // The graph as it runs (see SessionOptions::optimize).
   const Graph& graph() const;
   // The graph inputs as declared, and the outputs' types as inferred; a
-  // dimension that depends on symbols other than as a plain symbol is "?".
+  // dimension that depends on symbols other than as a plain symbol is "?",
+  // as is every dimension of an output whose shape depends on the data.
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;
 

@@ -9,6 +9,7 @@ import operator
 
 import sympy
 import torch
+from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
 from .._C import Error
 from . import attributes, schema, symbolic
@@ -49,7 +50,12 @@ class _Converter:
         if isinstance(expr, sympy.Integer):
             return int(expr)
         for symbol in sorted(expr.free_symbols, key=str):
-            self.symbols.setdefault(symbol, sympy.Symbol(f"s{len(self.symbols)}"))
+            if symbol not in self.symbols:
+                # A size only a run finds (torch's unbacked u0: the row count of a nonzero) is named apart
+                # from the inputs' sizes, u0, u1, ... in the order values first use them.
+                prefix = "u" if free_unbacked_symbols(symbol) else "s"
+                number = sum(str(ours).startswith(prefix) for ours in self.symbols.values())
+                self.symbols[symbol] = sympy.Symbol(f"{prefix}{number}")
         return str(expr.xreplace(self.symbols))
 
     def meta(self, name, value, what):

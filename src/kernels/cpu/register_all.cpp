@@ -26,6 +26,7 @@ void register_scan_ops(Registry& registry);
 void register_gather_ops(Registry& registry);
 void register_split_ops(Registry& registry);
 void register_assert_ops(Registry& registry);
+void register_data_dependent_ops(Registry& registry);
 
 // One line per op family. Kept explicit rather than left to static
 // initializers, which a static link may drop without a word.
@@ -54,6 +55,7 @@ void register_builtin_ops(Registry& registry) {
   register_gather_ops(registry);
   register_split_ops(registry);
   register_assert_ops(registry);
+  register_data_dependent_ops(registry);
 }
 
 }  // namespace opgraph::kernels
