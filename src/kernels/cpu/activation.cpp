@@ -188,8 +188,9 @@ struct Clamp {
   double min_val, max_val;
 };
 
-// alpha * scale * (e^(x * input_scale) - 1) below 0, scale * x above, as
-// PyTorch writes it; NaN takes the exponential branch and stays NaN.
+// alpha * scale * (e^(x * input_scale) - 1) below 0, scale * x above; NaN
+// takes the exponential branch and stays NaN. expm1, as PyTorch's vector code
+// has it, keeps small negative inputs (and -0) from collapsing to 0.
 struct Elu {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Elu(const Attrs& attrs, DType dtype)
@@ -197,7 +198,7 @@ struct Elu {
         input_scale(rounded_scalar_attr(attrs, "input_scale", dtype)) {}
   template <typename T>
   T operator()(T x) const {
-    return x > T(0) ? T(scale) * x : T(alpha * scale) * (fast_exp(x * T(input_scale)) - T(1));
+    return x > T(0) ? T(scale) * x : T(alpha * scale) * std::expm1(x * T(input_scale));
   }
   double alpha, scale, input_scale;
 };
