@@ -108,11 +108,9 @@ struct Neg {
   static constexpr std::array<const char*, 1> inputs{"self"};
   static constexpr Accepts accepts = Accepts::Numbers;
   Neg(const Attrs&, DType) {}
-  // In unsigned arithmetic for integers, so that the lowest value wraps to
-  // itself as in PyTorch rather than overflowing.
   template <typename T>
   T operator()(T x) const {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(x));
+    if constexpr (std::is_integral_v<T>) return wrapping_neg(x);
     return -x;
   }
 };

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/elementwise_map.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -108,12 +109,8 @@ struct Atan2 {
   }
 };
 
-// Integer ops whose results PyTorch wraps around: in unsigned arithmetic,
-// where overflow is defined, and never the lowest value / -1, which traps.
-template <typename T>
-T wrapping_neg(T a) {
-  return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(a));
-}
+// Integer division and modulo never divide the lowest value by -1, which
+// traps: the quotient wraps around as PyTorch's would, the remainder is 0.
 template <typename T>
 T integer_quotient(T a, T b) {
   return b == -1 ? wrapping_neg(a) : static_cast<T>(a / b);

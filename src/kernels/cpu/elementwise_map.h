@@ -58,6 +58,13 @@ void dispatch_accepted(DType dtype, const char* argument, Fn&& fn) {
   }
 }
 
+// -a for an integer, in unsigned arithmetic where overflow is defined: the
+// lowest value wraps to itself, as in PyTorch.
+template <typename T>
+T wrapping_neg(T a) {
+  return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(a));
+}
+
 // The type an Op's reference runs in for tensors of type T.
 template <typename T>
 using ReferenceType = std::conditional_t<std::is_floating_point_v<T>, double, T>;

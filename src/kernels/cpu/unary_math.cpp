@@ -33,10 +33,7 @@ struct Abs {
   Abs(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
-    if constexpr (std::is_integral_v<T>) {
-      using U = std::make_unsigned_t<T>;
-      return static_cast<T>(x < 0 ? U(0) - static_cast<U>(x) : static_cast<U>(x));
-    }
+    if constexpr (std::is_integral_v<T>) return x < 0 ? wrapping_neg(x) : x;
     return std::abs(x);
   }
 };
