@@ -130,6 +130,15 @@ def test_special_values(op, dtype):
         np.testing.assert_array_equal(np.signbit(got[got == 0]), np.signbit(want[got == 0]))
 
 
+def test_float_log_over_every_magnitude():
+    # The vectorized float log: subnormals, values near 1 (where log is
+    # small and must keep its relative precision) and the largest floats.
+    rng = np.random.default_rng(0)
+    x = np.concatenate([10.0 ** rng.uniform(-45, 38.5, 70001), 1 + rng.uniform(-1e-3, 1e-3, 1001),
+                        [1.4e-45, 1e-40, 1.1754942e-38, 1.1754944e-38, 0.70710677, 0.7071068, 3.4028235e38]])
+    check_op("aten::log", torch.log, x.astype(np.float32), tolerance=TOLERANCE[np.float32])
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_round_halves_to_even(dtype):
     x = np.arange(-10.5, 11, 1.0, dtype=dtype)

@@ -4,15 +4,18 @@
 // any dtype, giving bool.
 //
 // Each op is a struct run by elementwise_map.h's loops: in the tensor's type
-// for the fast kernel, in double for the reference. The transcendental
-// functions are libm's (its float versions in float), within an ulp of the
-// double-precision reference.
+// for the fast kernel, in double for the reference. log in float is
+// vec_math.h's vectorizable one; the other transcendental functions are
+// libm's (its float versions in float), within an ulp of the reference. log2
+// and log10 stay libm's rather than scale log: they are exact at powers of 2
+// and 10.
 #include <array>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
 #include "kernels/cpu/elementwise_map.h"
+#include "kernels/cpu/vec_math.h"
 
 namespace opgraph::kernels {
 namespace {
@@ -95,7 +98,7 @@ void register_unary_math_ops(Registry& registry) {
   define_elementwise<Math<[](auto x) { return std::acosh(x); }>>(registry, "aten::acosh(Tensor self) -> Tensor");
   define_elementwise<Math<[](auto x) { return std::atanh(x); }>>(registry, "aten::atanh(Tensor self) -> Tensor");
   define_elementwise<Math<[](auto x) { return std::expm1(x); }>>(registry, "aten::expm1(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::log(x); }>>(registry, "aten::log(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return fast_log(x); }>>(registry, "aten::log(Tensor self) -> Tensor");
   define_elementwise<Math<[](auto x) { return std::log2(x); }>>(registry, "aten::log2(Tensor self) -> Tensor");
   define_elementwise<Math<[](auto x) { return std::log10(x); }>>(registry, "aten::log10(Tensor self) -> Tensor");
   define_elementwise<Math<[](auto x) { return std::log1p(x); }>>(registry, "aten::log1p(Tensor self) -> Tensor");
