@@ -1,12 +1,11 @@
-// Activation functions, their gradients and the elementwise math of
-// transformer blocks (neg, exp, sqrt, rsqrt, erf, pow with a scalar
+// Activation functions (relu, gelu, silu, sigmoid, tanh, hardtanh, elu,
+// leaky_relu, hardswish, hardsigmoid), their gradients and the elementwise
+// math of transformer blocks (neg, exp, sqrt, rsqrt, erf, pow with a scalar
 // exponent, rsub, clamp): maps over tensors of one shape and one
-// floating-point dtype.
+// floating-point dtype (neg also takes integers).
 //
-// Each op is a small struct: its constructor reads (and validates) the call's
-// attributes for the tensors' dtype, its call operator maps one element and is
-// a template so the fast kernel runs it in the tensor's type while the
-// reference runs it in double. The loops around it are shared by every op.
+// Each op is a small struct run by elementwise_map.h's loops, in the tensor's
+// type for the fast kernel and in double for the reference.
 // exp, erf and tanh are vec_math.h's: vectorizable approximations in float,
 // libm's in double, so the reference holds float32 results to libm.
 #include <array>
@@ -15,17 +14,12 @@
 #include <numbers>
 #include <string>
 #include <type_traits>
-#include <utility>
 
-#include "kernels/cpu/cpu_dispatch.h"
+#include "kernels/cpu/elementwise_map.h"
 #include "kernels/cpu/vec_math.h"
-#include "kernels/define.h"
 
 namespace opgraph::kernels {
 namespace {
-
-// Below this many elements, waking the pool costs more than the loop itself.
-constexpr int64_t kParallelThreshold = int64_t{1} << 16;
 
 // A Scalar argument (int or float) rounded to the tensor's dtype, as PyTorch
 // does: the double-precision reference then compares against the same bounds.
@@ -112,9 +106,13 @@ struct Hardtanh {
 
 struct Neg {
   static constexpr std::array<const char*, 1> inputs{"self"};
+  static constexpr Accepts accepts = Accepts::Numbers;
   Neg(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T x) const { return -x; }
+  T operator()(T x) const {
+    if constexpr (std::is_integral_v<T>) return wrapping_neg(x);
+    return -x;
+  }
 };
 
 struct Exp {
@@ -186,6 +184,51 @@ struct Clamp {
     return low > T(max_val) ? T(max_val) : low;
   }
   double min_val, max_val;
+};
+
+// alpha * scale * (e^(x * input_scale) - 1) below 0, scale * x above; NaN
+// takes the exponential branch and stays NaN. expm1, as PyTorch's vector code
+// has it, keeps small negative inputs (and -0) from collapsing to 0.
+struct Elu {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Elu(const Attrs& attrs, DType dtype)
+      : alpha(rounded_scalar_attr(attrs, "alpha", dtype)), scale(rounded_scalar_attr(attrs, "scale", dtype)),
+        input_scale(rounded_scalar_attr(attrs, "input_scale", dtype)) {}
+  template <typename T>
+  T operator()(T x) const {
+    return x > T(0) ? T(scale) * x : T(alpha * scale) * std::expm1(x * T(input_scale));
+  }
+  double alpha, scale, input_scale;
+};
+
+struct LeakyRelu {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  LeakyRelu(const Attrs& attrs, DType dtype) : negative_slope(rounded_scalar_attr(attrs, "negative_slope", dtype)) {}
+  template <typename T>
+  T operator()(T x) const { return x > T(0) ? x : x * T(negative_slope); }
+  double negative_slope;
+};
+
+// relu6(x + 3) / 6, NaN passing through both bounds.
+template <typename T>
+T hard_sigmoid(T x) {
+  const T shifted = x + T(3);
+  const T low = shifted < T(0) ? T(0) : shifted;
+  return (low > T(6) ? T(6) : low) / T(6);
+}
+
+struct Hardsigmoid {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Hardsigmoid(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T x) const { return hard_sigmoid(x); }
+};
+
+struct Hardswish {
+  static constexpr std::array<const char*, 1> inputs{"self"};
+  Hardswish(const Attrs&, DType) {}
+  template <typename T>
+  T operator()(T x) const { return x * hard_sigmoid(x); }
 };
 
 // Inference only: dropout is the identity when not training. Training needs a
@@ -297,78 +340,6 @@ struct HardtanhBackward {
   double min_val, max_val;
 };
 
-// Every input: floating point, with the first input's dtype and shape. The
-// output is like the first input. Building the Op checks the attributes.
-template <typename Op>
-std::vector<TensorMeta> elementwise_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& first = *inputs[0];
-  dispatch_floating(first.dtype, Op::inputs[0], [](auto) {});
-  for (size_t i = 1; i < inputs.size(); ++i) {
-    OPGRAPH_CHECK(inputs[i]->dtype == first.dtype, Op::inputs[i], ": expected ", dtype_name(first.dtype),
-                  " like ", Op::inputs[0], ", got ", dtype_name(inputs[i]->dtype));
-    OPGRAPH_CHECK(inputs[i]->shape == first.shape, Op::inputs[i], ": expected shape ", shape_str(first.shape),
-                  " like ", Op::inputs[0], ", got ", shape_str(inputs[i]->shape));
-  }
-  static_cast<void>(Op(attrs, first.dtype));
-  return {first};
-}
-
-// Calls body(x, y, n): x the input pointers of type T, y the output.
-template <typename Op, typename Body>
-void with_pointers(std::span<const Tensor> inputs, const Tensor& output, Body&& body) {
-  dispatch_floating(output.dtype(), Op::inputs[0], [&](auto zero) {
-    using T = decltype(zero);
-    std::array<const T*, Op::inputs.size()> x;
-    for (size_t i = 0; i < x.size(); ++i) x[i] = inputs[i].data_ptr<const T>();
-    body(x, output.data_ptr<T>(), output.numel());
-  });
-}
-
-// Contiguous loops GCC vectorizes for the CPU's widest vectors, split over
-// the pool when large.
-template <typename Op>
-void map_fast(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-              const Attrs& attrs) {
-  const Op op(attrs, outputs[0].dtype());
-  with_pointers<Op>(inputs, outputs[0], [&](const auto& x, auto* y, int64_t n) {
-    const auto chunk = [&](int64_t begin, int64_t end) {
-      dispatch_cpu([&] {
-        [&]<size_t... I>(std::index_sequence<I...>) {
-          for (int64_t i = begin; i < end; ++i) y[i] = op(x[I][i]...);
-        }(std::make_index_sequence<Op::inputs.size()>{});
-      });
-    };
-    if (n < kParallelThreshold) return chunk(0, n);
-    context.pool->parallel_for(0, n, kParallelThreshold / 2, chunk);
-  });
-}
-
-// One element at a time, in double: the fast kernel's float32 results are held
-// to a more precise evaluation of the same formula.
-template <typename Op>
-void map_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs& attrs) {
-  const Op op(attrs, outputs[0].dtype());
-  with_pointers<Op>(inputs, outputs[0], [&](const auto& x, auto* y, int64_t n) {
-    using T = std::remove_pointer_t<decltype(y)>;
-    [&]<size_t... I>(std::index_sequence<I...>) {
-      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(op(static_cast<double>(x[I][i])...));
-    }(std::make_index_sequence<Op::inputs.size()>{});
-  });
-}
-
-template <typename Op>
-void define_elementwise(Registry& registry, const char* schema, const char* backward = nullptr,
-                        std::source_location where = std::source_location::current()) {
-  define(registry,
-         {.schema = schema,
-          .shape = elementwise_shape<Op>,
-          .cpu = map_fast<Op>,
-          .reference = map_reference<Op>,
-          .backward = backward},
-         where);
-}
-
 using Kernel = void (*)(const KernelContext&, std::span<const Tensor>, std::span<const Tensor>, const Attrs&);
 
 // Runs `exact` or `tanh` as `approximate` asks, per call: a branch per element
@@ -422,6 +393,11 @@ void register_activation_ops(Registry& registry) {
   define_elementwise<Tanh>(registry, "aten::tanh(Tensor self) -> Tensor", "opgraph::tanh_backward");
   define_elementwise<Hardtanh>(registry, "aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
                                "aten::hardtanh_backward");
+  define_elementwise<Elu>(
+      registry, "aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor");
+  define_elementwise<LeakyRelu>(registry, "aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor");
+  define_elementwise<Hardswish>(registry, "aten::hardswish(Tensor self) -> Tensor");
+  define_elementwise<Hardsigmoid>(registry, "aten::hardsigmoid(Tensor self) -> Tensor");
   define_elementwise<Dropout>(registry, "aten::dropout(Tensor input, float p, bool train) -> Tensor");
   define_elementwise<Neg>(registry, "aten::neg(Tensor self) -> Tensor");
   define_elementwise<Exp>(registry, "aten::exp(Tensor self) -> Tensor");

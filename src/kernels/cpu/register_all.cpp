@@ -16,6 +16,7 @@ void register_norm_ops(Registry& registry);
 void register_loss_ops(Registry& registry);
 void register_softmax_cross_entropy_ops(Registry& registry);
 void register_activation_ops(Registry& registry);
+void register_unary_math_ops(Registry& registry);
 void register_binary_backward_ops(Registry& registry);
 void register_binary_ops(Registry& registry);
 void register_attention_ops(Registry& registry);
@@ -45,6 +46,7 @@ void register_builtin_ops(Registry& registry) {
   register_loss_ops(registry);
   register_softmax_cross_entropy_ops(registry);
   register_activation_ops(registry);
+  register_unary_math_ops(registry);
   register_binary_backward_ops(registry);
   register_binary_ops(registry);
   register_attention_ops(registry);

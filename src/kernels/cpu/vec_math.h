@@ -1,5 +1,5 @@
 // Elementwise math written so that GCC vectorizes the loops that use it;
-// libm's expf, erff and tanhf are one call per element.
+// libm's expf, erff, tanhf and logf are one call per element.
 #pragma once
 
 #include <bit>
@@ -68,13 +68,44 @@ inline float vector_tanh(float x) {
   return magnitude < 0.625f ? small : (x < 0.0f ? -large : large);  // NaN takes `large`, which is NaN
 }
 
-// exp, erf and tanh for the fast kernels: the vectorizable versions above for
-// float, libm's for double.
+// Natural logarithm in float, within 1 ulp of the exact one: x = m 2^e, m in
+// [sqrt(1/2), sqrt(2)), Cephes' degree-9 polynomial in m - 1 (exact, so
+// results near x = 1 keep their relative precision), and e ln 2 added in two
+// parts. Subnormals are scaled into the normal range first; 0 gives -inf,
+// negatives and NaN give NaN, inf gives inf, as logf.
+inline float vector_log(float x) {
+  constexpr float kInfinity = __builtin_inff();
+  const bool subnormal = x < 1.17549435e-38f;
+  const int32_t bits = std::bit_cast<int32_t>(subnormal ? x * 8388608.0f : x);  // 2^23
+  // bits' mantissa with the exponent of 0.5: m in [0.5, 1), x = m 2^e.
+  const float m = std::bit_cast<float>((bits & 0x007fffff) | 0x3f000000);
+  const bool low = m < 0.707106781186547524f;
+  const float e = static_cast<float>(((bits >> 23) & 0xff) - 126 - (subnormal ? 23 : 0) - (low ? 1 : 0));
+  const float r = low ? m + m - 1.0f : m - 1.0f;
+  const float r2 = r * r;
+  float p = 7.0376836292e-2f;
+  p = p * r - 1.1514610310e-1f;
+  p = p * r + 1.1676998740e-1f;
+  p = p * r - 1.2420140846e-1f;
+  p = p * r + 1.4249322787e-1f;
+  p = p * r - 1.6668057665e-1f;
+  p = p * r + 2.0000714765e-1f;
+  p = p * r - 2.4999993993e-1f;
+  p = p * r + 3.3333331174e-1f;
+  const float y = ((p * r * r2 + e * -2.12194440e-4f) - 0.5f * r2 + r) + e * 0.693359375f;
+  const float special = x == 0.0f ? -kInfinity : (x == kInfinity ? kInfinity : __builtin_nanf(""));
+  return x > 0.0f && x < kInfinity ? y : special;
+}
+
+// exp, erf, tanh and log for the fast kernels: the vectorizable versions above
+// for float, libm's for double.
 inline float fast_exp(float x) { return vector_exp(x); }
 inline double fast_exp(double x) { return std::exp(x); }
 inline float fast_erf(float x) { return vector_erf(x); }
 inline double fast_erf(double x) { return std::erf(x); }
 inline float fast_tanh(float x) { return vector_tanh(x); }
 inline double fast_tanh(double x) { return std::tanh(x); }
+inline float fast_log(float x) { return vector_log(x); }
+inline double fast_log(double x) { return std::log(x); }
 
 }  // namespace opgraph::kernels
