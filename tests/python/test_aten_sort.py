@@ -16,7 +16,7 @@ def sample(shape, dtype, layout="contiguous", seed=0):
     """Few distinct values, so that ties are many; floats get NaN and infinities too."""
     rng = np.random.default_rng(seed)
     full = shape[::-1] if layout == "transposed" else shape
-    x = rng.integers(-4, 5, full).astype(dtype) if dtype != np.bool_ else rng.random(full) < 0.5
+    x = np.asarray(rng.integers(-4, 5, full) if dtype != np.bool_ else rng.random(full) < 0.5, dtype)
     if dtype in (np.float32, np.float64) and x.size:
         flat = x.reshape(-1)
         flat[rng.random(flat.size) < 0.1] = np.nan
@@ -60,7 +60,7 @@ def topk_cases():
 
 @pytest.mark.parametrize("largest", [True, False])
 @pytest.mark.parametrize("shape, dim, k", topk_cases())
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES[:-1])
 def test_topk_matches_torch(dtype, shape, dim, k, largest):
     """Values exactly as torch's; indices those of a stable sort, which hold the values (torch's own indices
     among ties are unspecified)."""
@@ -107,3 +107,5 @@ def test_errors():
     with pytest.raises(opgraph.Error, match=r"aten::sort: self: expected float32, float64, int64, int32 or bool, "
                                             r"got uint8"):
         call("aten::sort", np.ones(3, np.uint8))
+    with pytest.raises(opgraph.Error, match=r"aten::topk: self: expected a numeric dtype, got bool\[3\]"):
+        call("aten::topk", np.ones(3, np.bool_), k=1)

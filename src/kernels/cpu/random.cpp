@@ -8,6 +8,7 @@
 // after seeding each call alike.
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "kernels/cpu/elementwise.h"

@@ -372,7 +372,7 @@ Extreme<T> fast_extreme(const T* x, int64_t n) {
                               [](T a, T b) { return prefers<kMax>(b, a) ? b : a; });
   int64_t i = 0;
   while (!(x[i] == best || (is_nan(best) && is_nan(x[i])))) ++i;
-  return {best, i};
+  return {x[i], i};  // -0.0 where that came first, though the lanes may have kept 0.0
 }
 
 template <bool kMax, typename T>

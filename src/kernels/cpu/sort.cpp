@@ -5,9 +5,6 @@
 // valid result of its default unstable sort. NaN counts as larger than every
 // number, as in PyTorch. topk orders only the k first entries of a line.
 #include <algorithm>
-#include <cmath>
-#include <numeric>
-#include <type_traits>
 
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/rows.h"
@@ -15,13 +12,10 @@
 namespace opgraph::kernels {
 namespace {
 
+// NaN is the one value unequal to itself; integers and bools never are.
 template <typename T>
 bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return std::isnan(v);
-  } else {
-    return false;
-  }
+  return v != v;
 }
 
 // Whether `a` strictly comes before `b`, ascending or descending.
@@ -53,6 +47,8 @@ template <bool kTopk>
 std::vector<TensorMeta> select_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
   const TensorMeta& self = *inputs[0];
   dispatch_elementwise(self.dtype, "self", [](auto) {});
+  OPGRAPH_CHECK(!kTopk || self.dtype != DType::Bool, "self: expected a numeric dtype, got ", self.str(),
+                " (ATen's topk takes no bool)");
   const Selection selection = selection_of(self.shape, attrs, kTopk);
   Shape shape = self.shape;
   if (!shape.empty()) shape[selection.dim] = selection.k;
