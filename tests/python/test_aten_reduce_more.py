@@ -102,13 +102,13 @@ def run(op, x, attrs, keepdim=None, **extra):
 
 
 @pytest.mark.parametrize("keepdim", [False, True])
-@pytest.mark.parametrize("op, dtype, shape, attrs", cases(FLOATS + INTEGERS))
+@pytest.mark.parametrize("op, dtype, shape, attrs", list(cases(FLOATS + INTEGERS)))
 def test_matches_torch(op, dtype, shape, attrs, keepdim):
     run(op, sample(shape, dtype), attrs, keepdim)
 
 
 @pytest.mark.parametrize("layout", ["transposed", "sliced"])
-@pytest.mark.parametrize("op, dtype, shape, attrs", cases([np.float64, np.int32]))
+@pytest.mark.parametrize("op, dtype, shape, attrs", list(cases([np.float64, np.int32])))
 def test_strided_inputs(op, dtype, shape, attrs, layout):
     run(op, sample(shape, dtype, layout), attrs, keepdim=False)
 

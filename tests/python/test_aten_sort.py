@@ -59,7 +59,7 @@ def topk_cases():
 
 
 @pytest.mark.parametrize("largest", [True, False])
-@pytest.mark.parametrize("shape, dim, k", topk_cases())
+@pytest.mark.parametrize("shape, dim, k", list(topk_cases()))
 @pytest.mark.parametrize("dtype", DTYPES[:-1])
 def test_topk_matches_torch(dtype, shape, dim, k, largest):
     """Values exactly as torch's; indices those of a stable sort, which hold the values (torch's own indices
