@@ -159,3 +159,23 @@ def test_errors():
         call("aten::native_dropout", np.ones(3, np.float32), p=1.5, train=True)
     with pytest.raises(opgraph.Error, match=r"aten::native_dropout: input: expected float32 or float64, got int64"):
         call("aten::native_dropout", np.ones(3, np.int64), p=0.5, train=True)
+
+
+def test_exported_graph_runs_on_a_session():
+    """randperm's dtype default, ATen's ScalarType number 4, reaches the graph as int64."""
+    from opgraph import ir
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            out, mask = torch.ops.aten.native_dropout(x, 0.5, True)
+            return torch.randperm(9), out, mask
+
+    x = torch.ones(4, 6)
+    session = ir.extract_ir(Model(), (x,)).to_session()
+    opgraph.manual_seed(3)
+    permutation, out, mask = (np.asarray(r) for r in session.run(x.numpy()))
+    assert permutation.dtype == np.int64
+    np.testing.assert_array_equal(np.sort(permutation), np.arange(9))
+    np.testing.assert_array_equal(out, mask * 2.0)
+    opgraph.manual_seed(3)
+    np.testing.assert_array_equal(np.asarray(session.run(x.numpy())[0]), permutation)

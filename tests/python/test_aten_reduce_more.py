@@ -177,3 +177,18 @@ def test_errors():
     # The reference reports the same errors.
     with pytest.raises(opgraph.Error, match=r"aten::amin: self: expected a non-zero size"):
         call_reference("aten::amin", x)
+
+
+def test_exported_graph_runs_on_a_session():
+    from opgraph import ir
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            values, indices = x.max(0)
+            return (x.amax(1), x.amin(), x.argmax(), x.argmin(1, keepdim=True), values, indices, x.var(1),
+                    torch.var(x, 0, correction=0), x.prod(), x.prod(1), (x > 0).any(1), (x > 0).any(), x.mean())
+
+    x = torch.randn(4, 6)
+    results = ir.extract_ir(Model(), (x,)).to_session().run(x.numpy())
+    for got, want in zip(results, Model()(x), strict=True):
+        np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-5, atol=1e-6)

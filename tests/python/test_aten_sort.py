@@ -109,3 +109,17 @@ def test_errors():
         call("aten::sort", np.ones(3, np.uint8))
     with pytest.raises(opgraph.Error, match=r"aten::topk: self: expected a numeric dtype, got bool\[3\]"):
         call("aten::topk", np.ones(3, np.bool_), k=1)
+
+
+def test_exported_graph_runs_on_a_session():
+    from opgraph import ir
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            values, indices = torch.sort(x, dim=0, descending=True)
+            return values, indices, torch.topk(x, 2, largest=False).values
+
+    x = torch.randn(5, 7)
+    results = ir.extract_ir(Model(), (x,)).to_session().run(x.numpy())
+    for got, want in zip(results, Model()(x), strict=True):
+        np.testing.assert_array_equal(np.asarray(got), want.numpy())
