@@ -267,7 +267,10 @@ struct ProdOp {
   static std::vector<DType> outputs(DType input, const Attrs& attrs) {
     const bool floating = input == DType::Float32 || input == DType::Float64;
     const DType result = floating ? input : DType::Int64;
-    check_dtype_argument(attrs, "dtype", result);
+    const AttrValue& dtype = attrs.get("dtype");
+    OPGRAPH_CHECK(std::holds_alternative<std::monostate>(dtype) || std::get<DType>(dtype) == result,
+                  "dtype: expected None or ", dtype_name(result), " (the product's dtype for ", dtype_name(input),
+                  " input; conversion is not supported), got ", attr_str(dtype));
     return {result};
   }
   explicit ProdOp(const Attrs&) {}
