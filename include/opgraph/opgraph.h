@@ -5,6 +5,7 @@
 #include "opgraph/core/dtype.h"
 #include "opgraph/core/error.h"
 #include "opgraph/core/npy.h"
+#include "opgraph/core/random.h"
 #include "opgraph/core/tensor.h"
 #include "opgraph/core/thread_pool.h"
 #include "opgraph/graph/graph.h"

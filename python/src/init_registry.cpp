@@ -81,6 +81,9 @@ void init_registry(nb::module_& m) {
   m.def("set_num_threads", &set_num_threads, nb::arg("num_threads"),
         "Sets the number of threads kernels use (the calling thread included).");
   m.def("get_num_threads", &get_num_threads);
+  m.def("manual_seed", &manual_seed, nb::arg("seed"),
+        "Restarts the stream of the random ops (rand, randn, randperm, native_dropout) from a seed, as "
+        "torch.manual_seed does: the same calls then give the same values, whatever the thread count.");
   m.def(
       "get_cpu_capability", [] { return std::string(cpu_capability_name(cpu_capability())); },
       "The vector instructions the built-in kernels use: \"avx512\", \"avx2\" or \"default\" (baseline "

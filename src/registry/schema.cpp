@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <utility>
 
 #include "opgraph/core/error.h"
 
@@ -29,6 +30,27 @@ std::string_view kind_name(Type::Kind kind) {
     if (base.kind == kind) return base.name;
   }
   return "?";
+}
+
+// ATen writes a ScalarType default as its c10::ScalarType number
+// (randperm's dtype=4, long); these are the numbers of opgraph's dtypes.
+constexpr std::pair<int64_t, DType> kAtenNumbers[] = {
+    {0, DType::UInt8}, {1, DType::Int8},    {3, DType::Int32}, {4, DType::Int64},     {5, DType::Float16},
+    {6, DType::Float32}, {7, DType::Float64}, {11, DType::Bool}, {15, DType::BFloat16},
+};
+
+std::optional<DType> dtype_from_aten_number(int64_t number) {
+  for (const auto& [n, dtype] : kAtenNumbers) {
+    if (n == number) return dtype;
+  }
+  return std::nullopt;
+}
+
+int64_t aten_number(DType dtype) {
+  for (const auto& [n, d] : kAtenNumbers) {
+    if (d == dtype) return n;
+  }
+  throw Error(detail::concat("dtype ", dtype_name(dtype), " has no ATen ScalarType number"));
 }
 
 // An untyped default value as written, before it is checked against the type.
@@ -307,8 +329,10 @@ class Parser {
         if (lit.kind == Literal::Kind::Int) return lit.i;
         return as_float(lit);
       case K::ScalarType: {
-        auto dtype = lit.kind == Literal::Kind::Ident ? dtype_from_name(lit.text) : std::nullopt;
-        if (!dtype) fail_at(lit.pos, "a dtype name (float, long, ...) as default for ScalarType");
+        auto dtype = lit.kind == Literal::Kind::Ident ? dtype_from_name(lit.text)
+                     : lit.kind == Literal::Kind::Int ? dtype_from_aten_number(lit.i)
+                                                      : std::nullopt;
+        if (!dtype) fail_at(lit.pos, "a dtype name (float, long, ...) or ATen number (4) as default for ScalarType");
         return *dtype;
       }
       case K::Device:
@@ -454,6 +478,8 @@ std::string Argument::str() const {
     const auto* ints = std::get_if<std::vector<int64_t>>(&*default_value);
     if (bare && s) {
       text += "=" + *s;
+    } else if (const auto* dtype = std::get_if<DType>(&*default_value)) {  // as ATen prints them
+      text += "=" + std::to_string(aten_number(*dtype));
     } else if (type.kind == Type::Kind::Bool && ints) {  // bool[] defaults are held as 0/1
       std::string items;
       for (int64_t v : *ints) items += (items.empty() ? "" : ", ") + std::string(v ? "True" : "False");

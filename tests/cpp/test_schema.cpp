@@ -217,6 +217,11 @@ TEST(SchemaTest, ScalarTypeDefault) {
   Schema s = Schema::parse("ns::f(Tensor x, ScalarType dtype=float, ScalarType? out_dtype=Long) -> Tensor");
   EXPECT_EQ(s.arguments[1].default_value, AttrValue{DType::Float32});
   EXPECT_EQ(s.arguments[2].default_value, AttrValue{DType::Int64});
+  // ATen prints ScalarType defaults as c10::ScalarType numbers, and so does opgraph.
+  Schema aten = Schema::parse("aten::randperm(SymInt n, *, ScalarType? dtype=4) -> Tensor");
+  EXPECT_EQ(aten.arguments[1].default_value, AttrValue{DType::Int64});
+  EXPECT_EQ(aten.str(), "aten::randperm(SymInt n, *, ScalarType? dtype=4) -> Tensor");
+  EXPECT_EQ(s.arguments[1].str(), "ScalarType dtype=6");
 }
 
 TEST(SchemaTest, LayoutDeviceMemoryFormat) {

@@ -16,6 +16,9 @@ _DTYPES = {torch.float32: "float32", torch.float64: "float64", torch.float16: "f
            torch.bfloat16: "bfloat16", torch.int8: "int8", torch.int32: "int32", torch.int64: "int64",
            torch.uint8: "uint8", torch.bool: "bool"}
 _TORCH_DTYPES = {name: dtype for dtype, name in _DTYPES.items()}
+# ...and dtype defaults as c10::ScalarType numbers (randperm's dtype=4).
+_SCALAR_TYPES = {0: torch.uint8, 1: torch.int8, 3: torch.int32, 4: torch.int64, 5: torch.float16, 6: torch.float32,
+                 7: torch.float64, 11: torch.bool, 15: torch.bfloat16}
 
 
 def unsupported(op_type, argument, value):
@@ -48,7 +51,7 @@ def _item_to_ir(op_type, argument, value):
                     f"inside ops (flatten instead of view(x.size(0), -1))")
     kind = argument.kind
     if kind == "ScalarType":
-        return dtype_name(op_type, argument.name, value)
+        return dtype_name(op_type, argument.name, _SCALAR_TYPES.get(value, value) if isinstance(value, int) else value)
     if kind == "Device":
         return str(torch.device(value))
     if kind == "MemoryFormat":

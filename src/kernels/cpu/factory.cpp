@@ -9,14 +9,10 @@
 #include <cmath>
 
 #include "kernels/cpu/elementwise.h"
-#include "kernels/cpu/placement.h"
+#include "kernels/cpu/factory.h"
 
 namespace opgraph::kernels {
 namespace {
-
-bool is_none(const Attrs& attrs, std::string_view name) {
-  return std::holds_alternative<std::monostate>(attrs.get(name));
-}
 
 // The dtype a Scalar attribute infers when none is asked for.
 DType scalar_dtype(const AttrValue& value) {
@@ -28,14 +24,6 @@ template <typename T>
 T scalar_as(const AttrValue& value) {
   if (const auto* integer = std::get_if<int64_t>(&value)) return static_cast<T>(*integer);
   return static_cast<T>(std::get<double>(value));
-}
-
-Shape size_attr(const Attrs& attrs, const char* name) {
-  const auto& size = attrs.get<std::vector<int64_t>>(name);
-  for (int64_t extent : size) {
-    OPGRAPH_CHECK(extent >= 0, name, ": expected non-negative extents, got ", shape_str(size));
-  }
-  return Shape(size);
 }
 
 // ---- Filled tensors ------------------------------------------------------------
@@ -144,9 +132,6 @@ void arange_kernel(const KernelContext&, std::span<const Tensor>, std::span<cons
     for (int64_t i = 0; i < range.length; ++i) out[i] = static_cast<T>(range.start + static_cast<double>(i) * range.step);
   });
 }
-
-constexpr const char* kFactoryOptions =
-    "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None";
 
 }  // namespace
 
