@@ -74,10 +74,10 @@ void for_each_tap(const Shape& input, const Shape& weight, const Shape& out, con
   }
   const int64_t batch = input[0], channels = input[1], out_channels = out[1];
   const int64_t per_group = channels / p.groups, out_per_group = out_channels / p.groups;
-  // The input coordinate of output coordinate `out` and tap `tap` along dim
-  // `d`, or -1 where that falls in the padding.
-  auto source = [&](int64_t d, int64_t out, int64_t tap) {
-    const int64_t at = out * s[d] - pad[d] + tap * dil[d];
+  // The input coordinate that output coordinate `to` reads with tap `tap`
+  // along dim `d`, or -1 where that falls in the padding.
+  auto source = [&](int64_t d, int64_t to, int64_t tap) {
+    const int64_t at = to * s[d] - pad[d] + tap * dil[d];
     return at >= 0 && at < in[d] ? at : -1;
   };
   int64_t index = 0;

@@ -239,11 +239,16 @@ void layer_norm_backward_cpu(const KernelContext& context, std::span<const Tenso
   });
 }
 
-void layer_norm_backward_reference(const KernelContext&, std::span<const Tensor> inputs,
-                                   std::span<const Tensor> outputs, const Attrs& attrs) {
-  const LayerNormArgs args = layer_norm_args(inputs[1], attrs, 0.0);
-  const std::array<bool, 3> mask = output_mask(attrs);
-  const int64_t rows = args.rows, n = args.cols;
+// The gradients from their definition, for rows of `cols` values, each
+// normalized with its mean and rstd (inputs: grad_out, input, mean, rstd,
+// weight?), then scaled by weight[feature(r, i)] (of `features`): with
+// xhat = (x - mean) * rstd and g = grad_out * weight,
+//   grad_input = rstd * (g - mean(g) - xhat * mean(g * xhat)) along each row,
+//   grad_weight[f] = sum(grad_out * xhat), grad_bias[f] = sum(grad_out) over f's elements.
+template <typename Feature>
+void normalized_rows_backward_reference(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                                        const std::array<bool, 3>& mask, int64_t rows, int64_t cols,
+                                        int64_t features, Feature feature) {
   dispatch_floating(inputs[1].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const T* dy = inputs[0].data_ptr<const T>();
@@ -251,23 +256,32 @@ void layer_norm_backward_reference(const KernelContext&, std::span<const Tensor>
     const T* mean = inputs[2].data_ptr<const T>();
     const T* rstd = inputs[3].data_ptr<const T>();
     const T* w = data_or_null<T>(inputs[4]);
-    std::vector<double> dx(static_cast<size_t>(rows * n)), dw(static_cast<size_t>(n)), db(dw.size());
+    std::vector<double> dx(static_cast<size_t>(rows * cols)), dw(static_cast<size_t>(features)), db(dw.size());
     for (int64_t r = 0; r < rows; ++r) {
+      auto xhat = [&](int64_t i) { return (double(x[r * cols + i]) - mean[r]) * rstd[r]; };
+      auto g = [&](int64_t i) { return double(dy[r * cols + i]) * (w ? w[feature(r, i)] : 1.0); };
       double sum_g = 0, sum_gx = 0;
-      auto xhat = [&](int64_t i) { return (double(x[r * n + i]) - mean[r]) * rstd[r]; };
-      auto g = [&](int64_t i) { return double(dy[r * n + i]) * (w ? w[i] : 1.0); };
-      for (int64_t i = 0; i < n; ++i) {
+      for (int64_t i = 0; i < cols; ++i) {
         sum_g += g(i);
         sum_gx += g(i) * xhat(i);
-        dw[i] += dy[r * n + i] * xhat(i);
-        db[i] += dy[r * n + i];
+        dw[feature(r, i)] += dy[r * cols + i] * xhat(i);
+        db[feature(r, i)] += dy[r * cols + i];
       }
-      for (int64_t i = 0; i < n; ++i) dx[r * n + i] = rstd[r] * (g(i) - sum_g / n - xhat(i) * sum_gx / n);
+      for (int64_t i = 0; i < cols; ++i) {
+        dx[r * cols + i] = rstd[r] * (g(i) - sum_g / cols - xhat(i) * sum_gx / cols);
+      }
     }
     if (mask[0]) store<T>(dx, outputs[0]);
     if (mask[1]) store<T>(dw, outputs[1]);
     if (mask[2]) store<T>(db, outputs[2]);
   });
+}
+
+void layer_norm_backward_reference(const KernelContext&, std::span<const Tensor> inputs,
+                                   std::span<const Tensor> outputs, const Attrs& attrs) {
+  const LayerNormArgs args = layer_norm_args(inputs[1], attrs, 0.0);
+  normalized_rows_backward_reference(inputs, outputs, output_mask(attrs), args.rows, args.cols, args.cols,
+                                     [](int64_t, int64_t i) { return i; });
 }
 
 // ---- group_norm and instance_norm ---------------------------------------------
@@ -490,41 +504,13 @@ void group_norm_backward_cpu(const KernelContext& context, std::span<const Tenso
   });
 }
 
-// From the definition: xhat and g = dy * w per element, then
-// grad_input = rstd * (g - mean(g) - xhat * mean(g * xhat)) over each group.
 void group_norm_backward_reference(const KernelContext&, std::span<const Tensor> inputs,
                                    std::span<const Tensor> outputs, const Attrs& attrs) {
   const Groups g = native_groups(attrs);
-  const std::array<bool, 3> mask = output_mask(attrs);
-  const int64_t per_group = g.channels / g.groups, cols = per_group * g.plane;
-  dispatch_floating(inputs[1].dtype(), "input", [&](auto zero) {
-    using T = decltype(zero);
-    const T* dy = inputs[0].data_ptr<const T>();
-    const T* x = inputs[1].data_ptr<const T>();
-    const T* mean = inputs[2].data_ptr<const T>();
-    const T* rstd = inputs[3].data_ptr<const T>();
-    const T* w = data_or_null<T>(inputs[4]);
-    std::vector<double> dx(static_cast<size_t>(inputs[1].numel())), dw(static_cast<size_t>(g.channels)),
-        db(dw.size());
-    for (int64_t r = 0; r < g.batch * g.groups; ++r) {
-      auto channel = [&](int64_t i) { return r % g.groups * per_group + i / g.plane; };
-      auto xhat = [&](int64_t i) { return (double(x[r * cols + i]) - mean[r]) * rstd[r]; };
-      auto grad = [&](int64_t i) { return double(dy[r * cols + i]) * (w ? w[channel(i)] : 1.0); };
-      double sum_g = 0, sum_gx = 0;
-      for (int64_t i = 0; i < cols; ++i) {
-        sum_g += grad(i);
-        sum_gx += grad(i) * xhat(i);
-        dw[channel(i)] += dy[r * cols + i] * xhat(i);
-        db[channel(i)] += dy[r * cols + i];
-      }
-      for (int64_t i = 0; i < cols; ++i) {
-        dx[r * cols + i] = rstd[r] * (grad(i) - sum_g / cols - xhat(i) * sum_gx / cols);
-      }
-    }
-    if (mask[0]) store<T>(dx, outputs[0]);
-    if (mask[1]) store<T>(dw, outputs[1]);
-    if (mask[2]) store<T>(db, outputs[2]);
-  });
+  const int64_t per_group = g.channels / g.groups;
+  normalized_rows_backward_reference(inputs, outputs, output_mask(attrs), g.batch * g.groups, per_group * g.plane,
+                                     g.channels,
+                                     [&](int64_t r, int64_t i) { return r % g.groups * per_group + i / g.plane; });
 }
 
 // ---- batch_norm ------------------------------------------------------------------
