@@ -264,3 +264,26 @@ def conv_attrs(spatial, transposed=False, **given):
 def test_bad_inputs(name, inputs, attrs, message):
     with pytest.raises(opgraph.Error, match=f"^{name}: {message}"):
         call(name, *inputs, **attrs)
+
+
+# ---- exported models ---------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel lengths")
+def test_exported_model_runs():
+    """An audio-style stack as torch.export writes it: conv1d.padding ("same", even kernel) and conv_transpose1d;
+    and a 3-D one: conv3d and conv_transpose3d.input."""
+    from torch import nn
+    from opgraph.ir import extract_ir
+
+    torch.manual_seed(0)
+    for model, x, ops in [
+        (nn.Sequential(nn.Conv1d(3, 4, 4, padding="same"), nn.ConvTranspose1d(4, 2, 3, stride=2, output_padding=1)),
+         torch.randn(2, 3, 9), ["aten.conv1d.padding", "aten.conv_transpose1d.default"]),
+        (nn.Sequential(nn.Conv3d(2, 4, 3, padding=1), nn.ConvTranspose3d(4, 2, 2, stride=2, groups=2)),
+         torch.randn(1, 2, 3, 4, 5), ["aten.conv3d.default", "aten.conv_transpose3d.input"]),
+    ]:
+        ir = extract_ir(model.eval(), (x,))
+        assert [node.op_type for node in ir.nodes] == ops
+        got, = ir.to_session().run(x.numpy())
+        np.testing.assert_allclose(got, model(x).detach().numpy(), rtol=1e-4, atol=1e-5)

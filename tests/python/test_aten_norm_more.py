@@ -258,3 +258,26 @@ def test_norm_gradient_errors():
     with pytest.raises(opgraph.Error, match=r"output_mask"):
         call("aten::native_layer_norm_backward", x, x, np.ones((2, 6, 1), np.float32), np.ones((2, 6, 1),
              np.float32), None, None, normalized_shape=[4], output_mask=[True, False])
+
+
+# ---- an exported training graph ---------------------------------------------------
+
+
+def test_exported_training_graph_updates_the_running_statistics():
+    """torch.export of a model in training mode functionalizes batch_norm's in-place update of its running
+    statistics: _native_batch_norm_legit_functional returns them, and the graph returns them as outputs."""
+    from copy import deepcopy
+    from torch import nn
+    from opgraph.ir import extract_ir
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4, momentum=0.3), nn.GroupNorm(2, 4), nn.ReLU()).train()
+    x = torch.randn(2, 3, 6, 6)
+    ir = extract_ir(deepcopy(model), (x,), decompose=True)
+    ops = [node.op_type for node in ir.nodes]
+    assert "aten._native_batch_norm_legit_functional.default" in ops and "aten.native_group_norm.default" in ops
+    running_mean, running_var, _, got = ir.to_session().run(x.numpy())
+    want = model(x).detach().numpy()  # updates the model's running statistics
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(running_mean, model[1].running_mean.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(running_var, model[1].running_var.numpy(), rtol=1e-5, atol=1e-6)

@@ -82,14 +82,14 @@ std::vector<TensorMeta> layer_norm_shape(std::span<const TensorMeta* const> inpu
   return {native_layer_norm_shape(inputs, attrs)[0]};
 }
 
-struct LayerNormArgs {
+// The input as rows of the normalized_shape's elements.
+struct NormalizedRows {
   int64_t rows, cols;
-  double eps;
 };
 
-LayerNormArgs layer_norm_args(const Tensor& input, const Attrs& attrs, double eps) {
+NormalizedRows normalized_rows(const Tensor& input, const Attrs& attrs) {
   const int64_t cols = product(attrs.get<std::vector<int64_t>>("normalized_shape"));
-  return {cols == 0 ? 0 : input.numel() / cols, cols, eps};
+  return {cols == 0 ? 0 : input.numel() / cols, cols};
 }
 
 // Writes y for one row and returns its (mean, rstd).
@@ -110,7 +110,8 @@ std::pair<T, T> layer_norm_row(const T* x, const T* w, const T* b, double eps, T
 // Serves layer_norm (one output) and native_layer_norm (three).
 void layer_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                     const Attrs& attrs) {
-  const LayerNormArgs args = layer_norm_args(inputs[0], attrs, attrs.get<double>("eps"));
+  const NormalizedRows args = normalized_rows(inputs[0], attrs);
+  const double eps = attrs.get<double>("eps");
   dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const T* x = inputs[0].data_ptr<const T>();
@@ -122,7 +123,7 @@ void layer_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs
     parallel_rows(context, args.rows, args.cols, [&](int64_t begin, int64_t end) {
       dispatch_cpu([&] {
         for (int64_t r = begin; r < end; ++r) {
-          const auto stats = layer_norm_row(x + r * args.cols, w, b, args.eps, y + r * args.cols, args.cols);
+          const auto stats = layer_norm_row(x + r * args.cols, w, b, eps, y + r * args.cols, args.cols);
           if (mean != nullptr) std::tie(mean[r], rstd[r]) = stats;
         }
       });
@@ -132,7 +133,8 @@ void layer_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs
 
 void layer_norm_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                           const Attrs& attrs) {
-  const LayerNormArgs args = layer_norm_args(inputs[0], attrs, attrs.get<double>("eps"));
+  const NormalizedRows args = normalized_rows(inputs[0], attrs);
+  const double eps = attrs.get<double>("eps");
   dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const T* x = inputs[0].data_ptr<const T>();
@@ -146,7 +148,7 @@ void layer_norm_reference(const KernelContext&, std::span<const Tensor> inputs, 
       mean /= static_cast<double>(args.cols);
       for (int64_t i = 0; i < args.cols; ++i) var += (row[i] - mean) * (row[i] - mean);
       var /= static_cast<double>(args.cols);
-      const double rstd = 1.0 / std::sqrt(var + args.eps);
+      const double rstd = 1.0 / std::sqrt(var + eps);
       for (int64_t i = 0; i < args.cols; ++i) {
         y[r * args.cols + i] = static_cast<T>((row[i] - mean) * rstd * (w ? w[i] : 1.0) + (b ? b[i] : 0.0));
       }
@@ -183,7 +185,7 @@ std::vector<TensorMeta> native_layer_norm_backward_shape(std::span<const TensorM
 
 void layer_norm_backward_cpu(const KernelContext& context, std::span<const Tensor> inputs,
                              std::span<const Tensor> outputs, const Attrs& attrs) {
-  const LayerNormArgs args = layer_norm_args(inputs[1], attrs, 0.0);
+  const NormalizedRows args = normalized_rows(inputs[1], attrs);
   const std::array<bool, 3> mask = output_mask(attrs);
   const int64_t rows = args.rows, n = args.cols;
   dispatch_floating(inputs[1].dtype(), "input", [&](auto zero) {
@@ -279,7 +281,7 @@ void normalized_rows_backward_reference(std::span<const Tensor> inputs, std::spa
 
 void layer_norm_backward_reference(const KernelContext&, std::span<const Tensor> inputs,
                                    std::span<const Tensor> outputs, const Attrs& attrs) {
-  const LayerNormArgs args = layer_norm_args(inputs[1], attrs, 0.0);
+  const NormalizedRows args = normalized_rows(inputs[1], attrs);
   normalized_rows_backward_reference(inputs, outputs, output_mask(attrs), args.rows, args.cols, args.cols,
                                      [](int64_t, int64_t i) { return i; });
 }
