@@ -537,11 +537,10 @@ std::vector<TensorMeta> batch_norm_no_training_shape(std::span<const TensorMeta*
   return {input, empty, empty};
 }
 
+// aten::batch_norm in training normalizes with the batch's statistics and
+// leaves the running ones (which ATen updates in place) as they are.
 std::vector<TensorMeta> batch_norm_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  OPGRAPH_CHECK(!attrs.get<bool>("training"),
-                "training: expected False, got True (training-mode batch_norm, which normalizes with the batch's "
-                "statistics, is not supported by this op)");
-  OPGRAPH_CHECK(inputs[3] != nullptr && inputs[4] != nullptr,
+  OPGRAPH_CHECK(attrs.get<bool>("training") || (inputs[3] != nullptr && inputs[4] != nullptr),
                 "running_mean, running_var: expected tensors in inference mode (training=False), got None");
   return {batch_norm_input(inputs)};
 }
@@ -716,7 +715,7 @@ void run_batch_norm(const KernelContext& context, std::span<const Tensor> inputs
     } else {
       normalize_channels<T>(context, layout, stats, inputs, outputs[0]);
     }
-    if (training) {
+    if (training && outputs.size() > 1) {
       store_training_outputs<T>(stats, attrs.get<double>("momentum"), inputs, outputs);
     } else if (outputs.size() == 5) {  // the running statistics, unchanged
       std::memcpy(outputs[3].data(), inputs[3].data(), inputs[3].nbytes());
