@@ -118,8 +118,3 @@ def test_bad_inputs(inputs, attrs, message):
     with pytest.raises(opgraph.Error, match=f"^aten::conv2d: {message}"):
         call("aten::conv2d", *inputs, **attrs)
 
-
-def test_transposed_convolution_is_refused():
-    with pytest.raises(opgraph.Error, match="transposed convolution is not supported"):
-        call("aten::convolution", random((1, 3, 8, 8), np.float32), random((3, 4, 3, 3), np.float32), None,
-             stride=[1, 1], padding=[0, 0], dilation=[1, 1], transposed=True, output_padding=[0, 0], groups=1)

@@ -1,4 +1,4 @@
-"""aten layer_norm, native_layer_norm and inference-mode batch_norm against PyTorch."""
+"""aten layer_norm, native_layer_norm and batch_norm against PyTorch."""
 import numpy as np
 import pytest
 import torch
@@ -87,14 +87,27 @@ def test_native_batch_norm_legit_no_training(dtype, shape, layout, affine_kind):
              momentum=0.1, eps=1e-5)
 
 
+@pytest.mark.parametrize("training", [False, True])
 @pytest.mark.parametrize("affine_kind", AFFINE)
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("shape", BATCH_NORM_SHAPES)
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_batch_norm(dtype, shape, layout, affine_kind):
+def test_batch_norm(dtype, shape, layout, affine_kind, training):
+    if training and shape[0] * int(np.prod(shape[2:])) < 2:
+        pytest.skip("training takes more than one value per channel")
     x, weight, bias, mean, var = batch_norm_inputs(shape, dtype, layout, affine_kind)
-    check_op("aten::batch_norm", lambda t, w, b, m, v: F.batch_norm(t, m, v, w, b, training=False, eps=1e-3),
-             x, weight, bias, mean, var, training=False, momentum=0.1, eps=1e-3, cudnn_enabled=True)
+    # In training torch updates the running statistics in place: it gets copies.
+    check_op("aten::batch_norm",
+             lambda t, w, b, m, v: F.batch_norm(t, m.clone(), v.clone(), w, b, training=training, eps=1e-3),
+             x, weight, bias, mean, var, training=training, momentum=0.1, eps=1e-3, cudnn_enabled=True,
+             tolerance=tolerance(dtype) if training else None)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_batch_norm_training_without_running_statistics(dtype):
+    x = make((3, 4, 5), dtype, "transposed")
+    check_op("aten::batch_norm", lambda t, *_: F.batch_norm(t, None, None, training=True), x, None, None, None,
+             None, training=True, momentum=0.1, eps=1e-5, cudnn_enabled=False, tolerance=tolerance(dtype))
 
 
 def test_layer_norm_errors():
@@ -117,9 +130,6 @@ def test_batch_norm_errors():
     x = np.ones((2, 3, 4), np.float32)
     stats = np.ones(3, np.float32)
     attrs = dict(momentum=0.1, eps=1e-5, cudnn_enabled=False)
-    with pytest.raises(opgraph.Error, match=r"aten::batch_norm: training: expected False, got True \(training-mode "
-                                            r"batch_norm.*is not supported by this op\)"):
-        call("aten::batch_norm", x, None, None, stats, stats, training=True, **attrs)
     with pytest.raises(opgraph.Error, match=r"running_mean, running_var: expected tensors in inference mode"):
         call("aten::batch_norm", x, None, None, None, None, training=False, **attrs)
     with pytest.raises(opgraph.Error, match=r"running_var: expected float32\[3\] to match input float32\[2, 3, 4\], "

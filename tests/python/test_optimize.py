@@ -124,6 +124,27 @@ def test_decomposed_batch_norm_folds_too():
     np.testing.assert_allclose(got, model(x).detach().numpy(), **FLOAT32_SUMS)
 
 
+
+@pytest.mark.parametrize("kind", ["transposed", "3-D"])
+def test_only_2d_convolutions_fold_and_fuse(kind):
+    """aten::convolution becomes aten::conv2d (into which a batch norm folds and an activation fuses) only where
+    it is a 2-D one: a transposed or 3-D convolution stays as it is, and so do the nodes after it."""
+    torch.manual_seed(0)
+    if kind == "transposed":
+        layers = [nn.ConvTranspose2d(3, 4, 3, stride=2, output_padding=1), nn.BatchNorm2d(4)]
+        x = torch.randn(2, 3, 5, 6)
+    else:
+        layers, x = [nn.Conv3d(3, 4, 3, padding=1), nn.BatchNorm3d(4)], torch.randn(2, 3, 4, 5, 6)
+    model = nn.Sequential(*layers, nn.ReLU()).eval()
+    with torch.no_grad():
+        layers[1].running_mean.copy_(torch.randn(4) * 0.1)
+        layers[1].running_var.copy_(torch.rand(4) + 0.5)
+    ir = extract_ir(model, (x,), decompose=True)
+    session, (got,), (plain,) = run_both(ir, x)
+    assert op_types(session) == ["aten::convolution", "aten::_native_batch_norm_legit_no_training", "aten::relu"]
+    np.testing.assert_array_equal(got, plain)
+    np.testing.assert_allclose(got, model(x).detach().numpy(), **FLOAT32_SUMS)
+
 def graph_json(stats_input):
     """conv -> batch_norm with its statistics a constant or a graph input."""
     constants = [{"name": n, "dtype": "float32", "shape": s}

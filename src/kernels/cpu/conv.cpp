@@ -1,12 +1,15 @@
-// Convolutions: conv1d, conv2d and convolution (not transposed), with
-// stride, padding, dilation and groups; and opgraph::conv2d, which applies an
-// activation to the result in the same pass.
+// Convolutions over 1, 2 or 3 spatial dims, with stride, padding (numbers,
+// or "same" / "valid"), dilation and groups: conv1d, conv2d, conv3d and their
+// .padding forms, the transposed ones (conv_transpose1d, 2d, 3d, with
+// output_padding) and convolution, which is any of these; and
+// opgraph::conv2d, which applies an activation to the result in the same pass.
 //
-// float32 runs on oneDNN. Its primitives are built once per shape, parameters
-// and thread count, and cached (primitive_cache.h). The caller's buffers are
-// plain (NCHW, OIHW); the primitive reads and writes them in place where a
-// fast implementation takes plain layouts, and otherwise works on converted
-// copies (see build_forward). float64 and the reference use a plain loop.
+// float32 runs on oneDNN (convolution and deconvolution primitives). Its
+// primitives are built once per shape, parameters and thread count, and
+// cached (primitive_cache.h). The caller's buffers are plain (NCHW, OIHW);
+// the primitive reads and writes them in place where a fast implementation
+// takes plain layouts, and otherwise works on converted copies (see
+// build_forward). float64 and the reference use a plain loop.
 
 #include "kernels/cpu/conv.h"
 
@@ -14,7 +17,10 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <source_location>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "kernels/cpu/checked.h"
 #include "kernels/cpu/conv_onednn.h"
@@ -35,6 +41,11 @@ std::vector<int64_t> per_dimension(const std::vector<int64_t>& values, int64_t s
   return out;
 }
 
+// The extent of the taps along one dim: dilation * (kernel - 1) + 1.
+int64_t dilated_span(int64_t kernel, int64_t dilation) {
+  return checked_add(checked_mul(dilation, kernel - 1, "dilation"), 1, "dilation");
+}
+
 // Output shape of a batched convolution; checks every operand against the others.
 Shape conv_output(const TensorMeta& input, const TensorMeta& weight, const TensorMeta* bias, const ConvParams& p) {
   const int64_t rank = p.spatial + 2;
@@ -44,38 +55,112 @@ Shape conv_output(const TensorMeta& input, const TensorMeta& weight, const Tenso
                 weight.str());
   OPGRAPH_CHECK(input.dim() == rank, "input: expected rank ", rank, " (batch, channels, spatial...), got ",
                 input.str());
-  OPGRAPH_CHECK(weight.dim() == rank, "weight: expected rank ", rank, " (out_channels, in_channels/groups, kernel...), got ",
-                weight.str());
-  const int64_t channels = input.shape[1], out_channels = weight.shape[0];
+  OPGRAPH_CHECK(weight.dim() == rank, "weight: expected rank ", rank,
+                p.transposed ? " (in_channels, out_channels/groups, kernel...)"
+                             : " (out_channels, in_channels/groups, kernel...)",
+                ", got ", weight.str());
+  const int64_t channels = input.shape[1];
+  const int64_t out_channels = p.transposed ? checked_mul(weight.shape[1], p.groups, "groups") : weight.shape[0];
   OPGRAPH_CHECK(channels % p.groups == 0 && out_channels % p.groups == 0, "groups: ", p.groups,
                 " must divide the input channels (", channels, ") and output channels (", out_channels, ")");
-  OPGRAPH_CHECK(checked_mul(weight.shape[1], p.groups, "groups") == channels, "weight: expected ", channels / p.groups,
-                " input channels per group (input ", input.str(), ", groups ", p.groups, "), got ", weight.str());
+  if (p.transposed) {
+    OPGRAPH_CHECK(weight.shape[0] == channels, "weight: expected ", channels, " input channels (input ",
+                  input.str(), ") in a transposed convolution's weight, got ", weight.str());
+  } else {
+    OPGRAPH_CHECK(checked_mul(weight.shape[1], p.groups, "groups") == channels, "weight: expected ",
+                  channels / p.groups, " input channels per group (input ", input.str(), ", groups ", p.groups,
+                  "), got ", weight.str());
+  }
   if (bias) {
     OPGRAPH_CHECK(bias->dtype == input.dtype && bias->dim() == 1 && bias->shape[0] == out_channels,
                   "bias: expected ", dtype_name(input.dtype), "[", out_channels, "], got ", bias->str());
   }
   Shape out{input.shape[0], out_channels};
   for (int64_t d = 0; d < p.spatial; ++d) {
-    const int64_t span = checked_add(checked_mul(p.dilation[d], weight.shape[2 + d] - 1, "dilation"), 1, "dilation");
-    const int64_t padded = checked_add(input.shape[2 + d], checked_mul(2, p.padding[d], "padding"), "padding");
-    OPGRAPH_CHECK(padded >= span, "input: spatial size ", input.shape[2 + d], " (padded to ", padded,
-                  ") is smaller than the dilated kernel (", span, ")");
-    out.push_back((padded - span) / p.stride[d] + 1);
+    const int64_t span = dilated_span(weight.shape[2 + d], p.dilation[d]), size = input.shape[2 + d];
+    const int64_t padding = checked_add(p.padding[d], p.padding_end[d], "padding");
+    if (p.transposed) {
+      // The convolution from the output back to the input reads all of it.
+      const int64_t extent = checked_add(checked_mul(size - 1, p.stride[d], "stride"), span - padding, "padding");
+      OPGRAPH_CHECK(size > 0 && extent > 0, "input: spatial size ", size, " gives an output of size ", extent,
+                    " (stride ", p.stride[d], ", padding ", p.padding[d], ", dilated kernel ", span,
+                    "); expected at least 1");
+      out.push_back(extent);
+    } else {
+      const int64_t padded = checked_add(size, padding, "padding");
+      OPGRAPH_CHECK(padded >= span, "input: spatial size ", size, " (padded to ", padded,
+                    ") is smaller than the dilated kernel (", span, ")");
+      out.push_back((padded - span) / p.stride[d] + 1);
+    }
   }
   return out;
+}
+
+// Reads stride, dilation and groups, and takes `padding` (one value per dim
+// or one for all) as the padding on both sides.
+ConvParams params_with_padding(const Attrs& attrs, int64_t spatial, const std::vector<int64_t>& padding) {
+  ConvParams p;
+  p.spatial = spatial;
+  p.stride = per_dimension(attrs.get<std::vector<int64_t>>("stride"), spatial, "stride", 1);
+  p.padding = per_dimension(padding, spatial, "padding", 0);
+  p.padding_end = p.padding;
+  p.dilation = per_dimension(attrs.get<std::vector<int64_t>>("dilation"), spatial, "dilation", 1);
+  p.groups = attrs.get<int64_t>("groups");
+  OPGRAPH_CHECK(p.groups >= 1, "groups: expected at least 1, got ", p.groups);
+  return p;
+}
+
+// Makes `p` transposed with the output_padding attribute, which ATen takes
+// below the stride or the dilation (only then does it say where the output
+// ends that the input alone leaves open).
+void make_transposed(ConvParams& p, const Attrs& attrs) {
+  const std::vector<int64_t> output_padding =
+      per_dimension(attrs.get<std::vector<int64_t>>("output_padding"), p.spatial, "output_padding", 0);
+  for (int64_t d = 0; d < p.spatial; ++d) {
+    OPGRAPH_CHECK(output_padding[d] < p.stride[d] || output_padding[d] < p.dilation[d],
+                  "output_padding: expected values smaller than the stride or the dilation in each dim, got ",
+                  shape_str(output_padding), " (stride ", shape_str(p.stride), ", dilation ", shape_str(p.dilation),
+                  ")");
+    p.padding_end[d] -= output_padding[d];
+  }
+  p.transposed = true;
 }
 
 }  // namespace
 
 ConvParams conv_params(const Attrs& attrs, int64_t spatial) {
-  ConvParams p;
-  p.spatial = spatial;
-  p.stride = per_dimension(attrs.get<std::vector<int64_t>>("stride"), spatial, "stride", 1);
-  p.padding = per_dimension(attrs.get<std::vector<int64_t>>("padding"), spatial, "padding", 0);
-  p.dilation = per_dimension(attrs.get<std::vector<int64_t>>("dilation"), spatial, "dilation", 1);
-  p.groups = attrs.get<int64_t>("groups");
-  OPGRAPH_CHECK(p.groups >= 1, "groups: expected at least 1, got ", p.groups);
+  return params_with_padding(attrs, spatial, attrs.get<std::vector<int64_t>>("padding"));
+}
+
+// "same" pads the total the taps overhang, d * (k - 1), half before the input
+// and the rest (one more when odd) after it, as ATen does.
+ConvParams str_padding_conv_params(const Attrs& attrs, int64_t spatial, const Shape& weight) {
+  const std::string& padding = attrs.get<std::string>("padding");
+  ConvParams p = params_with_padding(attrs, spatial, {0});
+  if (padding == "valid") return p;
+  OPGRAPH_CHECK(padding == "same", "padding: expected \"valid\" or \"same\", got \"", padding, "\"");
+  OPGRAPH_CHECK(std::all_of(p.stride.begin(), p.stride.end(), [](int64_t s) { return s == 1; }),
+                "padding: \"same\" is not supported for strided convolutions (stride ", shape_str(p.stride), ")");
+  if (static_cast<int64_t>(weight.size()) != spatial + 2) return p;  // conv_output reports the weight's rank
+  for (int64_t d = 0; d < spatial; ++d) {
+    const int64_t total = checked_mul(p.dilation[d], std::max<int64_t>(weight[2 + d] - 1, 0), "dilation");
+    p.padding[d] = total / 2;
+    p.padding_end[d] = total - total / 2;
+  }
+  return p;
+}
+
+ConvParams transposed_conv_params(const Attrs& attrs, int64_t spatial) {
+  ConvParams p = conv_params(attrs, spatial);
+  make_transposed(p, attrs);
+  return p;
+}
+
+ConvParams convolution_params(const Attrs& attrs, const TensorMeta& weight) {
+  OPGRAPH_CHECK(weight.dim() >= 3 && weight.dim() <= 5,
+                "weight: expected rank 3, 4 or 5 (a 1-D, 2-D or 3-D convolution), got ", weight.str());
+  ConvParams p = conv_params(attrs, weight.dim() - 2);
+  if (attrs.get<bool>("transposed")) make_transposed(p, attrs);
   return p;
 }
 
@@ -160,7 +245,7 @@ ForwardPlan build_forward(const ConvDims& d, bool has_bias, Activation activatio
     return dnnl::convolution_forward::primitive_desc(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                         d.src_md(src), d.weights_md(tag::any), bias, d.dst_md(dst), d.strides,
-                                        d.dilates, d.padding, d.padding),
+                                        d.dilates, d.padding, d.padding_r),
         attr, onednn_engine());
   };
   auto plan = [&](const dnnl::convolution_forward::primitive_desc& pd) {
@@ -174,8 +259,7 @@ ForwardPlan build_forward(const ConvDims& d, bool has_bias, Activation activatio
   const auto plain_input = describe(d.plain_activations, pointwise ? d.plain_activations : tag::any);
   if (pointwise || is_direct(plain_input)) return plan(plain_input);
   if (d.src[0] > 1) {
-    const bool one_d = d.src.size() == 3;
-    for (tag blocked : {one_d ? tag::nCw16c : tag::nChw16c, one_d ? tag::nCw8c : tag::nChw8c}) {
+    for (tag blocked : {d.blocked16, d.blocked8}) {
       const auto candidate = describe(blocked, blocked);
       if (is_direct(candidate)) return plan(candidate);
     }
@@ -316,15 +400,76 @@ void onednn_conv(const KernelContext& given_context, const Tensor& input, const 
   thread_call<ForwardCall>(plan).run(input, weight, bias, out, kept_weights, stream);
 }
 
-// out[n, o, y, x] = activation(bias[o] + sum over the taps of input * weight), in double.
+// ---- oneDNN, transposed ---------------------------------------------------------
+// A deconvolution primitive on layouts of oneDNN's choosing, the operands
+// converted to and from them per call.
+
+struct DeconvPlan {
+  dnnl::deconvolution_forward deconv;
+  ConvOperand src, weights, dst;
+  dnnl::memory::desc bias;  // zero when there is none
+  dnnl::memory::desc scratchpad;
+};
+
+PrimitiveCache<DeconvPlan>& deconv_plans() {
+  static PrimitiveCache<DeconvPlan> plans(64);
+  return plans;
+}
+
+DeconvPlan build_deconv(const ConvDims& d, bool has_bias, Activation activation) {
+  const auto any = dnnl::memory::format_tag::any;
+  dnnl::post_ops post_ops;
+  append_activation_post_op(post_ops, activation);
+  dnnl::primitive_attr attr = with_caller_scratchpad();
+  attr.set_post_ops(post_ops);
+  const dnnl::memory::desc bias = has_bias ? d.bias_md() : dnnl::memory::desc();
+  const dnnl::deconvolution_forward::primitive_desc pd(
+      dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                        d.src_md(any), d.weights_md(any), bias, d.dst_md(any), d.strides, d.dilates,
+                                        d.padding, d.padding_r),
+      attr, onednn_engine());
+  return {dnnl::deconvolution_forward(pd), ConvOperand::input(d.src_md(d.plain_activations), pd.src_desc()),
+          ConvOperand::input(d.weights_md(d.plain_weights), pd.weights_desc()),
+          ConvOperand::output(d.dst_md(d.plain_activations), pd.dst_desc()), bias, pd.scratchpad_desc()};
+}
+
+void onednn_deconv(const KernelContext& given_context, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                   const Tensor& out, const ConvParams& p, Activation activation) {
+  const KernelContext context = context_for_work(given_context, conv_flops(weight, input.shape()));
+  dnnl::stream stream = onednn_stream(context);  // first: sets the thread count the plan is built for
+  std::vector<int64_t> key = conv_key(context, input, weight, bias.defined(), p);
+  key.push_back(static_cast<int64_t>(activation));
+  const auto plan = deconv_plans().get(key, [&] {
+    return build_deconv(conv_dims(p, input.shape(), weight.shape(), out.shape()), bias.defined(), activation);
+  });
+  const dnnl::memory dst = plan->dst.output_memory(out.data());
+  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, plan->src.bring_in(input.data(), stream)},
+                                                {DNNL_ARG_WEIGHTS, plan->weights.bring_in(weight.data(), stream)},
+                                                {DNNL_ARG_DST, dst}};
+  if (bias.defined()) args.emplace(DNNL_ARG_BIAS, dnnl::memory(plan->bias, onednn_engine(), bias.data()));
+  execute_with_scratchpad(plan->deconv, stream, args, plan->scratchpad);
+  plan->dst.take_out(dst, out.data(), stream);
+  stream.wait();
+}
+
+// ---- Plain loops ----------------------------------------------------------------
+
+// out[n, o, ...] = activation(bias[o] + sums over the taps of input * weight),
+// in double. A transposed convolution walks the taps of the convolution from
+// its output to its input, and adds each product where that one would read.
 template <typename T>
 void plain_conv(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out, const ConvParams& p,
                 Activation activation) {
   const T* x = input.data_ptr<T>();
   const T* w = weight.data_ptr<T>();
   std::vector<double> sums(static_cast<size_t>(out.numel()), 0.0);
-  for_each_tap(input.shape(), weight.shape(), out.shape(), p,
-               [&](int64_t o, int64_t i, int64_t k) { sums[o] += double(x[i]) * w[k]; });
+  if (p.transposed) {
+    for_each_tap(out.shape(), weight.shape(), input.shape(), p,
+                 [&](int64_t i, int64_t o, int64_t k) { sums[o] += double(x[i]) * w[k]; });
+  } else {
+    for_each_tap(input.shape(), weight.shape(), out.shape(), p,
+                 [&](int64_t o, int64_t i, int64_t k) { sums[o] += double(x[i]) * w[k]; });
+  }
   const int64_t out_channels = out.size(1), plane = out.numel() / (out.size(0) * out_channels);
   T* y = out.data_ptr<T>();
   for (int64_t o = 0; o < out.numel(); ++o) {
@@ -340,6 +485,7 @@ void conv_forward(const KernelContext& context, const Tensor& input, const Tenso
   if (out.numel() == 0) return;
   // oneDNN computes float32 only, and no sums over empty channels.
   if (!reference && input.dtype() == DType::Float32 && weight.numel() > 0) {
+    if (p.transposed) return onednn_deconv(context, input, weight, bias, out, p, activation);
     return onednn_conv(context, input, weight, bias, out, p, activation);
   }
   dispatch_floating(input.dtype(), "input",
@@ -350,9 +496,30 @@ namespace {
 
 // ---- Ops -------------------------------------------------------------------
 
-template <int64_t Spatial>
+// Where an op's parameters come from.
+enum class Form {
+  Plain,       // conv1d, conv2d, conv3d: int[] padding
+  StrPadding,  // their .padding overloads: "valid" or "same"
+  Transposed,  // conv_transpose1d, 2d, 3d: output_padding
+  Any,         // convolution: the spatial rank from the weight, transposed as the attribute says
+};
+
+template <int64_t Spatial, Form F>
+ConvParams op_params(const Attrs& attrs, const TensorMeta& weight) {
+  if constexpr (F == Form::StrPadding) {
+    return str_padding_conv_params(attrs, Spatial, weight.shape);
+  } else if constexpr (F == Form::Transposed) {
+    return transposed_conv_params(attrs, Spatial);
+  } else if constexpr (F == Form::Any) {
+    return convolution_params(attrs, weight);
+  } else {
+    return conv_params(attrs, Spatial);
+  }
+}
+
+template <int64_t Spatial, Form F = Form::Plain>
 std::vector<TensorMeta> conv_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return {conv_output_meta(*in[0], *in[1], in[2], conv_params(attrs, Spatial))};
+  return {conv_output_meta(*in[0], *in[1], in[2], op_params<Spatial, F>(attrs, *in[1]))};
 }
 
 std::vector<TensorMeta> fused_conv2d_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
@@ -360,62 +527,76 @@ std::vector<TensorMeta> fused_conv2d_shape(std::span<const TensorMeta* const> in
   return conv_shape<2>(in, attrs);
 }
 
-template <int64_t Spatial, bool Reference>
+template <int64_t Spatial, Form F, bool Reference>
 void run_conv(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
               const Attrs& attrs, Activation activation) {
-  const Tensor input = batched(in[0], Spatial + 2), result = batched(out[0], Spatial + 2);
-  conv_forward(context, input, in[1], in[2], result, conv_params(attrs, Spatial), activation, Reference);
+  const ConvParams p = op_params<Spatial, F>(attrs, in[1].meta());
+  const Tensor input = batched(in[0], p.spatial + 2), result = batched(out[0], p.spatial + 2);
+  conv_forward(context, input, in[1], in[2], result, p, activation, Reference);
 }
 
-template <int64_t Spatial, bool Reference>
+template <int64_t Spatial, Form F, bool Reference>
 void conv_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
               const Attrs& attrs) {
-  run_conv<Spatial, Reference>(context, in, out, attrs, Activation::None);
+  run_conv<Spatial, F, Reference>(context, in, out, attrs, Activation::None);
 }
 
 template <bool Reference>
 void fused_conv2d_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                       const Attrs& attrs) {
-  run_conv<2, Reference>(context, in, out, attrs, activation_attr(attrs));
+  run_conv<2, Form::Plain, Reference>(context, in, out, attrs, activation_attr(attrs));
 }
 
-// aten::convolution: the spatial rank comes from the weight.
-void check_convolution(const Attrs& attrs) {
-  OPGRAPH_CHECK(!attrs.get<bool>("transposed"), "transposed: transposed convolution is not supported");
-}
-
-std::vector<TensorMeta> convolution_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  check_convolution(attrs);
-  OPGRAPH_CHECK(in[1]->dim() == 3 || in[1]->dim() == 4, "weight: expected rank 3 or 4 (1-D or 2-D convolution), got ",
-                in[1]->str());
-  return in[1]->dim() == 3 ? conv_shape<1>(in, attrs) : conv_shape<2>(in, attrs);
-}
-
-template <bool Reference>
-void convolution_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                     const Attrs& attrs) {
-  check_convolution(attrs);
-  if (in[1].dim() == 3) return conv_cpu<1, Reference>(context, in, out, attrs);
-  conv_cpu<2, Reference>(context, in, out, attrs);
+// Registers an op of form F over `Spatial` dims (0 for aten::convolution).
+template <int64_t Spatial, Form F>
+void define_conv(Registry& registry, const char* schema, const char* backward = nullptr,
+                 std::source_location where = std::source_location::current()) {
+  define(registry,
+         {schema, conv_shape<Spatial, F>, conv_cpu<Spatial, F, false>, conv_cpu<Spatial, F, true>, backward}, where);
 }
 
 }  // namespace
 
 // Registered after register_conv_backward_ops, whose ops the 2-D ones name.
 void register_conv_ops(Registry& registry) {
-  define(registry, {"aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, "
-                    "SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor",
-                    conv_shape<1>, conv_cpu<1, false>, conv_cpu<1, true>});
-  define(registry, {"aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, "
-                    "SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor",
-                    conv_shape<2>, conv_cpu<2, false>, conv_cpu<2, true>, "opgraph::conv2d_backward"});
+  define_conv<1, Form::Plain>(registry, "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, "
+                                        "SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, "
+                                        "SymInt groups=1) -> Tensor");
+  define_conv<2, Form::Plain>(registry, "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, "
+                                        "SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, "
+                                        "SymInt groups=1) -> Tensor",
+                              "opgraph::conv2d_backward");
+  define_conv<3, Form::Plain>(registry, "aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, "
+                                        "SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], "
+                                        "SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor");
+  define_conv<1, Form::StrPadding>(registry, "aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
+                                             "SymInt[1] stride=[1], str padding=\"valid\", SymInt[1] dilation=[1], "
+                                             "SymInt groups=1) -> Tensor");
+  define_conv<2, Form::StrPadding>(registry, "aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
+                                             "SymInt[2] stride=[1, 1], str padding=\"valid\", "
+                                             "SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor");
+  define_conv<3, Form::StrPadding>(registry, "aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
+                                             "SymInt[3] stride=[1, 1, 1], str padding=\"valid\", "
+                                             "SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor");
+  define_conv<1, Form::Transposed>(registry, "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, "
+                                             "SymInt[1] stride=[1], SymInt[1] padding=[0], "
+                                             "SymInt[1] output_padding=[0], SymInt groups=1, "
+                                             "SymInt[1] dilation=[1]) -> Tensor");
+  define_conv<2, Form::Transposed>(registry, "aten::conv_transpose2d.input(Tensor input, Tensor weight, "
+                                             "Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], "
+                                             "SymInt[2] output_padding=[0, 0], SymInt groups=1, "
+                                             "SymInt[2] dilation=[1, 1]) -> Tensor");
+  define_conv<3, Form::Transposed>(registry, "aten::conv_transpose3d.input(Tensor input, Tensor weight, "
+                                             "Tensor? bias=None, SymInt[3] stride=[1, 1, 1], "
+                                             "SymInt[3] padding=[0, 0, 0], SymInt[3] output_padding=[0, 0, 0], "
+                                             "SymInt groups=1, SymInt[3] dilation=[1, 1, 1]) -> Tensor");
+  define_conv<0, Form::Any>(registry, "aten::convolution(Tensor input, Tensor weight, Tensor? bias, "
+                                      "SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, "
+                                      "SymInt[] output_padding, SymInt groups) -> Tensor");
   define(registry, {"opgraph::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
                     "int[2] padding=0, int[2] dilation=1, int groups=1, *, str activation=\"none\") -> Tensor",
                     fused_conv2d_shape, fused_conv2d_cpu<false>, fused_conv2d_cpu<true>,
                     "opgraph::conv2d_act_backward"});
-  define(registry, {"aten::convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
-                    "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor",
-                    convolution_shape, convolution_cpu<false>, convolution_cpu<true>});
 }
 
 }  // namespace opgraph::kernels

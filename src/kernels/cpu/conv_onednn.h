@@ -10,11 +10,14 @@
 
 namespace opgraph::kernels {
 
-// The operands' dims as oneDNN takes them: grouped weights get a leading
-// group dim ([G, O/G, I/G, k...]), dilation counts the gaps between taps.
+// The operands' dims as oneDNN takes them: weights as [O, I, k...], grouped
+// ones with a leading group dim ([G, O/G, I/G, k...]), O being the output's
+// channels also for a transposed convolution (a deconvolution, whose caller's
+// weights are [I, O/G, k...]); dilation counts the gaps between taps.
 struct ConvDims {
-  dnnl::memory::dims src, weights, dst, bias, strides, dilates, padding;
+  dnnl::memory::dims src, weights, dst, bias, strides, dilates, padding, padding_r;
   dnnl::memory::format_tag plain_activations, plain_weights;  // the caller's layouts: nchw, oihw, ...
+  dnnl::memory::format_tag blocked16, blocked8;  // activations in blocks of 16 or 8 channels: nChw16c, ...
 
   dnnl::memory::desc src_md(dnnl::memory::format_tag tag) const { return describe(src, tag); }
   dnnl::memory::desc weights_md(dnnl::memory::format_tag tag) const { return describe(weights, tag); }
@@ -30,7 +33,8 @@ ConvDims conv_dims(const ConvParams& p, const Shape& input, const Shape& weight,
 
 // Twice the multiply-adds of a convolution with this weight and output (its
 // input gradient and weight gradient cost as much each): what decides
-// whether it is worth threads (context_for_work).
+// whether it is worth threads (context_for_work). A transposed convolution
+// costs as much for its input in place of `out`.
 inline int64_t conv_flops(const Tensor& weight, const Shape& out) {
   return 2 * shape_numel(out) * (weight.numel() / weight.size(0));
 }
