@@ -263,3 +263,13 @@ def test_adaptive_avg_pool2d_and_gradient(shape, output_size, dtype):
 def test_adaptive_avg_pool2d_backward_checks_the_gradient_rank():
     with pytest.raises(opgraph.Error, match=r"grad_output: expected rank 4 like self"):
         call("aten::_adaptive_avg_pool2d_backward", np.ones((2, 2), np.float32), np.ones((1, 1, 4, 4), np.float32))
+
+
+def test_max_pool_picks_the_last_nan_of_a_window():
+    """As ATen: a NaN beats any number and a later NaN beats an earlier one."""
+    x = random((1, 2, 4, 6), np.float32)
+    x[0, 0, 0, 1] = x[0, 0, 1, 0] = x[0, 1, 2, 2] = x[0, 1, 3, 3] = x[0, 1, 3, 4] = np.nan
+    attrs = dict(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+    check_op("aten::max_pool2d_with_indices", lambda t: torch.ops.aten.max_pool2d_with_indices(t, **attrs), x, **attrs)
+    grad, expected = autograd_pool(lambda t: F.max_pool2d(t, 2), x, np.float32)
+    check_gradient("opgraph::max_pool2d_backward", grad, x, expected, kernel_size=2)

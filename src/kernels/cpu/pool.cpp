@@ -3,48 +3,25 @@
 // without), avg_pool2d/3d, adaptive_avg_pool1d/2d/3d and their gradients.
 //
 // Each output element reduces one window of its input plane (a volume for
-// 3-D ops; every op runs as 3-D with leading axes of size 1). The kernels
-// split the planes over threads; the reference walks every window in order on
-// one thread. max_pool2d and avg_pool2d forward have a faster kernel of their
-// own (see pool_planes_fast), which adaptive_avg_pool2d shares when its
-// windows are regular; 2x2 max pooling has a kernel of its own.
+// 3-D ops; every op runs as 3-D with leading axes of size 1, see pool.h). The
+// kernels split the planes over threads; the reference walks every window in
+// order on one thread. max_pool2d and avg_pool2d forward have faster kernels
+// of their own (pool2d_fast.cpp), which adaptive_avg_pool1d/2d share when
+// their windows are regular.
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <limits>
 #include <optional>
 #include <vector>
 
 #include "kernels/cpu/checked.h"
-#include "kernels/cpu/cpu_dispatch.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/pool.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
 namespace {
 
-// One output element's window: slices [z0, z1), rows [y0, y1) and columns
-// [x0, x1), already clipped to the plane, and the divisor an average uses.
-struct Window {
-  int64_t z0, z1, y0, y1, x0, x1;
-  int64_t divisor;
-};
-
-// Window geometry of a whole op, per axis.
-struct Axis {
-  int64_t in = 0, out = 0, kernel = 1, stride = 1, padding = 0, dilation = 1;
-};
-
-struct Pooling {
-  int dims = 2;       // spatial dims of the op; the axes before them have size 1
-  Axis d{1, 1}, h{1, 1}, w;
-  std::array<Axis*, 3> axes() { return {&d, &h, &w}; }
-  int64_t plane_size() const { return d.in * h.in * w.in; }
-  int64_t pooled_size() const { return d.out * h.out * w.out; }
-  bool adaptive = false;
-  bool count_include_pad = true;
-  std::optional<int64_t> divisor_override;
-};
+using namespace pool;
 
 int64_t pooled_size(const Axis& a, bool ceil_mode, const char* what) {
   const int64_t span = checked_add(checked_mul(a.dilation, a.kernel - 1, "dilation"), 1, "dilation");
@@ -109,39 +86,8 @@ Shape pooled_shape(const TensorMeta& input, const Pooling& p) {
   return shape;
 }
 
-// One axis of the window of output index o: [lo, hi) clipped to the input,
-// and the extent an average divides by when it counts padding.
-struct Span {
-  int64_t lo, hi, padded;
-};
-
-Span span(const Axis& a, bool adaptive, int64_t o) {
-  if (adaptive) {
-    // PyTorch's split: start = floor(i * in / out), end = ceil((i + 1) * in / out).
-    const int64_t lo = o * a.in / a.out, hi = ((o + 1) * a.in + a.out - 1) / a.out;
-    return {lo, hi, hi - lo};
-  }
-  const int64_t start = o * a.stride - a.padding;
-  // Averages that count padding divide by the window clipped to the padded input.
-  return {std::max<int64_t>(start, 0), std::min(start + (a.kernel - 1) * a.dilation + 1, a.in),
-          std::min(start + a.kernel, a.in + a.padding) - start};
-}
-
-// The clipped window of output (oz, oy, ox); for averages, the divisor too.
-Window window(const Pooling& p, int64_t oz, int64_t oy, int64_t ox) {
-  const Span z = span(p.d, p.adaptive, oz), y = span(p.h, p.adaptive, oy), x = span(p.w, p.adaptive, ox);
-  const int64_t inside = (z.hi - z.lo) * (y.hi - y.lo) * (x.hi - x.lo);
-  const int64_t divisor = p.adaptive              ? inside
-                          : p.divisor_override    ? *p.divisor_override
-                          : p.count_include_pad   ? z.padded * y.padded * x.padded
-                                                  : inside;
-  return {z.lo, z.hi, y.lo, y.hi, x.lo, x.hi, divisor};
-}
-
-Window window(const Pooling& p, int64_t oy, int64_t ox) { return window(p, 0, oy, ox); }
-
-// Where in the plane the window's maximum is (the first one; a NaN wins, as
-// in PyTorch). Taps sit on the dilation grid anchored at the unclipped window
+// Where in the plane the window's maximum is: the first one, or the last NaN,
+// as in PyTorch. Taps sit on the dilation grid anchored at the unclipped window
 // origin (oz, oy, ox) * stride - padding.
 template <typename T>
 int64_t argmax(const T* plane, const Pooling& p, const Window& win, int64_t oz, int64_t oy, int64_t ox) {
@@ -155,7 +101,6 @@ int64_t argmax(const T* plane, const Pooling& p, const Window& win, int64_t oz, 
       for (int64_t x = first(win.x0, p.w, ox); x < win.x1; x += p.w.dilation) {
         const int64_t at = (z * p.h.in + y) * p.w.in + x;
         if (best < 0 || plane[at] > plane[best] || std::isnan(plane[at])) best = at;
-        if (std::isnan(plane[best])) return best;
       }
     }
   }
@@ -178,8 +123,6 @@ T average_of(const T* plane, const Pooling& p, const Window& win) {
   for_window(p, win, [&](int64_t at) { sum += plane[at]; });
   return static_cast<T>(sum / static_cast<double>(win.divisor));
 }
-
-enum class Reduce { Max, Average };
 
 // Forward: out holds the pooled planes. Backward: out is the gradient of the
 // input planes; each output's gradient goes back to the element its max came
@@ -223,17 +166,6 @@ void pool_planes(const T* in, const T* grad, T* out, const Pooling& p, int64_t f
   }
 }
 
-int64_t plane_count(const Tensor& input, const Pooling& p) {
-  return p.plane_size() == 0 ? 0 : input.numel() / p.plane_size();
-}
-
-// Runs body(first, last) over the planes [0, planes), in chunks of enough
-// planes to cover ~64K input elements.
-template <typename Body>
-void parallel_planes(const KernelContext& context, int64_t planes, const Pooling& p, const Body& body) {
-  context.pool->parallel_for(0, planes, std::max<int64_t>(1, 65536 / std::max<int64_t>(p.plane_size(), 1)), body);
-}
-
 // Runs a pass over every plane of `input`; `grad` is only read backward.
 template <Reduce R, bool Backward, bool Threaded>
 void run_pool(const KernelContext& context, const Tensor& input, const Tensor& grad, const Tensor& out,
@@ -252,188 +184,6 @@ void run_pool(const KernelContext& context, const Tensor& input, const Tensor& g
       body(0, planes);
     }
   });
-}
-
-// ---- Fast forward kernels for max_pool2d and avg_pool2d ---------------------
-//
-// A window's max (or sum) is the max across its columns of the max down its
-// rows. So each output row takes two passes that vectorize: down the window's
-// rows into a line as wide as the input, then across the line, window by
-// window. The line carries the left and right padding as elements that change
-// nothing (-inf for max, 0 for sums): every output column then reads its whole
-// window, with no clipping in the loop.
-//
-// On (1, 64, 112, 112) with kernel 3, stride 2 and padding 1 (ResNet's first
-// pooling), one thread with AVX-512, this takes 0.29 ms for max and 0.36 ms
-// for average, where oneDNN's pooling primitive takes 0.58 ms and 0.47 ms on
-// the same NCHW data (it reorders to a blocked layout and back). oneDNN also
-// has neither divisor_override nor PyTorch's divisor for ceil_mode windows
-// that reach past the padding.
-
-// NaN wins a max, as in PyTorch. (`|`, not `||`: a branch on each element
-// keeps GCC from vectorizing the loop.)
-template <Reduce R, typename T>
-T combine(T acc, T value) {
-  if constexpr (R == Reduce::Max) {
-    return (value > acc) | (value != value) ? value : acc;
-  } else {
-    return acc + value;
-  }
-}
-
-template <Reduce R, typename T>
-constexpr T neutral() {
-  return R == Reduce::Max ? -std::numeric_limits<T>::infinity() : T(0);
-}
-
-// avg_pool2d's divisor for each output element; every plane shares them.
-template <typename T>
-std::vector<T> divisors(const Pooling& p) {
-  std::vector<T> divisor(static_cast<size_t>(p.h.out * p.w.out));
-  for (int64_t oy = 0; oy < p.h.out; ++oy) {
-    for (int64_t ox = 0; ox < p.w.out; ++ox) divisor[oy * p.w.out + ox] = T(window(p, oy, ox).divisor);
-  }
-  return divisor;
-}
-
-// The pass across a padded line: dst[ox] reduces padded[ox * stride +
-// kx * dilation] over kx. kStride is the stride when it is 1 or 2, as in
-// nearly every network, else 0: a constant stride lets GCC load whole vectors
-// and shuffle them, where a run-time one loads element by element (which
-// made the whole kernel twice as slow).
-template <Reduce R, int64_t kStride, typename T>
-void across(const T* padded, T* dst, const Axis& w) {
-  const int64_t stride = kStride != 0 ? kStride : w.stride;
-  for (int64_t ox = 0; ox < w.out; ++ox) dst[ox] = padded[ox * stride];
-  for (int64_t kx = 1; kx < w.kernel; ++kx) {
-    const T* tap = padded + kx * w.dilation;
-    for (int64_t ox = 0; ox < w.out; ++ox) dst[ox] = combine<R>(dst[ox], tap[ox * stride]);
-  }
-}
-
-// `divisor` is null for max.
-template <typename T, Reduce R>
-void pool_planes_fast(const T* in, T* out, const Pooling& p, const T* divisor, int64_t first, int64_t last) {
-  const Axis &h = p.h, &w = p.w;
-  // Columns -w.padding ... reach - w.padding - 1: every column a window reads.
-  const int64_t reach = (w.out - 1) * w.stride + (w.kernel - 1) * w.dilation + 1;
-  std::vector<T> padded(static_cast<size_t>(std::max(reach, w.padding + w.in)), neutral<R, T>());
-  T* line = padded.data() + w.padding;
-  for (int64_t plane = first; plane < last; ++plane) {
-    const T* src = in + plane * h.in * w.in;
-    for (int64_t oy = 0; oy < h.out; ++oy) {
-      bool any_row = false;
-      for (int64_t ky = 0; ky < h.kernel; ++ky) {
-        const int64_t y = oy * h.stride - h.padding + ky * h.dilation;
-        if (y < 0 || y >= h.in) continue;
-        const T* row = src + y * w.in;
-        if (any_row) {
-          for (int64_t x = 0; x < w.in; ++x) line[x] = combine<R>(line[x], row[x]);
-        } else {
-          std::copy(row, row + w.in, line);
-        }
-        any_row = true;
-      }
-      if (!any_row) std::fill(line, line + w.in, neutral<R, T>());
-      T* dst = out + (plane * h.out + oy) * w.out;
-      switch (w.stride) {
-        case 1: across<R, 1>(padded.data(), dst, w); break;
-        case 2: across<R, 2>(padded.data(), dst, w); break;
-        default: across<R, 0>(padded.data(), dst, w); break;
-      }
-      if (divisor != nullptr) {
-        const T* row_divisor = divisor + oy * w.out;
-        for (int64_t ox = 0; ox < w.out; ++ox) dst[ox] /= row_divisor[ox];
-      }
-    }
-  }
-}
-
-template <Reduce R>
-void run_pool_fast(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p) {
-  if (out.numel() == 0) return;
-  dispatch_floating(input.dtype(), "self", [&](auto zero) {
-    using T = decltype(zero);
-    const std::vector<T> divisor = R == Reduce::Average ? divisors<T>(p) : std::vector<T>();
-    parallel_planes(context, plane_count(input, p), p, [&](int64_t first, int64_t last) {
-      dispatch_cpu([&] {
-        pool_planes_fast<T, R>(input.data_ptr<T>(), out.data_ptr<T>(), p, divisor.empty() ? nullptr : divisor.data(),
-                               first, last);
-      });
-    });
-  });
-}
-
-// 2x2 windows at stride 2 without padding, most networks' max pooling. Two
-// passes that vectorize: the max of each pair of input rows, for a batch of
-// output rows, then the max of neighbours across the whole batch as one flat
-// loop, where a loop per output row would run mostly in its scalar remainder
-// on short rows (14 outputs on a 28-pixel MNIST plane). 2.7x faster than the
-// general kernel there.
-bool is_2x2_stride_2(const Pooling& p) {
-  for (const Axis* a : {&p.h, &p.w}) {
-    if (a->kernel != 2 || a->stride != 2 || a->padding != 0 || a->dilation != 1 || a->out * 2 > a->in) return false;
-  }
-  return true;
-}
-
-template <typename T>
-void max_pool_2x2_planes(const T* in, T* out, const Pooling& p, int64_t first, int64_t last) {
-  constexpr Reduce kMax = Reduce::Max;
-  const int64_t width = 2 * p.w.out;  // the input columns the windows read
-  // Output rows per batch: their row pairs' maxima fill about 4096 elements, in L1.
-  const int64_t batch = std::clamp<int64_t>(4096 / std::max<int64_t>(width, 1), 1, p.h.out);
-  std::vector<T> pairs(static_cast<size_t>(batch * width));
-  for (int64_t plane = first; plane < last; ++plane) {
-    for (int64_t oy0 = 0; oy0 < p.h.out; oy0 += batch) {
-      const int64_t rows = std::min(batch, p.h.out - oy0);
-      for (int64_t r = 0; r < rows; ++r) {
-        const T* top = in + (plane * p.h.in + 2 * (oy0 + r)) * p.w.in;
-        const T* bottom = top + p.w.in;
-        T* pair = pairs.data() + r * width;
-        for (int64_t x = 0; x < width; ++x) pair[x] = combine<kMax>(top[x], bottom[x]);
-      }
-      T* dst = out + (plane * p.h.out + oy0) * p.w.out;
-      for (int64_t o = 0; o < rows * p.w.out; ++o) dst[o] = combine<kMax>(pairs[2 * o], pairs[2 * o + 1]);
-    }
-  }
-}
-
-void run_max_pool_2x2(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p) {
-  if (out.numel() == 0) return;
-  dispatch_floating(input.dtype(), "self", [&](auto zero) {
-    using T = decltype(zero);
-    parallel_planes(context, plane_count(input, p), p, [&](int64_t first, int64_t last) {
-      dispatch_cpu([&] { max_pool_2x2_planes<T>(input.data_ptr<T>(), out.data_ptr<T>(), p, first, last); });
-    });
-  });
-}
-
-// The gradient of 2x2 max pooling: each output's gradient goes to its
-// window's first maximum (a NaN wins, as in argmax), the rest of the input
-// plane stays 0. Without the general kernel's per-window geometry this is
-// about 4x faster on the small planes of a training step.
-template <typename T>
-void max_pool_2x2_backward_planes(const T* in, const T* grad, T* out, const Pooling& p, int64_t first, int64_t last) {
-  const int64_t in_size = p.h.in * p.w.in, out_size = p.h.out * p.w.out;
-  for (int64_t plane = first; plane < last; ++plane) {
-    const T* src = in + plane * in_size;
-    const T* g = grad + plane * out_size;
-    T* dst = out + plane * in_size;
-    std::fill(dst, dst + in_size, T(0));
-    for (int64_t oy = 0; oy < p.h.out; ++oy) {
-      const int64_t top = 2 * oy * p.w.in;
-      for (int64_t ox = 0; ox < p.w.out; ++ox) {
-        const int64_t taps[4] = {top + 2 * ox, top + 2 * ox + 1, top + p.w.in + 2 * ox, top + p.w.in + 2 * ox + 1};
-        int64_t best = taps[0];
-        for (int i = 1; i < 4 && src[best] == src[best]; ++i) {
-          const T value = src[taps[i]];
-          if (value > src[best] || value != value) best = taps[i];
-        }
-        dst[best] += g[oy * p.w.out + ox];
-      }
-    }
-  }
 }
 
 // The gradient ops take (grad_output, self, attributes): grad_output must have
@@ -553,28 +303,6 @@ std::vector<TensorMeta> adaptive_shape(std::span<const TensorMeta* const> in, co
   return {{in[0]->dtype, pooled_shape(*in[0], adaptive_windows<Dims>(*in[0], attrs))}};
 }
 
-// A global average (a 1x1 output, as before a classifier) sums each plane as
-// one contiguous run, in lane-wise partial sums (reduce_lanes).
-template <typename T>
-void global_average_planes(const T* in, T* out, int64_t plane_size, int64_t first, int64_t last) {
-  for (int64_t plane = first; plane < last; ++plane) {
-    const T* src = in + plane * plane_size;
-    const T sum = reduce_lanes(plane_size, T(0), [src](int64_t i) { return src[i]; }, [](T a, T b) { return a + b; });
-    out[plane] = sum / static_cast<T>(plane_size);
-  }
-}
-
-void run_global_average(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p) {
-  if (out.numel() == 0) return;
-  dispatch_floating(input.dtype(), "self", [&](auto zero) {
-    using T = decltype(zero);
-    parallel_planes(context, plane_count(input, p), p, [&](int64_t first, int64_t last) {
-      const int64_t plane_size = p.plane_size();
-      dispatch_cpu([&] { global_average_planes<T>(input.data_ptr<T>(), out.data_ptr<T>(), plane_size, first, last); });
-    });
-  });
-}
-
 // When each output size divides its input size (a global pool among them),
 // adaptive windows over at most 2 dims are avg_pool2d's: a kernel and stride
 // of in / out, no padding. Those run on avg_pool2d's fast kernel.
@@ -618,14 +346,7 @@ template <bool Threaded>
 void max_pool_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                            const Attrs& attrs) {
   const Pooling p = windows(in[1].meta(), attrs, 2, true);
-  if (Threaded && is_2x2_stride_2(p) && out[0].numel() != 0) {
-    return dispatch_floating(in[1].dtype(), "self", [&](auto zero) {
-      using T = decltype(zero);
-      parallel_planes(context, plane_count(in[1], p), p, [&](int64_t first, int64_t last) {
-        max_pool_2x2_backward_planes<T>(in[1].data_ptr<T>(), in[0].data_ptr<T>(), out[0].data_ptr<T>(), p, first, last);
-      });
-    });
-  }
+  if (Threaded && is_2x2_stride_2(p)) return run_max_pool_2x2_backward(context, in[1], in[0], out[0], p);
   run_pool<Reduce::Max, true, Threaded>(context, in[1], in[0], out[0], p);
 }
 
