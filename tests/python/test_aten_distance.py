@@ -85,6 +85,7 @@ COL2IM_CASES = [
     ((1,), 5, [8, 8], [2, 2], [1, 1], [0, 0], [2, 2]),  # non-overlapping blocks
     ((2,), 2, [7, 4], [4, 1], [1, 1], [3, 0], [1, 1]),  # padding wider than half the kernel
     ((0,), 2, [4, 4], [2, 2], [1, 1], [0, 0], [1, 1]),
+    ((4,), 16, [20, 19], [3, 3], [1, 1], [1, 1], [1, 1]),  # crosses the threading threshold
 ]
 
 

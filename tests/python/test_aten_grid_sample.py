@@ -21,7 +21,7 @@ def test_schema_is_aten():
 
 # input shape, grid (height, width)
 SHAPES = [((2, 3, 5, 7), (4, 6)), ((1, 1, 1, 1), (3, 2)), ((1, 2, 13, 1), (1, 5)), ((3, 1, 4, 4), (1, 1)),
-          ((2, 4, 11, 17), (19, 23))]
+          ((2, 4, 11, 17), (19, 23)), ((2, 8, 31, 29), (64, 64))]  # the last crosses the threading threshold
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

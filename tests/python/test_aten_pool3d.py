@@ -37,7 +37,7 @@ CASES = [
     ((3, 5, 4, 4), 2, 1, 0, False),  # unbatched
     ((0, 2, 4, 4, 4), 2, 2, 0, False),
     ((1, 2, 1, 1, 1), 1, 1, 0, False),
-    ((1, 4, 17, 16, 16), 2, 2, 0, False),  # crosses the threading threshold
+    ((2, 40, 10, 9, 11), 2, 2, 0, False),  # crosses the threading threshold
 ]
 
 
