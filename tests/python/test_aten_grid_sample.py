@@ -50,6 +50,22 @@ def test_non_contiguous_and_empty(interpolation_mode):
     check_op("aten::grid_sampler_2d", fn, x, np.zeros((2, 0, 3, 2), np.float32), **attrs)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("padding_mode", [0, 1, 2])
+@pytest.mark.parametrize("interpolation_mode", [0, 1, 2])
+def test_non_finite_and_far_grid_points(interpolation_mode, padding_mode, align_corners, dtype):
+    """As ATen: NaN coordinates give NaN with zeros padding and read the first pixel with border or reflection
+    padding; far ones reflect with ATen's rounding."""
+    x = random((1, 2, 4, 5), dtype)
+    grid = random((1, 5, 5, 2), dtype, 1, scale=3.0)
+    grid[0, 0, 0, 0], grid[0, 1, 1, 1], grid[0, 2, 2, 0], grid[0, 3, 3, 1] = np.nan, np.inf, -1e30, -np.inf
+    grid[0, 4, 4, 0], grid[0, 4, 3, 1] = 3e9, 1e12
+    attrs = dict(interpolation_mode=interpolation_mode, padding_mode=padding_mode, align_corners=align_corners)
+    check_op("aten::grid_sampler_2d", lambda t, g: torch.ops.aten.grid_sampler_2d(t, g, **attrs), x, grid,
+             tolerance=TOLERANCE[dtype], **attrs)
+
+
 def test_grid_points_on_pixels_read_them_exactly():
     x = random((1, 2, 3, 4), np.float64)
     ys, xs = np.meshgrid(np.linspace(-1, 1, 3), np.linspace(-1, 1, 4), indexing="ij")

@@ -10,7 +10,6 @@
 // double.
 #include <algorithm>
 #include <array>
-#include <climits>
 #include <cmath>
 
 #include "kernels/cpu/cubic.h"
@@ -57,41 +56,49 @@ T unnormalize(T coord, int64_t size, bool align_corners) {
   return align_corners ? (coord + 1) / 2 * T(size - 1) : ((coord + 1) * T(size) - 1) / 2;
 }
 
-// Reflects coord into [twice_low / 2, twice_high / 2], as ATen.
+// Reflects coord off twice_low / 2 and twice_high / 2 until it lies between
+// them, in the arithmetic of ATen's vector kernel (on which a far
+// coordinate's rounding depends): the distance from the low bound modulo the
+// period, folded back past the high bound.
 template <typename T>
 T reflect(T coord, int64_t twice_low, int64_t twice_high) {
   if (twice_low == twice_high) return T(0);
-  const T low = T(twice_low) / 2, span = T(twice_high - twice_low) / 2;
-  coord = std::fabs(coord - low);
-  const T extra = std::fmod(coord, span);
-  const auto flips = static_cast<int64_t>(std::floor(coord / span));
-  return flips % 2 == 0 ? extra + low : span - extra + low;
+  const T low = T(twice_low) / 2, period = T(twice_high - twice_low);
+  const T distance = std::fabs(coord - low);
+  const T extra = distance - std::trunc(distance / period) * period;
+  return std::min(extra, period - extra) + low;
 }
 
-// Border and reflection padding bring coord inside [0, size - 1]; a coordinate
-// that is not finite or beyond int range becomes -100, out of bounds, as ATen's
-// safe_downgrade_to_int_range makes it.
+// Border and reflection padding bring coord inside [0, size - 1]; a NaN
+// becomes 0, as under ATen's vector max.
 template <typename T>
 T pad_coordinate(T coord, int64_t size, const Sampling& s) {
+  if (s.padding == Padding::Zeros) return coord;
   if (s.padding == Padding::Reflection) {
     coord = s.align_corners ? reflect(coord, 0, 2 * (size - 1)) : reflect(coord, -1, 2 * size - 1);
   }
-  if (s.padding != Padding::Zeros) coord = std::clamp(coord, T(0), T(size - 1));
-  if (!std::isfinite(coord) || std::fabs(coord) > T(INT_MAX)) return T(-100);
-  return coord;
+  return std::min(T(size - 1), coord > T(0) ? coord : T(0));
 }
 
-// Up to 16 input elements of one plane (offsets y * w + x) and their weights;
-// elements outside the plane are left out (they read as zero).
+// Up to 16 input elements of one plane (offsets y * w + x) and their weights.
+// Elements outside the plane read as zero: they add only `outside`, their
+// weights times 0, which is NaN where a weight is (a NaN grid coordinate
+// gives NaN, as in ATen).
 template <typename T>
 struct Taps {
   int count = 0;
   std::array<int64_t, 16> offset;
   std::array<T, 16> weight;
+  T outside = T(0);
 
-  void add(const Sampling& s, int64_t x, int64_t y, T w) {
-    if (x < 0 || x >= s.w || y < 0 || y >= s.h) return;
-    offset[count] = y * s.w + x;
+  // x and y hold whole numbers; compared in T, a NaN or far coordinate is
+  // outside without a cast to an integer that cannot hold it.
+  void add(const Sampling& s, T x, T y, T w) {
+    if (!(x >= 0 && x < T(s.w) && y >= 0 && y < T(s.h))) {
+      outside += w * T(0);
+      return;
+    }
+    offset[count] = static_cast<int64_t>(y) * s.w + static_cast<int64_t>(x);
     weight[count++] = w;
   }
 };
@@ -105,10 +112,8 @@ Taps<T> taps_at(const Sampling& s, T gx, T gy) {
     const T x0 = std::floor(x), y0 = std::floor(y);
     const std::array<T, 4> wx = cubic_weights(x - x0), wy = cubic_weights(y - y0);
     for (int j = 0; j < 4; ++j) {
-      const auto ty = static_cast<int64_t>(pad_coordinate(y0 - 1 + T(j), s.h, s));
-      for (int i = 0; i < 4; ++i) {
-        taps.add(s, static_cast<int64_t>(pad_coordinate(x0 - 1 + T(i), s.w, s)), ty, wx[i] * wy[j]);
-      }
+      const T ty = std::trunc(pad_coordinate(y0 - 1 + T(j), s.h, s));
+      for (int i = 0; i < 4; ++i) taps.add(s, std::trunc(pad_coordinate(x0 - 1 + T(i), s.w, s)), ty, wx[i] * wy[j]);
     }
     return taps;
   }
@@ -116,16 +121,15 @@ Taps<T> taps_at(const Sampling& s, T gx, T gy) {
   const T y = pad_coordinate(unnormalize(gy, s.h, s.align_corners), s.h, s);
   if (s.interpolation == Interpolation::Nearest) {
     // nearbyint: halves round to even, as ATen.
-    taps.add(s, static_cast<int64_t>(std::nearbyint(x)), static_cast<int64_t>(std::nearbyint(y)), T(1));
+    taps.add(s, std::nearbyint(x), std::nearbyint(y), T(1));
     return taps;
   }
   const T x0 = std::floor(x), y0 = std::floor(y);
   const T east = x - x0, south = y - y0, west = 1 - east, north = 1 - south;
-  const auto ix = static_cast<int64_t>(x0), iy = static_cast<int64_t>(y0);
-  taps.add(s, ix, iy, west * north);
-  taps.add(s, ix + 1, iy, east * north);
-  taps.add(s, ix, iy + 1, west * south);
-  taps.add(s, ix + 1, iy + 1, east * south);
+  taps.add(s, x0, y0, west * north);
+  taps.add(s, x0 + 1, y0, east * north);
+  taps.add(s, x0, y0 + 1, west * south);
+  taps.add(s, x0 + 1, y0 + 1, east * south);
   return taps;
 }
 
@@ -142,7 +146,7 @@ void sample_rows(const T* input, const T* grid, T* out, const Sampling& s, int64
       const Taps<T> taps = taps_at(s, g[0], g[1]);
       for (int64_t c = 0; c < s.c; ++c) {
         const T* channel = src + c * plane;
-        T sum = T(0);
+        T sum = taps.outside;
         for (int k = 0; k < taps.count; ++k) sum += taps.weight[k] * channel[taps.offset[k]];
         dst[c * out_plane + ox] = sum;
       }
@@ -183,7 +187,7 @@ void grid_sample_reference(const KernelContext&, std::span<const Tensor> in, std
           for (int64_t ox = 0; ox < s.w_out; ++ox) {
             const T* g = grid + ((n * s.h_out + oy) * s.w_out + ox) * 2;
             const Taps<T> taps = taps_at(s, g[0], g[1]);
-            double sum = 0;
+            double sum = taps.outside;
             for (int k = 0; k < taps.count; ++k) sum += double(taps.weight[k]) * double(plane[taps.offset[k]]);
             result[((n * s.c + c) * s.h_out + oy) * s.w_out + ox] = static_cast<T>(sum);
           }
