@@ -1,4 +1,4 @@
-"""_cdist_forward, _pdist_forward and col2im against the reference and PyTorch."""
+"""_cdist_forward, cdist, _pdist_forward, pdist, im2col and col2im against the reference and PyTorch."""
 import math
 
 import numpy as np
@@ -24,10 +24,9 @@ def tolerance(dtype, p):
     return dict(rtol=1e-4 if p not in (0.0, 1.0, math.inf) else 1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("name, overload", [("_cdist_forward", "default"), ("_pdist_forward", "default"),
-                                            ("col2im", "default")])
-def test_schemas_are_aten(name, overload):
-    assert_schema_is_aten(name, overload)
+@pytest.mark.parametrize("name", ["_cdist_forward", "cdist", "_pdist_forward", "pdist", "col2im", "im2col"])
+def test_schemas_are_aten(name):
+    assert_schema_is_aten(name)
 
 
 # x1 shape, x2 shape: batch dims broadcast
@@ -52,6 +51,13 @@ def test_cdist_compute_modes(compute_mode):
     x1, x2 = random((30, 8), np.float64), random((27, 8), np.float64, 1)
     check_op("aten::_cdist_forward", lambda a, b: aten._cdist_forward(a, b, 2.0, compute_mode), x1, x2,
              tolerance=dict(rtol=1e-9, atol=1e-9), p=2.0, compute_mode=compute_mode)
+
+
+def test_cdist_and_pdist_are_their_forward_ops():
+    x1, x2 = random((2, 6, 4), np.float32), random((5, 4), np.float32, 1)
+    check_op("aten::cdist", lambda a, b: torch.cdist(a, b, 1.5), x1, x2, tolerance=tolerance(np.float32, 1.5),
+             p=1.5, compute_mode=None)
+    check_op("aten::pdist", lambda t: torch.pdist(t, 3.0), x2, tolerance=tolerance(np.float32, 3.0), p=3.0)
 
 
 def test_cdist_non_contiguous():
@@ -120,6 +126,21 @@ def test_col2im_inverts_unfold_counts():
     np.testing.assert_array_equal(got, expected.numpy())
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("batch, channels, size, kernel, dilation, padding, stride", COL2IM_CASES)
+def test_im2col(batch, channels, size, kernel, dilation, padding, stride, dtype):
+    x = random(batch + (channels,) + tuple(size), dtype)
+    attrs = dict(kernel_size=kernel, dilation=dilation, padding=padding, stride=stride)
+    cols = check_op("aten::im2col", lambda t: aten.im2col(t, **attrs), x, **attrs)
+    check_op("aten::col2im", lambda t: aten.col2im(t, size, **attrs), cols, output_size=size, **attrs)
+
+
+def test_im2col_non_contiguous():
+    x = random((5, 2, 6, 7), np.float64).transpose(1, 0, 3, 2)
+    attrs = dict(kernel_size=[2, 3], dilation=[1, 1], padding=[1, 0], stride=[1, 2])
+    check_op("aten::im2col", lambda t: aten.im2col(t, **attrs), x, **attrs)
+
+
 COL2IM_ATTRS = dict(output_size=[4, 4], kernel_size=[2, 2], dilation=[1, 1], padding=[0, 0], stride=[1, 1])
 
 
@@ -146,7 +167,15 @@ COL2IM_ATTRS = dict(output_size=[4, 4], kernel_size=[2, 2], dilation=[1, 1], pad
          r"self: expected dim 1 to be divisible by the kernel's size 4"),
         ("aten::col2im", [random((1, 1, 8, 9), np.float32)], COL2IM_ATTRS, r"self: expected rank 2 or 3"),
         ("aten::col2im", [random((1, 8, 9), np.float32)], dict(COL2IM_ATTRS, stride=[0, 1]),
-         r"expected positive output_size, kernel_size, dilation and stride"),
+         r"expected positive kernel_size, dilation and stride and non-negative padding, got kernel_size \[2, 2\]"),
+        ("aten::col2im", [random((1, 8, 9), np.float32)], dict(COL2IM_ATTRS, output_size=[0, 4]),
+         r"output_size: expected positive sizes, got \[0, 4\]"),
+        ("aten::im2col", [random((1, 2, 3), np.float32)], dict(kernel_size=[4, 4], dilation=[1, 1], padding=[0, 0],
+                                                              stride=[1, 1]),
+         r"self: no sliding block fits in float32\[1, 2, 3\] for kernel_size \[4, 4\]"),
+        ("aten::im2col", [random((2, 0, 3, 3), np.float32)], dict(kernel_size=[1, 1], dilation=[1, 1], padding=[0, 0],
+                                                                 stride=[1, 1]),
+         r"self: expected rank 3 or 4 \(\(batch,\) channels, height, width\) with non-empty planes"),
     ],
 )
 def test_bad_inputs(op, inputs, attrs, message):

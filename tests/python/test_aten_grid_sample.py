@@ -15,8 +15,15 @@ def random(shape, dtype, seed=0, scale=1.0):
     return (scale * np.random.default_rng(seed).standard_normal(shape)).astype(dtype)
 
 
-def test_schema_is_aten():
-    assert_schema_is_aten("grid_sampler_2d")
+@pytest.mark.parametrize("name", ["grid_sampler_2d", "grid_sampler"])
+def test_schema_is_aten(name):
+    assert_schema_is_aten(name)
+
+
+def test_grid_sampler_is_grid_sampler_2d_on_planes():
+    attrs = dict(interpolation_mode=0, padding_mode=1, align_corners=False)
+    check_op("aten::grid_sampler", lambda t, g: torch.ops.aten.grid_sampler(t, g, **attrs),
+             random((2, 3, 5, 6), np.float64), random((2, 4, 3, 2), np.float64, 1), **attrs)
 
 
 # input shape, grid (height, width)

@@ -3,7 +3,10 @@ import numpy as np
 import pytest
 import torch
 
+import torch.nn.functional as F
+
 import opgraph
+from opgraph import ir
 from oracle import assert_schema_is_aten, check_op
 from opgraph.ops import call
 
@@ -126,3 +129,25 @@ def test_bilinear_large_threaded(dtype):
 def test_bad_inputs(op, x, attrs, message):
     with pytest.raises(opgraph.Error, match=f"^{op}: {message}"):
         call(op, x, **attrs)
+
+
+class Resampling(torch.nn.Module):
+    """What torch.export keeps of interpolation, grid sampling, pooling, distances and folding."""
+
+    def forward(self, x, grid, points):
+        up = F.interpolate(x, scale_factor=1.5, mode="bilinear", align_corners=False)
+        return (up, F.interpolate(x, size=(5, 9), mode="nearest"),
+                F.interpolate(x, scale_factor=0.7, mode="bicubic", align_corners=True),
+                F.grid_sample(x, grid, mode="bilinear", padding_mode="reflection", align_corners=False),
+                F.adaptive_avg_pool2d(up, (3, 5)), F.max_pool3d(x[:, None], 2), torch.cdist(points, points),
+                F.fold(F.unfold(x, 3, padding=1), x.shape[-2:], 3, padding=1))
+
+
+def test_an_exported_model_runs_on_the_session(tmp_path):
+    model = Resampling()
+    inputs = (torch.randn(2, 3, 8, 10), torch.rand(2, 4, 6, 2) * 2.4 - 1.2, torch.randn(2, 7, 3))
+    model_ir = ir.extract_ir(model, inputs)
+    model_ir.save(tmp_path / "model.opg")
+    actual = opgraph.Session(str(tmp_path / "model.opg"), threads=2).run(*inputs)
+    for got, want in zip(actual, model(*inputs), strict=True):
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-4)

@@ -1,7 +1,7 @@
-// Pairwise distances and the fold of sliding blocks: _cdist_forward (every row
+// Pairwise distances and sliding blocks: _cdist_forward and cdist (every row
 // of x1 against every row of x2, batched with broadcasting), _pdist_forward
-// (every pair of rows of one matrix) and col2im (sums each column of
-// im2col's patch matrix back into the image it came from).
+// and pdist (every pair of rows of one matrix), im2col (each sliding block of
+// an image as a column) and col2im (sums each column back into the image).
 //
 // The distances are p-norms of row differences: p = 0 counts the differing
 // elements, p = inf takes the largest difference. Each distance is one
@@ -232,19 +232,16 @@ std::vector<int64_t> two(const Attrs& attrs, const char* name) {
   return values;
 }
 
-Fold fold_of(const TensorMeta& self, const Attrs& attrs) {
-  check_floating(self, "self");
-  OPGRAPH_CHECK(self.dim() == 2 || self.dim() == 3, "self: expected rank 2 or 3 ((batch,) C * kernel, blocks), got ",
-                self.str());
-  const auto size = two(attrs, "output_size"), kernel = two(attrs, "kernel_size"), dilation = two(attrs, "dilation"),
-             padding = two(attrs, "padding"), stride = two(attrs, "stride");
-  Fold f{0, kernel[0], kernel[1], size[0], size[1], 0, 0, stride[0], stride[1], padding[0], padding[1],
-         dilation[0], dilation[1]};
+// Image planes of h x w: the kernel taps and the sliding blocks that fit.
+Fold sliding_blocks(const Attrs& attrs, int64_t h, int64_t w) {
+  const auto kernel = two(attrs, "kernel_size"), dilation = two(attrs, "dilation"), padding = two(attrs, "padding"),
+             stride = two(attrs, "stride");
+  Fold f{0, kernel[0], kernel[1], h, w, 0, 0, stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1]};
   OPGRAPH_CHECK(f.kh > 0 && f.kw > 0 && f.dil_h > 0 && f.dil_w > 0 && f.stride_h > 0 && f.stride_w > 0 &&
-                    f.pad_h >= 0 && f.pad_w >= 0 && f.h > 0 && f.w > 0,
-                "expected positive output_size, kernel_size, dilation and stride and non-negative padding, got "
-                "output_size ", shape_str(size), ", kernel_size ", shape_str(kernel), ", dilation ",
-                shape_str(dilation), ", padding ", shape_str(padding), ", stride ", shape_str(stride));
+                    f.pad_h >= 0 && f.pad_w >= 0,
+                "expected positive kernel_size, dilation and stride and non-negative padding, got kernel_size ",
+                shape_str(kernel), ", dilation ", shape_str(dilation), ", padding ", shape_str(padding), ", stride ",
+                shape_str(stride));
   auto blocks = [](int64_t size, int64_t kernel, int64_t pad, int64_t dil, int64_t stride) {
     const int64_t span = checked_add(checked_mul(dil, kernel - 1, "dilation"), 1, "dilation");
     const int64_t room = checked_add(size, checked_mul(2, pad, "padding"), "padding") - span;
@@ -252,6 +249,17 @@ Fold fold_of(const TensorMeta& self, const Attrs& attrs) {
   };
   f.blocks_h = blocks(f.h, f.kh, f.pad_h, f.dil_h, f.stride_h);
   f.blocks_w = blocks(f.w, f.kw, f.pad_w, f.dil_w, f.stride_w);
+  return f;
+}
+
+// col2im's input: (N, C * kh * kw, blocks) or unbatched.
+Fold fold_of(const TensorMeta& self, const Attrs& attrs) {
+  check_floating(self, "self");
+  OPGRAPH_CHECK(self.dim() == 2 || self.dim() == 3, "self: expected rank 2 or 3 ((batch,) C * kernel, blocks), got ",
+                self.str());
+  const auto size = two(attrs, "output_size");
+  OPGRAPH_CHECK(size[0] > 0 && size[1] > 0, "output_size: expected positive sizes, got ", shape_str(size));
+  Fold f = sliding_blocks(attrs, size[0], size[1]);
   const int64_t rows = self.shape[self.dim() - 2], kernel_size = checked_mul(f.kh, f.kw, "kernel_size");
   OPGRAPH_CHECK(rows % kernel_size == 0, "self: expected dim ", self.dim() - 2,
                 " to be divisible by the kernel's size ", kernel_size, ", got ", self.str());
@@ -260,6 +268,33 @@ Fold fold_of(const TensorMeta& self, const Attrs& attrs) {
                 ", got ", self.str());
   f.planes = (self.dim() == 3 ? self.shape[0] : 1) * (rows / kernel_size);
   return f;
+}
+
+// im2col's input: (N, C, H, W) or unbatched.
+Fold unfold_of(const TensorMeta& self, const Attrs& attrs) {
+  check_floating(self, "self");
+  OPGRAPH_CHECK((self.dim() == 3 || self.dim() == 4) && self.shape[self.dim() - 3] > 0 &&
+                    self.shape[self.dim() - 2] > 0 && self.shape[self.dim() - 1] > 0,
+                "self: expected rank 3 or 4 ((batch,) channels, height, width) with non-empty planes, got ",
+                self.str());
+  Fold f = sliding_blocks(attrs, self.shape[self.dim() - 2], self.shape[self.dim() - 1]);
+  OPGRAPH_CHECK(f.blocks_h > 0 && f.blocks_w > 0, "self: no sliding block fits in ", self.str(), " for kernel_size ",
+                shape_str(two(attrs, "kernel_size")));
+  f.planes = self.numel() / (f.h * f.w);
+  return f;
+}
+
+// The block columns [begin, end) at which kernel column kx lands inside the
+// plane, and x0: block column bx lands on x0 + bx * stride_w.
+struct Columns {
+  int64_t x0, begin, end;
+};
+
+Columns columns(const Fold& f, int64_t kx) {
+  const int64_t x0 = kx * f.dil_w - f.pad_w;
+  const int64_t begin = x0 < 0 ? std::min(f.blocks_w, (-x0 + f.stride_w - 1) / f.stride_w) : 0;
+  const int64_t end = x0 > f.w - 1 ? 0 : std::min(f.blocks_w, (f.w - 1 - x0) / f.stride_w + 1);
+  return {x0, begin, std::max(begin, end)};
 }
 
 std::vector<TensorMeta> col2im_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
@@ -282,15 +317,13 @@ void fold_planes(const T* in, T* out, const Fold& f, int64_t first, int64_t last
     for (int64_t ky = 0; ky < f.kh; ++ky) {
       for (int64_t kx = 0; kx < f.kw; ++kx) {
         const T* src = in + ((plane * f.kh + ky) * f.kw + kx) * blocks;
-        const int64_t x0 = kx * f.dil_w - f.pad_w;  // block column bx lands on x0 + bx * stride_w
-        const int64_t bx_begin = x0 < 0 ? (-x0 + f.stride_w - 1) / f.stride_w : 0;
-        const int64_t bx_end = x0 > f.w - 1 ? 0 : std::min(f.blocks_w, (f.w - 1 - x0) / f.stride_w + 1);
+        const Columns c = columns(f, kx);
         for (int64_t by = 0; by < f.blocks_h; ++by) {
           const int64_t y = by * f.stride_h - f.pad_h + ky * f.dil_h;
           if (y < 0 || y >= f.h) continue;
           const T* block_row = src + by * f.blocks_w;
           T* line = dst + y * f.w;
-          for (int64_t bx = bx_begin; bx < bx_end; ++bx) line[x0 + bx * f.stride_w] += block_row[bx];
+          for (int64_t bx = c.begin; bx < c.end; ++bx) line[c.x0 + bx * f.stride_w] += block_row[bx];
         }
       }
     }
@@ -334,13 +367,93 @@ void col2im_reference(const KernelContext&, std::span<const Tensor> in, std::spa
   });
 }
 
+// --- im2col: (N, C, H, W) or (C, H, W) -> (N, C * kh * kw, L) or (C * kh * kw, L).
+
+std::vector<TensorMeta> im2col_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  const Fold f = unfold_of(*in[0], attrs);
+  Shape shape(in[0]->shape.begin(), in[0]->shape.end() - 2);
+  shape.back() *= f.kh * f.kw;
+  shape.push_back(f.blocks_h * f.blocks_w);
+  return {{in[0]->dtype, shape}};
+}
+
+// Input planes [first, last): each kernel tap's row of blocks copies the
+// plane's elements along the block columns inside it and zeros the rest.
+template <typename T>
+void unfold_planes(const T* in, T* out, const Fold& f, int64_t first, int64_t last) {
+  const int64_t blocks = f.blocks_h * f.blocks_w;
+  for (int64_t plane = first; plane < last; ++plane) {
+    const T* src = in + plane * f.h * f.w;
+    for (int64_t ky = 0; ky < f.kh; ++ky) {
+      for (int64_t kx = 0; kx < f.kw; ++kx) {
+        T* dst = out + ((plane * f.kh + ky) * f.kw + kx) * blocks;
+        const Columns c = columns(f, kx);
+        for (int64_t by = 0; by < f.blocks_h; ++by) {
+          const int64_t y = by * f.stride_h - f.pad_h + ky * f.dil_h;
+          T* block_row = dst + by * f.blocks_w;
+          if (y < 0 || y >= f.h) {
+            std::fill(block_row, block_row + f.blocks_w, T(0));
+            continue;
+          }
+          std::fill(block_row, block_row + c.begin, T(0));
+          const T* line = src + y * f.w;
+          for (int64_t bx = c.begin; bx < c.end; ++bx) block_row[bx] = line[c.x0 + bx * f.stride_w];
+          std::fill(block_row + c.end, block_row + f.blocks_w, T(0));
+        }
+      }
+    }
+  }
+}
+
+void im2col_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                const Attrs& attrs) {
+  const Fold f = unfold_of(in[0].meta(), attrs);
+  if (out[0].numel() == 0) return;
+  dispatch_floating(in[0].dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    parallel_rows(context, f.planes, f.kh * f.kw * f.blocks_h * f.blocks_w, [&](int64_t first, int64_t last) {
+      dispatch_cpu([&] { unfold_planes<T>(in[0].data_ptr<T>(), out[0].data_ptr<T>(), f, first, last); });
+    });
+  });
+}
+
+// Every output element read from where its block and tap put it, or 0 outside.
+void im2col_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
+                      const Attrs& attrs) {
+  const Fold f = unfold_of(in[0].meta(), attrs);
+  dispatch_floating(in[0].dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    const T* src = in[0].data_ptr<T>();
+    T* dst = out[0].data_ptr<T>();
+    for (int64_t plane = 0; plane < f.planes; ++plane) {
+      for (int64_t ky = 0; ky < f.kh; ++ky) {
+        for (int64_t kx = 0; kx < f.kw; ++kx) {
+          for (int64_t by = 0; by < f.blocks_h; ++by) {
+            for (int64_t bx = 0; bx < f.blocks_w; ++bx) {
+              const int64_t y = by * f.stride_h - f.pad_h + ky * f.dil_h, x = bx * f.stride_w - f.pad_w + kx * f.dil_w;
+              const bool inside = y >= 0 && y < f.h && x >= 0 && x < f.w;
+              *dst++ = inside ? src[(plane * f.h + y) * f.w + x] : T(0);
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void register_distance_ops(Registry& registry) {
   define(registry, {"aten::_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor", cdist_shape,
                     cdist_cpu, cdist_reference});
+  define(registry, {"aten::cdist(Tensor x1, Tensor x2, float p=2.0, int? compute_mode=None) -> Tensor", cdist_shape,
+                    cdist_cpu, cdist_reference});
   define(registry, {"aten::_pdist_forward(Tensor self, float p=2.0) -> Tensor", pdist_shape, pdist_cpu,
                     pdist_reference});
+  define(registry, {"aten::pdist(Tensor self, float p=2.0) -> Tensor", pdist_shape, pdist_cpu, pdist_reference});
+  define(registry, {"aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) "
+                    "-> Tensor",
+                    im2col_shape, im2col_cpu, im2col_reference});
   define(registry, {"aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, "
                     "int[2] padding, int[2] stride) -> Tensor",
                     col2im_shape, col2im_cpu, col2im_reference});

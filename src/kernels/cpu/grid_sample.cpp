@@ -203,6 +203,10 @@ void register_grid_sample_ops(Registry& registry) {
   define(registry, {"aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
                     "bool align_corners) -> Tensor",
                     grid_sample_shape, grid_sample_cpu, grid_sample_reference});
+  // grid_sampler picks grid_sampler_2d or _3d by the input's rank; only 2-D is here.
+  define(registry, {"aten::grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
+                    "bool align_corners) -> Tensor",
+                    grid_sample_shape, grid_sample_cpu, grid_sample_reference});
 }
 
 }  // namespace opgraph::kernels
