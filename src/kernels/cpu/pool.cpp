@@ -81,8 +81,7 @@ Pooling windows(const TensorMeta& input, const Attrs& attrs, int dims, bool has_
 
 Shape pooled_shape(const TensorMeta& input, const Pooling& p) {
   Shape shape = input.shape;
-  const Axis* axes[] = {&p.d, &p.h, &p.w};
-  for (int d = 0; d < p.dims; ++d) shape[shape.size() - p.dims + d] = axes[3 - p.dims + d]->out;
+  for (int d = 0; d < p.dims; ++d) shape[shape.size() - p.dims + d] = p.axes()[3 - p.dims + d]->out;
   return shape;
 }
 
@@ -124,9 +123,6 @@ T average_of(const T* plane, const Pooling& p, const Window& win) {
   return static_cast<T>(sum / static_cast<double>(win.divisor));
 }
 
-// Forward: out holds the pooled planes. Backward: out is the gradient of the
-// input planes; each output's gradient goes back to the element its max came
-// from, or is spread evenly over its average's window.
 // Calls fn(o, window, oz, oy, ox) for each output o of a plane, in order.
 template <typename Fn>
 void for_outputs(const Pooling& p, Fn&& fn) {
@@ -138,7 +134,10 @@ void for_outputs(const Pooling& p, Fn&& fn) {
   }
 }
 
-// `indices`, where given, receives each max's position in its plane.
+// Forward: out holds the pooled planes, and `indices`, where given, each
+// max's position in its plane. Backward: out is the gradient of the input
+// planes; each output's gradient goes back to the element its max came from,
+// or is spread evenly over its average's window.
 template <typename T, Reduce R, bool Backward>
 void pool_planes(const T* in, const T* grad, T* out, const Pooling& p, int64_t first, int64_t last,
                  int64_t* indices = nullptr) {

@@ -24,10 +24,12 @@ struct Axis {
   int64_t in = 0, out = 0, kernel = 1, stride = 1, padding = 0, dilation = 1;
 };
 
+// An op's geometry over (depth, height, width); a 2-D op has depth 1, a 1-D op height 1 too.
 struct Pooling {
-  int dims = 2;       // spatial dims of the op; the axes before them have size 1
+  int dims = 2;  // spatial dims of the op; the axes before them have size 1
   Axis d{1, 1}, h{1, 1}, w;
   std::array<Axis*, 3> axes() { return {&d, &h, &w}; }
+  std::array<const Axis*, 3> axes() const { return {&d, &h, &w}; }
   int64_t plane_size() const { return d.in * h.in * w.in; }
   int64_t pooled_size() const { return d.out * h.out * w.out; }
   bool adaptive = false;
