@@ -122,6 +122,8 @@ def test_bilinear_large_threaded(dtype):
          "input and output sizes must be greater than 0"),
         ("aten::upsample_nearest1d.vec", random((1, 1, 4), np.float32), dict(output_size=None, scale_factors=[-2.0]),
          "scale_factors: expected positive values"),
+        ("aten::upsample_nearest1d.vec", random((1, 1, 4), np.float32), dict(output_size=None, scale_factors=[1e300]),
+         r"scale_factors: \[1\.0+1e\+300\] make an output too large for input float32\[1, 1, 4\]"),
         ("aten::upsample_nearest1d", random((1, 1, 4), np.float32).astype(np.int32), dict(output_size=[3]),
          "input: expected float32 or float64, got int32"),
     ],
