@@ -73,13 +73,13 @@ Resize resize_of(const TensorMeta& input, const Attrs& attrs, const Family& f) {
       OPGRAPH_CHECK(static_cast<int>(factors->size()) == f.dims, "scale_factors: expected ", f.dims,
                     " values, got ", attr_str(attrs.get("scale_factors")));
       for (int d = 0; d < f.dims; ++d) {
-        const double scale = (*factors)[d], size = static_cast<double>(r.in[first + d]) * scale;
+        const double scale = (*factors)[d], extent = static_cast<double>(r.in[first + d]) * scale;
         OPGRAPH_CHECK(std::isfinite(scale) && scale > 0, "scale_factors: expected positive values, got ",
                       attr_str(attrs.get("scale_factors")));
-        OPGRAPH_CHECK(size < 0x1p62, "scale_factors: ", attr_str(attrs.get("scale_factors")),
+        OPGRAPH_CHECK(extent < 0x1p62, "scale_factors: ", attr_str(attrs.get("scale_factors")),
                       " make an output too large for input ", input.str());
         r.scales[first + d] = scale;
-        r.out[first + d] = static_cast<int64_t>(size);  // truncated, as ATen
+        r.out[first + d] = static_cast<int64_t>(extent);  // truncated, as ATen
       }
     }
   } else {
