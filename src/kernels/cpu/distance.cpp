@@ -342,7 +342,27 @@ void col2im_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
   });
 }
 
-// Every input element added where its block and tap put it, if inside.
+// Calls fn(column, pixel) for the elements of the patch matrix in order:
+// `pixel` is where the element's block and tap put it in the images, or -1 in
+// the padding.
+template <typename Fn>
+void for_patch_elements(const Fold& f, Fn&& fn) {
+  int64_t column = 0;
+  for (int64_t plane = 0; plane < f.planes; ++plane) {
+    for (int64_t ky = 0; ky < f.kh; ++ky) {
+      for (int64_t kx = 0; kx < f.kw; ++kx) {
+        for (int64_t by = 0; by < f.blocks_h; ++by) {
+          for (int64_t bx = 0; bx < f.blocks_w; ++bx) {
+            const int64_t y = by * f.stride_h - f.pad_h + ky * f.dil_h, x = bx * f.stride_w - f.pad_w + kx * f.dil_w;
+            fn(column++, y >= 0 && y < f.h && x >= 0 && x < f.w ? (plane * f.h + y) * f.w + x : int64_t{-1});
+          }
+        }
+      }
+    }
+  }
+}
+
+// Every patch element added to its pixel.
 void col2im_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
                       const Attrs& attrs) {
   const Fold f = fold_of(in[0].meta(), attrs);
@@ -351,19 +371,9 @@ void col2im_reference(const KernelContext&, std::span<const Tensor> in, std::spa
     const T* src = in[0].data_ptr<T>();
     T* dst = out[0].data_ptr<T>();
     std::fill(dst, dst + out[0].numel(), T(0));
-    for (int64_t plane = 0; plane < f.planes; ++plane) {
-      for (int64_t ky = 0; ky < f.kh; ++ky) {
-        for (int64_t kx = 0; kx < f.kw; ++kx) {
-          for (int64_t by = 0; by < f.blocks_h; ++by) {
-            for (int64_t bx = 0; bx < f.blocks_w; ++bx) {
-              const int64_t y = by * f.stride_h - f.pad_h + ky * f.dil_h, x = bx * f.stride_w - f.pad_w + kx * f.dil_w;
-              const T value = *src++;
-              if (y >= 0 && y < f.h && x >= 0 && x < f.w) dst[(plane * f.h + y) * f.w + x] += value;
-            }
-          }
-        }
-      }
-    }
+    for_patch_elements(f, [&](int64_t column, int64_t pixel) {
+      if (pixel >= 0) dst[pixel] += src[column];
+    });
   });
 }
 
@@ -417,7 +427,7 @@ void im2col_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
   });
 }
 
-// Every output element read from where its block and tap put it, or 0 outside.
+// Every patch element read from its pixel, 0 in the padding.
 void im2col_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
                       const Attrs& attrs) {
   const Fold f = unfold_of(in[0].meta(), attrs);
@@ -425,19 +435,7 @@ void im2col_reference(const KernelContext&, std::span<const Tensor> in, std::spa
     using T = decltype(zero);
     const T* src = in[0].data_ptr<T>();
     T* dst = out[0].data_ptr<T>();
-    for (int64_t plane = 0; plane < f.planes; ++plane) {
-      for (int64_t ky = 0; ky < f.kh; ++ky) {
-        for (int64_t kx = 0; kx < f.kw; ++kx) {
-          for (int64_t by = 0; by < f.blocks_h; ++by) {
-            for (int64_t bx = 0; bx < f.blocks_w; ++bx) {
-              const int64_t y = by * f.stride_h - f.pad_h + ky * f.dil_h, x = bx * f.stride_w - f.pad_w + kx * f.dil_w;
-              const bool inside = y >= 0 && y < f.h && x >= 0 && x < f.w;
-              *dst++ = inside ? src[(plane * f.h + y) * f.w + x] : T(0);
-            }
-          }
-        }
-      }
-    }
+    for_patch_elements(f, [&](int64_t column, int64_t pixel) { dst[column] = pixel >= 0 ? src[pixel] : T(0); });
   });
 }
 

@@ -165,6 +165,17 @@ void pool_planes(const T* in, const T* grad, T* out, const Pooling& p, int64_t f
   }
 }
 
+// body(first, last) over the planes [0, planes): on the pool's threads, or
+// (for the reference) in one call.
+template <bool Threaded, typename Body>
+void run_planes(const KernelContext& context, int64_t planes, const Pooling& p, const Body& body) {
+  if (Threaded) {
+    parallel_planes(context, planes, p, body);
+  } else {
+    body(0, planes);
+  }
+}
+
 // Runs a pass over every plane of `input`; `grad` is only read backward.
 template <Reduce R, bool Backward, bool Threaded>
 void run_pool(const KernelContext& context, const Tensor& input, const Tensor& grad, const Tensor& out,
@@ -174,14 +185,9 @@ void run_pool(const KernelContext& context, const Tensor& input, const Tensor& g
   dispatch_floating(input.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     const T* grad_data = Backward ? grad.data_ptr<T>() : nullptr;
-    auto body = [&](int64_t first, int64_t last) {
+    run_planes<Threaded>(context, planes, p, [&](int64_t first, int64_t last) {
       pool_planes<T, R, Backward>(input.data_ptr<T>(), grad_data, out.data_ptr<T>(), p, first, last, indices);
-    };
-    if (Threaded) {
-      parallel_planes(context, planes, p, body);
-    } else {
-      body(0, planes);
-    }
+    });
   });
 }
 
@@ -370,7 +376,7 @@ void max_pool_indices_backward_cpu(const KernelContext& context, std::span<const
     using T = decltype(zero);
     const T* grad = in[0].data_ptr<T>();
     T* result = out[0].data_ptr<T>();
-    auto body = [&](int64_t first, int64_t last) {
+    run_planes<Threaded>(context, planes, p, [&](int64_t first, int64_t last) {
       for (int64_t plane = first; plane < last; ++plane) {
         T* dst = result + plane * in_size;
         std::fill(dst, dst + in_size, T(0));
@@ -380,12 +386,7 @@ void max_pool_indices_backward_cpu(const KernelContext& context, std::span<const
           dst[indices[o]] += grad[o];
         }
       }
-    };
-    if (Threaded) {
-      parallel_planes(context, planes, p, body);
-    } else {
-      body(0, planes);
-    }
+    });
   });
 }
 
