@@ -48,6 +48,8 @@ def test_max_pool3d(shape, kernel, stride, padding, ceil_mode, dilation, dtype):
     x = random(shape, dtype)
     if min(x.shape[-3:]) + 2 * np.min(padding) < dilation * (np.max(kernel) - 1) + 1:
         pytest.skip("the dilated window is wider than this input")
+    x.reshape(-1)[3::97] = np.nan  # a NaN wins its windows
+    x.reshape(-1)[5::89] = -np.inf
     attrs = dict(kernel_size=kernel, stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode)
     check_op("aten::max_pool3d", lambda t: F.max_pool3d(t, **attrs), x, **attrs)
     check_op("aten::max_pool3d_with_indices", lambda t: aten.max_pool3d_with_indices(t, **attrs), x, **attrs)

@@ -5,9 +5,9 @@
 // Each output element reduces one window of its input plane (a volume for
 // 3-D ops; every op runs as 3-D with leading axes of size 1, see pool.h). The
 // kernels split the planes over threads; the reference walks every window in
-// order on one thread. max_pool2d and avg_pool2d forward have faster kernels
-// of their own (pool2d_fast.cpp), which adaptive_avg_pool1d/2d share when
-// their windows are regular.
+// order on one thread. Max and average pooling forward have faster kernels of
+// their own (pool_fast.cpp), which adaptive_avg_pool1d/2d share when their
+// windows are regular.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -199,7 +199,7 @@ std::vector<TensorMeta> pool_backward_shape(const TensorMeta& grad, const Tensor
   return {self};
 }
 
-// --- max_pool2d, max_pool3d (the 2-D one has fast kernels)
+// --- max_pool2d, max_pool3d
 
 template <int Dims>
 std::vector<TensorMeta> max_pool_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
@@ -210,12 +210,8 @@ template <int Dims>
 void max_pool_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                   const Attrs& attrs) {
   const Pooling p = windows(in[0].meta(), attrs, Dims, true);
-  if constexpr (Dims == 2) {
-    if (is_2x2_stride_2(p)) return run_max_pool_2x2(context, in[0], out[0], p);
-    run_pool_fast<Reduce::Max>(context, in[0], out[0], p);
-  } else {
-    run_pool<Reduce::Max, false, true>(context, in[0], Tensor(), out[0], p);
-  }
+  if (Dims == 2 && is_2x2_stride_2(p)) return run_max_pool_2x2(context, in[0], out[0], p);
+  run_pool_fast<Reduce::Max>(context, in[0], out[0], p);
 }
 
 template <int Dims>
@@ -262,12 +258,7 @@ std::vector<TensorMeta> avg_pool_shape(std::span<const TensorMeta* const> in, co
 template <int Dims>
 void avg_pool_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                   const Attrs& attrs) {
-  const Pooling p = average_windows<Dims>(in[0].meta(), attrs);
-  if constexpr (Dims == 2) {
-    run_pool_fast<Reduce::Average>(context, in[0], out[0], p);
-  } else {
-    run_pool<Reduce::Average, false, true>(context, in[0], Tensor(), out[0], p);
-  }
+  run_pool_fast<Reduce::Average>(context, in[0], out[0], average_windows<Dims>(in[0].meta(), attrs));
 }
 
 template <int Dims>

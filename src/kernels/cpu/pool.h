@@ -1,5 +1,5 @@
-// Pooling geometry shared by the pooling kernels (pool.cpp) and the fast 2-D
-// forward kernels (pool2d_fast.cpp): the axes of an op, the window of each
+// Pooling geometry shared by the pooling kernels (pool.cpp) and the fast
+// forward kernels (pool_fast.cpp): the axes of an op, the window of each
 // output element, and the split of planes over threads.
 #pragma once
 
@@ -66,8 +66,6 @@ inline Window window(const Pooling& p, int64_t oz, int64_t oy, int64_t ox) {
   return {z.lo, z.hi, y.lo, y.hi, x.lo, x.hi, divisor};
 }
 
-inline Window window(const Pooling& p, int64_t oy, int64_t ox) { return window(p, 0, oy, ox); }
-
 enum class Reduce { Max, Average };
 
 inline int64_t plane_count(const Tensor& input, const Pooling& p) {
@@ -81,12 +79,14 @@ void parallel_planes(const KernelContext& context, int64_t planes, const Pooling
   context.pool->parallel_for(0, planes, std::max<int64_t>(1, 65536 / std::max<int64_t>(p.plane_size(), 1)), body);
 }
 
-// ---- Fast 2-D kernels (pool2d_fast.cpp): planes of height x width only.
+// ---- Fast kernels (pool_fast.cpp)
 
-// Forward max_pool2d or avg_pool2d (which adaptive pooling with regular windows is).
+// Forward max or average pooling over 2 or 3 dims (and adaptive pooling with
+// regular windows, which is average pooling).
 template <Reduce R>
 void run_pool_fast(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p);
 
+// 2-D only.
 bool is_2x2_stride_2(const Pooling& p);
 void run_max_pool_2x2(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p);
 void run_max_pool_2x2_backward(const KernelContext& context, const Tensor& input, const Tensor& grad,

@@ -1,5 +1,6 @@
-// The fast kernels of 2-D pooling (declared in pool.h): max_pool2d and
-// avg_pool2d forward, 2x2 max pooling and its gradient, and global averages.
+// The fast pooling kernels (declared in pool.h): max and average pooling
+// forward over 2 or 3 dims, 2x2 max pooling and its gradient, and global
+// averages.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -44,14 +45,27 @@ constexpr T neutral() {
   return R == Reduce::Max ? -std::numeric_limits<T>::infinity() : T(0);
 }
 
-// avg_pool2d's divisor for each output element; every plane shares them.
+// Average pooling's divisor for each output element; every plane shares them.
 template <typename T>
 std::vector<T> divisors(const Pooling& p) {
-  std::vector<T> divisor(static_cast<size_t>(p.h.out * p.w.out));
-  for (int64_t oy = 0; oy < p.h.out; ++oy) {
-    for (int64_t ox = 0; ox < p.w.out; ++ox) divisor[oy * p.w.out + ox] = T(window(p, oy, ox).divisor);
+  std::vector<T> divisor(static_cast<size_t>(p.pooled_size()));
+  for (int64_t oz = 0, o = 0; oz < p.d.out; ++oz) {
+    for (int64_t oy = 0; oy < p.h.out; ++oy) {
+      for (int64_t ox = 0; ox < p.w.out; ++ox) divisor[o++] = T(window(p, oz, oy, ox).divisor);
+    }
   }
   return divisor;
+}
+
+// dst[i] = src[i] for the first of the sources reduced into dst, else the
+// reduction of dst[i] and src[i].
+template <Reduce R, typename T>
+void accumulate(T* dst, const T* src, int64_t count, bool first) {
+  if (first) {
+    std::copy(src, src + count, dst);
+  } else {
+    for (int64_t i = 0; i < count; ++i) dst[i] = combine<R>(dst[i], src[i]);
+  }
 }
 
 // The pass across a padded line: dst[ox] reduces padded[ox * stride +
@@ -84,12 +98,7 @@ void pool_planes_fast(const T* in, T* out, const Pooling& p, const T* divisor, i
       for (int64_t ky = 0; ky < h.kernel; ++ky) {
         const int64_t y = oy * h.stride - h.padding + ky * h.dilation;
         if (y < 0 || y >= h.in) continue;
-        const T* row = src + y * w.in;
-        if (any_row) {
-          for (int64_t x = 0; x < w.in; ++x) line[x] = combine<R>(line[x], row[x]);
-        } else {
-          std::copy(row, row + w.in, line);
-        }
+        accumulate<R>(line, src + y * w.in, w.in, !any_row);
         any_row = true;
       }
       if (!any_row) std::fill(line, line + w.in, neutral<R, T>());
@@ -107,16 +116,45 @@ void pool_planes_fast(const T* in, T* out, const Pooling& p, const T* divisor, i
   }
 }
 
+// 3-D windows reduce in two steps: the input slices that an output slice's
+// windows span combine into one slab, as rows combine into a line above, and
+// the 2-D kernel pools the slab; averages then divide by the 3-D divisors.
+template <typename T, Reduce R>
+void pool_volumes_fast(const T* in, T* out, const Pooling& p, const T* divisor, int64_t first, int64_t last) {
+  Pooling flat = p;
+  flat.d = Axis{1, 1};
+  const int64_t slice = p.h.in * p.w.in, out_slice = p.h.out * p.w.out;
+  std::vector<T> slab(static_cast<size_t>(slice));
+  for (int64_t plane = first; plane < last; ++plane) {
+    for (int64_t oz = 0; oz < p.d.out; ++oz) {
+      bool any_slice = false;
+      for (int64_t kz = 0; kz < p.d.kernel; ++kz) {
+        const int64_t z = oz * p.d.stride - p.d.padding + kz * p.d.dilation;
+        if (z < 0 || z >= p.d.in) continue;
+        accumulate<R>(slab.data(), in + (plane * p.d.in + z) * slice, slice, !any_slice);
+        any_slice = true;
+      }
+      if (!any_slice) std::fill(slab.begin(), slab.end(), neutral<R, T>());
+      pool_planes_fast<T, R>(slab.data(), out + (plane * p.d.out + oz) * out_slice, flat,
+                             divisor == nullptr ? nullptr : divisor + oz * out_slice, 0, 1);
+    }
+  }
+}
+
 template <Reduce R>
 void run_pool_fast(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p) {
   if (out.numel() == 0) return;
   dispatch_floating(input.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    const std::vector<T> divisor = R == Reduce::Average ? divisors<T>(p) : std::vector<T>();
+    const std::vector<T> divisors_of_all = R == Reduce::Average ? divisors<T>(p) : std::vector<T>();
+    const T* divisor = divisors_of_all.empty() ? nullptr : divisors_of_all.data();
     parallel_planes(context, plane_count(input, p), p, [&](int64_t first, int64_t last) {
       dispatch_cpu([&] {
-        pool_planes_fast<T, R>(input.data_ptr<T>(), out.data_ptr<T>(), p, divisor.empty() ? nullptr : divisor.data(),
-                               first, last);
+        if (p.dims == 3) {
+          pool_volumes_fast<T, R>(input.data_ptr<T>(), out.data_ptr<T>(), p, divisor, first, last);
+        } else {
+          pool_planes_fast<T, R>(input.data_ptr<T>(), out.data_ptr<T>(), p, divisor, first, last);
+        }
       });
     });
   });
