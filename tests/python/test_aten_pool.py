@@ -231,6 +231,19 @@ def test_max_pool2d_with_indices(shape, kernel, stride, padding, ceil_mode, dila
     np.testing.assert_allclose(call(op, grad, x, indices, **attrs), expected.numpy())
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_max_pool2d_with_indices_ties_nan_and_infinities(seed):
+    """Of equal maxima the first in row-major order wins, of NaNs the last, as ATen's scan keeps them."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 3, (2, 3, int(rng.integers(3, 12)), int(rng.integers(3, 12)))).astype(np.float32)
+    x[(x == 2) & (rng.random(x.shape) < 0.2)] = np.nan
+    x[(x == 1) & (rng.random(x.shape) < 0.2)] = -np.inf
+    kernel = int(rng.integers(1, 4))
+    attrs = dict(kernel_size=kernel, stride=int(rng.integers(1, 3)), padding=int(rng.integers(0, kernel // 2 + 1)),
+                 dilation=1, ceil_mode=bool(rng.integers(0, 2)))
+    check_op("aten::max_pool2d_with_indices", lambda t: torch.ops.aten.max_pool2d_with_indices(t, **attrs), x, **attrs)
+
+
 def test_max_pool2d_with_indices_ties_and_non_contiguous():
     x = np.random.default_rng(4).integers(0, 3, (5, 2, 9, 8)).astype(np.float32).transpose(1, 0, 3, 2)
     x[0, 0, 1, 1] = np.nan

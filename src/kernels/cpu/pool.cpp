@@ -233,8 +233,9 @@ template <int Dims, bool Threaded>
 void max_pool_with_indices_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                                const Attrs& attrs) {
   if (out[1].numel() == 0) return;
-  run_pool<Reduce::Max, false, Threaded>(context, in[0], Tensor(), out[0], windows(in[0].meta(), attrs, Dims, true),
-                                         out[1].data_ptr<int64_t>());
+  const Pooling p = windows(in[0].meta(), attrs, Dims, true);
+  if (Threaded && Dims == 2) return run_pool_fast<Reduce::Max>(context, in[0], out[0], p, out[1].data_ptr<int64_t>());
+  run_pool<Reduce::Max, false, Threaded>(context, in[0], Tensor(), out[0], p, out[1].data_ptr<int64_t>());
 }
 
 // --- avg_pool2d, avg_pool3d

@@ -82,9 +82,12 @@ void parallel_planes(const KernelContext& context, int64_t planes, const Pooling
 // ---- Fast kernels (pool_fast.cpp)
 
 // Forward max or average pooling over 2 or 3 dims (and adaptive pooling with
-// regular windows, which is average pooling).
+// regular windows, which is average pooling). `positions`, where given (2-D
+// max pooling only), receives each max's position in its plane, as ATen's
+// max_pool2d_with_indices.
 template <Reduce R>
-void run_pool_fast(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p);
+void run_pool_fast(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p,
+                   int64_t* positions = nullptr);
 
 // 2-D only.
 bool is_2x2_stride_2(const Pooling& p);

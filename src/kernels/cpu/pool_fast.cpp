@@ -83,14 +83,57 @@ void across(const T* padded, T* dst, const Axis& w) {
   }
 }
 
-// `divisor` is null for max.
+// Max pooling that also gives each max's position in its plane (ATen's
+// max_pool2d_with_indices) runs the same passes on (value, position) pairs.
+// Which pair wins does not depend on the order the pairs meet in: a NaN beats
+// a number and a later NaN an earlier one; a larger number beats a smaller
+// one and, of equal numbers, the earlier position wins. That is the element
+// ATen's scan in row-major order keeps.
+template <typename T>
+bool beats(T v, int64_t i, T a, int64_t j) {
+  const bool v_nan = v != v, a_nan = a != a;
+  return v_nan ? (!a_nan || i > j) : (!a_nan && (v > a || (v == a && i < j)));
+}
+
+// The position of the padding around a line of pairs (whose value is -inf):
+// after every other, so that padding never wins.
+constexpr int64_t kNowhere = std::numeric_limits<int64_t>::max();
+
+// accumulate for pairs; the source elements sit at positions src_at, src_at + 1, ...
+template <typename T>
+void accumulate_pairs(T* dst, int64_t* dst_at, const T* src, int64_t src_at, int64_t count, bool first) {
+  for (int64_t i = 0; i < count; ++i) {
+    if (first || beats(src[i], src_at + i, dst[i], dst_at[i])) dst[i] = src[i], dst_at[i] = src_at + i;
+  }
+}
+
+// across for pairs.
+template <typename T>
+void across_pairs(const T* padded, const int64_t* padded_at, T* dst, int64_t* dst_at, const Axis& w) {
+  for (int64_t ox = 0; ox < w.out; ++ox) {
+    int64_t best = ox * w.stride;
+    for (int64_t kx = 1; kx < w.kernel; ++kx) {
+      const int64_t at = ox * w.stride + kx * w.dilation;
+      if (beats(padded[at], padded_at[at], padded[best], padded_at[best])) best = at;
+    }
+    dst[ox] = padded[best];
+    dst_at[ox] = padded_at[best];
+  }
+}
+
+// `divisor` is null for max; `positions`, where given (max only), receives
+// each max's position in its plane.
 template <typename T, Reduce R>
-void pool_planes_fast(const T* in, T* out, const Pooling& p, const T* divisor, int64_t first, int64_t last) {
+void pool_planes_fast(const T* in, T* out, const Pooling& p, const T* divisor, int64_t first, int64_t last,
+                      int64_t* positions = nullptr) {
   const Axis &h = p.h, &w = p.w;
   // Columns -w.padding ... reach - w.padding - 1: every column a window reads.
   const int64_t reach = (w.out - 1) * w.stride + (w.kernel - 1) * w.dilation + 1;
-  std::vector<T> padded(static_cast<size_t>(std::max(reach, w.padding + w.in)), neutral<R, T>());
+  const auto size = static_cast<size_t>(std::max(reach, w.padding + w.in));
+  std::vector<T> padded(size, neutral<R, T>());
+  std::vector<int64_t> padded_at(positions != nullptr ? size : 0, kNowhere);
   T* line = padded.data() + w.padding;
+  int64_t* line_at = positions != nullptr ? padded_at.data() + w.padding : nullptr;
   for (int64_t plane = first; plane < last; ++plane) {
     const T* src = in + plane * h.in * w.in;
     for (int64_t oy = 0; oy < h.out; ++oy) {
@@ -98,11 +141,19 @@ void pool_planes_fast(const T* in, T* out, const Pooling& p, const T* divisor, i
       for (int64_t ky = 0; ky < h.kernel; ++ky) {
         const int64_t y = oy * h.stride - h.padding + ky * h.dilation;
         if (y < 0 || y >= h.in) continue;
-        accumulate<R>(line, src + y * w.in, w.in, !any_row);
+        if (positions != nullptr) {
+          accumulate_pairs(line, line_at, src + y * w.in, y * w.in, w.in, !any_row);
+        } else {
+          accumulate<R>(line, src + y * w.in, w.in, !any_row);
+        }
         any_row = true;
       }
       if (!any_row) std::fill(line, line + w.in, neutral<R, T>());
       T* dst = out + (plane * h.out + oy) * w.out;
+      if (positions != nullptr) {
+        across_pairs(padded.data(), padded_at.data(), dst, positions + (plane * h.out + oy) * w.out, w);
+        continue;
+      }
       switch (w.stride) {
         case 1: across<R, 1>(padded.data(), dst, w); break;
         case 2: across<R, 2>(padded.data(), dst, w); break;
@@ -142,7 +193,8 @@ void pool_volumes_fast(const T* in, T* out, const Pooling& p, const T* divisor, 
 }
 
 template <Reduce R>
-void run_pool_fast(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p) {
+void run_pool_fast(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p,
+                   int64_t* positions) {
   if (out.numel() == 0) return;
   dispatch_floating(input.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
@@ -153,7 +205,7 @@ void run_pool_fast(const KernelContext& context, const Tensor& input, const Tens
         if (p.dims == 3) {
           pool_volumes_fast<T, R>(input.data_ptr<T>(), out.data_ptr<T>(), p, divisor, first, last);
         } else {
-          pool_planes_fast<T, R>(input.data_ptr<T>(), out.data_ptr<T>(), p, divisor, first, last);
+          pool_planes_fast<T, R>(input.data_ptr<T>(), out.data_ptr<T>(), p, divisor, first, last, positions);
         }
       });
     });
@@ -265,7 +317,9 @@ void run_global_average(const KernelContext& context, const Tensor& input, const
   });
 }
 
-template void run_pool_fast<Reduce::Max>(const KernelContext&, const Tensor&, const Tensor&, const Pooling&);
-template void run_pool_fast<Reduce::Average>(const KernelContext&, const Tensor&, const Tensor&, const Pooling&);
+template void run_pool_fast<Reduce::Max>(const KernelContext&, const Tensor&, const Tensor&, const Pooling&,
+                                         int64_t*);
+template void run_pool_fast<Reduce::Average>(const KernelContext&, const Tensor&, const Tensor&, const Pooling&,
+                                             int64_t*);
 
 }  // namespace opgraph::kernels::pool
