@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 import opgraph
-from oracle import check_op
+from oracle import assert_schema_is_aten, check_op
 from opgraph.ops import call
 
 DTYPES = [np.float32, np.float64]
@@ -199,3 +199,90 @@ def test_pool_backward_checks_the_gradient_shape():
     with pytest.raises(opgraph.Error, match=r"grad_output: expected float32\[1, 1, 2, 2\] like the pooled output"):
         call("opgraph::max_pool2d_backward", np.ones((1, 1, 3, 3), np.float32), np.ones((1, 1, 4, 4), np.float32),
              kernel_size=2)
+
+
+# The registry prints a scalar default of an int[N] argument expanded (padding=[0, 0] for ATen's padding=0).
+EXPANDED_DEFAULTS = pytest.mark.xfail(reason="the registry prints int[N] defaults expanded")
+
+
+@pytest.mark.parametrize("name", [pytest.param("max_pool2d_with_indices", marks=EXPANDED_DEFAULTS),
+                                  "max_pool2d_with_indices_backward", "_adaptive_avg_pool2d",
+                                  "_adaptive_avg_pool2d_backward"])
+def test_schemas_are_aten(name):
+    assert_schema_is_aten(name)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode", POOL_CASES)
+@pytest.mark.parametrize("dilation", [1, 2])
+def test_max_pool2d_with_indices(shape, kernel, stride, padding, ceil_mode, dilation, dtype):
+    x = random(shape, dtype)
+    attrs = dict(kernel_size=kernel, stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode)
+    if x.shape[-1] + 2 * np.max(padding) < dilation * (np.max(kernel) - 1) + 1:
+        pytest.skip("the dilated window is wider than this input")
+    values, indices = check_op("aten::max_pool2d_with_indices",
+                               lambda t: torch.ops.aten.max_pool2d_with_indices(t, **attrs), x, **attrs)
+    grad = random(values.shape, dtype, 7)
+    expected = torch.ops.aten.max_pool2d_with_indices_backward(
+        torch.from_numpy(grad), torch.from_numpy(x), kernel_size=kernel, stride=stride, padding=padding,
+        dilation=dilation, ceil_mode=ceil_mode, indices=torch.from_numpy(indices))
+    op = "aten::max_pool2d_with_indices_backward"
+    np.testing.assert_allclose(opgraph.ops.call_reference(op, grad, x, indices, **attrs), expected.numpy())
+    np.testing.assert_allclose(call(op, grad, x, indices, **attrs), expected.numpy())
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_max_pool2d_with_indices_ties_nan_and_infinities(seed):
+    """Of equal maxima the first in row-major order wins, of NaNs the last, as ATen's scan keeps them."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 3, (2, 3, int(rng.integers(3, 12)), int(rng.integers(3, 12)))).astype(np.float32)
+    x[(x == 2) & (rng.random(x.shape) < 0.2)] = np.nan
+    x[(x == 1) & (rng.random(x.shape) < 0.2)] = -np.inf
+    kernel = int(rng.integers(1, 4))
+    attrs = dict(kernel_size=kernel, stride=int(rng.integers(1, 3)), padding=int(rng.integers(0, kernel // 2 + 1)),
+                 dilation=1, ceil_mode=bool(rng.integers(0, 2)))
+    check_op("aten::max_pool2d_with_indices", lambda t: torch.ops.aten.max_pool2d_with_indices(t, **attrs), x, **attrs)
+
+
+def test_max_pool2d_with_indices_ties_and_non_contiguous():
+    x = np.random.default_rng(4).integers(0, 3, (5, 2, 9, 8)).astype(np.float32).transpose(1, 0, 3, 2)
+    x[0, 0, 1, 1] = np.nan
+    attrs = dict(kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=True)
+    check_op("aten::max_pool2d_with_indices", lambda t: torch.ops.aten.max_pool2d_with_indices(t, **attrs), x, **attrs)
+
+
+def test_max_pool2d_with_indices_backward_checks_indices():
+    x = random((1, 1, 4, 4), np.float32)
+    attrs = dict(kernel_size=[2, 2], stride=[2, 2], padding=[0, 0], dilation=[1, 1], ceil_mode=False)
+    grad = np.ones((1, 1, 2, 2), np.float32)
+    with pytest.raises(opgraph.Error, match=r"indices: expected positions in \[0, 16\) of a plane, got 16"):
+        call("aten::max_pool2d_with_indices_backward", grad, x, np.full((1, 1, 2, 2), 16), **attrs)
+    with pytest.raises(opgraph.Error, match=r"indices: expected int64\[1, 1, 2, 2\] like grad_output"):
+        call("aten::max_pool2d_with_indices_backward", grad, x, np.zeros((1, 1, 2, 2), np.int32), **attrs)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, output_size", [((2, 3, 7, 9), [3, 4]), ((3, 5, 5), [5, 5]), ((1, 2, 13, 6), [1, 1]),
+                                                ((1, 2, 8, 6), [4, 3]), ((2, 1, 5, 3), [7, 2]), ((0, 2, 4, 4), [2, 2])])
+def test_adaptive_avg_pool2d_and_gradient(shape, output_size, dtype):
+    x = random(shape, dtype)
+    y = check_op("aten::_adaptive_avg_pool2d", lambda t: torch.ops.aten._adaptive_avg_pool2d(t, output_size), x,
+                 output_size=output_size)
+    assert opgraph.op_backward("aten::_adaptive_avg_pool2d") == "aten::_adaptive_avg_pool2d_backward"
+    grad = random(y.shape, dtype, 3)
+    check_op("aten::_adaptive_avg_pool2d_backward", torch.ops.aten._adaptive_avg_pool2d_backward, grad, x)
+
+
+def test_adaptive_avg_pool2d_backward_checks_the_gradient_rank():
+    with pytest.raises(opgraph.Error, match=r"grad_output: expected rank 4 like self"):
+        call("aten::_adaptive_avg_pool2d_backward", np.ones((2, 2), np.float32), np.ones((1, 1, 4, 4), np.float32))
+
+
+def test_max_pool_picks_the_last_nan_of_a_window():
+    """As ATen: a NaN beats any number and a later NaN beats an earlier one."""
+    x = random((1, 2, 4, 6), np.float32)
+    x[0, 0, 0, 1] = x[0, 0, 1, 0] = x[0, 1, 2, 2] = x[0, 1, 3, 3] = x[0, 1, 3, 4] = np.nan
+    attrs = dict(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+    check_op("aten::max_pool2d_with_indices", lambda t: torch.ops.aten.max_pool2d_with_indices(t, **attrs), x, **attrs)
+    grad, expected = autograd_pool(lambda t: F.max_pool2d(t, 2), x, np.float32)
+    check_gradient("opgraph::max_pool2d_backward", grad, x, expected, kernel_size=2)

@@ -1,43 +1,27 @@
-// 2-D pooling: max_pool2d, avg_pool2d, adaptive_avg_pool2d, over
-// (batch, channels, height, width) or unbatched (channels, height, width).
+// Pooling over 1, 2 or 3 trailing spatial dims of (batch, channels, ...) or
+// unbatched (channels, ...) tensors: max_pool2d/3d (with ATen's indices or
+// without), avg_pool2d/3d, adaptive_avg_pool1d/2d/3d and their gradients.
 //
-// Each output element reduces one window of its input plane. The kernels
-// split the planes over threads; the reference walks every window in order on
-// one thread. max_pool2d and avg_pool2d forward have a faster kernel of their
-// own (see pool_planes_fast), which adaptive_avg_pool2d shares when its
-// windows are regular; 2x2 max pooling has a kernel of its own.
+// Each output element reduces one window of its input plane (a volume for
+// 3-D ops; every op runs as 3-D with leading axes of size 1, see pool.h). The
+// kernels split the planes over threads; the reference walks every window in
+// order on one thread. Max and average pooling forward have faster kernels of
+// their own (pool_fast.cpp), which adaptive_avg_pool1d/2d share when their
+// windows are regular.
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <limits>
 #include <optional>
 #include <vector>
 
 #include "kernels/cpu/checked.h"
-#include "kernels/cpu/cpu_dispatch.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/pool.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
 namespace {
 
-// One output element's window: rows [y0, y1) and columns [x0, x1), already
-// clipped to the plane, and the divisor an average uses.
-struct Window {
-  int64_t y0, y1, x0, x1;
-  int64_t divisor;
-};
-
-// Window geometry of a whole op, per axis.
-struct Axis {
-  int64_t in = 0, out = 0, kernel = 1, stride = 1, padding = 0, dilation = 1;
-};
-
-struct Pooling {
-  Axis h, w;
-  bool adaptive = false;
-  bool count_include_pad = true;
-  std::optional<int64_t> divisor_override;
-};
+using namespace pool;
 
 int64_t pooled_size(const Axis& a, bool ceil_mode, const char* what) {
   const int64_t span = checked_add(checked_mul(a.dilation, a.kernel - 1, "dilation"), 1, "dilation");
@@ -51,30 +35,40 @@ int64_t pooled_size(const Axis& a, bool ceil_mode, const char* what) {
   return out;
 }
 
-std::vector<int64_t> pair(const std::vector<int64_t>& values, const char* name, std::vector<int64_t> fallback) {
+// A per-axis argument: one value for every axis, or one for each of `dims`.
+std::vector<int64_t> per_axis(const std::vector<int64_t>& values, const char* name, int dims,
+                              std::vector<int64_t> fallback) {
   if (values.empty()) return fallback;
-  OPGRAPH_CHECK(values.size() == 1 || values.size() == 2, name, ": expected 1 or 2 values, got ", shape_str(values));
-  return values.size() == 1 ? std::vector<int64_t>{values[0], values[0]} : values;
+  OPGRAPH_CHECK(values.size() == 1 || values.size() == static_cast<size_t>(dims), name, ": expected 1 or ", dims,
+                " values, got ", shape_str(values));
+  return values.size() == 1 ? std::vector<int64_t>(dims, values[0]) : values;
+}
+
+// A float input of rank dims + 1 or dims + 2 ((batch,) channels, spatial...).
+void check_pooled_input(const TensorMeta& input, int dims) {
+  OPGRAPH_CHECK(input.dtype == DType::Float32 || input.dtype == DType::Float64,
+                "self: expected float32 or float64, got ", input.str());
+  static constexpr const char* kLayouts[] = {"length", "height, width", "depth, height, width"};
+  OPGRAPH_CHECK(input.dim() == dims + 1 || input.dim() == dims + 2, "self: expected rank ", dims + 1, " or ", dims + 2,
+                " ((batch,) channels, ", kLayouts[dims - 1], "), got ", input.str());
 }
 
 // Reads kernel_size, stride, padding (and dilation) and sizes the output.
-Pooling windows(const TensorMeta& input, const Attrs& attrs, bool has_dilation) {
-  OPGRAPH_CHECK(input.dtype == DType::Float32 || input.dtype == DType::Float64,
-                "self: expected float32 or float64, got ", input.str());
-  OPGRAPH_CHECK(input.dim() == 3 || input.dim() == 4, "self: expected rank 3 or 4 ((batch,) channels, height, width), got ",
-                input.str());
-  const auto kernel = pair(attrs.get<std::vector<int64_t>>("kernel_size"), "kernel_size", {});
-  OPGRAPH_CHECK(kernel.size() == 2, "kernel_size: expected 1 or 2 values, got none");
-  const auto stride = pair(attrs.get<std::vector<int64_t>>("stride"), "stride", kernel);
-  const auto padding = pair(attrs.get<std::vector<int64_t>>("padding"), "padding", {0, 0});
-  const auto dilation = has_dilation ? pair(attrs.get<std::vector<int64_t>>("dilation"), "dilation", {1, 1})
-                                     : std::vector<int64_t>{1, 1};
+Pooling windows(const TensorMeta& input, const Attrs& attrs, int dims, bool has_dilation) {
+  check_pooled_input(input, dims);
+  const auto kernel = per_axis(attrs.get<std::vector<int64_t>>("kernel_size"), "kernel_size", dims, {});
+  OPGRAPH_CHECK(kernel.size() == static_cast<size_t>(dims), "kernel_size: expected 1 or ", dims, " values, got none");
+  const auto stride = per_axis(attrs.get<std::vector<int64_t>>("stride"), "stride", dims, kernel);
+  const auto padding = per_axis(attrs.get<std::vector<int64_t>>("padding"), "padding", dims, std::vector<int64_t>(dims));
+  const std::vector<int64_t> ones(dims, 1);
+  const auto dilation = has_dilation ? per_axis(attrs.get<std::vector<int64_t>>("dilation"), "dilation", dims, ones)
+                                     : ones;
   const bool ceil_mode = attrs.get<bool>("ceil_mode");
   Pooling p;
-  Axis* axes[] = {&p.h, &p.w};
-  for (int d = 0; d < 2; ++d) {
-    Axis& a = *axes[d];
-    a = {input.shape[input.dim() - 2 + d], 0, kernel[d], stride[d], padding[d], dilation[d]};
+  p.dims = dims;
+  for (int d = 0; d < dims; ++d) {
+    Axis& a = *p.axes()[3 - dims + d];
+    a = {input.shape[input.dim() - dims + d], 0, kernel[d], stride[d], padding[d], dilation[d]};
     OPGRAPH_CHECK(a.kernel >= 1 && a.stride >= 1 && a.dilation >= 1 && a.padding >= 0,
                   "kernel_size, stride and dilation must be positive and padding not negative; got kernel ",
                   shape_str(kernel), ", stride ", shape_str(stride), ", padding ", shape_str(padding));
@@ -87,310 +81,114 @@ Pooling windows(const TensorMeta& input, const Attrs& attrs, bool has_dilation) 
 
 Shape pooled_shape(const TensorMeta& input, const Pooling& p) {
   Shape shape = input.shape;
-  shape[shape.size() - 2] = p.h.out;
-  shape[shape.size() - 1] = p.w.out;
+  for (int d = 0; d < p.dims; ++d) shape[shape.size() - p.dims + d] = p.axes()[3 - p.dims + d]->out;
   return shape;
 }
 
-// The clipped window of output (oy, ox); for averages, the divisor too.
-Window window(const Pooling& p, int64_t oy, int64_t ox) {
-  Window win;
-  if (p.adaptive) {
-    // PyTorch's split: start = floor(i * in / out), end = ceil((i + 1) * in / out).
-    win.y0 = oy * p.h.in / p.h.out;
-    win.y1 = ((oy + 1) * p.h.in + p.h.out - 1) / p.h.out;
-    win.x0 = ox * p.w.in / p.w.out;
-    win.x1 = ((ox + 1) * p.w.in + p.w.out - 1) / p.w.out;
-    win.divisor = (win.y1 - win.y0) * (win.x1 - win.x0);
-    return win;
-  }
-  const int64_t y = oy * p.h.stride - p.h.padding, x = ox * p.w.stride - p.w.padding;
-  // Averages that count padding divide by the window clipped to the padded input.
-  const int64_t padded = (std::min(y + p.h.kernel, p.h.in + p.h.padding) - y) *
-                         (std::min(x + p.w.kernel, p.w.in + p.w.padding) - x);
-  win.y0 = std::max<int64_t>(y, 0);
-  win.y1 = std::min(y + (p.h.kernel - 1) * p.h.dilation + 1, p.h.in);
-  win.x0 = std::max<int64_t>(x, 0);
-  win.x1 = std::min(x + (p.w.kernel - 1) * p.w.dilation + 1, p.w.in);
-  win.divisor = p.divisor_override ? *p.divisor_override
-                : p.count_include_pad ? padded
-                                      : (win.y1 - win.y0) * (win.x1 - win.x0);
-  return win;
-}
-
-// Where in the plane the window's maximum is (the first one; a NaN wins, as
-// in PyTorch). Taps sit on the dilation grid anchored at the unclipped window
-// origin.
+// Where in the plane the window's maximum is: the first one, or the last NaN,
+// as in PyTorch. Taps sit on the dilation grid anchored at the unclipped window
+// origin (oz, oy, ox) * stride - padding.
 template <typename T>
-int64_t argmax(const T* plane, const Pooling& p, const Window& win, int64_t y_origin, int64_t x_origin) {
-  auto first = [](int64_t lo, int64_t origin, int64_t step) { return origin + (lo - origin + step - 1) / step * step; };
+int64_t argmax(const T* plane, const Pooling& p, const Window& win, int64_t oz, int64_t oy, int64_t ox) {
+  auto first = [](int64_t lo, const Axis& a, int64_t o) {
+    const int64_t origin = o * a.stride - a.padding;
+    return origin + (lo - origin + a.dilation - 1) / a.dilation * a.dilation;
+  };
   int64_t best = -1;
-  for (int64_t y = first(win.y0, y_origin, p.h.dilation); y < win.y1; y += p.h.dilation) {
-    for (int64_t x = first(win.x0, x_origin, p.w.dilation); x < win.x1; x += p.w.dilation) {
-      const int64_t at = y * p.w.in + x;
-      if (best < 0 || plane[at] > plane[best] || std::isnan(plane[at])) best = at;
-      if (std::isnan(plane[best])) return best;
+  for (int64_t z = first(win.z0, p.d, oz); z < win.z1; z += p.d.dilation) {
+    for (int64_t y = first(win.y0, p.h, oy); y < win.y1; y += p.h.dilation) {
+      for (int64_t x = first(win.x0, p.w, ox); x < win.x1; x += p.w.dilation) {
+        const int64_t at = (z * p.h.in + y) * p.w.in + x;
+        if (best < 0 || plane[at] > plane[best] || std::isnan(plane[at])) best = at;
+      }
     }
   }
   return best;
 }
 
-template <typename T>
-T average_of(const T* plane, const Pooling& p, const Window& win) {
-  double sum = 0;
-  for (int64_t y = win.y0; y < win.y1; ++y) {
-    for (int64_t x = win.x0; x < win.x1; ++x) sum += plane[y * p.w.in + x];
-  }
-  return static_cast<T>(sum / static_cast<double>(win.divisor));
-}
-
-enum class Reduce { Max, Average };
-
-// Forward: out holds the pooled planes. Backward: out is the gradient of the
-// input planes; each output's gradient goes back to the element its max came
-// from, or is spread evenly over its average's window.
-template <typename T, Reduce R, bool Backward>
-void pool_planes(const T* in, const T* grad, T* out, const Pooling& p, int64_t first, int64_t last) {
-  const int64_t in_size = p.h.in * p.w.in, out_size = p.h.out * p.w.out;
-  for (int64_t plane = first; plane < last; ++plane) {
-    const T* src = in + plane * in_size;
-    T* dst = out + plane * (Backward ? in_size : out_size);
-    if (Backward) std::fill(dst, dst + in_size, T(0));
-    for (int64_t oy = 0; oy < p.h.out; ++oy) {
-      for (int64_t ox = 0; ox < p.w.out; ++ox) {
-        const Window win = window(p, oy, ox);
-        const int64_t o = oy * p.w.out + ox;
-        if constexpr (R == Reduce::Max) {
-          const int64_t at = argmax(src, p, win, oy * p.h.stride - p.h.padding, ox * p.w.stride - p.w.padding);
-          if (Backward) {
-            dst[at] += grad[plane * out_size + o];
-          } else {
-            dst[o] = src[at];
-          }
-        } else if constexpr (Backward) {
-          const T share = grad[plane * out_size + o] / static_cast<T>(win.divisor);
-          for (int64_t y = win.y0; y < win.y1; ++y) {
-            for (int64_t x = win.x0; x < win.x1; ++x) dst[y * p.w.in + x] += share;
-          }
-        } else {
-          dst[o] = average_of(src, p, win);
-        }
-      }
+// Calls fn(offset) for every element of the window.
+template <typename Fn>
+void for_window(const Pooling& p, const Window& win, Fn&& fn) {
+  for (int64_t z = win.z0; z < win.z1; ++z) {
+    for (int64_t y = win.y0; y < win.y1; ++y) {
+      for (int64_t x = win.x0; x < win.x1; ++x) fn((z * p.h.in + y) * p.w.in + x);
     }
   }
 }
 
-int64_t plane_count(const Tensor& input, const Pooling& p) {
-  return p.h.in * p.w.in == 0 ? 0 : input.numel() / (p.h.in * p.w.in);
+template <typename T>
+T average_of(const T* plane, const Pooling& p, const Window& win) {
+  double sum = 0;
+  for_window(p, win, [&](int64_t at) { sum += plane[at]; });
+  return static_cast<T>(sum / static_cast<double>(win.divisor));
 }
 
-// Runs body(first, last) over the planes [0, planes), in chunks of enough
-// planes to cover ~64K input elements.
-template <typename Body>
-void parallel_planes(const KernelContext& context, int64_t planes, const Pooling& p, const Body& body) {
-  context.pool->parallel_for(0, planes, std::max<int64_t>(1, 65536 / (p.h.in * p.w.in)), body);
+// Calls fn(o, window, oz, oy, ox) for each output o of a plane, in order.
+template <typename Fn>
+void for_outputs(const Pooling& p, Fn&& fn) {
+  int64_t o = 0;
+  for (int64_t oz = 0; oz < p.d.out; ++oz) {
+    for (int64_t oy = 0; oy < p.h.out; ++oy) {
+      for (int64_t ox = 0; ox < p.w.out; ++ox) fn(o++, window(p, oz, oy, ox), oz, oy, ox);
+    }
+  }
+}
+
+// Forward: out holds the pooled planes, and `indices`, where given, each
+// max's position in its plane. Backward: out is the gradient of the input
+// planes; each output's gradient goes back to the element its max came from,
+// or is spread evenly over its average's window.
+template <typename T, Reduce R, bool Backward>
+void pool_planes(const T* in, const T* grad, T* out, const Pooling& p, int64_t first, int64_t last,
+                 int64_t* indices = nullptr) {
+  const int64_t in_size = p.plane_size(), out_size = p.pooled_size();
+  for (int64_t plane = first; plane < last; ++plane) {
+    const T* src = in + plane * in_size;
+    T* dst = out + plane * (Backward ? in_size : out_size);
+    if (Backward) std::fill(dst, dst + in_size, T(0));
+    for_outputs(p, [&](int64_t o, const Window& win, int64_t oz, int64_t oy, int64_t ox) {
+      if constexpr (R == Reduce::Max) {
+        const int64_t at = argmax(src, p, win, oz, oy, ox);
+        if (Backward) {
+          dst[at] += grad[plane * out_size + o];
+        } else {
+          dst[o] = src[at];
+          if (indices != nullptr) indices[plane * out_size + o] = at;
+        }
+      } else if constexpr (Backward) {
+        const T share = grad[plane * out_size + o] / static_cast<T>(win.divisor);
+        for_window(p, win, [&](int64_t at) { dst[at] += share; });
+      } else {
+        dst[o] = average_of(src, p, win);
+      }
+    });
+  }
+}
+
+// body(first, last) over the planes [0, planes): on the pool's threads, or
+// (for the reference) in one call.
+template <bool Threaded, typename Body>
+void run_planes(const KernelContext& context, int64_t planes, const Pooling& p, const Body& body) {
+  if (Threaded) {
+    parallel_planes(context, planes, p, body);
+  } else {
+    body(0, planes);
+  }
 }
 
 // Runs a pass over every plane of `input`; `grad` is only read backward.
 template <Reduce R, bool Backward, bool Threaded>
 void run_pool(const KernelContext& context, const Tensor& input, const Tensor& grad, const Tensor& out,
-              const Pooling& p) {
+              const Pooling& p, int64_t* indices = nullptr) {
   const int64_t planes = plane_count(input, p);
   if (out.numel() == 0) return;
   dispatch_floating(input.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     const T* grad_data = Backward ? grad.data_ptr<T>() : nullptr;
-    auto body = [&](int64_t first, int64_t last) {
-      pool_planes<T, R, Backward>(input.data_ptr<T>(), grad_data, out.data_ptr<T>(), p, first, last);
-    };
-    if (Threaded) {
-      parallel_planes(context, planes, p, body);
-    } else {
-      body(0, planes);
-    }
-  });
-}
-
-// ---- Fast forward kernels for max_pool2d and avg_pool2d ---------------------
-//
-// A window's max (or sum) is the max across its columns of the max down its
-// rows. So each output row takes two passes that vectorize: down the window's
-// rows into a line as wide as the input, then across the line, window by
-// window. The line carries the left and right padding as elements that change
-// nothing (-inf for max, 0 for sums): every output column then reads its whole
-// window, with no clipping in the loop.
-//
-// On (1, 64, 112, 112) with kernel 3, stride 2 and padding 1 (ResNet's first
-// pooling), one thread with AVX-512, this takes 0.29 ms for max and 0.36 ms
-// for average, where oneDNN's pooling primitive takes 0.58 ms and 0.47 ms on
-// the same NCHW data (it reorders to a blocked layout and back). oneDNN also
-// has neither divisor_override nor PyTorch's divisor for ceil_mode windows
-// that reach past the padding.
-
-// NaN wins a max, as in PyTorch. (`|`, not `||`: a branch on each element
-// keeps GCC from vectorizing the loop.)
-template <Reduce R, typename T>
-T combine(T acc, T value) {
-  if constexpr (R == Reduce::Max) {
-    return (value > acc) | (value != value) ? value : acc;
-  } else {
-    return acc + value;
-  }
-}
-
-template <Reduce R, typename T>
-constexpr T neutral() {
-  return R == Reduce::Max ? -std::numeric_limits<T>::infinity() : T(0);
-}
-
-// avg_pool2d's divisor for each output element; every plane shares them.
-template <typename T>
-std::vector<T> divisors(const Pooling& p) {
-  std::vector<T> divisor(static_cast<size_t>(p.h.out * p.w.out));
-  for (int64_t oy = 0; oy < p.h.out; ++oy) {
-    for (int64_t ox = 0; ox < p.w.out; ++ox) divisor[oy * p.w.out + ox] = T(window(p, oy, ox).divisor);
-  }
-  return divisor;
-}
-
-// The pass across a padded line: dst[ox] reduces padded[ox * stride +
-// kx * dilation] over kx. kStride is the stride when it is 1 or 2, as in
-// nearly every network, else 0: a constant stride lets GCC load whole vectors
-// and shuffle them, where a run-time one loads element by element (which
-// made the whole kernel twice as slow).
-template <Reduce R, int64_t kStride, typename T>
-void across(const T* padded, T* dst, const Axis& w) {
-  const int64_t stride = kStride != 0 ? kStride : w.stride;
-  for (int64_t ox = 0; ox < w.out; ++ox) dst[ox] = padded[ox * stride];
-  for (int64_t kx = 1; kx < w.kernel; ++kx) {
-    const T* tap = padded + kx * w.dilation;
-    for (int64_t ox = 0; ox < w.out; ++ox) dst[ox] = combine<R>(dst[ox], tap[ox * stride]);
-  }
-}
-
-// `divisor` is null for max.
-template <typename T, Reduce R>
-void pool_planes_fast(const T* in, T* out, const Pooling& p, const T* divisor, int64_t first, int64_t last) {
-  const Axis &h = p.h, &w = p.w;
-  // Columns -w.padding ... reach - w.padding - 1: every column a window reads.
-  const int64_t reach = (w.out - 1) * w.stride + (w.kernel - 1) * w.dilation + 1;
-  std::vector<T> padded(static_cast<size_t>(std::max(reach, w.padding + w.in)), neutral<R, T>());
-  T* line = padded.data() + w.padding;
-  for (int64_t plane = first; plane < last; ++plane) {
-    const T* src = in + plane * h.in * w.in;
-    for (int64_t oy = 0; oy < h.out; ++oy) {
-      bool any_row = false;
-      for (int64_t ky = 0; ky < h.kernel; ++ky) {
-        const int64_t y = oy * h.stride - h.padding + ky * h.dilation;
-        if (y < 0 || y >= h.in) continue;
-        const T* row = src + y * w.in;
-        if (any_row) {
-          for (int64_t x = 0; x < w.in; ++x) line[x] = combine<R>(line[x], row[x]);
-        } else {
-          std::copy(row, row + w.in, line);
-        }
-        any_row = true;
-      }
-      if (!any_row) std::fill(line, line + w.in, neutral<R, T>());
-      T* dst = out + (plane * h.out + oy) * w.out;
-      switch (w.stride) {
-        case 1: across<R, 1>(padded.data(), dst, w); break;
-        case 2: across<R, 2>(padded.data(), dst, w); break;
-        default: across<R, 0>(padded.data(), dst, w); break;
-      }
-      if (divisor != nullptr) {
-        const T* row_divisor = divisor + oy * w.out;
-        for (int64_t ox = 0; ox < w.out; ++ox) dst[ox] /= row_divisor[ox];
-      }
-    }
-  }
-}
-
-template <Reduce R>
-void run_pool_fast(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p) {
-  if (out.numel() == 0) return;
-  dispatch_floating(input.dtype(), "self", [&](auto zero) {
-    using T = decltype(zero);
-    const std::vector<T> divisor = R == Reduce::Average ? divisors<T>(p) : std::vector<T>();
-    parallel_planes(context, plane_count(input, p), p, [&](int64_t first, int64_t last) {
-      dispatch_cpu([&] {
-        pool_planes_fast<T, R>(input.data_ptr<T>(), out.data_ptr<T>(), p, divisor.empty() ? nullptr : divisor.data(),
-                               first, last);
-      });
+    run_planes<Threaded>(context, planes, p, [&](int64_t first, int64_t last) {
+      pool_planes<T, R, Backward>(input.data_ptr<T>(), grad_data, out.data_ptr<T>(), p, first, last, indices);
     });
   });
-}
-
-// 2x2 windows at stride 2 without padding, most networks' max pooling. Two
-// passes that vectorize: the max of each pair of input rows, for a batch of
-// output rows, then the max of neighbours across the whole batch as one flat
-// loop, where a loop per output row would run mostly in its scalar remainder
-// on short rows (14 outputs on a 28-pixel MNIST plane). 2.7x faster than the
-// general kernel there.
-bool is_2x2_stride_2(const Pooling& p) {
-  for (const Axis* a : {&p.h, &p.w}) {
-    if (a->kernel != 2 || a->stride != 2 || a->padding != 0 || a->dilation != 1 || a->out * 2 > a->in) return false;
-  }
-  return true;
-}
-
-template <typename T>
-void max_pool_2x2_planes(const T* in, T* out, const Pooling& p, int64_t first, int64_t last) {
-  constexpr Reduce kMax = Reduce::Max;
-  const int64_t width = 2 * p.w.out;  // the input columns the windows read
-  // Output rows per batch: their row pairs' maxima fill about 4096 elements, in L1.
-  const int64_t batch = std::clamp<int64_t>(4096 / std::max<int64_t>(width, 1), 1, p.h.out);
-  std::vector<T> pairs(static_cast<size_t>(batch * width));
-  for (int64_t plane = first; plane < last; ++plane) {
-    for (int64_t oy0 = 0; oy0 < p.h.out; oy0 += batch) {
-      const int64_t rows = std::min(batch, p.h.out - oy0);
-      for (int64_t r = 0; r < rows; ++r) {
-        const T* top = in + (plane * p.h.in + 2 * (oy0 + r)) * p.w.in;
-        const T* bottom = top + p.w.in;
-        T* pair = pairs.data() + r * width;
-        for (int64_t x = 0; x < width; ++x) pair[x] = combine<kMax>(top[x], bottom[x]);
-      }
-      T* dst = out + (plane * p.h.out + oy0) * p.w.out;
-      for (int64_t o = 0; o < rows * p.w.out; ++o) dst[o] = combine<kMax>(pairs[2 * o], pairs[2 * o + 1]);
-    }
-  }
-}
-
-void run_max_pool_2x2(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p) {
-  if (out.numel() == 0) return;
-  dispatch_floating(input.dtype(), "self", [&](auto zero) {
-    using T = decltype(zero);
-    parallel_planes(context, plane_count(input, p), p, [&](int64_t first, int64_t last) {
-      dispatch_cpu([&] { max_pool_2x2_planes<T>(input.data_ptr<T>(), out.data_ptr<T>(), p, first, last); });
-    });
-  });
-}
-
-// The gradient of 2x2 max pooling: each output's gradient goes to its
-// window's first maximum (a NaN wins, as in argmax), the rest of the input
-// plane stays 0. Without the general kernel's per-window geometry this is
-// about 4x faster on the small planes of a training step.
-template <typename T>
-void max_pool_2x2_backward_planes(const T* in, const T* grad, T* out, const Pooling& p, int64_t first, int64_t last) {
-  const int64_t in_size = p.h.in * p.w.in, out_size = p.h.out * p.w.out;
-  for (int64_t plane = first; plane < last; ++plane) {
-    const T* src = in + plane * in_size;
-    const T* g = grad + plane * out_size;
-    T* dst = out + plane * in_size;
-    std::fill(dst, dst + in_size, T(0));
-    for (int64_t oy = 0; oy < p.h.out; ++oy) {
-      const int64_t top = 2 * oy * p.w.in;
-      for (int64_t ox = 0; ox < p.w.out; ++ox) {
-        const int64_t taps[4] = {top + 2 * ox, top + 2 * ox + 1, top + p.w.in + 2 * ox, top + p.w.in + 2 * ox + 1};
-        int64_t best = taps[0];
-        for (int i = 1; i < 4 && src[best] == src[best]; ++i) {
-          const T value = src[taps[i]];
-          if (value > src[best] || value != value) best = taps[i];
-        }
-        dst[best] += g[oy * p.w.out + ox];
-      }
-    }
-  }
 }
 
 // The gradient ops take (grad_output, self, attributes): grad_output must have
@@ -401,28 +199,50 @@ std::vector<TensorMeta> pool_backward_shape(const TensorMeta& grad, const Tensor
   return {self};
 }
 
-// --- max_pool2d
+// --- max_pool2d, max_pool3d
 
+template <int Dims>
 std::vector<TensorMeta> max_pool_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return {{in[0]->dtype, pooled_shape(*in[0], windows(*in[0], attrs, true))}};
+  return {{in[0]->dtype, pooled_shape(*in[0], windows(*in[0], attrs, Dims, true))}};
 }
 
+template <int Dims>
 void max_pool_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                   const Attrs& attrs) {
-  const Pooling p = windows(in[0].meta(), attrs, true);
-  if (is_2x2_stride_2(p)) return run_max_pool_2x2(context, in[0], out[0], p);
+  const Pooling p = windows(in[0].meta(), attrs, Dims, true);
+  if (Dims == 2 && is_2x2_stride_2(p)) return run_max_pool_2x2(context, in[0], out[0], p);
   run_pool_fast<Reduce::Max>(context, in[0], out[0], p);
 }
 
+template <int Dims>
 void max_pool_reference(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                         const Attrs& attrs) {
-  run_pool<Reduce::Max, false, false>(context, in[0], Tensor(), out[0], windows(in[0].meta(), attrs, true));
+  run_pool<Reduce::Max, false, false>(context, in[0], Tensor(), out[0], windows(in[0].meta(), attrs, Dims, true));
 }
 
-// --- avg_pool2d
+// --- max_pool2d_with_indices, max_pool3d_with_indices: the values and, as
+// ATen, each max's flat position in its input plane ((z * height + y) * width + x).
 
+template <int Dims>
+std::vector<TensorMeta> max_pool_with_indices_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  const Shape shape = pooled_shape(*in[0], windows(*in[0], attrs, Dims, true));
+  return {{in[0]->dtype, shape}, {DType::Int64, shape}};
+}
+
+template <int Dims, bool Threaded>
+void max_pool_with_indices_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                               const Attrs& attrs) {
+  if (out[1].numel() == 0) return;
+  const Pooling p = windows(in[0].meta(), attrs, Dims, true);
+  if (Threaded && Dims == 2) return run_pool_fast<Reduce::Max>(context, in[0], out[0], p, out[1].data_ptr<int64_t>());
+  run_pool<Reduce::Max, false, Threaded>(context, in[0], Tensor(), out[0], p, out[1].data_ptr<int64_t>());
+}
+
+// --- avg_pool2d, avg_pool3d
+
+template <int Dims>
 Pooling average_windows(const TensorMeta& input, const Attrs& attrs) {
-  Pooling p = windows(input, attrs, false);
+  Pooling p = windows(input, attrs, Dims, false);
   p.count_include_pad = attrs.get<bool>("count_include_pad");
   if (const auto* divisor = std::get_if<int64_t>(&attrs.get("divisor_override"))) {
     OPGRAPH_CHECK(*divisor != 0, "divisor_override: must not be zero");
@@ -431,69 +251,60 @@ Pooling average_windows(const TensorMeta& input, const Attrs& attrs) {
   return p;
 }
 
+template <int Dims>
 std::vector<TensorMeta> avg_pool_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return {{in[0]->dtype, pooled_shape(*in[0], average_windows(*in[0], attrs))}};
+  return {{in[0]->dtype, pooled_shape(*in[0], average_windows<Dims>(*in[0], attrs))}};
 }
 
+template <int Dims>
 void avg_pool_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                   const Attrs& attrs) {
-  run_pool_fast<Reduce::Average>(context, in[0], out[0], average_windows(in[0].meta(), attrs));
+  run_pool_fast<Reduce::Average>(context, in[0], out[0], average_windows<Dims>(in[0].meta(), attrs));
 }
 
+template <int Dims>
 void avg_pool_reference(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                         const Attrs& attrs) {
-  run_pool<Reduce::Average, false, false>(context, in[0], Tensor(), out[0], average_windows(in[0].meta(), attrs));
+  run_pool<Reduce::Average, false, false>(context, in[0], Tensor(), out[0], average_windows<Dims>(in[0].meta(), attrs));
 }
 
-// --- adaptive_avg_pool2d
+// --- adaptive_avg_pool1d/2d/3d
 
-Pooling adaptive_windows(const TensorMeta& input, const Attrs& attrs) {
-  OPGRAPH_CHECK(input.dtype == DType::Float32 || input.dtype == DType::Float64,
-                "self: expected float32 or float64, got ", input.str());
-  OPGRAPH_CHECK(input.dim() == 3 || input.dim() == 4, "self: expected rank 3 or 4, got ", input.str());
-  const auto size = pair(attrs.get<std::vector<int64_t>>("output_size"), "output_size", {});
+// Windows that split each input axis into `size` nearly equal parts.
+Pooling adaptive_pooling(const TensorMeta& input, const std::vector<int64_t>& size, int dims) {
+  check_pooled_input(input, dims);
   Pooling p;
+  p.dims = dims;
   p.adaptive = true;
-  p.h.in = input.shape[input.dim() - 2];
-  p.w.in = input.shape[input.dim() - 1];
-  p.h.out = size[0];
-  p.w.out = size[1];
-  OPGRAPH_CHECK(p.h.out >= 0 && p.w.out >= 0, "output_size: expected sizes of at least 0, got ", shape_str(size));
-  OPGRAPH_CHECK((p.h.in > 0 && p.w.in > 0) || input.numel() == 0 || p.h.out * p.w.out == 0,
-                "self: cannot pool an empty plane ", input.str(), " to ", shape_str(size));
+  for (int d = 0; d < dims; ++d) {
+    Axis& a = *p.axes()[3 - dims + d];
+    a.in = input.shape[input.dim() - dims + d];
+    a.out = size[d];
+  }
+  OPGRAPH_CHECK(std::all_of(size.begin(), size.end(), [](int64_t s) { return s >= 0; }),
+                "output_size: expected sizes of at least 0, got ", shape_str(size));
+  OPGRAPH_CHECK(p.plane_size() > 0 || input.numel() == 0 || p.pooled_size() == 0, "self: cannot pool an empty plane ",
+                input.str(), " to ", shape_str(size));
   return p;
 }
 
+template <int Dims>
+Pooling adaptive_windows(const TensorMeta& input, const Attrs& attrs) {
+  const auto size = per_axis(attrs.get<std::vector<int64_t>>("output_size"), "output_size", Dims, {});
+  OPGRAPH_CHECK(size.size() == Dims, "output_size: expected 1 or ", Dims, " values, got none");
+  return adaptive_pooling(input, size, Dims);
+}
+
+template <int Dims>
 std::vector<TensorMeta> adaptive_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return {{in[0]->dtype, pooled_shape(*in[0], adaptive_windows(*in[0], attrs))}};
-}
-
-// A global average (a 1x1 output, as before a classifier) sums each plane as
-// one contiguous run, in lane-wise partial sums (reduce_lanes).
-template <typename T>
-void global_average_planes(const T* in, T* out, int64_t plane_size, int64_t first, int64_t last) {
-  for (int64_t plane = first; plane < last; ++plane) {
-    const T* src = in + plane * plane_size;
-    const T sum = reduce_lanes(plane_size, T(0), [src](int64_t i) { return src[i]; }, [](T a, T b) { return a + b; });
-    out[plane] = sum / static_cast<T>(plane_size);
-  }
-}
-
-void run_global_average(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p) {
-  if (out.numel() == 0) return;
-  dispatch_floating(input.dtype(), "self", [&](auto zero) {
-    using T = decltype(zero);
-    parallel_planes(context, plane_count(input, p), p, [&](int64_t first, int64_t last) {
-      const int64_t plane_size = p.h.in * p.w.in;
-      dispatch_cpu([&] { global_average_planes<T>(input.data_ptr<T>(), out.data_ptr<T>(), plane_size, first, last); });
-    });
-  });
+  return {{in[0]->dtype, pooled_shape(*in[0], adaptive_windows<Dims>(*in[0], attrs))}};
 }
 
 // When each output size divides its input size (a global pool among them),
-// adaptive windows are avg_pool2d's: a kernel and stride of in / out, no
-// padding. Those run on avg_pool2d's fast kernel.
+// adaptive windows over at most 2 dims are avg_pool2d's: a kernel and stride
+// of in / out, no padding. Those run on avg_pool2d's fast kernel.
 std::optional<Pooling> as_regular_windows(const Pooling& adaptive) {
+  if (adaptive.d.in != 1 || adaptive.d.out != 1) return std::nullopt;
   Pooling p;
   Axis* axes[] = {&p.h, &p.w};
   const Axis* given[] = {&adaptive.h, &adaptive.w};
@@ -505,50 +316,99 @@ std::optional<Pooling> as_regular_windows(const Pooling& adaptive) {
   return p;
 }
 
+template <int Dims>
 void adaptive_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                   const Attrs& attrs) {
-  const Pooling p = adaptive_windows(in[0].meta(), attrs);
-  if (p.h.out == 1 && p.w.out == 1) return run_global_average(context, in[0], out[0], p);
+  const Pooling p = adaptive_windows<Dims>(in[0].meta(), attrs);
+  if (p.pooled_size() == 1) return run_global_average(context, in[0], out[0], p);
   if (const std::optional<Pooling> regular = as_regular_windows(p)) {
     return run_pool_fast<Reduce::Average>(context, in[0], out[0], *regular);
   }
   run_pool<Reduce::Average, false, true>(context, in[0], Tensor(), out[0], p);
 }
 
+template <int Dims>
 void adaptive_reference(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                         const Attrs& attrs) {
-  run_pool<Reduce::Average, false, false>(context, in[0], Tensor(), out[0], adaptive_windows(in[0].meta(), attrs));
+  run_pool<Reduce::Average, false, false>(context, in[0], Tensor(), out[0], adaptive_windows<Dims>(in[0].meta(), attrs));
 }
 
 // --- gradients
 
 std::vector<TensorMeta> max_pool_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return pool_backward_shape(*in[0], *in[1], windows(*in[1], attrs, true));
+  return pool_backward_shape(*in[0], *in[1], windows(*in[1], attrs, 2, true));
 }
 
 template <bool Threaded>
 void max_pool_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                            const Attrs& attrs) {
-  const Pooling p = windows(in[1].meta(), attrs, true);
-  if (Threaded && is_2x2_stride_2(p) && out[0].numel() != 0) {
-    return dispatch_floating(in[1].dtype(), "self", [&](auto zero) {
-      using T = decltype(zero);
-      parallel_planes(context, plane_count(in[1], p), p, [&](int64_t first, int64_t last) {
-        max_pool_2x2_backward_planes<T>(in[1].data_ptr<T>(), in[0].data_ptr<T>(), out[0].data_ptr<T>(), p, first, last);
-      });
-    });
-  }
+  const Pooling p = windows(in[1].meta(), attrs, 2, true);
+  if (Threaded && is_2x2_stride_2(p)) return run_max_pool_2x2_backward(context, in[1], in[0], out[0], p);
   run_pool<Reduce::Max, true, Threaded>(context, in[1], in[0], out[0], p);
 }
 
+// max_pool2d_with_indices_backward: (grad_output, self, ..., indices); each
+// output's gradient goes to the position its index names.
+std::vector<TensorMeta> max_pool_indices_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  const auto result = pool_backward_shape(*in[0], *in[1], windows(*in[1], attrs, 2, true));
+  const TensorMeta& indices = *in[2];
+  OPGRAPH_CHECK(indices.dtype == DType::Int64 && indices.shape == in[0]->shape, "indices: expected int64",
+                shape_str(in[0]->shape), " like grad_output, got ", indices.str());
+  return result;
+}
+
+template <bool Threaded>
+void max_pool_indices_backward_cpu(const KernelContext& context, std::span<const Tensor> in,
+                                   std::span<const Tensor> out, const Attrs& attrs) {
+  const Pooling p = windows(in[1].meta(), attrs, 2, true);
+  const int64_t in_size = p.plane_size(), out_size = p.pooled_size(), planes = plane_count(in[1], p);
+  if (out[0].numel() == 0) return;
+  const int64_t* indices = in[2].data_ptr<int64_t>();
+  dispatch_floating(in[1].dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    const T* grad = in[0].data_ptr<T>();
+    T* result = out[0].data_ptr<T>();
+    run_planes<Threaded>(context, planes, p, [&](int64_t first, int64_t last) {
+      for (int64_t plane = first; plane < last; ++plane) {
+        T* dst = result + plane * in_size;
+        std::fill(dst, dst + in_size, T(0));
+        for (int64_t o = plane * out_size; o < (plane + 1) * out_size; ++o) {
+          OPGRAPH_CHECK(indices[o] >= 0 && indices[o] < in_size, "indices: expected positions in [0, ", in_size,
+                        ") of a plane, got ", indices[o]);
+          dst[indices[o]] += grad[o];
+        }
+      }
+    });
+  });
+}
+
 std::vector<TensorMeta> avg_pool_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return pool_backward_shape(*in[0], *in[1], average_windows(*in[1], attrs));
+  return pool_backward_shape(*in[0], *in[1], average_windows<2>(*in[1], attrs));
 }
 
 template <bool Threaded>
 void avg_pool_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                            const Attrs& attrs) {
-  run_pool<Reduce::Average, true, Threaded>(context, in[1], in[0], out[0], average_windows(in[1].meta(), attrs));
+  run_pool<Reduce::Average, true, Threaded>(context, in[1], in[0], out[0], average_windows<2>(in[1].meta(), attrs));
+}
+
+// _adaptive_avg_pool2d_backward(grad_output, self): the windows come from the
+// two shapes.
+Pooling adaptive_backward_windows(const TensorMeta& grad, const TensorMeta& self) {
+  OPGRAPH_CHECK(grad.dim() == self.dim() && grad.dim() >= 2, "grad_output: expected rank ", self.dim(),
+                " like self ", self.str(), ", got ", grad.str());
+  return adaptive_pooling(self, {grad.shape[grad.dim() - 2], grad.shape[grad.dim() - 1]}, 2);
+}
+
+std::vector<TensorMeta> adaptive_backward_shape(std::span<const TensorMeta* const> in, const Attrs&) {
+  return pool_backward_shape(*in[0], *in[1], adaptive_backward_windows(*in[0], *in[1]));
+}
+
+template <bool Threaded>
+void adaptive_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                           const Attrs&) {
+  run_pool<Reduce::Average, true, Threaded>(context, in[1], in[0], out[0],
+                                            adaptive_backward_windows(in[0].meta(), in[1].meta()));
 }
 
 }  // namespace
@@ -559,17 +419,45 @@ void register_pool_ops(Registry& registry) {
   define(registry, {"opgraph::max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
                     "int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
                     max_pool_backward_shape, max_pool_backward_cpu<true>, max_pool_backward_cpu<false>});
+  define(registry, {"aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
+                    "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+                    max_pool_indices_backward_shape, max_pool_indices_backward_cpu<true>,
+                    max_pool_indices_backward_cpu<false>});
   define(registry, {"aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
                     "int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
                     avg_pool_backward_shape, avg_pool_backward_cpu<true>, avg_pool_backward_cpu<false>});
+  define(registry, {"aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor",
+                    adaptive_backward_shape, adaptive_backward_cpu<true>, adaptive_backward_cpu<false>});
   define(registry, {"aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
                     "int[2] dilation=1, bool ceil_mode=False) -> Tensor",
-                    max_pool_shape, max_pool_cpu, max_pool_reference, "opgraph::max_pool2d_backward"});
+                    max_pool_shape<2>, max_pool_cpu<2>, max_pool_reference<2>, "opgraph::max_pool2d_backward"});
+  define(registry, {"aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
+                    "int[3] dilation=1, bool ceil_mode=False) -> Tensor",
+                    max_pool_shape<3>, max_pool_cpu<3>, max_pool_reference<3>});
+  define(registry, {"aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
+                    "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+                    max_pool_with_indices_shape<2>, max_pool_with_indices_cpu<2, true>,
+                    max_pool_with_indices_cpu<2, false>});
+  define(registry, {"aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], "
+                    "int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+                    max_pool_with_indices_shape<3>, max_pool_with_indices_cpu<3, true>,
+                    max_pool_with_indices_cpu<3, false>});
   define(registry, {"aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
                     "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-                    avg_pool_shape, avg_pool_cpu, avg_pool_reference, "aten::avg_pool2d_backward"});
-  define(registry, {"aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", adaptive_shape,
-                    adaptive_cpu, adaptive_reference});
+                    avg_pool_shape<2>, avg_pool_cpu<2>, avg_pool_reference<2>, "aten::avg_pool2d_backward"});
+  define(registry, {"aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
+                    "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+                    avg_pool_shape<3>, avg_pool_cpu<3>, avg_pool_reference<3>});
+  define(registry, {"aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor", adaptive_shape<1>,
+                    adaptive_cpu<1>, adaptive_reference<1>});
+  define(registry, {"aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", adaptive_shape<2>,
+                    adaptive_cpu<2>, adaptive_reference<2>});
+  define(registry, {"aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", adaptive_shape<2>,
+                    adaptive_cpu<2>, adaptive_reference<2>, "aten::_adaptive_avg_pool2d_backward"});
+  define(registry, {"aten::adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor", adaptive_shape<3>,
+                    adaptive_cpu<3>, adaptive_reference<3>});
+  define(registry, {"aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor", adaptive_shape<3>,
+                    adaptive_cpu<3>, adaptive_reference<3>});
 }
 
 }  // namespace opgraph::kernels
