@@ -122,7 +122,8 @@ INDEX_PUTS = {
     "one-broadcast-row": ((5, 4), [(3,)], (4,)),
     "scalar-value": ((5, 4), [(2, 2)], ()),
     "second-dim": ((5, 4, 3), [None, (2,)], (5, 2, 3)),
-    "adjacent-pair": ((4, 5, 6), [None, (3,), (3,)], (4, 3, 6)),
+    "adjacent-pair": ((4, 5, 6), [None, (3,), (3,)], (4, 3)),
+    "leading-pair": ((4, 5, 6), [(3,), (3,)], (3, 6)),
     "separated": ((4, 5, 6), [(2, 1), None, (3,)], (2, 3, 5)),
     "separated-broadcast": ((4, 5, 6), [(2, 1), None, (3,)], (1, 3, 1)),
     "all-dims": ((3, 4), [(6,), (6,)], (6,)),
@@ -147,7 +148,7 @@ def index_put_indices(self_shape, index_shapes, distinct):
             values = rng.permutation(n)[: int(np.prod(shape))].reshape(shape)
         else:
             values = rng.integers(0, n, size=shape)
-        indices.append((values - n * (values % 2)).astype(np.int64))  # odd ones counted from the end
+        indices.append(np.asarray(values - n * (values % 2), np.int64))  # odd ones counted from the end
     return indices
 
 
@@ -178,7 +179,7 @@ def test_index_put_accumulates_repeats_in_order():
 
 def test_index_put_int32_index_and_strided_inputs():
     self = tensor((8, 10))[::2, 1::2].T
-    values = tensor((3, 4), seed=5)[:, ::-1]
+    values = tensor((4, 6), seed=5)[:, ::2].T
     check_op("aten::index_put", lambda s, i, v: aten.index_put(s, [i[0].long()], v, False), self,
              [np.array([4, 0, -2], np.int32)], values)
 
@@ -226,7 +227,7 @@ MASKED_SCATTERS = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (3, 5)), ((2, 3, 5
 @pytest.mark.parametrize("dtype", DTYPES + [np.bool_])
 @pytest.mark.parametrize("shape, mask_shape", MASKED_SCATTERS)
 def test_masked_scatter(shape, mask_shape, dtype):
-    mask = np.random.default_rng(4).random(mask_shape) < 0.4
+    mask = np.asarray(np.random.default_rng(4).random(mask_shape) < 0.4)
     out_numel = int(np.prod(np.broadcast_shapes(shape, mask_shape)))
     source = tensor((out_numel + 3,), dtype, seed=1)
     check_op("aten::masked_scatter", aten.masked_scatter, tensor(shape, dtype), mask, source)
@@ -270,7 +271,10 @@ BAGS = {
 @pytest.mark.parametrize("padding_idx", [-1, 2])
 @pytest.mark.parametrize("case", BAGS)
 def test_embedding_bag(case, padding_idx, include_last_offset, mode, index_dtype, dtype):
-    indices, offsets = (np.array(v, index_dtype) for v in BAGS[case])
+    indices, offsets = BAGS[case]
+    if include_last_offset:
+        offsets = offsets + [len(indices)]
+    indices, offsets = np.array(indices, index_dtype), np.array(offsets, index_dtype)
     weight = tensor((10, 5), dtype)
     attrs = dict(mode=mode, include_last_offset=include_last_offset, padding_idx=padding_idx)
     check_op("aten::_embedding_bag",
@@ -282,6 +286,7 @@ def test_embedding_bag(case, padding_idx, include_last_offset, mode, index_dtype
 @pytest.mark.parametrize("include_last_offset", [False, True])
 def test_embedding_bag_per_sample_weights(include_last_offset, dtype):
     indices, offsets = (np.array(v) for v in BAGS["plain"])
+    offsets = np.append(offsets, indices.size) if include_last_offset else offsets
     scales = tensor((indices.size,), dtype, seed=3)
     check_op("aten::_embedding_bag",
              lambda w, i, o, p: aten._embedding_bag(w, i, o, False, 0, False, p, include_last_offset),
@@ -353,6 +358,10 @@ BAD = {
                            r"offsets: expected non-decreasing offsets from 0 to at most 2"),
     "bag-index-range": ("aten::_embedding_bag", (tensor((5, 2)), np.array([0, 5]), np.array([0])), {},
                         r"index: 5 at position 1 is out of range for a dim of size 5"),
+    "bag-last-offset": ("aten::_embedding_bag", (tensor((5, 2)), np.array([0, 1, 2]), np.array([0, 2])),
+                        dict(include_last_offset=True),
+                        r"offsets: with include_last_offset, expected the last offset to be 3 \(the number of "
+                        r"indices\), got 2"),
     "bag-mode": ("aten::_embedding_bag", (tensor((5, 2)), np.array([0]), np.array([0])), dict(mode=3),
                  r"mode: expected 0 \(sum\), 1 \(mean\) or 2 \(max\), got 3"),
     "bag-weights-mode": ("aten::_embedding_bag", (tensor((5, 2)), np.array([0]), np.array([0]), tensor((1,))),

@@ -487,8 +487,8 @@ std::vector<TensorMeta> embedding_bag_shape(std::span<const TensorMeta* const> i
 }
 
 // Bag b holds indices [offsets[b], offsets[b + 1]); the last bag runs to the
-// end of indices, as in ATen, which with include_last_offset reads the last
-// offset nowhere.
+// end of indices. With include_last_offset the offset after it must say so,
+// as PyTorch documents (CSR format): ATen's kernels disagree on other values.
 template <typename Index>
 struct Bags {
   const Index* indices;
@@ -502,15 +502,22 @@ struct Bags {
 // Checks the offsets and indices, and fills the outputs other than `output`
 // and max's max_indices.
 template <typename Index>
-void bag_bookkeeping(const Bags<Index>& bags, int64_t num_weights, int64_t padding_idx, BagMode mode,
+void bag_bookkeeping(const Bags<Index>& bags, int64_t num_weights, const Attrs& attrs,
                      std::span<const Tensor> outputs) {
+  const int64_t padding_idx = attrs.get<int64_t>("padding_idx");
+  const BagMode mode = bag_mode(attrs);
+  if (attrs.get<bool>("include_last_offset")) {
+    OPGRAPH_CHECK(bags.offsets[bags.count] == bags.size, "offsets: with include_last_offset, expected the last offset "
+                  "to be ", bags.size, " (the number of indices), got ", int64_t{bags.offsets[bags.count]});
+  }
   for (int64_t b = 0; b < bags.count; ++b) {
-    OPGRAPH_CHECK(bags.begin(b) >= 0 && bags.begin(b) <= bags.end(b) && bags.end(b) <= bags.size && (b > 0 || bags.begin(b) == 0),
+    OPGRAPH_CHECK((b > 0 || bags.begin(b) == 0) && bags.begin(b) <= bags.end(b) && bags.end(b) <= bags.size,
                   "offsets: expected non-decreasing offsets from 0 to at most ", bags.size, ", got ", bags.begin(b),
                   " for bag ", b, " ending at ", bags.end(b));
   }
   for (int64_t i = 0; i < bags.size; ++i) position(bags.indices, i, num_weights);
   Index* offset2bag = outputs[1].data_ptr<Index>();
+  std::fill_n(offset2bag, outputs[1].numel(), Index{0});  // with no bags, no index has one
   Index* bag_size = outputs[2].data_ptr<Index>();
   for (int64_t b = 0; b < bags.count; ++b) {
     int64_t size = 0;
@@ -543,7 +550,7 @@ void embedding_bag_kernel(const KernelContext& context, std::span<const Tensor> 
       using Index = decltype(index_zero);
       const Bags<Index> bags{indices.data_ptr<const Index>(), inputs[2].data_ptr<const Index>(), outputs[0].size(0),
                              indices.numel()};
-      bag_bookkeeping(bags, num_weights, padding_idx, mode, outputs);
+      bag_bookkeeping(bags, num_weights, attrs, outputs);
       const Index* bag_size = outputs[2].data_ptr<const Index>();
       Index* argmax = mode == BagMode::kMax ? outputs[3].data_ptr<Index>() : nullptr;
       const auto bag = [&](int64_t b) {
