@@ -193,17 +193,10 @@ void index_kernel(const KernelContext&, std::span<const Tensor> inputs, std::spa
                   const Attrs&) {
   const Tensor &self = inputs[0], &out = outputs[0];
   if (out.numel() == 0) return;
-  std::vector<const TensorMeta*> metas;
-  for (const Tensor& index : inputs.subspan(1)) metas.push_back(index.defined() ? &index.meta() : nullptr);
-  const Indexing plan = plan_indexing(self.meta(), metas);
+  const Indexing plan = plan_indexing(self.meta(), inputs.subspan(1));
   // Output dims [outer_rank, rank) read the last dims of self, in order, untouched by any index.
-  size_t outer_rank = plan.out_shape.size();
-  if constexpr (!kReference) {
-    for (int64_t d = self.dim() - 1; outer_rank > 0 && plan.self_dim[outer_rank - 1] == d &&
-                                     d > plan.indexed.back(); --d) {
-      --outer_rank;
-    }
-  }
+  const size_t outer_rank =
+      kReference ? plan.out_shape.size() : plan.block_start(self.dim(), [](size_t) { return true; });
   const int64_t block = product(std::span(plan.out_shape).subspan(outer_rank));
   const auto item = static_cast<int64_t>(self.itemsize());
   const auto* x = static_cast<const char*>(self.data());

@@ -47,8 +47,28 @@ struct Indexing {
   // tensor per dim of self, undefined where None. Negative indices count from
   // the end; one out of range is an error.
   int64_t offset(std::span<const int64_t> coordinate, const Tensor& self, std::span<const Tensor> indices) const;
+
+  // The first of the trailing output dims that read the last dims of self in
+  // order, untouched by any index, and for which keep(k) holds: the dims a
+  // kernel may copy as one contiguous block.
+  template <typename Keep>
+  size_t block_start(int64_t self_rank, const Keep& keep) const {
+    size_t first = out_shape.size();
+    for (int64_t d = self_rank - 1; first > 0 && self_dim[first - 1] == d && d > indexed.back() && keep(first - 1);
+         --d) {
+      --first;
+    }
+    return first;
+  }
 };
 
 Indexing plan_indexing(const TensorMeta& self, std::span<const TensorMeta* const> indices);
+
+// The same for index tensors a kernel holds (undefined for None).
+inline Indexing plan_indexing(const TensorMeta& self, std::span<const Tensor> indices) {
+  std::vector<const TensorMeta*> metas;
+  for (const Tensor& index : indices) metas.push_back(index.defined() ? &index.meta() : nullptr);
+  return plan_indexing(self, metas);
+}
 
 }  // namespace opgraph::kernels

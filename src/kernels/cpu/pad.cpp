@@ -175,7 +175,8 @@ void define_pad(Registry& registry, const char* schema, std::source_location whe
 }  // namespace
 
 void register_pad_ops(Registry& registry) {
-  define_pad<Mode::kConstant, 0>(registry, "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor");
+  define_pad<Mode::kConstant, 0>(registry,
+                                 "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor");
   define_pad<Mode::kReflect, 1>(registry, "aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor");
   define_pad<Mode::kReflect, 2>(registry, "aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor");
   define_pad<Mode::kReflect, 3>(registry, "aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor");

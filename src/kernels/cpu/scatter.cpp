@@ -214,13 +214,13 @@ std::vector<TensorMeta> index_put_shape(std::span<const TensorMeta* const> input
   const Indexing plan = plan_indexing(self, inputs.subspan(1, count));
   OPGRAPH_CHECK(values.dtype == self.dtype, "values: expected ", dtype_name(self.dtype), " like self, got ",
                 values.str());
-  OPGRAPH_CHECK(values.shape.size() <= plan.out_shape.size(), "values: expected a shape that broadcasts to the indexed ",
-                shape_str(plan.out_shape), ", got ", values.str());
-  for (size_t i = 1; i <= values.shape.size(); ++i) {
+  bool fits = values.shape.size() <= plan.out_shape.size();
+  for (size_t i = 1; fits && i <= values.shape.size(); ++i) {
     const int64_t have = values.shape[values.shape.size() - i], want = plan.out_shape[plan.out_shape.size() - i];
-    OPGRAPH_CHECK(have == want || have == 1, "values: expected a shape that broadcasts to the indexed ",
-                  shape_str(plan.out_shape), ", got ", values.str());
+    fits = have == want || have == 1;
   }
+  OPGRAPH_CHECK(fits, "values: expected a shape that broadcasts to the indexed ", shape_str(plan.out_shape), ", got ",
+                values.str());
   return {self};
 }
 
@@ -233,23 +233,16 @@ void index_put_kernel(const KernelContext&, std::span<const Tensor> inputs, std:
   const auto [self, indices, values] = index_put_inputs(inputs, attrs);
   const Tensor& out = outputs[0];
   copy_self(self, out);
-  std::vector<const TensorMeta*> metas;
-  for (const Tensor& index : indices) metas.push_back(index.defined() ? &index.meta() : nullptr);
-  const Indexing plan = plan_indexing(self.meta(), metas);
+  const Indexing plan = plan_indexing(self.meta(), indices);
   const Shape& shape = plan.out_shape;
   const int64_t total = product(shape);
   if (total == 0) return;
   const Strides value_strides = broadcast_strides(values.shape(), shape);
   const Strides dense = contiguous_strides(shape);
   const bool along = !shape.empty() && value_strides.back() != 0;  // values walk the block, else repeat
-  size_t outer = shape.size();
-  if constexpr (!kReference) {
-    for (int64_t d = self.dim() - 1; outer > 0 && plan.self_dim[outer - 1] == d && d > plan.indexed.back() &&
-                                     (shape[outer - 1] == 1 || value_strides[outer - 1] == (along ? dense[outer - 1] : 0));
-         --d) {
-      --outer;
-    }
-  }
+  // Whether values walk dim k as the block does (or repeat one element over it).
+  const auto values_fit = [&](size_t k) { return shape[k] == 1 || value_strides[k] == (along ? dense[k] : 0); };
+  const size_t outer = kReference ? shape.size() : plan.block_start(self.dim(), values_fit);
   const int64_t block = product(std::span(shape).subspan(outer));
   const bool accumulate = attrs.get<bool>("accumulate");
   dispatch_elementwise(self.dtype(), "self", [&](auto zero) {
@@ -366,8 +359,10 @@ void masked_scatter_kernel(const KernelContext& context, std::span<const Tensor>
       T* y = out.data_ptr<T>();
       for_each_row(std::span<const int64_t>(shape), strides, 0, out.numel() / cols,
                    [&](const std::array<int64_t, 3>& at) {
+                     const T* self_row = x.data + at[1];
+                     const bool* mask_row = m.data + at[2];
                      for (int64_t j = 0; j < cols; ++j) {
-                       y[at[0] + j] = pick(x.data[at[1] + j * strides[1].back()], m.data[at[2] + j * strides[2].back()]);
+                       y[at[0] + j] = pick(self_row[j * strides[1].back()], mask_row[j * strides[2].back()]);
                      }
                    });
     }
@@ -628,9 +623,9 @@ void register_scatter_ops(Registry& registry) {
   define(registry, {"aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
                     "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
                     embedding_backward_shape, embedding_backward_kernel<false>, embedding_backward_kernel<true>});
-  define(registry, {"aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, "
-                    "int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, "
-                    "int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)",
+  define(registry, {"aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, "
+                    "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, "
+                    "bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)",
                     embedding_bag_shape, embedding_bag_kernel<false>, embedding_bag_kernel<true>});
 }
 

@@ -393,8 +393,8 @@ void register_shape_ops(Registry& registry) {
   define_view<flip>(registry, "aten::flip(Tensor self, int[] dims) -> Tensor");
   define_view<diagonal>(registry, "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)");
   define_view<as_strided>(registry,
-                          "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) "
-                          "-> Tensor(a)");
+                          "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
+                          "SymInt? storage_offset=None) -> Tensor(a)");
   define_view<repeat>(registry, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor");
   // Rows are copied whole, so the plain loop is already the fast kernel.
   define(registry, {"aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
