@@ -170,6 +170,45 @@ def test_index_put(case, accumulate, dtype):
              indices, tensor(values_shape, dtype, seed=3), accumulate=accumulate)
 
 
+# self shape, indices (a mask's shape, an index tensor's shape or None), values
+# shape (None: one value per true element of the mask)
+MASKED_INDEX_PUTS = {
+    "whole": ((3, 4), [("mask", (3, 4))], ()),
+    "whole-values": ((3, 4), [("mask", (3, 4))], None),
+    "rows": ((5, 3), [("mask", (5,))], (3,)),
+    "trailing": ((2, 3, 4), [None, ("mask", (3, 4))], (2, 1)),
+    "with-index": ((4, 5, 3), [("mask", (4,)), (2, 1)], (3,)),
+    "no-true": ((3, 4), [("mask", (3, 4))], (0,)),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("case", MASKED_INDEX_PUTS)
+def test_index_put_with_masks(case, accumulate, dtype):
+    self_shape, index_specs, values_shape = MASKED_INDEX_PUTS[case]
+    rng = np.random.default_rng(6)
+    indices = []
+    for spec in index_specs:
+        if spec is None:
+            indices.append(None)
+        elif spec[0] == "mask":
+            indices.append(rng.random(spec[1]) < (0 if case == "no-true" else 0.5))
+        else:
+            indices.append(np.asarray(rng.integers(0, self_shape[len(indices)], spec), np.int64))
+    if values_shape is None:
+        values_shape = (int(indices[0].sum()),)
+    check_op("aten::index_put", lambda s, i, v: aten.index_put(s, i, v, accumulate), tensor(self_shape, dtype),
+             indices, tensor(values_shape, dtype, seed=3), accumulate=accumulate)
+
+
+def test_index_put_in_place_form_runs_functionally():
+    self = tensor((3, 4))
+    mask = self < 0
+    got = check_op("aten::index_put_", lambda s, i, v: aten.index_put(s, i, v), self, [mask], np.array(0.0, np.float32))
+    assert (got >= 0).all() and (self < 0).any()
+
+
 def test_index_put_accumulates_repeats_in_order():
     self = np.zeros(4, np.float64)
     got = check_op("aten::index_put", lambda s, i, v: aten.index_put(s, i, v, True), self,
@@ -302,7 +341,7 @@ def test_embedding_bag_strided_weight():
 
 @pytest.mark.parametrize("name, overload", [
     ("scatter", "src"), ("scatter", "value"), ("scatter_add", "default"), ("scatter_reduce", "two"),
-    ("index_put", "default"), ("select_scatter", "default"), ("slice_scatter", "default"),
+    ("index_put", "default"), ("index_put_", "default"), ("select_scatter", "default"), ("slice_scatter", "default"),
     ("masked_scatter", "default"), ("embedding_dense_backward", "default"), ("_embedding_bag", "default")])
 def test_schema_is_aten(name, overload):
     assert_schema_is_aten(name, overload)
@@ -332,8 +371,12 @@ BAD = {
                                  r"index: -5 at position 0 is out of range"),
     "index-put-values": ("aten::index_put", (tensor((4, 4)), [np.array([0, 1])], tensor((3, 4))), {},
                          r"values: expected a shape that broadcasts to the indexed \[2, 4\], got float32\[3, 4\]"),
-    "index-put-bool": ("aten::index_put", (tensor((4,)), [np.array([True, False, True, False])], tensor(())), {},
-                       r"indices\[0\]: expected an int64 or int32 tensor"),
+    "index-put-mask-shape": ("aten::index_put", (tensor((4, 3)), [None, np.array([True, False])], tensor(())), {},
+                             r"indices\[1\]: expected a mask of self's extents from dim 1 of float32\[4, 3\], "
+                             r"got bool\[2\]"),
+    "index-put-mask-values": ("aten::index_put", (tensor((4,)), [np.array([True, False, True, True])],
+                                                  tensor((2,))), {},
+                              r"values: expected a shape that broadcasts to the indexed \[3\], got float32\[2\]"),
     "select-scatter-shape": ("aten::select_scatter", (tensor((4, 5)), tensor((4,))), dict(dim=0, index=1),
                              r"src: expected float32\[5\], the part of self float32\[4, 5\] it replaces, got "
                              r"float32\[4\]"),

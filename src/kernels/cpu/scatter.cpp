@@ -197,6 +197,12 @@ void define_scatter(Registry& registry, const char* schema,
 
 // ---- index_put: out[indices] (+)= values ---------------------------------------
 
+// A boolean mask among the indices (x[mask] = v, as torch.export writes it)
+// over k dims of self stands for k index tensors: the coordinates of its true
+// elements, in order. How many there are only the mask's values tell, so the
+// shape function checks values against the indexed shape only without masks;
+// the kernel checks them always.
+
 struct IndexPut {
   const Tensor& self;
   std::span<const Tensor> indices;
@@ -207,13 +213,7 @@ IndexPut index_put_inputs(std::span<const Tensor> inputs, const Attrs& attrs) {
   return {inputs[0], inputs.subspan(1, attrs.list_sizes()[0]), inputs[1 + attrs.list_sizes()[0]]};
 }
 
-std::vector<TensorMeta> index_put_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const size_t count = attrs.list_sizes()[0];
-  const TensorMeta &self = *inputs[0], &values = *inputs[1 + count];
-  dispatch_elementwise(self.dtype, "self", [](auto) {});
-  const Indexing plan = plan_indexing(self, inputs.subspan(1, count));
-  OPGRAPH_CHECK(values.dtype == self.dtype, "values: expected ", dtype_name(self.dtype), " like self, got ",
-                values.str());
+void check_values(const TensorMeta& values, const Indexing& plan) {
   bool fits = values.shape.size() <= plan.out_shape.size();
   for (size_t i = 1; fits && i <= values.shape.size(); ++i) {
     const int64_t have = values.shape[values.shape.size() - i], want = plan.out_shape[plan.out_shape.size() - i];
@@ -221,7 +221,58 @@ std::vector<TensorMeta> index_put_shape(std::span<const TensorMeta* const> input
   }
   OPGRAPH_CHECK(fits, "values: expected a shape that broadcasts to the indexed ", shape_str(plan.out_shape), ", got ",
                 values.str());
+}
+
+std::vector<TensorMeta> index_put_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const size_t count = attrs.list_sizes()[0];
+  const TensorMeta &self = *inputs[0], &values = *inputs[1 + count];
+  dispatch_elementwise(self.dtype, "self", [](auto) {});
+  OPGRAPH_CHECK(values.dtype == self.dtype, "values: expected ", dtype_name(self.dtype), " like self, got ",
+                values.str());
+  static const TensorMeta kMaskIndex{DType::Int64, {1}};  // stands for a mask's coordinates along one dim
+  std::vector<const TensorMeta*> metas;
+  bool masked = false;
+  for (size_t i = 0; i < count; ++i) {
+    const TensorMeta* index = inputs[1 + i];
+    if (index == nullptr || index->dtype != DType::Bool) {
+      metas.push_back(index);
+      continue;
+    }
+    const size_t d = metas.size();
+    OPGRAPH_CHECK(index->dim() > 0 && d + index->shape.size() <= self.shape.size() &&
+                      std::equal(index->shape.begin(), index->shape.end(), self.shape.begin() + d),
+                  "indices[", i, "]: expected a mask of self's extents from dim ", d, " of ", self.str(), ", got ",
+                  index->str());
+    metas.insert(metas.end(), index->shape.size(), &kMaskIndex);
+    masked = true;
+  }
+  const Indexing plan = plan_indexing(self, metas);
+  if (!masked) check_values(values, plan);
   return {self};
+}
+
+// The index tensors with each mask replaced by the coordinates of its true
+// elements, one int64 tensor per dim it covers.
+std::vector<Tensor> unmasked(std::span<const Tensor> indices) {
+  std::vector<Tensor> result;
+  for (const Tensor& index : indices) {
+    if (!index.defined() || index.dtype() != DType::Bool) {
+      result.push_back(index);
+      continue;
+    }
+    const bool* mask = index.data_ptr<const bool>();
+    const auto count = static_cast<int64_t>(std::count(mask, mask + index.numel(), true));
+    const size_t first = result.size();
+    for (int64_t k = 0; k < index.dim(); ++k) result.push_back(Tensor::empty({count}, DType::Int64));
+    for (int64_t i = 0, n = 0; i < index.numel(); ++i) {
+      if (!mask[i]) continue;
+      for (int64_t k = index.dim() - 1, rest = i; k >= 0; rest /= index.shape()[k], --k) {
+        result[first + k].data_ptr<int64_t>()[n] = rest % index.shape()[k];
+      }
+      ++n;
+    }
+  }
+  return result;
 }
 
 // Walks the indexed shape with an odometer. The fast kernel takes the
@@ -230,10 +281,12 @@ std::vector<TensorMeta> index_put_shape(std::span<const TensorMeta* const> input
 template <bool kReference>
 void index_put_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                       const Attrs& attrs) {
-  const auto [self, indices, values] = index_put_inputs(inputs, attrs);
+  const auto [self, given, values] = index_put_inputs(inputs, attrs);
   const Tensor& out = outputs[0];
   copy_self(self, out);
+  const std::vector<Tensor> indices = unmasked(given);
   const Indexing plan = plan_indexing(self.meta(), indices);
+  check_values(values.meta(), plan);
   const Shape& shape = plan.out_shape;
   const int64_t total = product(shape);
   if (total == 0) return;
@@ -612,6 +665,11 @@ void register_scatter_ops(Registry& registry) {
                                  "aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, "
                                  "*, bool include_self=True) -> Tensor");
   define(registry, {"aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
+                    index_put_shape, index_put_kernel<false>, index_put_kernel<true>});
+  // torch.export keeps the in-place form of x[mask] = v; with outputs
+  // allocated by the caller it runs as the functional form, self unchanged.
+  define(registry, {"aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) "
+                    "-> Tensor(a!)",
                     index_put_shape, index_put_kernel<false>, index_put_kernel<true>});
   define_view_scatter<select_layout>(registry,
                                      "aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor");
