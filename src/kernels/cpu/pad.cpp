@@ -7,7 +7,6 @@
 // per dim and copies rows: the stretch of a row that maps onto the input row
 // in order is one contiguous copy; only the borders go through the table.
 #include <algorithm>
-#include <cstring>
 
 #include "kernels/cpu/checked.h"
 #include "kernels/cpu/elementwise.h"
