@@ -339,6 +339,34 @@ def test_embedding_bag_strided_weight():
              mode=1)
 
 
+class Writes(torch.nn.Module):
+    """x[mask] = v, scatter_add, an embedding bag and the pads and copies that
+    torch.export leaves as core ATen ops."""
+
+    def __init__(self):
+        super().__init__()
+        self.bag = torch.nn.EmbeddingBag(10, 4, mode="mean")
+
+    def forward(self, x, index):
+        y = torch.nn.functional.pad(x, (1, -1, 0, 2), value=0.5).flip(-1).repeat(1, 2, 1, 1).clone()
+        y[y < 0] = 0
+        z = torch.zeros(2, 4).scatter_add(1, index, torch.ones(2, 3))
+        return y, z, torch.diagonal(y, 0, 2, 3), self.bag(torch.tensor([1, 2, 4, 5]), torch.tensor([0, 2]))
+
+
+def test_exported_module_runs_on_the_session(tmp_path):
+    from opgraph import ir
+    model, inputs = Writes().eval(), (torch.randn(1, 3, 5, 6), torch.tensor([[0, 1, 1], [3, 3, 2]]))
+    model_ir = ir.extract_ir(model, inputs, decompose=True)
+    assert {"aten.index_put.default", "aten.scatter_add.default", "aten._embedding_bag.default",
+            "aten.constant_pad_nd.default"} <= {node.op_type for node in model_ir.nodes}
+    model_ir.save(tmp_path / "writes.opg")
+    actual = opgraph.Session(str(tmp_path / "writes.opg"), threads=2).run(*inputs)
+    with torch.no_grad():
+        expected = model(*inputs)
+    for got, want in zip(actual, expected, strict=True):
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
+
 @pytest.mark.parametrize("name, overload", [
     ("scatter", "src"), ("scatter", "value"), ("scatter_add", "default"), ("scatter_reduce", "two"),
     ("index_put", "default"), ("index_put_", "default"), ("select_scatter", "default"), ("slice_scatter", "default"),

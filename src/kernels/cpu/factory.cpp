@@ -6,8 +6,9 @@
 // *_like and new_* ops, the tensor's; else from the value (a whole number
 // gives int64, a float float32). empty fills with zeros so that a graph
 // reading it stays deterministic. empty_strided's result is contiguous, as
-// every result is, and its `stride` is not read: with every element zero, no
-// layout could give a different value anywhere, and views of it are copies.
+// every result is, and its `stride` is not read: every element is zero, so no
+// layout of them could show another value, and the ops that read the result
+// see only its shape.
 #include <cmath>
 
 #include "kernels/cpu/elementwise.h"
