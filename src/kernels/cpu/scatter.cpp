@@ -139,7 +139,9 @@ T combine(Reduce reduce, T a, T b) {
 // A mean's sum over its count: floored for integers, as ATen divides them.
 template <typename T>
 T mean_of(T sum, int64_t count) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return sum;  // no reduction takes bool (see scatter_shape)
+  } else if constexpr (std::is_floating_point_v<T>) {
     return sum / static_cast<T>(count);
   } else {
     const T quotient = static_cast<T>(sum / count);

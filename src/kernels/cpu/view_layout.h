@@ -15,7 +15,7 @@ struct Layout {
   int64_t offset = 0;
   // The result's shape when it regroups `shape` (repeat reads a view of twice
   // the rank); else the result has `shape`.
-  std::optional<Shape> result;
+  std::optional<Shape> result = std::nullopt;
 };
 
 // self[..., index, ...] along `dim` (select.int's attributes).
