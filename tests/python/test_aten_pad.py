@@ -84,7 +84,39 @@ def test_spatial_pad_strided_input(mode):
              padding=[1, 2, 3, 1])
 
 
-@pytest.mark.parametrize("name", ["constant_pad_nd", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
+PADS = [("constant", (2, 3, 5), [1, 2], None), ("constant", (2, 3, 5), [1, -2, 0, 1, 2, 0], 1.5),
+        ("reflect", (2, 7), [3, 2], None), ("reflect", (2, 3, 5, 4), [1, 3, 2, 2], None),
+        ("replicate", (3, 4, 5), [2, 0, 1, 4], None), ("replicate", (1, 2, 3, 4, 5), [1, 1, 2, 0, 0, 3], None),
+        ("circular", (2, 3, 5), [2, 5], None), ("circular", (1, 2, 4, 5), [3, 1, 0, 4], None),
+        ("circular", (1, 2, 3, 4, 2), [1, 0, 2, 1, 0, 3], None)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("mode, shape, pad, value", PADS)
+def test_pad(mode, shape, pad, value, dtype):
+    check_op("aten::pad", lambda t: aten.pad(t, pad, mode, value), tensor(shape, dtype), pad=pad, mode=mode,
+             value=value)
+
+
+class Pads(torch.nn.Module):
+    def forward(self, x):
+        pad = torch.nn.functional.pad
+        return (pad(x, (1, 2, 2, 1), mode="reflect"), pad(x, (1, 1, 0, 1), mode="replicate"),
+                pad(x, (2, 1, 1, 0), mode="circular"), pad(x, (1, -1, 0, 2), value=0.5))
+
+
+def test_exported_pads_run_on_the_session(tmp_path):
+    from opgraph import ir
+    model, x = Pads(), torch.randn(1, 3, 5, 6)
+    model_ir = ir.extract_ir(model, (x,))  # not decomposed: F.pad stays aten::pad
+    assert {node.op_type for node in model_ir.nodes} == {"aten.pad.default"}
+    model_ir.save(tmp_path / "pads.opg")
+    actual = opgraph.Session(str(tmp_path / "pads.opg")).run(x)
+    for got, want in zip(actual, model(x), strict=True):
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["constant_pad_nd", "pad", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
                                   "replication_pad1d", "replication_pad2d", "replication_pad3d"])
 def test_schema_is_aten(name):
     assert_schema_is_aten(name)
@@ -105,6 +137,16 @@ BAD = {
              r"self: expected rank 3 or 4 \(\(batch,\) channels and 2 padded dims\), got float32\[3, 4\]"),
     "empty-channels": ("aten::replication_pad1d", (0, 4), dict(padding=[1, 1]),
                        r"self: expected non-zero extents except the batch's"),
+    "pad-mode": ("aten::pad", (3, 4), dict(pad=[1, 1], mode="wrap"),
+                 r"mode: expected constant, reflect, replicate or circular, got 'wrap'"),
+    "pad-value": ("aten::pad", (3, 4), dict(pad=[1, 1], mode="reflect", value=1.0),
+                  r"value: mode 'reflect' takes no value, got 1.0"),
+    "pad-dims": ("aten::pad", (1, 2, 3, 4, 5), dict(pad=[1] * 8, mode="replicate"),
+                 r"pad: mode 'replicate' pads 1, 2 or 3 dims: expected 2, 4 or 6 values"),
+    "pad-circular-twice": ("aten::pad", (1, 2, 3), dict(pad=[4, 0], mode="circular"),
+                           r"pad: \[4, 0\] must stay within the extent it wraps, but 4 pads a dim of extent 3"),
+    "pad-circular-crop": ("aten::pad", (1, 2, 3), dict(pad=[1, -1], mode="circular"),
+                          r"pad: \[1, -1\] crops, which a circular pad does not take here"),
 }
 
 
