@@ -332,6 +332,20 @@ def test_embedding_bag_per_sample_weights(include_last_offset, dtype):
              tensor((10, 3), dtype), indices, offsets, scales, include_last_offset=include_last_offset)
 
 
+@pytest.mark.parametrize("padding_idx", [None, 4])
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_embedding_bag_public_overloads(mode, padding_idx):
+    indices, offsets = (np.array(v) for v in BAGS["plain"])
+    weight = tensor((10, 3))
+    check_op("aten::embedding_bag.padding_idx",
+             lambda w, i, o: aten.embedding_bag.padding_idx(w, i, o, False, mode, False, None, False, padding_idx),
+             weight, indices, offsets, scale_grad_by_freq=False, mode=mode, sparse=False, include_last_offset=False,
+             padding_idx=padding_idx)
+    if padding_idx is None:
+        check_op("aten::embedding_bag", lambda w, i, o: aten.embedding_bag(w, i, o, False, mode), weight, indices,
+                 offsets, mode=mode)
+
+
 def test_embedding_bag_strided_weight():
     weight = tensor((10, 8), np.float64)[:, ::2]
     indices, offsets = (np.array(v) for v in BAGS["plain"])
@@ -354,12 +368,14 @@ class Writes(torch.nn.Module):
         return y, z, torch.diagonal(y, 0, 2, 3), self.bag(torch.tensor([1, 2, 4, 5]), torch.tensor([0, 2]))
 
 
-def test_exported_module_runs_on_the_session(tmp_path):
+@pytest.mark.parametrize("decompose", [False, True])
+def test_exported_module_runs_on_the_session(tmp_path, decompose):
     from opgraph import ir
     model, inputs = Writes().eval(), (torch.randn(1, 3, 5, 6), torch.tensor([[0, 1, 1], [3, 3, 2]]))
-    model_ir = ir.extract_ir(model, inputs, decompose=True)
-    assert {"aten.index_put.default", "aten.scatter_add.default", "aten._embedding_bag.default",
-            "aten.constant_pad_nd.default"} <= {node.op_type for node in model_ir.nodes}
+    model_ir = ir.extract_ir(model, inputs, decompose=decompose)
+    ops = ({"aten.index_put.default", "aten._embedding_bag.default", "aten.constant_pad_nd.default"} if decompose
+           else {"aten.index_put_.default", "aten.embedding_bag.padding_idx", "aten.pad.default"})
+    assert ops <= {node.op_type for node in model_ir.nodes}
     model_ir.save(tmp_path / "writes.opg")
     actual = opgraph.Session(str(tmp_path / "writes.opg"), threads=2).run(*inputs)
     with torch.no_grad():
@@ -370,7 +386,8 @@ def test_exported_module_runs_on_the_session(tmp_path):
 @pytest.mark.parametrize("name, overload", [
     ("scatter", "src"), ("scatter", "value"), ("scatter_add", "default"), ("scatter_reduce", "two"),
     ("index_put", "default"), ("index_put_", "default"), ("select_scatter", "default"), ("slice_scatter", "default"),
-    ("masked_scatter", "default"), ("embedding_dense_backward", "default"), ("_embedding_bag", "default")])
+    ("masked_scatter", "default"), ("embedding_dense_backward", "default"), ("_embedding_bag", "default"),
+    ("embedding_bag", "padding_idx"), ("embedding_bag", "default")])
 def test_schema_is_aten(name, overload):
     assert_schema_is_aten(name, overload)
 

@@ -498,6 +498,17 @@ void embedding_backward_kernel(const KernelContext& context, std::span<const Ten
 
 enum class BagMode : int64_t { kSum = 0, kMean = 1, kMax = 2 };
 
+// padding_idx: an int, or None (embedding_bag.padding_idx), or absent
+// (embedding_bag): -1 for none.
+int64_t padding_index(const Attrs& attrs) {
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    if (attrs.name(i) != "padding_idx") continue;
+    const auto* index = std::get_if<int64_t>(&attrs[i]);
+    return index ? *index : -1;
+  }
+  return -1;
+}
+
 BagMode bag_mode(const Attrs& attrs) {
   const int64_t mode = attrs.get<int64_t>("mode");
   OPGRAPH_CHECK(mode >= 0 && mode <= 2, "mode: expected 0 (sum), 1 (mean) or 2 (max), got ", mode);
@@ -527,8 +538,7 @@ std::vector<TensorMeta> embedding_bag_shape(std::span<const TensorMeta* const> i
   OPGRAPH_CHECK(!include_last_offset || offsets.numel() > 0,
                 "offsets: expected at least one offset with include_last_offset, got none");
   const int64_t bags = offsets.numel() - (include_last_offset ? 1 : 0), dim = weight.shape[1];
-  const bool offset2bag = mode != BagMode::kSum || weight.dtype != DType::Float32 ||
-                          attrs.get<int64_t>("padding_idx") >= 0;
+  const bool offset2bag = mode != BagMode::kSum || weight.dtype != DType::Float32 || padding_index(attrs) >= 0;
   const Shape max_indices = mode == BagMode::kMax ? Shape{bags, dim} : Shape{bags};
   return {{weight.dtype, {bags, dim}},
           {indices.dtype, {offset2bag ? indices.numel() : 0}},
@@ -554,7 +564,7 @@ struct Bags {
 template <typename Index>
 void bag_bookkeeping(const Bags<Index>& bags, int64_t num_weights, const Attrs& attrs,
                      std::span<const Tensor> outputs) {
-  const int64_t padding_idx = attrs.get<int64_t>("padding_idx");
+  const int64_t padding_idx = padding_index(attrs);
   const BagMode mode = bag_mode(attrs);
   if (attrs.get<bool>("include_last_offset")) {
     OPGRAPH_CHECK(bags.offsets[bags.count] == bags.size, "offsets: with include_last_offset, expected the last offset "
@@ -589,7 +599,7 @@ template <bool kReference>
 void embedding_bag_kernel(const KernelContext& context, std::span<const Tensor> inputs,
                           std::span<const Tensor> outputs, const Attrs& attrs) {
   const Tensor &weight = inputs[0], &indices = inputs[1], &per_sample_weights = inputs[3];
-  const int64_t num_weights = weight.size(0), dim = weight.size(1), padding_idx = attrs.get<int64_t>("padding_idx");
+  const int64_t num_weights = weight.size(0), dim = weight.size(1), padding_idx = padding_index(attrs);
   const BagMode mode = bag_mode(attrs);
   dispatch_floating(weight.dtype(), "weight", [&](auto zero) {
     using T = decltype(zero);
@@ -686,6 +696,15 @@ void register_scatter_ops(Registry& registry) {
   define(registry, {"aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, "
                     "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, "
                     "bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)",
+                    embedding_bag_shape, embedding_bag_kernel<false>, embedding_bag_kernel<true>});
+  // torch.export keeps nn.EmbeddingBag as these unless the graph is decomposed.
+  define(registry, {"aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, "
+                    "bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, "
+                    "bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)",
+                    embedding_bag_shape, embedding_bag_kernel<false>, embedding_bag_kernel<true>});
+  define(registry, {"aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, "
+                    "int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) "
+                    "-> (Tensor, Tensor, Tensor, Tensor)",
                     embedding_bag_shape, embedding_bag_kernel<false>, embedding_bag_kernel<true>});
 }
 
