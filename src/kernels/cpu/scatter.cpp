@@ -1,7 +1,8 @@
 // Writing elements at positions held in index tensors or masks, into a copy
-// of self: scatter (src and value), scatter_add, scatter_reduce, index_put,
-// select_scatter, slice_scatter, masked_scatter; and the embedding ops that
-// sum rows by index: embedding_dense_backward and _embedding_bag.
+// of self: scatter (src and value), scatter_add, scatter_reduce, index_put
+// (and index_put_), select_scatter, slice_scatter, masked_scatter; and the
+// embedding ops that sum rows by index: embedding_dense_backward and
+// _embedding_bag (and embedding_bag).
 //
 // Each is functional: the output starts as a copy of self (or of zeros) and
 // self is left as it was. Where several elements land on one position they
