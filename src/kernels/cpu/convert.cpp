@@ -1,5 +1,6 @@
 // Copies and dtype conversions: _to_copy, the to overloads, type_as, clone,
-// contiguous, alias, detach, detach_ and lift_fresh_copy.
+// contiguous, alias, detach, detach_, lift_fresh_copy, and copy (src
+// broadcast into self's shape and dtype).
 //
 // Outputs are allocated by the caller, so an op that PyTorch may answer with
 // a view of its input (to, contiguous, alias) writes a copy here; the values
@@ -43,20 +44,31 @@ std::vector<TensorMeta> convert_shape(std::span<const TensorMeta* const> inputs,
   return {{dtype, self.shape}};
 }
 
-template <bool kReference>
+// copy(self, src): self's dtype and shape, which src must broadcast to.
+std::vector<TensorMeta> copy_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
+  const TensorMeta &self = *inputs[0], &src = *inputs[1];
+  dispatch_elementwise(self.dtype, "self", [](auto) {});
+  dispatch_elementwise(src.dtype, "src", [](auto) {});
+  OPGRAPH_CHECK(broadcast_shapes(self.shape, src.shape) == self.shape, "src: expected a shape that broadcasts to ",
+                self.str(), ", got ", src.str());
+  return {self};
+}
+
+// Converts input kSource (broadcast) into the output.
+template <bool kReference, size_t kSource = 0>
 void convert_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                     const Attrs&) {
-  const Tensor &self = inputs[0], &out = outputs[0];
-  if (self.dtype() == out.dtype() && !kReference) {
-    std::memcpy(out.data(), self.data(), static_cast<size_t>(self.numel()) * self.itemsize());
+  const Tensor &source = inputs[kSource], &out = outputs[0];
+  if (source.meta() == out.meta() && !kReference) {
+    std::memcpy(out.data(), source.data(), static_cast<size_t>(source.numel()) * source.itemsize());
     return;
   }
-  dispatch_elementwise(self.dtype(), "self", [&](auto from) {
+  dispatch_elementwise(source.dtype(), "source", [&](auto from) {
     using From = decltype(from);
     dispatch_elementwise(out.dtype(), "dtype", [&](auto to) {
       using To = decltype(to);
       map_broadcast<To, kReference>(context, out, [](From x) { return static_cast<To>(x); },
-                        Input<From>{self.data_ptr<const From>(), self.shape()});
+                        Input<From>{source.data_ptr<const From>(), source.shape()});
     });
   });
 }
@@ -96,6 +108,8 @@ void register_convert_ops(Registry& registry) {
   // do not change, so the functional form's copy is the same.
   define_conversion<kCopy>(registry, "aten::detach_(Tensor(a!) self) -> Tensor(a!)");
   define_conversion<kCopy>(registry, "aten::lift_fresh_copy(Tensor self) -> Tensor");
+  define(registry, {"aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", copy_shape,
+                    convert_kernel<false, 1>, convert_kernel<true, 1>});
 }
 
 }  // namespace opgraph::kernels

@@ -1,11 +1,14 @@
 // Ops that make a tensor from attributes: arange, full, zeros, ones, empty,
-// scalar_tensor, and the *_like and new_* variants that take the shape or
-// dtype from a tensor.
+// empty_strided, scalar_tensor, and the *_like, new_* and fill variants that
+// take the shape or dtype from a tensor.
 //
 // The dtype follows PyTorch: the `dtype` attribute if given; else, for the
 // *_like and new_* ops, the tensor's; else from the value (a whole number
 // gives int64, a float float32). empty fills with zeros so that a graph
-// reading it stays deterministic.
+// reading it stays deterministic. empty_strided's result is contiguous, as
+// every result is, and its `stride` is not read: every element is zero, so no
+// layout of them could show another value, and the ops that read the result
+// see only its shape.
 #include <cmath>
 
 #include "kernels/cpu/elementwise.h"
@@ -33,11 +36,12 @@ struct Fill {
   enum Source { kAttribute, kSelf, kScalar } shape, dtype;  // kScalar: 0-d
   const char* value;  // the Scalar attribute to fill with, or null for `constant`
   int constant;       // 0 or 1, when `value` is null
+  bool options = true;  // the schema ends in kFactoryOptions (dtype, layout, device, pin_memory)
 };
 
 template <const Fill& kFill>
 std::vector<TensorMeta> fill_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  check_placement(attrs, kLayout | kDevice);
+  if (kFill.options) check_placement(attrs, kLayout | kDevice);
   const Shape shape = kFill.shape == Fill::kSelf ? inputs[0]->shape
                       : kFill.shape == Fill::kScalar ? Shape{}
                                                      : size_attr(attrs, "size");
@@ -47,7 +51,7 @@ std::vector<TensorMeta> fill_shape(std::span<const TensorMeta* const> inputs, co
   } else if constexpr (kFill.value != nullptr) {
     dtype = scalar_dtype(attrs.get(kFill.value));
   }
-  if (!is_none(attrs, "dtype")) dtype = attrs.get<DType>("dtype");
+  if (kFill.options && !is_none(attrs, "dtype")) dtype = attrs.get<DType>("dtype");
   dispatch_elementwise(dtype, "dtype", [](auto) {});
   return {{dtype, shape}};
 }
@@ -79,6 +83,7 @@ constexpr Fill kOnesLike{Fill::kSelf, Fill::kSelf, nullptr, 1};
 constexpr Fill kNewFull{Fill::kAttribute, Fill::kSelf, "fill_value", 0};
 constexpr Fill kNewZeros{Fill::kAttribute, Fill::kSelf, nullptr, 0};
 constexpr Fill kNewOnes{Fill::kAttribute, Fill::kSelf, nullptr, 1};
+constexpr Fill kFillScalar{Fill::kSelf, Fill::kSelf, "value", 0, false};
 
 // ---- arange ----------------------------------------------------------------------
 
@@ -149,6 +154,7 @@ void register_factory_ops(Registry& registry) {
   define_fill<kZeros>(registry, schema("zeros(SymInt[] size, *, ").c_str());
   define_fill<kOnes>(registry, schema("ones(SymInt[] size, *, ").c_str());
   define_fill<kZeros>(registry, schema("empty.memory_format(SymInt[] size, *, ", like_tail.c_str()).c_str());
+  define_fill<kZeros>(registry, schema("empty_strided(SymInt[] size, SymInt[] stride, *, ").c_str());
   define_fill<kScalarTensor>(registry, schema("scalar_tensor(Scalar s, *, ").c_str());
   define_fill<kFullLike>(registry, schema("full_like(Tensor self, Scalar fill_value, *, ", like_tail.c_str()).c_str());
   define_fill<kZerosLike>(registry, schema("zeros_like(Tensor self, *, ", like_tail.c_str()).c_str());
@@ -158,6 +164,7 @@ void register_factory_ops(Registry& registry) {
   define_fill<kNewZeros>(registry, schema("new_zeros(Tensor self, SymInt[] size, *, ").c_str());
   define_fill<kNewOnes>(registry, schema("new_ones(Tensor self, SymInt[] size, *, ").c_str());
   define_fill<kNewZeros>(registry, schema("new_empty(Tensor self, SymInt[] size, *, ").c_str());
+  define_fill<kFillScalar>(registry, "aten::fill.Scalar(Tensor self, Scalar value) -> Tensor");
 }
 
 }  // namespace opgraph::kernels

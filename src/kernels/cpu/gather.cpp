@@ -9,30 +9,11 @@
 #include <cstring>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/indexing.h"
 #include "kernels/cpu/rows.h"
 
 namespace opgraph::kernels {
 namespace {
-
-void check_index_dtype(const TensorMeta& index) {
-  OPGRAPH_CHECK(index.dtype == DType::Int64 || index.dtype == DType::Int32, "index: expected int64 or int32, got ",
-                index.str());
-}
-
-// index[i] as a position in [0, n); kNegative: counting from the end below 0.
-template <bool kNegative = false, typename Index>
-int64_t position(const Index* index, int64_t i, int64_t n) {
-  const int64_t at = index[i];
-  OPGRAPH_CHECK(at >= (kNegative ? -n : 0) && at < n, "index: ", at, " at position ", i,
-                " is out of range for a dim of size ", n);
-  return at < 0 ? at + n : at;
-}
-
-template <typename Fn>
-void dispatch_index(DType dtype, Fn&& fn) {
-  if (dtype == DType::Int64) return fn(int64_t{});
-  fn(int32_t{});
-}
 
 // ---- gather: out[..., i, ...] = self[..., index[..., i, ...], ...] -------------
 
@@ -124,16 +105,7 @@ void index_select_kernel(const KernelContext&, std::span<const Tensor> inputs, s
 
 // ---- index.Tensor: x[i, None, j] with index tensors -------------------------------
 
-// Advanced indexing. The index tensors (None entries take the whole dim)
-// broadcast to one shape B. The result has B in place of the indexed dims if
-// those are adjacent, else B first, followed by the other dims in order. Each
-// output dim reads either a dim of self directly or a dim of B.
-struct Indexing {
-  Shape out_shape;
-  std::vector<int64_t> self_dim;       // per output dim: the dim of self it walks, or -1 for a dim of B
-  std::vector<int64_t> indexed;        // dims of self that an index tensor selects along
-  std::vector<Strides> index_strides;  // per index tensor: its strides over the output dims (0 elsewhere)
-};
+}  // namespace
 
 Indexing plan_indexing(const TensorMeta& self, std::span<const TensorMeta* const> indices) {
   OPGRAPH_CHECK(static_cast<int64_t>(indices.size()) <= self.dim(), "indices: ", indices.size(),
@@ -183,8 +155,30 @@ Indexing plan_indexing(const TensorMeta& self, std::span<const TensorMeta* const
     }
     plan.index_strides.push_back(std::move(strides));
   }
+  plan.self_strides = contiguous_strides(self.shape);
   return plan;
 }
+
+int64_t Indexing::offset(std::span<const int64_t> coordinate, const Tensor& self,
+                         std::span<const Tensor> indices) const {
+  int64_t source = 0;
+  for (size_t k = 0; k < coordinate.size(); ++k) {
+    if (self_dim[k] >= 0) source += coordinate[k] * self_strides[self_dim[k]];
+  }
+  for (size_t j = 0; j < indexed.size(); ++j) {
+    const Tensor& index = indices[indexed[j]];
+    int64_t at = 0;
+    for (size_t k = 0; k < coordinate.size(); ++k) at += coordinate[k] * index_strides[j][k];
+    const int64_t d = indexed[j];
+    dispatch_index(index.dtype(), [&](auto zero) {
+      using Index = decltype(zero);
+      source += position<true>(index.data_ptr<const Index>(), at, self.shape()[d]) * self_strides[d];
+    });
+  }
+  return source;
+}
+
+namespace {
 
 std::vector<TensorMeta> index_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
   const TensorMeta& self = *inputs[0];
@@ -199,39 +193,17 @@ void index_kernel(const KernelContext&, std::span<const Tensor> inputs, std::spa
                   const Attrs&) {
   const Tensor &self = inputs[0], &out = outputs[0];
   if (out.numel() == 0) return;
-  std::vector<const TensorMeta*> metas;
-  for (const Tensor& index : inputs.subspan(1)) metas.push_back(index.defined() ? &index.meta() : nullptr);
-  const Indexing plan = plan_indexing(self.meta(), metas);
-  const Strides self_strides = contiguous_strides(self.shape());
+  const Indexing plan = plan_indexing(self.meta(), inputs.subspan(1));
   // Output dims [outer_rank, rank) read the last dims of self, in order, untouched by any index.
-  size_t outer_rank = plan.out_shape.size();
-  if constexpr (!kReference) {
-    for (int64_t d = self.dim() - 1; outer_rank > 0 && plan.self_dim[outer_rank - 1] == d &&
-                                     d > plan.indexed.back(); --d) {
-      --outer_rank;
-    }
-  }
+  const size_t outer_rank =
+      kReference ? plan.out_shape.size() : plan.block_start(self.dim(), [](size_t) { return true; });
   const int64_t block = product(std::span(plan.out_shape).subspan(outer_rank));
   const auto item = static_cast<int64_t>(self.itemsize());
   const auto* x = static_cast<const char*>(self.data());
   auto* y = static_cast<char*>(out.data());
   std::vector<int64_t> coordinate(outer_rank, 0);
   for (int64_t step = 0, count = out.numel() / block; step < count; ++step) {
-    int64_t source = 0;
-    for (size_t k = 0; k < outer_rank; ++k) {
-      if (plan.self_dim[k] >= 0) source += coordinate[k] * self_strides[plan.self_dim[k]];
-    }
-    for (size_t j = 0; j < plan.indexed.size(); ++j) {
-      const Tensor& index = inputs[1 + plan.indexed[j]];
-      int64_t at = 0;
-      for (size_t k = 0; k < outer_rank; ++k) at += coordinate[k] * plan.index_strides[j][k];
-      const int64_t d = plan.indexed[j];
-      const int64_t n = self.shape()[d];
-      const int64_t position_in_dim = index.dtype() == DType::Int64
-                                          ? position<true>(index.data_ptr<const int64_t>(), at, n)
-                                          : position<true>(index.data_ptr<const int32_t>(), at, n);
-      source += position_in_dim * self_strides[d];
-    }
+    const int64_t source = plan.offset(coordinate, self, inputs.subspan(1));
     std::memcpy(y + step * block * item, x + source * item, static_cast<size_t>(block * item));
     for (size_t k = outer_rank; k-- > 0;) {
       if (++coordinate[k] < plan.out_shape[k]) break;

@@ -30,6 +30,8 @@ void register_factory_ops(Registry& registry);
 void register_random_ops(Registry& registry);
 void register_scan_ops(Registry& registry);
 void register_gather_ops(Registry& registry);
+void register_scatter_ops(Registry& registry);
+void register_pad_ops(Registry& registry);
 void register_split_ops(Registry& registry);
 void register_assert_ops(Registry& registry);
 void register_data_dependent_ops(Registry& registry);
@@ -65,6 +67,8 @@ void register_builtin_ops(Registry& registry) {
   register_random_ops(registry);
   register_scan_ops(registry);
   register_gather_ops(registry);
+  register_scatter_ops(registry);
+  register_pad_ops(registry);
   register_split_ops(registry);
   register_assert_ops(registry);
   register_data_dependent_ops(registry);

@@ -1,25 +1,22 @@
 // Shape ops: view, reshape, permute, transpose, t, flatten, unflatten, slice,
-// select, squeeze, unsqueeze, expand, and embedding.
+// select, squeeze, unsqueeze, expand, flip, diagonal, as_strided, repeat, and
+// embedding.
 //
 // Every view op is described by one function from the input's shape to the
 // layout of the result inside the (contiguous) input: shape, strides and
 // offset. The shape function keeps the shape; the kernel copies the strided
 // view into the caller's output, since outputs are allocated by the caller.
+// flip, diagonal and repeat are copies in ATen but views of this kind all the
+// same: flip walks dims with negative strides, repeat a dim with stride 0.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 
 #include "kernels/cpu/checked.h"
-#include "kernels/define.h"
+#include "kernels/cpu/view_layout.h"
 
 namespace opgraph::kernels {
 namespace {
-
-struct Layout {
-  Shape shape;
-  Strides strides;
-  int64_t offset = 0;
-};
 
 using LayoutFn = Layout (*)(const TensorMeta& self, const Attrs& attrs);
 
@@ -108,7 +105,9 @@ Layout flatten(const TensorMeta& self, const Attrs& attrs) {
   return {shape, contiguous_strides(shape), 0};
 }
 
-Layout slice(const TensorMeta& self, const Attrs& attrs) {
+}  // namespace
+
+Layout slice_layout(const TensorMeta& self, const Attrs& attrs) {
   OPGRAPH_CHECK(self.dim() > 0, "self: cannot slice a scalar");
   const int64_t dim = wrap(attrs.get<int64_t>("dim"), self.dim(), "dim");
   const int64_t step = attrs.get<int64_t>("step");
@@ -129,7 +128,7 @@ Layout slice(const TensorMeta& self, const Attrs& attrs) {
 }
 
 // Drops `dim` at `index`: the slice of that one position.
-Layout select(const TensorMeta& self, const Attrs& attrs) {
+Layout select_layout(const TensorMeta& self, const Attrs& attrs) {
   OPGRAPH_CHECK(self.dim() > 0, "self: cannot select from a scalar");
   const int64_t dim = wrap(attrs.get<int64_t>("dim"), self.dim(), "dim");
   const int64_t n = self.shape[dim], index = attrs.get<int64_t>("index");
@@ -140,6 +139,8 @@ Layout select(const TensorMeta& self, const Attrs& attrs) {
   layout.strides.erase(layout.strides.begin() + dim);
   return layout;
 }
+
+namespace {
 
 // Splits `dim` into `sizes` (one of them may be -1).
 Layout unflatten(const TensorMeta& self, const Attrs& attrs) {
@@ -208,16 +209,102 @@ Layout expand(const TensorMeta& self, const Attrs& attrs) {
   return out;
 }
 
+// Reverses each of `dims`: its stride negated, starting from its last element.
+Layout flip(const TensorMeta& self, const Attrs& attrs) {
+  const auto& dims = attrs.get<std::vector<int64_t>>("dims");
+  Layout layout = identity(self);
+  std::vector<bool> seen(std::max<int64_t>(self.dim(), 1), false);
+  for (int64_t d : dims) {
+    const int64_t w = wrap(d, self.dim(), "dims");
+    OPGRAPH_CHECK(!seen[w], "dims: dimension ", d, " repeats in ", shape_str(dims));
+    seen[w] = true;
+    if (self.dim() == 0 || layout.shape[w] == 0) continue;
+    layout.offset += (layout.shape[w] - 1) * layout.strides[w];
+    layout.strides[w] = -layout.strides[w];
+  }
+  return layout;
+}
+
+// The elements (i, i + offset) of dims dim1 and dim2 as a last dim, which the
+// other dims keep in front of.
+Layout diagonal(const TensorMeta& self, const Attrs& attrs) {
+  OPGRAPH_CHECK(self.dim() >= 2, "self: expected a tensor of rank 2 or more, got ", self.str());
+  const int64_t dim1 = wrap(attrs.get<int64_t>("dim1"), self.dim(), "dim1");
+  const int64_t dim2 = wrap(attrs.get<int64_t>("dim2"), self.dim(), "dim2");
+  OPGRAPH_CHECK(dim1 != dim2, "dim1 and dim2: expected two different dims, got ", dim1, " twice");
+  const int64_t offset = attrs.get<int64_t>("offset");
+  const Layout in = identity(self);
+  const int64_t rows = self.shape[dim1], cols = self.shape[dim2];
+  // An offset beyond either extent leaves an empty diagonal (ATen allows any offset).
+  const int64_t length = offset >= 0 ? std::max<int64_t>(std::min(rows, cols - std::min(offset, cols)), 0)
+                                     : std::max<int64_t>(std::min(rows - std::min(-offset, rows), cols), 0);
+  Layout out;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d == dim1 || d == dim2) continue;
+    out.shape.push_back(in.shape[d]);
+    out.strides.push_back(in.strides[d]);
+  }
+  out.shape.push_back(length);
+  out.strides.push_back(in.strides[dim1] + in.strides[dim2]);
+  if (length > 0) out.offset = offset >= 0 ? offset * in.strides[dim2] : -offset * in.strides[dim1];
+  return out;
+}
+
+// Reads the input's elements, in row-major order, as the storage that `size`,
+// `stride` and `storage_offset` describe. Every element read must lie inside
+// the input: ATen would read whatever its storage holds there.
+Layout as_strided(const TensorMeta& self, const Attrs& attrs) {
+  const auto& size = attrs.get<std::vector<int64_t>>("size");
+  const auto& stride = attrs.get<std::vector<int64_t>>("stride");
+  OPGRAPH_CHECK(size.size() == stride.size(), "size and stride: expected as many strides as sizes, got ",
+                shape_str(size), " and ", shape_str(stride));
+  const AttrValue& given = attrs.get("storage_offset");
+  const int64_t offset = std::holds_alternative<int64_t>(given) ? std::get<int64_t>(given) : 0;
+  OPGRAPH_CHECK(offset >= 0, "storage_offset: expected a non-negative offset, got ", offset);
+  int64_t last = offset;  // the furthest element read
+  bool empty = false;
+  for (size_t d = 0; d < size.size(); ++d) {
+    OPGRAPH_CHECK(size[d] >= 0 && stride[d] >= 0, "size and stride: expected non-negative values, got ",
+                  shape_str(size), " and ", shape_str(stride));
+    empty = empty || size[d] == 0;
+    if (size[d] > 0) last = checked_add(last, checked_mul(size[d] - 1, stride[d], "stride"), "stride");
+  }
+  OPGRAPH_CHECK(empty || last < self.numel(), "size and stride: ", shape_str(size), " with strides ",
+                shape_str(stride), " and offset ", offset, " read element ", last, ", beyond input ", self.str());
+  return {size, stride, empty ? 0 : offset};
+}
+
+// Tiles self `repeats` times along each dim (leading repeats add dims): a view
+// of shape [r0, s0, r1, s1, ...] that walks each rI with stride 0, read as
+// [r0 * s0, r1 * s1, ...].
+Layout repeat(const TensorMeta& self, const Attrs& attrs) {
+  const auto& repeats = attrs.get<std::vector<int64_t>>("repeats");
+  OPGRAPH_CHECK(static_cast<int64_t>(repeats.size()) >= self.dim(), "repeats: expected at least ", self.dim(),
+                " values for input ", self.str(), ", got ", shape_str(repeats));
+  const size_t lead = repeats.size() - self.shape.size();
+  const Layout in = identity(self);
+  Layout out{{}, {}, 0, Shape{}};
+  for (size_t d = 0; d < repeats.size(); ++d) {
+    OPGRAPH_CHECK(repeats[d] >= 0, "repeats: expected non-negative values, got ", shape_str(repeats));
+    const int64_t extent = d < lead ? 1 : in.shape[d - lead];
+    out.shape.insert(out.shape.end(), {repeats[d], extent});
+    out.strides.insert(out.strides.end(), {0, d < lead ? 0 : in.strides[d - lead]});
+    out.result->push_back(checked_mul(repeats[d], extent, "repeats"));
+  }
+  return out;
+}
+
 template <LayoutFn layout_of>
 std::vector<TensorMeta> view_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  return {{inputs[0]->dtype, layout_of(*inputs[0], attrs).shape}};
+  Layout layout = layout_of(*inputs[0], attrs);
+  return {{inputs[0]->dtype, layout.result.value_or(layout.shape)}};
 }
 
 template <LayoutFn layout_of>
 void view_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
               const Attrs& attrs) {
   const Layout layout = layout_of(inputs[0].meta(), attrs);
-  Tensor result = outputs[0];
+  Tensor result = layout.result ? outputs[0].view(layout.shape) : outputs[0];
   result.copy_(inputs[0].as_strided(layout.shape, layout.strides, layout.offset));
 }
 
@@ -294,15 +381,21 @@ void register_shape_ops(Registry& registry) {
   define_view<flatten>(registry,
                        "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
                        "opgraph::flatten_backward");
-  define_view<slice>(registry,
+  define_view<slice_layout>(registry,
                      "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
                      "SymInt step=1) -> Tensor(a)");
   define_view<squeeze>(registry, "aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)");
   define_view<squeeze_dims>(registry, "aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)");
-  define_view<select>(registry, "aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)");
+  define_view<select_layout>(registry, "aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)");
   define_view<unflatten>(registry, "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)");
   define_view<unsqueeze>(registry, "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)");
   define_view<expand>(registry, "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)");
+  define_view<flip>(registry, "aten::flip(Tensor self, int[] dims) -> Tensor");
+  define_view<diagonal>(registry, "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)");
+  define_view<as_strided>(registry,
+                          "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
+                          "SymInt? storage_offset=None) -> Tensor(a)");
+  define_view<repeat>(registry, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor");
   // Rows are copied whole, so the plain loop is already the fast kernel.
   define(registry, {"aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
                     "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
