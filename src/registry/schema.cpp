@@ -1,6 +1,7 @@
 // A recursive-descent parser for PyTorch's operator schema language.
 #include "opgraph/registry/schema.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -480,6 +481,11 @@ std::string Argument::str() const {
       text += "=" + *s;
     } else if (const auto* dtype = std::get_if<DType>(&*default_value)) {  // as ATen prints them
       text += "=" + std::to_string(aten_number(*dtype));
+    } else if (ints && type.list_size && *type.list_size > 1 && static_cast<int64_t>(ints->size()) == *type.list_size &&
+               std::all_of(ints->begin(), ints->end(), [&](int64_t v) { return v == ints->front(); }) &&
+               type.kind == Type::Kind::Int && !type.symbolic) {
+      // As ATen prints an int[N] whose items are equal: int[2] padding=0 (a SymInt[2] keeps [0, 0]).
+      text += "=" + std::to_string(ints->front());
     } else if (type.kind == Type::Kind::Bool && ints) {  // bool[] defaults are held as 0/1
       std::string items;
       for (int64_t v : *ints) items += (items.empty() ? "" : ", ") + std::string(v ? "True" : "False");

@@ -201,12 +201,7 @@ def test_pool_backward_checks_the_gradient_shape():
              kernel_size=2)
 
 
-# The registry prints a scalar default of an int[N] argument expanded (padding=[0, 0] for ATen's padding=0).
-EXPANDED_DEFAULTS = pytest.mark.xfail(reason="the registry prints int[N] defaults expanded")
-
-
-@pytest.mark.parametrize("name", [pytest.param("max_pool2d_with_indices", marks=EXPANDED_DEFAULTS),
-                                  "max_pool2d_with_indices_backward", "_adaptive_avg_pool2d",
+@pytest.mark.parametrize("name", ["max_pool2d_with_indices", "max_pool2d_with_indices_backward", "_adaptive_avg_pool2d",
                                   "_adaptive_avg_pool2d_backward"])
 def test_schemas_are_aten(name):
     assert_schema_is_aten(name)

@@ -17,13 +17,8 @@ def random(shape, dtype, seed=0):
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 
 
-# The registry prints a scalar default of an int[N] argument expanded (padding=[0, 0, 0] for ATen's padding=0).
-EXPANDED_DEFAULTS = pytest.mark.xfail(reason="the registry prints int[N] defaults expanded")
-
-
-@pytest.mark.parametrize("name", [pytest.param(name, marks=EXPANDED_DEFAULTS)
-                                  for name in ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d"]] +
-                         ["adaptive_avg_pool1d", "adaptive_avg_pool3d", "_adaptive_avg_pool3d"])
+@pytest.mark.parametrize("name", ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool1d",
+                                  "adaptive_avg_pool3d", "_adaptive_avg_pool3d"])
 def test_schemas_are_aten(name):
     assert_schema_is_aten(name)
 
