@@ -5,6 +5,7 @@ with ``register_op`` replaces it for its op type. Symbolic sizes from
 ``dynamic_shapes`` become the graph's symbolic dimensions s0, s1, ... in the
 order the inputs first use them."""
 
+import functools
 import operator
 
 import sympy
@@ -130,6 +131,7 @@ class _Converter:
         op_type = str(node.target)
         arguments = schema.arguments(op_type)
         values = _bind(op_type, arguments, node.args, node.kwargs)
+        promoted = _promoted_dtype(node)
         input_metas, tensor_args, attrs = [], {}, {}
         for argument in arguments:
             value = values[argument.name]
@@ -143,14 +145,17 @@ class _Converter:
             elif value is None:
                 tensor_args[argument.name] = None
             else:
-                tensor_args[argument.name] = self.tensor_input(node, argument, value, input_metas)
+                tensor_args[argument.name] = self.tensor_input(node, argument, value, input_metas, promoted)
         return NodeInfo(node.name, node.op, node.target, node.args, node.kwargs, input_metas,
                         self.output_metas(node), attrs, tensor_args, symbolic.source(node))
 
-    def tensor_input(self, node, argument, value, input_metas):
-        """Appends the meta of a tensor argument's value; a Python number becomes a 0-d constant."""
+    def tensor_input(self, node, argument, value, input_metas, promoted=None):
+        """Appends the meta of a tensor argument's value; a Python number becomes a 0-d constant. A
+        tensor of another dtype than ``promoted`` is converted to it first (see _promoted_dtype)."""
         if isinstance(value, torch.fx.Node):
             meta = self.metas[value.name]
+            if promoted is not None and argument.name not in _NOT_PROMOTED and meta.dtype != promoted:
+                meta = self.converted(node, meta, promoted)
         elif isinstance(value, (bool, int, float)):
             name = f"{node.name}_{argument.name}"
             self.weights[name] = torch.tensor(value)
@@ -159,6 +164,15 @@ class _Converter:
             raise Error(f"opgraph.ir: {node.target}: argument '{argument.name}' expects a tensor, got {value!r}")
         input_metas.append(meta)
         return len(input_metas) - 1
+
+    def converted(self, node, meta, dtype):
+        """The meta of a new _to_copy node converting ``meta``'s value to ``dtype``, before ``node``."""
+        name = f"{node.name}_{meta.name}_as_{dtype}"
+        if name not in self.metas:
+            self.metas[name] = TensorMeta(name, list(meta.shape), dtype)
+            self.nodes.append(OpNode(name, "aten._to_copy.default", [meta], [self.metas[name]], {"dtype": dtype},
+                                     source=symbolic.source(node)))
+        return self.metas[name]
 
     def output_metas(self, node):
         """One meta per output; a tuple's items take the names of the getitem nodes that read them."""
@@ -174,6 +188,27 @@ class _Converter:
             self.metas[meta.name] = meta
             metas.append(meta)
         return metas
+
+
+# Tensor arguments of pointwise ops that keep their own dtype.
+_NOT_PROMOTED = ("condition", "mask")
+
+
+def _promoted_dtype(node):
+    """The dtype ATen computes a pointwise op's tensor operands in, as the IR
+    names it, where its operands' dtypes differ (pow(float, int), int < float);
+    else None. The runtime has no type promotion, so the IR converts them."""
+    op = node.target
+    if not isinstance(op, torch._ops.OpOverload) or torch.Tag.pointwise not in op.tags:
+        return None
+    result = node.meta.get("val")
+    operands = [a.meta["val"] for a in node.all_input_nodes if isinstance(a.meta.get("val"), torch.Tensor)]
+    if not isinstance(result, torch.Tensor) or len({t.dtype for t in operands}) < 2:
+        return None
+    dtype = result.dtype
+    if dtype == torch.bool:  # a comparison: its operands meet in their common dtype
+        dtype = functools.reduce(torch.promote_types, (t.dtype for t in operands))
+    return attributes.dtype_name(str(op), "result", dtype)
 
 
 def _bind(op_type, arguments, args, kwargs):
