@@ -218,7 +218,7 @@ CASES = [
     ("cat_dim_out_of_range.opg", opg(cnn_with("cat", dim={"type": "int", "value": 2})),
      "node 'cat' (aten::cat): dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2"),
     ("conv_padding_overflows.opg", opg(cnn_with("conv", padding={"type": "ints", "value": [HUGE, 1]})),
-     "node 'conv' (aten::conv2d): padding: 2 * 4611686018427387904 overflows int64"),
+     "node 'conv' (aten::conv2d): padding: 4611686018427387904 + 4611686018427387904 overflows int64"),
     ("conv_dilation_overflows.opg", opg(cnn_with("conv", dilation={"type": "ints", "value": [HUGE, 1]})),
      "node 'conv' (aten::conv2d): dilation: 4611686018427387904 * 2 overflows int64"),
     ("pool_padding_overflows.opg", opg(cnn_with("pool", padding={"type": "ints", "value": [HUGE, 0]})),

@@ -24,6 +24,7 @@ constexpr BaseTypeName kBaseTypes[] = {
     {"Scalar", Type::Kind::Scalar},   {"ScalarType", Type::Kind::ScalarType},
     {"Device", Type::Kind::Device},   {"Layout", Type::Kind::Layout},
     {"MemoryFormat", Type::Kind::MemoryFormat}, {"Generator", Type::Kind::Generator},
+    {"SymBool", Type::Kind::Bool},
 };
 
 std::string_view kind_name(Type::Kind kind) {
@@ -31,6 +32,12 @@ std::string_view kind_name(Type::Kind kind) {
     if (base.kind == kind) return base.name;
   }
   return "?";
+}
+
+// SymInt and SymBool: an int or bool that may be a symbolic size or condition.
+std::string_view symbolic_name(Type::Kind kind, bool symbolic) {
+  if (!symbolic) return kind_name(kind);
+  return kind == Type::Kind::Bool ? "SymBool" : "SymInt";
 }
 
 // ATen writes a ScalarType default as its c10::ScalarType number
@@ -160,8 +167,8 @@ class Parser {
         known = true;
       }
     }
-    type.symbolic = base == "SymInt";
-    if (!known) fail_at(start, "a type (Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, Device, "
+    type.symbolic = base == "SymInt" || base == "SymBool";
+    if (!known) fail_at(start, "a type (Tensor, int, SymInt, float, bool, SymBool, str, Scalar, ScalarType, Device, "
                                "Layout, MemoryFormat, Generator)");
     parse_alias(alias);
     const bool optional_base = consume("?");  // Tensor?[] or int?
@@ -457,7 +464,7 @@ std::string attr_str(const AttrValue& value) {
 }
 
 std::string Type::str() const {
-  std::string text(symbolic ? "SymInt" : kind_name(kind));
+  std::string text(symbolic_name(kind, symbolic));
   if (optional_elements) text += "?";
   if (is_list) text += list_size ? "[" + std::to_string(*list_size) + "]" : "[]";
   if (optional) text += "?";
@@ -465,7 +472,7 @@ std::string Type::str() const {
 }
 
 std::string Argument::str() const {
-  std::string text(type.symbolic ? "SymInt" : kind_name(type.kind));
+  std::string text(symbolic_name(type.kind, type.symbolic));
   if (!alias.empty()) text += "(" + alias + ")";
   if (type.optional_elements) text += "?";
   if (type.is_list) text += type.list_size ? "[" + std::to_string(*type.list_size) + "]" : "[]";

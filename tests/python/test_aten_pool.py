@@ -45,6 +45,17 @@ def test_max_pool2d(shape, kernel, stride, padding, ceil_mode, dilation, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode", [
+    ((1, 1, 4), 2, [], 0, False), ((2, 3, 9), 3, 2, 1, False), ((2, 3, 9), 3, 2, 1, True), ((3, 17), 4, 3, 2, True),
+    ((0, 3, 8), 2, 2, 0, False), ((1, 5, 1001), 5, 1, 2, False)])
+@pytest.mark.parametrize("count_include_pad", [True, False])
+def test_avg_pool1d(shape, kernel, stride, padding, ceil_mode, count_include_pad, dtype):
+    attrs = dict(kernel_size=kernel, stride=stride, padding=padding, ceil_mode=ceil_mode,
+                 count_include_pad=count_include_pad)
+    check_op("aten::avg_pool1d", lambda t: F.avg_pool1d(t, **attrs), random(shape, dtype), **attrs)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode", POOL_CASES)
 @pytest.mark.parametrize("count_include_pad, divisor_override", [(True, None), (False, None), (True, 3)])
 def test_avg_pool2d(shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, dtype):
@@ -201,7 +212,7 @@ def test_pool_backward_checks_the_gradient_shape():
              kernel_size=2)
 
 
-@pytest.mark.parametrize("name", ["max_pool2d_with_indices", "max_pool2d_with_indices_backward", "_adaptive_avg_pool2d",
+@pytest.mark.parametrize("name", ["avg_pool1d", "max_pool2d_with_indices", "max_pool2d_with_indices_backward", "_adaptive_avg_pool2d",
                                   "_adaptive_avg_pool2d_backward"])
 def test_schemas_are_aten(name):
     assert_schema_is_aten(name)

@@ -14,7 +14,7 @@ from opgraph.ops import call, call_reference
 from oracle import assert_schema_is_aten, check_op
 
 OVERLOADS = [("nonzero", "default"), ("sym_size", "int"), ("sym_numel", "default"), ("sym_stride", "int"),
-             ("sym_storage_offset", "default"), ("_local_scalar_dense", "default")]
+             ("sym_storage_offset", "default"), ("sym_is_contiguous", "default"), ("_local_scalar_dense", "default")]
 
 
 @pytest.mark.parametrize("name,overload", OVERLOADS)
@@ -102,6 +102,14 @@ def test_size_ops_of_a_0d_tensor():
         call("aten::sym_size.int", x, dim=0)
     with pytest.raises(opgraph.Error, match=r"aten::sym_stride.int: dim: expected a dim in \[-2, 1\]"):
         call("aten::sym_stride.int", np.zeros((2, 3), np.float32), dim=2)
+
+
+def test_sym_is_contiguous_is_true_for_what_the_kernels_see():
+    x = np.ones((3, 4), np.float32)
+    assert call("aten::sym_is_contiguous", x).dtype == np.bool_
+    assert bool(call("aten::sym_is_contiguous", x)) and bool(call("aten::sym_is_contiguous", x.T))
+    with pytest.raises(opgraph.Error, match=r"memory_format: opgraph tensors are row-major"):
+        call("aten::sym_is_contiguous", x, memory_format="channels_last")
 
 
 @pytest.mark.parametrize("value", [np.array(-2.5, np.float32), np.array([7.25], np.float64),

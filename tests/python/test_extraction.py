@@ -120,13 +120,10 @@ def test_sizes_computed_from_a_symbolic_batch_follow_each_run(tmp_path, model):
 
 def test_the_session_names_aten_ops_it_has_no_kernel_for():
     ir = extract_ir(nn.Sequential(nn.Linear(4, 4), nn.ReLU()).eval(), (torch.randn(2, 4),))
-    ir.nodes[-1].op_type = "aten.no_such_op.default"
-    ir.nodes[-1].attrs = {}
-    graph = {"aten::no_such_op"}
+    graph = opgraph.Graph.from_json(ir.to_graph().to_json().replace("aten::relu", "aten::no_such_op"))
     with pytest.raises(opgraph.Error, match=r"missing ops: \[1\] aten::no_such_op \(node relu\); opgraph has no "
                                             r"kernel for these ATen ops: extract the model again"):
-        opgraph.Session(opgraph.Graph.from_json(ir.to_graph().to_json().replace("aten::relu", graph.pop())),
-                        weights={k: v.numpy() for k, v in ir.weights.items()})
+        opgraph.Session(graph, weights={k: v.detach().numpy() for k, v in ir.weights.items()})
 
 
 class Gate(nn.Module):
@@ -162,3 +159,30 @@ def test_the_verify_command_runs_a_saved_model_node_by_node(tmp_path):
     assert missing.returncode == 2 and "give its size with --dim s0=N" in missing.stderr
     ok = subprocess.run(command + ["--dim", "s0=3"], capture_output=True, text=True)
     assert ok.returncode == 0 and "every node's output on the Session matches PyTorch" in ok.stdout, ok.stderr
+
+
+class MixedDtypes(nn.Module):
+    """Operands of two dtypes, which ATen promotes (BLOOM's alibi slopes, position masks)."""
+
+    def forward(self, x):
+        powers = torch.arange(1, 9, dtype=torch.int32)
+        return torch.pow(x.abs() + 1, powers) * (torch.arange(8) < x)
+
+
+def test_operands_of_two_dtypes_are_converted_as_aten_promotes_them():
+    model, x = MixedDtypes(), torch.randn(3, 8)
+    ir = extract_ir(model, (x,))
+    conversions = [node for node in ir.nodes if node.op_type == "aten._to_copy.default"]
+    assert {node.attrs["dtype"] for node in conversions} == {"float32"}
+    np.testing.assert_allclose(ir.to_session().run(x)[0], model(x).numpy(), rtol=1e-5)
+
+
+def test_a_decoder_returning_its_cache_is_refused_saying_use_cache_false():
+    import transformers
+
+    config = transformers.LlamaConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                      num_key_value_heads=1, intermediate_size=32)
+    model = transformers.LlamaForCausalLM(config).eval()
+    with pytest.raises(opgraph.Error, match=r"cannot export LlamaForCausalLM \(what usually helps: the model "
+                                            r"returns a key/value cache object .*use_cache=False"):
+        extract_ir(model, (torch.randint(0, 64, (1, 5)),))

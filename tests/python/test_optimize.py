@@ -37,12 +37,13 @@ def test_cnn_folds_batch_norms_and_fuses_relus():
     ir = extract_ir(model, inputs)
     session, (got,), (plain,) = run_both(ir, *inputs)
     assert op_types(session) == ["opgraph::conv2d", "aten::max_pool2d", "opgraph::conv2d",
-                                 "aten::adaptive_avg_pool2d", "aten::flatten.using_ints", "aten::linear"]
-    assert [node["name"] for node in nodes(session)][::2] == ["conv2d", "conv2d_1", "flatten"]
+                                 "aten::adaptive_avg_pool2d", "aten::view", "aten::linear"]
+    assert [node["name"] for node in nodes(session)][::2] == ["conv2d", "conv2d_1", "view"]
     assert all(node["attrs"]["activation"] == {"type": "str", "value": "relu"} for node in nodes(session)[:3:2])
     constants = {c["name"] for c in json.loads(session.graph.to_json())["constants"]}
     assert not any("running" in name or name.endswith(".0.weight") for name in constants), constants
-    assert "batch_norm.folded_weight" in constants and "batch_norm.folded_bias" in constants
+    assert sum(name.endswith(".folded_weight") for name in constants) == 2
+    assert sum(name.endswith(".folded_bias") for name in constants) == 2
     np.testing.assert_allclose(got, plain, **FLOAT32_SUMS)
     np.testing.assert_allclose(got, model(*inputs).detach().numpy(), **FLOAT32_SUMS)
 
@@ -95,7 +96,8 @@ def test_nodes_whose_output_is_read_elsewhere_are_left_alone():
     model, x = Shared().eval(), torch.randn(2, 3, 8, 8)
     session, got, plain = run_both(extract_ir(model, (x,)), x)
     types = op_types(session)
-    assert types.count("aten::relu") == 2 and "aten::batch_norm" in types and "aten::gelu" in types
+    assert types.count("aten::relu") == 2 and "aten::_native_batch_norm_legit_no_training" in types
+    assert "aten::gelu" in types
     assert not any(t.startswith("opgraph::") for t in types)
     for a, b in zip(got, plain):
         np.testing.assert_array_equal(a, b)

@@ -1,5 +1,6 @@
 // opgraph inspect: what a model holds (inputs, outputs, nodes with their
 // inferred shapes, weights, packages), after loading and verifying it.
+#include <algorithm>
 #include <iostream>
 
 #include "commands.h"
@@ -40,7 +41,11 @@ int inspect_main(const Args& args) {
   print_values("outputs", session.outputs());
 
   std::cout << "nodes (" << graph.nodes.size() << "):\n";
-  std::vector<TableRow> rows = {{"#", "name", "op", "inputs", "outputs", "attributes", "source"}};
+  // The model line behind each node, for graphs extracted from a model.
+  const bool sources =
+      std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) { return !n.source.empty(); });
+  std::vector<TableRow> rows = {{"#", "name", "op", "inputs", "outputs", "attributes"}};
+  if (sources) rows[0].push_back("source");
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
     std::vector<std::string> inputs, outputs, attrs;
@@ -48,7 +53,8 @@ int inspect_main(const Args& args) {
     for (const std::string& output : node.outputs) outputs.push_back(output + ": " + types.at(output).type_str());
     for (const NodeAttr& attr : node.attrs) attrs.push_back(attr.name + "=" + attr_str(attr.value));
     rows.push_back({std::to_string(i), node.name, node.op_type, joined(inputs, "-"), joined(outputs, "-"),
-                    joined(attrs), node.source.empty() ? "-" : node.source});
+                    joined(attrs)});
+    if (sources) rows.back().push_back(node.source.empty() ? "-" : node.source);
   }
   print_table(std::cout, rows);
 

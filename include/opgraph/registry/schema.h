@@ -41,7 +41,7 @@ struct Type {
   std::optional<int64_t> list_size;  // int[2]
   bool optional = false;             // Tensor?, int[]?
   bool optional_elements = false;    // Tensor?[]: a list whose elements may be None
-  bool symbolic = false;             // spelled SymInt: an int that may be a symbolic size
+  bool symbolic = false;             // spelled SymInt or SymBool: may be a symbolic size or condition
 
   // A tensor input (Tensor, Tensor? or Tensor[]) rather than an attribute.
   bool is_tensor() const { return kind == Kind::Tensor; }

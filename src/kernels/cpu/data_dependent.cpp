@@ -140,6 +140,21 @@ void sym_storage_offset_kernel(const KernelContext&, std::span<const Tensor>, st
   write_int(outputs[0], 0);
 }
 
+// A Session passes contiguous tensors; a direct call's strided input is
+// copied first (the op does not accept strided inputs), so self is always
+// contiguous in every memory format it can be asked about.
+std::vector<TensorMeta> is_contiguous_shape(std::span<const TensorMeta* const>, const Attrs& attrs) {
+  const std::string& format = attrs.get<std::string>("memory_format");
+  OPGRAPH_CHECK(format == "contiguous_format" || format == "preserve_format",
+                "memory_format: opgraph tensors are row-major (contiguous_format), got ", format);
+  return {{DType::Bool, {}}};
+}
+
+void is_contiguous_kernel(const KernelContext&, std::span<const Tensor>, std::span<const Tensor> outputs,
+                          const Attrs&) {
+  *outputs[0].data_ptr<bool>() = true;
+}
+
 std::vector<TensorMeta> local_scalar_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
   const TensorMeta& self = *inputs[0];
   OPGRAPH_CHECK(self.numel() == 1, "self: expected a tensor with one element, got ", self.str());
@@ -168,6 +183,8 @@ void register_data_dependent_ops(Registry& registry) {
                     sym_stride_kernel, nullptr, true});
   define(registry, {"aten::sym_storage_offset(Tensor self) -> SymInt", int_scalar_shape, sym_storage_offset_kernel,
                     sym_storage_offset_kernel, nullptr, true});
+  define(registry, {"aten::sym_is_contiguous(Tensor self, MemoryFormat memory_format=contiguous_format) -> SymBool",
+                    is_contiguous_shape, is_contiguous_kernel, is_contiguous_kernel});
   define(registry, {"aten::_local_scalar_dense(Tensor self) -> Scalar", local_scalar_shape, local_scalar_kernel,
                     local_scalar_kernel});
 }

@@ -244,9 +244,11 @@ template <int Dims>
 Pooling average_windows(const TensorMeta& input, const Attrs& attrs) {
   Pooling p = windows(input, attrs, Dims, false);
   p.count_include_pad = attrs.get<bool>("count_include_pad");
-  if (const auto* divisor = std::get_if<int64_t>(&attrs.get("divisor_override"))) {
-    OPGRAPH_CHECK(*divisor != 0, "divisor_override: must not be zero");
-    p.divisor_override = *divisor;
+  if constexpr (Dims > 1) {  // avg_pool1d has no divisor_override
+    if (const auto* divisor = std::get_if<int64_t>(&attrs.get("divisor_override"))) {
+      OPGRAPH_CHECK(*divisor != 0, "divisor_override: must not be zero");
+      p.divisor_override = *divisor;
+    }
   }
   return p;
 }
@@ -442,6 +444,9 @@ void register_pool_ops(Registry& registry) {
                     "int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
                     max_pool_with_indices_shape<3>, max_pool_with_indices_cpu<3, true>,
                     max_pool_with_indices_cpu<3, false>});
+  define(registry, {"aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
+                    "bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
+                    avg_pool_shape<1>, avg_pool_cpu<1>, avg_pool_reference<1>});
   define(registry, {"aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
                     "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
                     avg_pool_shape<2>, avg_pool_cpu<2>, avg_pool_reference<2>, "aten::avg_pool2d_backward"});

@@ -1,13 +1,12 @@
 """The model zoo: architectures people bring, each small (a few layers, narrow
 widths) with random weights, so that extraction and a run take about a second.
 
-Each entry builds the model, its example inputs at two batch sizes (the second
-None where the architecture cannot change it), and the tolerance its outputs
-are held to. transformers models are built from configs (no downloads) and
+Each entry builds the model, gives its example inputs for a batch size, and
+says the batch sizes it runs at and the tolerance its outputs are held to. transformers models are built from configs (no downloads) and
 wrapped so that they return plain tensors."""
 
-from dataclasses import dataclass, field
-from typing import Callable, Optional
+from dataclasses import dataclass
+from typing import Callable
 
 import torch
 import transformers
@@ -19,11 +18,8 @@ class ZooModel:
     name: str
     build: Callable[[], nn.Module]
     inputs: Callable[[int], tuple]  # batch size -> example inputs
-    batches: tuple = (1, 3)  # the second runs from the same .opg with a dynamic batch
+    batches: tuple = (1, 3)  # run from one .opg exported with a dynamic batch at the last of them
     tolerance: float = 1e-4
-    dynamic: Optional[Callable[[], tuple]] = None  # dynamic_shapes for torch.export, when not just dim 0
-    notes: str = ""
-    marks: list = field(default_factory=list)
 
 
 class Tensors(nn.Module):
