@@ -35,10 +35,32 @@ class Tensors(nn.Module):
         return out[0] if isinstance(out, (tuple, list)) else next(iter(out.values()))
 
 
-def hf(model_class, config_class, **config):
+def well_conditioned(model):
+    """Convolution weights that keep activations near unit scale (He's init)
+    and batch norms with unit scale and non-trivial statistics, so that folding
+    them is tested. transformers' vision inits (convolutions of std 0.02, batch
+    norm scales near 0) shrink a deep CNN's activations to denormals, where
+    every error looks like zero."""
+    generator = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, (nn.Conv1d, nn.Conv2d, nn.Conv3d)):
+                nn.init.kaiming_normal_(module.weight, nonlinearity="relu", generator=generator)
+            elif isinstance(module, nn.modules.batchnorm._BatchNorm):
+                if module.affine:
+                    module.weight.fill_(1.0)
+                    module.bias.zero_()
+                module.running_mean.copy_(torch.randn(module.num_features, generator=generator) * 0.1)
+                module.running_var.copy_(torch.rand(module.num_features, generator=generator) + 0.5)
+    return model.eval()
+
+
+def hf(model_class, config_class, conditioned=False, **config):
     def build():
         torch.manual_seed(0)
         model = model_class(config_class(**config)).eval()
+        if conditioned:
+            well_conditioned(model)
         kwargs = {"use_cache": False} if "use_cache" in model.forward.__code__.co_varnames else {}
         return Tensors(model, **kwargs)
     return build
@@ -154,17 +176,17 @@ class WhisperEncoder(nn.Module):
 VISION_SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
 
 VISION = [
-    ZooModel("resnet", hf(T.ResNetModel, T.ResNetConfig, embedding_size=16, hidden_sizes=[16, 32, 48, 64],
+    ZooModel("resnet", hf(T.ResNetModel, T.ResNetConfig, conditioned=True, embedding_size=16, hidden_sizes=[16, 32, 48, 64],
                           depths=[1, 1, 1, 1]), image()),
-    ZooModel("resnet_bottleneck", hf(T.ResNetModel, T.ResNetConfig, embedding_size=16,
+    ZooModel("resnet_bottleneck", hf(T.ResNetModel, T.ResNetConfig, conditioned=True, embedding_size=16,
                                      hidden_sizes=[32, 64], depths=[1, 2], layer_type="bottleneck"), image()),
-    ZooModel("regnet", hf(T.RegNetModel, T.RegNetConfig, embedding_size=16, hidden_sizes=[16, 32, 48, 64],
+    ZooModel("regnet", hf(T.RegNetModel, T.RegNetConfig, conditioned=True, embedding_size=16, hidden_sizes=[16, 32, 48, 64],
                           depths=[1, 1, 1, 1], groups_width=8), image()),
-    ZooModel("mobilenet_v1", hf(T.MobileNetV1Model, T.MobileNetV1Config, depth_multiplier=0.25, image_size=32),
+    ZooModel("mobilenet_v1", hf(T.MobileNetV1Model, T.MobileNetV1Config, conditioned=True, depth_multiplier=0.25, image_size=32),
              image()),
-    ZooModel("mobilenet_v2", hf(T.MobileNetV2Model, T.MobileNetV2Config, depth_multiplier=0.25, image_size=32),
+    ZooModel("mobilenet_v2", hf(T.MobileNetV2Model, T.MobileNetV2Config, conditioned=True, depth_multiplier=0.25, image_size=32),
              image()),
-    ZooModel("efficientnet", hf(T.EfficientNetModel, T.EfficientNetConfig, width_coefficient=0.25,
+    ZooModel("efficientnet", hf(T.EfficientNetModel, T.EfficientNetConfig, conditioned=True, width_coefficient=0.25,
                                 depth_coefficient=0.25, image_size=32, hidden_dim=320), image()),
     ZooModel("convnext", hf(T.ConvNextModel, T.ConvNextConfig, hidden_sizes=[8, 16, 24, 32], depths=[1, 1, 1, 1]),
              image()),
@@ -180,7 +202,7 @@ VISION = [
                              patch_sizes=[7, 3], strides=[4, 2], mlp_ratios=[2, 2]), image()),
     ZooModel("clip_vision", hf(T.CLIPVisionModel, T.CLIPVisionConfig, image_size=32, patch_size=8, **VISION_SMALL),
              image()),
-    ZooModel("mobilevit", hf(T.MobileViTModel, T.MobileViTConfig, image_size=32, hidden_sizes=[16, 24, 32],
+    ZooModel("mobilevit", hf(T.MobileViTModel, T.MobileViTConfig, conditioned=True, image_size=32, hidden_sizes=[16, 24, 32],
                              neck_hidden_sizes=[8, 8, 16, 16, 24, 24, 32]), image()),
 ]
 

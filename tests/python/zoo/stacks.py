@@ -6,17 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .models import ZooModel, image
-
-
-def randomized(model):
-    """Batch norms with non-trivial statistics, so that folding them is tested."""
-    generator = torch.Generator().manual_seed(1)
-    for module in model.modules():
-        if isinstance(module, nn.modules.batchnorm._BatchNorm):
-            module.running_mean.copy_(torch.randn(module.num_features, generator=generator) * 0.1)
-            module.running_var.copy_(torch.rand(module.num_features, generator=generator) + 0.5)
-    return model.eval()
+from .models import ZooModel, image, well_conditioned
 
 
 class ResidualCNN(nn.Module):
@@ -170,11 +160,11 @@ def volume(batch):
 
 
 STACKS = [
-    ZooModel("residual_cnn", lambda: randomized(ResidualCNN()), image(size=16)),
-    ZooModel("mobilenet_v3_block", lambda: randomized(MobileNetV3Block()), image(size=16)),
+    ZooModel("residual_cnn", lambda: well_conditioned(ResidualCNN()), image(size=16)),
+    ZooModel("mobilenet_v3_block", lambda: well_conditioned(MobileNetV3Block()), image(size=16)),
     ZooModel("unet", lambda: UNet().eval(), image(size=16)),
     ZooModel("style_transfer", lambda: StyleTransfer().eval(), image(size=16)),
-    ZooModel("video_3d", lambda: randomized(Video3d()), volume),
+    ZooModel("video_3d", lambda: well_conditioned(Video3d()), volume),
     ZooModel("lstm", lambda: Recurrent("LSTM").eval(), sequence(12)),
     ZooModel("gru", lambda: Recurrent("GRU").eval(), sequence(12)),
     ZooModel("audio_conv1d", lambda: AudioConv().eval(), lambda b: (torch.randn(b, 400,
