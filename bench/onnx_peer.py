@@ -9,8 +9,18 @@ import torch
 
 def onnx_model(model, inputs):
     """The ONNX bytes of ``model`` called on ``inputs`` (a tuple), from
-    torch.onnx's TorchScript-based exporter: the torch.export-based one needs
-    onnxscript as well."""
+    torch.onnx's TorchScript-based exporter, or from its torch.export-based
+    one (onnxscript) for a model the first cannot export (transformers' masks
+    use aten::diff, which it has no ONNX form of)."""
+    try:
+        return _torchscript_export(model, inputs)
+    except torch.onnx.errors.UnsupportedOperatorError:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return torch.onnx.export(model, inputs, dynamo=True, verbose=False).model_proto.SerializeToString()
+
+
+def _torchscript_export(model, inputs):
     buffer = io.BytesIO()
     # That exporter has no ONNX form of nn.TransformerEncoder's fused fast path.
     fastpath = torch.backends.mha.get_fastpath_enabled()
