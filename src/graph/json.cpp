@@ -149,7 +149,7 @@ constexpr const char* kAttrTypes = "int, float, bool, str, ints, floats, bools, 
 int64_t symint_of(const Json& item, const std::string& where, std::vector<std::string>& expressions) {
   if (item.is_string()) {
     expressions.push_back(item.get<std::string>());
-    OPGRAPH_CHECK(!expressions.back().empty(), where, ": an empty size expression");
+    if (expressions.back().empty()) fail(where, "an empty size expression");
     return 0;
   }
   expressions.emplace_back();

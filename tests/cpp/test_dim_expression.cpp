@@ -54,6 +54,13 @@ TEST(DimExpression, SymintAttributesRoundTrip) {
   EXPECT_EQ(Graph::from_json(graph.to_json()), graph);
 }
 
+TEST(DimExpression, AnEmptyExpressionIsAnErrorNamingTheField) {
+  std::string json = kSymbolicView;
+  json.replace(json.find("\"(N)*(3)\""), 9, "\"\"");
+  EXPECT_EQ(error_of([&] { Graph::from_json(json); }),
+            "graph JSON: nodes[0] ('view').attrs.size.value[0]: an empty size expression");
+}
+
 TEST(DimExpression, TheSessionEvaluatesThemForEachRun) {
   const Session session(Graph::from_json(kSymbolicView), {});
   for (int64_t batch : {1, 4, 2}) {

@@ -186,3 +186,77 @@ def test_a_decoder_returning_its_cache_is_refused_saying_use_cache_false():
     with pytest.raises(opgraph.Error, match=r"cannot export LlamaForCausalLM \(what usually helps: the model "
                                             r"returns a key/value cache object .*use_cache=False"):
         extract_ir(model, (torch.randint(0, 64, (1, 5)),))
+
+
+class ScaledByBatch(nn.Module):
+    def forward(self, x):
+        return x * (x.shape[0] / 2)
+
+
+class AtLeastFour(nn.Module):
+    def forward(self, x):
+        return x.new_zeros(max(x.shape[0], 4), 3)
+
+
+class FilledWithAFraction(nn.Module):
+    def forward(self, x):
+        return torch.full((2,), x.shape[0] / 3)
+
+
+@pytest.mark.parametrize("model, message", [
+    (ScaledByBatch(), r"ScaledByBatch: node 'mul' \(aten.mul.Tensor\) gives the tensor argument 'other' a number "
+                      r"computed from symbolic sizes \(IntTrueDiv\(s\d+, 2\)\), which the graph cannot hold"),
+    (AtLeastFour(), r"AtLeastFour: node 'new_zeros' \(aten.new_zeros.default\) gives argument 'size' the size "
+                    r"Max\(4, s0\), which uses Max; the graph's size expressions hold \+ - \* // % only"),
+    (FilledWithAFraction(), r"FilledWithAFraction: node 'full' \(aten.full.default\) gives argument 'fill_value' "
+                            r"the value IntTrueDiv\(s\d+, 3\), computed from symbolic sizes; the graph holds integer "
+                            r"sizes only"),
+], ids=["tensor-argument", "max", "float"])
+def test_a_size_the_graph_cannot_spell_is_an_error_naming_the_node_and_line(model, message):
+    with pytest.raises(opgraph.Error, match=message + r".*; model line: .*test_extraction.py:\d+"):
+        extract_ir(model, (torch.randn(5, 3),), dynamic_shapes=({0: torch.export.Dim("batch", min=2)},))
+
+
+def test_an_attribute_that_is_not_a_size_expression_is_an_error():
+    from opgraph.ir import schema, symbolic
+
+    (size,) = [a for a in schema.arguments("aten.view.default") if a.name == "size"]
+    assert symbolic.evaluate(size, ["(s0)*(2)", -1], {"s0": 3}) == [6, -1]
+    with pytest.raises(opgraph.Error, match=r"argument 'size': 's0; import os' is not a size expression"):
+        symbolic.evaluate(size, ["s0; import os"], {"s0": 3})
+
+
+def test_the_verify_command_names_a_malformed_option(tmp_path):
+    model, x = Gate().eval(), torch.randn(4, 6)
+    extract_ir(model, (x,)).save(tmp_path / "gate.opg")
+    result = subprocess.run([sys.executable, "-m", "opgraph.ir", "verify", str(tmp_path / "gate.opg"), "--dim", "s0"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "--dim 's0': expected NAME=VALUE" in result.stderr
+
+
+class BranchesOnAValue(nn.Module):
+    def forward(self, x):
+        return x * 2 if x.sum() > 0 else x
+
+
+class FixesItsBatch(nn.Module):
+    def forward(self, x):
+        return x.view(4, -1)
+
+
+class ReturnsAnObject(nn.Module):
+    def forward(self, x):
+        return Gate  # a class, which torch.export cannot flatten into tensors
+
+
+@pytest.mark.parametrize("model, shape, dynamic, hint", [
+    (BranchesOnAValue(), (3,), None, r"the model branches or sizes something on a tensor's value: compute both "
+                                     r"branches and select with torch.where"),
+    (FixesItsBatch(), (4, 3), ({0: torch.export.Dim("batch")},),
+     r"a dimension declared dynamic is fixed by the model .*: declare it torch.export.Dim.AUTO"),
+    (ReturnsAnObject(), (2,), None, r"the model returns an object torch.export cannot flatten: wrap it in a module "
+                                    r"that returns tensors only"),
+], ids=["data-dependent", "specialized", "object"])
+def test_a_model_torch_export_refuses_is_named_with_what_usually_helps(model, shape, dynamic, hint):
+    with pytest.raises(opgraph.Error, match=rf"cannot export {type(model).__name__} \(what usually helps: {hint}"):
+        extract_ir(model, (torch.randn(*shape),), dynamic_shapes=dynamic)

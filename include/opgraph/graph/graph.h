@@ -60,11 +60,11 @@ struct ValueInfo {
   bool operator==(const ValueInfo&) const = default;
 };
 
-// What a node passes for one tensor argument of its op's schema: a value, a
-// list of values (a Tensor[] argument), or nothing (an omitted Tensor?).
 // Sizes for the symbolic dimensions of one run: {"N": 17}.
 using DimBindings = std::unordered_map<std::string, int64_t>;
 
+// What a node passes for one tensor argument of its op's schema: a value, a
+// list of values (a Tensor[] argument), or nothing (an omitted Tensor?).
 struct NodeInput {
   std::vector<std::string> values;
   bool is_list = false;

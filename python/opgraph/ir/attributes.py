@@ -45,10 +45,6 @@ def to_ir(op_type, argument, value):
 
 
 def _item_to_ir(op_type, argument, value):
-    if isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool):
-        raise Error(f"opgraph.ir: {op_type}: argument '{argument.name}' is computed from a symbolic size "
-                    f"({value}); a graph attribute is a fixed value: export with static shapes or compute sizes "
-                    f"inside ops (flatten instead of view(x.size(0), -1))")
     kind = argument.kind
     if kind == "ScalarType":
         return dtype_name(op_type, argument.name, _SCALAR_TYPES.get(value, value) if isinstance(value, int) else value)

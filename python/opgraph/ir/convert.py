@@ -50,6 +50,10 @@ class _Converter:
         expr = size.node.expr
         if isinstance(expr, sympy.Integer):
             return int(expr)
+        return str(self.in_graph_symbols(expr))
+
+    def in_graph_symbols(self, expr):
+        """A sympy size of torch's in the graph's symbols: s0, s1, ... for the inputs' sizes."""
         for symbol in sorted(expr.free_symbols, key=str):
             if symbol not in self.symbols:
                 # A size only a run finds (torch's unbacked u0: the row count of a nonzero) is named apart
@@ -57,7 +61,7 @@ class _Converter:
                 prefix = "u" if free_unbacked_symbols(symbol) else "s"
                 number = sum(str(ours).startswith(prefix) for ours in self.symbols.values())
                 self.symbols[symbol] = sympy.Symbol(f"{prefix}{number}")
-        return str(expr.xreplace(self.symbols))
+        return expr.xreplace(self.symbols)
 
     def meta(self, name, value, what):
         if not isinstance(value, torch.Tensor):
@@ -137,7 +141,7 @@ class _Converter:
             value = values[argument.name]
             if not argument.is_tensor:
                 if symbolic.is_symbolic(value):
-                    value = symbolic.resolve(node, argument, value, self.name, self.symbols)
+                    value = symbolic.resolve(node, argument, value, self.name, self.in_graph_symbols)
                 attrs[argument.name] = attributes.to_ir(op_type, argument, value)
             elif argument.is_list:
                 tensor_args[argument.name] = [None if v is None else self.tensor_input(node, argument, v, input_metas)
@@ -152,6 +156,11 @@ class _Converter:
     def tensor_input(self, node, argument, value, input_metas, promoted=None):
         """Appends the meta of a tensor argument's value; a Python number becomes a 0-d constant. A
         tensor of another dtype than ``promoted`` is converted to it first (see _promoted_dtype)."""
+        if symbolic.is_symbolic(value):
+            raise Error(f"opgraph.ir: {self.name}: node '{node.name}' ({node.target}) gives the tensor argument "
+                        f"'{argument.name}' a number computed from symbolic sizes ({value.meta['val']}), which the "
+                        f"graph cannot hold; compute it from a tensor (x.new_tensor, torch.arange) or export with "
+                        f"static shapes{symbolic.source_line(node)}")
         if isinstance(value, torch.fx.Node):
             meta = self.metas[value.name]
             if promoted is not None and argument.name not in _NOT_PROMOTED and meta.dtype != promoted:

@@ -38,18 +38,18 @@ class IRExecutor:
 
     def run_node(self, node, inputs, dims=None):
         """``node``'s outputs for ``inputs``; ``dims`` sizes the symbols its attributes may use."""
+        execute = get_execution_fn(node.op_type)
+        if execute is None:
+            return _aten_fallback(node, inputs, dims or {})
         attrs = node.attrs
         if dims:
             arguments = {argument.name: argument for argument in schema.arguments(node.op_type)}
             attrs = {name: symbolic.evaluate(arguments[name], value, dims) if name in arguments else value
                      for name, value in attrs.items()}
-        execute = get_execution_fn(node.op_type)
-        if execute is not None:
-            return list(execute(inputs, attrs))
-        return _aten_fallback(node, inputs, attrs)
+        return list(execute(inputs, attrs))
 
 
-def _aten_fallback(node, inputs, attrs):
+def _aten_fallback(node, inputs, dims):
     op = schema.torch_op(node.op_type)
     if op is None:
         raise Error(f"IRExecutor: no way to run node '{node.name}': op '{node.op_type}' is not in torch.ops and has "
@@ -62,7 +62,8 @@ def _aten_fallback(node, inputs, attrs):
         if argument.is_tensor:
             value = pick(positions.get(argument.name), inputs)
         else:
-            value = attributes.to_torch(argument, attrs.get(argument.name, argument.default))
+            value = symbolic.evaluate(argument, node.attrs.get(argument.name, argument.default), dims)
+            value = attributes.to_torch(argument, value)
         if argument.kwarg_only:
             kwargs[argument.name] = value
         else:

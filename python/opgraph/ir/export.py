@@ -16,7 +16,6 @@ _HINTS = [
                        "select with torch.where, or give the value as a constant"),
     ("Constraints violated", "a dimension declared dynamic is fixed by the model (a size it checks or "
                              "specializes on): declare it torch.export.Dim.AUTO, or export with static shapes"),
-    ("strict", "export with strict=False, which traces Python the strict mode refuses"),
 ]
 
 

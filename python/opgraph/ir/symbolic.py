@@ -36,11 +36,12 @@ def computes_a_size(node):
     return isinstance(node.meta.get("val"), _SYMBOLIC)
 
 
-def resolve(node, argument, value, where, symbols):
+def resolve(node, argument, value, where, in_graph_symbols):
     """``value`` of the non-tensor ``argument`` of ``node`` with each symbolic
-    size an expression string; ``symbols`` maps torch's symbols to the graph's."""
+    size an expression string; ``in_graph_symbols`` rewrites a sympy size of
+    torch's in the graph's symbols (the converter names them)."""
     if isinstance(value, (list, tuple)):
-        return [resolve(node, argument, item, where, symbols) for item in value]
+        return [resolve(node, argument, item, where, in_graph_symbols) for item in value]
     if isinstance(value, torch.fx.Node):
         value = value.meta["val"]
     if not isinstance(value, torch.SymInt):
@@ -52,10 +53,9 @@ def resolve(node, argument, value, where, symbols):
     expr = value.node.expr
     if expr.is_number:
         return int(expr)
-    for symbol in sorted(expr.free_symbols, key=str):
-        symbols.setdefault(symbol, sympy.Symbol(f"s{len(symbols)}"))
+    expr = in_graph_symbols(expr)
     try:
-        return _print(expr.xreplace(symbols))
+        return _print(expr)
     except ValueError as e:
         raise Error(f"opgraph.ir: {where}: node '{node.name}' ({node.target}) gives argument '{argument.name}' the "
                     f"size {expr}, which uses {e}; the graph's size expressions hold + - * // % only"
@@ -120,34 +120,3 @@ def source_line(node):
     """``; model line: <source>`` for an error message, or ''."""
     where = source(node)
     return f"; model line: {where}" if where else ""
-
-
-def _expressions(value):
-    if isinstance(value, (list, tuple)):
-        return [_expressions(v) for v in value]
-    if isinstance(value, torch.fx.Node):
-        value = value.meta["val"]
-    if isinstance(value, torch.SymInt):
-        expr = value.node.expr
-        return int(expr) if expr.is_number else expr
-    return value
-
-
-def _input_shape(node):
-    first = node.args[0] if node.args else None
-    if isinstance(first, torch.fx.Node) and isinstance(first.meta.get("val"), torch.Tensor):
-        return [_expressions(s) for s in first.meta["val"].shape]
-    return None
-
-
-def _at_least(end, size):
-    if isinstance(end, int):
-        return end >= 2**62  # slice's "to the end"
-    try:
-        return bool((end - size) >= 0)
-    except TypeError:  # sympy cannot decide
-        return False
-
-
-def _text(expression):
-    return "[" + ", ".join(map(str, expression)) + "]" if isinstance(expression, list) else str(expression)
