@@ -1,5 +1,7 @@
 #include "opgraph/graph/optimize.h"
 
+#include "graph/rewrite.h"
+
 #include <cmath>
 #include <optional>
 #include <string>
@@ -9,36 +11,6 @@
 
 namespace opgraph {
 namespace {
-
-// How many times each value is read: as a node input, and as a graph output.
-std::unordered_map<std::string, int> count_uses(const Graph& graph) {
-  std::unordered_map<std::string, int> uses;
-  for (const Node& node : graph.nodes) {
-    for (const NodeInput& input : node.inputs) {
-      for (const std::string& value : input.values) ++uses[value];
-    }
-  }
-  for (const std::string& output : graph.outputs) ++uses[output];
-  return uses;
-}
-
-// A node's attributes bound to its op's schema, defaults filled in; nullopt
-// when they do not bind, which the Session's checks then report as they
-// would without the rewrites.
-std::optional<Attrs> bound_attrs(const Node& node, const Registry& registry) {
-  const OpDef* op = registry.find(node.op_type);
-  if (op == nullptr) return std::nullopt;
-  try {
-    return Attrs::bind(op->schema, node.named_attrs());
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-}
-
-// The one value a tensor argument passes, if it passes exactly one.
-const std::string* single_value(const NodeInput& input) {
-  return !input.is_list && input.values.size() == 1 ? &input.values[0] : nullptr;
-}
 
 // Rewrites node after node in graph order, the nodes a rewrite takes in
 // marked and dropped at the end. The producer of each value follows the
@@ -259,6 +231,7 @@ void optimize(Graph& graph, Weights& weights, const Registry& registry) {
   convolutions_as_conv2d(graph, registry);
   fold_batch_norms(graph, weights, registry);
   fuse_activations(graph, weights, registry);
+  use_nchwc_layout(graph, registry);
 }
 
 }  // namespace opgraph

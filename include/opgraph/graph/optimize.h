@@ -15,8 +15,18 @@ namespace opgraph {
 //   linear layer is applied by that op as it writes its output
 //   (opgraph::conv2d, opgraph::linear), saving a pass over the tensor.
 // Each only where the first op's output feeds nothing else and is not a
-// graph output. The fused node keeps the first node's name. `registry`
-// binds the nodes' attributes, defaults filled in.
+// graph output. The fused node keeps the first node's name.
+// - Then use_nchwc_layout.
+// `registry` binds the nodes' attributes, defaults filled in.
 void optimize(Graph& graph, Weights& weights, const Registry& registry = Registry::global());
+
+// On a CPU with AVX2 or AVX-512: the float32 2-D convolutions with constant
+// weights that read or write another one's values (through relu, hardtanh
+// around 0, add, sub and mul between them) become opgraph::conv2d_nchwc,
+// which keeps activations in blocks of 16 (AVX-512) or 8 channels; those
+// elementwise ops run on the blocks; a zero aten::pad of the last two dims
+// before such a convolution becomes its padding; opgraph::nchwc_to_nchw
+// converts a blocked value back where any other node or the caller reads it.
+void use_nchwc_layout(Graph& graph, const Registry& registry = Registry::global());
 
 }  // namespace opgraph

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <string_view>
@@ -234,7 +235,8 @@ bool is_direct(const dnnl::convolution_forward::primitive_desc& pd) {
 //   channel blocks of a vector's width convert with contiguous copies in a
 //   third of that time. This took those layers from 0.8-0.9x of PyTorch's
 //   speed to 0.95-1.05x at batch 8.
-ForwardPlan build_forward(const ConvDims& d, bool has_bias, Activation activation) {
+ForwardPlan build_forward(const ConvDims& d, bool has_bias, Activation activation,
+                          const std::optional<ConvLayouts>& layouts) {
   using tag = dnnl::memory::format_tag;
   dnnl::post_ops post_ops;
   append_activation_post_op(post_ops, activation);
@@ -248,12 +250,20 @@ ForwardPlan build_forward(const ConvDims& d, bool has_bias, Activation activatio
                                         d.dilates, d.padding, d.padding_r),
         attr, onednn_engine());
   };
+  // The caller's layouts: plain, or the ones it keeps its activations in.
+  const tag caller_src = layouts ? layouts->src : d.plain_activations;
+  const tag caller_dst = layouts ? layouts->dst : d.plain_activations;
   auto plan = [&](const dnnl::convolution_forward::primitive_desc& pd) {
-    return ForwardPlan{dnnl::convolution_forward(pd), ConvOperand::input(d.src_md(d.plain_activations), pd.src_desc()),
+    return ForwardPlan{dnnl::convolution_forward(pd), ConvOperand::input(d.src_md(caller_src), pd.src_desc()),
                        ConvOperand::input(d.weights_md(d.plain_weights), pd.weights_desc()),
-                       ConvOperand::output(d.dst_md(d.plain_activations), pd.dst_desc()), bias,
-                       pd.scratchpad_desc()};
+                       ConvOperand::output(d.dst_md(caller_dst), pd.dst_desc()), bias, pd.scratchpad_desc()};
   };
+  if (layouts) {
+    // oneDNN has direct kernels from a plain input to blocks only for few
+    // input channels; for more, the input is converted to the blocks.
+    const auto caller_layouts = describe(layouts->src, layouts->dst);
+    return plan(is_direct(caller_layouts) ? caller_layouts : describe(layouts->dst, layouts->dst));
+  }
   const bool pointwise = std::all_of(d.weights.end() - (d.src.size() - 2), d.weights.end(),
                                      [](int64_t extent) { return extent == 1; });
   const auto plain_input = describe(d.plain_activations, pointwise ? d.plain_activations : tag::any);
@@ -385,16 +395,20 @@ const void* converted_weights(const KernelContext& context, const std::shared_pt
 // whole model 15-20% slower on two threads.
 constexpr int64_t kSmallWideConvFlops = 2'000'000;
 
-void onednn_conv(const KernelContext& given_context, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                 const Tensor& out, const ConvParams& p, Activation activation) {
+// `input` and `out` hold tensors of `input_dims` and `out_dims` in the
+// caller's `layouts` (plain ones when not given).
+void onednn_conv(const KernelContext& given_context, const Tensor& input, const Shape& input_dims, const Tensor& weight,
+                 const Tensor& bias, const Tensor& out, const Shape& out_dims, const ConvParams& p,
+                 Activation activation, const std::optional<ConvLayouts>& layouts = std::nullopt) {
   const bool unit_stride = std::all_of(p.stride.begin(), p.stride.end(), [](int64_t s) { return s == 1; });
   const int64_t bound = weight.size(1) >= 16 || unit_stride ? kSmallWideConvFlops : kSmallWorkFlops;
-  const KernelContext context = context_for_work(given_context, conv_flops(weight, out.shape()), bound);
+  const KernelContext context = context_for_work(given_context, conv_flops(weight, out_dims), bound);
   dnnl::stream stream = onednn_stream(context);  // first: sets the thread count the plan is built for
   std::vector<int64_t> key = conv_key(context, input, weight, bias.defined(), p);
   key.push_back(static_cast<int64_t>(activation));
+  if (layouts) key.insert(key.end(), {static_cast<int64_t>(layouts->src), static_cast<int64_t>(layouts->dst)});
   const auto plan = forward_plans().get(key, [&] {
-    return build_forward(conv_dims(p, input.shape(), weight.shape(), out.shape()), bias.defined(), activation);
+    return build_forward(conv_dims(p, input_dims, weight.shape(), out_dims), bias.defined(), activation, layouts);
   });
   const void* kept_weights = converted_weights(context, plan, key, weight, stream);
   thread_call<ForwardCall>(plan).run(input, weight, bias, out, kept_weights, stream);
@@ -486,10 +500,16 @@ void conv_forward(const KernelContext& context, const Tensor& input, const Tenso
   // oneDNN computes float32 only, and no sums over empty channels.
   if (!reference && input.dtype() == DType::Float32 && weight.numel() > 0) {
     if (p.transposed) return onednn_deconv(context, input, weight, bias, out, p, activation);
-    return onednn_conv(context, input, weight, bias, out, p, activation);
+    return onednn_conv(context, input, input.shape(), weight, bias, out, out.shape(), p, activation);
   }
   dispatch_floating(input.dtype(), "input",
                     [&](auto zero) { plain_conv<decltype(zero)>(input, weight, bias, out, p, activation); });
+}
+
+void conv_forward_in_layouts(const KernelContext& context, const Tensor& input, const Shape& input_dims,
+                             const Tensor& weight, const Tensor& bias, const Tensor& out, const Shape& out_dims,
+                             const ConvParams& p, Activation activation, ConvLayouts layouts) {
+  onednn_conv(context, input, input_dims, weight, bias, out, out_dims, p, activation, layouts);
 }
 
 namespace {

@@ -52,6 +52,19 @@ TensorMeta batched(const TensorMeta& meta, int64_t rank);
 void conv_forward(const KernelContext& context, const Tensor& input, const Tensor& weight, const Tensor& bias,
                   const Tensor& out, const ConvParams& p, Activation activation, bool reference);
 
+// The layouts a caller keeps a convolution's input and output in (oneDNN's
+// tags: plain nchw, or channel blocks such as nChw16c).
+struct ConvLayouts {
+  dnnl::memory::format_tag src, dst;
+};
+
+// conv_forward on float32 operands held in `layouts`: `input` and `out` are
+// the buffers of tensors of `input_dims` and `out_dims` (batch, channels,
+// spatial...) in those layouts, the weight plain.
+void conv_forward_in_layouts(const KernelContext& context, const Tensor& input, const Shape& input_dims,
+                             const Tensor& weight, const Tensor& bias, const Tensor& out, const Shape& out_dims,
+                             const ConvParams& p, Activation activation, ConvLayouts layouts);
+
 // The activation in double, for the reference implementations.
 double activation_reference(Activation activation, double z);
 

@@ -9,6 +9,7 @@ void register_matmul_ops(Registry& registry);
 void register_conv_backward_ops(Registry& registry);
 void register_gemm_ops(Registry& registry);
 void register_conv_ops(Registry& registry);
+void register_conv_nchwc_ops(Registry& registry);
 void register_pool_ops(Registry& registry);
 void register_upsample_ops(Registry& registry);
 void register_grid_sample_ops(Registry& registry);
@@ -46,6 +47,7 @@ void register_builtin_ops(Registry& registry) {
   register_conv_backward_ops(registry);  // before the forward ops that name them
   register_gemm_ops(registry);
   register_conv_ops(registry);
+  register_conv_nchwc_ops(registry);
   register_pool_ops(registry);
   register_upsample_ops(registry);
   register_grid_sample_ops(registry);

@@ -1,0 +1,215 @@
+"""Channel-blocked activations between convolutions: the ops
+(opgraph::conv2d_nchwc, opgraph::nchwc_to_nchw) against their references and
+PyTorch, and the Session pass that uses them (use_nchwc_layout, part of
+SessionOptions::optimize), whose graphs give the outputs of the graph as
+written and of PyTorch."""
+import json
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import opgraph
+from opgraph.ir import extract_ir
+from opgraph.ops import call, call_reference
+
+# Sums of a few hundred float32 products, in another order than PyTorch's.
+FLOAT32_SUMS = dict(rtol=1e-4, atol=1e-5)
+BLOCKED = opgraph.get_cpu_capability() != "default"
+needs_blocks = pytest.mark.skipif(not BLOCKED, reason="the pass runs only where oneDNN has blocked kernels "
+                                                      "(AVX2 or AVX-512); this CPU or OPGRAPH_CPU_CAPABILITY has neither")
+
+
+def to_blocks(x, block):
+    """[N, C, H, W] -> [N, ceil(C / block), H, W, block], zeros in the padding channels."""
+    n, c, h, w = x.shape
+    blocks = -(-c // block)
+    padded = np.zeros((n, blocks * block, h, w), x.dtype)
+    padded[:, :c] = x
+    return np.ascontiguousarray(padded.reshape(n, blocks, block, h, w).transpose(0, 1, 3, 4, 2))
+
+
+def from_blocks(x, channels):
+    n, blocks, h, w, block = x.shape
+    return np.ascontiguousarray(x.transpose(0, 1, 4, 2, 3).reshape(n, blocks * block, h, w)[:, :channels])
+
+
+ACTIVATIONS = {"none": lambda y: y, "relu": torch.relu, "sigmoid": torch.sigmoid}
+
+
+@pytest.mark.parametrize("block", [8, 16])
+@pytest.mark.parametrize("blocked_input", [False, True])
+@pytest.mark.parametrize("channels, out_channels, groups, kernel, stride, padding, padding_end, dilation", [
+    (3, 32, 1, 3, 2, (1, 1), (1, 1), 1),       # a first layer: few input channels
+    (24, 40, 1, 1, 1, (0, 0), (0, 0), 1),      # pointwise, neither a multiple of 16
+    (32, 32, 32, 3, 2, (0, 0), (1, 1), 1),     # depthwise after TF "same" padding (a folded pad)
+    (5, 5, 5, 3, 1, (2, 1), (0, 2), 2),        # depthwise, 5 channels, dilated, uneven padding
+    (16, 12, 2, 3, 1, (1, 1), (1, 1), 1),      # grouped
+])
+@pytest.mark.parametrize("activation", ["none", "relu", "sigmoid"])
+def test_conv2d_nchwc_matches_reference_and_pytorch(block, blocked_input, channels, out_channels, groups, kernel,
+                                                     stride, padding, padding_end, dilation, activation):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, channels, 11, 9)).astype(np.float32)
+    w = rng.standard_normal((out_channels, channels // groups, kernel, kernel)).astype(np.float32)
+    b = rng.standard_normal(out_channels).astype(np.float32)
+    attrs = dict(stride=[stride, stride], padding=list(padding), padding_end=list(padding_end),
+                 dilation=[dilation, dilation], groups=groups, block=block, activation=activation)
+    given = to_blocks(x, block) if blocked_input else x
+    fast, reference = call("opgraph::conv2d_nchwc", given, w, b, **attrs), call_reference(
+        "opgraph::conv2d_nchwc", given, w, b, **attrs)
+    # torch.nn.functional.pad takes (left, right, top, bottom).
+    padded = nn.functional.pad(torch.from_numpy(x), (padding[1], padding_end[1], padding[0], padding_end[0]))
+    expected = ACTIVATIONS[activation](nn.functional.conv2d(padded, torch.from_numpy(w), torch.from_numpy(b),
+                                                            stride=stride, dilation=dilation, groups=groups))
+    assert fast.shape == reference.shape == to_blocks(expected.numpy(), block).shape
+    np.testing.assert_allclose(from_blocks(fast, out_channels), expected.numpy(), **FLOAT32_SUMS)
+    np.testing.assert_allclose(from_blocks(reference, out_channels), expected.numpy(), **FLOAT32_SUMS)
+    if out_channels % block:  # the padding channels hold zeros, which the next ops rely on
+        assert not fast[:, -1, :, :, out_channels % block:].any()
+
+
+@pytest.mark.parametrize("block", [8, 16])
+@pytest.mark.parametrize("channels", [1, 8, 21, 32])
+def test_nchwc_to_nchw_undoes_the_blocks(block, channels):
+    x = np.random.default_rng(1).standard_normal((3, channels, 4, 7)).astype(np.float32)
+    for run in (call, call_reference):
+        np.testing.assert_array_equal(run("opgraph::nchwc_to_nchw", to_blocks(x, block), channels=channels), x)
+
+
+def test_bad_blocks_are_errors():
+    x, w = np.zeros((1, 2, 5, 5, 16), np.float32), np.zeros((8, 24, 3, 3), np.float32)
+    with pytest.raises(opgraph.Error, match=r"opgraph::conv2d_nchwc.*block: expected 8 or 16 channels, got 12"):
+        call("opgraph::conv2d_nchwc", x, w, None, block=12)
+    with pytest.raises(opgraph.Error, match=r"input: expected \[N, 1, H, W, 16\] \(8 channels in blocks of 16\)"):
+        call("opgraph::conv2d_nchwc", x, np.zeros((8, 8, 3, 3), np.float32), None)
+    with pytest.raises(opgraph.Error, match=r"input: expected float32, got float64"):
+        call("opgraph::conv2d_nchwc", np.zeros((1, 24, 5, 5)), w, None)
+    with pytest.raises(opgraph.Error, match=r"self: expected \[N, 3, H, W, 16\] \(40 channels in blocks of 16\), "
+                                            r"got float32\[1, 2, 5, 5, 16\]"):
+        call("opgraph::nchwc_to_nchw", x, channels=40)
+    with pytest.raises(opgraph.Error, match=r"self: expected a blocked \[N, C/B, H, W, B\]"):
+        call("opgraph::nchwc_to_nchw", np.zeros((1, 2, 5, 5), np.float32), channels=2)
+
+
+# ---- the pass --------------------------------------------------------------
+
+def op_types(session):
+    return [node["op_type"] for node in json.loads(session.graph.to_json())["nodes"]]
+
+
+class InvertedResidual(nn.Module):
+    """MobileNetV2's block as transformers writes it (TF "same" padding as an
+    explicit pad before the strided depthwise convolution, ReLU6), then a
+    residual block; its middle value is also a graph output and feeds a
+    pooling that reads the plain layout."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 24, 3, padding=1), nn.BatchNorm2d(24), nn.ReLU6())
+        self.expand = nn.Conv2d(24, 72, 1)
+        self.depthwise = nn.Conv2d(72, 72, 3, stride=2, groups=72)
+        self.project = nn.Conv2d(72, 24, 1)
+        self.residual = nn.Conv2d(24, 24, 3, padding=1)
+
+    def forward(self, x):
+        x = self.stem(x)
+        y = nn.functional.relu6(self.expand(x))
+        y = nn.functional.relu6(self.depthwise(nn.functional.pad(y, (0, 1, 0, 1))))
+        y = self.project(y)
+        z = torch.relu(self.residual(y) + y)
+        return z, y, nn.functional.adaptive_avg_pool2d(z, 1)
+
+
+def model_and_sessions(model, x, **export):
+    ir = extract_ir(model.eval(), (x,), **export)
+    return ir.to_session(), ir.to_session(optimize=False)
+
+
+@needs_blocks
+def test_convolution_chains_keep_the_blocks():
+    torch.manual_seed(0)
+    model, x = InvertedResidual(), torch.randn(2, 3, 17, 17)
+    session, plain = model_and_sessions(model, x)
+    types = op_types(session)
+    assert types.count("opgraph::conv2d_nchwc") == 5 and "aten::pad" not in types
+    # Blocked: relu6 and the residual add; converted back: y and z, each once, for the caller and the pooling.
+    assert types.count("opgraph::nchwc_to_nchw") == 2
+    assert "aten::conv2d" not in types and "opgraph::conv2d" not in types
+    got, written = session.run(x.numpy()), plain.run(x.numpy())
+    with torch.no_grad():
+        expected = model(x)
+    for a, b, want in zip(got, written, expected):
+        np.testing.assert_allclose(a, b, **FLOAT32_SUMS)
+        np.testing.assert_allclose(a, want.numpy(), **FLOAT32_SUMS)
+
+
+@needs_blocks
+def test_dynamic_batch_runs_the_blocked_graph_at_every_size():
+    torch.manual_seed(0)
+    model = InvertedResidual().eval()
+    batch = torch.export.Dim("batch", min=1, max=32)
+    session, _ = model_and_sessions(model, torch.randn(2, 3, 17, 17), dynamic_shapes={"x": {0: batch}})
+    assert "opgraph::conv2d_nchwc" in op_types(session)
+    for size in (1, 5):
+        x = torch.randn(size, 3, 17, 17)
+        with torch.no_grad():
+            expected = model(x)
+        for got, want in zip(session.run(x.numpy()), expected):
+            np.testing.assert_allclose(got, want.numpy(), **FLOAT32_SUMS)
+
+
+class LoneConvolutions(nn.Module):
+    """A patch embedding, convolutions separated by a pooling, and an
+    unbatched one: no convolution reads another's output directly."""
+
+    def __init__(self):
+        super().__init__()
+        self.patches, self.conv = nn.Conv2d(3, 8, 4, stride=4), nn.Conv2d(8, 8, 3)
+
+    def forward(self, x, unbatched):
+        y = self.conv(nn.functional.max_pool2d(self.patches(x), 2))
+        return y, self.conv(unbatched)
+
+
+@needs_blocks
+def test_lone_convolutions_keep_the_plain_layout():
+    torch.manual_seed(0)
+    model, inputs = LoneConvolutions().eval(), (torch.randn(2, 3, 32, 32), torch.randn(8, 6, 6))
+    ir = extract_ir(model, inputs)
+    session = ir.to_session()
+    assert not any("nchwc" in t for t in op_types(session))
+    with torch.no_grad():
+        expected = model(*inputs)
+    for got, want in zip(session.run(*[t.numpy() for t in inputs]), expected):
+        np.testing.assert_allclose(got, want.numpy(), **FLOAT32_SUMS)
+
+
+class PadsThatDoNotFold(nn.Module):
+    """Pads a convolution cannot take as its padding: reflection, a fill of 1,
+    a negative pad (a crop), and a zero pad another node reads too."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Conv2d(4, 4, 3), nn.Conv2d(4, 4, 3)
+
+    def forward(self, x):
+        x = self.a(x)
+        y = self.b(nn.functional.pad(x, (1, 1, 1, 1), mode="reflect"))
+        y = self.b(nn.functional.pad(y, (1, 1, 1, 1), value=1.0))
+        y = self.b(nn.functional.pad(y, (-1, 2, 2, -1)))
+        shared = nn.functional.pad(y, (2, 2, 2, 2))
+        return self.b(shared) + shared[:, :, 2:-2, 2:-2].sum()
+
+
+@needs_blocks
+def test_only_zero_pads_of_a_convolution_alone_fold():
+    torch.manual_seed(0)
+    model, x = PadsThatDoNotFold().eval(), torch.randn(2, 4, 12, 12)
+    session, plain = model_and_sessions(model, x)
+    assert op_types(session).count("aten::pad") == 4
+    with torch.no_grad():
+        expected = model(x)
+    np.testing.assert_allclose(session.run(x.numpy())[0], plain.run(x.numpy())[0], **FLOAT32_SUMS)
+    np.testing.assert_allclose(session.run(x.numpy())[0], expected.numpy(), **FLOAT32_SUMS)
