@@ -84,7 +84,7 @@ class NchwcLayout {
       const std::optional<Attrs> attrs = bound_attrs(*pad, registry_);
       if (!attrs || attrs->get<std::string>("mode") != "constant") continue;
       const AttrValue& fill = attrs->get("value");
-      if (!std::holds_alternative<std::monostate>(fill) && number(*attrs, "value") != 0.0) continue;
+      if (!std::holds_alternative<std::monostate>(fill) && scalar_value(*attrs, "value") != 0.0) continue;
       const std::vector<int64_t>& sides = attrs->get<std::vector<int64_t>>("pad");  // left, right, top, bottom
       if (sides.size() != 4 || std::ranges::any_of(sides, [](int64_t side) { return side < 0; })) continue;
       folded_pads_.insert(pad);
@@ -139,18 +139,12 @@ class NchwcLayout {
     if (node.op_type == "aten::relu") return node.inputs.size() == 1;
     if (node.op_type == "aten::hardtanh") {
       const std::optional<Attrs> attrs = bound_attrs(node, registry_);
-      return node.inputs.size() == 1 && attrs && number(*attrs, "min_val") <= 0.0 && number(*attrs, "max_val") >= 0.0;
+      return node.inputs.size() == 1 && attrs && scalar_value(*attrs, "min_val") <= 0.0 &&
+             scalar_value(*attrs, "max_val") >= 0.0;
     }
     const bool binary = node.op_type == "aten::add.Tensor" || node.op_type == "aten::sub.Tensor" ||
                         node.op_type == "aten::mul.Tensor";
     return binary && node.inputs.size() == 2;
-  }
-
-  // A Scalar attribute, which a node may hold as an int.
-  static double number(const Attrs& attrs, std::string_view name) {
-    const AttrValue& value = attrs.get(name);
-    const auto* integer = std::get_if<int64_t>(&value);
-    return integer ? static_cast<double>(*integer) : std::get<double>(value);
   }
 
   static bool all_inputs_in(const Node& node, const std::unordered_set<std::string>& values) {

@@ -19,6 +19,9 @@ std::unordered_map<std::string, int> count_uses(const Graph& graph);
 // would without the rewrites.
 std::optional<Attrs> bound_attrs(const Node& node, const Registry& registry);
 
+// A Scalar attribute's value, which a node may hold as an int.
+double scalar_value(const Attrs& attrs, std::string_view name);
+
 // The one value a tensor argument passes, if it passes exactly one.
 const std::string* single_value(const NodeInput& input);
 

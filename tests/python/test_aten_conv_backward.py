@@ -19,6 +19,7 @@ ACTIVATIONS = {
     "gelu": F.gelu,  # the erf form, torch's default
     "sigmoid": torch.sigmoid,
     "tanh": torch.tanh,
+    "relu6": F.relu6,
 }
 DTYPES = [np.float32, np.float64]
 
@@ -223,7 +224,7 @@ def ones(*shape, dtype=np.float32):
     "op, inputs, attrs, message",
     [
         ("opgraph::conv2d", [ones(1, 3, 8, 8), ones(4, 3, 3, 3)], dict(activation="swish"),
-         r'activation: expected one of "none", "relu", "gelu", "sigmoid", "tanh", got "swish"'),
+         r'activation: expected one of "none", "relu", "gelu", "sigmoid", "tanh", "relu6", got "swish"'),
         ("opgraph::conv2d_act_backward", [ones(1, 4, 6, 6), ones(1, 3, 8, 8), ones(4, 3, 3, 3), None, ones(1, 4, 6, 6)],
          dict(activation="GELU"), r'activation: expected one of .*, got "GELU"'),
         ("opgraph::conv2d_backward", [ones(1, 4, 5, 5), ones(1, 3, 8, 8), ones(4, 3, 3, 3)], {},

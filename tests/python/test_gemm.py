@@ -15,6 +15,7 @@ ACTIVATIONS = {
     "gelu": torch.nn.functional.gelu,
     "sigmoid": torch.sigmoid,
     "tanh": torch.tanh,
+    "relu6": torch.nn.functional.relu6,
 }
 # (M, K, N): a row, size-1 and prime sizes, K=1, N=1001, no rows, an empty sum,
 # and enough rows for oneDNN's GEMM implementation.
@@ -152,7 +153,7 @@ F32 = np.float32
     "inputs, attrs, message",
     [
         ([np.ones((2, 3), F32), np.ones((3, 4), F32)], dict(activation="swish"),
-         r'activation: expected one of "none", "relu", "gelu", "sigmoid", "tanh", got "swish"'),
+         r'activation: expected one of "none", "relu", "gelu", "sigmoid", "tanh", "relu6", got "swish"'),
         ([np.ones((2, 3), F32), np.ones((4, 5), F32)], {},
          r"cannot multiply float32\[2, 3\] by float32\[4, 5\]: inner dimensions 3 and 4 differ"),
         ([np.ones(3, F32), np.ones((3, 4), F32)], {}, r"a: expected rank 2, got float32\[3\]"),

@@ -189,3 +189,15 @@ def test_errors_name_the_graph_as_written():
     del weights["var"]
     with pytest.raises(opgraph.Error, match="var"):
         opgraph.Session(opgraph.Graph.from_json(json.dumps(graph_json(False))), weights=weights)
+
+
+def test_relu6_fuses_and_other_hardtanh_ranges_do_not():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU6(), nn.Conv2d(8, 8, 3), nn.Hardtanh(-1.0, 1.0)).eval()
+    x = torch.randn(2, 3, 10, 10) * 4  # well past 6 and -1 .. 1
+    session, (got,), (plain,) = run_both(extract_ir(model, (x,)), x)
+    convolutions = [node for node in nodes(session) if "conv2d" in node["op_type"]]
+    assert [node["attrs"].get("activation", {}).get("value", "none") for node in convolutions] == ["relu6", "none"]
+    assert op_types(session).count("aten::hardtanh") == 1
+    np.testing.assert_allclose(got, plain, **FLOAT32_SUMS)
+    np.testing.assert_allclose(got, model(x).detach().numpy(), **FLOAT32_SUMS)

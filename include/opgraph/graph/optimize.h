@@ -11,7 +11,7 @@ namespace opgraph {
 // - An inference batch norm after a 2-D convolution, with constant weight,
 //   bias and statistics, is folded into the convolution's weight and bias
 //   (new constants; the constants no node reads any more are dropped).
-// - relu, gelu (erf form), sigmoid or tanh after a 2-D convolution or a
+// - relu, gelu (erf form), sigmoid, tanh or hardtanh(0, 6) after a 2-D convolution or a
 //   linear layer is applied by that op as it writes its output
 //   (opgraph::conv2d, opgraph::linear), saving a pass over the tensor.
 // Each only where the first op's output feeds nothing else and is not a

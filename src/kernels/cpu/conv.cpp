@@ -187,17 +187,6 @@ TensorMeta batched(const TensorMeta& meta, int64_t rank) {
   return {meta.dtype, shape};
 }
 
-double activation_reference(Activation activation, double z) {
-  switch (activation) {
-    case Activation::None: return z;
-    case Activation::ReLU: return z < 0 ? 0 : z;
-    case Activation::GELU: return z * 0.5 * (1 + std::erf(z / std::numbers::sqrt2));
-    case Activation::Sigmoid: return 1 / (1 + std::exp(-z));
-    case Activation::Tanh: return std::tanh(z);
-  }
-  return z;
-}
-
 namespace {
 
 // ---- oneDNN ----------------------------------------------------------------

@@ -65,9 +65,6 @@ void conv_forward_in_layouts(const KernelContext& context, const Tensor& input, 
                              const Tensor& weight, const Tensor& bias, const Tensor& out, const Shape& out_dims,
                              const ConvParams& p, Activation activation, ConvLayouts layouts);
 
-// The activation in double, for the reference implementations.
-double activation_reference(Activation activation, double z);
-
 // Calls visit(out_index, input_index, weight_index) for every product
 // input[input_index] * weight[weight_index] that the output element at
 // out_index sums, for contiguous batched operands of a (not transposed)

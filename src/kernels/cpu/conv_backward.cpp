@@ -272,23 +272,6 @@ void apply_activation_grad(const KernelContext& context, const Tensor& grad, std
   });
 }
 
-// f'(z) from f's definition, in double.
-double activation_derivative_reference(Activation activation, double z) {
-  switch (activation) {
-    case Activation::None: return 1;
-    case Activation::ReLU: return z > 0 ? 1 : 0;
-    case Activation::GELU:  // Phi(z) + z phi(z)
-      return 0.5 * (1 + std::erf(z / std::numbers::sqrt2)) +
-             z * std::exp(-z * z / 2) / std::sqrt(2 * std::numbers::pi);
-    case Activation::Sigmoid: {
-      const double s = 1 / (1 + std::exp(-z));
-      return s * (1 - s);
-    }
-    case Activation::Tanh: return 1 - std::tanh(z) * std::tanh(z);
-  }
-  return 1;
-}
-
 // The reference computes z for every activation, and f'(z) from its definition.
 void apply_activation_grad_reference(const KernelContext& context, const Tensor& grad, std::span<const Tensor> in,
                                      const ConvParams& p, Activation activation) {

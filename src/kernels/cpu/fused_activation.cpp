@@ -1,5 +1,6 @@
 #include "kernels/cpu/fused_activation.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <numbers>
@@ -13,19 +14,22 @@
 namespace opgraph::kernels {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, Activation>, 5> kActivations{{{"none", Activation::None},
+constexpr std::array<std::pair<std::string_view, Activation>, 6> kActivations{{{"none", Activation::None},
                                                                                 {"relu", Activation::ReLU},
                                                                                 {"gelu", Activation::GELU},
                                                                                 {"sigmoid", Activation::Sigmoid},
-                                                                                {"tanh", Activation::Tanh}}};
+                                                                                {"tanh", Activation::Tanh},
+                                                                                {"relu6", Activation::ReLU6}}};
+constexpr float kReLU6Max = 6.0f;
 
-// oneDNN's algorithm for f': ReLU, sigmoid and tanh in the forms that read
-// the forward's output, GELU from the pre-activation.
+// oneDNN's algorithm for f': ReLU, sigmoid, tanh and ReLU6 (a clip) in the
+// forms that read the forward's output, GELU from the pre-activation.
 dnnl::algorithm backward_algorithm(Activation activation) {
   switch (activation) {
     case Activation::ReLU: return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
     case Activation::Sigmoid: return dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
     case Activation::Tanh: return dnnl::algorithm::eltwise_tanh_use_dst_for_bwd;
+    case Activation::ReLU6: return dnnl::algorithm::eltwise_clip_v2_use_dst_for_bwd;
     default: return dnnl::algorithm::eltwise_gelu_erf;
   }
 }
@@ -43,10 +47,11 @@ void onednn_activation_grad(Activation activation, float* grad, const float* out
   const dnnl::memory::desc md({count}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
   static PrimitiveCache<dnnl::primitive> cache(256);
   const dnnl::primitive backward = *cached_primitive(cache, context, {static_cast<int64_t>(activation), count}, [&] {
+    const float beta = activation == Activation::ReLU6 ? kReLU6Max : 0.0f;  // the clip's upper bound
     const dnnl::eltwise_forward::primitive_desc forward(
-        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, algorithm, md, 0.0f, 0.0f), onednn_engine());
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, algorithm, md, 0.0f, beta), onednn_engine());
     return dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(
-        dnnl::eltwise_backward::desc(algorithm, md, md, 0.0f, 0.0f), onednn_engine(), forward));
+        dnnl::eltwise_backward::desc(algorithm, md, md, 0.0f, beta), onednn_engine(), forward));
   });
   auto wrap = [&](const float* data) { return dnnl::memory(md, onednn_engine(), const_cast<float*>(data)); };
   const dnnl::memory diff = wrap(grad);
@@ -68,6 +73,7 @@ void plain_activation_grad(Activation activation, double* grad, const double* y,
         case Activation::ReLU: grad[i] = y[i] <= 0 ? 0 : grad[i]; break;
         case Activation::Sigmoid: grad[i] = grad[i] * (1 - y[i]) * y[i]; break;
         case Activation::Tanh: grad[i] = grad[i] * (1 - y[i] * y[i]); break;
+        case Activation::ReLU6: grad[i] = y[i] <= 0 || y[i] >= kReLU6Max ? 0 : grad[i]; break;
         case Activation::GELU: {
           // gelu'(z) = Phi(z) + z phi(z), with Phi and phi the normal cdf and pdf.
           const double cdf = 0.5 * (1 + std::erf(z[i] * (std::numbers::sqrt2 / 2)));
@@ -86,8 +92,9 @@ Activation parse_activation(std::string_view name) {
   for (const auto& [known, activation] : kActivations) {
     if (name == known) return activation;
   }
-  throw Error(detail::concat("activation: expected one of \"none\", \"relu\", \"gelu\", \"sigmoid\", \"tanh\", got \"",
-                             name, "\""));
+  throw Error(detail::concat(
+      "activation: expected one of \"none\", \"relu\", \"gelu\", \"sigmoid\", \"tanh\", \"relu6\", got \"", name,
+      "\""));
 }
 
 Activation activation_attr(const Attrs& attrs) { return parse_activation(attrs.get<std::string>("activation")); }
@@ -100,7 +107,36 @@ void append_activation_post_op(dnnl::post_ops& ops, Activation activation) {
     case Activation::GELU: return ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
     case Activation::Sigmoid: return ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
     case Activation::Tanh: return ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_tanh, 0.0f, 0.0f);
+    case Activation::ReLU6: return ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip_v2, 0.0f, kReLU6Max);
   }
+}
+
+double activation_reference(Activation activation, double z) {
+  switch (activation) {
+    case Activation::None: return z;
+    case Activation::ReLU: return z < 0 ? 0 : z;
+    case Activation::GELU: return z * 0.5 * (1 + std::erf(z / std::numbers::sqrt2));
+    case Activation::Sigmoid: return 1 / (1 + std::exp(-z));
+    case Activation::Tanh: return std::tanh(z);
+    case Activation::ReLU6: return std::min(std::max(z, 0.0), double(kReLU6Max));
+  }
+  return z;
+}
+
+double activation_derivative_reference(Activation activation, double z) {
+  switch (activation) {
+    case Activation::None: return 1;
+    case Activation::ReLU: return z > 0 ? 1 : 0;
+    case Activation::GELU:  // Phi(z) + z phi(z)
+      return 0.5 * (1 + std::erf(z / std::numbers::sqrt2)) + z * std::exp(-z * z / 2) / std::sqrt(2 * std::numbers::pi);
+    case Activation::Sigmoid: {
+      const double s = 1 / (1 + std::exp(-z));
+      return s * (1 - s);
+    }
+    case Activation::Tanh: return 1 - std::tanh(z) * std::tanh(z);
+    case Activation::ReLU6: return z > 0 && z < kReLU6Max ? 1 : 0;
+  }
+  return 1;
 }
 
 template <typename T>

@@ -13,17 +13,23 @@
 
 namespace opgraph::kernels {
 
-enum class Activation { None, ReLU, GELU, Sigmoid, Tanh };
+enum class Activation { None, ReLU, GELU, Sigmoid, Tanh, ReLU6 };
 
-// "none" | "relu" | "gelu" | "sigmoid" | "tanh"; anything else throws an Error listing them.
+// "none" | "relu" | "gelu" | "sigmoid" | "tanh" | "relu6" (min(max(x, 0), 6),
+// MobileNet's hardtanh); anything else throws an Error listing them.
 Activation parse_activation(std::string_view name);
 // The op's "activation" attribute, parsed.
 Activation activation_attr(const Attrs& attrs);
 
+// f(z) and f'(z) in double, from the definitions (GELU: erf form), for the
+// reference implementations.
+double activation_reference(Activation activation, double z);
+double activation_derivative_reference(Activation activation, double z);
+
 // Appends the activation as a oneDNN eltwise post-op (GELU: erf form); no-op for None.
 void append_activation_post_op(dnnl::post_ops& ops, Activation activation);
 
-// grad[i] *= f'(z[i]), from the activation's output y (ReLU, Sigmoid, Tanh) or,
+// grad[i] *= f'(z[i]), from the activation's output y (ReLU, Sigmoid, Tanh, ReLU6) or,
 // for GELU, from the pre-activation z (pass nullptr where not needed).
 template <typename T>
 void multiply_by_activation_grad(Activation activation, T* grad, const T* output, const T* pre_activation,

@@ -95,25 +95,6 @@ void gemm_backward_cpu(const KernelContext& context, std::span<const Tensor> in,
   if (in[3].defined()) column_sums(context, dz, dz.size(0), dz.size(1), out[2], false);
 }
 
-// f'(z) in double, from z itself (the kernel recovers it from the output).
-double activation_derivative(Activation activation, double z) {
-  switch (activation) {
-    case Activation::None: return 1;
-    case Activation::ReLU: return z > 0 ? 1 : 0;
-    case Activation::GELU: {
-      const double cdf = 0.5 * (1 + std::erf(z / std::numbers::sqrt2));
-      const double pdf = std::exp(-0.5 * z * z) / std::sqrt(2 * std::numbers::pi);
-      return cdf + z * pdf;
-    }
-    case Activation::Sigmoid: {
-      const double s = 1 / (1 + std::exp(-z));
-      return s * (1 - s);
-    }
-    case Activation::Tanh: return 1 - std::tanh(z) * std::tanh(z);
-  }
-  return 1;
-}
-
 // Every sum written out, in double: z, dz, then dA, dB and dbias entry by entry.
 void gemm_backward_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
                              const Attrs& attrs) {
@@ -128,7 +109,7 @@ void gemm_backward_reference(const KernelContext&, std::span<const Tensor> in, s
       for (int64_t j = 0; j < n; ++j) {
         double z = bias ? bias[j] : 0.0;
         for (int64_t q = 0; q < k; ++q) z += double(a[i * k + q]) * b[q * n + j];
-        dz[i * n + j] = grad[i * n + j] * activation_derivative(activation, z);
+        dz[i * n + j] = grad[i * n + j] * activation_derivative_reference(activation, z);
       }
     }
     T *grad_a = out[0].data_ptr<T>(), *grad_b = out[1].data_ptr<T>();

@@ -19,19 +19,6 @@
 namespace opgraph::kernels {
 namespace {
 
-// f(x) in double for the kernels that apply the activation themselves (oneDNN
-// applies its post-op); the same formulas as PyTorch's (gelu: erf form).
-double activate(Activation activation, double x) {
-  switch (activation) {
-    case Activation::None: return x;
-    case Activation::ReLU: return x < 0 ? 0 : x;
-    case Activation::GELU: return x * 0.5 * (1 + std::erf(x * (std::numbers::sqrt2 / 2)));
-    case Activation::Sigmoid: return 1 / (1 + std::exp(-x));
-    case Activation::Tanh: return std::tanh(x);
-  }
-  return x;
-}
-
 // A dim of extent 1 is never stepped along, so its stride is free; oneDNN
 // reads a zero or odd one there (a broadcast batch, a single row) as a layout
 // its fast kernels do not take, and runs its reference implementation instead:
@@ -152,7 +139,7 @@ void plain_product(const Product& p) {
       for (int64_t j = 0; j < n; ++j) {
         double sum = p.bias ? *at(*p.bias, batch, i, j) : 0.0;
         for (int64_t q = 0; q < k; ++q) sum += double(*at(p.a, batch, i, q)) * *at(p.w, batch, q, j);
-        *at(p.dst, batch, i, j) = static_cast<T>(activate(p.activation, sum));
+        *at(p.dst, batch, i, j) = static_cast<T>(activation_reference(p.activation, sum));
       }
     }
     for (size_t d = batch.size(); d-- > 0;) {
@@ -256,7 +243,7 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
       for (; q < k; ++q) axpys<1>(a + q, w + q * row_stride + j0, row_stride, dst + j0, j1 - j0);
     }
     if (p.activation == Activation::None) return;
-    for (int64_t j = j0; j < j1; ++j) dst[j] = static_cast<float>(activate(p.activation, dst[j]));
+    for (int64_t j = j0; j < j1; ++j) dst[j] = static_cast<float>(activation_reference(p.activation, dst[j]));
   };
   context.pool->parallel_for(0, n, std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(k, 1)), chunk);
   return true;
