@@ -43,7 +43,9 @@ template <bool Reference>
 void batched_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                  const Attrs&) {
   const size_t rank = out[0].shape().size();
-  run_product(context, {operand(in[0], rank), operand(in[1], rank), operand(out[0], rank), std::nullopt},
+  run_product(context,
+              {operand(in[0], rank), operand(in[1], rank), operand(out[0], rank), std::nullopt, Activation::None,
+               is_constant_matrix(context, 1, in[1])},
               out[0].dtype(), Reference);
 }
 
@@ -72,7 +74,7 @@ void run_linear(const KernelContext& context, std::span<const Tensor> in, std::s
   const int64_t k = in[0].shape().back(), n = in[1].size(0);
   const int64_t rows = k == 0 ? out[0].numel() / std::max<int64_t>(n, 1) : in[0].numel() / k;
   Product p{operand(in[0], {rows, k}, {k, 1}, 2), operand(in[1], 2, /*transposed=*/true),
-            operand(out[0], {rows, n}, {n, 1}, 2), std::nullopt, activation};
+            operand(out[0], {rows, n}, {n, 1}, 2), std::nullopt, activation, is_constant_matrix(context, 1, in[1])};
   if (in[2].defined()) p.bias = operand(in[2], {1, n}, {n, 1}, 2);
   run_product(context, p, out[0].dtype(), Reference);
 }
@@ -152,7 +154,8 @@ void addmm_cpu(const KernelContext& context, std::span<const Tensor> in, std::sp
   const double beta = scalar_attr(attrs, "beta"), alpha = scalar_attr(attrs, "alpha");
   const Tensor& self = in[0];
   Operand bias = operand(self, 2);
-  Product p{operand(in[1], 2), operand(in[2], 2), operand(out[0], 2), std::nullopt};
+  Product p{operand(in[1], 2), operand(in[2], 2), operand(out[0], 2), std::nullopt, Activation::None,
+            is_constant_matrix(context, 2, in[2])};
   if (alpha == 1.0 && beta == 1.0) {
     p.bias = bias;
     return run_product(context, p, out[0].dtype(), Reference);
@@ -206,7 +209,8 @@ void matmul_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
   for (size_t d = 0; d + 2 < rank; ++d) dst_shape[d] = left.shape[d] == 1 ? right.shape[d] : left.shape[d];
   dst_shape[rank - 2] = left.shape[rank - 2];
   dst_shape[rank - 1] = right.shape[rank - 1];
-  Product p{left, right, operand(out[0], dst_shape, contiguous_strides(dst_shape), rank), std::nullopt};
+  Product p{left, right, operand(out[0], dst_shape, contiguous_strides(dst_shape), rank), std::nullopt,
+            Activation::None, is_constant_matrix(context, 1, b)};
   run_product(context, p, out[0].dtype(), Reference);
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <numbers>
 #include <string_view>
@@ -44,15 +45,19 @@ dnnl::memory::desc describe(const Operand& op) {
 // so tall products take it.
 constexpr int64_t kTallRows = 1024;
 
-dnnl::matmul::primitive_desc matmul_desc(const Product& p) {
+// `packed_w`: the weights in a layout of oneDNN's choosing (the caller
+// converts them), not as `p` lays them out.
+dnnl::matmul::primitive_desc matmul_desc(const Product& p, bool packed_w) {
   dnnl::post_ops post_ops;
   append_activation_post_op(post_ops, p.activation);
   dnnl::primitive_attr attr = with_caller_scratchpad();
   attr.set_post_ops(post_ops);
   // The descriptor outlives the primitive_desc: stepping through the
   // implementations reads it.
-  const dnnl::matmul::desc desc(describe(p.a), describe(p.w), p.bias ? describe(*p.bias) : dnnl::memory::desc(),
-                                describe(p.dst));
+  const dnnl::memory::desc w = packed_w ? dnnl::memory::desc(describe(p.w).dims(), dnnl::memory::data_type::f32,
+                                                              dnnl::memory::format_tag::any)
+                                         : describe(p.w);
+  const dnnl::matmul::desc desc(describe(p.a), w, p.bias ? describe(*p.bias) : dnnl::memory::desc(), describe(p.dst));
   dnnl::matmul::primitive_desc pd(desc, attr, onednn_engine());
   if (p.dst.shape[p.dst.shape.size() - 2] < kTallRows) return pd;
   const dnnl::matmul::primitive_desc first = pd;
@@ -67,13 +72,15 @@ dnnl::matmul::primitive_desc matmul_desc(const Product& p) {
 struct ProductPlan {
   dnnl::primitive matmul;
   dnnl::memory::desc a, w, dst, bias;  // bias is empty without one
+  dnnl::memory::desc plain_w;          // w as the caller lays it out, when w is packed
   dnnl::memory::desc scratchpad;
 
-  explicit ProductPlan(const Product& p) {
-    const dnnl::matmul::primitive_desc pd = matmul_desc(p);
+  ProductPlan(const Product& p, bool packed_w) {
+    const dnnl::matmul::primitive_desc pd = matmul_desc(p, packed_w);
     matmul = dnnl::matmul(pd);
     a = describe(p.a);
-    w = describe(p.w);
+    w = pd.weights_desc();
+    if (packed_w) plain_w = describe(p.w);
     dst = describe(p.dst);
     if (p.bias) bias = describe(*p.bias);
     scratchpad = pd.scratchpad_desc();
@@ -94,9 +101,10 @@ struct ProductCall {
     if (plan->scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, unbound_memory(plan->scratchpad));
   }
 
-  void run(const Product& p, dnnl::stream& stream) {
+  // `w`: p.w's data, or its packed copy when the plan packs it.
+  void run(const Product& p, const void* w, dnnl::stream& stream) {
     args.at(DNNL_ARG_SRC).set_data_handle(p.a.data);
-    args.at(DNNL_ARG_WEIGHTS).set_data_handle(p.w.data);
+    args.at(DNNL_ARG_WEIGHTS).set_data_handle(const_cast<void*>(w));
     args.at(DNNL_ARG_DST).set_data_handle(p.dst.data);
     if (p.bias) args.at(DNNL_ARG_BIAS).set_data_handle(p.bias->data);
     if (plan->scratchpad.get_size() > 0) {
@@ -107,18 +115,46 @@ struct ProductCall {
   }
 };
 
+// A Session's weight in the layout `plan` runs on, converted on first use
+// and kept in the Session's constant cache, as ONNX Runtime prepacks its
+// MatMul weights: under the key of the layout, so that the plans of every
+// batch size that chose it share one copy. oneDNN's matmul otherwise
+// repacks a weight on every call, which costs the most for the transposed
+// [N, K] weights of linear layers.
+const void* packed_weight(const KernelContext& context, const ProductPlan& plan, const Product& p,
+                          dnnl::stream& stream) {
+  const dnnl_memory_desc_t& layout = plan.w.data;
+  ConstantCache::Key key{reinterpret_cast<intptr_t>(p.w.data)};
+  const auto* words = reinterpret_cast<const unsigned char*>(&layout);
+  for (size_t at = 0; at < sizeof layout; at += sizeof(int64_t)) {
+    int64_t word = 0;
+    std::memcpy(&word, words + at, std::min(sizeof word, sizeof layout - at));
+    key.push_back(word);
+  }
+  const std::shared_ptr<const void> kept = context.constants->get(key, [&] {
+    auto packed = std::make_shared<Tensor>(Tensor::empty({static_cast<int64_t>(plan.w.get_size())}, DType::UInt8));
+    dnnl::memory from(plan.plain_w, onednn_engine(), p.w.data), to(plan.w, onednn_engine(), packed->data());
+    dnnl::reorder(from, to).execute(stream, from, to);
+    stream.wait();
+    return std::shared_ptr<const void>(packed, packed->data());
+  });
+  return kept.get();
+}
+
 void onednn_product(const KernelContext& given_context, const Product& p) {
   const KernelContext context = context_for_work(given_context, 2 * p.a.shape.back() * shape_numel(p.dst.shape));
-  PrimitiveCache<ProductPlan>::Key key{static_cast<int64_t>(p.activation), p.bias.has_value()};
+  const bool packed_w = p.constant_w && context.constants != nullptr;
+  PrimitiveCache<ProductPlan>::Key key{static_cast<int64_t>(p.activation), p.bias.has_value(), packed_w};
   for (const Operand* op : {&p.a, &p.w, &p.dst, p.bias ? &*p.bias : nullptr}) {
     if (op == nullptr) continue;
     key.insert(key.end(), op->shape.begin(), op->shape.end());
     key.insert(key.end(), op->strides.begin(), op->strides.end());
   }
   static PrimitiveCache<ProductPlan> plans(256);
-  const auto plan = cached_primitive(plans, context, std::move(key), [&] { return ProductPlan(p); });
+  const auto plan = cached_primitive(plans, context, std::move(key), [&] { return ProductPlan(p, packed_w); });
   dnnl::stream stream = onednn_stream(context);
-  thread_call<ProductCall>(plan).run(p, stream);
+  const void* w = packed_w && plan->plain_w != plan->w ? packed_weight(context, *plan, p, stream) : p.w.data;
+  thread_call<ProductCall>(plan).run(p, w, stream);
 }
 
 // dst[b, i, j] = f(sum_p a[b, i, p] * w[b, p, j] + bias[b, i, j]), in double.
@@ -283,7 +319,7 @@ std::optional<Product> batches_as_rows(const Product& p) {
     return Operand{op.data, {rows, op.shape[rank - 1]}, {row_stride, op.strides[rank - 1]}};
   };
   Product stacked{matrix(p.a, rows, *a_rows), matrix(p.w, p.w.shape[rank - 2], p.w.strides[rank - 2]),
-                  matrix(p.dst, rows, *dst_rows), std::nullopt, p.activation};
+                  matrix(p.dst, rows, *dst_rows), std::nullopt, p.activation, p.constant_w};
   if (p.bias) stacked.bias = matrix(*p.bias, 1, 0);
   return stacked;
 }
@@ -307,6 +343,10 @@ Operand operand(const Tensor& t, Shape shape, Strides strides, size_t rank, bool
 
 Operand operand(const Tensor& t, size_t rank, bool transposed) {
   return operand(t, t.shape(), t.strides(), rank, transposed);
+}
+
+bool is_constant_matrix(const KernelContext& context, size_t input, const Tensor& w) {
+  return context.is_constant(input) && w.dim() <= 2;
 }
 
 void run_product(const KernelContext& context, const Product& p, DType dtype, bool reference) {

@@ -24,6 +24,10 @@ struct Product {
   Operand a, w, dst;
   std::optional<Operand> bias;  // broadcast to dst's shape
   Activation activation = Activation::None;
+  // w holds a Session's weight (KernelContext::is_constant): oneDNN runs on a
+  // copy in the layout it chose, made once and kept in the Session's
+  // constant cache.
+  bool constant_w = false;
 };
 
 // Views `t` as [rows, cols] matrices of the given shape and strides,
@@ -31,6 +35,10 @@ struct Product {
 // two dimensions.
 Operand operand(const Tensor& t, Shape shape, Strides strides, size_t rank, bool transposed = false);
 Operand operand(const Tensor& t, size_t rank, bool transposed = false);
+
+// Whether operand `w` of a product, input `input` of the op, is a Session's
+// weight that one matrix serves for every batch (rank 2 or less).
+bool is_constant_matrix(const KernelContext& context, size_t input, const Tensor& w);
 
 // Computes the product into p.dst. float32 runs on oneDNN (or, for a single
 // row, a kernel that streams w once); float64, and any dtype when `reference`
