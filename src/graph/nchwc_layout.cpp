@@ -20,6 +20,10 @@
 namespace opgraph {
 namespace {
 
+// Activations with f(0) = 0, whatever their attributes.
+const std::unordered_set<std::string> kZeroPreserving = {"aten::relu",      "aten::silu", "aten::gelu",
+                                                         "aten::hardswish", "aten::leaky_relu"};
+
 // A value the pass keeps blocked: the blocked tensor's name and its channels.
 struct BlockedValue {
   std::string name;
@@ -136,7 +140,7 @@ class NchwcLayout {
         !std::ranges::all_of(node.inputs, [](const NodeInput& input) { return single_value(input) != nullptr; })) {
       return false;
     }
-    if (node.op_type == "aten::relu") return node.inputs.size() == 1;
+    if (kZeroPreserving.contains(node.op_type)) return node.inputs.size() == 1;
     if (node.op_type == "aten::hardtanh") {
       const std::optional<Attrs> attrs = bound_attrs(node, registry_);
       return node.inputs.size() == 1 && attrs && scalar_value(*attrs, "min_val") <= 0.0 &&

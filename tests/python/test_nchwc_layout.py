@@ -102,7 +102,7 @@ def op_types(session):
 class InvertedResidual(nn.Module):
     """MobileNetV2's block as transformers writes it (TF "same" padding as an
     explicit pad before the strided depthwise convolution, ReLU6), then a
-    residual block; its middle value is also a graph output and feeds a
+    residual block with activations that do not fuse; its middle value is also a graph output and feeds a
     pooling that reads the plain layout."""
 
     def __init__(self):
@@ -118,7 +118,7 @@ class InvertedResidual(nn.Module):
         y = nn.functional.relu6(self.expand(x))
         y = nn.functional.relu6(self.depthwise(nn.functional.pad(y, (0, 1, 0, 1))))
         y = self.project(y)
-        z = torch.relu(self.residual(y) + y)
+        z = nn.functional.hardswish(nn.functional.silu(self.residual(y)) + y)
         return z, y, nn.functional.adaptive_avg_pool2d(z, 1)
 
 
@@ -134,7 +134,8 @@ def test_convolution_chains_keep_the_blocks():
     session, plain = model_and_sessions(model, x)
     types = op_types(session)
     assert types.count("opgraph::conv2d_nchwc") == 5 and "aten::pad" not in types
-    # Blocked: relu6 and the residual add; converted back: y and z, each once, for the caller and the pooling.
+    # Blocked: silu, the residual add and hardswish; converted back: y and z, each once, for the caller and the
+    # pooling.
     assert types.count("opgraph::nchwc_to_nchw") == 2
     assert "aten::conv2d" not in types and "opgraph::conv2d" not in types
     got, written = session.run(x.numpy()), plain.run(x.numpy())

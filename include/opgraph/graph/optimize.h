@@ -21,8 +21,8 @@ namespace opgraph {
 void optimize(Graph& graph, Weights& weights, const Registry& registry = Registry::global());
 
 // On a CPU with AVX2 or AVX-512: the float32 2-D convolutions with constant
-// weights that read or write another one's values (through relu, hardtanh
-// around 0, add, sub and mul between them) become opgraph::conv2d_nchwc,
+// weights that read or write another one's values (through relu, silu,
+// gelu, hardswish, leaky_relu, hardtanh around 0, add, sub and mul between them) become opgraph::conv2d_nchwc,
 // which keeps activations in blocks of 16 (AVX-512) or 8 channels; those
 // elementwise ops run on the blocks; a zero aten::pad of the last two dims
 // before such a convolution becomes its padding; opgraph::nchwc_to_nchw
