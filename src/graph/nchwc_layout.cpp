@@ -37,12 +37,13 @@ class NchwcLayout {
         values_(infer_shapes(graph, registry)) {
     for (const ValueInfo& constant : graph.constants) constants_.emplace(constant.name, &constant);
     for (const Node& node : graph.nodes) {
+      node_names_.insert(node.name);
       for (const std::string& output : node.outputs) producer_.emplace(output, &node);
     }
   }
 
   void run() {
-    fold_pads();
+    find_foldable_pads();
     find_chained_convolutions();
     std::vector<Node> nodes;
     for (Node& node : graph_.nodes) {
@@ -78,12 +79,13 @@ class NchwcLayout {
     return info.dtype == DType::Float32 && info.shape.size() == 4 && bound_attrs(node, registry_).has_value();
   }
 
-  // The pad before a convolution folded into its padding: aten::pad of the
-  // last two dims by zeros, read by the convolution alone.
-  void fold_pads() {
-    for (Node& node : graph_.nodes) {
+  // The pad before a convolution that folds into its padding, if the
+  // convolution is made blocked: aten::pad of the last two dims by zeros,
+  // read by the convolution alone.
+  void find_foldable_pads() {
+    for (const Node& node : graph_.nodes) {
       if (!is_convolution(node)) continue;
-      Node* pad = sole_producer(node.inputs[0], "aten::pad");
+      const Node* pad = sole_producer(node.inputs[0], "aten::pad");
       if (pad == nullptr || pad->has_symbolic_attrs()) continue;
       const std::optional<Attrs> attrs = bound_attrs(*pad, registry_);
       if (!attrs || attrs->get<std::string>("mode") != "constant") continue;
@@ -91,18 +93,24 @@ class NchwcLayout {
       if (!std::holds_alternative<std::monostate>(fill) && scalar_value(*attrs, "value") != 0.0) continue;
       const std::vector<int64_t>& sides = attrs->get<std::vector<int64_t>>("pad");  // left, right, top, bottom
       if (sides.size() != 4 || std::ranges::any_of(sides, [](int64_t side) { return side < 0; })) continue;
-      folded_pads_.insert(pad);
-      extra_padding_[&node] = {sides[2], sides[0], sides[3], sides[1]};
-      node.inputs[0] = pad->inputs[0];
+      const ValueInfo& padded = values_.at(pad->inputs[0].values[0]);
+      if (padded.dtype != DType::Float32 || padded.shape.size() != 4) continue;
+      foldable_pads_[&node] = {pad, {sides[2], sides[0], sides[3], sides[1]}};
     }
+  }
+
+  // What a convolution reads once its pad is folded.
+  const std::string& convolution_input(const Node& node) const {
+    const auto pad = foldable_pads_.find(&node);
+    return pad == foldable_pads_.end() ? node.inputs[0].values[0] : pad->second.pad->inputs[0].values[0];
   }
 
   // The node producing the one value `input` passes, if it is an `op_type`
   // node and nothing else reads that value.
-  Node* sole_producer(const NodeInput& input, const char* op_type) {
+  const Node* sole_producer(const NodeInput& input, const char* op_type) const {
     const std::string* value = single_value(input);
     if (value == nullptr || uses_.at(*value) != 1 || !producer_.contains(*value)) return nullptr;
-    Node* node = const_cast<Node*>(producer_.at(*value));
+    const Node* node = producer_.at(*value);
     return node->op_type == op_type ? node : nullptr;
   }
 
@@ -119,15 +127,16 @@ class NchwcLayout {
     }
     for (auto node = graph_.nodes.rbegin(); node != graph_.nodes.rend(); ++node) {
       if (is_convolution(*node)) {
-        to_convolution.insert(node->inputs[0].values[0]);
+        to_convolution.insert(convolution_input(*node));
       } else if (may_run_on_blocks(*node) && to_convolution.contains(node->outputs[0])) {
         for (const NodeInput& input : node->inputs) to_convolution.insert(input.values[0]);
       }
     }
     for (const Node& node : graph_.nodes) {
-      if (is_convolution(node) && (from_convolution.contains(node.inputs[0].values[0]) ||
-                                   to_convolution.contains(node.outputs[0]))) {
+      if (is_convolution(node) &&
+          (from_convolution.contains(convolution_input(node)) || to_convolution.contains(node.outputs[0]))) {
         chained_.insert(&node);
+        if (const auto pad = foldable_pads_.find(&node); pad != foldable_pads_.end()) folded_pads_.insert(pad->second.pad);
       }
     }
   }
@@ -170,11 +179,12 @@ class NchwcLayout {
     std::vector<int64_t> padding = attrs.get<std::vector<int64_t>>("padding");
     padding.resize(2, padding[0]);
     std::vector<int64_t> padding_end = padding;
-    if (const auto extra = extra_padding_.find(&node); extra != extra_padding_.end()) {
+    if (const auto pad = foldable_pads_.find(&node); pad != foldable_pads_.end()) {
       for (size_t d = 0; d < 2; ++d) {
-        padding[d] += extra->second[d];
-        padding_end[d] += extra->second[2 + d];
+        padding[d] += pad->second.sides[d];
+        padding_end[d] += pad->second.sides[2 + d];
       }
+      node.inputs[0] = pad->second.pad->inputs[0];
     }
     const std::string activation = node.op_type == "opgraph::conv2d" ? attrs.get<std::string>("activation") : "none";
     Node conv = std::move(node);
@@ -210,7 +220,9 @@ class NchwcLayout {
   void convert_back(const std::string& value, std::vector<Node>& nodes) {
     const auto it = blocked_.find(value);
     if (it == blocked_.end() || !converted_.insert(value).second) return;
-    nodes.push_back({.name = value + ".to_nchw",
+    std::string name = value + ".to_nchw";
+    while (!node_names_.insert(name).second) name += "_";
+    nodes.push_back({.name = std::move(name),
                      .op_type = "opgraph::nchwc_to_nchw",
                      .inputs = {NodeInput::value(it->second.name)},
                      .outputs = {value},
@@ -230,8 +242,13 @@ class NchwcLayout {
   std::unordered_map<std::string, ValueInfo> values_;
   std::unordered_map<std::string, const ValueInfo*> constants_;
   std::unordered_map<std::string, const Node*> producer_;
+  std::unordered_set<std::string> node_names_;
+  struct FoldablePad {
+    const Node* pad;
+    std::array<int64_t, 4> sides;  // top, left, bottom, right
+  };
+  std::unordered_map<const Node*, FoldablePad> foldable_pads_;  // by convolution
   std::unordered_set<const Node*> folded_pads_, chained_;
-  std::unordered_map<const Node*, std::array<int64_t, 4>> extra_padding_;  // top, left, bottom, right
   std::unordered_map<std::string, BlockedValue> blocked_;  // by the plain value's name
   std::unordered_set<std::string> converted_;             // blocked values converted back
 };
