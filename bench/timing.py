@@ -1,0 +1,95 @@
+"""How every bench program times its calls: interleaved rounds, the median
+over all of them, and the CPU time the process spent per second of them.
+
+`interleaved` runs the functions to compare in rounds; in each round each
+function runs a block of calls in a row (a model served call after call, its
+weights warm in the caches and its own threads, spinning or asleep between
+calls as its library chooses, not another library's), so that all see the
+same load from whatever else runs on the machine. A function's figure is the
+median of all its timed calls over all rounds. Over the same timed calls it
+also sums the process's CPU time (`time.process_time`: every thread of the
+process, including threads that spin while idle) and the wall time; their
+ratio says how many cores the call kept busy, which `check_threads` holds
+against the thread count it was given.
+"""
+import gc
+import statistics
+import time
+from dataclasses import dataclass
+
+# The shortest stretch one sample times: a call shorter than this is repeated
+# within the sample, so that the clock's resolution and its own cost (tens of
+# nanoseconds) stay small against what is timed.
+MIN_SAMPLE = 20e-6
+
+
+@dataclass
+class Timing:
+    seconds: float  # median seconds per call over all rounds' calls
+    cpu_per_wall: float  # process CPU seconds per wall second over the timed calls
+    calls: int  # timed calls, all rounds together
+
+
+def interleaved(functions, rounds=5, budget=1.0, settle=0.02):
+    """A Timing for each of ``functions`` (callables taking no arguments),
+    from ``rounds`` interleaved rounds filling about ``budget`` seconds per
+    function (at least one timed call per round). Before each block the
+    clock waits ``settle`` seconds and the function runs once untimed, so
+    that threads the previous function left spinning have gone to sleep and
+    do not count towards this one's CPU time or steal its cores."""
+    once = []
+    for fn in functions:
+        fn()  # first calls compile, allocate and load weights
+        start = time.perf_counter()
+        fn()
+        once.append(max(time.perf_counter() - start, 1e-9))
+    inner = [max(1, int(MIN_SAMPLE / t)) for t in once]
+    samples_per_block = [max(1, int(budget / rounds / (t * k))) for t, k in zip(once, inner)]
+    samples = [[] for _ in functions]
+    cpu, wall = [0.0] * len(functions), [0.0] * len(functions)
+    # A collection of torch's millions of objects, started by whichever call
+    # allocates at the wrong time, would be timed as that call's (timeit does the same).
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for k, fn in enumerate(functions):
+                time.sleep(settle)
+                fn()
+                block_cpu, block_start = time.process_time(), time.perf_counter()
+                for _ in range(samples_per_block[k]):
+                    start = time.perf_counter()
+                    for _ in range(inner[k]):
+                        fn()
+                    samples[k].append((time.perf_counter() - start) / inner[k])
+                wall[k] += time.perf_counter() - block_start
+                cpu[k] += time.process_time() - block_cpu
+    finally:
+        gc.enable()
+    return [Timing(statistics.median(s), c / w, len(s) * n) for s, c, w, n in zip(samples, cpu, wall, inner)]
+
+
+def seconds_per_call(fn, budget=0.3, rounds=3):
+    """The median seconds per call of ``fn`` timed alone (a row with nothing to interleave it with)."""
+    return interleaved([fn], rounds=rounds, budget=budget, settle=0.0)[0].seconds
+
+
+# The bounds on cpu/wall that `check_threads` accepts for N threads.
+# Above: N busy threads give N whatever they do, spinning included, so more
+# than N means threads beyond those asked for (a second pool, a caller that
+# spins while its workers run); the margin covers the clock's granularity and
+# the process's own helper threads. Below: spinning only raises the ratio, but
+# a graph's serial stretches (Python between calls, ops too small to split,
+# the gaps where a pool's threads sleep) legitimately leave cores idle, so
+# only a path that kept fewer than 60% of its cores busy is flagged; at
+# N = 1 that is a call that waited on something other than the CPU.
+OVER_MARGIN = 0.25
+UNDER_FRACTION = 0.6
+
+
+def check_threads(cpu_per_wall, threads):
+    """"" when ``cpu_per_wall`` fits ``threads`` threads, else a flag saying which way it is off."""
+    if cpu_per_wall > threads + OVER_MARGIN:
+        return "more cores than threads"
+    if cpu_per_wall < UNDER_FRACTION * threads:
+        return "fewer cores than threads"
+    return ""
