@@ -11,7 +11,7 @@
 // port, so that nothing waits for a result. triad_gbs: STREAM's triad
 // a[i] = b[i] + s * c[i] on float64 arrays far larger than the caches,
 // counting 24 bytes per element as STREAM does (the write-allocate read of a
-// is not counted). Each figure is the best of several timed repetitions.
+// is not counted). Each figure is the best of 20 timed repetitions (the quietest moment of a shared machine).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -90,7 +90,7 @@ volatile float fma_sink;  // keeps the accumulators' results alive
 
 double fma_gflops(int threads, bool avx512) {
   const int lanes = avx512 ? 16 : 8;
-  const double seconds = best_parallel_seconds(threads, 5, [avx512](int) {
+  const double seconds = best_parallel_seconds(threads, 20, [avx512](int) {
     fma_sink = avx512 ? fma_avx512(kFmaIterations) : fma_avx2(kFmaIterations);
   });
   return 2.0 * lanes * kChains * kFmaIterations * threads / seconds / 1e9;
@@ -106,7 +106,7 @@ double triad_gbs(int threads) {
   constexpr long n = 1L << 24;  // 128 MiB per array: four times a large L3
   std::vector<double> a(n), b(n, 1.0), c(n, 2.0);
   const auto range = [threads](int t) { return std::pair{n * t / threads, n * (t + 1) / threads}; };
-  const double seconds = best_parallel_seconds(threads, 10, [&](int t) {
+  const double seconds = best_parallel_seconds(threads, 20, [&](int t) {
     const auto [begin, end] = range(t);
     triad(a.data(), b.data(), c.data(), 3.0, begin, end);
   });
