@@ -19,7 +19,7 @@ def _images(batch, size=224):
 
 
 def _built(model_class, config, conditioned=False):
-    """The model, in eval mode wrapper and all (torch.onnx.export restores
+    """The model in eval mode, its wrapper included (torch.onnx.export restores
     each module's training flag from the outermost one's); a CNN
     ``conditioned`` with He-initialized convolutions and unit batch-norm
     scales, whose activations stay near unit scale (transformers' vision
