@@ -25,7 +25,9 @@ over all rounds, and each peer's is printed with its ratio to opgraph's
 columns give each path's process CPU time per wall second over its timed
 calls, flagged with "!" (and listed at the end) where it does not fit the
 row's thread count (see timing.check_threads: more cores busy than threads
-anywhere, or under 60% of them on a real-size row). Torch's and oneDNN's OpenMP
+anywhere, or under 60% of them on a real-size row), and the "others" column
+the most cores the rest of the machine kept busy during any path's calls:
+where it is high, the row's cores were not all opgraph's and its peers'. Torch's and oneDNN's OpenMP
 threads sleep when idle (OMP_WAIT_POLICY=passive, as in bench/runtime.py);
 ONNX Runtime's and OpenVINO's pools keep their own defaults.
 
@@ -237,6 +239,16 @@ def throughput(flops, ours, threads, peak_per_core):
     return f"{gflops:8.1f} {gflops / (threads * peak_per_core):6.1%}"
 
 
+def busy_elsewhere(times):
+    """The most cores other processes kept busy while any path of a row ran, or "-" where unknown."""
+    others = [t.others_per_wall for t in times.values() if t.others_per_wall is not None]
+    return f"{max(others):6.2f}" if others else f"{'-':>6}"
+
+
+def others_note(others_per_wall):
+    return "" if others_per_wall is None else f" (other processes kept {others_per_wall:.2f} cores busy meanwhile)"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     names = MODELS + list(REAL_MODELS)
@@ -260,9 +272,11 @@ def main():
     print(f"median ms per call over {args.rounds} interleaved rounds; (ratio) = the peer's time / opgraph.Session's: "
           f"above 1, opgraph is faster; peak = opgraph's GFLOP/s / (threads x {peak_per_core:.1f})")
     print("cpu/wall: process CPU seconds per wall second of each path's calls "
-          f"({'/'.join(SHORT[p] for p in PATHS)}), ! where it does not fit the thread count\n")
+          f"({'/'.join(SHORT[p] for p in PATHS)}), ! where it does not fit the thread count; others: the most cores\n"
+          "the rest of the machine kept busy meanwhile, over the paths (a shared machine's cores are not all ours)\n")
     print(f"{'model':<20} {'batch':>5} {'threads':>7} {'opgraph ms':>10} {'GFLOP/s':>8} {'peak':>6} "
-          f"{'eager ms':>17} {'compile ms':>17} {'ORT ms':>17} {'OpenVINO ms':>17}   {'cpu/wall':<29} extract+save s")
+          f"{'eager ms':>17} {'compile ms':>17} {'ORT ms':>17} {'OpenVINO ms':>17}   {'cpu/wall':<29} {'others':>6} "
+          f"{'extract+save s':>7}")
     ir.extract_ir(torch.nn.ReLU(), (torch.zeros(1),))  # torch.export's one-time start-up is no model's cost
     skipped, flags = {}, []
     for name, batch, build in rows(args.models, args.batches):
@@ -281,12 +295,13 @@ def main():
                     usage.append(f"{times[path].cpu_per_wall:4.2f}{'!' if flag else ' '}")
                     if flag:
                         flags.append(f"  {name} batch {batch}, {threads} thread(s), {path}: "
-                                     f"cpu/wall {times[path].cpu_per_wall:.2f}, {flag}")
+                                     f"cpu/wall {times[path].cpu_per_wall:.2f}, {flag}"
+                                     f"{others_note(times[path].others_per_wall)}")
                 print(f"{name:<20} {batch:>5} {threads:>7} {ours.seconds * 1e3 if ours else float('nan'):>10.3f} "
                       f"{throughput(peers.flops, ours, threads, peak_per_core)} "
                       f"{cell(times.get('eager'), ours)} {cell(times.get('torch.compile'), ours)} "
                       f"{cell(times.get('onnxruntime'), ours)} {cell(times.get('openvino'), ours)}   "
-                      f"{' '.join(usage):<29} {peers.extract_seconds:.2f}", flush=True)
+                      f"{' '.join(usage):<29} {busy_elsewhere(times)} {peers.extract_seconds:>7.2f}", flush=True)
             if peers.openvino is not None and peers.openvino[1] != "torch.export":
                 skipped.setdefault((name, "openvino"), f"converted from {peers.openvino[1]} (torch.export failed)")
             for path, reason in peers.skipped.items():

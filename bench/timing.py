@@ -10,9 +10,14 @@ median of all its timed calls over all rounds. Over the same timed calls it
 also sums the process's CPU time (`time.process_time`: every thread of the
 process, including threads that spin while idle) and the wall time; their
 ratio says how many cores the call kept busy, which `check_threads` holds
-against the thread count it was given.
+against the thread count it was given. Where the machine says (Linux'
+/proc/stat), it also gives how many cores other processes (and, in a virtual
+machine, the hypervisor's other guests) kept busy meanwhile: on a shared
+machine they take cores from the timed calls, which then read slower and
+keep fewer cores busy than they were given.
 """
 import gc
+import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -28,6 +33,20 @@ class Timing:
     seconds: float  # median seconds per call over all rounds' calls
     cpu_per_wall: float  # process CPU seconds per wall second over the timed calls
     calls: int  # timed calls, all rounds together
+    others_per_wall: float | None  # CPU seconds of the rest of the machine per wall second; None where unknown
+
+
+def machine_busy_seconds():
+    """The CPU seconds every process of the machine has run since it booted,
+    stolen time included (Linux' /proc/stat, in clock ticks), or None where
+    there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = stat.readline().split()[1:9]
+    except OSError:
+        return None
+    user, nice, system, idle, iowait, irq, softirq, steal = map(int, fields)
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def interleaved(functions, rounds=5, budget=1.0, settle=0.02):
@@ -46,7 +65,8 @@ def interleaved(functions, rounds=5, budget=1.0, settle=0.02):
     inner = [max(1, int(MIN_SAMPLE / t)) for t in once]
     samples_per_block = [max(1, int(budget / rounds / (t * k))) for t, k in zip(once, inner)]
     samples = [[] for _ in functions]
-    cpu, wall = [0.0] * len(functions), [0.0] * len(functions)
+    cpu, wall, machine = ([0.0] * len(functions) for _ in range(3))
+    known = machine_busy_seconds() is not None
     # A collection of torch's millions of objects, started by whichever call
     # allocates at the wrong time, would be timed as that call's (timeit does the same).
     gc.disable()
@@ -55,6 +75,7 @@ def interleaved(functions, rounds=5, budget=1.0, settle=0.02):
             for k, fn in enumerate(functions):
                 time.sleep(settle)
                 fn()
+                block_machine = machine_busy_seconds()
                 block_cpu, block_start = time.process_time(), time.perf_counter()
                 for _ in range(samples_per_block[k]):
                     start = time.perf_counter()
@@ -63,9 +84,14 @@ def interleaved(functions, rounds=5, budget=1.0, settle=0.02):
                     samples[k].append((time.perf_counter() - start) / inner[k])
                 wall[k] += time.perf_counter() - block_start
                 cpu[k] += time.process_time() - block_cpu
+                if known:
+                    machine[k] += machine_busy_seconds() - block_machine
     finally:
         gc.enable()
-    return [Timing(statistics.median(s), c / w, len(s) * n) for s, c, w, n in zip(samples, cpu, wall, inner)]
+    # The machine's count moves in clock ticks (10 ms): over blocks of a
+    # fraction of a second, others' load is good to a tenth of a core or so.
+    return [Timing(statistics.median(s), c / w, len(s) * n, max(0.0, m - c) / w if known else None)
+            for s, c, w, n, m in zip(samples, cpu, wall, inner, machine)]
 
 
 def seconds_per_call(fn, budget=0.3, rounds=3):
