@@ -35,8 +35,8 @@ Throughput: opgraph's GFLOP/s counts the matrix products and convolutions of
 the extracted graph (mm, bmm, addmm, linear, matmul, convolutions, and
 scaled_dot_product_attention's two products, causal or not, counted in
 full), one multiply-add as two FLOPs; "peak" is that against the row's
-threads times one core's float32 FMA peak (bench/peak.py, measured at
-start). Also the time to extract the IR and save the .opg.
+threads times one core's float32 FMA peak (bench/peak.py, measured at start
+with as many threads). Also the time to extract the IR and save the .opg.
 
     python bench/models.py [--models mlp bert-base ...] [--batches 1 32] [--threads 1 2]
 """
@@ -218,7 +218,11 @@ class Peers:
                     self.skipped[path] = f"wrong output, not timed: {wrong}"
                 elif wrong is not None:
                     calls[path] = call
-            return dict(zip(calls, interleaved(list(calls.values()), rounds=rounds, budget=budget)))
+            timings = interleaved(list(calls.values()), rounds=rounds, budget=budget)
+        # opgraph's oneDNN kernels set OpenMP's thread count too: torch's must still be the row's.
+        if torch.get_num_threads() != threads:
+            raise RuntimeError(f"torch ran on {torch.get_num_threads()} threads, {threads} asked for")
+        return dict(zip(calls, timings))
 
 
 # ---- the table -------------------------------------------------------------
@@ -231,12 +235,12 @@ def cell(peer, ours):
         f"{peer.seconds * 1e3:8.3f} {'':>8}"
 
 
-def throughput(flops, ours, threads, peak_per_core):
-    """opgraph's GFLOP/s and its fraction of ``threads`` cores' FMA peak."""
+def throughput(flops, ours, peak):
+    """opgraph's GFLOP/s and its fraction of the FMA peak of ``peak.threads`` cores."""
     if not flops or ours is None:
         return f"{'-':>8} {'-':>6}"
     gflops = flops / ours.seconds / 1e9
-    return f"{gflops:8.1f} {gflops / (threads * peak_per_core):6.1%}"
+    return f"{gflops:8.1f} {gflops / (peak.threads * peak.fma_gflops_per_core):6.1%}"
 
 
 def busy_elsewhere(times):
@@ -262,15 +266,12 @@ def main():
     print(f"opgraph {opgraph.__version__} (CPU capability {opgraph.get_cpu_capability()}), torch {torch.__version__}, "
           f"onnxruntime {onnxruntime.__version__}, openvino {openvino.__version__.split('-')[0]}; "
           f"{os.cpu_count()} cores, OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
-    # The per-core peak that the fractions use is the one measured alone: with
-    # more threads, a core another process uses at the same time lowers it.
-    peaks = [measure_peak(threads) for threads in sorted(set(args.threads) | {1})]
-    peak_per_core = peaks[0].fma_gflops_per_core
+    peaks = {threads: measure_peak(threads) for threads in args.threads}
     print("peak (bench/peak.py): " + "; ".join(
-        f"{p.threads} thread(s) {p.fma_gflops:.1f} GFLOP/s FMA {p.isa} ({p.fma_gflops_per_core:.1f} per core), "
-        f"triad {p.triad_gbs:.1f} GB/s" for p in peaks))
+        f"{p.threads} thread(s): {p.fma_gflops_per_core:.1f} GFLOP/s FMA {p.isa} per core "
+        f"({p.fma_gflops:.1f} all threads per wall second), triad {p.triad_gbs:.1f} GB/s" for p in peaks.values()))
     print(f"median ms per call over {args.rounds} interleaved rounds; (ratio) = the peer's time / opgraph.Session's: "
-          f"above 1, opgraph is faster; peak = opgraph's GFLOP/s / (threads x {peak_per_core:.1f})")
+          f"above 1, opgraph is faster; peak = opgraph's GFLOP/s / (threads x the FMA peak per core)")
     print("cpu/wall: process CPU seconds per wall second of each path's calls "
           f"({'/'.join(SHORT[p] for p in PATHS)}), ! where it does not fit the thread count; others: the most cores\n"
           "the rest of the machine kept busy meanwhile, over the paths (a shared machine's cores are not all ours)\n")
@@ -298,7 +299,7 @@ def main():
                                      f"cpu/wall {times[path].cpu_per_wall:.2f}, {flag}"
                                      f"{others_note(times[path].others_per_wall)}")
                 print(f"{name:<20} {batch:>5} {threads:>7} {ours.seconds * 1e3 if ours else float('nan'):>10.3f} "
-                      f"{throughput(peers.flops, ours, threads, peak_per_core)} "
+                      f"{throughput(peers.flops, ours, peaks[threads])} "
                       f"{cell(times.get('eager'), ours)} {cell(times.get('torch.compile'), ours)} "
                       f"{cell(times.get('onnxruntime'), ours)} {cell(times.get('openvino'), ours)}   "
                       f"{' '.join(usage):<29} {busy_elsewhere(times)} {peers.extract_seconds:>7.2f}", flush=True)

@@ -5,8 +5,10 @@ Measured by tools/peak/peak.cpp (fused multiply-adds on independent AVX-512
 accumulators, AVX2 where the CPU lacks AVX-512; STREAM's triad on arrays far
 larger than the caches), which this module compiles into build/peak with the
 C++ compiler opgraph's op packages are built with ($CXX, else c++), again
-whenever the source is newer than the program. A core that other processes
-share gives a lower figure: measure on a quiet machine.
+whenever the source is newer than the program. The per-core FMA peak counts
+each thread's CPU time, so it holds on a shared machine; the figures per wall
+second (FMA of all threads, triad) read lower there: measure those on a
+quiet machine.
 
     python bench/peak.py [--threads 1 2]
 """
@@ -27,12 +29,9 @@ PROGRAM = ROOT / "build" / "peak" / "peak"
 class Peak:
     isa: str  # the vector instructions the FMA loop used: "avx512" or "avx2"
     threads: int
-    fma_gflops: float  # all threads together
-    triad_gbs: float  # all threads together
-
-    @property
-    def fma_gflops_per_core(self):
-        return self.fma_gflops / self.threads
+    fma_gflops_per_core: float  # per CPU second of a thread: what a core does, however shared the machine
+    fma_gflops: float  # all threads together, per wall second
+    triad_gbs: float  # all threads together, per wall second
 
 
 def _program():
@@ -56,10 +55,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     args = parser.parse_args()
-    print(f"{'threads':>7} {'isa':>7} {'FMA GFLOP/s':>12} {'per core':>9} {'triad GB/s':>11}")
+    print(f"{'threads':>7} {'isa':>7} {'FMA GFLOP/s per core':>21} {'all threads':>12} {'triad GB/s':>11}")
     for threads in args.threads:
         peak = measure_peak(threads)
-        print(f"{threads:>7} {peak.isa:>7} {peak.fma_gflops:>12.1f} {peak.fma_gflops_per_core:>9.1f} "
+        print(f"{threads:>7} {peak.isa:>7} {peak.fma_gflops_per_core:>21.1f} {peak.fma_gflops:>12.1f} "
               f"{peak.triad_gbs:>11.1f}")
 
 
