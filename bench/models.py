@@ -27,9 +27,10 @@ calls, flagged with "!" (and listed at the end) where it does not fit the
 row's thread count (see timing.check_threads: more cores busy than threads
 anywhere, or under 60% of them on a real-size row), and the "others" column
 the most cores the rest of the machine kept busy during any path's calls:
-where it is high, the row's cores were not all opgraph's and its peers'. Torch's and oneDNN's OpenMP
-threads sleep when idle (OMP_WAIT_POLICY=passive, as in bench/runtime.py);
-ONNX Runtime's and OpenVINO's pools keep their own defaults.
+where it is high, the row's cores were not all opgraph's and its peers'.
+Torch's and oneDNN's OpenMP threads sleep when idle (OMP_WAIT_POLICY=passive,
+as in bench/runtime.py); ONNX Runtime's and OpenVINO's pools keep their own
+defaults (their workers spin a while after each call).
 
 Throughput: opgraph's GFLOP/s counts the matrix products and convolutions of
 the extracted graph (mm, bmm, addmm, linear, matmul, convolutions, and
@@ -39,6 +40,7 @@ threads times one core's float32 FMA peak (bench/peak.py, measured at start
 with as many threads). Also the time to extract the IR and save the .opg.
 
     python bench/models.py [--models mlp bert-base ...] [--batches 1 32] [--threads 1 2]
+                           [--rounds 5] [--budget 2]
 """
 
 import argparse
@@ -123,10 +125,10 @@ def node_flops(node):
 
 def graph_flops(model_ir):
     """The FLOPs of one run of ``model_ir``'s matrix products and convolutions; None when a shape is symbolic."""
-    try:
-        return sum(node_flops(node) for node in model_ir.nodes)
-    except TypeError:  # a symbolic size ("s0") in a shape
+    shapes = [meta.shape for node in model_ir.nodes for meta in (*node.inputs, *node.outputs)]
+    if not all(isinstance(size, int) for shape in shapes for size in shape):
         return None
+    return sum(node_flops(node) for node in model_ir.nodes)
 
 
 # ---- the paths -------------------------------------------------------------
