@@ -26,6 +26,10 @@ from dataclasses import dataclass
 # within the sample, so that the clock's resolution and its own cost (tens of
 # nanoseconds) stay small against what is timed.
 MIN_SAMPLE = 20e-6
+# A call this long or longer runs no untimed call before its blocks: reloading
+# its weights into the caches is a small part of it, and the extra call would
+# double a slow model's time for nothing.
+REWARM_BELOW = 0.1
 
 
 @dataclass
@@ -53,9 +57,10 @@ def interleaved(functions, rounds=5, budget=1.0, settle=0.02):
     """A Timing for each of ``functions`` (callables taking no arguments),
     from ``rounds`` interleaved rounds filling about ``budget`` seconds per
     function (at least one timed call per round). Before each block the
-    clock waits ``settle`` seconds and the function runs once untimed, so
-    that threads the previous function left spinning have gone to sleep and
-    do not count towards this one's CPU time or steal its cores."""
+    clock waits ``settle`` seconds, so that threads the previous function
+    left spinning have gone to sleep and neither count towards this one's
+    CPU time nor take its cores, and a function faster than REWARM_BELOW
+    runs once untimed, to bring its weights back into the caches."""
     once = []
     for fn in functions:
         fn()  # first calls compile, allocate and load weights
@@ -74,7 +79,8 @@ def interleaved(functions, rounds=5, budget=1.0, settle=0.02):
         for _ in range(rounds):
             for k, fn in enumerate(functions):
                 time.sleep(settle)
-                fn()
+                if once[k] < REWARM_BELOW:
+                    fn()
                 block_machine = machine_busy_seconds()
                 block_cpu, block_start = time.process_time(), time.perf_counter()
                 for _ in range(samples_per_block[k]):
