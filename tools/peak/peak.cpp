@@ -23,7 +23,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <string>
 #include <thread>
 #include <vector>
 
@@ -49,8 +48,9 @@ __attribute__((target("avx512f"))) float fma_avx512(long iterations) {
   __m512 acc[kChains];
   for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_ps(1.0f + 1e-3f * c);
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  // Unrolled, the accumulators live in registers (not in the array's memory).
   for (long i = 0; i < iterations; ++i) {
-#pragma GCC unroll 16  // unrolled, the accumulators live in registers
+#pragma GCC unroll 16
     for (int c = 0; c < kChains; ++c) acc[c] = _mm512_fmadd_ps(acc[c], a, b);
   }
   __m512 sum = acc[0];
