@@ -1,15 +1,14 @@
 """conv1d package vs PyTorch and NumPy, and the cost of one opgraph.ops.call.
 
 Every row times the same computation (output[i] = sum_j x[i+j] * k[j], zero
-past the end) in the same process:
+past the end) in the same process, opgraph and torch in interleaved rounds
+(bench/timing.py), numpy (slow at the largest sizes) alone after them:
   torch:  F.conv1d(F.pad(x, (0, k-1)), k)         (the fastest form: conv1d's own
           padding=k-1 argument takes a path 30x slower here)
   numpy:  np.correlate(x, k, "full")[k-1:]        (always single-threaded)
 Ratios above 1 mean opgraph is faster.
 """
 import argparse
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
@@ -19,24 +18,9 @@ import torch.nn.functional as F
 import opgraph
 from opgraph._C import _noop
 
+from timing import interleaved, seconds_per_call
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def seconds_per_call(fn, budget=0.3, min_runs=3):
-    """Median time of one call, over repeated runs filling about `budget` seconds."""
-    fn()
-    start = time.perf_counter()
-    fn()
-    once = time.perf_counter() - start
-    runs = max(min_runs, min(50, int(budget / max(once, 1e-9))))
-    inner = max(1, int(1e-3 / max(once, 1e-9)))  # batch tiny calls so the clock resolves them
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        samples.append((time.perf_counter() - start) / inner)
-    return statistics.median(samples)
 
 
 def conv1d_row(n, k, rng):
@@ -44,10 +28,10 @@ def conv1d_row(n, k, rng):
     kernel = rng.standard_normal(k).astype(np.float32)
     out = np.empty_like(x)
     xt, kt = torch.from_numpy(x).view(1, 1, n), torch.from_numpy(kernel).view(1, 1, k)
-    ours = seconds_per_call(
-        lambda: opgraph.ops.call("examples::conv1d", x, kernel, input_size=n, conv_size=k, out=out))
-    theirs = seconds_per_call(lambda: F.conv1d(F.pad(xt, (0, k - 1)), kt))
-    numpy_time = seconds_per_call(lambda: np.correlate(x, kernel, "full")[k - 1:], budget=0.1, min_runs=1)
+    ours, theirs = (t.seconds for t in interleaved(
+        [lambda: opgraph.ops.call("examples::conv1d", x, kernel, input_size=n, conv_size=k, out=out),
+         lambda: F.conv1d(F.pad(xt, (0, k - 1)), kt)], budget=0.3))
+    numpy_time = seconds_per_call(lambda: np.correlate(x, kernel, "full")[k - 1:], budget=0.1, rounds=1)
     expected = F.conv1d(F.pad(xt, (0, k - 1)), kt).view(n).numpy()
     np.testing.assert_allclose(out, expected, rtol=1e-3, atol=1e-3 * np.sqrt(k))
     return ours, theirs, numpy_time
@@ -57,10 +41,10 @@ def call_overhead():
     x, kernel = np.arange(15, dtype=np.float32), np.arange(4, dtype=np.float32)
     out = np.empty_like(x)
     call = opgraph.ops.call
-    allocating = seconds_per_call(lambda: call("examples::conv1d", x, kernel, input_size=15, conv_size=4))
-    into_out = seconds_per_call(lambda: call("examples::conv1d", x, kernel, input_size=15, conv_size=4, out=out))
-    bare = seconds_per_call(lambda: _noop(x, kernel, input_size=15, conv_size=4))
-    return allocating, into_out, bare
+    return tuple(t.seconds for t in interleaved(
+        [lambda: call("examples::conv1d", x, kernel, input_size=15, conv_size=4),
+         lambda: call("examples::conv1d", x, kernel, input_size=15, conv_size=4, out=out),
+         lambda: _noop(x, kernel, input_size=15, conv_size=4)], budget=0.3))
 
 
 def main():

@@ -2,15 +2,14 @@
 
 Each row times opgraph.ops.call (writing into a preallocated output, as the
 graph executor runs kernels) against the PyTorch eager call, with the same
-thread count for both, alternating calls so that both see the same load from
-whatever else runs on the machine; the last rows run a whole graph with
-opgraph.Session. Ratios above 1 mean opgraph is faster.
+thread count for both, in interleaved rounds of blocks of calls
+(bench/timing.py) so that both see the same load from whatever else runs on
+the machine, each figure the median of all rounds' calls; the last rows run
+a whole graph with opgraph.Session. Ratios above 1 mean opgraph is faster.
 """
 import argparse
 import json
 import os
-import statistics
-import time
 
 # torch and oneDNN each bring an OpenMP runtime whose idle threads spin for
 # milliseconds after a parallel region, on the cores the other library's next
@@ -26,6 +25,8 @@ import torch.nn.functional as F
 import opgraph
 from opgraph.ops import call
 
+from timing import interleaved
+
 # (name, stride, padding, input C, H, output C, kernel) of ResNet-18's distinct convolutions.
 RESNET18_CONVS = [
     ("conv1", 2, 3, 3, 224, 64, 7),
@@ -40,21 +41,9 @@ RESNET18_CONVS = [
 ]
 
 
-def seconds_per_call(ours, theirs, budget=0.5):
-    """Median seconds per call of `ours` and of `theirs`, timed in alternation."""
-    for fn in (ours, theirs):
-        fn()
-    start = time.perf_counter()
-    ours()
-    theirs()
-    once = time.perf_counter() - start
-    samples = ([], [])
-    for _ in range(max(3, min(30, int(budget / max(once, 1e-9))))):
-        for fn, times in zip((ours, theirs), samples):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-    return statistics.median(samples[0]), statistics.median(samples[1])
+def paired_seconds(ours, theirs):
+    """Median seconds per call of `ours` and of `theirs`, timed in interleaved rounds."""
+    return tuple(t.seconds for t in interleaved([ours, theirs], budget=0.5))
 
 
 def random(*shape):
@@ -90,7 +79,7 @@ def compare(label, op, torch_fn, inputs, flops=None, **attrs):
     expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
     first = inputs[0][0] if isinstance(inputs[0], list) else inputs[0]
     out = [empty_off_page_phase(tuple(want.shape), first) for want in expected]
-    ours, theirs = seconds_per_call(lambda: call(op, *inputs, out=out if len(out) > 1 else out[0], **attrs),
+    ours, theirs = paired_seconds(lambda: call(op, *inputs, out=out if len(out) > 1 else out[0], **attrs),
                                     lambda: torch_fn(*[as_torch(x) for x in inputs]))
     for got, want in zip(out, expected):
         np.testing.assert_allclose(got, want.numpy(), rtol=2e-3, atol=2e-3)
@@ -128,7 +117,7 @@ def bench_gemm_backward():
                     leaf.grad = None
                 torch_output.backward(torch.from_numpy(grad), retain_graph=True)
 
-            ours, theirs = seconds_per_call(
+            ours, theirs = paired_seconds(
                 lambda: call("opgraph::gemm_backward", grad, a, b, bias, output, activation=activation, out=grads),
                 torch_backward)
             for got, leaf in zip(grads, leaves):
@@ -146,7 +135,7 @@ def bench_linear_relu():
         call("aten::relu", hidden, out=out)
 
     tx, tw, tb = map(torch.from_numpy, (x, w, b))
-    ours_time, theirs_time = seconds_per_call(ours, lambda: F.relu(F.linear(tx, tw, tb)))
+    ours_time, theirs_time = paired_seconds(ours, lambda: F.relu(F.linear(tx, tw, tb)))
     np.testing.assert_allclose(out, expected.numpy(), rtol=2e-3, atol=2e-3)
     row("linear+bias+relu (64, 1024, 1024)", ours_time, theirs_time, 2 * 64 * 1024 * 1024)
 
@@ -289,7 +278,7 @@ def bench_session(batch):
     tx = torch.from_numpy(x)
     with torch.no_grad():
         np.testing.assert_allclose(session.run(x)[0], theirs(tx).numpy(), rtol=2e-3, atol=2e-3)
-        row(f"Session small CNN N={batch}", *seconds_per_call(lambda: session.run(x), lambda: theirs(tx)))
+        row(f"Session small CNN N={batch}", *paired_seconds(lambda: session.run(x), lambda: theirs(tx)))
 
 
 FAMILIES = {

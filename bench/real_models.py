@@ -7,7 +7,7 @@ first output (the last hidden state, or the logits of a language model)."""
 import torch
 import transformers as T
 
-from zoo.models import Tensors
+from zoo.models import Tensors, well_conditioned
 
 
 def _tokens(batch, seq, vocab):
@@ -18,9 +18,15 @@ def _images(batch, size=224):
     return (torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(0)),)
 
 
-def _built(model_class, config):
+def _built(model_class, config, conditioned=False):
+    """The model in eval mode, its wrapper included (torch.onnx.export restores
+    each module's training flag from the outermost one's); a CNN
+    ``conditioned`` with He-initialized convolutions and unit batch-norm
+    scales, whose activations stay near unit scale (transformers' vision
+    inits shrink MobileNetV2's below 1e-20)."""
     torch.manual_seed(0)
-    return Tensors(model_class(config).eval())
+    model = model_class(config)
+    return Tensors(well_conditioned(model) if conditioned else model).eval()
 
 
 def bert_base(batch=1):
@@ -53,7 +59,7 @@ def resnet50(batch=1):
 
 def mobilenet_v2(batch=1):
     """MobileNetV2 1.0 at 224x224 (google/mobilenet_v2_1.0_224's config)."""
-    return _built(T.MobileNetV2Model, T.MobileNetV2Config()), _images(batch)
+    return _built(T.MobileNetV2Model, T.MobileNetV2Config(), conditioned=True), _images(batch)
 
 
 class WhisperEncoder(torch.nn.Module):

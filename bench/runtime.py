@@ -9,18 +9,15 @@ Batch-1 latency: a 3-layer MLP (784-512-512-10) and a small CNN, built as
 opgraph graphs with the weights of the torch model, against torch eager and
 ONNX Runtime on the model exported with torch.onnx; outputs are checked to
 agree first. Each library runs with the same thread count, in blocks of calls
-that alternate between the libraries round after round (see per_call); each
-figure is the best of the rounds' medians. Ratios above 1 mean opgraph is
-faster.
+that alternate between the libraries round after round (bench/timing.py);
+each figure is the median of all rounds' calls. Ratios above 1 mean opgraph
+is faster.
 """
 import argparse
-import gc
 import os
 import re
-import statistics
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 # torch's and oneDNN's OpenMP threads would otherwise spin for milliseconds
@@ -37,40 +34,9 @@ from opgraph.cli import executable as opgraph_cli
 from opgraph.graph import DType, Graph, TensorType, ops
 
 from onnx_peer import onnx_model, onnx_session
+from timing import interleaved
 
 CHAIN = 1000
-
-
-def per_call(functions, rounds=5, budget=0.3):
-    """Seconds per call of each function: in each round, each function runs a
-    block of calls in a row (a model served call after call, its weights warm
-    in the caches and its own threads spinning between calls, not another
-    library's), and its figure is the smallest of its rounds' medians. The
-    rounds interleave the functions so that all see the same machine load."""
-    for fn in functions:
-        fn()
-    start = time.perf_counter()
-    for fn in functions:
-        fn()
-    once = time.perf_counter() - start
-    repeats = max(5, min(500, int(budget / max(once, 1e-9))))
-    best = [float("inf")] * len(functions)
-    # A collection of torch's millions of objects, started by whichever call
-    # allocates at the wrong time, would be timed as that call's (timeit does the same).
-    gc.disable()
-    try:
-        for _ in range(rounds):
-            for k, fn in enumerate(functions):
-                fn()
-                times = []
-                for _ in range(repeats):
-                    start = time.perf_counter()
-                    fn()
-                    times.append(time.perf_counter() - start)
-                best[k] = min(best[k], statistics.median(times))
-    finally:
-        gc.enable()
-    return best
 
 
 # ---- per-node overhead -----------------------------------------------------
@@ -107,7 +73,7 @@ def overhead_rows(threads, folder):
             value = torch.relu(value)
         return value
 
-    python, eager = per_call([lambda: session.run(x), torch_chain])
+    python, eager = (t.seconds for t in interleaved([lambda: session.run(x), torch_chain], budget=0.3))
     cli = cli_seconds_per_run(path, threads)
     print(f"\nper-node overhead: {CHAIN} x aten::relu on float32[16], {threads} thread(s); µs per node")
     print(f"  {'':<34} {'opgraph':>10} {'torch eager':>12} {'ratio':>8}")
@@ -178,7 +144,8 @@ def model_rows(name, model, input_shape, thread_counts):
             with torch.inference_mode():
                 return model(x_torch)
 
-        seconds = per_call([lambda: session.run(x), eager, lambda: ort.run(None, feeds)])
+        seconds = [t.seconds for t in interleaved([lambda: session.run(x), eager, lambda: ort.run(None, feeds)],
+                                                   budget=0.3)]
         ours, torch_time, ort_time = (s * 1e6 for s in seconds)
         print(f"  {name:<28} {threads:>7} {ours:10.1f} {torch_time:10.1f} {ort_time:10.1f} "
               f"{torch_time / ours:9.2f}x {ort_time / ours:9.2f}x")
@@ -192,7 +159,7 @@ def main():
           f"{os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as folder:
         overhead_rows(1, folder)
-        print("\nbatch-1 latency, µs per run (median, best of 5 rounds); ratios: their time / opgraph's")
+        print("\nbatch-1 latency, µs per run (median over 5 interleaved rounds); ratios: their time / opgraph's")
         print(f"  {'model':<28} {'threads':>7} {'opgraph':>10} {'torch':>10} {'ORT':>10} {'vs torch':>10} "
               f"{'vs ORT':>10}")
         model_rows("MLP 784-512-512-10", mlp_model(), [1, 784], args.threads)

@@ -7,8 +7,10 @@ Rows, all in this process:
     the Python kernels (bench_py::add) and once with the C++ kernels
     (bench_cpp::add, CustomOpLibrary(..., kernels="cpp"));
   conv1d through the bridge (destination-passing, as in the seed) against
-    F.conv1d(F.pad(x, (0, k-1)), k), for the sizes of bench/conv1d.py.
-Ratios above 1 mean the opgraph side is faster.
+    F.conv1d(F.pad(x, (0, k-1)), k), for the sizes of bench/conv1d.py, the
+    two in interleaved rounds.
+Each figure is a median per call (bench/timing.py). Ratios above 1 mean the
+opgraph side is faster.
 """
 import argparse
 from pathlib import Path
@@ -21,7 +23,7 @@ import opgraph
 from opgraph import cpp_extension
 from opgraph.torch import CustomOpLibrary
 
-from conv1d import seconds_per_call
+from timing import interleaved, seconds_per_call
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,8 +84,8 @@ def conv1d_row(ops, n, k):
     x, kernel, out = torch.randn(n), torch.randn(k), torch.empty(n)
     conv1d = ops.conv1d[{"input_size": n, "conv_size": k}]
     xt, kt = x.view(1, 1, n), kernel.view(1, 1, k)
-    ours = seconds_per_call(lambda: conv1d(out, x, kernel))
-    theirs = seconds_per_call(lambda: F.conv1d(F.pad(xt, (0, k - 1)), kt))
+    ours, theirs = (t.seconds for t in interleaved([lambda: conv1d(out, x, kernel),
+                                                    lambda: F.conv1d(F.pad(xt, (0, k - 1)), kt)], budget=0.3))
     torch.testing.assert_close(out, F.conv1d(F.pad(xt, (0, k - 1)), kt).view(n), rtol=1e-3, atol=1e-3 * np.sqrt(k))
     return ours, theirs
 

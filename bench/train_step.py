@@ -1,11 +1,10 @@
 """One training step (forward, loss, backward, Adam update) of the digits CNN
 in opgraph.layers vs the same model in torch eager, in the same process, at
-the same thread count. Ratios above 1 mean opgraph is faster.
+the same thread count, in interleaved rounds (bench/timing.py: each figure
+the median step over all rounds). Ratios above 1 mean opgraph is faster.
 """
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -17,22 +16,12 @@ from model import opgraph_cnn, torch_cnn  # noqa: E402
 
 import opgraph  # noqa: E402
 from opgraph import layers  # noqa: E402
-
-
-def median_seconds(step, iterations):
-    for _ in range(3):
-        step()
-    samples = []
-    for _ in range(iterations):
-        start = time.perf_counter()
-        step()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+from timing import interleaved  # noqa: E402
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--iterations", type=int, default=50)
+    parser.add_argument("--budget", type=float, default=1.0, help="seconds of timed steps per side, about")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[32, 128])
     args = parser.parse_args()
 
@@ -47,7 +36,6 @@ def main():
 
             model = opgraph_cnn()
             model.compile(optimizer=layers.Adam(1e-3))
-            ours = median_seconds(lambda: model.train_on_batch(x, y), args.iterations)
 
             torch_model = torch_cnn()
             optimizer = torch.optim.Adam(torch_model.parameters(), lr=1e-3)
@@ -58,7 +46,8 @@ def main():
                 F.cross_entropy(torch_model(tx), ty).backward()
                 optimizer.step()
 
-            theirs = median_seconds(torch_step, args.iterations)
+            ours, theirs = (t.seconds for t in interleaved([lambda: model.train_on_batch(x, y), torch_step],
+                                                           budget=args.budget))
             print(f"{threads:>7} {batch:>5} {ours * 1e3:>10.3f} {theirs * 1e3:>9.3f} {theirs / ours:>12.2f}x")
 
 

@@ -1,0 +1,66 @@
+"""This machine's float32 FMA peak per core and its memory bandwidth, at 1
+and 2 threads, the ceilings bench/models.py holds its achieved GFLOP/s to.
+
+Measured by tools/peak/peak.cpp (fused multiply-adds on independent AVX-512
+accumulators, AVX2 where the CPU lacks AVX-512; STREAM's triad on arrays far
+larger than the caches), which this module compiles into build/peak with the
+C++ compiler opgraph's op packages are built with ($CXX, else c++), again
+whenever the source is newer than the program. The per-core FMA peak counts
+each thread's CPU time, so it holds on a shared machine; the figures per wall
+second (FMA of all threads, triad) read lower there: measure those on a
+quiet machine.
+
+    python bench/peak.py [--threads 1 2]
+"""
+import argparse
+import functools
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "tools" / "peak" / "peak.cpp"
+PROGRAM = ROOT / "build" / "peak" / "peak"
+
+
+@dataclass
+class Peak:
+    isa: str  # the vector instructions the FMA loop used: "avx512" or "avx2"
+    threads: int
+    fma_gflops_per_core: float  # per CPU second of a thread: what a core does, however shared the machine
+    fma_gflops: float  # all threads together, per wall second
+    triad_gbs: float  # all threads together, per wall second
+
+
+def _program():
+    """The peak program, compiled first where it is missing or older than its source."""
+    if not PROGRAM.exists() or PROGRAM.stat().st_mtime < SOURCE.stat().st_mtime:
+        PROGRAM.parent.mkdir(parents=True, exist_ok=True)
+        # -O2 and no -march: each loop names its instruction set itself, chosen when it runs.
+        subprocess.run([os.environ.get("CXX", "c++"), "-std=c++20", "-O2", "-Wall", "-Wextra", "-pthread",
+                        str(SOURCE), "-o", str(PROGRAM)], check=True)
+    return PROGRAM
+
+
+@functools.lru_cache(maxsize=None)
+def measure_peak(threads):
+    """The Peak of this machine at ``threads`` threads (measured once per process; about a second)."""
+    result = subprocess.run([str(_program()), str(threads)], capture_output=True, text=True, check=True)
+    return Peak(**json.loads(result.stdout))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    args = parser.parse_args()
+    print(f"{'threads':>7} {'isa':>7} {'FMA GFLOP/s per core':>21} {'all threads':>12} {'triad GB/s':>11}")
+    for threads in args.threads:
+        peak = measure_peak(threads)
+        print(f"{threads:>7} {peak.isa:>7} {peak.fma_gflops_per_core:>21.1f} {peak.fma_gflops:>12.1f} "
+              f"{peak.triad_gbs:>11.1f}")
+
+
+if __name__ == "__main__":
+    main()
