@@ -5,8 +5,11 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "opgraph/graph/graph.h"
+#include "opgraph/graph/opg.h"
 #include "opgraph/registry/registry.h"
 
 namespace opgraph {
@@ -24,5 +27,102 @@ double scalar_value(const Attrs& attrs, std::string_view name);
 
 // The one value a tensor argument passes, if it passes exactly one.
 const std::string* single_value(const NodeInput& input);
+
+// Rewrites node after node in graph order, the nodes a rewrite takes in
+// marked and dropped at the end. The producer of each value follows the
+// rewrites: a fused node produces the value its last node did.
+class Rewriter {
+ public:
+  Rewriter(Graph& graph, Weights& weights) : graph_(graph), weights_(weights), uses_(count_uses(graph)) {
+    for (const ValueInfo& constant : graph.constants) constants_.insert(constant.name);
+    for (const ValueInfo& input : graph.inputs) taken_.insert(input.name);
+    for (const Node& node : graph.nodes) taken_.insert(node.outputs.begin(), node.outputs.end());
+    taken_.insert(constants_.begin(), constants_.end());
+    removed_.assign(graph.nodes.size(), false);
+  }
+
+  // How many times `value` is read in the graph as it was given.
+  int uses(const std::string& value) const {
+    auto it = uses_.find(value);
+    return it == uses_.end() ? 0 : it->second;
+  }
+
+  // The node that computes `value` and nothing else reads, or null.
+  Node* sole_producer(const NodeInput& input) {
+    const std::string* value = single_value(input);
+    if (value == nullptr || uses(*value) != 1) return nullptr;
+    auto it = producer_.find(*value);
+    return it == producer_.end() ? nullptr : &graph_.nodes[it->second];
+  }
+
+  // The constant a tensor argument passes; undefined when it passes none;
+  // nullopt when it passes something else.
+  std::optional<Tensor> constant(const NodeInput& input) const {
+    if (input.is_none()) return Tensor();
+    const std::string* value = single_value(input);
+    if (value == nullptr || !constants_.contains(*value)) return std::nullopt;
+    auto it = weights_.find(*value);  // a missing weight is the Session's to report
+    return it == weights_.end() ? std::nullopt : std::optional<Tensor>(it->second.contiguous());
+  }
+
+  // A new constant named after `base`, holding `tensor`.
+  std::string add_constant(const std::string& base, const Tensor& tensor) {
+    std::string name = base;
+    while (taken_.contains(name)) name += "_";
+    graph_.constants.push_back({name, tensor.dtype(), SymbolicShape(tensor.shape().begin(), tensor.shape().end())});
+    weights_[name] = tensor;
+    constants_.insert(name);
+    taken_.insert(name);
+    return name;
+  }
+
+  // `into` now does what `node` did too and produces its output.
+  void absorb(Node& into, size_t node) {
+    into.outputs[0] = graph_.nodes[node].outputs[0];
+    producer_[into.outputs[0]] = producer_.at(graph_.nodes[node].inputs[0].values[0]);
+    removed_[node] = true;
+  }
+
+  // Drops `node` (of the graph's nodes), whose work another node took over.
+  void remove(const Node& node) { removed_[static_cast<size_t>(&node - graph_.nodes.data())] = true; }
+
+  template <typename Rewrite>
+  void for_each_node(Rewrite&& rewrite) {
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      rewrite(i);
+      if (removed_[i]) continue;
+      for (const std::string& output : graph_.nodes[i].outputs) producer_[output] = i;
+    }
+  }
+
+  // Drops the absorbed nodes, and the constants no node reads any more.
+  void finish() {
+    std::vector<Node> kept;
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      if (!removed_[i]) kept.push_back(std::move(graph_.nodes[i]));
+    }
+    graph_.nodes = std::move(kept);
+    const std::unordered_map<std::string, int> uses = count_uses(graph_);
+    std::erase_if(graph_.constants, [&](const ValueInfo& constant) {
+      if (uses.contains(constant.name)) return false;
+      weights_.erase(constant.name);
+      return true;
+    });
+  }
+
+ private:
+  Graph& graph_;
+  Weights& weights_;
+  std::unordered_map<std::string, int> uses_;  // as the graph was given: rewrites move uses, never add any
+  std::unordered_set<std::string> constants_;
+  std::unordered_set<std::string> taken_;  // every value name
+  std::unordered_map<std::string, size_t> producer_;
+  std::vector<bool> removed_;
+};
+
+// The rewrites optimize() makes, each in its own file.
+// The tanh form of GELU, written out as transformers' NewGELUActivation does
+// (GPT-2, GPT-J, CodeGen, Phi), becomes one aten::gelu(approximate="tanh").
+void fuse_tanh_gelu(Graph& graph, Weights& weights, const Registry& registry);
 
 }  // namespace opgraph

@@ -3,6 +3,7 @@ batch norms folded into convolutions, activations fused into the convolution
 or linear layer before them. The rewritten graph gives the outputs of the
 graph as written and of PyTorch."""
 import json
+import math
 
 import numpy as np
 import pytest
@@ -201,3 +202,37 @@ def test_relu6_fuses_and_other_hardtanh_ranges_do_not():
     assert op_types(session).count("aten::hardtanh") == 1
     np.testing.assert_allclose(got, plain, **FLOAT32_SUMS)
     np.testing.assert_allclose(got, model(x).detach().numpy(), **FLOAT32_SUMS)
+
+
+class NewGelu(nn.Module):
+    """transformers' NewGELUActivation (GPT-2's MLP) between two products,
+    and near misses: another cube coefficient, and an intermediate value the
+    model also returns."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 32)
+
+    @staticmethod
+    def gelu(x, coefficient=0.044715):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + coefficient * torch.pow(x, 3.0))))
+
+    def forward(self, x):
+        h = self.fc(x)
+        inner = torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0)))
+        return self.gelu(h), self.gelu(h, coefficient=0.05), 0.5 * h * (1.0 + inner), inner
+
+
+def test_written_out_tanh_gelu_becomes_one_node():
+    torch.manual_seed(0)
+    model, x = NewGelu().eval(), torch.randn(4, 16) * 3
+    session, got, plain = run_both(extract_ir(model, (x,)), x)
+    types = op_types(session)
+    gelus = [node for node in nodes(session) if node["op_type"] == "aten::gelu"]
+    assert len(gelus) == 1 and gelus[0]["attrs"]["approximate"]["value"] == "tanh"
+    assert types.count("aten::tanh") == 2  # the other coefficient's and the returned one's
+    with torch.no_grad():
+        expected = model(x)
+    for a, b, want in zip(got, plain, expected):
+        np.testing.assert_allclose(a, b, **FLOAT32_SUMS)
+        np.testing.assert_allclose(a, want.numpy(), **FLOAT32_SUMS)

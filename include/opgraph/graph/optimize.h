@@ -8,6 +8,9 @@
 
 namespace opgraph {
 
+// - GELU's tanh form written out as eight elementwise nodes (transformers'
+//   NewGELUActivation: GPT-2, GPT-J, CodeGen, Phi) becomes one aten::gelu
+//   with approximate="tanh".
 // - An inference batch norm after a 2-D convolution, with constant weight,
 //   bias and statistics, is folded into the convolution's weight and bias
 //   (new constants; the constants no node reads any more are dropped).
