@@ -129,6 +129,31 @@ void linear_backward_cpu(const KernelContext& context, std::span<const Tensor> i
   if (in[3].defined()) column_sums(context, grad, rows, n, out[2], Reference);
 }
 
+// out = alpha * out + beta * self, self broadcast to out's [rows..., n] shape
+// (addmm's and baddbmm's scaling when it is not the bias a product adds).
+void scale_and_add(const Tensor& out, const Tensor& self, double alpha, double beta) {
+  const Shape& shape = out.shape();
+  const int64_t rank = static_cast<int64_t>(shape.size()), offset = rank - self.dim();
+  dispatch_floating(out.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    T* o = out.data_ptr<T>();
+    const T* s = self.data_ptr<T>();
+    std::vector<int64_t> index(shape.size(), 0);
+    for (int64_t flat = 0; flat < out.numel(); ++flat) {
+      int64_t at = 0;  // self's element for this one: extent-1 dims broadcast
+      for (int64_t d = offset; d < rank; ++d) {
+        const int64_t extent = self.size(d - offset);
+        at = at * extent + (extent == 1 ? 0 : index[d]);
+      }
+      o[flat] = static_cast<T>(alpha) * o[flat] + (beta == 0.0 ? T(0) : static_cast<T>(beta) * s[at]);
+      for (int64_t d = rank; d-- > 0;) {
+        if (++index[d] < shape[d]) break;
+        index[d] = 0;
+      }
+    }
+  });
+}
+
 // --- addmm: beta * self + alpha * (mat1 @ mat2), self broadcast to [M, N].
 
 std::vector<TensorMeta> addmm_shape(std::span<const TensorMeta* const> in, const Attrs&) {
@@ -161,19 +186,30 @@ void addmm_cpu(const KernelContext& context, std::span<const Tensor> in, std::sp
     return run_product(context, p, out[0].dtype(), Reference);
   }
   run_product(context, p, out[0].dtype(), Reference);
-  dispatch_floating(out[0].dtype(), "self", [&](auto zero) {
-    using T = decltype(zero);
-    T* o = out[0].data_ptr<T>();
-    const T* s = self.data_ptr<T>();
-    const int64_t n = out[0].size(1);
-    for (int64_t i = 0; i < out[0].size(0); ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        const int64_t at = (bias.shape[0] == 1 ? 0 : i * bias.strides[0]) + (bias.shape[1] == 1 ? 0 : j * bias.strides[1]);
-        const T added = beta == 0.0 ? T(0) : static_cast<T>(beta) * s[at];
-        o[i * n + j] = static_cast<T>(alpha) * o[i * n + j] + added;
-      }
-    }
-  });
+  scale_and_add(out[0], self, alpha, beta);
+}
+
+// --- baddbmm: beta * self + alpha * (batch1 @ batch2), self broadcast to [B, N, M].
+
+std::vector<TensorMeta> baddbmm_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  const TensorMeta& self = *in[0];
+  const TensorMeta product = batched_shape<3>(in.subspan(1), attrs)[0];
+  check_dtypes(product, "batch1", self, "self");
+  OPGRAPH_CHECK(self.dim() <= 3, "self: expected rank 3 or less, got ", self.str());
+  for (int64_t d = 1; d <= self.dim(); ++d) {
+    const int64_t extent = self.shape[self.dim() - d];
+    OPGRAPH_CHECK(extent == 1 || extent == product.shape[3 - d], "self: ", self.str(),
+                  " does not broadcast to the product's shape ", shape_str(product.shape));
+  }
+  return {product};
+}
+
+template <bool Reference>
+void baddbmm_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                 const Attrs& attrs) {
+  run_product(context, {operand(in[1], 3), operand(in[2], 3), operand(out[0], 3), std::nullopt}, out[0].dtype(),
+              Reference);
+  scale_and_add(out[0], in[0], scalar_attr(attrs, "alpha"), scalar_attr(attrs, "beta"));
 }
 
 // --- matmul: torch.matmul's rules. Vectors gain a dimension for the product
@@ -223,6 +259,9 @@ void register_matmul_ops(Registry& registry) {
                     batched_cpu<true>});
   define(registry, {"aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
                     addmm_shape, addmm_cpu<false>, addmm_cpu<true>});
+  define(registry, {"aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
+                    "Tensor",
+                    baddbmm_shape, baddbmm_cpu<false>, baddbmm_cpu<true>});
   // A backward op is registered before the op that names it.
   define(registry, {"opgraph::linear_backward(Tensor grad_output, Tensor input, Tensor weight, Tensor? bias=None) "
                     "-> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",

@@ -10,6 +10,7 @@ void register_conv_backward_ops(Registry& registry);
 void register_gemm_ops(Registry& registry);
 void register_conv_ops(Registry& registry);
 void register_conv_nchwc_ops(Registry& registry);
+void register_prelu_ops(Registry& registry);
 void register_pool_ops(Registry& registry);
 void register_upsample_ops(Registry& registry);
 void register_grid_sample_ops(Registry& registry);
@@ -48,6 +49,7 @@ void register_builtin_ops(Registry& registry) {
   register_gemm_ops(registry);
   register_conv_ops(registry);
   register_conv_nchwc_ops(registry);
+  register_prelu_ops(registry);
   register_pool_ops(registry);
   register_upsample_ops(registry);
   register_grid_sample_ops(registry);

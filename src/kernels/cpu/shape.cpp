@@ -1,13 +1,14 @@
 // Shape ops: view, reshape, permute, transpose, t, flatten, unflatten, slice,
-// select, squeeze, unsqueeze, expand, flip, diagonal, as_strided, repeat, and
-// embedding.
+// select, squeeze, unsqueeze, expand, flip, diagonal, as_strided, repeat,
+// pixel_shuffle, pixel_unshuffle, and embedding.
 //
 // Every view op is described by one function from the input's shape to the
 // layout of the result inside the (contiguous) input: shape, strides and
 // offset. The shape function keeps the shape; the kernel copies the strided
 // view into the caller's output, since outputs are allocated by the caller.
-// flip, diagonal and repeat are copies in ATen but views of this kind all the
-// same: flip walks dims with negative strides, repeat a dim with stride 0.
+// flip, diagonal, repeat and the pixel shuffles are copies in ATen but views
+// of this kind all the same: flip walks dims with negative strides, repeat a
+// dim with stride 0, a pixel shuffle its channels' factors as spatial dims.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -294,6 +295,54 @@ Layout repeat(const TensorMeta& self, const Attrs& attrs) {
   return out;
 }
 
+// The factor of pixel_shuffle and pixel_unshuffle, and the leading dims of
+// `self` before its last three (channels, height, width).
+int64_t shuffle_factor(const TensorMeta& self, const Attrs& attrs, const char* name) {
+  const int64_t factor = attrs.get<int64_t>(name);
+  OPGRAPH_CHECK(factor >= 1, name, ": expected at least 1, got ", factor);
+  OPGRAPH_CHECK(self.dim() >= 3, "self: expected rank 3 or more (..., channels, height, width), got ", self.str());
+  return factor;
+}
+
+// The first `lead` dims of `self` as they are, the result's shape too.
+Layout leading_dims(const TensorMeta& self, size_t lead) {
+  const Layout in = identity(self);
+  const Shape shape(self.shape.begin(), self.shape.begin() + lead);
+  return {shape, Strides(in.strides.begin(), in.strides.begin() + lead), 0, shape};
+}
+
+// [..., C * r * r, H, W] -> [..., C, H * r, W * r]: out[..., c, h * r + i,
+// w * r + j] = self[..., c * r * r + i * r + j, h, w], a view of shape
+// [..., C, H, r, W, r].
+Layout pixel_shuffle(const TensorMeta& self, const Attrs& attrs) {
+  const int64_t r = shuffle_factor(self, attrs, "upscale_factor");
+  const size_t lead = self.shape.size() - 3;
+  const int64_t channels = self.shape[lead], height = self.shape[lead + 1], width = self.shape[lead + 2];
+  OPGRAPH_CHECK(channels % (r * r) == 0, "self: expected channels divisible by upscale_factor^2 = ", r * r, ", got ",
+                self.str());
+  Layout out = leading_dims(self, lead);
+  const int64_t plane = height * width;
+  out.shape.insert(out.shape.end(), {channels / (r * r), height, r, width, r});
+  out.strides.insert(out.strides.end(), {r * r * plane, width, r * plane, 1, plane});
+  out.result->insert(out.result->end(), {channels / (r * r), height * r, width * r});
+  return out;
+}
+
+// [..., C, H * r, W * r] -> [..., C * r * r, H, W]: pixel_shuffle undone, a
+// view of shape [..., C, r, r, H, W].
+Layout pixel_unshuffle(const TensorMeta& self, const Attrs& attrs) {
+  const int64_t r = shuffle_factor(self, attrs, "downscale_factor");
+  const size_t lead = self.shape.size() - 3;
+  const int64_t channels = self.shape[lead], height = self.shape[lead + 1], width = self.shape[lead + 2];
+  OPGRAPH_CHECK(height % r == 0 && width % r == 0, "self: expected height and width divisible by downscale_factor ",
+                r, ", got ", self.str());
+  Layout out = leading_dims(self, lead);
+  out.shape.insert(out.shape.end(), {channels, r, r, height / r, width / r});
+  out.strides.insert(out.strides.end(), {height * width, width, 1, r * width, r});
+  out.result->insert(out.result->end(), {channels * r * r, height / r, width / r});
+  return out;
+}
+
 template <LayoutFn layout_of>
 std::vector<TensorMeta> view_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
   Layout layout = layout_of(*inputs[0], attrs);
@@ -396,6 +445,8 @@ void register_shape_ops(Registry& registry) {
                           "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
                           "SymInt? storage_offset=None) -> Tensor(a)");
   define_view<repeat>(registry, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor");
+  define_view<pixel_shuffle>(registry, "aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor");
+  define_view<pixel_unshuffle>(registry, "aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor");
   // Rows are copied whole, so the plain loop is already the fast kernel.
   define(registry, {"aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
                     "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
