@@ -54,13 +54,16 @@ enum class DType : int32_t {
   Int32 = OG_INT32,
   Int64 = OG_INT64,
   Bool = OG_BOOL,
+  Complex64 = OG_COMPLEX64,
+  Complex128 = OG_COMPLEX128,
 };
 
 enum class Device : int32_t { CPU = OG_CPU, CUDA = OG_CUDA };
 
 inline const char* dtype_name(DType dtype) {
   static constexpr const char* names[] = {"float32", "float64", "float16", "bfloat16", "int8",
-                                          "uint8",   "int32",   "int64",   "bool"};
+                                          "uint8",   "int32",   "int64",   "bool",
+                                          "complex64", "complex128"};
   auto index = static_cast<size_t>(dtype);
   return index < std::size(names) ? names[index] : "unknown";
 }

@@ -7,14 +7,6 @@ import torch
 import opgraph
 from oracle import aten_schema
 
-# Core overloads the runtime cannot hold yet, and why. The test fails when one
-# of these gains a kernel (take it off the list) or when any other is missing.
-NOT_YET = {
-    "aten::_fft_r2c": "its output is complex; the runtime has no complex dtype",
-    "aten::_fft_c2r": "its input is complex; the runtime has no complex dtype",
-}
-
-
 def core_overloads():
     for name in dir(torch.ops.aten):
         packet = getattr(torch.ops.aten, name)
@@ -36,9 +28,7 @@ def test_every_core_aten_overload_has_a_kernel():
     core = list(core_overloads())
     assert len(core) > 150, "torch.Tag.core lists the Core ATen opset"
     missing = sorted(runtime_name(op) for op in core if runtime_name(op) not in registered)
-    assert set(missing) == set(NOT_YET), (
-        f"{len(missing)} of {len(core)} Core ATen overloads have no kernel: {', '.join(missing)}; "
-        f"listed as not yet: {', '.join(sorted(NOT_YET))}")
+    assert not missing, f"{len(missing)} of {len(core)} Core ATen overloads have no kernel: {', '.join(missing)}"
 
 
 def test_every_aten_op_has_atens_schema():

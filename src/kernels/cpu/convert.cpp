@@ -5,8 +5,12 @@
 // Outputs are allocated by the caller, so an op that PyTorch may answer with
 // a view of its input (to, contiguous, alias) writes a copy here; the values
 // are the same. Conversions follow static_cast, as PyTorch's do: floats
-// truncate toward zero into integers, any non-zero value is true.
+// truncate toward zero into integers, any non-zero value is true; a real
+// value becomes a complex one with imaginary part 0. A complex tensor
+// converts only to a complex dtype: PyTorch would drop the imaginary part
+// (with a warning), which is refused here.
 #include <algorithm>
+#include <complex>
 #include <cstring>
 
 #include "kernels/cpu/elementwise.h"
@@ -21,6 +25,20 @@ DType target_dtype(const TensorMeta& self, const Attrs& attrs, bool has_dtype) {
   if (!has_dtype) return self.dtype;
   const AttrValue& value = attrs.get("dtype");
   return std::holds_alternative<DType>(value) ? std::get<DType>(value) : self.dtype;
+}
+
+// Calls fn(T{}) for T the C++ type of every dtype these ops copy: those of
+// the elementwise ops and the complex ones.
+template <typename Fn>
+void dispatch_copyable(DType dtype, const char* argument, Fn&& fn) {
+  if (dtype == DType::Complex64) return fn(std::complex<float>{});
+  if (dtype == DType::Complex128) return fn(std::complex<double>{});
+  dispatch_elementwise(dtype, argument, fn);
+}
+
+void check_convertible(DType from, DType to) {
+  OPGRAPH_CHECK(!is_complex(from) || is_complex(to), "dtype: converting ", dtype_name(from), " to ",
+                dtype_name(to), " would drop the imaginary part; take the real part first (torch.real)");
 }
 
 struct Conversion {
@@ -39,16 +57,18 @@ std::vector<TensorMeta> convert_shape(std::span<const TensorMeta* const> inputs,
   const TensorMeta& self = *inputs[0];
   check_placement(attrs, kConversion.placement);
   const DType dtype = inputs.size() > 1 ? inputs[1]->dtype : target_dtype(self, attrs, kConversion.has_dtype);
-  dispatch_elementwise(self.dtype, "self", [](auto) {});
-  dispatch_elementwise(dtype, "dtype", [](auto) {});
+  dispatch_copyable(self.dtype, "self", [](auto) {});
+  dispatch_copyable(dtype, "dtype", [](auto) {});
+  check_convertible(self.dtype, dtype);
   return {{dtype, self.shape}};
 }
 
 // copy(self, src): self's dtype and shape, which src must broadcast to.
 std::vector<TensorMeta> copy_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
   const TensorMeta &self = *inputs[0], &src = *inputs[1];
-  dispatch_elementwise(self.dtype, "self", [](auto) {});
-  dispatch_elementwise(src.dtype, "src", [](auto) {});
+  dispatch_copyable(self.dtype, "self", [](auto) {});
+  dispatch_copyable(src.dtype, "src", [](auto) {});
+  check_convertible(src.dtype, self.dtype);
   OPGRAPH_CHECK(broadcast_shapes(self.shape, src.shape) == self.shape, "src: expected a shape that broadcasts to ",
                 self.str(), ", got ", src.str());
   return {self};
@@ -63,12 +83,13 @@ void convert_kernel(const KernelContext& context, std::span<const Tensor> inputs
     std::memcpy(out.data(), source.data(), static_cast<size_t>(source.numel()) * source.itemsize());
     return;
   }
-  dispatch_elementwise(source.dtype(), "source", [&](auto from) {
-    using From = decltype(from);
-    dispatch_elementwise(out.dtype(), "dtype", [&](auto to) {
-      using To = decltype(to);
-      map_broadcast<To, kReference>(context, out, [](From x) { return static_cast<To>(x); },
-                        Input<From>{source.data_ptr<const From>(), source.shape()});
+  check_convertible(source.dtype(), out.dtype());
+  dispatch_copyable(source.dtype(), "source", [&]<typename From>(From) {
+    dispatch_copyable(out.dtype(), "dtype", [&]<typename To>(To) {
+      if constexpr (!is_complex_v<From> || is_complex_v<To>) {
+        map_broadcast<To, kReference>(context, out, [](From x) { return static_cast<To>(x); },
+                                      Input<From>{source.data_ptr<const From>(), source.shape()});
+      }
     });
   });
 }
