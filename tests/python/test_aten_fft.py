@@ -303,3 +303,35 @@ def test_complex_crosses_dlpack(dtype):
     assert view.dtype == array.dtype
     np.testing.assert_array_equal(view, array)
     np.testing.assert_array_equal(opgraph.from_dlpack(array).numpy(), array)
+
+
+def test_complex_number_takes_the_complex_tensors_dtype():
+    z = cplx((3,), np.complex128)
+    check_op("aten::mul.Tensor", torch.mul, z, np.array(1j, np.complex64))
+    with pytest.raises(opgraph.Error, match="other: expected float32 like self .*got complex64"):
+        call("aten::mul.Tensor", real((3,), np.float32), np.array(1j, np.complex64))
+
+
+# ---- complex values in exported graphs -------------------------------------------------------
+
+
+class ComplexInOut(torch.nn.Module):
+    """Complex graph inputs and outputs, a complex Python number, and real values promoted to complex."""
+
+    def forward(self, z, x):
+        spectrum = torch.fft.fft(z.to(torch.complex128), dim=-1) * 1j + torch.fft.rfft(x)[:, :4].abs()
+        return spectrum, torch.view_as_complex(x.reshape(3, 4, 2)), x[:, :4] * 1j
+
+
+def test_complex_values_cross_the_graph(tmp_path):
+    from opgraph.ir import extract_ir
+
+    z, x = torch.randn(3, 4, dtype=torch.complex64), torch.randn(3, 8)
+    path = tmp_path / "complex.opg"
+    extract_ir(ComplexInOut(), (z, x)).save(path)
+    actual = opgraph.Session(str(path)).run(z, x)
+    expected = ComplexInOut()(z, x)
+    assert len(actual) == len(expected)
+    for got, want in zip(actual, expected):
+        assert got.dtype == want.numpy().dtype
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)

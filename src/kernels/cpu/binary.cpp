@@ -9,7 +9,8 @@
 // has it too. The one exception is a 0-d operand, how an exported graph
 // carries a Python number (x * 0.5, positions + 1): it takes the other
 // operand's dtype, as PyTorch's wrapped numbers do, unless a floating-point
-// number meets an integer tensor, which PyTorch would promote to float.
+// number meets an integer tensor or a complex number a real one, which
+// PyTorch would promote. add, sub, mul and div also take complex tensors.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -345,9 +346,11 @@ void broadcast_reference(Operand<T> a, Operand<T> b, const Tensor& out, Fn fn) {
 
 DType result_dtype(const TensorMeta& self, const TensorMeta& other) {
   if (self.dtype == other.dtype) return self.dtype;
-  const auto takes_dtype_of = [](const TensorMeta& number, const TensorMeta& tensor) {
-    return number.dim() == 0 && !is_complex(number.dtype) &&
-           (is_floating_point(tensor.dtype) || is_complex(tensor.dtype) || !is_floating_point(number.dtype));
+  // A number of a wider kind than the tensor (a float for an integer tensor, a
+  // complex number for a real one) would promote the result in PyTorch.
+  const auto kind = [](DType dtype) { return is_complex(dtype) ? 2 : is_floating_point(dtype) ? 1 : 0; };
+  const auto takes_dtype_of = [&](const TensorMeta& number, const TensorMeta& tensor) {
+    return number.dim() == 0 && kind(number.dtype) <= kind(tensor.dtype);
   };
   if (takes_dtype_of(other, self)) return self.dtype;
   if (takes_dtype_of(self, other)) return other.dtype;
