@@ -21,6 +21,7 @@
 // ABI: they come back to the caller as opgraph::Error with their message.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -76,6 +77,8 @@ template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::UInt
 template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::Int32; };
 template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::Int64; };
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
+template <> struct DTypeOf<std::complex<float>> { static constexpr DType value = DType::Complex64; };
+template <> struct DTypeOf<std::complex<double>> { static constexpr DType value = DType::Complex128; };
 
 class Error : public std::runtime_error {
  public:

@@ -8,14 +8,15 @@ import opgraph
 from oracle import aten_schema
 
 def core_overloads():
-    for name in dir(torch.ops.aten):
-        packet = getattr(torch.ops.aten, name)
-        if not isinstance(packet, torch._ops.OpOverloadPacket):
+    """Every Core ATen overload torch has, from its schemas: dir(torch.ops.aten)
+    lists only the ops some code has touched, which depends on what ran before."""
+    for schema in torch._C._jit_get_all_schemas():
+        if not schema.name.startswith("aten::"):
             continue
-        for overload in packet.overloads():
-            op = getattr(packet, overload)
-            if torch.Tag.core in op.tags:
-                yield op
+        packet = getattr(torch.ops.aten, schema.name.removeprefix("aten::"))
+        op = getattr(packet, schema.overload_name or "default")
+        if torch.Tag.core in op.tags:
+            yield op
 
 
 def runtime_name(op):

@@ -1,6 +1,6 @@
 // Copies and dtype conversions: _to_copy, the to overloads, type_as, clone,
-// contiguous, alias, detach, detach_, lift_fresh_copy, and copy (src
-// broadcast into self's shape and dtype).
+// contiguous, alias, detach, detach_, lift_fresh_copy, copy (src broadcast
+// into self's shape and dtype), and resize_.
 //
 // Outputs are allocated by the caller, so an op that PyTorch may answer with
 // a view of its input (to, contiguous, alias) writes a copy here; the values
@@ -13,6 +13,7 @@
 #include <complex>
 #include <cstring>
 
+#include "kernels/cpu/checked.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/placement.h"
 
@@ -31,9 +32,17 @@ DType target_dtype(const TensorMeta& self, const Attrs& attrs, bool has_dtype) {
 // the elementwise ops and the complex ones.
 template <typename Fn>
 void dispatch_copyable(DType dtype, const char* argument, Fn&& fn) {
-  if (dtype == DType::Complex64) return fn(std::complex<float>{});
-  if (dtype == DType::Complex128) return fn(std::complex<double>{});
-  dispatch_elementwise(dtype, argument, fn);
+  switch (dtype) {
+    case DType::Complex64: return fn(std::complex<float>{});
+    case DType::Complex128: return fn(std::complex<double>{});
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Int8:
+    case DType::UInt8:
+      throw Error(detail::concat(argument, ": expected float32, float64, int64, int32, bool, complex64 or complex128, got ",
+                                 dtype_name(dtype)));
+    default: return dispatch_elementwise(dtype, argument, fn);
+  }
 }
 
 void check_convertible(DType from, DType to) {
@@ -94,6 +103,39 @@ void convert_kernel(const KernelContext& context, std::span<const Tensor> inputs
   });
 }
 
+// resize_ as a graph holds it: self's elements, in order, in the new shape.
+// The elements past self's, which PyTorch leaves uninitialized, are zeros.
+std::vector<TensorMeta> resize_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const TensorMeta& self = *inputs[0];
+  check_placement(attrs, kMemoryFormat);
+  dispatch_copyable(self.dtype, "self", [](auto) {});
+  const Shape size = attrs.get<std::vector<int64_t>>("size");
+  int64_t numel = 1;
+  for (int64_t extent : size) {
+    OPGRAPH_CHECK(extent >= 0, "size: expected extents of at least 0, got ", shape_str(size));
+    numel = checked_mul(numel, extent, "size");
+  }
+  return {{self.dtype, size}};
+}
+
+void resize_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                const Attrs&) {
+  const Tensor &self = inputs[0], &out = outputs[0];
+  const size_t kept = std::min(self.nbytes(), out.nbytes());
+  std::memcpy(out.data(), self.data(), kept);
+  std::memset(static_cast<char*>(out.data()) + kept, 0, out.nbytes() - kept);
+}
+
+void resize_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                      const Attrs&) {
+  const Tensor &self = inputs[0], &out = outputs[0];
+  dispatch_copyable(self.dtype(), "self", [&]<typename T>(T) {
+    const T* x = self.data_ptr<const T>();
+    T* y = out.data_ptr<T>();
+    for (int64_t i = 0; i < out.numel(); ++i) y[i] = i < self.numel() ? x[i] : T{};
+  });
+}
+
 template <const Conversion& kConversion>
 void define_conversion(Registry& registry, const char* schema,
                        std::source_location where = std::source_location::current()) {
@@ -131,6 +173,8 @@ void register_convert_ops(Registry& registry) {
   define_conversion<kCopy>(registry, "aten::lift_fresh_copy(Tensor self) -> Tensor");
   define(registry, {"aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", copy_shape,
                     convert_kernel<false, 1>, convert_kernel<true, 1>});
+  define(registry, {"aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)",
+                    resize_shape, resize_cpu, resize_reference});
 }
 
 }  // namespace opgraph::kernels

@@ -216,7 +216,7 @@ void dispatch_complex(DType dtype, const char* argument, Fn&& fn) {
 }
 
 // `dim`, wrapped and checked: distinct dims of self, at least one.
-std::vector<int64_t> transform_dims(const TensorMeta& self, const Attrs& attrs) {
+std::vector<int64_t> wrapped_dims(const TensorMeta& self, const Attrs& attrs) {
   std::vector<int64_t> dims = attrs.get<std::vector<int64_t>>("dim");
   OPGRAPH_CHECK(self.dim() > 0, "self: expected a tensor with at least one dim to transform, got ", self.str());
   OPGRAPH_CHECK(!dims.empty(), "dim: expected at least one dim to transform, got none");
@@ -228,20 +228,24 @@ std::vector<int64_t> transform_dims(const TensorMeta& self, const Attrs& attrs) 
   return dims;
 }
 
-// Every transformed dim of `shape` holds at least one point.
-void check_points(std::span<const int64_t> shape, std::span<const int64_t> dims, const TensorMeta& self) {
-  for (int64_t dim : dims) {
-    OPGRAPH_CHECK(shape[dim] > 0, "self: expected at least one point along each transformed dim, got ", self.str(),
-                  " (dim ", dim, ")");
-  }
-}
-
 // The factor normalization asks for, over `points` points.
 double scale(const Attrs& attrs, int64_t points) {
   const int64_t mode = attrs.get<int64_t>("normalization");
   OPGRAPH_CHECK(mode >= 0 && mode <= 2, "normalization: expected 0 (none), 1 (1/sqrt(n)) or 2 (1/n), got ", mode);
   if (mode == 0) return 1.0;
   return mode == 1 ? 1.0 / std::sqrt(static_cast<double>(points)) : 1.0 / static_cast<double>(points);
+}
+
+// The shape functions' checks of `dim` and `normalization`: the dims as
+// wrapped_dims gives them, each holding at least one point.
+std::vector<int64_t> checked_dims(const TensorMeta& self, const Attrs& attrs) {
+  std::vector<int64_t> dims = wrapped_dims(self, attrs);
+  for (int64_t dim : dims) {
+    OPGRAPH_CHECK(self.shape[dim] > 0, "self: expected at least one point along each transformed dim, got ", self.str(),
+                  " (dim ", dim, ")");
+  }
+  static_cast<void>(scale(attrs, 1));
+  return dims;
 }
 
 int64_t points(std::span<const int64_t> shape, std::span<const int64_t> dims) {
@@ -286,38 +290,27 @@ std::vector<TensorMeta> r2c_shape(std::span<const TensorMeta* const> inputs, con
   const TensorMeta& self = *inputs[0];
   const std::optional<DType> dtype = complex_dtype_of(self.dtype);
   OPGRAPH_CHECK(dtype.has_value(), "self: expected float32 or float64, got ", self.str());
-  const std::vector<int64_t> dims = transform_dims(self, attrs);
-  check_points(self.shape, dims, self);
-  static_cast<void>(scale(attrs, 1));
+  const std::vector<int64_t> dims = checked_dims(self, attrs);
   Shape shape = self.shape;
   if (attrs.get<bool>("onesided")) shape[dims.back()] = shape[dims.back()] / 2 + 1;
   return {{*dtype, shape}};
 }
 
-template <bool kReference>
-void r2c_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs& attrs) {
-  const Tensor& self = inputs[0];
-  const std::vector<int64_t> dims = transform_dims(self.meta(), attrs);
-  std::vector<Complex> work = load(self);
-  for (int64_t dim : dims) transform_dim<kReference>(context, work.data(), self.shape(), dim, true);
-  store(work, self.shape(), outputs[0], dims.back(), scale(attrs, points(self.shape(), dims)));
-}
-
 std::vector<TensorMeta> c2c_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
   const TensorMeta& self = *inputs[0];
   dispatch_complex(self.dtype, "self", [](auto) {});
-  check_points(self.shape, transform_dims(self, attrs), self);
-  static_cast<void>(scale(attrs, 1));
+  static_cast<void>(checked_dims(self, attrs));
   return {self};
 }
 
-template <bool kReference>
-void c2c_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs& attrs) {
+// r2c (forward, from a real tensor) and c2c: a transform along each dim, the
+// result kept whole or, along the last dim, its first points (onesided r2c).
+template <bool kReference, bool kFromReal>
+void spectrum_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                     const Attrs& attrs) {
   const Tensor& self = inputs[0];
-  const std::vector<int64_t> dims = transform_dims(self.meta(), attrs);
-  const bool forward = attrs.get<bool>("forward");
+  const std::vector<int64_t> dims = wrapped_dims(self.meta(), attrs);
+  const bool forward = kFromReal || attrs.get<bool>("forward");
   std::vector<Complex> work = load(self);
   for (int64_t dim : dims) transform_dim<kReference>(context, work.data(), self.shape(), dim, forward);
   store(work, self.shape(), outputs[0], dims.back(), scale(attrs, points(self.shape(), dims)));
@@ -329,14 +322,12 @@ void c2c_kernel(const KernelContext& context, std::span<const Tensor> inputs, st
 std::vector<TensorMeta> c2r_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
   const TensorMeta& self = *inputs[0];
   dispatch_complex(self.dtype, "self", [](auto) {});
-  const std::vector<int64_t> dims = transform_dims(self, attrs);
-  check_points(self.shape, dims, self);
+  const std::vector<int64_t> dims = checked_dims(self, attrs);
   const int64_t length = attrs.get<int64_t>("last_dim_size");
   OPGRAPH_CHECK(length >= 1, "last_dim_size: expected at least 1, got ", length);
   OPGRAPH_CHECK(self.shape[dims.back()] >= length / 2 + 1, "self: expected at least last_dim_size / 2 + 1 = ",
                 length / 2 + 1, " points along dim ", dims.back(), " for last_dim_size ", length, ", got ",
                 self.str());
-  static_cast<void>(scale(attrs, 1));
   Shape shape = self.shape;
   shape[dims.back()] = length;
   return {{real_part_dtype(self.dtype), shape}};
@@ -346,7 +337,7 @@ template <bool kReference>
 void c2r_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                 const Attrs& attrs) {
   const Tensor &self = inputs[0], &out = outputs[0];
-  const std::vector<int64_t> dims = transform_dims(self.meta(), attrs);
+  const std::vector<int64_t> dims = wrapped_dims(self.meta(), attrs);
   const int64_t last = dims.back();
   std::vector<Complex> work = load(self);
   for (size_t i = 0; i + 1 < dims.size(); ++i) {
@@ -423,11 +414,11 @@ void reinterpret_reference(const KernelContext&, std::span<const Tensor> inputs,
 
 void register_fft_ops(Registry& registry) {
   define(registry, {"aten::_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor", r2c_shape,
-                    r2c_kernel<false>, r2c_kernel<true>});
+                    spectrum_kernel<false, true>, spectrum_kernel<true, true>});
   define(registry, {"aten::_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor",
                     c2r_shape, c2r_kernel<false>, c2r_kernel<true>});
   define(registry, {"aten::_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor",
-                    c2c_shape, c2c_kernel<false>, c2c_kernel<true>});
+                    c2c_shape, spectrum_kernel<false, false>, spectrum_kernel<true, false>});
   define(registry, {"aten::view_as_real(Tensor(a) self) -> Tensor(a)", view_as_real_shape, reinterpret_cpu,
                     reinterpret_reference});
   define(registry, {"aten::view_as_complex(Tensor(a) self) -> Tensor(a)", view_as_complex_shape, reinterpret_cpu,
