@@ -59,8 +59,8 @@ T scalar_attr(const Attrs& attrs, std::string_view name) {
     return static_cast<T>(*integer);
   }
   const double real = attrs.get<double>(name);
-  OPGRAPH_CHECK(std::is_floating_point_v<T> || is_complex_v<T>, name, ": expected an integer for a ", dtype_name(dtype_of<T>),
-                " tensor (no type promotion), got ", real);
+  OPGRAPH_CHECK(std::is_floating_point_v<T> || is_complex_v<T>, name, ": expected an integer for a ",
+                dtype_name(dtype_of<T>), " tensor (no type promotion), got ", real);
   return static_cast<T>(real);
 }
 

@@ -35,13 +35,14 @@ void dispatch_copyable(DType dtype, const char* argument, Fn&& fn) {
   switch (dtype) {
     case DType::Complex64: return fn(std::complex<float>{});
     case DType::Complex128: return fn(std::complex<double>{});
-    case DType::Float16:
-    case DType::BFloat16:
-    case DType::Int8:
-    case DType::UInt8:
-      throw Error(detail::concat(argument, ": expected float32, float64, int64, int32, bool, complex64 or complex128, got ",
-                                 dtype_name(dtype)));
-    default: return dispatch_elementwise(dtype, argument, fn);
+    case DType::Float32:
+    case DType::Float64:
+    case DType::Int32:
+    case DType::Int64:
+    case DType::Bool: return dispatch_elementwise(dtype, argument, fn);
+    default:
+      throw Error(detail::concat(argument, ": expected float32, float64, int64, int32, bool, complex64 or ",
+                                 "complex128, got ", dtype_name(dtype)));
   }
 }
 
@@ -110,7 +111,7 @@ std::vector<TensorMeta> resize_shape(std::span<const TensorMeta* const> inputs, 
   check_placement(attrs, kMemoryFormat);
   dispatch_copyable(self.dtype, "self", [](auto) {});
   const Shape size = attrs.get<std::vector<int64_t>>("size");
-  int64_t numel = 1;
+  int64_t numel = 1;  // checked to fit int64
   for (int64_t extent : size) {
     OPGRAPH_CHECK(extent >= 0, "size: expected extents of at least 0, got ", shape_str(size));
     numel = checked_mul(numel, extent, "size");

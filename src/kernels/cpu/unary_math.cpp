@@ -65,7 +65,9 @@ void abs_kernel(const KernelContext& context, std::span<const Tensor> inputs, st
     const auto* x = self.data_ptr<const std::complex<T>>();
     T* y = out.data_ptr<T>();
     if constexpr (kReference) {
-      for (int64_t i = 0; i < out.numel(); ++i) y[i] = static_cast<T>(std::hypot(double(x[i].real()), double(x[i].imag())));
+      for (int64_t i = 0; i < out.numel(); ++i) {
+        y[i] = static_cast<T>(std::hypot(double(x[i].real()), double(x[i].imag())));
+      }
     } else {
       parallel_items(context, out.numel(), 1, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) y[i] = std::hypot(x[i].real(), x[i].imag());

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .models import ZooModel, image, well_conditioned
+from .models import ZooModel, audio, image, well_conditioned
 
 
 class ResidualCNN(nn.Module):
@@ -197,7 +197,6 @@ STACKS = [
     ZooModel("audio_conv1d", lambda: AudioConv().eval(), lambda b: (torch.randn(b, 400,
                                                                                 generator=torch.Generator().manual_seed(b)),)),
     ZooModel("transformer_stack", lambda: TransformerStack().eval(), sequence(32)),
-    ZooModel("spectrogram", lambda: Spectrogram().eval(), lambda b: (torch.randn(b, 400,
-                                                                               generator=torch.Generator().manual_seed(b)),)),
+    ZooModel("spectrogram", lambda: Spectrogram().eval(), audio(400)),
     ZooModel("fft_roundtrip", lambda: SpectralFilter().eval(), sequence(30, steps=4)),
 ]
