@@ -123,6 +123,13 @@ def test_c2r_reads_the_first_half_of_a_longer_input(n):
 
 
 @pytest.mark.parametrize("n", [1, 2, 9, 100])
+def test_c2r_along_a_leading_dim(n):
+    x = cplx((n // 2 + 1, 3, 5), np.complex128, seed=n)
+    check_op("aten::_fft_c2r", lambda t: A._fft_c2r(t, [2, 0], 1, n), x, tolerance=tolerance(n * 5, np.float64),
+             dim=[2, 0], normalization=1, last_dim_size=n)
+
+
+@pytest.mark.parametrize("n", [1, 2, 9, 100])
 def test_round_trip_is_the_identity(n):
     x = real((4, n), np.float64)
     spectrum = call("aten::_fft_r2c", x, dim=[1], normalization=0, onesided=True)
