@@ -342,3 +342,10 @@ def test_complex_values_cross_the_graph(tmp_path):
     for got, want in zip(actual, expected):
         assert got.dtype == want.numpy().dtype
         np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_per_node_verify_compares_complex_values():
+    from opgraph.ir import verify
+
+    report = verify(ComplexInOut(), (torch.randn(3, 4, dtype=torch.complex64), torch.randn(3, 8)), per_node=True)
+    assert report.ok and report.first_divergence is None, str(report)
