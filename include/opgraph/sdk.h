@@ -21,6 +21,7 @@
 // ABI: they come back to the caller as opgraph::Error with their message.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -54,13 +55,16 @@ enum class DType : int32_t {
   Int32 = OG_INT32,
   Int64 = OG_INT64,
   Bool = OG_BOOL,
+  Complex64 = OG_COMPLEX64,
+  Complex128 = OG_COMPLEX128,
 };
 
 enum class Device : int32_t { CPU = OG_CPU, CUDA = OG_CUDA };
 
 inline const char* dtype_name(DType dtype) {
   static constexpr const char* names[] = {"float32", "float64", "float16", "bfloat16", "int8",
-                                          "uint8",   "int32",   "int64",   "bool"};
+                                          "uint8",   "int32",   "int64",   "bool",
+                                          "complex64", "complex128"};
   auto index = static_cast<size_t>(dtype);
   return index < std::size(names) ? names[index] : "unknown";
 }
@@ -73,6 +77,8 @@ template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::UInt
 template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::Int32; };
 template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::Int64; };
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
+template <> struct DTypeOf<std::complex<float>> { static constexpr DType value = DType::Complex64; };
+template <> struct DTypeOf<std::complex<double>> { static constexpr DType value = DType::Complex128; };
 
 class Error : public std::runtime_error {
  public:

@@ -22,6 +22,8 @@ static std::optional<DType> dtype_from_numpy(int type_num) {
     case NPY_INT32: return DType::Int32;
     case NPY_INT64: return DType::Int64;
     case NPY_BOOL: return DType::Bool;
+    case NPY_COMPLEX64: return DType::Complex64;
+    case NPY_COMPLEX128: return DType::Complex128;
     default: return std::nullopt;
   }
 }
@@ -61,10 +63,12 @@ DType dtype_from_dlpack(nb::dlpack::dtype dtype) {
     if (code == Code::Int && dtype.bits == 32) return DType::Int32;
     if (code == Code::Int && dtype.bits == 64) return DType::Int64;
     if (code == Code::Bool && dtype.bits == 8) return DType::Bool;
+    if (code == Code::Complex && dtype.bits == 64) return DType::Complex64;
+    if (code == Code::Complex && dtype.bits == 128) return DType::Complex128;
   }
   throw Error(detail::concat("unsupported array dtype (DLPack code ", int(dtype.code), ", ", int(dtype.bits),
                              " bits, ", dtype.lanes, " lanes); opgraph holds float16/32/64, bfloat16, "
-                             "int8/32/64, uint8 and bool"));
+                             "int8/32/64, uint8, bool and complex64/128"));
 }
 
 nb::dlpack::dtype dtype_to_dlpack(DType dtype) {
@@ -82,6 +86,8 @@ nb::dlpack::dtype dtype_to_dlpack(DType dtype) {
     case DType::Int32: return make(Code::Int, 32);
     case DType::Int64: return make(Code::Int, 64);
     case DType::Bool: return make(Code::Bool, 8);
+    case DType::Complex64: return make(Code::Complex, 64);
+    case DType::Complex128: return make(Code::Complex, 128);
   }
   throw Error("unknown dtype");
 }
@@ -135,6 +141,8 @@ static int numpy_type(DType dtype) {
     case DType::Int32: return NPY_INT32;
     case DType::Int64: return NPY_INT64;
     case DType::Bool: return NPY_BOOL;
+    case DType::Complex64: return NPY_COMPLEX64;
+    case DType::Complex128: return NPY_COMPLEX128;
     case DType::BFloat16: break;
   }
   throw Error("NumPy has no bfloat16; use opgraph.Tensor with torch.from_dlpack instead");

@@ -22,6 +22,8 @@ DLDataType to_dl(DType dtype) {
     case DType::Int32: return {kDLInt, 32, 1};
     case DType::Int64: return {kDLInt, 64, 1};
     case DType::Bool: return {kDLBoolCode, 8, 1};
+    case DType::Complex64: return {kDLComplex, 64, 1};
+    case DType::Complex128: return {kDLComplex, 128, 1};
   }
   throw Error("to_dlpack: unknown dtype");
 }
@@ -48,10 +50,14 @@ DType from_dl(DLDataType dl) {
     case kDLBoolCode:
       if (dl.bits == 8) return DType::Bool;
       break;
+    case kDLComplex:
+      if (dl.bits == 64) return DType::Complex64;
+      if (dl.bits == 128) return DType::Complex128;
+      break;
   }
   throw Error(detail::concat("from_dlpack: unsupported DLPack dtype (code ", int(dl.code), ", bits ",
-                             int(dl.bits), "); opgraph holds float16/32/64, bfloat16, int8/32/64, uint8 "
-                             "and bool"));
+                             int(dl.bits), "); opgraph holds float16/32/64, bfloat16, int8/32/64, uint8, "
+                             "bool and complex64/128"));
 }
 
 // What an exported DLManagedTensor points into: it owns a reference to the

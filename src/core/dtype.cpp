@@ -9,7 +9,8 @@ namespace opgraph {
 // The C ABI spells dtypes and devices with the same numbers.
 static_assert(static_cast<int>(DType::Float32) == OG_FLOAT32 &&
               static_cast<int>(DType::BFloat16) == OG_BFLOAT16 &&
-              static_cast<int>(DType::Bool) == OG_BOOL);
+              static_cast<int>(DType::Bool) == OG_BOOL &&
+              static_cast<int>(DType::Complex128) == OG_COMPLEX128);
 static_assert(static_cast<int>(DeviceType::CPU) == OG_CPU &&
               static_cast<int>(DeviceType::CUDA) == OG_CUDA);
 
@@ -30,6 +31,8 @@ constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
     {"int32", "Int", 4, false},
     {"int64", "Long", 8, false},
     {"bool", "Bool", 1, false},
+    {"complex64", "ComplexFloat", 8, false},
+    {"complex128", "ComplexDouble", 16, false},
 }};
 const DTypeInfo& info(DType dtype) { return kInfo.at(static_cast<size_t>(dtype)); }
 }  // namespace
@@ -37,6 +40,19 @@ const DTypeInfo& info(DType dtype) { return kInfo.at(static_cast<size_t>(dtype))
 size_t itemsize(DType dtype) { return info(dtype).itemsize; }
 std::string_view dtype_name(DType dtype) { return info(dtype).name; }
 bool is_floating_point(DType dtype) { return info(dtype).floating; }
+bool is_complex(DType dtype) { return dtype == DType::Complex64 || dtype == DType::Complex128; }
+
+DType real_part_dtype(DType dtype) {
+  if (dtype == DType::Complex64) return DType::Float32;
+  if (dtype == DType::Complex128) return DType::Float64;
+  return dtype;
+}
+
+std::optional<DType> complex_dtype_of(DType dtype) {
+  if (dtype == DType::Float32) return DType::Complex64;
+  if (dtype == DType::Float64) return DType::Complex128;
+  return std::nullopt;
+}
 
 std::optional<DType> dtype_from_name(std::string_view name) {
   for (size_t i = 0; i < kInfo.size(); ++i) {
@@ -47,6 +63,8 @@ std::optional<DType> dtype_from_name(std::string_view name) {
   if (name == "half") return DType::Float16;
   if (name == "long") return DType::Int64;
   if (name == "int") return DType::Int32;
+  if (name == "cfloat") return DType::Complex64;
+  if (name == "cdouble") return DType::Complex128;
   return std::nullopt;
 }
 

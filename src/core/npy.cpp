@@ -34,6 +34,8 @@ std::optional<std::string_view> npy_descr(DType dtype) {
     case DType::Int32: return "<i4";
     case DType::Int64: return "<i8";
     case DType::Bool: return "|b1";
+    case DType::Complex64: return "<c8";
+    case DType::Complex128: return "<c16";
     case DType::BFloat16: return std::nullopt;
   }
   return std::nullopt;
@@ -154,7 +156,7 @@ DType dtype_of_descr(const std::string& descr, const std::string& path) {
                 "'); save it little-endian, e.g. with a.astype(a.dtype.newbyteorder('<'))");
   throw Error(detail::concat(path, ": dtype '", descr,
                              "' is not one opgraph holds (float16, float32, float64, int8, uint8, int32, int64, "
-                             "bool)"));
+                             "bool, complex64, complex128)"));
 }
 
 uint32_t little_endian(const unsigned char* bytes, size_t count) {

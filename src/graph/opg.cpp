@@ -37,6 +37,8 @@ const char* safetensors_dtype(DType dtype) {
     case DType::Int32: return "I32";
     case DType::Int64: return "I64";
     case DType::Bool: return "BOOL";
+    case DType::Complex64: return "C64";
+    case DType::Complex128: return "C128";
   }
   throw Error("unknown dtype");
 }

@@ -45,6 +45,7 @@ std::string_view symbolic_name(Type::Kind kind, bool symbolic) {
 constexpr std::pair<int64_t, DType> kAtenNumbers[] = {
     {0, DType::UInt8}, {1, DType::Int8},    {3, DType::Int32}, {4, DType::Int64},     {5, DType::Float16},
     {6, DType::Float32}, {7, DType::Float64}, {11, DType::Bool}, {15, DType::BFloat16},
+    {9, DType::Complex64}, {10, DType::Complex128},
 };
 
 std::optional<DType> dtype_from_aten_number(int64_t number) {

@@ -120,7 +120,9 @@ INSTANTIATE_TEST_SUITE_P(AllDTypes, DLPackDTypeTest,
                                            DTypeCode{DType::UInt8, kDLUInt, 8},
                                            DTypeCode{DType::Int32, kDLInt, 32},
                                            DTypeCode{DType::Int64, kDLInt, 64},
-                                           DTypeCode{DType::Bool, 6, 8}),  // kDLBool in DLPack >= 0.8
+                                           DTypeCode{DType::Bool, 6, 8},  // kDLBool in DLPack >= 0.8
+                                           DTypeCode{DType::Complex64, kDLComplex, 64},
+                                           DTypeCode{DType::Complex128, kDLComplex, 128}),
                          [](const auto& info) { return std::string(dtype_name(info.param.dtype)); });
 
 TEST(DLPackTest, ExportHoldsStorageUntilDeleted) {
@@ -215,9 +217,9 @@ void expect_rejected(ForeignTensor& foreign, const std::string& message_part) {
   EXPECT_EQ(foreign.deleter_calls, 1);
 }
 
-TEST(DLPackTest, ImportRejectsComplex) {
+TEST(DLPackTest, ImportRejectsComplexHalf) {
   float buffer[4] = {};
-  ForeignTensor foreign(buffer, {2}, DLDataType{kDLComplex, 64, 1});
+  ForeignTensor foreign(buffer, {2}, DLDataType{kDLComplex, 32, 1});
   expect_rejected(foreign, "unsupported DLPack dtype");
 }
 

@@ -36,7 +36,7 @@ std::string npy_file(const std::string& name, std::string header, const std::str
 TEST(Npy, RoundTripsEveryDtypeAndRank) {
   const std::string path = temp_path("round_trip.npy");
   for (DType dtype : {DType::Float32, DType::Float64, DType::Float16, DType::Int8, DType::UInt8, DType::Int32,
-                      DType::Int64, DType::Bool}) {
+                      DType::Int64, DType::Bool, DType::Complex64, DType::Complex128}) {
     for (const Shape& shape : {Shape{}, Shape{5}, Shape{2, 3}, Shape{1, 7, 1, 3}, Shape{0, 4}}) {
       Tensor t = Tensor::empty(shape, dtype);
       auto* bytes = static_cast<uint8_t*>(t.data());
@@ -111,8 +111,9 @@ TEST(Npy, ErrorsNameTheFileAndTheProblem) {
   };
   EXPECT_EQ(read_error(npy_file("big.npy", header(">f4", "False", "(4,)"), four_floats)),
             ": the array is big-endian ('>f4'); save it little-endian, e.g. with a.astype(a.dtype.newbyteorder('<'))");
-  EXPECT_EQ(read_error(npy_file("complex.npy", header("<c8", "False", "(2,)"), four_floats)),
-            ": dtype '<c8' is not one opgraph holds (float16, float32, float64, int8, uint8, int32, int64, bool)");
+  EXPECT_EQ(read_error(npy_file("uint16.npy", header("<u2", "False", "(8,)"), four_floats)),
+            ": dtype '<u2' is not one opgraph holds (float16, float32, float64, int8, uint8, int32, int64, bool, "
+            "complex64, complex128)");
   EXPECT_EQ(read_error(npy_file("fortran.npy", header("<f4", "True", "(2, 2)"), four_floats)),
             ": the array is in Fortran order; save a C-order array, e.g. np.save(path, np.ascontiguousarray(a))");
   EXPECT_EQ(read_error(npy_file("short.npy", header("<f4", "False", "(5,)"), four_floats)),

@@ -75,12 +75,14 @@ INSTANTIATE_TEST_SUITE_P(AllDTypes, DTypeTest,
                                            DTypeCase{DType::UInt8, 1, "uint8", "Byte", false},
                                            DTypeCase{DType::Int32, 4, "int32", "Int", false},
                                            DTypeCase{DType::Int64, 8, "int64", "Long", false},
-                                           DTypeCase{DType::Bool, 1, "bool", "Bool", false}),
+                                           DTypeCase{DType::Bool, 1, "bool", "Bool", false},
+                                           DTypeCase{DType::Complex64, 8, "complex64", "ComplexFloat", false},
+                                           DTypeCase{DType::Complex128, 16, "complex128", "ComplexDouble", false}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(DType, UnknownNames) {
   EXPECT_EQ(dtype_from_name(""), std::nullopt);
-  EXPECT_EQ(dtype_from_name("complex64"), std::nullopt);
+  EXPECT_EQ(dtype_from_name("complex32"), std::nullopt);
   EXPECT_EQ(dtype_from_name("Float32"), std::nullopt);
 }
 
@@ -92,6 +94,18 @@ TEST(DType, DTypeOfMatchesCppTypes) {
   EXPECT_EQ(dtype_of<int32_t>, DType::Int32);
   EXPECT_EQ(dtype_of<int64_t>, DType::Int64);
   EXPECT_EQ(dtype_of<bool>, DType::Bool);
+  EXPECT_EQ(dtype_of<std::complex<float>>, DType::Complex64);
+  EXPECT_EQ(dtype_of<std::complex<double>>, DType::Complex128);
+}
+
+TEST(DType, ComplexPartsAndPromotion) {
+  EXPECT_TRUE(is_complex(DType::Complex64) && is_complex(DType::Complex128) && !is_complex(DType::Float64));
+  EXPECT_EQ(real_part_dtype(DType::Complex64), DType::Float32);
+  EXPECT_EQ(real_part_dtype(DType::Complex128), DType::Float64);
+  EXPECT_EQ(real_part_dtype(DType::Int32), DType::Int32);
+  EXPECT_EQ(complex_dtype_of(DType::Float32), DType::Complex64);
+  EXPECT_EQ(complex_dtype_of(DType::Float64), DType::Complex128);
+  EXPECT_EQ(complex_dtype_of(DType::Int64), std::nullopt);
 }
 
 TEST(DType, DeviceStr) {

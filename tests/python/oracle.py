@@ -10,6 +10,8 @@ from opgraph.ops import call, call_reference
 TOLERANCE = {
     np.dtype(np.float32): dict(rtol=1e-5, atol=1e-5),
     np.dtype(np.float64): dict(rtol=1e-12, atol=1e-12),
+    np.dtype(np.complex64): dict(rtol=1e-5, atol=1e-5),
+    np.dtype(np.complex128): dict(rtol=1e-12, atol=1e-12),
 }
 
 

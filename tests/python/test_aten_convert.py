@@ -52,9 +52,31 @@ def test_exported_spellings_of_placement():
                                           ("to", "device"), ("type_as", "default"), ("clone", "default"),
                                           ("alias", "default"), ("detach", "default"), ("detach_", "default"),
                                           ("lift_fresh_copy", "default"),
-                                          ("contiguous", "default")])
+                                          ("contiguous", "default"), ("resize_", "default")])
 def test_schema_is_aten(op, overload):
     assert_schema_is_aten(op, overload)
+
+
+@pytest.mark.parametrize("size", [[7], [2, 2], [3, 0], [], [2, 3, 4]])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+def test_resize_keeps_the_leading_elements(dtype, size):
+    x = SHAPES["transposed"](dtype)  # 20 elements, strided
+    got = call("aten::resize_", x, size=size)
+    assert got.shape == tuple(size) and got.dtype == x.dtype
+    kept = min(x.size, got.size)
+    np.testing.assert_array_equal(got.reshape(-1)[:kept], np.ascontiguousarray(x).reshape(-1)[:kept])
+    assert not got.reshape(-1)[kept:].any()  # zeros where PyTorch leaves memory uninitialized
+    np.testing.assert_array_equal(call("aten::resize_", x, size=size), opgraph.ops.call_reference("aten::resize_", x,
+                                                                                                   size=size))
+    if got.size <= x.size:
+        check_op("aten::resize_", lambda t: t.clone(memory_format=torch.contiguous_format).resize_(size), x, size=size)
+
+
+def test_resize_errors():
+    with pytest.raises(opgraph.Error, match=r"aten::resize_: size: expected extents of at least 0, got \[2, -1\]"):
+        call("aten::resize_", sample((2, 3), np.float32), size=[2, -1])
+    with pytest.raises(opgraph.Error, match=r"memory_format: expected None"):
+        call("aten::resize_", sample((2, 3), np.float32), size=[6], memory_format="channels_last")
 
 
 BAD = {

@@ -90,6 +90,12 @@ void fill_random(const Tensor& t, std::mt19937& generator) {
     case DType::Int32: return fill(t.data_ptr<int32_t>(), [&] { return int32_t(coin(generator)); });
     case DType::Int64: return fill(t.data_ptr<int64_t>(), [&] { return int64_t(coin(generator)); });
     case DType::Bool: return fill(t.data_ptr<bool>(), [&] { return coin(generator); });
+    case DType::Complex64:
+      return fill(t.data_ptr<std::complex<float>>(),
+                  [&] { return std::complex<float>(normal(generator), normal(generator)); });
+    case DType::Complex128:
+      return fill(t.data_ptr<std::complex<double>>(),
+                  [&] { return std::complex<double>(normal(generator), normal(generator)); });
   }
 }
 

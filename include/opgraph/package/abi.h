@@ -38,6 +38,8 @@ enum {
   OG_INT32 = 6,
   OG_INT64 = 7,
   OG_BOOL = 8,
+  OG_COMPLEX64 = 9,  /* interleaved (real, imaginary) float32 pairs */
+  OG_COMPLEX128 = 10,
 };
 
 /* Device type codes: the values of opgraph::DeviceType. */

@@ -19,6 +19,8 @@ class DType(enum.Enum):
     int64 = "int64"
     uint8 = "uint8"
     bool = "bool"
+    complex64 = "complex64"
+    complex128 = "complex128"
 
     @classmethod
     def of(cls, value):

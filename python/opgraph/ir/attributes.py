@@ -14,11 +14,11 @@ _LAYOUTS = ["strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "
 # The dtypes the runtime holds, under the names the graph JSON uses.
 _DTYPES = {torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
            torch.bfloat16: "bfloat16", torch.int8: "int8", torch.int32: "int32", torch.int64: "int64",
-           torch.uint8: "uint8", torch.bool: "bool"}
+           torch.uint8: "uint8", torch.bool: "bool", torch.complex64: "complex64", torch.complex128: "complex128"}
 _TORCH_DTYPES = {name: dtype for dtype, name in _DTYPES.items()}
 # ...and dtype defaults as c10::ScalarType numbers (randperm's dtype=4).
 _SCALAR_TYPES = {0: torch.uint8, 1: torch.int8, 3: torch.int32, 4: torch.int64, 5: torch.float16, 6: torch.float32,
-                 7: torch.float64, 11: torch.bool, 15: torch.bfloat16}
+                 7: torch.float64, 9: torch.complex64, 10: torch.complex128, 11: torch.bool, 15: torch.bfloat16}
 
 
 def unsupported(op_type, argument, value):

@@ -165,7 +165,7 @@ class _Converter:
             meta = self.metas[value.name]
             if promoted is not None and argument.name not in _NOT_PROMOTED and meta.dtype != promoted:
                 meta = self.converted(node, meta, promoted)
-        elif isinstance(value, (bool, int, float)):
+        elif isinstance(value, (bool, int, float, complex)):
             name = f"{node.name}_{argument.name}"
             self.weights[name] = torch.tensor(value)
             meta = self.meta(name, self.weights[name], "constant")
@@ -205,14 +205,19 @@ _NOT_PROMOTED = ("condition", "mask")
 
 def _promoted_dtype(node):
     """The dtype ATen computes a pointwise op's tensor operands in, as the IR
-    names it, where its operands' dtypes differ (pow(float, int), int < float);
-    else None. The runtime has no type promotion, so the IR converts them."""
+    names it, where its operands' dtypes differ (pow(float, int), int < float,
+    complex * float) or where a complex number makes a real tensor's result
+    complex (x * 1j); else None. The runtime has no type promotion, so the IR
+    converts them."""
     op = node.target
     if not isinstance(op, torch._ops.OpOverload) or torch.Tag.pointwise not in op.tags:
         return None
     result = node.meta.get("val")
     operands = [a.meta["val"] for a in node.all_input_nodes if isinstance(a.meta.get("val"), torch.Tensor)]
-    if not isinstance(result, torch.Tensor) or len({t.dtype for t in operands}) < 2:
+    if not isinstance(result, torch.Tensor):
+        return None
+    made_complex = result.is_complex() and any(not t.is_complex() for t in operands)
+    if len({t.dtype for t in operands}) < 2 and not made_complex:
         return None
     dtype = result.dtype
     if dtype == torch.bool:  # a comparison: its operands meet in their common dtype

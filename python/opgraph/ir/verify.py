@@ -108,8 +108,8 @@ def first_divergence(ir, inputs, rtol=1e-4, atol=1e-4, *, package_paths=(), thre
     actual = dict(zip((meta.name for meta in every_value), actual))
     for node in ir.nodes:
         for meta in node.outputs:
-            a = np.asarray(actual[meta.name], dtype=np.float64)
-            e = expected[meta.name].detach().numpy().astype(np.float64)
+            a = _widened(actual[meta.name])
+            e = _widened(expected[meta.name].detach().numpy())
             if a.shape != e.shape:
                 return _divergence(node, meta, expected, float("inf"), float("inf"))
             if np.allclose(a, e, rtol=rtol, atol=atol, equal_nan=True):
@@ -118,6 +118,12 @@ def first_divergence(ir, inputs, rtol=1e-4, atol=1e-4, *, package_paths=(), thre
             return _divergence(node, meta, expected, float(np.nanmax(diff)),
                                float(np.nanmax(diff / np.maximum(np.abs(e), np.finfo(np.float64).tiny))))
     return None
+
+
+def _widened(values):
+    """Values in double precision for comparing, complex ones as complex."""
+    values = np.asarray(values)
+    return values.astype(np.complex128 if np.iscomplexobj(values) else np.float64)
 
 
 def _divergence(node, meta, values, abs_error, rel_error):
@@ -151,7 +157,7 @@ def _check(path, run, expected, rtol, atol):
             off.append(f"output {index}: shape {list(a.shape)}, PyTorch gives {list(e.shape)}")
             result.errors.append(float("inf"))
             continue
-        diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
+        diff = np.abs(_widened(a) - _widened(e))
         result.errors.append(float(diff.max()) if diff.size else 0.0)
         if not np.allclose(a, e, rtol=rtol, atol=atol):
             off.append(f"output {index}: max abs error {result.errors[-1]:.3g} > atol {atol} + rtol {rtol}")

@@ -80,7 +80,7 @@ def register_op(name: str, kernels: str = "python") -> RegisteredOp:
 
 
 _NUMPY_DTYPES = {torch.float32, torch.float64, torch.float16, torch.int8, torch.uint8, torch.int32, torch.int64,
-                 torch.bool}
+                 torch.bool, torch.complex64, torch.complex128}
 
 
 def _borrowable(t):
@@ -112,7 +112,7 @@ def _device_of(tensors):
 
 
 _DTYPE_NAMES = {torch_dtype(n): n for n in ("float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32",
-                                             "int64", "bool")}
+                                             "int64", "bool", "complex64", "complex128")}
 
 
 def _meta(t):

@@ -9,10 +9,12 @@
 // has it too. The one exception is a 0-d operand, how an exported graph
 // carries a Python number (x * 0.5, positions + 1): it takes the other
 // operand's dtype, as PyTorch's wrapped numbers do, unless a floating-point
-// number meets an integer tensor, which PyTorch would promote to float.
+// number meets an integer tensor or a complex number a real one, which
+// PyTorch would promote. add, sub, mul and div also take complex tensors.
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <complex>
 #include <functional>
 #include <limits>
 #include <string>
@@ -27,18 +29,23 @@ namespace opgraph::kernels {
 namespace {
 
 // add, sub and mul also take int32 and int64; div takes floating point only,
-// since true division of integers would change the dtype.
-template <typename Fn>
+// since true division of integers would change the dtype. kComplex adds
+// complex64 and complex128 (add, sub, mul and div).
+template <bool kComplex = false, typename Fn>
 void dispatch_arithmetic(DType dtype, bool integers, const char* argument, Fn&& fn) {
   switch (dtype) {
     case DType::Float32: return fn(float{});
     case DType::Float64: return fn(double{});
     case DType::Int32: if (integers) return fn(int32_t{}); break;
     case DType::Int64: if (integers) return fn(int64_t{}); break;
+    case DType::Complex64: if constexpr (kComplex) return fn(std::complex<float>{}); break;
+    case DType::Complex128: if constexpr (kComplex) return fn(std::complex<double>{}); break;
     default: break;
   }
-  throw Error(detail::concat(argument, ": expected ", integers ? "float32, float64, int32 or int64" : "float32 or float64",
-                             ", got ", dtype_name(dtype)));
+  const char* expected = integers ? (kComplex ? "float32, float64, int32, int64, complex64 or complex128"
+                                               : "float32, float64, int32 or int64")
+                                  : (kComplex ? "float32, float64, complex64 or complex128" : "float32 or float64");
+  throw Error(detail::concat(argument, ": expected ", expected, ", got ", dtype_name(dtype)));
 }
 
 // A Scalar argument (int or float) as T. Integer tensors take integer scalars
@@ -52,13 +59,14 @@ T scalar_attr(const Attrs& attrs, std::string_view name) {
     return static_cast<T>(*integer);
   }
   const double real = attrs.get<double>(name);
-  OPGRAPH_CHECK(std::is_floating_point_v<T>, name, ": expected an integer for a ", dtype_name(dtype_of<T>),
-                " tensor (no type promotion), got ", real);
+  OPGRAPH_CHECK(std::is_floating_point_v<T> || is_complex_v<T>, name, ": expected an integer for a ",
+                dtype_name(dtype_of<T>), " tensor (no type promotion), got ", real);
   return static_cast<T>(real);
 }
 
 // The ops: make<T>(attrs) returns the element function.
 struct Add {
+  static constexpr bool complex = true;
   static constexpr bool integers = true;
   template <typename T>
   static auto make(const Attrs& attrs) {
@@ -66,6 +74,7 @@ struct Add {
   }
 };
 struct Sub {
+  static constexpr bool complex = true;
   static constexpr bool integers = true;
   template <typename T>
   static auto make(const Attrs& attrs) {
@@ -73,6 +82,7 @@ struct Sub {
   }
 };
 struct Mul {
+  static constexpr bool complex = true;
   static constexpr bool integers = true;
   template <typename T>
   static auto make(const Attrs&) {
@@ -95,6 +105,7 @@ struct Minimum {
   }
 };
 struct Div {
+  static constexpr bool complex = true;
   static constexpr bool integers = false;
   template <typename T>
   static auto make(const Attrs&) {
@@ -209,6 +220,15 @@ struct DivFloor {
     }
   }
 };
+
+template <typename Op>
+constexpr bool takes_complex() {
+  if constexpr (requires { Op::complex; }) {
+    return Op::complex;
+  } else {
+    return false;
+  }
+}
 
 template <typename Op>
 constexpr bool divides() {
@@ -326,8 +346,11 @@ void broadcast_reference(Operand<T> a, Operand<T> b, const Tensor& out, Fn fn) {
 
 DType result_dtype(const TensorMeta& self, const TensorMeta& other) {
   if (self.dtype == other.dtype) return self.dtype;
-  const auto takes_dtype_of = [](const TensorMeta& number, const TensorMeta& tensor) {
-    return number.dim() == 0 && (is_floating_point(tensor.dtype) || !is_floating_point(number.dtype));
+  // A number of a wider kind than the tensor (a float for an integer tensor, a
+  // complex number for a real one) would promote the result in PyTorch.
+  const auto kind = [](DType dtype) { return is_complex(dtype) ? 2 : is_floating_point(dtype) ? 1 : 0; };
+  const auto takes_dtype_of = [&](const TensorMeta& number, const TensorMeta& tensor) {
+    return number.dim() == 0 && kind(number.dtype) <= kind(tensor.dtype);
   };
   if (takes_dtype_of(other, self)) return self.dtype;
   if (takes_dtype_of(self, other)) return other.dtype;
@@ -348,7 +371,7 @@ template <typename Op, bool kScalar, bool kReference>
 void binary_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                    const Attrs& attrs) {
   constexpr auto kNames = scalar_overload_names<Op>();
-  dispatch_arithmetic(outputs[0].dtype(), Op::integers, kNames[0], [&](auto zero) {
+  dispatch_arithmetic<takes_complex<Op>()>(outputs[0].dtype(), Op::integers, kNames[0], [&](auto zero) {
     using T = decltype(zero);
     T self_number{}, scalar{};
     const Operand<T> a = operand(inputs[0], self_number);
@@ -374,7 +397,7 @@ std::vector<TensorMeta> binary_shape(std::span<const TensorMeta* const> inputs, 
   constexpr auto kNames = scalar_overload_names<Op>();
   const TensorMeta& self = *inputs[0];
   const DType dtype = kScalar ? self.dtype : result_dtype(self, *inputs[1]);
-  dispatch_arithmetic(dtype, Op::integers, kNames[0], [&](auto zero) {
+  dispatch_arithmetic<takes_complex<Op>()>(dtype, Op::integers, kNames[0], [&](auto zero) {
     using T = decltype(zero);
     static_cast<void>(Op::template make<T>(attrs));  // checks alpha
     if constexpr (kScalar) {

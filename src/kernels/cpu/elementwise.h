@@ -30,6 +30,10 @@ void dispatch_elementwise(DType dtype, const char* argument, Fn&& fn) {
 // The value of element `i` of `t`, whatever its dtype, as T.
 template <typename T>
 T element_as(const Tensor& t, int64_t i = 0) {
+  if constexpr (is_complex_v<T>) {  // a complex number for a complex tensor
+    if (t.dtype() == DType::Complex64) return static_cast<T>(t.data_ptr<const std::complex<float>>()[i]);
+    if (t.dtype() == DType::Complex128) return static_cast<T>(t.data_ptr<const std::complex<double>>()[i]);
+  }
   T value{};
   dispatch_elementwise(t.dtype(), "tensor", [&](auto zero) {
     using U = decltype(zero);

@@ -1,7 +1,8 @@
 // Unary math: trigonometric and hyperbolic functions and their inverses,
 // logarithms, expm1 and reciprocal on floating-point tensors; abs, sign and
-// rounding (ceil, floor, round, trunc) also on integers; isinf and isnan on
-// any dtype, giving bool.
+// rounding (ceil, floor, round, trunc) also on integers, abs also on complex
+// tensors (their magnitude, a real tensor); isinf and isnan on any dtype,
+// giving bool.
 //
 // Each op is a struct run by elementwise_map.h's loops: in the tensor's type
 // for the fast kernel, in double for the reference. log in float is
@@ -11,6 +12,7 @@
 // and 10.
 #include <array>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <type_traits>
 
@@ -40,6 +42,41 @@ struct Abs {
     return std::abs(x);
   }
 };
+
+// abs of a complex tensor: its magnitude, of the parts' type (complex64 ->
+// float32), computed as std::hypot does to avoid overflow; the reference in
+// double. Other dtypes go to Abs.
+std::vector<TensorMeta> abs_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const TensorMeta& self = *inputs[0];
+  if (!is_complex(self.dtype)) return elementwise_shape<Abs>(inputs, attrs);
+  return {{real_part_dtype(self.dtype), self.shape}};
+}
+
+template <bool kReference>
+void abs_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                const Attrs& attrs) {
+  const Tensor &self = inputs[0], &out = outputs[0];
+  if (!is_complex(self.dtype())) {
+    if constexpr (kReference) return map_reference<Abs>(context, inputs, outputs, attrs);
+    else return map_fast<Abs>(context, inputs, outputs, attrs);
+  }
+  const auto magnitudes = [&](auto zero) {
+    using T = decltype(zero);
+    const auto* x = self.data_ptr<const std::complex<T>>();
+    T* y = out.data_ptr<T>();
+    if constexpr (kReference) {
+      for (int64_t i = 0; i < out.numel(); ++i) {
+        y[i] = static_cast<T>(std::hypot(double(x[i].real()), double(x[i].imag())));
+      }
+    } else {
+      parallel_items(context, out.numel(), 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) y[i] = std::hypot(x[i].real(), x[i].imag());
+      });
+    }
+  };
+  if (self.dtype() == DType::Complex64) return magnitudes(float{});
+  magnitudes(double{});
+}
 
 // -1, 0 or 1 (0 for zeros of either sign and for NaN, as in PyTorch).
 struct Sign {
@@ -104,7 +141,7 @@ void register_unary_math_ops(Registry& registry) {
   define_elementwise<Math<[](auto x) { return std::log1p(x); }>>(registry, "aten::log1p(Tensor self) -> Tensor");
   define_elementwise<Math<[](auto x) { return decltype(x)(1) / x; }>>(registry,
                                                                       "aten::reciprocal(Tensor self) -> Tensor");
-  define_elementwise<Abs>(registry, "aten::abs(Tensor self) -> Tensor");
+  define(registry, {"aten::abs(Tensor self) -> Tensor", abs_shape, abs_kernel<false>, abs_kernel<true>});
   define_elementwise<Sign>(registry, "aten::sign(Tensor self) -> Tensor");
   define_elementwise<Rounding<[](auto x) { return std::ceil(x); }>>(registry, "aten::ceil(Tensor self) -> Tensor");
   define_elementwise<Rounding<[](auto x) { return std::floor(x); }>>(registry, "aten::floor(Tensor self) -> Tensor");

@@ -103,6 +103,9 @@ ENCODERS = [
                               global_attn_every_n_layers=2, local_attention=8), token_ids(128)),
     ZooModel("clip_text", hf(T.CLIPTextModel, T.CLIPTextConfig, vocab_size=128, max_position_embeddings=32, **SMALL),
              token_ids(128)),
+    # Token mixing by a 2-D Fourier transform over sequence and hidden dims (fftn(...).real).
+    ZooModel("fnet", hf(T.FNetModel, T.FNetConfig, vocab_size=128, hidden_size=32, num_hidden_layers=2,
+                        intermediate_size=64, max_position_embeddings=32), token_ids(128)),
 ]
 
 DECODERS = [

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .models import ZooModel, image, well_conditioned
+from .models import ZooModel, audio, image, well_conditioned
 
 
 class ResidualCNN(nn.Module):
@@ -139,6 +139,33 @@ class AudioConv(nn.Module):
         return self.head(F.adaptive_avg_pool1d(x, 1).squeeze(-1))
 
 
+class Spectrogram(nn.Module):
+    """An audio front end: a log power spectrogram (torch.stft with a Hann window) into a convolution over frames."""
+
+    def __init__(self, n_fft=64):
+        super().__init__()
+        self.n_fft = n_fft
+        self.register_buffer("window", torch.hann_window(n_fft))
+        self.conv = nn.Conv1d(n_fft // 2 + 1, 16, 3, padding=1)
+        self.head = nn.Linear(16, 8)
+
+    def forward(self, x):
+        spectrum = torch.stft(x, self.n_fft, hop_length=16, window=self.window, return_complex=True)
+        features = F.relu(self.conv(torch.log1p(spectrum.abs().pow(2))))
+        return self.head(features.transpose(1, 2))
+
+
+class SpectralFilter(nn.Module):
+    """A learned gain per frequency between rfft and irfft (the real signal's round trip through its spectrum)."""
+
+    def __init__(self, samples=30):
+        super().__init__()
+        self.gain = nn.Parameter(torch.rand(samples // 2 + 1) + 0.5)
+
+    def forward(self, x):
+        return torch.fft.irfft(torch.fft.rfft(x) * 2 * self.gain, n=x.shape[-1])
+
+
 class TransformerStack(nn.Module):
     """torch.nn.TransformerEncoder with a padding mask, as people build small encoders."""
 
@@ -170,4 +197,6 @@ STACKS = [
     ZooModel("audio_conv1d", lambda: AudioConv().eval(), lambda b: (torch.randn(b, 400,
                                                                                 generator=torch.Generator().manual_seed(b)),)),
     ZooModel("transformer_stack", lambda: TransformerStack().eval(), sequence(32)),
+    ZooModel("spectrogram", lambda: Spectrogram().eval(), audio(400)),
+    ZooModel("fft_roundtrip", lambda: SpectralFilter().eval(), sequence(30, steps=4)),
 ]

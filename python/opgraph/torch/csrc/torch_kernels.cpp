@@ -24,13 +24,16 @@ opgraph::DType to_opgraph(at::ScalarType type) {
     case at::kInt: return opgraph::DType::Int32;
     case at::kLong: return opgraph::DType::Int64;
     case at::kBool: return opgraph::DType::Bool;
+    case at::kComplexFloat: return opgraph::DType::Complex64;
+    case at::kComplexDouble: return opgraph::DType::Complex128;
     default: throw opgraph::Error(std::string("unsupported dtype ") + c10::toString(type));
   }
 }
 
 at::ScalarType to_torch(opgraph::DType dtype) {
   static constexpr at::ScalarType types[] = {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kChar,
-                                             at::kByte,  at::kInt,    at::kLong, at::kBool};
+                                             at::kByte,  at::kInt,    at::kLong, at::kBool,
+                                             at::kComplexFloat, at::kComplexDouble};
   return types[static_cast<size_t>(dtype)];
 }
 
