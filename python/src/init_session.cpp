@@ -73,8 +73,13 @@ nb::object run(const Session& session, nb::args args) {
     }
     return result;
   }
+  // Arrays in graph order, given one by one or as one list or tuple (no
+  // array type is a list or a tuple, so the two cannot be confused).
+  const bool one_sequence = args.size() == 1 && (PyList_Check(args[0].ptr()) || PyTuple_Check(args[0].ptr()));
   std::vector<Tensor> inputs;
-  for (size_t i = 0; i < args.size(); ++i) inputs.push_back(input_tensor(args[i], input_label(session, i), keep));
+  for (nb::handle array : nb::borrow<nb::iterable>(one_sequence ? args[0] : nb::handle(args))) {
+    inputs.push_back(input_tensor(array, input_label(session, inputs.size()), keep));
+  }
   {
     nb::gil_scoped_release release;
     outputs = session.run(inputs);
@@ -103,8 +108,10 @@ void init_session(nb::module_& m) {
            "them), outputs the same up to float rounding.")
       .def("run", &run,
            nb::sig("def run(self, *inputs: object) -> list[numpy.ndarray] | dict[str, numpy.ndarray]"),
-           "Runs the graph on its inputs: arrays in graph order (returns a list of NumPy arrays), or one dict of "
-           "name -> array (returns a dict of output name -> array).")
+           "Runs the graph on its inputs, given as arrays in graph order (run(x, y)), one list or tuple of them "
+           "(run([x, y])), or one dict of input name -> array (run({'x': x, 'y': y})). Returns a list of NumPy "
+           "arrays in graph output order, or for a dict a dict of output name -> array. A wrong count, an unknown "
+           "or missing name, or an array of the wrong dtype or shape is an opgraph.Error naming the graph's inputs.")
       .def_prop_ro("inputs", &Session::inputs, "The graph inputs: ValueInfo, symbolic dimensions as str.")
       .def_prop_ro("outputs", &Session::outputs, "The graph outputs, with their inferred dtypes and shapes.")
       .def_prop_ro("graph", &Session::graph, nb::rv_policy::copy)
