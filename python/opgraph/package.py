@@ -63,6 +63,6 @@ def search_paths(package_paths, caller="package_paths") -> list:
     for entry in map(Path, package_paths):
         if entry.is_file() or (entry.is_dir() and ((entry / "CMakeLists.txt").is_file() or _sources(entry))):
             load_package(entry, caller)
-        if entry.is_dir():
-            paths.append(str(entry))
+        if not entry.is_file():
+            paths.append(str(entry))  # a folder that does not exist stays listed in "not found" errors
     return paths

@@ -29,7 +29,12 @@ SessionOptions options_from_python(std::optional<int> threads, nb::handle packag
   SessionOptions options;
   options.threads = threads.value_or(0);
   OPGRAPH_CHECK(!nb::isinstance<nb::str>(package_paths), "package_paths must be a sequence of paths, not one str");
-  for (nb::handle path : nb::borrow<nb::iterable>(package_paths)) options.package_paths.push_back(path_string(path));
+  // Entries that are package locations (a library, a CMake project, a folder
+  // of sources) are loaded by opgraph.package, the one place that resolves
+  // them; the folders stay places to look for the graph's packages in.
+  nb::object folders = nb::module_::import_("opgraph.package").attr("search_paths")(package_paths,
+                                                                                   "Session: package_paths");
+  for (nb::handle path : nb::borrow<nb::iterable>(folders)) options.package_paths.push_back(path_string(path));
   options.profile = profile;
   options.optimize = optimize;
   return options;
@@ -103,9 +108,10 @@ void init_session(nb::module_& m) {
                    "profile: bool = False, optimize: bool = True) -> None"),
            "Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the "
            "kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages "
-           "in; `profile` records each node's time in each run; `optimize` rewrites the graph at load to run faster "
-           "(batch norms folded into convolutions, activations fused into the convolution or linear layer before "
-           "them), outputs the same up to float rounding.")
+           "in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see "
+           "opgraph.load_package); `profile` records each node's time in each run; `optimize` rewrites the graph "
+           "at load to run faster (batch norms folded into convolutions, activations fused into the convolution "
+           "or linear layer before them), outputs the same up to float rounding.")
       .def("run", &run,
            nb::sig("def run(self, *inputs: object) -> list[numpy.ndarray] | dict[str, numpy.ndarray]"),
            "Runs the graph on its inputs, given as arrays in graph order (run(x, y)), one list or tuple of them "

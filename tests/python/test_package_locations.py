@@ -137,3 +137,16 @@ def test_readme_op_compiles_as_written(tmp_path, build):
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.split("\n")[:2] == ["['mylib::scale']", "[0.0, 3.0, 6.0, 9.0]"]
+
+
+def test_session_package_paths_load_package_locations_and_keep_folders(tmp_path):
+    folder = tmp_path / "session_op"
+    folder.mkdir()
+    (folder / "op.cc").write_text(SOURCE.replace("OPGRAPH_LIBRARY(locations,", "OPGRAPH_LIBRARY(session_ns,"))
+    graph = opgraph.Graph.from_json('{"name": "g", "inputs": [{"name": "x", "dtype": "float32", "shape": [2]}], '
+                                    '"outputs": [{"name": "y"}], "nodes": [{"name": "n", "op_type": '
+                                    '"session_ns::twice", "inputs": ["x"], "outputs": ["y"]}]}')
+    session = opgraph.Session(graph, weights={}, package_paths=[tmp_path / "no_such_folder", folder])
+    np.testing.assert_array_equal(session.run(np.ones(2, np.float32))[0], [2.0, 2.0])
+    with pytest.raises(opgraph.Error, match="package_paths must be a sequence of paths, not one str"):
+        opgraph.Session(graph, weights={}, package_paths=str(folder))

@@ -158,3 +158,15 @@ def test_in_a_graph_saved_and_run_by_a_session(warp_perspective_package, tmp_pat
     session = opgraph.Session(tmp_path / "warp.opg")
     np.testing.assert_array_equal(session.run(image, warp)[0], expected)
     np.testing.assert_allclose(expected, cv2.warpPerspective(image, warp, (18, 16)), atol=0.07)
+
+
+def test_two_argument_call_gives_the_tutorials_8x8_output(ops):
+    """PyTorch's TorchScript tutorial calls torch.ops.my_ops.warp_perspective(image, warp)."""
+    rng = np.random.default_rng(4)
+    image, warp = rng.random((32, 32), dtype=np.float32), random_homography(rng, np.float32)
+    expected = call("my_ops::warp_perspective", image, warp, height=8, width=8)
+    np.testing.assert_array_equal(call("my_ops::warp_perspective", image, warp), expected)
+    result = torch.ops.my_ops.warp_perspective(torch.from_numpy(image), torch.from_numpy(warp))
+    assert result.shape == (8, 8)
+    np.testing.assert_array_equal(result.numpy(), expected)
+    assert str(opgraph.op_schema("my_ops::warp_perspective")).endswith("int height=8, int width=8) -> Tensor")

@@ -86,14 +86,11 @@ class IR:
         _C.save_opg(path, self.to_graph(), self._runtime_weights())
 
     def to_session(self, threads=None, package_paths=(), profile=False, optimize=True):
-        """An ``opgraph.Session`` running this IR on the C++ runtime (options as ``opgraph.Session``'s;
-        ``package_paths`` may also name package locations as opgraph.load_package takes them)."""
+        """An ``opgraph.Session`` running this IR on the C++ runtime (options as ``opgraph.Session``'s)."""
         from .. import _C
-        from ..package import search_paths
 
-        paths = search_paths(package_paths, "IR.to_session: package_paths")
-        return _C.Session(self.to_graph(), weights=self._runtime_weights(), threads=threads, package_paths=paths,
-                          profile=profile, optimize=optimize)
+        return _C.Session(self.to_graph(), weights=self._runtime_weights(), threads=threads,
+                          package_paths=list(package_paths), profile=profile, optimize=optimize)
 
     def _runtime_weights(self):
         return {name: w.detach().contiguous() for name, w in self.weights.items()}
