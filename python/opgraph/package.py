@@ -37,8 +37,9 @@ def resolve_package(source, caller="load_package") -> Path:
         return build_package(path)
     sources = _sources(path)
     if not sources:
-        raise Error(f"{caller}: '{path}' is neither a CMake project (no CMakeLists.txt) nor a folder of C++ "
-                    f"sources (no {', '.join('*' + s for s in SOURCE_SUFFIXES)} files)")
+        raise Error(f"{caller}: '{path}' is neither an op package library, a CMake project folder (no "
+                    f"CMakeLists.txt) nor a folder of C++ sources (no {', '.join('*' + s for s in SOURCE_SUFFIXES)} "
+                    "files)")
     from . import cpp_extension
 
     return cpp_extension.build(path.resolve().name, sources)

@@ -76,8 +76,8 @@ def test_a_cmake_project_is_built(tmp_path):
 
 @pytest.mark.parametrize("make, message", [
     (lambda tmp: tmp / "missing", r"load_package: op package '.*missing' does not exist; expected a package library"),
-    (lambda tmp: tmp, r"load_package: '.*' is neither a CMake project \(no CMakeLists.txt\) nor a folder of C\+\+ "
-                      r"sources \(no \*.cpp, \*.cc, \*.cxx files\)"),
+    (lambda tmp: tmp, r"load_package: '.*' is neither an op package library, a CMake project folder \(no "
+                      r"CMakeLists.txt\) nor a folder of C\+\+ sources \(no \*.cpp, \*.cc, \*.cxx files\)"),
 ])
 def test_what_is_no_package_is_a_clear_error(tmp_path, make, message):
     with pytest.raises(opgraph.Error, match=message):
