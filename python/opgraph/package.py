@@ -21,6 +21,10 @@ def _sources(folder: Path):
     return sorted(p for p in folder.iterdir() if p.suffix in SOURCE_SUFFIXES and p.is_file())
 
 
+def _is_package_location(path: Path) -> bool:
+    return path.is_file() or (path.is_dir() and ((path / "CMakeLists.txt").is_file() or bool(_sources(path))))
+
+
 def resolve_package(source, caller="load_package") -> Path:
     """The package library for ``source`` (see the module docstring), built
     first where it is a folder; builds are cached, so resolving again only
@@ -62,7 +66,7 @@ def search_paths(package_paths, caller="package_paths") -> list:
         raise Error(f"{caller}: expected a sequence of paths, not one str")
     paths = []
     for entry in map(Path, package_paths):
-        if entry.is_file() or (entry.is_dir() and ((entry / "CMakeLists.txt").is_file() or _sources(entry))):
+        if _is_package_location(entry):
             load_package(entry, caller)
         if not entry.is_file():
             paths.append(str(entry))  # a folder that does not exist stays listed in "not found" errors
