@@ -150,3 +150,21 @@ def test_session_package_paths_load_package_locations_and_keep_folders(tmp_path)
     np.testing.assert_array_equal(session.run(np.ones(2, np.float32))[0], [2.0, 2.0])
     with pytest.raises(opgraph.Error, match="package_paths must be a sequence of paths, not one str"):
         opgraph.Session(graph, weights={}, package_paths=str(folder))
+
+
+def test_load_inline_declares_the_sdk_alias_itself(tmp_path):
+    from opgraph import cpp_extension
+
+    body = SOURCE.replace("#include <opgraph/sdk.h>\nnamespace sdk = opgraph::sdk;\n", "")
+    body = body.replace("OPGRAPH_LIBRARY(locations,", "OPGRAPH_LIBRARY(alias_ns,")
+    assert "namespace sdk" not in body
+    library = cpp_extension.load_inline("alias_ns", body, build_directory=tmp_path / "build")
+    assert library.ops == ["alias_ns::twice"]
+
+
+@pytest.mark.parametrize("build", ["load", "load_inline"])
+def test_cpp_extension_builds_no_python_module(build):
+    from opgraph import cpp_extension
+
+    with pytest.raises(opgraph.Error, match="an op package is a shared library, not a Python module"):
+        getattr(cpp_extension, build)("never_built", ["x.cpp"] if build == "load" else "", is_python_module=True)
