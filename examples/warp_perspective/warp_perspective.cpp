@@ -62,7 +62,11 @@ void warp_perspective_cpu(sdk::OutputTensor out, sdk::InputTensor image, sdk::In
 
 }  // namespace
 
-OPGRAPH_LIBRARY(examples, m) {
-  m.def("warp_perspective(Tensor image, Tensor warp, *, int height, int width) -> Tensor", warp_perspective_shape);
+// The namespace and the 8x8 default output size are those of PyTorch's
+// TorchScript custom op tutorial, so its torch.ops.my_ops.warp_perspective(x,
+// warp) calls run as they are written.
+OPGRAPH_LIBRARY(my_ops, m) {
+  m.def("warp_perspective(Tensor image, Tensor warp, *, int height=8, int width=8) -> Tensor",
+        warp_perspective_shape);
   m.impl("warp_perspective", sdk::Device::CPU, warp_perspective_cpu);
 }

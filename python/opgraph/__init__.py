@@ -31,6 +31,7 @@ from ._C import (
 )
 from . import layers, ops
 from .build import build_package
+from .package import load_package, resolve_package
 
 #: Pass as CMAKE_PREFIX_PATH so that CMake's find_package(opgraph) finds this
 #: installation (headers, libopgraph and opgraph_add_op_library).
@@ -57,6 +58,7 @@ __all__ = [
     "list_ops",
     "load_library",
     "load_opg",
+    "load_package",
     "load_packages",
     "loaded_libraries",
     "manual_seed",
@@ -65,6 +67,7 @@ __all__ = [
     "op_schema",
     "ops",
     "parse_schema",
+    "resolve_package",
     "save_opg",
     "set_num_threads",
 ]

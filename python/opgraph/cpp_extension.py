@@ -115,22 +115,33 @@ def build(name, sources, extra_cflags=(), extra_ldflags=(), extra_include_paths=
     return library
 
 
+def _check_not_python_module(is_python_module):
+    # Accepted for torch.utils.cpp_extension's call shape, where an op
+    # library is loaded with is_python_module=False.
+    if is_python_module:
+        raise Error("cpp_extension: an op package is a shared library, not a Python module; "
+                    "pass is_python_module=False (the default)")
+
+
 def load(name, sources, extra_cflags=(), extra_ldflags=(), extra_include_paths=(), build_directory=None,
-         verbose=False) -> LoadedLibrary:
+         verbose=False, is_python_module=False) -> LoadedLibrary:
     """Builds the package (see build()) and loads it; the result is what
     opgraph.load_library returns, and what opgraph.torch.CustomOpLibrary takes."""
+    _check_not_python_module(is_python_module)
     return load_library(build(name, sources, extra_cflags, extra_ldflags, extra_include_paths, build_directory,
                               verbose))
 
 
 def load_inline(name, cpp_sources, extra_cflags=(), extra_ldflags=(), extra_include_paths=(), build_directory=None,
-                verbose=False) -> LoadedLibrary:
+                verbose=False, is_python_module=False) -> LoadedLibrary:
     """Like load(), from source text: `cpp_sources` is a string or a list of
-    strings, joined into one file that includes <opgraph/sdk.h> first."""
+    strings, joined into one file that includes <opgraph/sdk.h> first and
+    declares `namespace sdk = opgraph::sdk;` (the text may declare it again)."""
+    _check_not_python_module(is_python_module)
     if isinstance(cpp_sources, str):
         cpp_sources = [cpp_sources]
     # `#line 1` keeps the compiler's line numbers those of the text given.
-    text = "\n".join(["#include <opgraph/sdk.h>", "#line 1", *cpp_sources]) + "\n"
+    text = "\n".join(["#include <opgraph/sdk.h>", "namespace sdk = opgraph::sdk;", "#line 1", *cpp_sources]) + "\n"
     if build_directory is None:
         build_directory = _cache_dir() / f"{name}-inline-{hashlib.sha1(text.encode()).hexdigest()[:12]}"
     folder = Path(build_directory)

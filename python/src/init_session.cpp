@@ -29,7 +29,12 @@ SessionOptions options_from_python(std::optional<int> threads, nb::handle packag
   SessionOptions options;
   options.threads = threads.value_or(0);
   OPGRAPH_CHECK(!nb::isinstance<nb::str>(package_paths), "package_paths must be a sequence of paths, not one str");
-  for (nb::handle path : nb::borrow<nb::iterable>(package_paths)) options.package_paths.push_back(path_string(path));
+  // Entries that are package locations (a library, a CMake project, a folder
+  // of sources) are loaded by opgraph.package, the one place that resolves
+  // them; the folders stay places to look for the graph's packages in.
+  nb::object folders = nb::module_::import_("opgraph.package").attr("search_paths")(package_paths,
+                                                                                   "Session: package_paths");
+  for (nb::handle path : nb::borrow<nb::iterable>(folders)) options.package_paths.push_back(path_string(path));
   options.profile = profile;
   options.optimize = optimize;
   return options;
@@ -73,8 +78,13 @@ nb::object run(const Session& session, nb::args args) {
     }
     return result;
   }
+  // Arrays in graph order, given one by one or as one list or tuple (no
+  // array type is a list or a tuple, so the two cannot be confused).
+  const bool one_sequence = args.size() == 1 && (PyList_Check(args[0].ptr()) || PyTuple_Check(args[0].ptr()));
   std::vector<Tensor> inputs;
-  for (size_t i = 0; i < args.size(); ++i) inputs.push_back(input_tensor(args[i], input_label(session, i), keep));
+  for (nb::handle array : nb::borrow<nb::iterable>(one_sequence ? args[0] : nb::handle(args))) {
+    inputs.push_back(input_tensor(array, input_label(session, inputs.size()), keep));
+  }
   {
     nb::gil_scoped_release release;
     outputs = session.run(inputs);
@@ -98,13 +108,16 @@ void init_session(nb::module_& m) {
                    "profile: bool = False, optimize: bool = True) -> None"),
            "Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the "
            "kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages "
-           "in; `profile` records each node's time in each run; `optimize` rewrites the graph at load to run faster "
-           "(batch norms folded into convolutions, activations fused into the convolution or linear layer before "
-           "them), outputs the same up to float rounding.")
+           "in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see "
+           "opgraph.load_package); `profile` records each node's time in each run; `optimize` rewrites the graph "
+           "at load to run faster (batch norms folded into convolutions, activations fused into the convolution "
+           "or linear layer before them), outputs the same up to float rounding.")
       .def("run", &run,
            nb::sig("def run(self, *inputs: object) -> list[numpy.ndarray] | dict[str, numpy.ndarray]"),
-           "Runs the graph on its inputs: arrays in graph order (returns a list of NumPy arrays), or one dict of "
-           "name -> array (returns a dict of output name -> array).")
+           "Runs the graph on its inputs, given as arrays in graph order (run(x, y)), one list or tuple of them "
+           "(run([x, y])), or one dict of input name -> array (run({'x': x, 'y': y})). Returns a list of NumPy "
+           "arrays in graph output order, or for a dict a dict of output name -> array. A wrong count, an unknown "
+           "or missing name, or an array of the wrong dtype or shape is an opgraph.Error naming the graph's inputs.")
       .def_prop_ro("inputs", &Session::inputs, "The graph inputs: ValueInfo, symbolic dimensions as str.")
       .def_prop_ro("outputs", &Session::outputs, "The graph outputs, with their inferred dtypes and shapes.")
       .def_prop_ro("graph", &Session::graph, nb::rv_policy::copy)

@@ -116,4 +116,4 @@ def test_warp_perspective_built_with_load_runs_from_torch(tmp_path):
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.strip() == "['examples::warp_perspective']"
+    assert result.stdout.strip() == "['my_ops::warp_perspective']"

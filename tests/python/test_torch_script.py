@@ -16,14 +16,14 @@ def _register(torch_examples):
 
 
 def compute(x, y, z):
-    x = torch.ops.examples.warp_perspective(x, torch.eye(3), height=8, width=8)
+    x = torch.ops.my_ops.warp_perspective(x, torch.eye(3), height=8, width=8)
     return x.matmul(y) + torch.relu(z)
 
 
 def test_traced_function_records_the_op():
     inputs = [torch.rand(4, 8), torch.randn(8, 5), torch.randn(8, 5)]
     traced = torch.jit.trace(compute, inputs)
-    assert "examples::warp_perspective" in str(traced.graph)
+    assert "my_ops::warp_perspective" in str(traced.graph)
     torch.testing.assert_close(traced(*inputs), compute(*inputs), rtol=0, atol=0)
     other = [torch.rand(4, 8), torch.randn(8, 5), torch.randn(8, 5)]
     torch.testing.assert_close(traced(*other), compute(*other), rtol=0, atol=0)
@@ -34,18 +34,18 @@ def compute_with_control_flow(x, y):
         z = 5
     else:
         z = 10
-    x = torch.ops.examples.warp_perspective(x, torch.eye(3), height=8, width=8)
+    x = torch.ops.my_ops.warp_perspective(x, torch.eye(3), height=8, width=8)
     return x.matmul(y) + z
 
 
 def test_scripted_function_with_control_flow():
     scripted = torch.jit.script(compute_with_control_flow)
-    assert "examples::warp_perspective" in str(scripted.graph)
+    assert "my_ops::warp_perspective" in str(scripted.graph)
     x, y = torch.rand(4, 8), torch.randn(8, 5)
-    expected = torch.ops.examples.warp_perspective(x, torch.eye(3), height=8, width=8).matmul(y)
+    expected = torch.ops.my_ops.warp_perspective(x, torch.eye(3), height=8, width=8).matmul(y)
     torch.testing.assert_close(scripted(x, y), expected + 10)
     x[0][0] = 42
-    expected = torch.ops.examples.warp_perspective(x, torch.eye(3), height=8, width=8).matmul(y)
+    expected = torch.ops.my_ops.warp_perspective(x, torch.eye(3), height=8, width=8).matmul(y)
     torch.testing.assert_close(scripted(x, y), expected + 5)
 
 
@@ -55,7 +55,7 @@ class Model(torch.nn.Module):
         self.kernel = torch.nn.Parameter(torch.tensor([0.25, 0.5, 0.25]))
 
     def forward(self, image, warp):
-        rows = torch.ops.examples.warp_perspective(image, warp, height=6, width=16)
+        rows = torch.ops.my_ops.warp_perspective(image, warp, height=6, width=16)
         smooth = [torch.ops.examples.conv1d(row, self.kernel, input_size=16, conv_size=3) for row in rows.unbind(0)]
         return torch.stack(smooth)
 
@@ -76,7 +76,7 @@ def test_scripted_module_saved_and_loaded_gives_identical_results(tmp_path, conv
         try:
             torch.jit.load({str(tmp_path / 'model.pt')!r})
         except RuntimeError as error:
-            assert "examples::warp_perspective" in str(error), error
+            assert "my_ops::warp_perspective" in str(error), error
         else:
             raise AssertionError("loaded without the op package")
         CustomOpLibrary({str(conv1d_package)!r})

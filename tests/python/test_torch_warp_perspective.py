@@ -56,7 +56,7 @@ SHAPES = [((1, 1), 1, 1), ((7, 11), 5, 13), ((13, 17), 13, 17), ((31, 29, 3), 23
 def test_matches_cv2_and_reference(warp_perspective_package, shape, height, width, warp_dtype):
     rng = np.random.default_rng(sum(shape) * 100 + height)
     image, warp = rng.random(shape, dtype=np.float32), random_homography(rng, warp_dtype)
-    result = call("examples::warp_perspective", image, warp, height=height, width=width)
+    result = call("my_ops::warp_perspective", image, warp, height=height, width=width)
     assert result.dtype == np.float32 and result.shape == (height, width) + shape[2:]
     expected = cv2.warpPerspective(image, warp, (width, height))
     np.testing.assert_allclose(result, expected.reshape(result.shape), **TOLERANCE)
@@ -67,7 +67,7 @@ def test_matches_cv2_and_reference(warp_perspective_package, shape, height, widt
 def test_pixel_shifts_are_exact(warp_perspective_package):
     image = np.random.default_rng(0).random((9, 10), dtype=np.float32)
     shift = np.array([[1, 0, 2], [0, 1, -3], [0, 0, 1]], np.float32)
-    result = call("examples::warp_perspective", image, shift, height=9, width=10)
+    result = call("my_ops::warp_perspective", image, shift, height=9, width=10)
     np.testing.assert_array_equal(result, cv2.warpPerspective(image, shift, (10, 9)))
     np.testing.assert_array_equal(result[:6, 2:], image[3:, :8])  # dst(x + 2, y - 3) = src(x, y)
 
@@ -76,7 +76,7 @@ def test_strided_image(warp_perspective_package):
     rng = np.random.default_rng(1)
     base, warp = rng.random((20, 30), dtype=np.float32), random_homography(rng)
     image = base[::2, ::3]
-    np.testing.assert_allclose(call("examples::warp_perspective", image, warp, height=6, width=7),
+    np.testing.assert_allclose(call("my_ops::warp_perspective", image, warp, height=6, width=7),
                                reference(np.ascontiguousarray(image), warp, 6, 7), **TOLERANCE)
 
 
@@ -95,17 +95,17 @@ def test_strided_image(warp_perspective_package):
     ],
 )
 def test_bad_input_is_a_clear_error(warp_perspective_package, image, warp, attrs, message):
-    with pytest.raises(opgraph.Error, match=r"^examples::warp_perspective: " + message):
-        call("examples::warp_perspective", image, warp, **attrs)
+    with pytest.raises(opgraph.Error, match=r"^my_ops::warp_perspective: " + message):
+        call("my_ops::warp_perspective", image, warp, **attrs)
 
 
 def test_eager_traced_scripted_and_compiled_agree(ops):
     rng = np.random.default_rng(2)
     image, warp = torch.from_numpy(rng.random((12, 14), dtype=np.float32)), torch.from_numpy(random_homography(rng))
-    expected = torch.from_numpy(call("examples::warp_perspective", image, warp, height=10, width=9))
+    expected = torch.from_numpy(call("my_ops::warp_perspective", image, warp, height=10, width=9))
 
     def warp_image(image, warp):
-        return torch.ops.examples.warp_perspective(image, warp, height=10, width=9)
+        return torch.ops.my_ops.warp_perspective(image, warp, height=10, width=9)
 
     torch.testing.assert_close(warp_image(image, warp), expected, rtol=0, atol=0)
     torch.testing.assert_close(ops.warp_perspective(image, warp, height=10, width=9), expected, rtol=0, atol=0)
@@ -134,7 +134,7 @@ def test_compiled_with_dynamic_image_sizes_does_not_recompile(ops):
 
 def test_not_differentiable_says_so(ops):
     image = torch.rand(4, 4, requires_grad=True)
-    with pytest.raises(RuntimeError, match="examples::warp_perspective: is not differentiable"):
+    with pytest.raises(RuntimeError, match="my_ops::warp_perspective: is not differentiable"):
         ops.warp_perspective(image, torch.eye(3), height=4, width=4).sum().backward()
 
 
@@ -152,9 +152,21 @@ def test_in_a_graph_saved_and_run_by_a_session(warp_perspective_package, tmp_pat
                                   out_types=[TensorType(DType.float32, [16, 18, 3])],
                                   parameters={"height": 16, "width": 18})[0]
         graph.output(graph_ops.relu(warped))
-    expected = call("examples::warp_perspective", image, warp, height=16, width=18)
+    expected = call("my_ops::warp_perspective", image, warp, height=16, width=18)
     np.testing.assert_array_equal(InferenceSession().load(graph).execute(image, warp)[0], expected)
     graph.save(tmp_path / "warp.opg")
     session = opgraph.Session(tmp_path / "warp.opg")
     np.testing.assert_array_equal(session.run(image, warp)[0], expected)
     np.testing.assert_allclose(expected, cv2.warpPerspective(image, warp, (18, 16)), atol=0.07)
+
+
+def test_two_argument_call_gives_the_tutorials_8x8_output(ops):
+    """PyTorch's TorchScript tutorial calls torch.ops.my_ops.warp_perspective(image, warp)."""
+    rng = np.random.default_rng(4)
+    image, warp = rng.random((32, 32), dtype=np.float32), random_homography(rng, np.float32)
+    expected = call("my_ops::warp_perspective", image, warp, height=8, width=8)
+    np.testing.assert_array_equal(call("my_ops::warp_perspective", image, warp), expected)
+    result = torch.ops.my_ops.warp_perspective(torch.from_numpy(image), torch.from_numpy(warp))
+    assert result.shape == (8, 8)
+    np.testing.assert_array_equal(result.numpy(), expected)
+    assert str(opgraph.op_schema("my_ops::warp_perspective")).endswith("int height=8, int width=8) -> Tensor")

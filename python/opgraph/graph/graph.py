@@ -3,12 +3,12 @@ into opgraph's graph JSON; runs it on the C++ Session and saves it as .opg."""
 
 import contextvars
 import json
-from pathlib import Path
 
 import numpy as np
 
 from .. import _C
 from .._C import Error
+from ..package import load_package
 from . import attrs
 from .types import TensorType
 from .values import Value
@@ -23,25 +23,13 @@ def current_graph():
     return graph
 
 
-def _load_extension(path):
-    """An op package: a built library, or a CMake project folder built first."""
-    from ..build import build_package
-
-    path = Path(path)
-    if path.is_dir():
-        path = build_package(path)
-    elif not path.is_file():
-        raise Error(f"Graph: custom extension '{path}' is neither a package library nor a source folder")
-    return _C.load_library(path)
-
-
 class Graph:
     """``with Graph(name, input_types=[...], custom_extensions=[...]) as graph:``
     then ``graph.inputs``, ops from ``opgraph.graph.ops`` and ``graph.output(...)``."""
 
     def __init__(self, name, input_types=(), custom_extensions=()):
         self.name = name
-        self.extensions = [_load_extension(path) for path in custom_extensions]
+        self.extensions = [load_package(path, "Graph: custom_extensions") for path in custom_extensions]
         self.inputs = tuple(Value(self, f"input{i}", _type(t)) for i, t in enumerate(input_types))
         self.outputs = []
         self.nodes = []

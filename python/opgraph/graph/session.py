@@ -3,6 +3,7 @@ like MAX's ``InferenceSession(devices=[CPU()]).load(graph).execute(...)``."""
 
 from .. import _C
 from .._C import Error
+from ..package import load_package
 from .graph import Graph
 from .types import DeviceRef
 
@@ -32,11 +33,16 @@ class Model:
 
 
 class InferenceSession:
-    def __init__(self, devices=None, num_threads=None):
+    """``InferenceSession(devices=[CPU()], custom_extensions=[...])``: the
+    custom extensions (package locations as opgraph.load_package takes them)
+    are loaded first, so that graphs and .opg files naming their ops load."""
+
+    def __init__(self, devices=None, num_threads=None, custom_extensions=()):
         for device in devices or [CPU()]:
             if not isinstance(device, DeviceRef) or device.kind != "cpu":
                 raise Error(f"InferenceSession: devices: opgraph runs graphs on the CPU, got {device!r}")
         self.num_threads = num_threads
+        self.extensions = [load_package(path, "InferenceSession: custom_extensions") for path in custom_extensions]
 
     def load(self, graph, weights_registry=None):
         """A Model for a Graph built in Python, an opgraph.Graph (with

@@ -9,6 +9,7 @@ import torch
 
 from .. import _C
 from .._C import Error
+from ..package import search_paths
 from . import attributes, schema
 from .ir import IR, OpNode, TensorMeta
 from .names import ir_name
@@ -16,10 +17,12 @@ from .names import ir_name
 
 def load(path, package_paths=()):
     """The IR saved in the .opg file ``path``; its packages are looked for in
-    ``package_paths``, then in the file's folder."""
+    ``package_paths`` (folders, or package locations as opgraph.load_package
+    takes them), then in the file's folder."""
     graph, weights = _C.load_opg(path)
     document = json.loads(graph.to_json())
-    _C.load_packages(document.get("packages", []), [*map(str, package_paths), str(Path(path).resolve().parent)])
+    paths = search_paths(package_paths, "opgraph.ir.load: package_paths")
+    _C.load_packages(document.get("packages", []), [*paths, str(Path(path).resolve().parent)])
     shapes = graph.infer_shapes()
 
     def meta(name):

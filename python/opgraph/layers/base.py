@@ -48,6 +48,7 @@ class Layer:
         x = as_array(x)
         if not self.built:
             self.build(x.shape)
+            self.input_shape = tuple(x.shape)  # also where a subclass's build() does not call Layer.build
         elif x.ndim != len(self.input_shape) or x.shape[1:] != self.input_shape[1:]:
             expected = ", ".join(["N", *map(str, self.input_shape[1:])])
             raise Error(f"{self.name}: built for input shape ({expected}), got {tuple(x.shape)}")

@@ -1,42 +1,22 @@
 """``CustomOpLibrary``: an op package's ops as PyTorch custom ops."""
 
-from pathlib import Path
-
-from .. import Error, LoadedLibrary, build_package, load_library
+from .. import Error
+from ..package import load_package
 from .registration import register_op
-
-
-def _load(source) -> LoadedLibrary:
-    """A loaded package from a LoadedLibrary, a built library, a CMake project
-    folder (built with build_package) or a folder of C++ sources (built with
-    opgraph.cpp_extension)."""
-    if isinstance(source, LoadedLibrary):
-        return source
-    path = Path(source)
-    if path.is_file():
-        return load_library(path)
-    if (path / "CMakeLists.txt").is_file():
-        return load_library(build_package(path))
-    sources = sorted(path.glob("*.cpp")) if path.is_dir() else []
-    if sources:
-        from .. import cpp_extension
-
-        return cpp_extension.load(path.name, sources)
-    raise Error(f"CustomOpLibrary: '{path}' is neither an op package library, a folder with a CMakeLists.txt, "
-                "nor a folder of C++ sources")
 
 
 class CustomOpLibrary:
     """Every op of an op package, registered with torch.library.
 
-    ``ops = CustomOpLibrary(path)`` loads the package at ``path`` (see _load)
-    and registers each op; ``ops.conv1d`` is then a :class:`CustomOp` and the
+    ``ops = CustomOpLibrary(path)`` loads the package at ``path`` (a
+    LoadedLibrary, a built library, a CMake project folder or a folder of C++
+    sources: see opgraph.load_package) and registers each op; ``ops.conv1d`` is then a :class:`CustomOp` and the
     same op is ``torch.ops.<namespace>.conv1d``. ``kernels="cpp"`` registers
     C++ kernels instead of Python ones (see cpp_kernels.py); an op keeps the
     kernels of its first registration."""
 
     def __init__(self, source, kernels="python"):
-        library = _load(source)
+        library = load_package(source, "CustomOpLibrary")
         self.namespace = library.namespace
         self.path = library.path
         self._ops = {name.split("::", 1)[1]: CustomOp(name, kernels) for name in library.ops}

@@ -1,0 +1,1 @@
+../../../examples/warp_perspective/warp_perspective.cpp
