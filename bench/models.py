@@ -4,8 +4,8 @@ ONNX Runtime and OpenVINO, all measured in this process.
 Rows: each model of the IR tests (tests/python/ir_models.py), at batch 1 and
 32, and each real-size model (bench/real_models.py: BERT-base, GPT-2 small, a
 SmolLM-135M-shaped Llama, ViT-B/16, ResNet-50, MobileNetV2, Whisper-tiny's
-encoder; published configs, random weights) at its own batches, the rows that
-count; each at 1 and 2 threads.
+encoder, two-layer LSTM and GRU encoders; published configs, random weights)
+at its own batches, the rows that count; each at 1 and 2 threads.
 
 Paths: opgraph.Session running the model's .opg (extracted with
 opgraph.ir.extract_ir); the model in eager mode and under torch.compile, with

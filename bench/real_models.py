@@ -80,6 +80,32 @@ def whisper_tiny_encoder(batch=1):
     return WhisperEncoder(config).eval(), (features,)
 
 
+class Recurrent(torch.nn.Module):
+    def __init__(self, kind):
+        super().__init__()
+        self.rnn = getattr(torch.nn, kind)(80, 256, num_layers=2, batch_first=True)
+
+    def forward(self, features):
+        return self.rnn(features)[0]
+
+
+def _recurrent(kind, batch):
+    torch.manual_seed(0)
+    features = torch.randn(batch, 100, 80, generator=torch.Generator().manual_seed(0))
+    return Recurrent(kind).eval(), (features,)
+
+
+def lstm_2x256(batch=1):
+    """A two-layer LSTM (hidden 256) over 100 frames of 80 features, as a speech model's encoder, which
+    extraction decomposes into its cells' products and pointwise ops (opgraph has no fused recurrent kernel)."""
+    return _recurrent("LSTM", batch)
+
+
+def gru_2x256(batch=1):
+    """lstm_2x256's GRU."""
+    return _recurrent("GRU", batch)
+
+
 # name -> (builder, the batches its rows measure)
 REAL_MODELS = {
     "bert-base": (bert_base, (1, 8)),
@@ -89,4 +115,6 @@ REAL_MODELS = {
     "resnet50": (resnet50, (1, 8)),
     "mobilenet-v2": (mobilenet_v2, (1,)),
     "whisper-tiny-encoder": (whisper_tiny_encoder, (1,)),
+    "lstm-2x256": (lstm_2x256, (1,)),
+    "gru-2x256": (gru_2x256, (1,)),
 }
