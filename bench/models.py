@@ -28,9 +28,16 @@ row's thread count (see timing.check_threads: more cores busy than threads
 anywhere, or under 60% of them on a real-size row), and the "others" column
 the most cores the rest of the machine kept busy during any path's calls:
 where it is high, the row's cores were not all opgraph's and its peers'.
-Torch's and oneDNN's OpenMP threads sleep when idle (OMP_WAIT_POLICY=passive,
-as in bench/runtime.py); ONNX Runtime's and OpenVINO's pools keep their own
-defaults (their workers spin a while after each call).
+Every library's threads keep their defaults, as a user running it alone has
+them (OMP_WAIT_POLICY as the environment sets it, printed): torch's and
+oneDNN's OpenMP threads spin a while after each parallel region and then
+sleep, as ONNX Runtime's and OpenVINO's pools do after each call; each block
+starts timing.interleaved's `settle` after the previous path's, when those
+threads have gone to sleep. OMP_WAIT_POLICY=passive makes OpenMP's threads
+sleep at once instead: each of oneDNN's parallel regions then wakes them
+(MobileNetV2's 52 small convolutions took longer on two threads than on
+one), while opgraph's own pool no longer competes with spinning OpenMP
+threads for the cores (transformers' attention and elementwise ops).
 
 Throughput: opgraph's GFLOP/s counts the matrix products and convolutions of
 the extracted graph (mm, bmm, addmm, linear, matmul, convolutions, and
@@ -51,21 +58,18 @@ import tempfile
 import time
 from pathlib import Path
 
-# Set before torch and opgraph load their OpenMP runtimes (see bench/runtime.py).
-os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+import numpy as np
+import onnxruntime
+import openvino
+import torch
 
-import numpy as np  # noqa: E402
-import onnxruntime  # noqa: E402
-import openvino  # noqa: E402
-import torch  # noqa: E402
+import opgraph
+from opgraph import ir
 
-import opgraph  # noqa: E402
-from opgraph import ir  # noqa: E402
-
-from onnx_peer import onnx_model, onnx_session  # noqa: E402
-from openvino_peer import openvino_call, openvino_model  # noqa: E402
-from peak import measure_peak  # noqa: E402
-from timing import check_threads, interleaved  # noqa: E402
+from onnx_peer import onnx_model, onnx_session
+from openvino_peer import openvino_call, openvino_model
+from peak import measure_peak
+from timing import check_threads, interleaved
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "python"))  # the models the IR tests check
@@ -267,7 +271,7 @@ def main():
     args = parser.parse_args()
     print(f"opgraph {opgraph.__version__} (CPU capability {opgraph.get_cpu_capability()}), torch {torch.__version__}, "
           f"onnxruntime {onnxruntime.__version__}, openvino {openvino.__version__.split('-')[0]}; "
-          f"{os.cpu_count()} cores, OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
+          f"{os.cpu_count()} cores, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset (the default)')}")
     peaks = {threads: measure_peak(threads) for threads in args.threads}
     print("peak (bench/peak.py): " + "; ".join(
         f"{p.threads} thread(s): {p.fma_gflops_per_core:.1f} GFLOP/s FMA {p.isa} per core "
