@@ -34,10 +34,9 @@ oneDNN's OpenMP threads spin a while after each parallel region and then
 sleep, as ONNX Runtime's and OpenVINO's pools do after each call; each block
 starts timing.interleaved's `settle` after the previous path's, when those
 threads have gone to sleep. OMP_WAIT_POLICY=passive makes OpenMP's threads
-sleep at once instead: each of oneDNN's parallel regions then wakes them
-(MobileNetV2's 52 small convolutions took longer on two threads than on
-one), while opgraph's own pool no longer competes with spinning OpenMP
-threads for the cores (transformers' attention and elementwise ops).
+(opgraph's included: its kernels run on the calling thread's OpenMP team)
+sleep at once instead, and each parallel region then wakes them: MobileNetV2's
+52 small convolutions took longer on two threads than on one.
 
 Throughput: opgraph's GFLOP/s counts the matrix products and convolutions of
 the extracted graph (mm, bmm, addmm, linear, matmul, convolutions, and
