@@ -110,7 +110,7 @@ std::optional<std::string> activation_of(const Node& node, const Registry& regis
   if (node.op_type == "aten::tanh") return "tanh";
   if (node.op_type == "aten::hardtanh") {
     const std::optional<Attrs> attrs = bound_attrs(node, registry);
-    if (!attrs || scalar_value(*attrs, "min_val") != 0.0 || scalar_value(*attrs, "max_val") != 6.0) return std::nullopt;
+    if (!attrs || scalar_attr(*attrs, "min_val") != 0.0 || scalar_attr(*attrs, "max_val") != 6.0) return std::nullopt;
     return "relu6";
   }
   if (node.op_type != "aten::gelu") return std::nullopt;

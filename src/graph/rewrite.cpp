@@ -1,8 +1,6 @@
 // What the graph rewrites share.
 #include "graph/rewrite.h"
 
-#include <variant>
-
 namespace opgraph {
 
 std::unordered_map<std::string, int> count_uses(const Graph& graph) {
@@ -24,12 +22,6 @@ std::optional<Attrs> bound_attrs(const Node& node, const Registry& registry) {
   } catch (const Error&) {
     return std::nullopt;
   }
-}
-
-double scalar_value(const Attrs& attrs, std::string_view name) {
-  const AttrValue& value = attrs.get(name);
-  const auto* integer = std::get_if<int64_t>(&value);
-  return integer ? static_cast<double>(*integer) : std::get<double>(value);
 }
 
 const std::string* single_value(const NodeInput& input) {

@@ -1,5 +1,6 @@
-// What the graph rewrites (graph/optimize.cpp, graph/nchwc_layout.cpp)
-// share: how they read a node's uses, attributes and arguments.
+// What the graph rewrites (graph/optimize.cpp, nchwc_layout.cpp,
+// tanh_gelu.cpp) share: how they read a node's uses, attributes and
+// arguments, and the Rewriter that fuses nodes.
 #pragma once
 
 #include <optional>
@@ -21,9 +22,6 @@ std::unordered_map<std::string, int> count_uses(const Graph& graph);
 // when they do not bind, which the Session's checks then report as they
 // would without the rewrites.
 std::optional<Attrs> bound_attrs(const Node& node, const Registry& registry);
-
-// A Scalar attribute's value, which a node may hold as an int.
-double scalar_value(const Attrs& attrs, std::string_view name);
 
 // The one value a tensor argument passes, if it passes exactly one.
 const std::string* single_value(const NodeInput& input);

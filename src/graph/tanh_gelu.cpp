@@ -60,7 +60,7 @@ class TanhGelu {
   bool has_unit_alpha(const Node& node) const {
     if (node.op_type != "aten::add.Tensor") return true;
     const std::optional<Attrs> attrs = bound_attrs(node, registry_);
-    return attrs && scalar_value(*attrs, "alpha") == 1.0;
+    return attrs && scalar_attr(*attrs, "alpha") == 1.0;
   }
 
   // 0.5 * x
@@ -93,7 +93,7 @@ class TanhGelu {
     const std::string* base = single_value(pow->inputs[0]);
     if (base == nullptr || *base != x) return false;
     const std::optional<Attrs> attrs = bound_attrs(*pow, registry_);
-    return attrs && scalar_value(*attrs, "exponent") == 3.0;
+    return attrs && scalar_attr(*attrs, "exponent") == 3.0;
   }
 
   Rewriter& rewriter_;

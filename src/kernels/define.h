@@ -20,13 +20,6 @@ struct OpSpec {
 
 void define(Registry& registry, OpSpec spec, std::source_location where = std::source_location::current());
 
-// The value of a Scalar (or float) attribute, which a call may give as an int.
-inline double scalar_attr(const Attrs& attrs, std::string_view name) {
-  const AttrValue& value = attrs.get(name);
-  const auto* integer = std::get_if<int64_t>(&value);
-  return integer ? static_cast<double>(*integer) : attrs.get<double>(name);
-}
-
 // Calls fn(T{}) with T the C++ type of a floating-point dtype; anything else is
 // an error naming the argument.
 template <typename Fn>

@@ -132,4 +132,10 @@ const AttrValue& Attrs::get(std::string_view name) const {
   throw Error(detail::concat(schema_->qualified_name(), ": no attribute named '", name, "'"));
 }
 
+double scalar_attr(const Attrs& attrs, std::string_view name) {
+  const AttrValue& value = attrs.get(name);
+  const auto* integer = std::get_if<int64_t>(&value);
+  return integer ? static_cast<double>(*integer) : attrs.get<double>(name);
+}
+
 }  // namespace opgraph

@@ -51,4 +51,8 @@ class Attrs {
   std::vector<size_t> list_sizes_;
 };
 
+// The value of a Scalar (or float) attribute, which a call or a graph node
+// may give as an int.
+double scalar_attr(const Attrs& attrs, std::string_view name);
+
 }  // namespace opgraph
