@@ -69,10 +69,26 @@ dnnl::matmul::primitive_desc matmul_desc(const Product& p, bool packed_w) {
 
 // A product's primitive and its operands' descriptors, cached by shapes,
 // strides, activation and thread count.
+// The words of a memory descriptor: a key for what is laid out by it.
+ConstantCache::Key layout_key(const dnnl::memory::desc& desc) {
+  const dnnl_memory_desc_t& layout = desc.data;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&layout);
+  ConstantCache::Key key;
+  for (size_t at = 0; at < sizeof layout; at += sizeof(int64_t)) {
+    int64_t word = 0;
+    std::memcpy(&word, bytes + at, std::min(sizeof word, sizeof layout - at));
+    key.push_back(word);
+  }
+  return key;
+}
+
 struct ProductPlan {
   dnnl::primitive matmul;
   dnnl::memory::desc a, w, dst, bias;  // bias is empty without one
-  dnnl::memory::desc plain_w;          // w as the caller lays it out, when w is packed
+  // When the plan runs on a packed copy of w: w as the caller lays it out,
+  // and the key of the layout the copy is in (both empty otherwise).
+  dnnl::memory::desc plain_w;
+  ConstantCache::Key packed_layout;
   dnnl::memory::desc scratchpad;
 
   ProductPlan(const Product& p, bool packed_w) {
@@ -80,7 +96,10 @@ struct ProductPlan {
     matmul = dnnl::matmul(pd);
     a = describe(p.a);
     w = pd.weights_desc();
-    if (packed_w) plain_w = describe(p.w);
+    if (packed_w && w != describe(p.w)) {
+      plain_w = describe(p.w);
+      packed_layout = layout_key(w);
+    }
     dst = describe(p.dst);
     if (p.bias) bias = describe(*p.bias);
     scratchpad = pd.scratchpad_desc();
@@ -123,14 +142,8 @@ struct ProductCall {
 // [N, K] weights of linear layers.
 const void* packed_weight(const KernelContext& context, const ProductPlan& plan, const Product& p,
                           dnnl::stream& stream) {
-  const dnnl_memory_desc_t& layout = plan.w.data;
-  ConstantCache::Key key{reinterpret_cast<intptr_t>(p.w.data)};
-  const auto* words = reinterpret_cast<const unsigned char*>(&layout);
-  for (size_t at = 0; at < sizeof layout; at += sizeof(int64_t)) {
-    int64_t word = 0;
-    std::memcpy(&word, words + at, std::min(sizeof word, sizeof layout - at));
-    key.push_back(word);
-  }
+  ConstantCache::Key key = plan.packed_layout;
+  key.push_back(reinterpret_cast<intptr_t>(p.w.data));
   const std::shared_ptr<const void> kept = context.constants->get(key, [&] {
     auto packed = std::make_shared<Tensor>(Tensor::empty({static_cast<int64_t>(plan.w.get_size())}, DType::UInt8));
     dnnl::memory from(plan.plain_w, onednn_engine(), p.w.data), to(plan.w, onednn_engine(), packed->data());
@@ -153,7 +166,7 @@ void onednn_product(const KernelContext& given_context, const Product& p) {
   static PrimitiveCache<ProductPlan> plans(256);
   const auto plan = cached_primitive(plans, context, std::move(key), [&] { return ProductPlan(p, packed_w); });
   dnnl::stream stream = onednn_stream(context);
-  const void* w = packed_w && plan->plain_w != plan->w ? packed_weight(context, *plan, p, stream) : p.w.data;
+  const void* w = plan->packed_layout.empty() ? p.w.data : packed_weight(context, *plan, p, stream);
   thread_call<ProductCall>(plan).run(p, w, stream);
 }
 
