@@ -35,14 +35,24 @@ class NchwcLayout {
   NchwcLayout(Graph& graph, const Registry& registry, int64_t block)
       : graph_(graph), registry_(registry), block_(block), uses_(count_uses(graph)),
         values_(infer_shapes(graph, registry)) {
-    for (const ValueInfo& constant : graph.constants) constants_.emplace(constant.name, &constant);
+    for (const ValueInfo& constant : graph.constants) {
+      constants_.emplace(constant.name, &constant);
+      value_names_.insert(constant.name);
+    }
+    for (const ValueInfo& input : graph.inputs) value_names_.insert(input.name);
     for (const Node& node : graph.nodes) {
       node_names_.insert(node.name);
-      for (const std::string& output : node.outputs) producer_.emplace(output, &node);
+      for (const std::string& output : node.outputs) {
+        producer_.emplace(output, &node);
+        value_names_.insert(output);
+      }
     }
   }
 
   void run() {
+    for (const Node& node : graph_.nodes) {
+      if (is_convolution(node)) convolutions_.insert(&node);
+    }
     find_foldable_pads();
     find_chained_convolutions();
     std::vector<Node> nodes;
@@ -84,13 +94,13 @@ class NchwcLayout {
   // read by the convolution alone.
   void find_foldable_pads() {
     for (const Node& node : graph_.nodes) {
-      if (!is_convolution(node)) continue;
+      if (!convolutions_.contains(&node)) continue;
       const Node* pad = sole_producer(node.inputs[0], "aten::pad");
       if (pad == nullptr || pad->has_symbolic_attrs()) continue;
       const std::optional<Attrs> attrs = bound_attrs(*pad, registry_);
       if (!attrs || attrs->get<std::string>("mode") != "constant") continue;
       const AttrValue& fill = attrs->get("value");
-      if (!std::holds_alternative<std::monostate>(fill) && scalar_value(*attrs, "value") != 0.0) continue;
+      if (!std::holds_alternative<std::monostate>(fill) && scalar_attr(*attrs, "value") != 0.0) continue;
       const std::vector<int64_t>& sides = attrs->get<std::vector<int64_t>>("pad");  // left, right, top, bottom
       if (sides.size() != 4 || std::ranges::any_of(sides, [](int64_t side) { return side < 0; })) continue;
       const ValueInfo& padded = values_.at(pad->inputs[0].values[0]);
@@ -121,19 +131,19 @@ class NchwcLayout {
   void find_chained_convolutions() {
     std::unordered_set<std::string> from_convolution, to_convolution;
     for (const Node& node : graph_.nodes) {
-      if (is_convolution(node) || (may_run_on_blocks(node) && all_inputs_in(node, from_convolution))) {
+      if (convolutions_.contains(&node) || (may_run_on_blocks(node) && all_inputs_in(node, from_convolution))) {
         from_convolution.insert(node.outputs[0]);
       }
     }
     for (auto node = graph_.nodes.rbegin(); node != graph_.nodes.rend(); ++node) {
-      if (is_convolution(*node)) {
+      if (convolutions_.contains(&*node)) {
         to_convolution.insert(convolution_input(*node));
       } else if (may_run_on_blocks(*node) && to_convolution.contains(node->outputs[0])) {
         for (const NodeInput& input : node->inputs) to_convolution.insert(input.values[0]);
       }
     }
     for (const Node& node : graph_.nodes) {
-      if (is_convolution(node) &&
+      if (convolutions_.contains(&node) &&
           (from_convolution.contains(convolution_input(node)) || to_convolution.contains(node.outputs[0]))) {
         chained_.insert(&node);
         if (const auto pad = foldable_pads_.find(&node); pad != foldable_pads_.end()) folded_pads_.insert(pad->second.pad);
@@ -152,8 +162,8 @@ class NchwcLayout {
     if (kZeroPreserving.contains(node.op_type)) return node.inputs.size() == 1;
     if (node.op_type == "aten::hardtanh") {
       const std::optional<Attrs> attrs = bound_attrs(node, registry_);
-      return node.inputs.size() == 1 && attrs && scalar_value(*attrs, "min_val") <= 0.0 &&
-             scalar_value(*attrs, "max_val") >= 0.0;
+      return node.inputs.size() == 1 && attrs && scalar_attr(*attrs, "min_val") <= 0.0 &&
+             scalar_attr(*attrs, "max_val") >= 0.0;
     }
     const bool binary = node.op_type == "aten::add.Tensor" || node.op_type == "aten::sub.Tensor" ||
                         node.op_type == "aten::mul.Tensor";
@@ -210,7 +220,7 @@ class NchwcLayout {
   // Renames the node's output to its blocked form, remembered under the old name.
   void keep_blocked(Node& node, int64_t channels) {
     std::string name = node.outputs[0] + ".nchwc";
-    while (uses_.contains(name) || producer_.contains(name) || constants_.contains(name)) name += "_";
+    while (!value_names_.insert(name).second) name += "_";
     blocked_[node.outputs[0]] = {name, channels};
     node.outputs[0] = name;
   }
@@ -242,13 +252,13 @@ class NchwcLayout {
   std::unordered_map<std::string, ValueInfo> values_;
   std::unordered_map<std::string, const ValueInfo*> constants_;
   std::unordered_map<std::string, const Node*> producer_;
-  std::unordered_set<std::string> node_names_;
+  std::unordered_set<std::string> node_names_, value_names_;  // every name taken
   struct FoldablePad {
     const Node* pad;
     std::array<int64_t, 4> sides;  // top, left, bottom, right
   };
   std::unordered_map<const Node*, FoldablePad> foldable_pads_;  // by convolution
-  std::unordered_set<const Node*> folded_pads_, chained_;
+  std::unordered_set<const Node*> convolutions_, folded_pads_, chained_;
   std::unordered_map<std::string, BlockedValue> blocked_;  // by the plain value's name
   std::unordered_set<std::string> converted_;             // blocked values converted back
 };
