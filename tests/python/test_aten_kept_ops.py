@@ -73,9 +73,13 @@ def test_beta_zero_ignores_self():
     ("aten::pixel_unshuffle", [random((1, 1, 4, 4))], dict(downscale_factor=0), r"downscale_factor: expected at least 1"),
     ("aten::prelu", [random((2, 3, 4)), random((2,))], {}, r"weight: expected 1 value or one per channel \(3 for self"),
     ("aten::prelu", [random((2, 3)), random((3,), np.float64)], {}, r"weight: expected float32 like self"),
+    ("aten::prelu", [np.ones((2, 3), np.int64), np.ones(3, np.int64)], {},
+     r"self: expected float32 or float64, got int64\[2, 3\]"),
     ("aten::baddbmm", [random((3, 3)), random((2, 3, 4)), random((2, 4, 5))], {},
      r"self: float32\[3, 3\] does not broadcast to the product's shape \[2, 3, 5\]"),
     ("aten::baddbmm", [random((3, 5)), random((2, 3, 4)), random((3, 4, 5))], {}, r"mat2: expected batch 2 like self"),
+    ("aten::baddbmm", [random((1, 2, 3, 5)), random((2, 3, 4)), random((2, 4, 5))], {},
+     r"self: expected rank 3 or less, got float32\[1, 2, 3, 5\]"),
 ])
 def test_errors_name_the_argument(op, inputs, attrs, message):
     with pytest.raises(opgraph.Error, match=rf"{op}: {message}"):

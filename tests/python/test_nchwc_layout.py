@@ -86,9 +86,18 @@ def test_bad_blocks_are_errors():
         call("opgraph::conv2d_nchwc", x, np.zeros((8, 8, 3, 3), np.float32), None)
     with pytest.raises(opgraph.Error, match=r"input: expected float32, got float64"):
         call("opgraph::conv2d_nchwc", np.zeros((1, 24, 5, 5)), w, None)
+    with pytest.raises(opgraph.Error, match=r"input: expected \[N, C, H, W\] or a blocked \[N, C/16, H, W, 16\], "
+                                            r"got float32\[24, 5, 5\]"):
+        call("opgraph::conv2d_nchwc", np.zeros((24, 5, 5), np.float32), w, None)
+    with pytest.raises(opgraph.Error, match=r"weight: expected rank 4 \(out_channels, in_channels/groups, kh, kw\)"):
+        call("opgraph::conv2d_nchwc", x, np.zeros((8, 24), np.float32), None)
+    with pytest.raises(opgraph.Error, match=r"padding_end: expected 2 values of at least 0, got \[1, -1\]"):
+        call("opgraph::conv2d_nchwc", np.zeros((1, 24, 5, 5), np.float32), w, None, padding_end=[1, -1])
     with pytest.raises(opgraph.Error, match=r"self: expected \[N, 3, H, W, 16\] \(40 channels in blocks of 16\), "
                                             r"got float32\[1, 2, 5, 5, 16\]"):
         call("opgraph::nchwc_to_nchw", x, channels=40)
+    with pytest.raises(opgraph.Error, match=r"channels: expected at least 1, got 0"):
+        call("opgraph::nchwc_to_nchw", x, channels=0)
     with pytest.raises(opgraph.Error, match=r"self: expected a blocked \[N, C/B, H, W, B\]"):
         call("opgraph::nchwc_to_nchw", np.zeros((1, 2, 5, 5), np.float32), channels=2)
 
