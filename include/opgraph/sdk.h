@@ -22,6 +22,7 @@
 #pragma once
 
 #include <complex>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -207,12 +208,26 @@ class InputTensorList {
   const og_tensor_list* list_;
 };
 
-// Execution context of one kernel call: the host's thread pool.
+// Execution context of one kernel call: the host's thread pool and, for a
+// device kernel, its stream, device index and scratch memory.
 class Context {
  public:
   Context(const og_host_api* api, og_context* context) : api_(api), context_(context) {}
 
   int num_threads() const { return api_->num_threads(context_); }
+
+  // The stream a device kernel launches its work on: a cudaStream_t for
+  // CUDA, where work is ordered with the host's other kernels and copies.
+  void* stream() const { return api_->stream(context_); }
+  int device_index() const { return api_->device_index(context_); }
+  // Memory on the call's device for `count` elements, valid until the
+  // kernel returns (on a device, until the work launched on stream() is done).
+  template <typename T = std::byte>
+  T* scratch(size_t count) const {
+    void* memory = api_->scratch(context_, static_cast<uint64_t>(count) * sizeof(T));
+    OPGRAPH_SDK_CHECK(memory != nullptr || count == 0, "scratch: no memory for ", count, " elements");
+    return static_cast<T*>(memory);
+  }
 
   // Runs body(begin, end) over chunks of [begin, end) of at least `grain`
   // iterations on the host's threads. The first exception a chunk throws is

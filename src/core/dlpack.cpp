@@ -95,9 +95,19 @@ Tensor Tensor::from_dlpack(DLManagedTensor* managed) {
   const DLTensor& dl = managed->dl_tensor;
   Device device;
   try {
-    OPGRAPH_CHECK(dl.device.device_type == kDLCPU || dl.device.device_type == kDLCUDAHost,
-                  "from_dlpack: only CPU tensors are supported, got DLPack device type ",
-                  int(dl.device.device_type));
+    switch (dl.device.device_type) {
+      case kDLCPU:
+      case kDLCUDAHost:  // pinned host memory: the CPU reads it directly
+        break;
+      case kDLCUDA:
+      case kDLCUDAManaged:
+        device = {DeviceType::CUDA, dl.device.device_id};
+        break;
+      default:
+        throw Error(detail::concat("from_dlpack: DLPack device type ", int(dl.device.device_type),
+                                   " is not supported; opgraph takes CPU (1), CUDA (2), CUDA host (3) and CUDA "
+                                   "managed (13) memory"));
+    }
     OPGRAPH_CHECK(dl.ndim >= 0, "from_dlpack: negative ndim ", dl.ndim);
     DType dtype = from_dl(dl.dtype);
     Shape shape(dl.shape, dl.shape + dl.ndim);

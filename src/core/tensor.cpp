@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "opgraph/core/device_backend.h"
 #include "opgraph/core/error.h"
 
 namespace opgraph {
@@ -56,24 +57,29 @@ void throw_dtype_mismatch(DType expected, DType actual) {
 std::string TensorMeta::str() const { return std::string(dtype_name(dtype)) + shape_str(shape); }
 
 Tensor Tensor::empty(Shape shape, DType dtype, Device device) {
-  OPGRAPH_CHECK(device.type == DeviceType::CPU, "Tensor::empty: cannot allocate on ",
-                device_str(device), "; this build has CPU memory only");
   size_t bytes = 0;
   try {
     bytes = shape_nbytes(shape, dtype);
   } catch (const Error& e) {
     throw Error(detail::concat("Tensor::empty: ", e.what()));
   }
-  // aligned_alloc needs a size that is a multiple of the alignment, and a
-  // zero-size request may return null; round up (bytes is far below the
-  // largest size_t, so this cannot wrap) and allocate at least once.
-  size_t rounded = (std::max<size_t>(bytes, 1) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  void* memory = std::aligned_alloc(kTensorAlignment, rounded);
-  OPGRAPH_CHECK(memory != nullptr, "Tensor::empty: out of memory allocating ", bytes, " bytes for ",
-                dtype_name(dtype), shape_str(shape));
   Tensor t;
-  t.storage_ = std::shared_ptr<void>(memory, std::free);
-  t.data_ = memory;
+  if (device.type == DeviceType::CPU) {
+    // aligned_alloc needs a size that is a multiple of the alignment, and a
+    // zero-size request may return null; round up (bytes is far below the
+    // largest size_t, so this cannot wrap) and allocate at least once.
+    size_t rounded = (std::max<size_t>(bytes, 1) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+    void* memory = std::aligned_alloc(kTensorAlignment, rounded);
+    OPGRAPH_CHECK(memory != nullptr, "Tensor::empty: out of memory allocating ", bytes, " bytes for ",
+                  dtype_name(dtype), shape_str(shape));
+    t.storage_ = std::shared_ptr<void>(memory, std::free);
+  } else {
+    check_device(device);
+    DeviceBackend& backend = device_backend(device.type);
+    void* memory = backend.allocate(std::max<size_t>(bytes, 1), device.index);
+    t.storage_ = std::shared_ptr<void>(memory, [&backend, index = device.index](void* p) { backend.deallocate(p, index); });
+  }
+  t.data_ = t.storage_.get();
   t.strides_ = contiguous_strides(shape);
   t.meta_ = {dtype, std::move(shape)};
   t.numel_ = static_cast<int64_t>(bytes / opgraph::itemsize(dtype));
@@ -81,9 +87,13 @@ Tensor Tensor::empty(Shape shape, DType dtype, Device device) {
   return t;
 }
 
-Tensor Tensor::zeros(Shape shape, DType dtype) {
-  Tensor t = empty(std::move(shape), dtype);
-  std::memset(t.data_, 0, t.nbytes());
+Tensor Tensor::zeros(Shape shape, DType dtype, Device device) {
+  Tensor t = empty(std::move(shape), dtype, device);
+  if (device.type == DeviceType::CPU) {
+    std::memset(t.data_, 0, t.nbytes());
+  } else {
+    device_backend(device.type).fill_zero(t.data_, t.nbytes(), device.index);
+  }
   return t;
 }
 
@@ -243,36 +253,71 @@ void copy_any_row(size_t item, char* dst, int64_t dst_step, const char* src, int
   }
 }
 
+// Copies through both tensors' strides, one innermost row at a time.
+void copy_on_host(const Tensor& dst, const Tensor& src) {
+  const size_t item = dst.itemsize();
+  if (dst.is_contiguous() && src.is_contiguous()) {
+    std::memmove(dst.data(), src.data(), dst.nbytes());
+    return;
+  }
+  const int64_t rank = dst.dim();
+  const Shape& shape = dst.shape();
+  std::vector<int64_t> index(rank, 0);
+  const int64_t inner = rank ? shape[rank - 1] : 1;
+  const int64_t dst_step = rank ? dst.strides()[rank - 1] : 0;
+  const int64_t src_step = rank ? src.strides()[rank - 1] : 0;
+  for (int64_t row = 0; row < dst.numel() / inner; ++row) {
+    int64_t dst_offset = 0, src_offset = 0;
+    for (int64_t d = 0; d + 1 < rank; ++d) {
+      dst_offset += index[d] * dst.strides()[d];
+      src_offset += index[d] * src.strides()[d];
+    }
+    copy_any_row(item, static_cast<char*>(dst.data()) + dst_offset * static_cast<int64_t>(item), dst_step,
+                 static_cast<const char*>(src.data()) + src_offset * static_cast<int64_t>(item), src_step, inner);
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+void copy_on_device(const Tensor& dst, const Tensor& src) {
+  if (dst.device().type == DeviceType::CPU) {
+    copy_on_host(dst, src);
+  } else {
+    device_backend(dst.device().type).copy_strided(dst, src);
+  }
+}
+
+// Bytes move between devices contiguously: each side is gathered into (or
+// scattered from) a contiguous tensor on its own device around one transfer.
+void copy_across_devices(const Tensor& dst, const Tensor& src) {
+  const DeviceType backend = dst.device().type != DeviceType::CPU ? dst.device().type : src.device().type;
+  const Tensor packed_src = src.contiguous();
+  const Tensor packed_dst = dst.is_contiguous() ? dst : Tensor::empty(dst.shape(), dst.dtype(), dst.device());
+  device_backend(backend).copy_bytes(packed_dst.data(), packed_dst.device(), packed_src.data(), packed_src.device(),
+                                     dst.nbytes());
+  if (!packed_dst.shares_storage_with(dst)) copy_on_device(dst, packed_dst);
+}
+
 }  // namespace
 
-// Copies through both tensors' strides, one innermost row at a time.
 void Tensor::copy_(const Tensor& src) {
   OPGRAPH_CHECK(src.meta_.dtype == meta_.dtype && src.meta_.shape == meta_.shape, "Tensor::copy_: cannot copy ", src.str(),
                 " into ", str());
   if (numel_ == 0) return;
-  const size_t item = itemsize();
-  if (is_contiguous() && src.is_contiguous()) {
-    std::memmove(data_, src.data_, nbytes());
-    return;
+  if (device_ == src.device_) {
+    copy_on_device(*this, src);
+  } else {
+    copy_across_devices(*this, src);
   }
-  const int64_t rank = dim();
-  std::vector<int64_t> index(rank, 0);
-  const int64_t inner = rank ? meta_.shape[rank - 1] : 1;
-  const int64_t dst_step = rank ? strides_[rank - 1] : 0;
-  const int64_t src_step = rank ? src.strides_[rank - 1] : 0;
-  for (int64_t row = 0; row < numel_ / inner; ++row) {
-    int64_t dst_offset = 0, src_offset = 0;
-    for (int64_t d = 0; d + 1 < rank; ++d) {
-      dst_offset += index[d] * strides_[d];
-      src_offset += index[d] * src.strides_[d];
-    }
-    copy_any_row(item, static_cast<char*>(data_) + dst_offset * static_cast<int64_t>(item), dst_step,
-                 static_cast<const char*>(src.data_) + src_offset * static_cast<int64_t>(item), src_step, inner);
-    for (int64_t d = rank - 2; d >= 0; --d) {
-      if (++index[d] < meta_.shape[d]) break;
-      index[d] = 0;
-    }
-  }
+}
+
+Tensor Tensor::to(Device device) const {
+  if (device == device_) return *this;
+  Tensor t = empty(meta_.shape, meta_.dtype, device);
+  t.copy_(*this);
+  return t;
 }
 
 }  // namespace opgraph

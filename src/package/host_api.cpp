@@ -12,6 +12,10 @@ struct og_outputs {
 
 struct og_context {
   const opgraph::KernelContext* context;
+  // Scratch memory the kernel asked for, released when the call returns.
+  std::vector<opgraph::Tensor> scratch;
+  // Why a request the kernel made of the host failed; the call's error.
+  std::string failure;
 };
 
 namespace opgraph::package {
@@ -185,13 +189,14 @@ KernelFn wrap_kernel(og_kernel_fn fn, void* user, ListArguments is_list) {
     auto og_results = scratch.array<og_tensor>(outputs.size());
     for (size_t i = 0; i < outputs.size(); ++i) og_results[i] = to_og(outputs[i]);
     auto og_attrs = to_og(attrs, scratch);
-    og_context og_ctx{&context};
+    og_context og_ctx{&context, {}, {}};
     og_error error;
-    if (fn(user, &og_ctx, og_inputs.arguments.data(), static_cast<int32_t>(og_inputs.arguments.size()),
-           og_results.data(), static_cast<int32_t>(og_results.size()), og_attrs.data(),
-           static_cast<int32_t>(og_attrs.size()), &error) != OG_OK) {
-      throw Error(error.message);
-    }
+    const int32_t status = fn(user, &og_ctx, og_inputs.arguments.data(),
+                              static_cast<int32_t>(og_inputs.arguments.size()), og_results.data(),
+                              static_cast<int32_t>(og_results.size()), og_attrs.data(),
+                              static_cast<int32_t>(og_attrs.size()), &error);
+    if (!og_ctx.failure.empty()) throw Error(og_ctx.failure);
+    if (status != OG_OK) throw Error(error.message);
   };
 }
 
@@ -276,11 +281,36 @@ void parallel_for(og_context* context, int64_t begin, int64_t end, int64_t grain
   context->context->pool->parallel_for(begin, end, grain, [task, user](int64_t b, int64_t e) { task(user, b, e); });
 }
 
+void* stream(og_context* context) {
+  try {
+    return context->context->stream();
+  } catch (const std::exception& e) {
+    context->failure = e.what();
+    return nullptr;
+  }
+}
+
+int32_t device_index(og_context* context) { return context->context->device.index; }
+
+// The memory is a tensor the call holds; a device frees it in stream order,
+// after the work the kernel launched.
+void* scratch(og_context* context, uint64_t bytes) {
+  try {
+    OPGRAPH_CHECK(bytes <= kMaxAllocationBytes, "scratch: ", bytes, " bytes is more than one allocation can hold");
+    const Tensor& memory = context->scratch.emplace_back(
+        Tensor::empty({static_cast<int64_t>(bytes)}, DType::UInt8, context->context->device));
+    return memory.data();
+  } catch (const std::exception& e) {
+    context->failure = e.what();
+    return nullptr;
+  }
+}
+
 // The API a package built for ABI 1.`kPackageMinor` gets.
 template <uint32_t kPackageMinor>
 constexpr og_host_api kHostApi = {
     OPGRAPH_ABI_VERSION_MAJOR, OPGRAPH_ABI_VERSION_MINOR, set_error, def_op<kPackageMinor>, def_kernel, set_output,
-    num_threads, parallel_for,
+    num_threads, parallel_for, stream, device_index, scratch,
 };
 
 const og_host_api* get_api(uint32_t major, uint32_t minor) {

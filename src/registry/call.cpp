@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "opgraph/core/device_backend.h"
 #include "opgraph/core/error.h"
 #include "opgraph/registry/registry.h"
 
@@ -74,17 +75,24 @@ const KernelFn& kernel_for(const OpDef& op, Device device, CallOptions options) 
   }
   const KernelFn& kernel = op.kernels[static_cast<size_t>(device.type)];
   if (kernel) return kernel;
+  // The built-in kernels of a device arrive with its backend, opened here on
+  // the first call that needs one.
+  std::string why_unavailable;
+  if (device.type != DeviceType::CPU && device_available(device.type, &why_unavailable) && kernel) return kernel;
   std::string available;
   for (int d = 0; d < kNumDeviceTypes; ++d) {
     if (op.kernels[d]) available += (available.empty() ? "" : ", ") + std::string(device_type_name(DeviceType(d)));
   }
   throw Error(detail::concat(op.name(), ": no kernel for device ", device_str(device), "; it has kernels for: ",
-                             available.empty() ? "(none)" : available));
+                             available.empty() ? "(none)" : available,
+                             why_unavailable.empty() ? "" : " (" + device_str(device) + " is not available: " +
+                                                                why_unavailable + ")"));
 }
 
 // Kernels that index densely get contiguous copies of strided inputs.
 void run_kernel(const OpDef& op, const KernelFn& kernel, std::span<const Tensor> inputs,
-                std::span<const Tensor> outputs, const Attrs& attrs, std::span<Shape> output_shapes = {}) {
+                std::span<const Tensor> outputs, const Attrs& attrs, Device device,
+                std::span<Shape> output_shapes = {}) {
   std::vector<Tensor> dense;
   if (!op.accepts_strided_inputs) {
     for (const Tensor& input : inputs) {
@@ -97,9 +105,15 @@ void run_kernel(const OpDef& op, const KernelFn& kernel, std::span<const Tensor>
     }
   }
   KernelContext context{&global_thread_pool()};
+  context.device = device;
   context.output_shapes = output_shapes;
   try {
     kernel(context, inputs, outputs, attrs);
+    // Launches are asynchronous: an error shows at the next check, made here
+    // so that it names the op that caused it.
+    if (device.type != DeviceType::CPU && device_available(device.type)) {
+      device_backend(device.type).check_kernel(op.name());
+    }
   } catch (...) {
     rethrow_for(op);
   }
@@ -126,6 +140,10 @@ std::vector<TensorMeta> infer_checked(const OpDef& op, std::span<const Tensor> i
 }
 
 }  // namespace
+
+void* KernelContext::stream() const {
+  return device.type == DeviceType::CPU ? nullptr : device_backend(device.type).current_stream(device.index);
+}
 
 void KernelContext::set_output_shape(size_t k, Shape shape) const {
   OPGRAPH_CHECK(k < output_shapes.size(), "the kernel reports the shape of output ", k, ", but the caller takes ",
@@ -172,7 +190,7 @@ void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const T
     OPGRAPH_CHECK(out.is_contiguous(), op.name(), ": ", output_name(op, i), " must be contiguous; got strides ",
                   shape_str(out.strides()));
   }
-  run_kernel(op, kernel, inputs, outputs, attrs);
+  run_kernel(op, kernel, inputs, outputs, attrs, device);
 }
 
 std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
@@ -184,11 +202,11 @@ std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const 
     outputs.push_back(Tensor::empty(std::move(meta.shape), meta.dtype, device));
   }
   if (!op.data_dependent_shapes) {
-    run_kernel(op, kernel, inputs, outputs, attrs);
+    run_kernel(op, kernel, inputs, outputs, attrs, device);
     return outputs;
   }
   std::vector<Shape> shapes(outputs.size(), unreported_shape());
-  run_kernel(op, kernel, inputs, outputs, attrs, shapes);
+  run_kernel(op, kernel, inputs, outputs, attrs, device, shapes);
   try {
     for (size_t k = 0; k < outputs.size(); ++k) outputs[k] = data_dependent_output(outputs[k], shapes[k]);
   } catch (...) {

@@ -235,11 +235,43 @@ TEST(DLPackTest, ImportRejectsUnsupportedBits) {
   expect_rejected(foreign, "bits 16");
 }
 
-TEST(DLPackTest, ImportRejectsNonCpuDevice) {
+// Device memory is never read on import or export, so these run without a GPU.
+TEST(DLPackTest, ImportCudaKeepsPointerDeviceAndProducer) {
+  float device_memory[6] = {};  // stands for a cudaMalloc'ed buffer
+  ForeignTensor foreign(device_memory, {2, 3});
+  foreign.managed.dl_tensor.device = {kDLCUDA, 1};
+  {
+    Tensor t = Tensor::from_dlpack(&foreign.managed);
+    EXPECT_EQ(t.data(), device_memory);
+    EXPECT_EQ(t.device(), (Device{DeviceType::CUDA, 1}));
+    Tensor view = t.slice(1, 1, 3);
+    t = Tensor();
+    EXPECT_EQ(foreign.deleter_calls, 0);  // the view still holds the producer's tensor
+  }
+  EXPECT_EQ(foreign.deleter_calls, 1);
+}
+
+TEST(DLPackTest, CudaTensorExportsWithItsDevice) {
+  float device_memory[4] = {};
+  Tensor t = Tensor::from_blob(device_memory, {4}, {}, DType::Float32, {}, Device{DeviceType::CUDA, 2});
+  DLPtr exported(t.to_dlpack());
+  EXPECT_EQ(exported->dl_tensor.data, device_memory);
+  EXPECT_EQ(exported->dl_tensor.device.device_type, kDLCUDA);
+  EXPECT_EQ(exported->dl_tensor.device.device_id, 2);
+}
+
+TEST(DLPackTest, ImportCudaManagedMemoryAsCuda) {
   float buffer[2] = {};
   ForeignTensor foreign(buffer, {2});
-  foreign.managed.dl_tensor.device = {kDLCUDA, 0};
-  expect_rejected(foreign, "only CPU tensors");
+  foreign.managed.dl_tensor.device = {kDLCUDAManaged, 0};
+  EXPECT_EQ(Tensor::from_dlpack(&foreign.managed).device(), (Device{DeviceType::CUDA, 0}));
+}
+
+TEST(DLPackTest, ImportRejectsOtherDevices) {
+  float buffer[2] = {};
+  ForeignTensor foreign(buffer, {2});
+  foreign.managed.dl_tensor.device = {kDLVulkan, 0};
+  expect_rejected(foreign, "DLPack device type 7 is not supported");
 }
 
 TEST(DLPackTest, ImportNullThrows) { EXPECT_THROW(Tensor::from_dlpack(nullptr), Error); }

@@ -1,6 +1,7 @@
 // Small ops that exercise each part of the SDK and the host ABI.
 #include <opgraph/sdk.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -145,6 +146,19 @@ void sum_products_cpu(sdk::OutputTensor out, sdk::InputTensorList xs, std::optio
 
 }  // namespace
 
+// Which kernel the registry chose, told by each kernel in its own way: the
+// CPU one writes its device index, the CUDA one (plain C++: the tests give it
+// device pointers it never reads) fails with a message that names its device,
+// after asking for scratch memory if told to.
+void device_probe_cpu(sdk::Context context, sdk::OutputTensor out, sdk::InputTensor, bool) {
+  std::fill_n(out.data<float>(), out.numel(), static_cast<float>(context.device_index()));
+}
+
+void device_probe_cuda(sdk::Context context, sdk::OutputTensor, sdk::InputTensor, bool use_scratch) {
+  if (use_scratch) context.scratch<float>(16);
+  throw sdk::Error(sdk::concat("the CUDA kernel ran for cuda:", context.device_index()));
+}
+
 OPGRAPH_LIBRARY(test_ops, m) {
   m.def("scale(Tensor x, *, float factor=2.0) -> Tensor", scale_shape, {.backward = "scale_backward"});
   m.impl("scale", sdk::Device::CPU, scale_cpu);
@@ -166,4 +180,7 @@ OPGRAPH_LIBRARY(test_ops, m) {
   m.impl("sum_products", sdk::Device::CPU, sum_products_cpu);
   // Takes its Tensor[] as a single tensor: every call is refused.
   m.def("list_as_tensor(Tensor[] xs) -> Tensor", same_shape);
+  m.def("device_probe(Tensor x, *, bool use_scratch=False) -> Tensor", [](sdk::Meta x, bool) { return x; });
+  m.impl("device_probe", sdk::Device::CPU, device_probe_cpu);
+  m.impl("device_probe", sdk::Device::CUDA, device_probe_cuda);
 }

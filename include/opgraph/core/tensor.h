@@ -49,9 +49,13 @@ class Tensor {
  public:
   Tensor() = default;  // undefined: stands for a `Tensor?` given as None
 
+  // Memory on another device than the CPU comes from its backend
+  // (device_backend.h), which throws opgraph::Error where it is unavailable.
   static Tensor empty(Shape shape, DType dtype, Device device = Device::cpu());
-  static Tensor empty(const TensorMeta& meta) { return empty(meta.shape, meta.dtype); }
-  static Tensor zeros(Shape shape, DType dtype);
+  static Tensor empty(const TensorMeta& meta, Device device = Device::cpu()) {
+    return empty(meta.shape, meta.dtype, device);
+  }
+  static Tensor zeros(Shape shape, DType dtype, Device device = Device::cpu());
   // Wraps memory owned by someone else. `release` runs once, when the last
   // view of the tensor goes away (may be empty for memory that outlives it).
   static Tensor from_blob(void* data, Shape shape, Strides strides, DType dtype,
@@ -91,11 +95,16 @@ class Tensor {
   // Copies.
   Tensor contiguous() const;  // *this when already contiguous
   Tensor clone() const;
-  void copy_(const Tensor& src);  // same dtype and shape, any strides
+  // Same dtype and shape, any strides, any devices (a copy to the host
+  // returns once the data is there; one to a device is stream-ordered).
+  void copy_(const Tensor& src);
+  Tensor to(Device device) const;  // *this when already there
 
-  // DLPack, zero-copy. The export keeps this tensor's storage alive until the
-  // consumer calls the deleter; the import keeps the producer's tensor alive
-  // (by holding the DLManagedTensor) until the last view here goes away.
+  // DLPack, zero-copy, for CPU and CUDA memory. The export keeps this
+  // tensor's storage alive until the consumer calls the deleter; the import
+  // keeps the producer's tensor alive (by holding the DLManagedTensor) until
+  // the last view here goes away. Stream synchronization is the caller's
+  // part of the protocol (the Python bindings pass __dlpack__ their stream).
   DLManagedTensor* to_dlpack() const;
   static Tensor from_dlpack(DLManagedTensor* managed);
 

@@ -22,9 +22,10 @@
 extern "C" {
 #endif
 
-/* 1.1: Tensor[] arguments (og_tensor_list). */
+/* 1.1: Tensor[] arguments (og_tensor_list).
+ * 1.2: device kernels: the call's stream, device index and scratch memory. */
 #define OPGRAPH_ABI_VERSION_MAJOR 1
-#define OPGRAPH_ABI_VERSION_MINOR 1
+#define OPGRAPH_ABI_VERSION_MINOR 2
 #define OPGRAPH_PACKAGE_INIT_SYMBOL "opgraph_package_init"
 
 /* Element type codes: the values of opgraph::DType. */
@@ -152,6 +153,15 @@ typedef struct og_host_api {
   int32_t (*num_threads)(og_context* context);
   void (*parallel_for)(og_context* context, int64_t begin, int64_t end, int64_t grain,
                        og_task_fn task, void* user);
+  /* 1.2. The stream a kernel for a device launches its work on (for CUDA a
+   * cudaStream_t; NULL is the legacy default stream, and what the CPU gets). */
+  void* (*stream)(og_context* context);
+  int32_t (*device_index)(og_context* context);
+  /* `bytes` of memory on the call's device, valid until the kernel returns
+   * (for a device, until the work it launched on the stream is done). NULL
+   * when it cannot be had, or stream() when the device cannot be reached: the
+   * call then fails with the host's reason whatever the kernel returns. */
+  void* (*scratch)(og_context* context, uint64_t bytes);
 } og_host_api;
 
 /* Frozen. */

@@ -47,11 +47,17 @@ struct KernelContext {
   // fills with set_output_shape().
   std::span<Shape> output_shapes = {};
 
+  // Where the call's inputs and outputs are. A kernel for another device
+  // than the CPU launches its work on stream(), in order with the rest.
+  Device device = Device::cpu();
+
   // Whether input `i` holds the same values for as long as `constants` lives.
   bool is_constant(size_t i) const { return constants != nullptr && i < 64 && (constant_inputs >> i & 1) != 0; }
   // Reports the shape output `k` holds: its elements are the leading ones of
   // the buffer, which the shape function sized for the most there can be.
   void set_output_shape(size_t k, Shape shape) const;
+  // The device's current stream (a cudaStream_t for CUDA); null on the CPU.
+  void* stream() const;
 };
 // Destination-passing: outputs arrive allocated, with the metas the shape
 // function returned. Inputs are contiguous unless the op accepts strides.
