@@ -67,9 +67,12 @@ $(STAMPS)/apt-fuzz: scripts/apt-packages-fuzz.txt scripts/install-apt-packages.s
 	scripts/install-apt-packages.sh scripts/apt-packages-fuzz.txt
 	touch $@
 
-$(STAMPS)/venv: requirements.txt $(STAMPS)/apt
+# Where nvcc is found, the CUDA backend is built too (OPGRAPH_CUDA=AUTO) and
+# needs cuBLASLt from requirements-cuda.txt.
+NVCC := $(shell command -v nvcc 2> /dev/null)
+$(STAMPS)/venv: requirements.txt requirements-cuda.txt $(STAMPS)/apt
 	test -x $(PYTHON) || python3 -m venv $(VENV)
-	$(PYTHON) -m pip install -q -r requirements.txt
+	$(PYTHON) -m pip install -q -r requirements.txt $(if $(NVCC),-r requirements-cuda.txt)
 	touch $@
 
 # One CMake build (build/python) makes the Python package, libopgraph and the

@@ -1,6 +1,6 @@
-// The activation a fused op applies to its result: named by a `str activation`
-// attribute, run as a oneDNN post-op in the forward kernel, and differentiated
-// in the backward one.
+// The activation a fused op applies to its result (kernels/activation.h), run
+// as a oneDNN post-op in the forward kernel and differentiated in the
+// backward one.
 #pragma once
 
 #include <cstdint>
@@ -8,18 +8,10 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "kernels/activation.h"
 #include "opgraph/core/thread_pool.h"
-#include "opgraph/registry/attrs.h"
 
 namespace opgraph::kernels {
-
-enum class Activation { None, ReLU, GELU, Sigmoid, Tanh, ReLU6 };
-
-// "none" | "relu" | "gelu" | "sigmoid" | "tanh" | "relu6" (min(max(x, 0), 6),
-// MobileNet's hardtanh); anything else throws an Error listing them.
-Activation parse_activation(std::string_view name);
-// The op's "activation" attribute, parsed.
-Activation activation_attr(const Attrs& attrs);
 
 // f(z) and f'(z) in double, from the definitions (GELU: erf form), for the
 // reference implementations.

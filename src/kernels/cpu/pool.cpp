@@ -242,15 +242,7 @@ void max_pool_with_indices_cpu(const KernelContext& context, std::span<const Ten
 
 template <int Dims>
 Pooling average_windows(const TensorMeta& input, const Attrs& attrs) {
-  Pooling p = windows(input, attrs, Dims, false);
-  p.count_include_pad = attrs.get<bool>("count_include_pad");
-  if constexpr (Dims > 1) {  // avg_pool1d has no divisor_override
-    if (const auto* divisor = std::get_if<int64_t>(&attrs.get("divisor_override"))) {
-      OPGRAPH_CHECK(*divisor != 0, "divisor_override: must not be zero");
-      p.divisor_override = *divisor;
-    }
-  }
-  return p;
+  return average_pooling(input, attrs, Dims);
 }
 
 template <int Dims>
@@ -414,6 +406,24 @@ void adaptive_backward_cpu(const KernelContext& context, std::span<const Tensor>
 }
 
 }  // namespace
+
+namespace pool {
+
+Pooling max_pooling(const TensorMeta& input, const Attrs& attrs, int dims) { return windows(input, attrs, dims, true); }
+
+Pooling average_pooling(const TensorMeta& input, const Attrs& attrs, int dims) {
+  Pooling p = windows(input, attrs, dims, false);
+  p.count_include_pad = attrs.get<bool>("count_include_pad");
+  if (dims > 1) {  // avg_pool1d has no divisor_override
+    if (const auto* divisor = std::get_if<int64_t>(&attrs.get("divisor_override"))) {
+      OPGRAPH_CHECK(*divisor != 0, "divisor_override: must not be zero");
+      p.divisor_override = *divisor;
+    }
+  }
+  return p;
+}
+
+}  // namespace pool
 
 void register_pool_ops(Registry& registry) {
   // Gradient ops first: the forward ops name them. ATen's max_pool2d gradient

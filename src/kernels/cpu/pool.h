@@ -37,6 +37,12 @@ struct Pooling {
   std::optional<int64_t> divisor_override;
 };
 
+// The geometry max_pool{1,2,3}d's (with dilation) and avg_pool{1,2,3}d's
+// (with their divisor) attributes give on `input`, checked: what their shape
+// functions size outputs with, and what the CPU and CUDA kernels walk.
+Pooling max_pooling(const TensorMeta& input, const Attrs& attrs, int dims);
+Pooling average_pooling(const TensorMeta& input, const Attrs& attrs, int dims);
+
 // One axis of the window of output index o: [lo, hi) clipped to the input,
 // and the extent an average divides by when it counts padding.
 struct Span {

@@ -1,0 +1,20 @@
+// The activation a fused op applies to its result, named by its `str
+// activation` attribute; shared by the CPU kernels (cpu/fused_activation.h)
+// and the CUDA ones, which parse it the same way.
+#pragma once
+
+#include <string_view>
+
+#include "opgraph/registry/attrs.h"
+
+namespace opgraph::kernels {
+
+enum class Activation { None, ReLU, GELU, Sigmoid, Tanh, ReLU6 };
+
+// "none" | "relu" | "gelu" | "sigmoid" | "tanh" | "relu6" (min(max(x, 0), 6),
+// MobileNet's hardtanh); anything else throws an Error listing them.
+Activation parse_activation(std::string_view name);
+// The op's "activation" attribute, parsed.
+Activation activation_attr(const Attrs& attrs);
+
+}  // namespace opgraph::kernels

@@ -1,0 +1,112 @@
+#include "kernels/cuda/blas_lt.h"
+
+#include <cublasLt.h>
+
+#include <utility>
+
+#include "cuda/cuda_check.h"
+
+namespace opgraph::cuda {
+namespace {
+
+void check(cublasStatus_t status, const char* call) {
+  OPGRAPH_CHECK(status == CUBLAS_STATUS_SUCCESS, "cuBLASLt error in ", call, ": ", cublasLtGetStatusName(status),
+                " (", cublasLtGetStatusString(status), ")");
+}
+#define OPGRAPH_CUBLAS_CHECK(call) check((call), #call)
+
+// One handle for the process: cuBLASLt handles carry no stream or device
+// state and may be shared by threads.
+cublasLtHandle_t handle() {
+  static cublasLtHandle_t shared = [] {
+    cublasLtHandle_t h = nullptr;
+    OPGRAPH_CUBLAS_CHECK(cublasLtCreate(&h));
+    return h;
+  }();
+  return shared;
+}
+
+// Owns a cuBLASLt descriptor for the scope of one call.
+template <typename T, cublasStatus_t (*Destroy)(T)>
+struct Descriptor {
+  T value = nullptr;
+  Descriptor() = default;
+  Descriptor(Descriptor&& other) noexcept : value(std::exchange(other.value, nullptr)) {}
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  ~Descriptor() {
+    if (value) Destroy(value);
+  }
+};
+
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+
+}  // namespace
+
+void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_t n, int64_t k, const void* bias,
+            bool relu, cudaStream_t stream, bool accumulate) {
+  const bool single = c.dtype() == DType::Float32;
+  OPGRAPH_CHECK(single || c.dtype() == DType::Float64, "matmul on cuda: expected float32 or float64, got ",
+                dtype_name(c.dtype()));
+  if (m == 0 || n == 0) return;
+  OPGRAPH_CHECK(!accumulate || (bias == nullptr && !relu), "matmul on cuda: no epilogue when accumulating");
+  if (k == 0) {  // an empty sum; cuBLASLt takes no empty operand
+    OPGRAPH_CHECK(bias == nullptr && !relu, "matmul on cuda: no epilogue on an empty product");
+    if (!accumulate) OPGRAPH_CUDA_CHECK(cudaMemsetAsync(c.data(), 0, c.nbytes(), stream));
+    return;
+  }
+  const cudaDataType_t type = single ? CUDA_R_32F : CUDA_R_64F;
+  // No TF32: results agree with the CPU kernels, as torch's default does.
+  const cublasComputeType_t compute = single ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
+
+  // Column-major view: C^T (n x m) = op(B)^T (n x k) @ op(A)^T (k x m).
+  Descriptor<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op;
+  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op.value, compute, type));
+  const cublasOperation_t trans_first = b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t trans_second = a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op.value, CUBLASLT_MATMUL_DESC_TRANSA, &trans_first,
+                                                      sizeof(trans_first)));
+  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op.value, CUBLASLT_MATMUL_DESC_TRANSB, &trans_second,
+                                                      sizeof(trans_second)));
+  const cublasLtEpilogue_t epilogue = bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                                           : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+  OPGRAPH_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(op.value, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+  if (bias) {
+    OPGRAPH_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(op.value, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  }
+
+  // Each operand's column-major shape as stored: rows, columns, leading dimension.
+  auto layout = [&](int64_t rows, int64_t cols) {
+    Descriptor<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> d;
+    OPGRAPH_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.value, type, rows, cols, rows));
+    return d;
+  };
+  // B row-major is k x n, stored column-major as n x k (or k x n when transposed).
+  auto first = b.transposed ? layout(k, n) : layout(n, k);
+  auto second = a.transposed ? layout(m, k) : layout(k, m);
+  auto result = layout(n, m);
+
+  const Tensor workspace = Tensor::empty({static_cast<int64_t>(kWorkspaceBytes)}, DType::UInt8, c.device());
+  Descriptor<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> preference;
+  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference.value));
+  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      preference.value, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kWorkspaceBytes, sizeof(kWorkspaceBytes)));
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle(), op.value, first.value, second.value, result.value,
+                                                      result.value, preference.value, 1, &heuristic, &found));
+  OPGRAPH_CHECK(found > 0, "matmul on cuda: cuBLASLt has no algorithm for ", m, "x", k, " @ ", k, "x", n, " in ",
+                dtype_name(c.dtype()));
+
+  const double one = 1.0, zero = 0.0;
+  const float one_f = 1.0f, zero_f = 0.0f;
+  const void* alpha = single ? static_cast<const void*>(&one_f) : &one;
+  const void* beta = accumulate ? alpha : single ? static_cast<const void*>(&zero_f) : &zero;
+  OPGRAPH_CUBLAS_CHECK(cublasLtMatmul(handle(), op.value, alpha, b.data, first.value, a.data, second.value, beta,
+                                      c.data(), result.value, c.data(), result.value, &heuristic.algo,
+                                      workspace.data(), kWorkspaceBytes, stream));
+}
+
+}  // namespace opgraph::cuda

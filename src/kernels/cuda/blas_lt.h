@@ -1,0 +1,25 @@
+// Row-major matrix products on cuBLASLt, which works column-major: a
+// row-major X is a column-major X^T, so C = op(A) op(B) is computed as
+// C^T = op(B)^T op(A)^T with the operands swapped.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "opgraph/core/tensor.h"
+
+namespace opgraph::cuda {
+
+struct MatmulOperand {
+  const void* data;
+  bool transposed;  // the buffer holds the operand's transpose, row-major
+};
+
+// c (m x n, row-major, contiguous) = op(a) (m x k) @ op(b) (k x n), plus
+// `bias` (n values, one per column) when not null, then ReLU if `relu`: the
+// epilogues cuBLASLt fuses into the product, which callers ask for in
+// float32 only. float32 or float64.
+// With `accumulate`, c += op(a) @ op(b) instead (no epilogue).
+void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_t n, int64_t k, const void* bias,
+            bool relu, cudaStream_t stream, bool accumulate = false);
+
+}  // namespace opgraph::cuda

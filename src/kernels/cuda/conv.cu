@@ -1,0 +1,223 @@
+// opgraph::conv2d (with its fused bias and activation) and its gradients on
+// CUDA, as im2col + GEMM (Chellapilla et al. 2006, Caffe's convolution): per
+// image and group, the input windows are unfolded into a column matrix
+// (C/g * KH * KW rows, OH * OW columns) that one cuBLASLt product with the
+// group's weights turns into its output channels. The gradients run the same
+// products transposed and fold the columns back (col2im), each input element
+// gathering its own terms, so no atomics are needed.
+#include <tuple>
+#include <vector>
+
+#include "cuda/cuda_check.h"
+#include "kernels/cuda/blas_lt.h"
+#include "kernels/cuda/epilogue.h"
+#include "kernels/cuda/register.h"
+#include "kernels/define.h"
+
+namespace opgraph::cuda {
+namespace {
+
+using kernels::Activation;
+
+constexpr int kThreads = 256;
+
+// Sizes of one convolution, from its input, weight and output shapes.
+struct Conv {
+  int64_t batch, channels, height, width;  // input
+  int64_t out_channels, out_height, out_width;
+  int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
+
+  __host__ __device__ int64_t group_channels() const { return channels / groups; }
+  __host__ __device__ int64_t group_out_channels() const { return out_channels / groups; }
+  __host__ __device__ int64_t column_rows() const { return group_channels() * kernel_h * kernel_w; }
+  __host__ __device__ int64_t column_cols() const { return out_height * out_width; }
+};
+
+std::pair<int64_t, int64_t> pair_attr(const Attrs& attrs, const char* name) {
+  const auto& values = attrs.get<std::vector<int64_t>>(name);
+  return values.size() == 1 ? std::pair{values[0], values[0]} : std::pair{values.at(0), values.at(1)};
+}
+
+// The shape functions have checked every size; the kernels only read them.
+Conv conv_of(const Tensor& input, const Tensor& weight, const Tensor& output, const Attrs& attrs) {
+  OPGRAPH_CHECK(input.dim() == 4, "input: the CUDA kernel takes a batch (N, C, H, W), got ", input.str());
+  Conv c{};
+  c.batch = input.size(0), c.channels = input.size(1), c.height = input.size(2), c.width = input.size(3);
+  c.out_channels = weight.size(0), c.kernel_h = weight.size(2), c.kernel_w = weight.size(3);
+  c.out_height = output.size(2), c.out_width = output.size(3);
+  std::tie(c.stride_h, c.stride_w) = pair_attr(attrs, "stride");
+  std::tie(c.pad_h, c.pad_w) = pair_attr(attrs, "padding");
+  std::tie(c.dilation_h, c.dilation_w) = pair_attr(attrs, "dilation");
+  c.groups = attrs.get<int64_t>("groups");
+  return c;
+}
+
+// columns[(ch * KH + kh) * KW + kw][oh * OW + ow] = the input tap of output (oh, ow), 0 in the padding.
+template <typename T>
+__global__ void im2col(const T* image, T* columns, Conv c) {
+  const int64_t cols = c.column_cols(), count = c.column_rows() * cols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t row = i / cols, oh = i % cols / c.out_width, ow = i % c.out_width;
+    const int64_t kw = row % c.kernel_w, kh = row / c.kernel_w % c.kernel_h, ch = row / (c.kernel_w * c.kernel_h);
+    const int64_t h = oh * c.stride_h - c.pad_h + kh * c.dilation_h;
+    const int64_t w = ow * c.stride_w - c.pad_w + kw * c.dilation_w;
+    columns[i] = h >= 0 && h < c.height && w >= 0 && w < c.width ? image[(ch * c.height + h) * c.width + w] : T(0);
+  }
+}
+
+// The inverse gather: each input element of the group sums the column entries that read it.
+template <typename T>
+__global__ void col2im(const T* columns, T* image, Conv c) {
+  const int64_t count = c.group_channels() * c.height * c.width, cols = c.column_cols();
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t w = i % c.width, h = i / c.width % c.height, ch = i / (c.width * c.height);
+    T sum = 0;
+    for (int64_t kh = 0; kh < c.kernel_h; ++kh) {
+      const int64_t top = h + c.pad_h - kh * c.dilation_h;
+      if (top < 0 || top % c.stride_h != 0 || top / c.stride_h >= c.out_height) continue;
+      for (int64_t kw = 0; kw < c.kernel_w; ++kw) {
+        const int64_t left = w + c.pad_w - kw * c.dilation_w;
+        if (left < 0 || left % c.stride_w != 0 || left / c.stride_w >= c.out_width) continue;
+        const int64_t row = (ch * c.kernel_h + kh) * c.kernel_w + kw;
+        sum += columns[row * cols + top / c.stride_h * c.out_width + left / c.stride_w];
+      }
+    }
+    image[i] = sum;
+  }
+}
+
+// Sums each output channel of a (batch, channels, OH, OW) gradient.
+template <typename T>
+__global__ void channel_sums(const T* grad, T* sums, Conv c) {
+  const int64_t plane = c.column_cols();
+  for (int64_t oc = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; oc < c.out_channels;
+       oc += int64_t(gridDim.x) * blockDim.x) {
+    T sum = 0;
+    for (int64_t n = 0; n < c.batch; ++n) {
+      for (int64_t p = 0; p < plane; ++p) sum += grad[(n * c.out_channels + oc) * plane + p];
+    }
+    sums[oc] = sum;
+  }
+}
+
+// `rows` x `cols` elements at `data` on like's device, as matmul() takes them.
+Tensor matrix(const Tensor& like, void* data, int64_t rows, int64_t cols) {
+  return Tensor::from_blob(data, {rows, cols}, {}, like.dtype(), {}, like.device());
+}
+
+template <typename T>
+T* at(const Tensor& t, int64_t elements) {
+  return static_cast<T*>(t.data()) + elements;
+}
+
+// Offsets of image n, group g: its input channels, and its output channels.
+int64_t input_offset(const Conv& c, int64_t n, int64_t g) {
+  return (n * c.channels + g * c.group_channels()) * c.height * c.width;
+}
+int64_t output_offset(const Conv& c, int64_t n, int64_t g) {
+  return (n * c.out_channels + g * c.group_out_channels()) * c.column_cols();
+}
+
+// output = f(conv(input, weight) + bias).
+template <typename T>
+void forward(const Conv& c, const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& output,
+             Activation activation, cudaStream_t stream) {
+  const Tensor columns = Tensor::empty({c.column_rows(), c.column_cols()}, input.dtype(), input.device());
+  const int64_t ocg = c.group_out_channels();
+  for (int64_t n = 0; n < c.batch; ++n) {
+    for (int64_t g = 0; g < c.groups; ++g) {
+      im2col<T><<<blocks_for(columns.numel(), kThreads), kThreads, 0, stream>>>(
+          at<const T>(input, input_offset(c, n, g)), columns.data_ptr<T>(), c);
+      OPGRAPH_CUDA_CHECK(cudaGetLastError());
+      // out_g (OC/g x OH*OW) = W_g (OC/g x C/g*KH*KW) @ columns
+      matmul(matrix(output, at<T>(output, output_offset(c, n, g)), ocg, c.column_cols()),
+             {at<const T>(weight, g * ocg * c.column_rows()), false}, {columns.data(), false}, ocg,
+             c.column_cols(), c.column_rows(), nullptr, false, stream);
+    }
+  }
+  add_bias_and_activate(output, bias, activation, stream, c.column_cols());
+}
+
+// Gradients of conv(input, weight) + bias from the output's gradient `grad`.
+template <typename T>
+void backward(const Conv& c, const Tensor& grad, const Tensor& input, const Tensor& weight, const Tensor& grad_input,
+              const Tensor& grad_weight, const Tensor& grad_bias, cudaStream_t stream) {
+  const Tensor columns = Tensor::empty({c.column_rows(), c.column_cols()}, input.dtype(), input.device());
+  const int64_t ocg = c.group_out_channels();
+  OPGRAPH_CUDA_CHECK(cudaMemsetAsync(grad_weight.data(), 0, grad_weight.nbytes(), stream));
+  for (int64_t n = 0; n < c.batch; ++n) {
+    for (int64_t g = 0; g < c.groups; ++g) {
+      const T* grad_g = at<const T>(grad, output_offset(c, n, g));
+      const int64_t weight_g = g * ocg * c.column_rows();
+      // dW_g += grad_g (OC/g x OH*OW) @ columns^T
+      im2col<T><<<blocks_for(columns.numel(), kThreads), kThreads, 0, stream>>>(
+          at<const T>(input, input_offset(c, n, g)), columns.data_ptr<T>(), c);
+      OPGRAPH_CUDA_CHECK(cudaGetLastError());
+      matmul(matrix(grad_weight, at<T>(grad_weight, weight_g), ocg, c.column_rows()), {grad_g, false},
+             {columns.data(), true}, ocg, c.column_rows(), c.column_cols(), nullptr, false, stream,
+             /*accumulate=*/true);
+      // d columns = W_g^T @ grad_g, folded back into the group's input channels.
+      matmul(columns, {at<const T>(weight, weight_g), true}, {grad_g, false}, c.column_rows(), c.column_cols(), ocg,
+             nullptr, false, stream);
+      col2im<T><<<blocks_for(c.group_channels() * c.height * c.width, kThreads), kThreads, 0, stream>>>(
+          columns.data_ptr<const T>(), at<T>(grad_input, input_offset(c, n, g)), c);
+      OPGRAPH_CUDA_CHECK(cudaGetLastError());
+    }
+  }
+  if (grad_bias.numel() == c.out_channels) {
+    channel_sums<T><<<blocks_for(c.out_channels, kThreads), kThreads, 0, stream>>>(grad.data_ptr<const T>(),
+                                                                                   grad_bias.data_ptr<T>(), c);
+    OPGRAPH_CUDA_CHECK(cudaGetLastError());
+  }
+}
+
+void conv2d_kernel(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                   const Attrs& attrs) {
+  if (out[0].numel() == 0) return;
+  const Conv c = conv_of(in[0], in[1], out[0], attrs);
+  kernels::dispatch_floating(in[0].dtype(), "input", [&](auto zero) {
+    forward<decltype(zero)>(c, in[0], in[1], in[2], out[0], kernels::activation_attr(attrs), stream_of(context));
+  });
+}
+
+// Inputs: grad_output, input, weight.
+void conv2d_backward_kernel(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                            const Attrs& attrs) {
+  const Conv c = conv_of(in[1], in[2], in[0], attrs);
+  kernels::dispatch_floating(in[1].dtype(), "input", [&](auto zero) {
+    backward<decltype(zero)>(c, in[0], in[1], in[2], out[0], out[1], out[2], stream_of(context));
+  });
+}
+
+// Inputs: grad_output, input, weight, bias?, output. The activation's
+// gradient first (GELU recomputes its pre-activation), then the convolution's.
+void conv2d_act_backward_kernel(const KernelContext& context, std::span<const Tensor> in,
+                                std::span<const Tensor> out, const Attrs& attrs) {
+  const Conv c = conv_of(in[1], in[2], in[0], attrs);
+  const cudaStream_t stream = stream_of(context);
+  const Activation activation = kernels::activation_attr(attrs);
+  kernels::dispatch_floating(in[1].dtype(), "input", [&](auto zero) {
+    using T = decltype(zero);
+    Tensor dz = in[0];
+    if (activation != Activation::None) {
+      dz = in[0].clone();
+      Tensor z;
+      if (activation == Activation::GELU) {
+        z = Tensor::empty(in[4].meta(), in[4].device());
+        forward<T>(c, in[1], in[2], in[3], z, Activation::None, stream);
+      }
+      multiply_by_activation_grad(dz, in[4], z, activation, stream);
+    }
+    backward<T>(c, dz, in[1], in[2], out[0], out[1], out[2], stream);
+  });
+}
+
+}  // namespace
+
+void register_conv_kernels(Registry& registry) {
+  add_cuda_kernel(registry, "opgraph::conv2d", conv2d_kernel);
+  add_cuda_kernel(registry, "opgraph::conv2d_backward", conv2d_backward_kernel);
+  add_cuda_kernel(registry, "opgraph::conv2d_act_backward", conv2d_act_backward_kernel);
+}
+
+}  // namespace opgraph::cuda

@@ -1,0 +1,106 @@
+#include "kernels/cuda/epilogue.h"
+
+#include <cmath>
+
+#include "cuda/cuda_check.h"
+#include "kernels/cuda/register.h"
+#include "kernels/define.h"
+
+namespace opgraph::cuda {
+namespace {
+
+using kernels::Activation;
+
+constexpr int kThreads = 256;
+
+template <typename T>
+__device__ T activate(Activation activation, T z) {
+  switch (activation) {
+    case Activation::None: return z;
+    case Activation::ReLU: return z > 0 ? z : T(0);
+    case Activation::GELU: return T(0.5) * z * (T(1) + erf(z * T(M_SQRT1_2)));
+    case Activation::Sigmoid: return T(1) / (T(1) + exp(-z));
+    case Activation::Tanh: return tanh(z);
+    case Activation::ReLU6: return z < 0 ? T(0) : (z > 6 ? T(6) : z);
+  }
+  return z;
+}
+
+// f'(z) from y = f(z), or from z itself for GELU (see the header).
+template <typename T>
+__device__ T derivative(Activation activation, T y, T z) {
+  switch (activation) {
+    case Activation::None: return 1;
+    case Activation::ReLU: return y > 0 ? T(1) : T(0);
+    case Activation::GELU:
+      return T(0.5) * (T(1) + erf(z * T(M_SQRT1_2))) + z * exp(T(-0.5) * z * z) * T(0.5 * M_2_SQRTPI * M_SQRT1_2);
+    case Activation::Sigmoid: return y * (T(1) - y);
+    case Activation::Tanh: return T(1) - y * y;
+    case Activation::ReLU6: return y > 0 && y < 6 ? T(1) : T(0);
+  }
+  return 1;
+}
+
+template <typename T>
+__global__ void bias_activation(T* c, const T* bias, int64_t count, int64_t run, int64_t biases,
+                                Activation activation) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+    c[i] = activate(activation, bias ? c[i] + bias[i / run % biases] : c[i]);
+  }
+}
+
+template <typename T>
+__global__ void activation_grad(T* grad, const T* output, const T* pre_activation, int64_t count,
+                                Activation activation) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+    grad[i] *= derivative(activation, output[i], pre_activation ? pre_activation[i] : T(0));
+  }
+}
+
+// One thread per column, walking the rows: coalesced across the threads of a warp.
+template <typename T>
+__global__ void sum_columns(const T* matrix, T* sums, int64_t rows, int64_t columns) {
+  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < columns; j += int64_t(gridDim.x) * blockDim.x) {
+    T sum = 0;
+    for (int64_t i = 0; i < rows; ++i) sum += matrix[i * columns + j];
+    sums[j] = sum;
+  }
+}
+
+}  // namespace
+
+void add_bias_and_activate(const Tensor& c, const Tensor& bias, Activation activation, cudaStream_t stream,
+                           int64_t run) {
+  if (c.numel() == 0 || (!bias.defined() && activation == Activation::None)) return;
+  kernels::dispatch_floating(c.dtype(), "output", [&](auto zero) {
+    using T = decltype(zero);
+    bias_activation<T><<<blocks_for(c.numel(), kThreads), kThreads, 0, stream>>>(
+        c.data_ptr<T>(), bias.defined() ? bias.data_ptr<const T>() : nullptr, c.numel(), run,
+        bias.defined() ? bias.numel() : 1, activation);
+  });
+  OPGRAPH_CUDA_CHECK(cudaGetLastError());
+}
+
+void multiply_by_activation_grad(const Tensor& grad, const Tensor& output, const Tensor& pre_activation,
+                                 Activation activation, cudaStream_t stream) {
+  if (grad.numel() == 0 || activation == Activation::None) return;
+  kernels::dispatch_floating(grad.dtype(), "grad_output", [&](auto zero) {
+    using T = decltype(zero);
+    activation_grad<T><<<blocks_for(grad.numel(), kThreads), kThreads, 0, stream>>>(
+        grad.data_ptr<T>(), output.data_ptr<const T>(),
+        pre_activation.defined() ? pre_activation.data_ptr<const T>() : nullptr, grad.numel(), activation);
+  });
+  OPGRAPH_CUDA_CHECK(cudaGetLastError());
+}
+
+void column_sums(const Tensor& matrix, int64_t rows, const Tensor& sums, cudaStream_t stream) {
+  if (sums.numel() == 0) return;
+  kernels::dispatch_floating(sums.dtype(), "sums", [&](auto zero) {
+    using T = decltype(zero);
+    sum_columns<T><<<blocks_for(sums.numel(), kThreads), kThreads, 0, stream>>>(
+        matrix.data_ptr<const T>(), sums.data_ptr<T>(), rows, sums.numel());
+  });
+  OPGRAPH_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace opgraph::cuda

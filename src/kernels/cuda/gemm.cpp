@@ -1,0 +1,61 @@
+// opgraph::gemm and its gradient on CUDA: f(a @ b + bias) with b stored
+// (K, N), as kernels/cpu/gemm.cpp defines them. The product runs on
+// cuBLASLt with the bias and ReLU fused as its epilogue in float32; the
+// other activations, and every float64 case, take one elementwise pass after.
+#include "kernels/cuda/blas_lt.h"
+#include "kernels/cuda/epilogue.h"
+#include "kernels/cuda/register.h"
+
+namespace opgraph::cuda {
+namespace {
+
+using kernels::Activation;
+
+// out = f(a @ b + bias), a (m x k) and b (k x n) row-major.
+void fused_gemm(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out, Activation activation,
+                cudaStream_t stream) {
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  const bool epilogue = out.dtype() == DType::Float32 && k > 0 &&
+                        (activation == Activation::None || activation == Activation::ReLU);
+  matmul(out, {a.data(), false}, {b.data(), false}, m, n, k, epilogue && bias.defined() ? bias.data() : nullptr,
+         epilogue && activation == Activation::ReLU, stream);
+  if (!epilogue) add_bias_and_activate(out, bias, activation, stream);
+}
+
+void gemm_kernel(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                 const Attrs& attrs) {
+  fused_gemm(in[0], in[1], in[2], out[0], kernels::activation_attr(attrs), stream_of(context));
+}
+
+// Inputs: grad_output, a, b, bias?, output. dz = grad_output * f'(z), then
+// dA = dz @ b^T, dB = a^T @ dz and dbias = the column sums of dz.
+void gemm_backward_kernel(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                          const Attrs& attrs) {
+  const Tensor &grad = in[0], &a = in[1], &b = in[2], &bias = in[3], &output = in[4];
+  const cudaStream_t stream = stream_of(context);
+  const Activation activation = kernels::activation_attr(attrs);
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  Tensor dz = grad;
+  if (activation != Activation::None) {
+    dz = grad.clone();
+    // GELU's derivative needs z, which its output does not determine: recompute it.
+    Tensor z;
+    if (activation == Activation::GELU) {
+      z = Tensor::empty(grad.meta(), grad.device());
+      fused_gemm(a, b, bias, z, Activation::None, stream);
+    }
+    multiply_by_activation_grad(dz, output, z, activation, stream);
+  }
+  matmul(out[0], {dz.data(), false}, {b.data(), true}, m, k, n, nullptr, false, stream);
+  matmul(out[1], {a.data(), true}, {dz.data(), false}, k, n, m, nullptr, false, stream);
+  if (bias.defined()) column_sums(dz, m, out[2], stream);
+}
+
+}  // namespace
+
+void register_gemm_kernels(Registry& registry) {
+  add_cuda_kernel(registry, "opgraph::gemm", gemm_kernel);
+  add_cuda_kernel(registry, "opgraph::gemm_backward", gemm_backward_kernel);
+}
+
+}  // namespace opgraph::cuda

@@ -1,0 +1,159 @@
+// 2-D max and average pooling and their gradients on CUDA, over (N, C, H, W)
+// or (C, H, W) inputs, with the geometry the CPU ops read from their
+// attributes (kernels/cpu/pool.h). One thread per output element; the
+// gradients find each window again and add into the zeroed input gradient
+// with atomics, since windows overlap when the stride is below the kernel.
+#include <cmath>
+
+#include "cuda/cuda_check.h"
+#include "kernels/cpu/pool.h"
+#include "kernels/cuda/register.h"
+#include "kernels/define.h"
+
+namespace opgraph::cuda {
+namespace {
+
+// One spatial axis, as the kernels read it.
+struct Axis2 {
+  int64_t in, out, kernel, stride, padding, dilation;
+};
+
+// A 2-D pooling: the planes, both axes, and how an average divides.
+struct Geometry {
+  int64_t planes;
+  Axis2 h, w;
+  bool count_include_pad;
+  int64_t divisor_override;  // 0: none
+};
+
+Geometry geometry_of(const kernels::pool::Pooling& p, const Tensor& input) {
+  auto axis = [](const kernels::pool::Axis& a) {
+    return Axis2{a.in, a.out, a.kernel, a.stride, a.padding, a.dilation};
+  };
+  const int64_t plane = p.h.in * p.w.in;
+  return {plane == 0 ? 0 : input.numel() / plane, axis(p.h), axis(p.w), p.count_include_pad,
+          p.divisor_override.value_or(0)};
+}
+
+// Where output index o's window starts (unclipped), and its taps inside the input.
+struct Taps {
+  int64_t origin, first, last;  // taps origin + k * dilation for first <= k < last
+  int64_t padded;               // the window's extent within the padded input
+};
+
+__device__ Taps taps(const Axis2& a, int64_t o) {
+  const int64_t origin = o * a.stride - a.padding;
+  const int64_t first = origin < 0 ? (-origin + a.dilation - 1) / a.dilation : 0;
+  int64_t last = a.kernel;
+  while (last > first && origin + (last - 1) * a.dilation >= a.in) --last;
+  const int64_t end = origin + a.kernel < a.in + a.padding ? origin + a.kernel : a.in + a.padding;
+  return {origin, first, last, end - origin};
+}
+
+__device__ int64_t divisor(const Geometry& g, const Taps& y, const Taps& x) {
+  if (g.divisor_override != 0) return g.divisor_override;
+  if (g.count_include_pad) return y.padded * x.padded;
+  return (y.last - y.first) * (x.last - x.first);
+}
+
+// The plane offset of output o's maximum: the first largest, or the last NaN, as PyTorch picks.
+template <typename T>
+__device__ int64_t argmax(const T* plane, const Geometry& g, const Taps& y, const Taps& x) {
+  int64_t best = -1;
+  for (int64_t ky = y.first; ky < y.last; ++ky) {
+    for (int64_t kx = x.first; kx < x.last; ++kx) {
+      const int64_t at = (y.origin + ky * g.h.dilation) * g.w.in + x.origin + kx * g.w.dilation;
+      if (best < 0 || plane[at] > plane[best] || isnan(plane[at])) best = at;
+    }
+  }
+  return best;
+}
+
+template <typename T>
+__global__ void pool_forward(bool max, const T* input, T* output, Geometry g) {
+  const int64_t per_plane = g.h.out * g.w.out;
+  for (int64_t o = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; o < g.planes * per_plane;
+       o += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t plane = o / per_plane, oy = o % per_plane / g.w.out, ox = o % g.w.out;
+    const T* in = input + plane * g.h.in * g.w.in;
+    const Taps y = taps(g.h, oy), x = taps(g.w, ox);
+    if (max) {
+      const int64_t at = argmax(in, g, y, x);
+      output[o] = at < 0 ? T(-INFINITY) : in[at];
+      continue;
+    }
+    T sum = 0;
+    for (int64_t ky = y.first; ky < y.last; ++ky) {
+      for (int64_t kx = x.first; kx < x.last; ++kx) sum += in[(y.origin + ky) * g.w.in + x.origin + kx];
+    }
+    output[o] = sum / T(divisor(g, y, x));
+  }
+}
+
+template <typename T>
+__global__ void pool_backward(bool max, const T* grad_output, const T* input, T* grad_input, Geometry g) {
+  const int64_t per_plane = g.h.out * g.w.out;
+  for (int64_t o = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; o < g.planes * per_plane;
+       o += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t plane = o / per_plane, oy = o % per_plane / g.w.out, ox = o % g.w.out;
+    const int64_t base = plane * g.h.in * g.w.in;
+    const Taps y = taps(g.h, oy), x = taps(g.w, ox);
+    if (max) {
+      const int64_t at = argmax(input + base, g, y, x);
+      if (at >= 0) atomicAdd(grad_input + base + at, grad_output[o]);
+      continue;
+    }
+    const T share = grad_output[o] / T(divisor(g, y, x));
+    for (int64_t ky = y.first; ky < y.last; ++ky) {
+      for (int64_t kx = x.first; kx < x.last; ++kx) {
+        atomicAdd(grad_input + base + (y.origin + ky) * g.w.in + x.origin + kx, share);
+      }
+    }
+  }
+}
+
+constexpr int kThreads = 256;
+
+KernelFn forward_kernel(bool max) {
+  return [max](const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+               const Attrs& attrs) {
+    if (out[0].numel() == 0) return;
+    const auto pooling = max ? kernels::pool::max_pooling(in[0].meta(), attrs, 2)
+                             : kernels::pool::average_pooling(in[0].meta(), attrs, 2);
+    const Geometry g = geometry_of(pooling, in[0]);
+    kernels::dispatch_floating(in[0].dtype(), "self", [&](auto zero) {
+      using T = decltype(zero);
+      pool_forward<T><<<blocks_for(out[0].numel(), kThreads), kThreads, 0, stream_of(context)>>>(
+          max, in[0].data_ptr<const T>(), out[0].data_ptr<T>(), g);
+    });
+  };
+}
+
+// Inputs: grad_output, self.
+KernelFn backward_kernel(bool max) {
+  return [max](const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+               const Attrs& attrs) {
+    const cudaStream_t stream = stream_of(context);
+    OPGRAPH_CUDA_CHECK(cudaMemsetAsync(out[0].data(), 0, out[0].nbytes(), stream));
+    if (in[0].numel() == 0) return;
+    const auto pooling = max ? kernels::pool::max_pooling(in[1].meta(), attrs, 2)
+                             : kernels::pool::average_pooling(in[1].meta(), attrs, 2);
+    const Geometry g = geometry_of(pooling, in[1]);
+    kernels::dispatch_floating(in[1].dtype(), "self", [&](auto zero) {
+      using T = decltype(zero);
+      pool_backward<T><<<blocks_for(in[0].numel(), kThreads), kThreads, 0, stream>>>(
+          max, in[0].data_ptr<const T>(), in[1].data_ptr<const T>(), out[0].data_ptr<T>(), g);
+    });
+  };
+}
+
+}  // namespace
+
+void register_pool_kernels(Registry& registry) {
+  add_cuda_kernel(registry, "aten::max_pool2d", forward_kernel(true));
+  add_cuda_kernel(registry, "aten::avg_pool2d", forward_kernel(false));
+  add_cuda_kernel(registry, "opgraph::max_pool2d_backward", backward_kernel(true));
+  add_cuda_kernel(registry, "aten::avg_pool2d_backward", backward_kernel(false));
+}
+
+}  // namespace opgraph::cuda
