@@ -29,7 +29,7 @@ from ._C import (
     save_opg,
     set_num_threads,
 )
-from . import layers, ops
+from . import cuda, layers, ops
 from .build import build_package
 from .package import load_package, resolve_package
 
@@ -50,6 +50,7 @@ __all__ = [
     "ValueInfo",
     "build_package",
     "cmake_prefix_path",
+    "cuda",
     "empty",
     "layers",
     "from_dlpack",

@@ -131,6 +131,19 @@ nb::object to_dlpack_producer(const Tensor& tensor) {
   return array.cast();
 }
 
+nb::object result_to_python(const Tensor& result, nb::handle like) {
+  if (result.device().type == DeviceType::CPU) return to_numpy(result);
+  nb::object tensor = nb::cast(result);
+  if (!like.is_valid()) return tensor;
+  const std::string module = nb::cast<std::string>(nb::str(like.type().attr("__module__")));
+  for (const char* framework : {"torch", "cupy"}) {
+    if (module == framework || module.starts_with(std::string(framework) + ".")) {
+      return nb::module_::import_(framework).attr("from_dlpack")(tensor);
+    }
+  }
+  return tensor;
+}
+
 static int numpy_type(DType dtype) {
   switch (dtype) {
     case DType::Float32: return NPY_FLOAT32;

@@ -40,6 +40,12 @@ std::optional<Tensor> borrow_input(nb::handle value, std::vector<InputArray>& ke
 nb::object to_numpy(const Tensor& tensor);
 // A nanobind ndarray sharing the tensor's storage, for its __dlpack__.
 nb::object to_dlpack_producer(const Tensor& tensor);
+// "cpu", "cuda" or "cuda:N".
+Device device_from_string(const std::string& text);
+// An op's results as the caller's inputs came: NumPy arrays for host results;
+// for device results, arrays of the first device input's framework (torch,
+// CuPy) through DLPack, else opgraph.Tensors.
+nb::object result_to_python(const Tensor& result, nb::handle like);
 
 // Python value -> attribute value: None, bool, int, float, str, lists of
 // ints or floats, and dtypes (NumPy or PyTorch) by name.

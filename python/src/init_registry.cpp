@@ -4,6 +4,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "convert.h"
+#include "opgraph/core/device_backend.h"
 
 namespace opgraph::python {
 
@@ -70,6 +71,8 @@ void init_registry(nb::module_& m) {
   m.def(
       "op_devices",
       [](const std::string& name) {
+        // A device's built-in kernels arrive with its backend: open it first.
+        device_available(DeviceType::CUDA);
         const OpDef& op = Registry::global().get(name);
         std::vector<std::string> devices;
         for (int d = 0; d < kNumDeviceTypes; ++d) {

@@ -4,6 +4,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "convert.h"
+#include "opgraph/core/device_backend.h"
 
 namespace opgraph::python {
 namespace {
@@ -31,6 +32,24 @@ Tensor from_dlpack(nb::handle source) {
   return Tensor::from_dlpack(managed);
 }
 
+// The DLPack stream handshake from the producer's side: the consumer names the
+// stream it will read on (None or 1: the legacy default stream, -1: no
+// synchronization wanted); if that is not the stream opgraph's work on the
+// tensor was queued on, wait for that work first.
+void ready_for_consumer(const Tensor& t, const nb::kwargs& kwargs) {
+  if (t.device().type == DeviceType::CPU || !device_available(t.device().type)) return;
+  intptr_t consumer = 1;
+  if (kwargs.contains("stream") && !kwargs["stream"].is_none()) consumer = nb::cast<intptr_t>(kwargs["stream"]);
+  if (consumer == -1) return;
+  DeviceBackend& backend = device_backend(t.device().type);
+  void* ours = backend.current_stream(t.device().index);
+  const bool same = consumer == 1 ? ours == nullptr : reinterpret_cast<void*>(consumer) == ours;
+  if (!same) {
+    nb::gil_scoped_release release;
+    backend.synchronize(t.device().index);
+  }
+}
+
 nb::tuple as_tuple(const std::vector<int64_t>& values) {
   nb::list list;
   for (int64_t v : values) list.append(v);
@@ -54,6 +73,12 @@ void init_tensor(nb::module_& m) {
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data()); })
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("contiguous", &Tensor::contiguous)
+      .def(
+          "to", [](const Tensor& t, const std::string& device) {
+            nb::gil_scoped_release release;
+            return t.to(device_from_string(device));
+          },
+          nb::arg("device"), "This tensor on `device` ('cpu', 'cuda', 'cuda:N'): itself when already there, else a copy.")
       .def("numpy", &to_numpy, "A NumPy array sharing this tensor's memory.")
       .def("__array__", [](const Tensor& t, nb::handle, nb::handle) { return to_numpy(t); },
            nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
@@ -61,6 +86,7 @@ void init_tensor(nb::module_& m) {
       // capsules for consumers that ask for them): export through it.
       .def("__dlpack__",
            [](const Tensor& t, nb::args args, nb::kwargs kwargs) {
+             ready_for_consumer(t, kwargs);
              return to_dlpack_producer(t).attr("__dlpack__")(*args, **kwargs);
            })
       .def("__dlpack_device__", [](const Tensor& t) { return to_dlpack_producer(t).attr("__dlpack_device__")(); })
@@ -71,12 +97,13 @@ void init_tensor(nb::module_& m) {
         "alive while the tensor does.");
   m.def(
       "empty",
-      [](const std::vector<int64_t>& shape, const std::string& dtype) {
+      [](const std::vector<int64_t>& shape, const std::string& dtype, const std::string& device) {
         auto parsed = dtype_from_name(dtype);
         OPGRAPH_CHECK(parsed.has_value(), "empty: unknown dtype '", dtype, "'");
-        return Tensor::empty(shape, *parsed);
+        return Tensor::empty(shape, *parsed, device_from_string(device));
       },
-      nb::arg("shape"), nb::arg("dtype") = "float32", "A new uninitialized, 64-byte aligned tensor.");
+      nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("device") = "cpu",
+      "A new uninitialized tensor: 64-byte aligned on the CPU, from the stream-ordered pool on a GPU.");
 }
 
 }  // namespace opgraph::python

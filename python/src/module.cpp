@@ -8,6 +8,7 @@ void init_call(nb::module_& m);
 void init_graph(nb::module_& m);
 void init_session(nb::module_& m);
 void init_shapes(nb::module_& m);
+void init_cuda(nb::module_& m);
 }  // namespace opgraph::python
 
 NB_MODULE(_C, m) {
@@ -21,4 +22,5 @@ NB_MODULE(_C, m) {
   init_graph(m);
   init_session(m);
   init_shapes(m);
+  init_cuda(m);
 }

@@ -274,21 +274,30 @@ def test_binding_checks_attribute_names_and_tensor_count(ops):
         ops.conv1d[{"input_size": 15, "conv_size": 4}](*seed_inputs(), *seed_inputs())
 
 
-def test_device_without_kernels_is_an_error_naming_the_op(ops):
-    # Fake tensors on "cuda" need no GPU; the op has CPU kernels only.
+def test_device_without_kernels_is_an_error_naming_the_op(test_torch_ops):
+    # Fake tensors on "cuda" need no GPU; scale has a CPU kernel only.
     with FakeTensorMode(allow_non_fake_inputs=False):
-        x, kernel = torch.empty(15, device="cuda"), torch.empty(4, device="cuda")
-        with pytest.raises(RuntimeError, match="examples::conv1d: no kernel for device cuda:0; it has kernels "
+        x = torch.empty(15, device="cuda")
+        with pytest.raises(RuntimeError, match="test_ops::scale: no kernel for device cuda:0; it has kernels "
                                                "for: cpu"):
-            ops.conv1d(x, kernel, input_size=15, conv_size=4)
-    assert not torch._C._dispatch_has_kernel_for_dispatch_key("examples::conv1d", "CUDA")
+            test_torch_ops.scale(x)
+    assert not torch._C._dispatch_has_kernel_for_dispatch_key("test_ops::scale", "CUDA")
+
+
+def test_cuda_kernel_registers_under_the_cuda_dispatch_key(ops):
+    if "cuda" not in opgraph.op_devices("examples::conv1d"):
+        pytest.skip("the conv1d package was built without nvcc, so it has no CUDA kernel")
+    assert torch._C._dispatch_has_kernel_for_dispatch_key("examples::conv1d", "CUDA")
+    # Tracing with fake CUDA tensors needs no GPU: the output is on the inputs' device.
+    with FakeTensorMode(allow_non_fake_inputs=False):
+        out = ops.conv1d(torch.empty(15, device="cuda"), torch.empty(4, device="cuda"), input_size=15, conv_size=4)
+    assert out.device.type == "cuda" and tuple(out.shape) == (15,)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_cuda_tensor_is_an_error_naming_the_op(ops):
-    x, kernel = torch.ones(15, device="cuda"), torch.ones(4, device="cuda")
-    with pytest.raises(NotImplementedError, match="examples::conv1d"):
-        ops.conv1d(x, kernel, input_size=15, conv_size=4)
+def test_cuda_tensor_is_an_error_naming_the_op(test_torch_ops):
+    with pytest.raises(NotImplementedError, match="test_ops::scale"):
+        test_torch_ops.scale(torch.ones(15, device="cuda"))
 
 
 def test_meta_tensors_get_output_shapes(ops):

@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "conv1d_kernel.h"
+#ifdef OPGRAPH_PACKAGE_HAS_CUDA
+#include "conv1d_cuda.h"
+#endif
 
 namespace sdk = opgraph::sdk;
 
@@ -74,25 +77,53 @@ void backward(sdk::OutputTensor grad_input, sdk::OutputTensor grad_kernel, sdk::
   parallel(ctx, kn, n, [&](int64_t b, int64_t e) { conv1d::conv1d_grad_kernel(g, in, gk, n, b, e); });
 }
 
+// Calls fn(T{}) with T the element type: the shape functions have checked
+// that it is float32 or float64.
+template <typename Fn>
+void on_element_type(sdk::DType dtype, Fn&& fn) {
+  if (dtype == sdk::DType::Float32) {
+    fn(float{});
+  } else {
+    fn(double{});
+  }
+}
+
 // The shape functions have checked dtypes and sizes; inputs are contiguous.
 void conv1d_cpu(sdk::OutputTensor out, sdk::InputTensor input, sdk::InputTensor kernel,
                 int64_t input_size, int64_t conv_size, sdk::Context ctx) {
-  if (input.dtype() == sdk::DType::Float32) {
-    forward<float>(out, input, kernel, input_size, conv_size, ctx);
-  } else {
-    forward<double>(out, input, kernel, input_size, conv_size, ctx);
-  }
+  on_element_type(input.dtype(), [&](auto zero) {
+    forward<decltype(zero)>(out, input, kernel, input_size, conv_size, ctx);
+  });
 }
 
 void conv1d_backward_cpu(sdk::OutputTensor grad_input, sdk::OutputTensor grad_kernel,
                          sdk::InputTensor grad_output, sdk::InputTensor input, sdk::InputTensor kernel,
                          int64_t input_size, int64_t conv_size, sdk::Context ctx) {
-  if (input.dtype() == sdk::DType::Float32) {
-    backward<float>(grad_input, grad_kernel, grad_output, input, kernel, input_size, conv_size, ctx);
-  } else {
-    backward<double>(grad_input, grad_kernel, grad_output, input, kernel, input_size, conv_size, ctx);
-  }
+  on_element_type(input.dtype(), [&](auto zero) {
+    backward<decltype(zero)>(grad_input, grad_kernel, grad_output, input, kernel, input_size, conv_size, ctx);
+  });
 }
+
+#ifdef OPGRAPH_PACKAGE_HAS_CUDA
+// The same on the GPU (conv1d_cuda.cu), queued on the host's stream.
+void conv1d_cuda(sdk::OutputTensor out, sdk::InputTensor input, sdk::InputTensor kernel, int64_t input_size,
+                 int64_t conv_size, sdk::Context ctx) {
+  on_element_type(input.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    conv1d::cuda::forward(input.data<T>(), kernel.data<T>(), out.data<T>(), input_size, conv_size, ctx.stream());
+  });
+}
+
+void conv1d_backward_cuda(sdk::OutputTensor grad_input, sdk::OutputTensor grad_kernel, sdk::InputTensor grad_output,
+                          sdk::InputTensor input, sdk::InputTensor kernel, int64_t input_size, int64_t conv_size,
+                          sdk::Context ctx) {
+  on_element_type(input.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    conv1d::cuda::backward(grad_output.data<T>(), input.data<T>(), kernel.data<T>(), grad_input.data<T>(),
+                           grad_kernel.data<T>(), input_size, conv_size, ctx.stream());
+  });
+}
+#endif
 
 }  // namespace
 
@@ -104,4 +135,8 @@ OPGRAPH_LIBRARY(examples, m) {
         conv1d_backward_shape);
   m.impl("conv1d", sdk::Device::CPU, conv1d_cpu);
   m.impl("conv1d_backward", sdk::Device::CPU, conv1d_backward_cpu);
+#ifdef OPGRAPH_PACKAGE_HAS_CUDA
+  m.impl("conv1d", sdk::Device::CUDA, conv1d_cuda);
+  m.impl("conv1d_backward", sdk::Device::CUDA, conv1d_backward_cuda);
+#endif
 }

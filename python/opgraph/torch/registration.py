@@ -16,9 +16,12 @@
   and returns a gradient per tensor input.
 """
 
+import contextlib
+
 import torch
 
 from .. import Error, op_backward, op_devices
+from .. import cuda as opgraph_cuda
 from .._C import call, infer_output_metas
 from .shapes import output_metas
 from .signature import OpSignature, dtype_name, torch_dtype
@@ -119,6 +122,15 @@ def _meta(t):
     return None if t is None else (_DTYPE_NAMES.get(t.dtype) or dtype_name(t.dtype), t.shape)
 
 
+def _on_torch_stream(device):
+    """Runs opgraph's kernels on PyTorch's current stream for `device`, as a
+    PyTorch kernel must; nothing to do on the CPU."""
+    if device.type != "cuda":
+        return contextlib.nullcontext()
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return opgraph_cuda.stream(torch.cuda.current_stream(index).cuda_stream, index)
+
+
 def _functional_kernel(signature):
     name = signature.name
     single = len(signature.return_names) == 1
@@ -129,7 +141,8 @@ def _functional_kernel(signature):
         device = _device_of(tensors)
         outputs = [torch.empty(shape, dtype=torch_dtype(dtype), device=device)
                    for dtype, shape in infer_output_metas(name, metas, **attrs)]
-        call(name, *_borrowable(tensors), out=_borrowable(outputs), **attrs)
+        with _on_torch_stream(device):
+            call(name, *_borrowable(tensors), out=_borrowable(outputs), **attrs)
         return outputs[0] if single else tuple(outputs)
 
     return kernel
@@ -144,7 +157,8 @@ def _out_kernel(signature):
         # opgraph writes contiguous outputs; a strided `out` gets the result copied in.
         targets = [o if o.is_contiguous() else torch.empty_like(o, memory_format=torch.contiguous_format)
                    for o in outs]
-        call(name, *_borrowable(tensors), out=_borrowable(targets), **attrs)
+        with _on_torch_stream(_device_of(tensors)):
+            call(name, *_borrowable(tensors), out=_borrowable(targets), **attrs)
         for o, target in zip(outs, targets):
             if not o.is_contiguous():
                 o.copy_(target)
