@@ -13,7 +13,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake include src tools python tests/cpp tests/packages fuzz \
              -type f -not -path '*/__pycache__/*')
 
-.PHONY: demo test test-asan fuzz bench clean
+.PHONY: demo test test-asan test-gpu fuzz bench clean
 
 demo: $(STAMPS)/install
 	$(PYTHON) examples/conv1d/run.py
@@ -33,6 +33,15 @@ bench: $(STAMPS)/install
 	$(PYTHON) bench/torch_bridge.py
 	$(PYTHON) bench/models.py
 	$(PYTHON) bench/runtime.py
+
+# The GPU tests, where an NVIDIA GPU is (they skip, saying why, elsewhere),
+# then again under compute-sanitizer's memcheck, which fails on any report.
+GPU_TESTS := tests/python/test_cuda.py
+test-gpu: $(STAMPS)/install
+	$(PYTHON) -m pytest -rs $(GPU_TESTS)
+	@if $(PYTHON) -c "import opgraph, sys; sys.exit(not opgraph.cuda.is_available())"; then \
+	  compute-sanitizer --tool memcheck --error-exitcode 1 $(PYTHON) -m pytest -q $(GPU_TESTS); \
+	else echo "compute-sanitizer: skipped, no CUDA device here"; fi
 
 # The C++ tests built apart (build/asan, Debug) with AddressSanitizer and
 # UndefinedBehaviorSanitizer; any report fails the test. No Python module.
