@@ -52,7 +52,14 @@ def main():
     parser.add_argument("--sizes", type=float, nargs="+", default=[1e3, 1e5, 1e7])
     parser.add_argument("--kernels", type=int, nargs="+", default=[4, 31, 255])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                        help="cuda: the package's CUDA kernel against torch and CuPy on the GPU (bench/gpu.py)")
     args = parser.parse_args()
+    if args.device == "cuda":
+        import gpu
+
+        gpu.main(["conv1d", "call"], sizes=[*args.sizes, 1e8], kernels=args.kernels)
+        return
 
     library = opgraph.load_library(opgraph.build_package(ROOT / "examples" / "conv1d", target="conv1d"))
     print(f"conv1d package: {library.path}")

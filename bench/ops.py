@@ -300,7 +300,14 @@ def main():
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--only", nargs="+", choices=FAMILIES, default=list(FAMILIES),
                         help="op families to time (default: all)")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                        help="cuda: gemm and ResNet-18 conv2d on the GPU against torch (bench/gpu.py)")
     args = parser.parse_args()
+    if args.device == "cuda":
+        import gpu
+
+        gpu.main(["gemm", "conv2d"])
+        return
     print(f"torch {torch.__version__}, opgraph vector code {opgraph.get_cpu_capability()}, float32; times in ms")
     for threads in args.threads:
         opgraph.set_num_threads(threads)

@@ -25,8 +25,9 @@ Tensor input_tensor(nb::handle value, const std::string& label, std::vector<Inpu
 }
 
 SessionOptions options_from_python(std::optional<int> threads, nb::handle package_paths, bool profile,
-                                   bool optimize) {
+                                   bool optimize, const std::string& device) {
   SessionOptions options;
+  options.device = device_from_string(device);
   options.threads = threads.value_or(0);
   OPGRAPH_CHECK(!nb::isinstance<nb::str>(package_paths), "package_paths must be a sequence of paths, not one str");
   // Entries that are package locations (a library, a CMake project, a folder
@@ -41,8 +42,8 @@ SessionOptions options_from_python(std::optional<int> threads, nb::handle packag
 }
 
 void construct(Session* self, nb::handle source, nb::handle weights, std::optional<int> threads,
-               nb::handle package_paths, bool profile, bool optimize) {
-  SessionOptions options = options_from_python(threads, package_paths, profile, optimize);
+               nb::handle package_paths, bool profile, bool optimize, const std::string& device) {
+  SessionOptions options = options_from_python(threads, package_paths, profile, optimize, device);
   if (nb::isinstance<Graph>(source)) {
     // The session outlives the arrays given here: it keeps copies.
     std::vector<InputArray> keep;
@@ -58,14 +59,29 @@ void construct(Session* self, nb::handle source, nb::handle weights, std::option
   new (self) Session(path, std::move(options));
 }
 
+// An output as the inputs came: on the host (NumPy) when every input was a
+// host array, else on the device, in the first device input's framework.
+struct OutputPlace {
+  nb::handle device_input;
+  void note(nb::handle value, const Tensor& tensor) {
+    if (!device_input.is_valid() && tensor.device().type != DeviceType::CPU) device_input = value;
+  }
+  nb::object operator()(const Tensor& output) const {
+    if (!device_input.is_valid() && output.device().type != DeviceType::CPU) return to_numpy(output.to(Device::cpu()));
+    return result_to_python(output, device_input);
+  }
+};
+
 nb::object run(const Session& session, nb::args args) {
   std::vector<InputArray> keep;
   std::vector<Tensor> outputs;
+  OutputPlace place;
   if (args.size() == 1 && PyDict_Check(args[0].ptr())) {
     std::vector<std::pair<std::string, Tensor>> named;
     for (auto [key, value] : nb::borrow<nb::dict>(args[0])) {
       std::string name = nb::cast<std::string>(nb::str(key));
       Tensor tensor = input_tensor(value, "input '" + name + "'", keep);
+      place.note(value, tensor);
       named.emplace_back(std::move(name), std::move(tensor));
     }
     {
@@ -74,7 +90,7 @@ nb::object run(const Session& session, nb::args args) {
     }
     nb::dict result;
     for (size_t i = 0; i < outputs.size(); ++i) {
-      result[nb::str(session.graph().outputs[i].c_str())] = to_numpy(outputs[i]);
+      result[nb::str(session.graph().outputs[i].c_str())] = place(outputs[i]);
     }
     return result;
   }
@@ -84,13 +100,14 @@ nb::object run(const Session& session, nb::args args) {
   std::vector<Tensor> inputs;
   for (nb::handle array : nb::borrow<nb::iterable>(one_sequence ? args[0] : nb::handle(args))) {
     inputs.push_back(input_tensor(array, input_label(session, inputs.size()), keep));
+    place.note(array, inputs.back());
   }
   {
     nb::gil_scoped_release release;
     outputs = session.run(inputs);
   }
   nb::list result;
-  for (const Tensor& output : outputs) result.append(to_numpy(output));
+  for (const Tensor& output : outputs) result.append(place(output));
   return result;
 }
 
@@ -102,16 +119,19 @@ void init_session(nb::module_& m) {
                       "planned once. run() may be called from several threads at once.")
       .def("__init__", &construct, nb::arg("source"), nb::kw_only(), nb::arg("weights") = nb::none(),
            nb::arg("threads") = nb::none(), nb::arg("package_paths") = nb::tuple(), nb::arg("profile") = false,
-           nb::arg("optimize") = true,
+           nb::arg("optimize") = true, nb::arg("device") = "cpu",
            nb::sig("def __init__(self, source: str | os.PathLike | Graph, *, weights: dict[str, object] | None = None, "
                    "threads: int | None = None, package_paths: Sequence[str | os.PathLike] = (), "
-                   "profile: bool = False, optimize: bool = True) -> None"),
+                   "profile: bool = False, optimize: bool = True, device: str = 'cpu') -> None"),
            "Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the "
            "kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages "
            "in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see "
            "opgraph.load_package); `profile` records each node's time in each run; `optimize` rewrites the graph "
            "at load to run faster (batch norms folded into convolutions, activations fused into the convolution "
-           "or linear layer before them), outputs the same up to float rounding.")
+           "or linear layer before them), outputs the same up to float rounding. `device` ('cpu', 'cuda', 'cuda:N') "
+           "is where the graph runs: on a GPU every op needs a CUDA kernel, the weights are copied there, host "
+           "inputs are copied in, and outputs come back to the host when the inputs came from it, else stay on the "
+           "device in the inputs' framework (torch, CuPy).")
       .def("run", &run,
            nb::sig("def run(self, *inputs: object) -> list[numpy.ndarray] | dict[str, numpy.ndarray]"),
            "Runs the graph on its inputs, given as arrays in graph order (run(x, y)), one list or tuple of them "

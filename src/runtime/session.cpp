@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "graph/resolved.h"
+#include "opgraph/core/device_backend.h"
 #include "opgraph/core/thread_pool.h"
 #include "opgraph/graph/optimize.h"
 #include "opgraph/package/loader.h"
@@ -108,6 +109,7 @@ struct Session::Impl {
   // without this.
   std::vector<bool> shaped_by_run;
   std::unique_ptr<ThreadPool> own_pool;  // when options.threads asks for a count of its own
+  DeviceBackend* backend = nullptr;  // options.device's, where it is not the CPU
   Clock::time_point epoch = Clock::now();
 
   std::mutex plans_mutex;
@@ -150,6 +152,9 @@ Session::Impl::Impl(Graph graph_in, Weights weights, SessionOptions options_in,
     : graph(std::move(graph_in)), options(std::move(options_in)) {
   OPGRAPH_CHECK(options.threads >= 0, "SessionOptions::threads must be 0 (the global pool) or a count, got ",
                 options.threads);
+  // A device's kernels arrive with its backend, which must be there first.
+  check_device(options.device);
+  if (options.device.type != DeviceType::CPU) options.optimize = false;
   load_packages(graph.packages, search_paths);
   resolved = resolve(graph, Registry::global());
   // Symbolic shape inference also checks every node's shapes (as verify() does),
@@ -172,18 +177,22 @@ Session::Impl::Impl(Graph graph_in, Weights weights, SessionOptions options_in,
   find_run_bindings();
   if (resolved.symbols.empty()) static_plan = plan_for({}, {});
   if (options.threads > 0) own_pool = std::make_unique<ThreadPool>(options.threads);
+  if (options.device.type != DeviceType::CPU) backend = &device_backend(options.device.type);
 }
 
 void Session::Impl::bind_constants(const Weights& weights) {
   check_weights(graph, weights);
-  for (const ValueInfo& constant : graph.constants) constants.push_back(weights.at(constant.name).contiguous());
+  for (const ValueInfo& constant : graph.constants) {
+    constants.push_back(weights.at(constant.name).contiguous().to(options.device));
+  }
 }
 
 void Session::Impl::resolve_kernels() {
   size_t first = 0;
   for (const ResolvedNode& node : resolved.nodes) {
-    const KernelFn& kernel = node.op->kernels[static_cast<size_t>(DeviceType::CPU)];
-    OPGRAPH_CHECK(static_cast<bool>(kernel), node_label(*node.node), ": the op has no cpu kernel");
+    const KernelFn& kernel = node.op->kernels[static_cast<size_t>(options.device.type)];
+    OPGRAPH_CHECK(static_cast<bool>(kernel), node_label(*node.node), ": the op has no ",
+                  device_type_name(options.device.type), " kernel, and the session runs on ", device_str(options.device));
     uint64_t constant_inputs = 0;
     for (size_t k = 0; k < node.inputs.size() && k < 64; ++k) {
       if (node.inputs[k] && resolved.is_constant(*node.inputs[k])) constant_inputs |= uint64_t{1} << k;
@@ -336,7 +345,7 @@ std::unique_ptr<Workspace> Session::Impl::take_workspace(const std::shared_ptr<c
 void Session::Impl::fill_workspace(Workspace& workspace) const {
   const ExecutionPlan& plan = *workspace.plan;
   if (!workspace.arena.defined() || workspace.arena.nbytes() < plan.memory.peak_bytes) {
-    workspace.arena = Tensor::empty({static_cast<int64_t>(plan.memory.peak_bytes)}, DType::UInt8);
+    workspace.arena = Tensor::empty({static_cast<int64_t>(plan.memory.peak_bytes)}, DType::UInt8, options.device);
   }
   auto* arena = static_cast<uint8_t*>(workspace.arena.data());
   workspace.values.assign(resolved.values.size(), Tensor());
@@ -344,7 +353,7 @@ void Session::Impl::fill_workspace(Workspace& workspace) const {
   for (const Lifetime& lifetime : lifetimes) {
     const TensorMeta& meta = plan.metas[lifetime.value];
     workspace.values[lifetime.value] =
-        Tensor::from_blob(arena + plan.arena_offsets[lifetime.value], meta.shape, {}, meta.dtype);
+        Tensor::from_blob(arena + plan.arena_offsets[lifetime.value], meta.shape, {}, meta.dtype, {}, options.device);
   }
   workspace.tensors.clear();
   for (const ResolvedNode& node : resolved.nodes) {
@@ -354,6 +363,16 @@ void Session::Impl::fill_workspace(Workspace& workspace) const {
 }
 
 void Session::Impl::return_workspace(std::unique_ptr<Workspace> workspace) {
+  // The next run may take it on another thread's stream: the work this run
+  // queued on its arena must be done first (a run that failed may have left
+  // some; one that succeeded has waited already).
+  if (backend) {
+    try {
+      backend->synchronize(options.device.index);
+    } catch (const Error&) {
+      return;  // a device in error: drop the workspace rather than reuse its memory
+    }
+  }
   // The run's inputs and outputs belong to the caller: let them go.
   for (const RunBinding& binding : bindings) {
     workspace->values[binding.value] = Tensor();
@@ -380,10 +399,12 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
     for (size_t slot : binding.slots) workspace.tensors[slot] = tensor;
     workspace.values[binding.value] = std::move(tensor);
   };
-  for (size_t k = 0; k < inputs.size(); ++k) bind(bindings[input_bindings[k]], inputs[k].contiguous());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    bind(bindings[input_bindings[k]], inputs[k].contiguous().to(options.device));
+  }
   for (const RunBinding& binding : bindings) {
     if (resolved.defined_by_node(binding.value) && !shaped_by_run[binding.value]) {
-      bind(binding, Tensor::empty(plan->metas[binding.value]));
+      bind(binding, Tensor::empty(plan->metas[binding.value], options.device));
     }
   }
 
@@ -397,12 +418,14 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
     const std::span<const Tensor> node_outputs = tensors.subspan(call.first + call.inputs, call.outputs);
     const Clock::time_point start = options.profile ? Clock::now() : Clock::time_point();
     try {
-      const KernelContext context{pool, &constant_cache, call.constant_inputs};
+      KernelContext context{pool, &constant_cache, call.constant_inputs};
+      context.device = options.device;
       if (call.shaped_by_run) {
         run_shaped_by_run(i, context, workspace);
       } else {
         (*call.kernel)(context, node_inputs, node_outputs, attrs_of(i, *plan));
       }
+      if (backend) backend->check_kernel(resolved.nodes[i].node->op_type);
     } catch (...) {
       rethrow_in_node(*resolved.nodes[i].node);
     }
@@ -426,6 +449,7 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
                        std::find(resolved.outputs.begin(), id, *id) == id;
     outputs.push_back(fresh ? workspace.values[*id] : workspace.values[*id].clone());
   }
+  if (backend) backend->synchronize(options.device.index);
   return outputs;
 }
 
@@ -446,7 +470,7 @@ void Session::Impl::run_shaped_by_run(size_t i, const KernelContext& context, Wo
                 " outputs for this run's inputs (", metas_str(node_tensors.first(call.inputs)), "), the node names ",
                 call.outputs);
   const std::span<Tensor> outputs = node_tensors.last(call.outputs);
-  for (size_t k = 0; k < call.outputs; ++k) outputs[k] = Tensor::empty(output_metas[k]);
+  for (size_t k = 0; k < call.outputs; ++k) outputs[k] = Tensor::empty(output_metas[k], options.device);
   std::vector<Shape> shapes(node.op->data_dependent_shapes ? call.outputs : 0, unreported_shape());
   KernelContext with_shapes = context;
   with_shapes.output_shapes = shapes;

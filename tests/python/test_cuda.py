@@ -41,6 +41,25 @@ def test_bad_device_strings_are_refused(device):
         opgraph.empty([1], device=device)
 
 
+def relu_graph():
+    from opgraph.graph import DType, Graph, TensorType, ops
+
+    with Graph("relu", input_types=[TensorType(DType.float32, ["N", 3])]) as graph:
+        (x,) = graph.inputs
+        graph.output(ops.relu(x))
+    return graph
+
+
+@pytest.mark.skipif(opgraph.cuda.is_available(), reason="this machine has a CUDA device")
+def test_sessions_on_an_unavailable_gpu_say_why():
+    from opgraph.graph import DeviceRef, InferenceSession
+
+    with pytest.raises(Error, match=r"InferenceSession: DeviceRef.GPU\(0\) is not available: "):
+        InferenceSession(devices=[DeviceRef.GPU()])
+    with pytest.raises(Error, match="CUDA is not available"):
+        opgraph.Session(relu_graph().to_graph(), weights={}, device="cuda")
+
+
 def test_built_in_cuda_kernels_arrive_with_the_backend():
     has_cuda = "cuda" in opgraph.op_devices("opgraph::gemm")
     assert has_cuda == opgraph.cuda.is_available()
@@ -275,6 +294,53 @@ def test_a_target_that_is_not_a_class_is_reported_by_row():
     target = torch.tensor([0, 1, 7, 2], device="cuda")
     with pytest.raises(Error, match=r"target: row 2 is not a class index in \[0, 3\)"):
         call("opgraph::softmax_cross_entropy", logits, target)
+
+
+# -- graphs on the GPU ----------------------------------------------------------------
+
+
+@needs_gpu
+def test_a_node_without_a_cuda_kernel_is_named_at_load():
+    with pytest.raises(Error, match=r"relu.*the op has no cuda kernel, and the session runs on cuda:0"):
+        opgraph.Session(relu_graph().to_graph(), weights={}, device="cuda")
+
+
+@needs_gpu
+def test_seed_000_graph_runs_its_custom_op_on_the_gpu(conv1d_package):
+    from opgraph.graph import DeviceRef, DType, Graph, InferenceSession, TensorType, ops
+
+    x, kernel = np.arange(1000, dtype=np.float32), np.arange(9, dtype=np.float32)
+    gpu = DeviceRef.GPU()
+    with Graph("conv_1d_graph", input_types=[TensorType(DType.float32, x.shape, device=gpu),
+                                             TensorType(DType.float32, kernel.shape, device=gpu)],
+               custom_extensions=[conv1d_package]) as graph:
+        input_value, kernel_value = graph.inputs
+        output = ops.custom(name="conv1d", values=[input_value, kernel_value],
+                            out_types=[TensorType(DType.float32, x.shape, device=gpu)],
+                            parameters={"input_size": len(x), "conv_size": len(kernel)})[0].tensor
+        graph.output(output)
+    model = InferenceSession(devices=[gpu]).load(graph)
+    for _ in range(3):  # the arena is reused between runs
+        result = model.execute(x, kernel)[0]
+        assert isinstance(result, np.ndarray)
+        np.testing.assert_allclose(result, conv1d_reference(x, kernel), rtol=1e-5)
+
+
+@needs_torch_cuda
+@needs_gpu
+def test_session_outputs_stay_on_the_device_for_device_inputs(conv1d_package):
+    from opgraph.graph import DType, Graph, TensorType, ops
+
+    with Graph("g", input_types=[TensorType(DType.float32, [64]), TensorType(DType.float32, [3])],
+               custom_extensions=[conv1d_package]) as graph:
+        graph.output(ops.custom(name="conv1d", values=list(graph.inputs), out_types=[TensorType(DType.float32, [64])],
+                                parameters={"input_size": 64, "conv_size": 3})[0].tensor)
+    session = opgraph.Session(graph.to_graph(), weights=graph.constants, device="cuda")
+    x, kernel = torch.randn(64, device="cuda"), torch.randn(3, device="cuda")
+    (out,) = session.run(x, kernel)
+    assert isinstance(out, torch.Tensor) and out.device.type == "cuda"
+    np.testing.assert_allclose(out.cpu().numpy(), conv1d_reference(x.cpu().numpy(), kernel.cpu().numpy()),
+                               rtol=1e-5, atol=1e-5)
 
 
 # -- the torch bridge on the GPU ----------------------------------------------------

@@ -112,8 +112,10 @@ def test_builder_errors():
         ops.relu(None)
     with pytest.raises(opgraph.Error, match=r"a dimension is a size >= 0 or a symbolic name"):
         TensorType(DType.float32, [-1])
-    with pytest.raises(opgraph.Error, match=r"device 'gpu' is not available"):
-        DeviceRef("gpu")
+    with pytest.raises(opgraph.Error, match=r"DeviceRef: kind: expected 'cpu' or 'gpu', got 'tpu'"):
+        DeviceRef("tpu")
+    with pytest.raises(opgraph.Error, match=r"DeviceRef: id: expected an int >= 0, got -1"):
+        DeviceRef.GPU(-1)
     with pytest.raises(opgraph.Error, match=r"unsupported dtype 'complex32'"):
         DType.of("complex32")
     with Graph("g", input_types=[TensorType(DType.float32, [2, 3])]) as graph:

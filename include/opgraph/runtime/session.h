@@ -43,6 +43,12 @@ struct SessionOptions {
   // convolution chains on channel-blocked activations.
   // graph() and the profile then show the rewritten graph.
   bool optimize = true;
+  // Where the graph runs. On a GPU every node needs a kernel for it; the
+  // weights are copied there at load, the memory plan is one device arena,
+  // inputs on the host are copied in, outputs stay on the device, and the
+  // kernels run in order on the calling thread's stream (device_backend.h).
+  // The rewrites of `optimize` target the CPU and are not made for a GPU.
+  Device device = Device::cpu();
 };
 
 // One node's execution in one run, in microseconds since the session loaded.
@@ -81,7 +87,8 @@ class Session {
   // checked against its declared dtype and shape (symbols take their size
   // from the first input that has them). Returns newly allocated outputs in
   // graph order. Safe to call from several threads at once: each run has its
-  // own arena, and gives the same results as a run alone.
+  // own arena, and gives the same results as a run alone. On a GPU a run
+  // returns once its work on the stream is done.
   std::vector<Tensor> run(std::span<const Tensor> inputs) const;
   std::vector<Tensor> run(const std::unordered_map<std::string, Tensor>& inputs) const;
   std::vector<Tensor> run(std::span<const std::pair<std::string, Tensor>> inputs) const;

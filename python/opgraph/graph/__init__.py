@@ -12,8 +12,8 @@ them on opgraph's C++ executor.
 
 from . import ops
 from .graph import Graph
-from .session import CPU, InferenceSession, Model
+from .session import CPU, Accelerator, InferenceSession, Model
 from .types import DeviceRef, DType, TensorType
 from .values import Value
 
-__all__ = ["CPU", "DType", "DeviceRef", "Graph", "InferenceSession", "Model", "TensorType", "Value", "ops"]
+__all__ = ["Accelerator", "CPU", "DType", "DeviceRef", "Graph", "InferenceSession", "Model", "TensorType", "Value", "ops"]

@@ -40,22 +40,38 @@ class DType(enum.Enum):
 
 
 class DeviceRef:
-    """Where a value lives. Graphs run on the CPU; CUDA kernels are not built here."""
+    """Where a value lives and a graph runs: ``DeviceRef.CPU()`` or
+    ``DeviceRef.GPU(id)`` (a CUDA device; ``InferenceSession`` checks that it is there)."""
+
+    _KINDS = ("cpu", "gpu")
 
     def __init__(self, kind="cpu", id=0):
-        if kind != "cpu":
-            raise Error(f"DeviceRef: device '{kind}' is not available; opgraph graphs run on the CPU")
+        if kind not in self._KINDS:
+            raise Error(f"DeviceRef: kind: expected 'cpu' or 'gpu', got {kind!r}")
+        if not isinstance(id, int) or id < 0:
+            raise Error(f"DeviceRef: id: expected an int >= 0, got {id!r}")
         self.kind, self.id = kind, id
 
     @classmethod
     def CPU(cls, id=0):  # noqa: N802 (MAX's spelling)
         return cls("cpu", id)
 
+    @classmethod
+    def GPU(cls, id=0):  # noqa: N802 (MAX's spelling)
+        return cls("gpu", id)
+
+    def runtime_device(self):
+        """The device string the C++ Session takes: "cpu" or "cuda:N"."""
+        return "cpu" if self.kind == "cpu" else f"cuda:{self.id}"
+
     def __eq__(self, other):
         return isinstance(other, DeviceRef) and (self.kind, self.id) == (other.kind, other.id)
 
+    def __hash__(self):
+        return hash((self.kind, self.id))
+
     def __repr__(self):
-        return f"DeviceRef.CPU({self.id})"
+        return f"DeviceRef.{self.kind.upper()}({self.id})"
 
 
 def _dimension(dim):
