@@ -1,0 +1,436 @@
+// Recurrent networks: aten::lstm.input and aten::gru.input, the multi-layer,
+// optionally bidirectional LSTM and GRU that nn.LSTM and nn.GRU call, with
+// LSTM's projections (proj_size). Kept whole, an RNN is one node instead of
+// a few ops per cell and timestep.
+//
+// The fast kernel runs as ONNX Runtime's and oneDNN's fused RNNs do. Per
+// layer and direction, one product projects every timestep's input at once
+// (X[T * B, in] @ W_ih^T + b_ih), with W_ih packed once per Session; then
+// each timestep takes one small product h[B, P] @ W_hh^T + b_hh (at batch 1,
+// a pass streaming W_hh) and one vectorized pass of gate math that writes h
+// (and c). The two directions of a bidirectional layer run on two threads at
+// once. The reference is the cell equations in double, step by step.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu_dispatch.h"
+#include "kernels/cpu/onednn.h"
+#include "kernels/cpu/product.h"
+#include "kernels/cpu/rows.h"
+#include "kernels/cpu/vec_math.h"
+#include "kernels/define.h"
+
+namespace opgraph::kernels {
+namespace {
+
+enum class Cell { Lstm, Gru };
+
+// An RNN call: its sizes and where its arguments lie among the flat inputs
+// (input, hx: h_0 and for LSTM c_0, then params). Sequences are matrices of
+// rows in the input's order: row (t, b) is t * B + b, or b * T + t with
+// batch_first. Each layer's output has D * P columns, direction d's in
+// [d * P, (d + 1) * P).
+struct Rnn {
+  Cell cell = Cell::Lstm;
+  int64_t layers = 0, directions = 1, steps = 0, batch = 0, input_size = 0;
+  int64_t hidden = 0;  // H: c's size, and h's before a projection
+  int64_t output = 0;  // P: h's size (proj_size, or H without projections)
+  int64_t gates = 4;   // LSTM's i, f, g, o; GRU's r, z, n
+  bool has_biases = true, projections = false, batch_first = false;
+  size_t h0 = 1, c0 = 2, params = 3;
+  int64_t per_direction = 4;  // params of one layer and direction
+
+  int64_t gate_rows() const { return gates * hidden; }
+  int64_t layer_input(int64_t layer) const { return layer == 0 ? input_size : directions * output; }
+  int64_t rows() const { return steps * batch; }
+  int64_t row(int64_t t, int64_t b) const { return batch_first ? b * steps + t : t * batch + b; }
+  int64_t batch_step() const { return batch_first ? steps : 1; }  // rows from batch b to b + 1
+  // Flat input index of param k (0 w_ih, 1 w_hh, 2 b_ih, 3 b_hh, 4 w_hr) of a layer's direction.
+  size_t param(int64_t layer, int64_t direction, int k) const {
+    const int64_t at = k == 4 ? per_direction - 1 : k;
+    return params + static_cast<size_t>((layer * directions + direction) * per_direction + at);
+  }
+};
+
+const char* const kParamNames[] = {"w_ih", "w_hh", "b_ih", "b_hh", "w_hr"};
+
+// Checks an RNN call's inputs and attributes and returns its description.
+Rnn describe(Cell cell, std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  Rnn r;
+  r.cell = cell;
+  r.gates = cell == Cell::Lstm ? 4 : 3;
+  const size_t hx_count = cell == Cell::Lstm ? attrs.list_sizes()[0] : 1;
+  const size_t param_count = attrs.list_sizes()[cell == Cell::Lstm ? 1 : 0];
+  OPGRAPH_CHECK(cell == Cell::Gru || hx_count == 2, "hx: expected 2 tensors (h_0 and c_0), got ", hx_count);
+  r.params = 1 + hx_count;
+  const TensorMeta& x = *in[0];
+  check_floating(x, "input");
+  OPGRAPH_CHECK(x.dim() == 3, "input: expected rank 3 (",
+                attrs.get<bool>("batch_first") ? "[batch, seq, features]" : "[seq, batch, features]",
+                "; nn.", cell == Cell::Lstm ? "LSTM" : "GRU", " adds the batch dim of an unbatched input), got ",
+                x.str());
+  r.batch_first = attrs.get<bool>("batch_first");
+  r.steps = x.shape[r.batch_first ? 1 : 0];
+  r.batch = x.shape[r.batch_first ? 0 : 1];
+  r.input_size = x.shape[2];
+  r.layers = attrs.get<int64_t>("num_layers");
+  OPGRAPH_CHECK(r.layers >= 1, "num_layers: expected at least 1, got ", r.layers);
+  r.directions = attrs.get<bool>("bidirectional") ? 2 : 1;
+  r.has_biases = attrs.get<bool>("has_biases");
+  // Dropout only acts between layers, and only in training.
+  const double dropout = scalar_attr(attrs, "dropout");
+  OPGRAPH_CHECK(!attrs.get<bool>("train") || dropout == 0.0 || r.layers == 1,
+                "dropout: expected 0.0 with train=True (opgraph runs inference: no dropout between layers), got ",
+                dropout);
+
+  const TensorMeta& h0 = *in[r.h0];
+  const TensorMeta& c0 = *in[cell == Cell::Lstm ? r.c0 : r.h0];
+  const char* h0_name = cell == Cell::Lstm ? "hx[0] (h_0)" : "hx";
+  for (auto [t, name] : {std::pair{&h0, h0_name}, {&c0, "hx[1] (c_0)"}}) {
+    OPGRAPH_CHECK(t->dtype == x.dtype && t->dim() == 3, name, ": expected ", dtype_name(x.dtype),
+                  "[num_layers * directions, batch, hidden] like input ", x.str(), ", got ", t->str());
+  }
+  r.hidden = c0.shape[2];
+  r.output = h0.shape[2];
+  // ATen tells a projection by h_0's size differing from c_0's.
+  r.projections = r.output != r.hidden;
+  const int64_t states = r.layers * r.directions;
+  const Shape h_shape{states, r.batch, r.output}, c_shape{states, r.batch, r.hidden};
+  OPGRAPH_CHECK(h0.shape == h_shape, h0_name, ": expected [", states, ", ", r.batch, ", ", r.output,
+                "] (num_layers * directions, batch, hidden), got ", h0.str());
+  if (cell == Cell::Lstm) {
+    OPGRAPH_CHECK(c0.shape == c_shape, "hx[1] (c_0): expected [", states, ", ", r.batch, ", ", r.hidden,
+                  "] (num_layers * directions, batch, hidden), got ", c0.str());
+  }
+
+  r.per_direction = (r.has_biases ? 4 : 2) + (r.projections ? 1 : 0);
+  OPGRAPH_CHECK(param_count == static_cast<size_t>(states * r.per_direction), "params: expected ",
+                states * r.per_direction, " tensors (", r.layers, " layers x ", r.directions, " directions x ",
+                r.per_direction, ": w_ih, w_hh", r.has_biases ? ", b_ih, b_hh" : "",
+                r.projections ? ", w_hr" : "", "), got ", param_count);
+  for (int64_t layer = 0; layer < r.layers; ++layer) {
+    for (int64_t d = 0; d < r.directions; ++d) {
+      const Shape shapes[] = {{r.gate_rows(), r.layer_input(layer)}, {r.gate_rows(), r.output}, {r.gate_rows()},
+                              {r.gate_rows()}, {r.output, r.hidden}};
+      for (int k = 0; k < 5; ++k) {
+        if ((k == 2 || k == 3) && !r.has_biases) continue;
+        if (k == 4 && !r.projections) continue;
+        const size_t i = r.param(layer, d, k);
+        const TensorMeta expected{x.dtype, shapes[k]};
+        OPGRAPH_CHECK(*in[i] == expected, "params[", i - r.params, "] (", kParamNames[k], " of layer ", layer,
+                      d == 1 ? ", reverse direction" : "", "): expected ", expected.str(), ", got ",
+                      in[i]->str());
+      }
+    }
+  }
+  return r;
+}
+
+Rnn describe(Cell cell, std::span<const Tensor> in, const Attrs& attrs) {
+  std::vector<const TensorMeta*> metas;
+  for (const Tensor& t : in) metas.push_back(&t.meta());
+  return describe(cell, metas, attrs);
+}
+
+template <Cell C>
+std::vector<TensorMeta> rnn_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+  const Rnn r = describe(C, in, attrs);
+  const DType dtype = in[0]->dtype;
+  const int64_t states = r.layers * r.directions, width = r.directions * r.output;
+  std::vector<TensorMeta> out{{dtype, r.batch_first ? Shape{r.batch, r.steps, width} : Shape{r.steps, r.batch, width}},
+                              {dtype, {states, r.batch, r.output}}};
+  if (C == Cell::Lstm) out.push_back({dtype, {states, r.batch, r.hidden}});
+  return out;
+}
+
+// --- Fast kernel.
+
+template <typename T>
+T sigmoid(T x) {
+  return T(1) / (T(1) + fast_exp(-x));
+}
+
+// One timestep's gate math for B batch rows: `x` holds the input's gate
+// pre-activations (rows of the projection, x_step apart), `g` the
+// recurrent product's (B contiguous rows); h is written h_step apart.
+// LSTM: c = f * c + i * g, h = o * tanh(c), c in place.
+template <typename T>
+void lstm_gates(const T* x, int64_t x_step, const T* g, T* c, T* h, int64_t h_step, int64_t batch, int64_t hidden) {
+  dispatch_cpu([&] {
+    for (int64_t b = 0; b < batch; ++b) {
+      const T* xb = x + b * x_step;
+      const T* gb = g + b * 4 * hidden;
+      T* cb = c + b * hidden;
+      T* hb = h + b * h_step;
+      for (int64_t j = 0; j < hidden; ++j) {
+        const T i = sigmoid(xb[j] + gb[j]);
+        const T f = sigmoid(xb[hidden + j] + gb[hidden + j]);
+        const T cell = fast_tanh(xb[2 * hidden + j] + gb[2 * hidden + j]);
+        const T o = sigmoid(xb[3 * hidden + j] + gb[3 * hidden + j]);
+        cb[j] = f * cb[j] + i * cell;
+        hb[j] = o * fast_tanh(cb[j]);
+      }
+    }
+  });
+}
+
+// GRU: n = tanh(x_n + r * (W_hn h + b_hn)), h = (1 - z) * n + z * h_prev, where
+// g's n part holds W_hn h + b_hn.
+template <typename T>
+void gru_gates(const T* x, int64_t x_step, const T* g, const T* h_prev, int64_t prev_step, T* h, int64_t h_step,
+               int64_t batch, int64_t hidden) {
+  dispatch_cpu([&] {
+    for (int64_t b = 0; b < batch; ++b) {
+      const T* xb = x + b * x_step;
+      const T* gb = g + b * 3 * hidden;
+      const T* pb = h_prev + b * prev_step;
+      T* hb = h + b * h_step;
+      for (int64_t j = 0; j < hidden; ++j) {
+        const T r = sigmoid(xb[j] + gb[j]);
+        const T z = sigmoid(xb[hidden + j] + gb[hidden + j]);
+        const T n = fast_tanh(xb[2 * hidden + j] + r * gb[2 * hidden + j]);
+        hb[j] = (T(1) - z) * n + z * pb[j];
+      }
+    }
+  });
+}
+
+// A matrix operand of `rows` x `cols` with rows `row_stride` apart.
+Operand matrix(const void* data, int64_t rows, int64_t cols, int64_t row_stride) {
+  return {const_cast<void*>(data), {rows, cols}, {row_stride, 1}};
+}
+
+// w^T for a weight w of shape [n, k], as a [k, n] operand.
+Operand transposed(const Tensor& w) {
+  const int64_t n = w.size(0), k = w.size(1);
+  return {w.data(), {k, n}, {1, k}};
+}
+
+// A bias of n values, broadcast over the rows.
+std::optional<Operand> row_bias(const Rnn& r, std::span<const Tensor> in, size_t index) {
+  if (!r.has_biases) return std::nullopt;
+  const int64_t n = in[index].numel();
+  return Operand{in[index].data(), {1, n}, {n, 1}};
+}
+
+// One layer's sequences: `seq` its input ([rows, width] in the rows' order),
+// `out` its output ([rows, D * P]).
+template <typename T>
+struct Layer {
+  const T* seq;
+  int64_t width;
+  T* out;
+};
+
+// Runs one direction of one layer over the timesteps, from the input
+// projection `gx` ([rows, gates * H] in the rows' order).
+template <typename T>
+void run_direction(const KernelContext& context, const Rnn& r, std::span<const Tensor> in,
+                   std::span<const Tensor> outs, int64_t layer, int64_t d, const Layer<T>& l, const T* gx) {
+  const int64_t B = r.batch, H = r.hidden, P = r.output, G = r.gate_rows(), width = r.directions * P;
+  const int64_t state = layer * r.directions + d;
+  const DType dtype = in[0].dtype();
+  // h_{t-1}: h_0's slice first, then the previous step's rows of the output.
+  const T* h_prev = in[r.h0].data_ptr<const T>() + state * B * P;
+  int64_t prev_step = P;
+  T* h_n = outs[1].data_ptr<T>() + state * B * P;
+  // c lives in c_n's slice, which starts as c_0's.
+  T* c = nullptr;
+  if (r.cell == Cell::Lstm) {
+    c = outs[2].data_ptr<T>() + state * B * H;
+    std::memcpy(c, in[r.c0].data_ptr<const T>() + state * B * H, sizeof(T) * B * H);
+  }
+  const Tensor gh = Tensor::empty({B, G}, dtype);
+  const Tensor projected = r.projections ? Tensor::empty({B, H}, dtype) : Tensor();
+  const Tensor &w_hh = in[r.param(layer, d, 1)];
+  Product recurrent{matrix(h_prev, B, P, prev_step), transposed(w_hh), matrix(gh.data(), B, G, G),
+                    row_bias(r, in, r.param(layer, d, 3))};
+  recurrent.constant_w = is_constant_matrix(context, r.param(layer, d, 1), w_hh);
+  Product projection;
+  if (r.projections) {
+    const Tensor& w_hr = in[r.param(layer, d, 4)];
+    projection = {matrix(projected.data(), B, H, H), transposed(w_hr), matrix(nullptr, B, P, 0)};
+    projection.constant_w = is_constant_matrix(context, r.param(layer, d, 4), w_hr);
+  }
+  const int64_t h_step = r.batch_step() * width;
+  for (int64_t s = 0; s < r.steps; ++s) {
+    const int64_t t = d == 0 ? s : r.steps - 1 - s;
+    recurrent.a.data = const_cast<T*>(h_prev);
+    recurrent.a.strides[0] = prev_step;
+    run_product(context, recurrent, dtype, false);
+    const T* x = gx + r.row(t, 0) * G;
+    T* h = l.out + r.row(t, 0) * width + d * P;
+    if (r.cell == Cell::Gru) {
+      gru_gates(x, r.batch_step() * G, gh.data_ptr<const T>(), h_prev, prev_step, h, h_step, B, H);
+    } else if (!r.projections) {
+      lstm_gates(x, r.batch_step() * G, gh.data_ptr<const T>(), c, h, h_step, B, H);
+    } else {
+      lstm_gates(x, r.batch_step() * G, gh.data_ptr<const T>(), c, projected.data_ptr<T>(), H, B, H);
+      projection.dst = matrix(h, B, P, h_step);
+      run_product(context, projection, dtype, false);
+    }
+    h_prev = h;
+    prev_step = h_step;
+  }
+  for (int64_t b = 0; b < B; ++b) std::memcpy(h_n + b * P, h_prev + b * prev_step, sizeof(T) * P);
+}
+
+template <typename T>
+void run_rnn(const KernelContext& context, const Rnn& r, std::span<const Tensor> in, std::span<const Tensor> outs) {
+  const DType dtype = in[0].dtype();
+  const int64_t G = r.gate_rows(), width = r.directions * r.output;
+  std::vector<Tensor> gx(static_cast<size_t>(r.directions));
+  for (Tensor& g : gx) g = Tensor::empty({r.rows(), G}, dtype);
+  Tensor between[2];  // the sequences between layers, alternately
+  Layer<T> l{in[0].data_ptr<const T>(), r.input_size, nullptr};
+  for (int64_t layer = 0; layer < r.layers; ++layer) {
+    if (layer + 1 == r.layers) {
+      l.out = outs[0].data_ptr<T>();
+    } else {
+      Tensor& next = between[layer % 2];
+      if (!next.defined()) next = Tensor::empty({r.rows(), width}, dtype);
+      l.out = next.data_ptr<T>();
+    }
+    // Every timestep's input projection, one product per direction, each
+    // split over the pool.
+    for (int64_t d = 0; d < r.directions; ++d) {
+      const Tensor& w_ih = in[r.param(layer, d, 0)];
+      Product p{matrix(l.seq, r.rows(), l.width, l.width), transposed(w_ih), matrix(gx[d].data(), r.rows(), G, G),
+                row_bias(r, in, r.param(layer, d, 2))};
+      p.constant_w = is_constant_matrix(context, r.param(layer, d, 0), w_ih);
+      run_product(context, p, dtype, false);
+    }
+    // The recurrences: the two directions at once on two threads, each
+    // alone on its thread; else one after the other on the whole pool.
+    const auto direction = [&](const KernelContext& on, int64_t d) {
+      run_direction<T>(on, r, in, outs, layer, d, l, gx[d].data_ptr<const T>());
+    };
+    if (r.directions == 2 && context.pool->num_threads() >= 2) {
+      context.pool->parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t d = begin; d < end; ++d) direction(on_calling_thread(context), d);
+      });
+    } else {
+      for (int64_t d = 0; d < r.directions; ++d) direction(context, d);
+    }
+    l.seq = l.out;
+    l.width = width;
+  }
+}
+
+template <Cell C>
+void rnn_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+             const Attrs& attrs) {
+  const Rnn r = describe(C, in, attrs);
+  dispatch_floating(in[0].dtype(), "input", [&](auto zero) { run_rnn<decltype(zero)>(context, r, in, out); });
+}
+
+// --- Reference: the equations, in double, one timestep, batch row and unit at a time.
+
+// y[q] = bias[q] + sum_k w[q, k] x[k] for a row-major w of rows x cols.
+template <typename T>
+std::vector<double> affine(const T* w, const T* bias, const std::vector<double>& x, int64_t rows) {
+  const int64_t cols = static_cast<int64_t>(x.size());
+  std::vector<double> y(static_cast<size_t>(rows));
+  for (int64_t q = 0; q < rows; ++q) {
+    double sum = bias ? double(bias[q]) : 0.0;
+    for (int64_t k = 0; k < cols; ++k) sum += double(w[q * cols + k]) * x[k];
+    y[q] = sum;
+  }
+  return y;
+}
+
+double sigmoid_reference(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+template <typename T>
+void rnn_reference_typed(const Rnn& r, std::span<const Tensor> in, std::span<const Tensor> outs) {
+  const int64_t B = r.batch, H = r.hidden, P = r.output, steps = r.steps;
+  const auto param = [&](int64_t layer, int64_t d, int k) -> const T* {
+    if ((k == 2 || k == 3) && !r.has_biases) return nullptr;
+    return in[r.param(layer, d, k)].data_ptr<const T>();
+  };
+  // seq[t][b]: the current layer's input vectors.
+  std::vector<std::vector<std::vector<double>>> seq(steps, std::vector<std::vector<double>>(B));
+  const T* x = in[0].data_ptr<const T>();
+  for (int64_t t = 0; t < steps; ++t) {
+    for (int64_t b = 0; b < B; ++b) {
+      seq[t][b].assign(x + r.row(t, b) * r.input_size, x + (r.row(t, b) + 1) * r.input_size);
+    }
+  }
+  const T* h0 = in[r.h0].data_ptr<const T>();
+  for (int64_t layer = 0; layer < r.layers; ++layer) {
+    std::vector<std::vector<std::vector<double>>> next(
+        steps, std::vector<std::vector<double>>(B, std::vector<double>(r.directions * P)));
+    for (int64_t d = 0; d < r.directions; ++d) {
+      const int64_t state = layer * r.directions + d;
+      for (int64_t b = 0; b < B; ++b) {
+        std::vector<double> h(h0 + (state * B + b) * P, h0 + (state * B + b + 1) * P), c(H);
+        if (r.cell == Cell::Lstm) {
+          const T* c0 = in[r.c0].data_ptr<const T>() + (state * B + b) * H;
+          c.assign(c0, c0 + H);
+        }
+        for (int64_t s = 0; s < steps; ++s) {
+          const int64_t t = d == 0 ? s : steps - 1 - s;
+          const std::vector<double> gx = affine(param(layer, d, 0), param(layer, d, 2), seq[t][b], r.gate_rows());
+          const std::vector<double> gh = affine(param(layer, d, 1), param(layer, d, 3), h, r.gate_rows());
+          if (r.cell == Cell::Lstm) {
+            std::vector<double> full(H);
+            for (int64_t j = 0; j < H; ++j) {
+              const double i = sigmoid_reference(gx[j] + gh[j]);
+              const double f = sigmoid_reference(gx[H + j] + gh[H + j]);
+              const double g = std::tanh(gx[2 * H + j] + gh[2 * H + j]);
+              const double o = sigmoid_reference(gx[3 * H + j] + gh[3 * H + j]);
+              c[j] = f * c[j] + i * g;
+              full[j] = o * std::tanh(c[j]);
+            }
+            h = r.projections ? affine<T>(param(layer, d, 4), nullptr, full, P) : full;
+          } else {
+            for (int64_t j = 0; j < H; ++j) {
+              const double rg = sigmoid_reference(gx[j] + gh[j]);
+              const double z = sigmoid_reference(gx[H + j] + gh[H + j]);
+              const double n = std::tanh(gx[2 * H + j] + rg * gh[2 * H + j]);
+              h[j] = (1 - z) * n + z * h[j];
+            }
+          }
+          std::copy(h.begin(), h.end(), next[t][b].begin() + d * P);
+        }
+        T* h_n = outs[1].data_ptr<T>() + (state * B + b) * P;
+        for (int64_t j = 0; j < P; ++j) h_n[j] = static_cast<T>(h[j]);
+        if (r.cell == Cell::Lstm) {
+          T* c_n = outs[2].data_ptr<T>() + (state * B + b) * H;
+          for (int64_t j = 0; j < H; ++j) c_n[j] = static_cast<T>(c[j]);
+        }
+      }
+    }
+    seq = std::move(next);
+  }
+  T* y = outs[0].data_ptr<T>();
+  const int64_t width = r.directions * P;
+  for (int64_t t = 0; t < steps; ++t) {
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t j = 0; j < width; ++j) y[r.row(t, b) * width + j] = static_cast<T>(seq[t][b][j]);
+    }
+  }
+}
+
+template <Cell C>
+void rnn_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
+                   const Attrs& attrs) {
+  const Rnn r = describe(C, in, attrs);
+  dispatch_floating(in[0].dtype(), "input", [&](auto zero) { rnn_reference_typed<decltype(zero)>(r, in, out); });
+}
+
+}  // namespace
+
+void register_recurrent_ops(Registry& registry) {
+  define(registry, {"aten::lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, "
+                    "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)",
+                    rnn_shape<Cell::Lstm>, rnn_cpu<Cell::Lstm>, rnn_reference<Cell::Lstm>});
+  define(registry, {"aten::gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, "
+                    "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)",
+                    rnn_shape<Cell::Gru>, rnn_cpu<Cell::Gru>, rnn_reference<Cell::Gru>});
+}
+
+}  // namespace opgraph::kernels
