@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -153,47 +155,53 @@ T sigmoid(T x) {
   return T(1) / (T(1) + fast_exp(-x));
 }
 
-// One timestep's gate math for B batch rows: `x` holds the input's gate
-// pre-activations (rows of the projection, x_step apart), `g` the
-// recurrent product's (B contiguous rows); h is written h_step apart.
+// One timestep's gate math for one batch row: `x` holds the row's gate
+// pre-activations from the input's projection, `g` from the recurrent
+// product. The pointers are restrict: the gates' eight streams otherwise
+// take more run-time alias checks than GCC makes, and the loop stays scalar.
 // LSTM: c = f * c + i * g, h = o * tanh(c), c in place.
 template <typename T>
-void lstm_gates(const T* x, int64_t x_step, const T* g, T* c, T* h, int64_t h_step, int64_t batch, int64_t hidden) {
-  dispatch_cpu([&] {
-    for (int64_t b = 0; b < batch; ++b) {
-      const T* xb = x + b * x_step;
-      const T* gb = g + b * 4 * hidden;
-      T* cb = c + b * hidden;
-      T* hb = h + b * h_step;
-      for (int64_t j = 0; j < hidden; ++j) {
-        const T i = sigmoid(xb[j] + gb[j]);
-        const T f = sigmoid(xb[hidden + j] + gb[hidden + j]);
-        const T cell = fast_tanh(xb[2 * hidden + j] + gb[2 * hidden + j]);
-        const T o = sigmoid(xb[3 * hidden + j] + gb[3 * hidden + j]);
-        cb[j] = f * cb[j] + i * cell;
-        hb[j] = o * fast_tanh(cb[j]);
-      }
-    }
-  });
+void lstm_row(const T* __restrict x, const T* __restrict g, T* __restrict c, T* __restrict h, int64_t hidden) {
+  const T *xi = x, *xf = xi + hidden, *xg = xf + hidden, *xo = xg + hidden;
+  const T *gi = g, *gf = gi + hidden, *gg = gf + hidden, *go = gg + hidden;
+  for (int64_t j = 0; j < hidden; ++j) {
+    const T c_new = sigmoid(xf[j] + gf[j]) * c[j] + sigmoid(xi[j] + gi[j]) * fast_tanh(xg[j] + gg[j]);
+    c[j] = c_new;
+    h[j] = sigmoid(xo[j] + go[j]) * fast_tanh(c_new);
+  }
 }
 
 // GRU: n = tanh(x_n + r * (W_hn h + b_hn)), h = (1 - z) * n + z * h_prev, where
 // g's n part holds W_hn h + b_hn.
 template <typename T>
+void gru_row(const T* __restrict x, const T* __restrict g, const T* __restrict h_prev, T* __restrict h,
+             int64_t hidden) {
+  const T *xr = x, *xz = xr + hidden, *xn = xz + hidden;
+  const T *gr = g, *gz = gr + hidden, *gn = gz + hidden;
+  for (int64_t j = 0; j < hidden; ++j) {
+    const T z = sigmoid(xz[j] + gz[j]);
+    const T n = fast_tanh(xn[j] + sigmoid(xr[j] + gr[j]) * gn[j]);
+    h[j] = (T(1) - z) * n + z * h_prev[j];
+  }
+}
+
+// One timestep's gate math for B batch rows: the input's projection rows
+// x_step apart, the recurrent product's contiguous, h written h_step apart.
+template <typename T>
+void lstm_gates(const T* x, int64_t x_step, const T* g, T* c, T* h, int64_t h_step, int64_t batch, int64_t hidden) {
+  dispatch_cpu([&] {
+    for (int64_t b = 0; b < batch; ++b) {
+      lstm_row(x + b * x_step, g + b * 4 * hidden, c + b * hidden, h + b * h_step, hidden);
+    }
+  });
+}
+
+template <typename T>
 void gru_gates(const T* x, int64_t x_step, const T* g, const T* h_prev, int64_t prev_step, T* h, int64_t h_step,
                int64_t batch, int64_t hidden) {
   dispatch_cpu([&] {
     for (int64_t b = 0; b < batch; ++b) {
-      const T* xb = x + b * x_step;
-      const T* gb = g + b * 3 * hidden;
-      const T* pb = h_prev + b * prev_step;
-      T* hb = h + b * h_step;
-      for (int64_t j = 0; j < hidden; ++j) {
-        const T r = sigmoid(xb[j] + gb[j]);
-        const T z = sigmoid(xb[hidden + j] + gb[hidden + j]);
-        const T n = fast_tanh(xb[2 * hidden + j] + r * gb[2 * hidden + j]);
-        hb[j] = (T(1) - z) * n + z * pb[j];
-      }
+      gru_row(x + b * x_step, g + b * 3 * hidden, h_prev + b * prev_step, h + b * h_step, hidden);
     }
   });
 }
@@ -207,6 +215,45 @@ Operand matrix(const void* data, int64_t rows, int64_t cols, int64_t row_stride)
 Operand transposed(const Tensor& w) {
   const int64_t n = w.size(0), k = w.size(1);
   return {w.data(), {k, n}, {1, k}};
+}
+
+template <typename T>
+void transpose_into(const Tensor& w, T* to) {
+  const int64_t n = w.size(0), k = w.size(1);
+  const T* from = w.data_ptr<const T>();
+  for (int64_t q = 0; q < n; ++q) {
+    for (int64_t i = 0; i < k; ++i) to[i * n + q] = from[q * k + i];
+  }
+}
+
+// w^T for a weight w of shape [n, k] as a contiguous [k, n] matrix, for the
+// products of one timestep. At batch 1 they are one row times w^T, which
+// product.h's kernels run along w^T's rows, summing whole vectors of gates;
+// along w's own rows they take a dot product per gate, whose horizontal sums
+// cost more than the multiplies at k = 256 (LSTM-256's steps took twice as
+// long). A Session's weight is transposed once and kept in its constant
+// cache; any other into `scratch`.
+template <typename T>
+Operand contiguous_transposed(const KernelContext& context, size_t input, const Tensor& w, Tensor& scratch) {
+  const int64_t n = w.size(0), k = w.size(1);
+  const void* data = nullptr;
+  if (context.is_constant(input)) {
+    // Negative sizes set the key apart from the products' (a layout's words, then the weight's address).
+    const ConstantCache::Key key{-n, -k, reinterpret_cast<intptr_t>(w.data())};
+    data = context.constants
+               ->get(key,
+                     [&] {
+                       auto copy = std::make_shared<Tensor>(Tensor::empty({k, n}, w.dtype()));
+                       transpose_into(w, copy->data_ptr<T>());
+                       return std::shared_ptr<const void>(copy, copy->data());
+                     })
+               .get();
+  } else {
+    scratch = Tensor::empty({k, n}, w.dtype());
+    transpose_into(w, scratch.data_ptr<T>());
+    data = scratch.data();
+  }
+  return {const_cast<void*>(data), {k, n}, {n, 1}};
 }
 
 // A bias of n values, broadcast over the rows.
@@ -245,15 +292,16 @@ void run_direction(const KernelContext& context, const Rnn& r, std::span<const T
   }
   const Tensor gh = Tensor::empty({B, G}, dtype);
   const Tensor projected = r.projections ? Tensor::empty({B, H}, dtype) : Tensor();
-  const Tensor &w_hh = in[r.param(layer, d, 1)];
-  Product recurrent{matrix(h_prev, B, P, prev_step), transposed(w_hh), matrix(gh.data(), B, G, G),
-                    row_bias(r, in, r.param(layer, d, 3))};
-  recurrent.constant_w = is_constant_matrix(context, r.param(layer, d, 1), w_hh);
+  Tensor w_hh_scratch, w_hr_scratch;
+  const size_t w_hh = r.param(layer, d, 1), w_hr = r.param(layer, d, 4);
+  Product recurrent{matrix(h_prev, B, P, prev_step), contiguous_transposed<T>(context, w_hh, in[w_hh], w_hh_scratch),
+                    matrix(gh.data(), B, G, G), row_bias(r, in, r.param(layer, d, 3))};
+  recurrent.constant_w = context.is_constant(w_hh);
   Product projection;
   if (r.projections) {
-    const Tensor& w_hr = in[r.param(layer, d, 4)];
-    projection = {matrix(projected.data(), B, H, H), transposed(w_hr), matrix(nullptr, B, P, 0)};
-    projection.constant_w = is_constant_matrix(context, r.param(layer, d, 4), w_hr);
+    projection = {matrix(projected.data(), B, H, H), contiguous_transposed<T>(context, w_hr, in[w_hr], w_hr_scratch),
+                  matrix(nullptr, B, P, 0), std::nullopt};
+    projection.constant_w = context.is_constant(w_hr);
   }
   const int64_t h_step = r.batch_step() * width;
   for (int64_t s = 0; s < r.steps; ++s) {
