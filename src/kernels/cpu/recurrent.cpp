@@ -11,11 +11,13 @@
 // (and c). The two directions of a bidirectional layer run on two threads at
 // once. The reference is the cell equations in double, step by step.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernels/cpu/cpu_dispatch.h"
@@ -155,16 +157,18 @@ T sigmoid(T x) {
   return T(1) / (T(1) + fast_exp(-x));
 }
 
-// One timestep's gate math for one batch row: `x` holds the row's gate
-// pre-activations from the input's projection, `g` from the recurrent
-// product. The pointers are restrict: the gates' eight streams otherwise
-// take more run-time alias checks than GCC makes, and the loop stays scalar.
+// One timestep's gate math for one batch row and `units` hidden units:
+// `x` holds their gate pre-activations from the input's projection (gates
+// x_gate apart), `g` from the recurrent product (gates g_gate apart). The
+// pointers are restrict: the gates' eight streams otherwise take more
+// run-time alias checks than GCC makes, and the loop stays scalar.
 // LSTM: c = f * c + i * g, h = o * tanh(c), c in place.
 template <typename T>
-void lstm_row(const T* __restrict x, const T* __restrict g, T* __restrict c, T* __restrict h, int64_t hidden) {
-  const T *xi = x, *xf = xi + hidden, *xg = xf + hidden, *xo = xg + hidden;
-  const T *gi = g, *gf = gi + hidden, *gg = gf + hidden, *go = gg + hidden;
-  for (int64_t j = 0; j < hidden; ++j) {
+void lstm_row(const T* __restrict x, int64_t x_gate, const T* __restrict g, int64_t g_gate, T* __restrict c,
+              T* __restrict h, int64_t units) {
+  const T *xi = x, *xf = xi + x_gate, *xg = xf + x_gate, *xo = xg + x_gate;
+  const T *gi = g, *gf = gi + g_gate, *gg = gf + g_gate, *go = gg + g_gate;
+  for (int64_t j = 0; j < units; ++j) {
     const T c_new = sigmoid(xf[j] + gf[j]) * c[j] + sigmoid(xi[j] + gi[j]) * fast_tanh(xg[j] + gg[j]);
     c[j] = c_new;
     h[j] = sigmoid(xo[j] + go[j]) * fast_tanh(c_new);
@@ -174,36 +178,15 @@ void lstm_row(const T* __restrict x, const T* __restrict g, T* __restrict c, T* 
 // GRU: n = tanh(x_n + r * (W_hn h + b_hn)), h = (1 - z) * n + z * h_prev, where
 // g's n part holds W_hn h + b_hn.
 template <typename T>
-void gru_row(const T* __restrict x, const T* __restrict g, const T* __restrict h_prev, T* __restrict h,
-             int64_t hidden) {
-  const T *xr = x, *xz = xr + hidden, *xn = xz + hidden;
-  const T *gr = g, *gz = gr + hidden, *gn = gz + hidden;
-  for (int64_t j = 0; j < hidden; ++j) {
+void gru_row(const T* __restrict x, int64_t x_gate, const T* __restrict g, int64_t g_gate,
+             const T* __restrict h_prev, T* __restrict h, int64_t units) {
+  const T *xr = x, *xz = xr + x_gate, *xn = xz + x_gate;
+  const T *gr = g, *gz = gr + g_gate, *gn = gz + g_gate;
+  for (int64_t j = 0; j < units; ++j) {
     const T z = sigmoid(xz[j] + gz[j]);
     const T n = fast_tanh(xn[j] + sigmoid(xr[j] + gr[j]) * gn[j]);
     h[j] = (T(1) - z) * n + z * h_prev[j];
   }
-}
-
-// One timestep's gate math for B batch rows: the input's projection rows
-// x_step apart, the recurrent product's contiguous, h written h_step apart.
-template <typename T>
-void lstm_gates(const T* x, int64_t x_step, const T* g, T* c, T* h, int64_t h_step, int64_t batch, int64_t hidden) {
-  dispatch_cpu([&] {
-    for (int64_t b = 0; b < batch; ++b) {
-      lstm_row(x + b * x_step, g + b * 4 * hidden, c + b * hidden, h + b * h_step, hidden);
-    }
-  });
-}
-
-template <typename T>
-void gru_gates(const T* x, int64_t x_step, const T* g, const T* h_prev, int64_t prev_step, T* h, int64_t h_step,
-               int64_t batch, int64_t hidden) {
-  dispatch_cpu([&] {
-    for (int64_t b = 0; b < batch; ++b) {
-      gru_row(x + b * x_step, g + b * 3 * hidden, h_prev + b * prev_step, h + b * h_step, hidden);
-    }
-  });
 }
 
 // A matrix operand of `rows` x `cols` with rows `row_stride` apart.
@@ -217,113 +200,235 @@ Operand transposed(const Tensor& w) {
   return {w.data(), {k, n}, {1, k}};
 }
 
-template <typename T>
-void transpose_into(const Tensor& w, T* to) {
-  const int64_t n = w.size(0), k = w.size(1);
-  const T* from = w.data_ptr<const T>();
-  for (int64_t q = 0; q < n; ++q) {
-    for (int64_t i = 0; i < k; ++i) to[i * n + q] = from[q * k + i];
-  }
-}
-
-// w^T for a weight w of shape [n, k] as a contiguous [k, n] matrix, for the
-// products of one timestep. At batch 1 they are one row times w^T, which
-// product.h's kernels run along w^T's rows, summing whole vectors of gates;
-// along w's own rows they take a dot product per gate, whose horizontal sums
-// cost more than the multiplies at k = 256 (LSTM-256's steps took twice as
-// long). A Session's weight is transposed once and kept in its constant
-// cache; any other into `scratch`.
-template <typename T>
-Operand contiguous_transposed(const KernelContext& context, size_t input, const Tensor& w, Tensor& scratch) {
-  const int64_t n = w.size(0), k = w.size(1);
-  const void* data = nullptr;
-  if (context.is_constant(input)) {
-    // Negative sizes set the key apart from the products' (a layout's words, then the weight's address).
-    const ConstantCache::Key key{-n, -k, reinterpret_cast<intptr_t>(w.data())};
-    data = context.constants
-               ->get(key,
-                     [&] {
-                       auto copy = std::make_shared<Tensor>(Tensor::empty({k, n}, w.dtype()));
-                       transpose_into(w, copy->data_ptr<T>());
-                       return std::shared_ptr<const void>(copy, copy->data());
-                     })
-               .get();
-  } else {
-    scratch = Tensor::empty({k, n}, w.dtype());
-    transpose_into(w, scratch.data_ptr<T>());
-    data = scratch.data();
-  }
-  return {const_cast<void*>(data), {k, n}, {n, 1}};
-}
-
 // A bias of n values, broadcast over the rows.
-std::optional<Operand> row_bias(const Rnn& r, std::span<const Tensor> in, size_t index) {
-  if (!r.has_biases) return std::nullopt;
-  const int64_t n = in[index].numel();
-  return Operand{in[index].data(), {1, n}, {n, 1}};
+std::optional<Operand> row_bias(const void* data, int64_t n) {
+  if (data == nullptr) return std::nullopt;
+  return Operand{const_cast<void*>(data), {1, n}, {n, 1}};
 }
 
-// One layer's sequences: `seq` its input ([rows, width] in the rows' order),
-// `out` its output ([rows, D * P]).
-template <typename T>
-struct Layer {
-  const T* seq;
-  int64_t width;
-  T* out;
+// How the hidden units of one direction are split among the threads that
+// share its timesteps: slice s takes units [s * H / S, (s + 1) * H / S).
+// W_hh^T's columns are grouped by slice, gate after gate within each, so
+// that a slice's product reads its own block of W_hh^T, which then stays in
+// its thread's cache from step to step, and writes its gates contiguously.
+struct Slices {
+  int64_t count = 1, units = 0, gates = 1;
+
+  int64_t first(int64_t s) const { return s * units / count; }
+  int64_t size(int64_t s) const { return first(s + 1) - first(s); }
+  // The column of W_hh^T that row q of W_hh (gate q / units, unit q % units) takes.
+  std::vector<int64_t> columns() const {
+    std::vector<int64_t> column(static_cast<size_t>(gates * units));
+    for (int64_t s = 0; s < count; ++s) {
+      for (int64_t gate = 0; gate < gates; ++gate) {
+        for (int64_t u = first(s); u < first(s + 1); ++u) {
+          column[gate * units + u] = gates * first(s) + gate * size(s) + u - first(s);
+        }
+      }
+    }
+    return column;
+  }
 };
 
-// Runs one direction of one layer over the timesteps, from the input
-// projection `gx` ([rows, gates * H] in the rows' order).
+// to[column[q]] = from[q] for each row q of a [n, k] matrix, transposed.
 template <typename T>
-void run_direction(const KernelContext& context, const Rnn& r, std::span<const Tensor> in,
-                   std::span<const Tensor> outs, int64_t layer, int64_t d, const Layer<T>& l, const T* gx) {
-  const int64_t B = r.batch, H = r.hidden, P = r.output, G = r.gate_rows(), width = r.directions * P;
-  const int64_t state = layer * r.directions + d;
-  const DType dtype = in[0].dtype();
-  // h_{t-1}: h_0's slice first, then the previous step's rows of the output.
-  const T* h_prev = in[r.h0].data_ptr<const T>() + state * B * P;
-  int64_t prev_step = P;
-  T* h_n = outs[1].data_ptr<T>() + state * B * P;
-  // c lives in c_n's slice, which starts as c_0's.
-  T* c = nullptr;
-  if (r.cell == Cell::Lstm) {
-    c = outs[2].data_ptr<T>() + state * B * H;
-    std::memcpy(c, in[r.c0].data_ptr<const T>() + state * B * H, sizeof(T) * B * H);
+void transpose_columns(const T* from, int64_t n, int64_t k, const std::vector<int64_t>& column, T* to) {
+  for (int64_t q = 0; q < n; ++q) {
+    for (int64_t i = 0; i < k; ++i) to[i * n + column[q]] = from[q * k + i];
   }
-  const Tensor gh = Tensor::empty({B, G}, dtype);
-  const Tensor projected = r.projections ? Tensor::empty({B, H}, dtype) : Tensor();
-  Tensor w_hh_scratch, w_hr_scratch;
-  const size_t w_hh = r.param(layer, d, 1), w_hr = r.param(layer, d, 4);
-  Product recurrent{matrix(h_prev, B, P, prev_step), contiguous_transposed<T>(context, w_hh, in[w_hh], w_hh_scratch),
-                    matrix(gh.data(), B, G, G), row_bias(r, in, r.param(layer, d, 3))};
-  recurrent.constant_w = context.is_constant(w_hh);
-  Product projection;
-  if (r.projections) {
-    projection = {matrix(projected.data(), B, H, H), contiguous_transposed<T>(context, w_hr, in[w_hr], w_hr_scratch),
-                  matrix(nullptr, B, P, 0), std::nullopt};
-    projection.constant_w = context.is_constant(w_hr);
+}
+
+// w^T for a weight w of shape [n, k] as a contiguous [k, n] matrix, its
+// columns in the slices' order, for the products of one timestep. At batch
+// 1 they are one row times w^T, which product.h's kernels run along w^T's
+// rows, summing whole vectors of gates; along w's own rows they take a dot
+// product per gate, whose horizontal sums cost more than the multiplies at
+// k = 256 (LSTM-256's steps took twice as long). A Session's weight is
+// transposed once and kept in its constant cache; any other into `scratch`.
+template <typename T>
+const T* transposed_weight(const KernelContext& context, size_t input, const Tensor& w, const Slices& slices,
+                           Tensor& scratch) {
+  const int64_t n = w.size(0), k = w.size(1);
+  const auto make = [&] {
+    Tensor copy = Tensor::empty({k, n}, w.dtype());
+    transpose_columns(w.data_ptr<const T>(), n, k, slices.columns(), copy.data_ptr<T>());
+    return copy;
+  };
+  if (!context.is_constant(input)) {
+    scratch = make();
+    return scratch.data_ptr<const T>();
   }
-  const int64_t h_step = r.batch_step() * width;
-  for (int64_t s = 0; s < r.steps; ++s) {
-    const int64_t t = d == 0 ? s : r.steps - 1 - s;
-    recurrent.a.data = const_cast<T*>(h_prev);
-    recurrent.a.strides[0] = prev_step;
-    run_product(context, recurrent, dtype, false);
-    const T* x = gx + r.row(t, 0) * G;
-    T* h = l.out + r.row(t, 0) * width + d * P;
-    if (r.cell == Cell::Gru) {
-      gru_gates(x, r.batch_step() * G, gh.data_ptr<const T>(), h_prev, prev_step, h, h_step, B, H);
-    } else if (!r.projections) {
-      lstm_gates(x, r.batch_step() * G, gh.data_ptr<const T>(), c, h, h_step, B, H);
-    } else {
-      lstm_gates(x, r.batch_step() * G, gh.data_ptr<const T>(), c, projected.data_ptr<T>(), H, B, H);
-      projection.dst = matrix(h, B, P, h_step);
-      run_product(context, projection, dtype, false);
+  // Negative sizes set the key apart from the products' (a layout's words, then the weight's address).
+  const ConstantCache::Key key{-n, -k, -slices.count, reinterpret_cast<intptr_t>(w.data())};
+  const std::shared_ptr<const void> kept = context.constants->get(key, [&] {
+    auto copy = std::make_shared<Tensor>(make());
+    return std::shared_ptr<const void>(copy, copy->data());
+  });
+  return static_cast<const T*>(kept.get());
+}
+
+// Multiply-adds of one timestep's product below which its threads would
+// wait on each other longer than they save: the steps of a direction run on
+// one thread.
+constexpr int64_t kSlicedStepWork = int64_t(1) << 16;
+
+// One direction of one layer: what its timesteps share.
+template <typename T>
+struct Direction {
+  const Rnn* r = nullptr;
+  int64_t d = 0;
+  KernelContext context;     // what one slice's products run on
+  const T* gx = nullptr;     // the input's projection, [rows, gates * H] in the rows' order
+  T* out = nullptr;          // the layer's output, [rows, D * P]
+  const T* h0 = nullptr;     // this direction's [B, P] slice of h_0
+  T* c = nullptr;            // its [B, H] slice of c_n (LSTM), which starts as c_0's
+  Slices slices;
+  std::vector<Product> products;  // per slice: h_{t-1} @ its columns of W_hh^T + b_hh
+  Product projection;             // with proj_size: h = (o * tanh(c)) @ W_hr^T
+  Tensor gh, projected, w_hh_scratch, w_hr_scratch, bias;
+
+  int64_t width() const { return r->directions * r->output; }
+  int64_t h_step() const { return r->batch_step() * width(); }
+  int64_t time(int64_t s) const { return d == 0 ? s : r->steps - 1 - s; }
+  T* h_at(int64_t s) const { return out + r->row(time(s), 0) * width() + d * r->output; }
+
+  // Step s for slice k's units: its gates' product, then its units of h (and c).
+  void step(int64_t s, int64_t k) {
+    const int64_t B = r->batch, H = r->hidden, G = r->gate_rows();
+    const T* h_prev = s == 0 ? h0 : h_at(s - 1);
+    const int64_t prev_step = s == 0 ? r->output : h_step();
+    Product& p = products[k];
+    p.a.data = const_cast<T*>(h_prev);
+    p.a.strides[0] = prev_step;
+    run_product(context, p, dtype_of<T>, false);
+    const int64_t u0 = slices.first(k), n = slices.size(k), x_step = r->batch_step() * G;
+    const T* x = gx + r->row(time(s), 0) * G + u0;
+    const T* g = gh.data_ptr<const T>() + r->gates * u0;
+    T* h = r->projections ? projected.data_ptr<T>() : h_at(s) + u0;
+    const int64_t to_step = r->projections ? H : h_step();
+    dispatch_cpu([&] {
+      for (int64_t b = 0; b < B; ++b) {
+        if (r->cell == Cell::Gru) {
+          gru_row(x + b * x_step, H, g + b * G, n, h_prev + b * prev_step + u0, h + b * to_step, n);
+        } else {
+          lstm_row(x + b * x_step, H, g + b * G, n, c + b * H + u0, h + b * to_step, n);
+        }
+      }
+    });
+    if (r->projections) {
+      projection.dst = matrix(h_at(s), B, r->output, h_step());
+      run_product(context, projection, dtype_of<T>, false);
     }
-    h_prev = h;
-    prev_step = h_step;
   }
-  for (int64_t b = 0; b < B; ++b) std::memcpy(h_n + b * P, h_prev + b * prev_step, sizeof(T) * P);
+};
+
+template <typename T>
+Direction<T> make_direction(const KernelContext& context, const Rnn& r, std::span<const Tensor> in,
+                            std::span<const Tensor> outs, int64_t layer, int64_t d, T* out, const T* gx,
+                            bool alone) {
+  const int64_t B = r.batch, H = r.hidden, P = r.output, G = r.gate_rows();
+  const int64_t state = layer * r.directions + d;
+  Direction<T> dir;
+  dir.r = &r;
+  dir.d = d;
+  dir.context = alone ? on_calling_thread(context) : context;
+  dir.gx = gx;
+  dir.out = out;
+  dir.h0 = in[r.h0].data_ptr<const T>() + state * B * P;
+  if (r.cell == Cell::Lstm) {
+    dir.c = outs[2].data_ptr<T>() + state * B * H;
+    std::memcpy(dir.c, in[r.c0].data_ptr<const T>() + state * B * H, sizeof(T) * B * H);
+  }
+  // Slices for the pool's threads where a step's product is worth sharing;
+  // a projection needs all of h between the two products, and takes one.
+  const bool shared = !alone && !r.projections && B * P * G >= kSlicedStepWork;
+  dir.slices = {shared ? std::min<int64_t>(context.pool->num_threads(), H) : 1, H, r.gates};
+  if (dir.slices.count > 1) dir.context = on_calling_thread(context);
+  dir.gh = Tensor::empty({B, G}, dtype_of<T>);
+  T* gh = static_cast<T*>(dir.gh.data());
+  const size_t w_hh = r.param(layer, d, 1), b_hh = r.param(layer, d, 3);
+  const T* w = transposed_weight<T>(context, w_hh, in[w_hh], dir.slices, dir.w_hh_scratch);
+  if (r.has_biases) {  // b_hh in the slices' order
+    dir.bias = Tensor::empty({G}, dtype_of<T>);
+    const std::vector<int64_t> column = dir.slices.columns();
+    T* bias = static_cast<T*>(dir.bias.data());
+    for (int64_t q = 0; q < G; ++q) bias[column[q]] = in[b_hh].data_ptr<const T>()[q];
+  }
+  for (int64_t k = 0; k < dir.slices.count; ++k) {
+    const int64_t first = r.gates * dir.slices.first(k), cols = r.gates * dir.slices.size(k);
+    Product p{matrix(dir.h0, B, P, P), matrix(w + first, P, cols, G), matrix(gh + first, B, cols, G),
+              row_bias(r.has_biases ? static_cast<const T*>(dir.bias.data()) + first : nullptr, cols)};
+    p.constant_w = context.is_constant(w_hh);
+    dir.products.push_back(std::move(p));
+  }
+  if (r.projections) {
+    const size_t w_hr = r.param(layer, d, 4);
+    dir.projected = Tensor::empty({B, H}, dtype_of<T>);
+    dir.projection = {matrix(dir.projected.data(), B, H, H),
+                      matrix(transposed_weight<T>(context, w_hr, in[w_hr], {1, P, 1}, dir.w_hr_scratch), H, P, P),
+                      matrix(nullptr, B, P, 0), std::nullopt};
+    dir.projection.constant_w = context.is_constant(w_hr);
+  }
+  return dir;
+}
+
+// A direction's timesteps shared by the threads that take part: each step's
+// slices are claimed by whichever thread gets to them first, each thread
+// trying the slice it took last time first, so that it keeps its block of
+// W_hh^T in cache; a thread moves on to step t + 1 once every slice of step
+// t is done. A thread that arrives late joins the current step, and one
+// alone takes every slice: no thread ever waits for one that has not begun.
+class StepClaims {
+ public:
+  StepClaims(int64_t slices, int64_t steps) : claimed_(static_cast<size_t>(slices)), slices_(slices), steps_(steps) {
+    for (auto& step : claimed_) step.store(-1, std::memory_order_relaxed);
+  }
+
+  template <typename Step>
+  void take_part(int64_t preferred, const Step& step) {
+    for (;;) {
+      const int64_t t = done_.load(std::memory_order_acquire) / slices_;
+      if (t >= steps_) return;
+      for (int64_t i = 0; i < slices_; ++i) {
+        const int64_t k = (preferred + i) % slices_;
+        int64_t previous = t - 1;
+        if (!claimed_[k].compare_exchange_strong(previous, t, std::memory_order_acq_rel)) continue;
+        try {
+          step(t, k);
+        } catch (...) {
+          done_.store(steps_ * slices_, std::memory_order_release);  // the others stop
+          throw;
+        }
+        done_.fetch_add(1, std::memory_order_acq_rel);
+      }
+      for (int spins = 0; done_.load(std::memory_order_acquire) < (t + 1) * slices_; ++spins) {
+        if (spins > 4096) std::this_thread::yield();
+      }
+    }
+  }
+
+ private:
+  std::vector<std::atomic<int64_t>> claimed_;  // per slice, the last step it was claimed for
+  std::atomic<int64_t> done_{0};               // slices finished, over all steps
+  int64_t slices_, steps_;
+};
+
+template <typename T>
+void run_direction(Direction<T>& dir, const KernelContext& context, std::span<const Tensor> outs, int64_t layer) {
+  const Rnn& r = *dir.r;
+  if (dir.slices.count == 1) {
+    for (int64_t s = 0; s < r.steps; ++s) dir.step(s, 0);
+  } else {
+    StepClaims claims(dir.slices.count, r.steps);
+    context.pool->parallel_for(0, dir.slices.count, 1, [&](int64_t begin, int64_t) {
+      claims.take_part(begin, [&](int64_t s, int64_t k) { dir.step(s, k); });
+    });
+  }
+  const int64_t B = r.batch, P = r.output;
+  const T* last = r.steps == 0 ? dir.h0 : dir.h_at(r.steps - 1);
+  const int64_t last_step = r.steps == 0 ? P : dir.h_step();
+  T* h_n = outs[1].data_ptr<T>() + (layer * r.directions + dir.d) * B * P;
+  for (int64_t b = 0; b < B; ++b) std::memcpy(h_n + b * P, last + b * last_step, sizeof(T) * P);
 }
 
 template <typename T>
@@ -333,38 +438,40 @@ void run_rnn(const KernelContext& context, const Rnn& r, std::span<const Tensor>
   std::vector<Tensor> gx(static_cast<size_t>(r.directions));
   for (Tensor& g : gx) g = Tensor::empty({r.rows(), G}, dtype);
   Tensor between[2];  // the sequences between layers, alternately
-  Layer<T> l{in[0].data_ptr<const T>(), r.input_size, nullptr};
+  const T* seq = in[0].data_ptr<const T>();
+  int64_t seq_width = r.input_size;
+  // The two directions of a layer at once, each alone on its thread, where
+  // there are two; else one after the other, each on the whole pool.
+  const bool apart = r.directions == 2 && context.pool->num_threads() >= 2;
   for (int64_t layer = 0; layer < r.layers; ++layer) {
-    if (layer + 1 == r.layers) {
-      l.out = outs[0].data_ptr<T>();
-    } else {
+    T* out = outs[0].data_ptr<T>();
+    if (layer + 1 < r.layers) {
       Tensor& next = between[layer % 2];
       if (!next.defined()) next = Tensor::empty({r.rows(), width}, dtype);
-      l.out = next.data_ptr<T>();
+      out = next.data_ptr<T>();
     }
     // Every timestep's input projection, one product per direction, each
     // split over the pool.
     for (int64_t d = 0; d < r.directions; ++d) {
-      const Tensor& w_ih = in[r.param(layer, d, 0)];
-      Product p{matrix(l.seq, r.rows(), l.width, l.width), transposed(w_ih), matrix(gx[d].data(), r.rows(), G, G),
-                row_bias(r, in, r.param(layer, d, 2))};
-      p.constant_w = is_constant_matrix(context, r.param(layer, d, 0), w_ih);
+      const size_t w_ih = r.param(layer, d, 0), b_ih = r.param(layer, d, 2);
+      Product p{matrix(seq, r.rows(), seq_width, seq_width), transposed(in[w_ih]),
+                matrix(gx[d].data(), r.rows(), G, G), row_bias(r.has_biases ? in[b_ih].data() : nullptr, G)};
+      p.constant_w = is_constant_matrix(context, w_ih, in[w_ih]);
       run_product(context, p, dtype, false);
     }
-    // The recurrences: the two directions at once on two threads, each
-    // alone on its thread; else one after the other on the whole pool.
-    const auto direction = [&](const KernelContext& on, int64_t d) {
-      run_direction<T>(on, r, in, outs, layer, d, l, gx[d].data_ptr<const T>());
-    };
-    if (r.directions == 2 && context.pool->num_threads() >= 2) {
+    std::vector<Direction<T>> directions;
+    for (int64_t d = 0; d < r.directions; ++d) {
+      directions.push_back(make_direction<T>(context, r, in, outs, layer, d, out, gx[d].data_ptr<const T>(), apart));
+    }
+    if (apart) {
       context.pool->parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t d = begin; d < end; ++d) direction(on_calling_thread(context), d);
+        for (int64_t d = begin; d < end; ++d) run_direction(directions[d], context, outs, layer);
       });
     } else {
-      for (int64_t d = 0; d < r.directions; ++d) direction(context, d);
+      for (Direction<T>& dir : directions) run_direction(dir, context, outs, layer);
     }
-    l.seq = l.out;
-    l.width = width;
+    seq = out;
+    seq_width = width;
   }
 }
 
