@@ -80,6 +80,8 @@ Rnn describe(Cell cell, std::span<const TensorMeta* const> in, const Attrs& attr
   r.steps = x.shape[r.batch_first ? 1 : 0];
   r.batch = x.shape[r.batch_first ? 0 : 1];
   r.input_size = x.shape[2];
+  OPGRAPH_CHECK(r.steps >= 1, "input: expected a sequence of at least 1 step (dim ", r.batch_first ? 1 : 0,
+                "), got ", x.str());
   r.layers = attrs.get<int64_t>("num_layers");
   OPGRAPH_CHECK(r.layers >= 1, "num_layers: expected at least 1, got ", r.layers);
   r.directions = attrs.get<bool>("bidirectional") ? 2 : 1;
@@ -425,10 +427,9 @@ void run_direction(Direction<T>& dir, const KernelContext& context, std::span<co
     });
   }
   const int64_t B = r.batch, P = r.output;
-  const T* last = r.steps == 0 ? dir.h0 : dir.h_at(r.steps - 1);
-  const int64_t last_step = r.steps == 0 ? P : dir.h_step();
+  const T* last = dir.h_at(r.steps - 1);
   T* h_n = outs[1].data_ptr<T>() + (layer * r.directions + dir.d) * B * P;
-  for (int64_t b = 0; b < B; ++b) std::memcpy(h_n + b * P, last + b * last_step, sizeof(T) * P);
+  for (int64_t b = 0; b < B; ++b) std::memcpy(h_n + b * P, last + b * dir.h_step(), sizeof(T) * P);
 }
 
 template <typename T>
