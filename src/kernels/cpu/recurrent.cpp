@@ -7,9 +7,12 @@
 // layer and direction, one product projects every timestep's input at once
 // (X[T * B, in] @ W_ih^T + b_ih), with W_ih packed once per Session; then
 // each timestep takes one small product h[B, P] @ W_hh^T + b_hh (at batch 1,
-// a pass streaming W_hh) and one vectorized pass of gate math that writes h
-// (and c). The two directions of a bidirectional layer run on two threads at
-// once. The reference is the cell equations in double, step by step.
+// a pass streaming W_hh^T, transposed once per Session) and one vectorized
+// pass of gate math that writes h (and c). The two directions of a
+// bidirectional layer run on two threads at once; a single direction's
+// timesteps are shared by the pool's threads, each taking a slice of the
+// hidden units and keeping its part of W_hh^T in its core's cache. The
+// reference is the cell equations in double, step by step.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -333,7 +336,6 @@ Direction<T> make_direction(const KernelContext& context, const Rnn& r, std::spa
   Direction<T> dir;
   dir.r = &r;
   dir.d = d;
-  dir.context = alone ? on_calling_thread(context) : context;
   dir.gx = gx;
   dir.out = out;
   dir.h0 = in[r.h0].data_ptr<const T>() + state * B * P;
@@ -345,7 +347,7 @@ Direction<T> make_direction(const KernelContext& context, const Rnn& r, std::spa
   // a projection needs all of h between the two products, and takes one.
   const bool shared = !alone && !r.projections && B * P * G >= kSlicedStepWork;
   dir.slices = {shared ? std::min<int64_t>(context.pool->num_threads(), H) : 1, H, r.gates};
-  if (dir.slices.count > 1) dir.context = on_calling_thread(context);
+  dir.context = alone || dir.slices.count > 1 ? on_calling_thread(context) : context;
   dir.gh = Tensor::empty({B, G}, dtype_of<T>);
   T* gh = static_cast<T*>(dir.gh.data());
   const size_t w_hh = r.param(layer, d, 1), b_hh = r.param(layer, d, 3);
@@ -376,8 +378,8 @@ Direction<T> make_direction(const KernelContext& context, const Rnn& r, std::spa
 
 // A direction's timesteps shared by the threads that take part: each step's
 // slices are claimed by whichever thread gets to them first, each thread
-// trying the slice it took last time first, so that it keeps its block of
-// W_hh^T in cache; a thread moves on to step t + 1 once every slice of step
+// trying its own slice first, so that it keeps that block of W_hh^T in its
+// cache; a thread moves on to step t + 1 once every slice of step
 // t is done. A thread that arrives late joins the current step, and one
 // alone takes every slice: no thread ever waits for one that has not begun.
 class StepClaims {
@@ -403,8 +405,13 @@ class StepClaims {
         }
         done_.fetch_add(1, std::memory_order_acq_rel);
       }
-      for (int spins = 0; done_.load(std::memory_order_acquire) < (t + 1) * slices_; ++spins) {
-        if (spins > 4096) std::this_thread::yield();
+      // Spins through the few microseconds a step takes, then lets the core go.
+      for (int spins = 0; done_.load(std::memory_order_acquire) < (t + 1) * slices_;) {
+        if (spins < kSpins) {
+          ++spins;
+        } else {
+          std::this_thread::yield();
+        }
       }
     }
   }
@@ -413,6 +420,7 @@ class StepClaims {
   std::vector<std::atomic<int64_t>> claimed_;  // per slice, the last step it was claimed for
   std::atomic<int64_t> done_{0};               // slices finished, over all steps
   int64_t slices_, steps_;
+  static constexpr int kSpins = 4096;
 };
 
 template <typename T>
