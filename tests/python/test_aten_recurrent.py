@@ -80,12 +80,13 @@ def test_against_aten(cell, steps, batch, input_size, hidden, layers, bidirectio
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("bidirectional", [False, True], ids=["uni", "bi"])
 @pytest.mark.parametrize("batch, hidden", [(1, 151), (3, 160), (2, 37)])
-def test_large_states_on_one_and_two_threads(cell, batch, hidden, bidirectional, threads):
+def test_large_states_on_one_and_two_threads(cell, batch, hidden, bidirectional, dtype, threads):
     """Hidden sizes whose timesteps two threads share (an odd one splits unevenly), and the two directions of a
     bidirectional layer, each on a thread of its own."""
-    check_rnn(cell, 6, batch, 9, hidden, 2, bidirectional, batch_first=True)
+    check_rnn(cell, 6, batch, 9, hidden, 2, bidirectional, batch_first=True, dtype=dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
