@@ -64,22 +64,67 @@ struct Rnn {
 
 const char* const kParamNames[] = {"w_ih", "w_hh", "b_ih", "b_hh", "w_hr"};
 
+// h_0 (and c_0): [L * D, B, P] (and [L * D, B, H]) in the input's dtype.
+// Sets the hidden sizes from them: ATen tells a projection by h_0's size
+// differing from c_0's.
+void check_states(Rnn& r, std::span<const TensorMeta* const> in) {
+  const TensorMeta& x = *in[0];
+  const TensorMeta& h0 = *in[r.h0];
+  const TensorMeta& c0 = *in[r.cell == Cell::Lstm ? r.c0 : r.h0];
+  const char* h0_name = r.cell == Cell::Lstm ? "hx[0] (h_0)" : "hx";
+  for (auto [t, name] : {std::pair{&h0, h0_name}, {&c0, "hx[1] (c_0)"}}) {
+    OPGRAPH_CHECK(t->dtype == x.dtype && t->dim() == 3, name, ": expected ", dtype_name(x.dtype),
+                  "[num_layers * directions, batch, hidden] like input ", x.str(), ", got ", t->str());
+  }
+  r.hidden = c0.shape[2];
+  r.output = h0.shape[2];
+  r.projections = r.output != r.hidden;
+  const int64_t states = r.layers * r.directions;
+  OPGRAPH_CHECK(h0.shape == Shape({states, r.batch, r.output}), h0_name, ": expected [", states, ", ", r.batch, ", ",
+                r.output, "] (num_layers * directions, batch, hidden), got ", h0.str());
+  OPGRAPH_CHECK(c0.shape == Shape({states, r.batch, r.hidden}), "hx[1] (c_0): expected [", states, ", ", r.batch,
+                ", ", r.hidden, "] (num_layers * directions, batch, hidden), got ", c0.str());
+}
+
+// params: per layer and direction w_ih [G * H, in], w_hh [G * H, P], then
+// with biases b_ih and b_hh [G * H], then with projections w_hr [P, H].
+void check_params(const Rnn& r, std::span<const TensorMeta* const> in, size_t count) {
+  const int64_t states = r.layers * r.directions;
+  OPGRAPH_CHECK(count == static_cast<size_t>(states * r.per_direction), "params: expected ",
+                states * r.per_direction, " tensors (", r.layers, " layers x ", r.directions, " directions x ",
+                r.per_direction, ": w_ih, w_hh", r.has_biases ? ", b_ih, b_hh" : "",
+                r.projections ? ", w_hr" : "", "), got ", count);
+  for (int64_t layer = 0; layer < r.layers; ++layer) {
+    for (int64_t d = 0; d < r.directions; ++d) {
+      const Shape shapes[] = {{r.gate_rows(), r.layer_input(layer)}, {r.gate_rows(), r.output}, {r.gate_rows()},
+                              {r.gate_rows()}, {r.output, r.hidden}};
+      for (int k = 0; k < 5; ++k) {
+        if ((k == 2 || k == 3) && !r.has_biases) continue;
+        if (k == 4 && !r.projections) continue;
+        const size_t i = r.param(layer, d, k);
+        const TensorMeta expected{in[0]->dtype, shapes[k]};
+        OPGRAPH_CHECK(*in[i] == expected, "params[", i - r.params, "] (", kParamNames[k], " of layer ", layer,
+                      d == 1 ? ", reverse direction" : "", "): expected ", expected.str(), ", got ",
+                      in[i]->str());
+      }
+    }
+  }
+}
+
 // Checks an RNN call's inputs and attributes and returns its description.
 Rnn describe(Cell cell, std::span<const TensorMeta* const> in, const Attrs& attrs) {
   Rnn r;
   r.cell = cell;
   r.gates = cell == Cell::Lstm ? 4 : 3;
   const size_t hx_count = cell == Cell::Lstm ? attrs.list_sizes()[0] : 1;
-  const size_t param_count = attrs.list_sizes()[cell == Cell::Lstm ? 1 : 0];
   OPGRAPH_CHECK(cell == Cell::Gru || hx_count == 2, "hx: expected 2 tensors (h_0 and c_0), got ", hx_count);
   r.params = 1 + hx_count;
   const TensorMeta& x = *in[0];
   check_floating(x, "input");
-  OPGRAPH_CHECK(x.dim() == 3, "input: expected rank 3 (",
-                attrs.get<bool>("batch_first") ? "[batch, seq, features]" : "[seq, batch, features]",
-                "; nn.", cell == Cell::Lstm ? "LSTM" : "GRU", " adds the batch dim of an unbatched input), got ",
-                x.str());
   r.batch_first = attrs.get<bool>("batch_first");
+  OPGRAPH_CHECK(x.dim() == 3, "input: expected rank 3 (",
+                r.batch_first ? "[batch, seq, features]" : "[seq, batch, features]", "; nn.",
+                cell == Cell::Lstm ? "LSTM" : "GRU", " adds the batch dim of an unbatched input), got ", x.str());
   r.steps = x.shape[r.batch_first ? 1 : 0];
   r.batch = x.shape[r.batch_first ? 0 : 1];
   r.input_size = x.shape[2];
@@ -94,47 +139,9 @@ Rnn describe(Cell cell, std::span<const TensorMeta* const> in, const Attrs& attr
   OPGRAPH_CHECK(!attrs.get<bool>("train") || dropout == 0.0 || r.layers == 1,
                 "dropout: expected 0.0 with train=True (opgraph runs inference: no dropout between layers), got ",
                 dropout);
-
-  const TensorMeta& h0 = *in[r.h0];
-  const TensorMeta& c0 = *in[cell == Cell::Lstm ? r.c0 : r.h0];
-  const char* h0_name = cell == Cell::Lstm ? "hx[0] (h_0)" : "hx";
-  for (auto [t, name] : {std::pair{&h0, h0_name}, {&c0, "hx[1] (c_0)"}}) {
-    OPGRAPH_CHECK(t->dtype == x.dtype && t->dim() == 3, name, ": expected ", dtype_name(x.dtype),
-                  "[num_layers * directions, batch, hidden] like input ", x.str(), ", got ", t->str());
-  }
-  r.hidden = c0.shape[2];
-  r.output = h0.shape[2];
-  // ATen tells a projection by h_0's size differing from c_0's.
-  r.projections = r.output != r.hidden;
-  const int64_t states = r.layers * r.directions;
-  const Shape h_shape{states, r.batch, r.output}, c_shape{states, r.batch, r.hidden};
-  OPGRAPH_CHECK(h0.shape == h_shape, h0_name, ": expected [", states, ", ", r.batch, ", ", r.output,
-                "] (num_layers * directions, batch, hidden), got ", h0.str());
-  if (cell == Cell::Lstm) {
-    OPGRAPH_CHECK(c0.shape == c_shape, "hx[1] (c_0): expected [", states, ", ", r.batch, ", ", r.hidden,
-                  "] (num_layers * directions, batch, hidden), got ", c0.str());
-  }
-
+  check_states(r, in);
   r.per_direction = (r.has_biases ? 4 : 2) + (r.projections ? 1 : 0);
-  OPGRAPH_CHECK(param_count == static_cast<size_t>(states * r.per_direction), "params: expected ",
-                states * r.per_direction, " tensors (", r.layers, " layers x ", r.directions, " directions x ",
-                r.per_direction, ": w_ih, w_hh", r.has_biases ? ", b_ih, b_hh" : "",
-                r.projections ? ", w_hr" : "", "), got ", param_count);
-  for (int64_t layer = 0; layer < r.layers; ++layer) {
-    for (int64_t d = 0; d < r.directions; ++d) {
-      const Shape shapes[] = {{r.gate_rows(), r.layer_input(layer)}, {r.gate_rows(), r.output}, {r.gate_rows()},
-                              {r.gate_rows()}, {r.output, r.hidden}};
-      for (int k = 0; k < 5; ++k) {
-        if ((k == 2 || k == 3) && !r.has_biases) continue;
-        if (k == 4 && !r.projections) continue;
-        const size_t i = r.param(layer, d, k);
-        const TensorMeta expected{x.dtype, shapes[k]};
-        OPGRAPH_CHECK(*in[i] == expected, "params[", i - r.params, "] (", kParamNames[k], " of layer ", layer,
-                      d == 1 ? ", reverse direction" : "", "): expected ", expected.str(), ", got ",
-                      in[i]->str());
-      }
-    }
-  }
+  check_params(r, in, attrs.list_sizes()[cell == Cell::Lstm ? 1 : 0]);
   return r;
 }
 
