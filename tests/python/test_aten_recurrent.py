@@ -11,6 +11,7 @@ import opgraph
 from opgraph.ir import extract_ir
 from opgraph.ops import call
 from oracle import assert_schema_is_aten, check_op
+from zoo.stacks import Recurrent
 
 aten = torch.ops.aten
 DTYPES = [np.float32, np.float64]
@@ -239,7 +240,9 @@ class Unbatched(nn.Module):
 @pytest.mark.parametrize("model, shape, rnns", [
     (Speech, (2, 7, 10), {"aten.lstm.input": 1, "aten.gru.input": 1}),
     (Unbatched, (5, 4), {"aten.lstm.input": 1}),
-], ids=["speech", "unbatched"])
+    (lambda: Recurrent("LSTM"), (3, 9, 12), {"aten.lstm.input": 1}),
+    (lambda: Recurrent("GRU"), (3, 9, 12), {"aten.gru.input": 1}),
+], ids=["speech", "unbatched", "zoo-lstm", "zoo-gru"])
 def test_models_keep_each_rnn_one_node_and_run_on_the_session(model, shape, rnns, threads):
     torch.manual_seed(0)
     module, x = model().eval(), torch.randn(shape)
