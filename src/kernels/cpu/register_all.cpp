@@ -38,6 +38,7 @@ void register_split_ops(Registry& registry);
 void register_assert_ops(Registry& registry);
 void register_data_dependent_ops(Registry& registry);
 void register_fft_ops(Registry& registry);
+void register_recurrent_ops(Registry& registry);
 
 // One line per op family. Kept explicit rather than left to static
 // initializers, which a static link may drop without a word.
@@ -78,6 +79,7 @@ void register_builtin_ops(Registry& registry) {
   register_assert_ops(registry);
   register_data_dependent_ops(registry);
   register_fft_ops(registry);
+  register_recurrent_ops(registry);
 }
 
 }  // namespace opgraph::kernels
