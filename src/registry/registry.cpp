@@ -102,6 +102,14 @@ void Registry::add_kernel(std::string_view op, DeviceType device, KernelFn kerne
   slot = std::move(kernel);
 }
 
+void Registry::add_samples(std::string_view op, std::vector<Sample> samples) {
+  std::unique_lock lock(mutex_);
+  auto it = ops_.find(op);
+  OPGRAPH_CHECK(it != ops_.end(), "cannot add samples for op '", op, "': no such op is declared");
+  auto& existing = it->second->samples;
+  existing.insert(existing.end(), std::make_move_iterator(samples.begin()), std::make_move_iterator(samples.end()));
+}
+
 const OpDef* Registry::find(std::string_view name) const {
   std::shared_lock lock(mutex_);
   auto it = ops_.find(name);

@@ -16,6 +16,7 @@
 #include "opgraph/core/thread_pool.h"
 #include "opgraph/registry/attrs.h"
 #include "opgraph/registry/constant_cache.h"
+#include "opgraph/registry/sample.h"
 #include "opgraph/registry/schema.h"
 
 namespace opgraph {
@@ -83,6 +84,8 @@ struct OpDef {
   // kernel here still never allocates. The caller then sees the leading
   // elements of each buffer as the output (see data_dependent_output()).
   bool data_dependent_shapes = false;
+  // Inputs the conformance suites run the op on (registry/sample.h).
+  std::vector<Sample> samples;
 
   const std::string& name() const { return qualified_name_; }
   // Positions in schema.arguments of the tensor arguments (Tensor, Tensor?
@@ -138,6 +141,8 @@ class Registry {
   void add(OpDef op);
   // Adds a kernel for an op that is already declared.
   void add_kernel(std::string_view op, DeviceType device, KernelFn kernel, const std::string& source);
+  // Adds samples to an op that is already declared.
+  void add_samples(std::string_view op, std::vector<Sample> samples);
 
   // Null when unknown. Pointers stay valid: ops are never removed.
   const OpDef* find(std::string_view name) const;

@@ -39,6 +39,7 @@ void register_assert_ops(Registry& registry);
 void register_data_dependent_ops(Registry& registry);
 void register_fft_ops(Registry& registry);
 void register_recurrent_ops(Registry& registry);
+void register_sample_tables(Registry& registry);  // kernels/samples/
 
 // One line per op family. Kept explicit rather than left to static
 // initializers, which a static link may drop without a word.
@@ -80,6 +81,7 @@ void register_builtin_ops(Registry& registry) {
   register_data_dependent_ops(registry);
   register_fft_ops(registry);
   register_recurrent_ops(registry);
+  register_sample_tables(registry);  // after the ops they describe
 }
 
 }  // namespace opgraph::kernels
