@@ -69,4 +69,15 @@ OPGRAPH_LIBRARY(my_ops, m) {
   m.def("warp_perspective(Tensor image, Tensor warp, *, int height=8, int width=8) -> Tensor",
         warp_perspective_shape);
   m.impl("warp_perspective", sdk::Device::CPU, warp_perspective_cpu);
+  // What `opgraph test-package` runs it on: gray and color images, a warp near
+  // the identity (values in [0.9, 1.1]) in either dtype, other output sizes.
+  using sdk::DType;
+  const sdk::SampleTensor warp32{DType::Float32, {3, 3}, sdk::Layout::Contiguous, false, 0.9, 1.1};
+  const sdk::SampleTensor warp64{DType::Float64, {3, 3}, sdk::Layout::Contiguous, false, 0.9, 1.1};
+  m.sample("warp_perspective", {.inputs = {{DType::Float32, {16, 16}}, warp32}});
+  m.sample("warp_perspective", {.inputs = {{DType::Float32, {9, 7, 3}}, warp64}, .attrs = {{"height", 5}, {"width", 11}}});
+  m.sample("warp_perspective", {.inputs = {{DType::Float32, {1, 1}}, warp32}, .attrs = {{"height", 1}, {"width", 1}}});
+  m.sample("warp_perspective", {.inputs = {{DType::Float64, {8, 8}}, warp32}, .error = "image: expected float32, got float64[8, 8]"});
+  m.sample("warp_perspective", {.inputs = {{DType::Float32, {8, 8}}, warp32}, .attrs = {{"height", 0}},
+                                .error = "height: expected at least 1, got 0"});
 }

@@ -12,6 +12,7 @@
 #include "opgraph/graph/opg.h"
 #include "opgraph/package/loader.h"
 #include "opgraph/registry/attrs.h"
+#include "opgraph/registry/conformance.h"
 #include "opgraph/registry/registry.h"
 #include "opgraph/registry/schema.h"
 #include "opgraph/runtime/memory_plan.h"

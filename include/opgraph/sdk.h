@@ -479,6 +479,66 @@ struct OpOptions {
   const char* backward = nullptr;
 };
 
+// A sample input of an op (Library::sample), which `opgraph test-package`
+// and the conformance suites run the op on: see opgraph/registry/sample.h.
+enum class Layout : int32_t {
+  Contiguous = OG_LAYOUT_CONTIGUOUS,
+  Transposed = OG_LAYOUT_TRANSPOSED,  // the transpose of a contiguous buffer (rank >= 2)
+  Strided = OG_LAYOUT_STRIDED,        // every other element of the last dim
+};
+
+struct SampleTensor {
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;
+  Layout layout = Layout::Contiguous;
+  bool none = false;  // a `Tensor?` given as None
+  double low = -2, high = 2;  // the values' range
+
+  static SampleTensor absent() { return {DType::Float32, {}, Layout::Contiguous, true}; }
+};
+
+// One attribute value of a sample: an int, float, bool, string, list or dtype.
+class SampleAttr {
+ public:
+  SampleAttr(bool value) { a_.kind = OG_ATTR_BOOL, a_.i = value; }
+  template <typename T>
+    requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
+  SampleAttr(T value) {
+    a_.kind = OG_ATTR_INT, a_.i = static_cast<int64_t>(value);
+  }
+  SampleAttr(double value) { a_.kind = OG_ATTR_FLOAT, a_.f = value; }
+  SampleAttr(const char* value) : SampleAttr(std::string(value)) {}
+  SampleAttr(std::string value) : text_(std::move(value)) { a_.kind = OG_ATTR_STRING; }
+  SampleAttr(std::vector<int64_t> values) : ints_(std::move(values)) { a_.kind = OG_ATTR_INTS; }
+  SampleAttr(std::vector<double> values) : floats_(std::move(values)) { a_.kind = OG_ATTR_FLOATS; }
+  SampleAttr(DType dtype) { a_.kind = OG_ATTR_DTYPE, a_.i = static_cast<int64_t>(dtype); }
+
+  // The C view, valid while this object lives.
+  og_attr view(const std::string& name) const {
+    og_attr a = a_;
+    a.name = name.c_str();
+    a.s = text_.c_str(), a.ints = ints_.data(), a.floats = floats_.data();
+    a.length = static_cast<int64_t>(a.kind == OG_ATTR_STRING ? text_.size()
+                                    : a.kind == OG_ATTR_INTS ? ints_.size()
+                                                             : floats_.size());
+    return a;
+  }
+
+ private:
+  og_attr a_{};
+  std::string text_;
+  std::vector<int64_t> ints_;
+  std::vector<double> floats_;
+};
+
+struct Sample {
+  std::vector<SampleTensor> inputs;  // one per tensor argument; a Tensor[]'s elements in a row
+  std::vector<std::pair<std::string, SampleAttr>> attrs;
+  double tolerance = 0;  // 0: the dtype's default
+  std::string error;     // a bad sample: the text its error must contain
+  std::vector<int64_t> list_sizes = {};  // for ops with more than one Tensor[]
+};
+
 // What OPGRAPH_LIBRARY hands its body: declares ops and their kernels.
 class Library {
  public:
@@ -520,6 +580,28 @@ class Library {
                       static_cast<int32_t>(where.line())};
     check(api_->def_kernel(registrar_, &def, error_));
     detail::retained().push_back(std::move(box));
+    return *this;
+  }
+
+  // Declares a sample input of `op`, which this package declares.
+  Library& sample(const char* op, const Sample& sample) {
+    std::vector<og_sample_tensor> inputs;
+    for (const SampleTensor& t : sample.inputs) {
+      inputs.push_back({static_cast<int32_t>(t.dtype), static_cast<int32_t>(t.shape.size()), t.shape.data(),
+                        static_cast<int32_t>(t.layout), t.none ? 1 : 0, t.low, t.high});
+    }
+    std::vector<og_attr> attrs;
+    for (const auto& [name, value] : sample.attrs) attrs.push_back(value.view(name));
+    og_sample_def def{op,
+                      inputs.data(),
+                      static_cast<int32_t>(inputs.size()),
+                      sample.list_sizes.data(),
+                      static_cast<int32_t>(sample.list_sizes.size()),
+                      attrs.data(),
+                      static_cast<int32_t>(attrs.size()),
+                      sample.tolerance,
+                      sample.error.empty() ? nullptr : sample.error.c_str()};
+    check(api_->def_sample(registrar_, &def, error_));
     return *this;
   }
 

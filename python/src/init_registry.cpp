@@ -66,6 +66,53 @@ void init_registry(nb::module_& m) {
       "op_schema", [](const std::string& name) { return Registry::global().get(name).schema; }, nb::arg("name"),
       "The schema of a registered op; str() of it is the schema text.");
   m.def(
+      "op_samples",
+      [](const std::string& name) {
+        const OpDef& op = Registry::global().get(name);
+        nb::list samples;
+        for (size_t s = 0; s < op.samples.size(); ++s) {
+          const Sample& sample = op.samples[s];
+          nb::list inputs;
+          for (const Tensor& t : make_sample_inputs(sample, kSampleSeed + s)) {
+            inputs.append(t.defined() ? to_numpy(t) : nb::none());
+          }
+          nb::dict attrs;
+          for (const auto& [key, value] : sample.attrs) attrs[nb::str(key.c_str())] = attr_to_python(value);
+          nb::dict entry;
+          entry["inputs"] = inputs;
+          entry["list_sizes"] = nb::cast(sample.list_sizes);
+          entry["attrs"] = attrs;
+          entry["tolerances"] = nb::make_tuple(sample_tolerance(sample, DType::Float32),
+                                               sample_tolerance(sample, DType::Float64));
+          entry["error"] = sample.error;
+          entry["text"] = sample_str(sample);
+          samples.append(entry);
+        }
+        return samples;
+      },
+      nb::arg("name"),
+      "The op's declared samples (opgraph/registry/sample.h), each a dict: inputs (flat, NumPy arrays with the "
+      "sample's layout, or None), list_sizes, attrs, tolerances (float32, float64), error ('' for a good "
+      "sample), text. Values are drawn from a fixed seed per sample, as the native checks draw them.");
+  m.def(
+      "check_samples",
+      [](const std::string& name) {
+        const OpDef& op = Registry::global().get(name);
+        std::vector<CheckResult> results;
+        {
+          nb::gil_scoped_release release;
+          results = check_samples(op);
+        }
+        nb::list out;
+        for (const CheckResult& r : results) {
+          out.append(nb::make_tuple(check_name(r.check), r.sample, r.failure, r.skipped));
+        }
+        return out;
+      },
+      nb::arg("name"),
+      "The native checks of the op's samples (opgraph/registry/conformance.h): a list of (check, sample index, "
+      "failure ('' if it passed), skipped).");
+  m.def(
       "op_backward", [](const std::string& name) { return Registry::global().get(name).backward; },
       nb::arg("name"), "Qualified name of the op computing this op's gradients, or '' if it has none.");
   m.def(

@@ -1,5 +1,6 @@
 #include "host_api.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory_resource>
@@ -235,6 +236,52 @@ int32_t def_op(og_registrar* registrar, const og_op_def* def, og_error* error) {
   }
 }
 
+AttrValue from_og(const og_attr& a) {
+  switch (a.kind) {
+    case OG_ATTR_NONE: return std::monostate{};
+    case OG_ATTR_BOOL: return a.i != 0;
+    case OG_ATTR_INT: return a.i;
+    case OG_ATTR_FLOAT: return a.f;
+    case OG_ATTR_STRING: return std::string(a.s, static_cast<size_t>(a.length));
+    case OG_ATTR_INTS: return std::vector<int64_t>(a.ints, a.ints + a.length);
+    case OG_ATTR_FLOATS: return std::vector<double>(a.floats, a.floats + a.length);
+    case OG_ATTR_DTYPE:
+      OPGRAPH_CHECK(a.i >= 0 && a.i < kNumDTypes, "attribute '", a.name, "': dtype code ", a.i);
+      return static_cast<DType>(a.i);
+  }
+  throw Error(detail::concat("attribute '", a.name, "': unknown kind ", a.kind));
+}
+
+SampleTensor from_og(const og_sample_tensor& t) {
+  OPGRAPH_CHECK(t.dtype >= 0 && t.dtype < kNumDTypes, "dtype code ", t.dtype);
+  OPGRAPH_CHECK(t.ndim >= 0 && (t.ndim == 0 || t.shape), "rank ", t.ndim);
+  OPGRAPH_CHECK(t.layout >= OG_LAYOUT_CONTIGUOUS && t.layout <= OG_LAYOUT_STRIDED, "layout code ", t.layout);
+  SampleTensor sample{static_cast<DType>(t.dtype), Shape(t.shape, t.shape + t.ndim),
+                      static_cast<SampleTensor::Layout>(t.layout), t.none != 0, t.low, t.high};
+  return sample;
+}
+
+int32_t def_sample(og_registrar* registrar, const og_sample_def* def, og_error* error) {
+  try {
+    OPGRAPH_CHECK(def && def->op, "def_sample: missing op name");
+    const std::string name = qualify(registrar, def->op);
+    auto op = std::find_if(registrar->ops.begin(), registrar->ops.end(),
+                           [&](const OpDef& candidate) { return candidate.name() == name; });
+    OPGRAPH_CHECK(op != registrar->ops.end(), "a sample for op '", name,
+                  "', which this package does not declare; declare it with def() first");
+    Sample sample;
+    for (int32_t i = 0; i < def->num_inputs; ++i) sample.inputs.push_back(from_og(def->inputs[i]));
+    sample.list_sizes.assign(def->list_sizes, def->list_sizes + std::max(def->num_list_sizes, 0));
+    for (int32_t i = 0; i < def->num_attrs; ++i) sample.attrs.emplace_back(def->attrs[i].name, from_og(def->attrs[i]));
+    sample.tolerance = def->tolerance;
+    if (def->error) sample.error = def->error;
+    op->samples.push_back(std::move(sample));
+    return OG_OK;
+  } catch (const std::exception& e) {
+    return fail(error, detail::concat("def_sample: ", e.what()));
+  }
+}
+
 int32_t def_kernel(og_registrar* registrar, const og_kernel_def* def, og_error* error) {
   try {
     OPGRAPH_CHECK(def && def->op && def->kernel, "def_kernel: missing op name or kernel");
@@ -310,7 +357,7 @@ void* scratch(og_context* context, uint64_t bytes) {
 template <uint32_t kPackageMinor>
 constexpr og_host_api kHostApi = {
     OPGRAPH_ABI_VERSION_MAJOR, OPGRAPH_ABI_VERSION_MINOR, set_error, def_op<kPackageMinor>, def_kernel, set_output,
-    num_threads, parallel_for, stream, device_index, scratch,
+    num_threads, parallel_for, stream, device_index, scratch, def_sample,
 };
 
 const og_host_api* get_api(uint32_t major, uint32_t minor) {

@@ -10,5 +10,6 @@ Command bench_command();
 Command inspect_command();
 Command ops_command();
 Command profile_command();
+Command test_package_command();
 
 }  // namespace opgraph::cli

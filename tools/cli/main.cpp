@@ -17,7 +17,7 @@ namespace opgraph::cli {
 namespace {
 
 std::vector<Command> commands() {
-  return {run_command(), bench_command(), inspect_command(), ops_command(), profile_command()};
+  return {run_command(), bench_command(), inspect_command(), ops_command(), profile_command(), test_package_command()};
 }
 
 std::string command_names() {
@@ -31,7 +31,7 @@ std::string tool_help() {
       "usage: opgraph <command> [arguments]\n\n"
       "Runs graphs saved as .opg files with the opgraph runtime; no Python needed.\n\ncommands:\n";
   for (const Command& command : commands()) {
-    text += "  " + command.name + std::string(10 - command.name.size(), ' ') + command.summary + "\n";
+    text += "  " + command.name + std::string(14 - command.name.size(), ' ') + command.summary + "\n";
   }
   return text + "\n'opgraph <command> --help' describes a command and its flags.\n";
 }

@@ -127,6 +127,31 @@ void conv1d_backward_cuda(sdk::OutputTensor grad_input, sdk::OutputTensor grad_k
 
 }  // namespace
 
+// What `opgraph test-package` runs the ops on: sizes around the CUDA
+// kernel's tiles (256 outputs and taps), both dtypes, and the inputs the shape
+// functions refuse.
+void declare_samples(sdk::Library& m) {
+  using sdk::DType;
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    for (auto [n, kn] : {std::pair<int64_t, int64_t>{15, 4}, {1, 1}, {0, 3}, {257, 300}, {1000, 9}}) {
+      m.sample("conv1d", {.inputs = {{dtype, {n}}, {dtype, {kn}}}, .attrs = {{"input_size", n}, {"conv_size", kn}}});
+      m.sample("conv1d_backward", {.inputs = {{dtype, {n}}, {dtype, {n}}, {dtype, {kn}}},
+                                   .attrs = {{"input_size", n}, {"conv_size", kn}}});
+    }
+  }
+  auto bad = [&](const char* op, std::vector<sdk::SampleTensor> inputs, int64_t n, int64_t kn, const char* error) {
+    m.sample(op, {.inputs = std::move(inputs), .attrs = {{"input_size", n}, {"conv_size", kn}}, .error = error});
+  };
+  bad("conv1d", {{DType::Int64, {15}}, {DType::Int64, {4}}}, 15, 4, "input: expected float32 or float64, got int64[15]");
+  bad("conv1d", {{DType::Float32, {15}}, {DType::Float32, {3}}}, 15, 4,
+      "kernel: expected shape [4] (conv_size=4), got float32[3]");
+  bad("conv1d", {{DType::Float32, {15}}, {DType::Float32, {4}}}, 15, 0, "conv_size: expected at least 1, got 0");
+  bad("conv1d_backward", {{DType::Float32, {14}}, {DType::Float32, {15}}, {DType::Float32, {4}}}, 15, 4,
+      "grad_output: expected shape [15] (input_size=15), got float32[14]");
+  bad("conv1d_backward", {{DType::Float64, {15}}, {DType::Float32, {15}}, {DType::Float32, {4}}}, 15, 4,
+      "grad_output: expected float32 like input, got float64[15]");
+}
+
 OPGRAPH_LIBRARY(examples, m) {
   m.def("conv1d(Tensor input, Tensor kernel, *, int input_size, int conv_size) -> Tensor", conv1d_shape,
         {.backward = "conv1d_backward"});
@@ -139,4 +164,5 @@ OPGRAPH_LIBRARY(examples, m) {
   m.impl("conv1d", sdk::Device::CUDA, conv1d_cuda);
   m.impl("conv1d_backward", sdk::Device::CUDA, conv1d_backward_cuda);
 #endif
+  declare_samples(m);
 }

@@ -31,4 +31,14 @@ void fused_gate_cpu(sdk::OutputTensor out, sdk::InputTensor gate, sdk::InputTens
 OPGRAPH_LIBRARY(custom, m) {
   m.def("fused_gate(Tensor gate, Tensor value) -> Tensor", fused_gate_shape);
   m.impl("fused_gate", sdk::Device::CPU, fused_gate_cpu);
+  // What `opgraph test-package` runs it on.
+  using sdk::DType;
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{}, {0}, {5}, {3, 70000}}) {
+    m.sample("fused_gate", {.inputs = {{DType::Float32, shape}, {DType::Float32, shape}}});
+  }
+  m.sample("fused_gate", {.inputs = {{DType::Float32, {4, 6}, sdk::Layout::Transposed}, {DType::Float32, {4, 6}}}});
+  m.sample("fused_gate", {.inputs = {{DType::Float64, {3}}, {DType::Float64, {3}}},
+                          .error = "gate: expected float32, got float64[3]"});
+  m.sample("fused_gate", {.inputs = {{DType::Float32, {3}}, {DType::Float32, {4}}},
+                          .error = "value: expected the dtype and shape of gate (float32[3]), got float32[4]"});
 }

@@ -23,7 +23,8 @@ extern "C" {
 #endif
 
 /* 1.1: Tensor[] arguments (og_tensor_list).
- * 1.2: device kernels: the call's stream, device index and scratch memory. */
+ * 1.2: device kernels (the call's stream, device index and scratch memory),
+ *      and sample inputs declared with an op (def_sample). */
 #define OPGRAPH_ABI_VERSION_MAJOR 1
 #define OPGRAPH_ABI_VERSION_MINOR 2
 #define OPGRAPH_PACKAGE_INIT_SYMBOL "opgraph_package_init"
@@ -142,6 +143,31 @@ typedef struct og_kernel_def {
   int32_t line;
 } og_kernel_def;
 
+/* A sample input of an op (1.2), for the conformance suites: see
+ * opgraph/registry/sample.h, which these fields mirror. */
+enum { OG_LAYOUT_CONTIGUOUS = 0, OG_LAYOUT_TRANSPOSED = 1, OG_LAYOUT_STRIDED = 2 };
+
+typedef struct og_sample_tensor {
+  int32_t dtype;
+  int32_t ndim;
+  const int64_t* shape;
+  int32_t layout;
+  int32_t none; /* a `Tensor?` given as None */
+  double low, high; /* the values' range */
+} og_sample_tensor;
+
+typedef struct og_sample_def {
+  const char* op; /* op name as in its schema; namespace optional */
+  const og_sample_tensor* inputs;
+  int32_t num_inputs;
+  const int64_t* list_sizes; /* for ops with more than one Tensor[] */
+  int32_t num_list_sizes;
+  const og_attr* attrs; /* by name, any order; defaults fill the rest */
+  int32_t num_attrs;
+  double tolerance; /* 0: the dtype's default */
+  const char* error; /* NULL for a good sample, else the text its error must contain */
+} og_sample_def;
+
 typedef struct og_host_api {
   uint32_t abi_major;
   uint32_t abi_minor;
@@ -162,6 +188,7 @@ typedef struct og_host_api {
    * when it cannot be had, or stream() when the device cannot be reached: the
    * call then fails with the host's reason whatever the kernel returns. */
   void* (*scratch)(og_context* context, uint64_t bytes);
+  int32_t (*def_sample)(og_registrar* registrar, const og_sample_def* def, og_error* error);
 } og_host_api;
 
 /* Frozen. */
