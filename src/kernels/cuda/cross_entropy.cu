@@ -4,6 +4,7 @@
 // one-thread kernel turns into the mean. A target that is not a class is
 // found on the device and reported by row, as the CPU kernel reports it.
 #include <cmath>
+#include <limits>
 
 #include "cuda/cuda_check.h"
 #include "kernels/cuda/reduce_block.cuh"
@@ -44,18 +45,12 @@ __global__ void forward_rows(const T* logits, const int64_t* target, T* probabil
   const int64_t row = blockIdx.x;
   const T* x = logits + row * classes;
   T* p = probabilities + row * classes;
-  T max = -INFINITY;
-  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) max = x[c] > max ? x[c] : max;
-  max = block_reduce(max, Max{}, shared);
-  T sum = 0;
-  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) sum += exp(x[c] - max);
-  sum = block_reduce(sum, Sum{}, shared);
-  const T log_sum = log(sum);
+  const SoftmaxStats<T> stats = softmax_stats(x, classes, shared);
   const int64_t t = target[row];
   const bool counted = counts(t, classes, o.ignore_index, row, totals);
   T loss = 0;
   for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) {
-    const T log_p = x[c] - max - log_sum;
+    const T log_p = x[c] - stats.max - stats.log_sum;
     p[c] = exp(log_p);
     if (counted) loss -= T((c == t ? 1 - o.label_smoothing : 0.0) + o.label_smoothing / classes) * log_p;
   }

@@ -32,4 +32,21 @@ struct Max {
   __device__ T operator()(T a, T b) const { return a > b ? a : b; }
 };
 
+// The row's maximum and the log of sum(exp(x - max)), by the block's threads:
+// log_softmax(x) = x - max - log_sum, as softmax and cross-entropy take it.
+template <typename T>
+struct SoftmaxStats {
+  T max, log_sum;
+};
+
+template <typename T>
+__device__ SoftmaxStats<T> softmax_stats(const T* row, int64_t n, T* shared) {
+  T max = -INFINITY;
+  for (int64_t k = threadIdx.x; k < n; k += blockDim.x) max = row[k] > max ? row[k] : max;
+  max = block_reduce(max, Max{}, shared);
+  T sum = 0;
+  for (int64_t k = threadIdx.x; k < n; k += blockDim.x) sum += exp(row[k] - max);
+  return {max, log(block_reduce(sum, Sum{}, shared))};
+}
+
 }  // namespace opgraph::cuda

@@ -33,15 +33,10 @@ __global__ void softmax_rows(Kind kind, const T* x, T* y, int64_t size) {
   __shared__ T shared[32];
   const T* row = x + blockIdx.x * size;
   T* out = y + blockIdx.x * size;
-  T max = -INFINITY;
-  for (int64_t k = threadIdx.x; k < size; k += blockDim.x) max = row[k] > max ? row[k] : max;
-  max = block_reduce(max, Max{}, shared);
-  T sum = 0;
-  for (int64_t k = threadIdx.x; k < size; k += blockDim.x) sum += exp(row[k] - max);
-  sum = block_reduce(sum, Sum{}, shared);
-  const T log_sum = log(sum);
+  const SoftmaxStats<T> stats = softmax_stats(row, size, shared);
   for (int64_t k = threadIdx.x; k < size; k += blockDim.x) {
-    out[k] = kind == Kind::Softmax ? exp(row[k] - max) / sum : row[k] - max - log_sum;
+    const T log_p = row[k] - stats.max - stats.log_sum;
+    out[k] = kind == Kind::Softmax ? exp(log_p) : log_p;
   }
 }
 
