@@ -270,8 +270,8 @@ def test_errors_are_one_line_and_a_non_zero_exit(opgraph_cli, bad_files, args, s
 
 
 @pytest.mark.parametrize("args, message", [
-    ([], r"opgraph: no command given; the commands are: run, bench, inspect, ops, profile \(see 'opgraph --help'\)"),
-    (["compile"], r"opgraph: unknown command 'compile'; the commands are: run, bench, inspect, ops, profile .*"),
+    ([], r"opgraph: no command given; the commands are: run, bench, inspect, ops, profile, test-package \(see 'opgraph --help'\)"),
+    (["compile"], r"opgraph: unknown command 'compile'; the commands are: run, bench, inspect, ops, profile, test-package .*"),
 ])
 def test_a_missing_or_unknown_command_is_one_line(opgraph_cli, args, message):
     result = subprocess.run([str(opgraph_cli), *args], capture_output=True, text=True, timeout=60)
