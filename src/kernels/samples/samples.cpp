@@ -13,6 +13,52 @@ std::vector<SampleTensor> elementwise_inputs(DType dtype, double low, double hig
   return inputs;
 }
 
+std::vector<Sample> broadcasting(std::initializer_list<DType> dtypes, double low, double high) {
+  const std::vector<std::pair<SampleTensor, SampleTensor>> pairs = {
+      {tensor(DType::Float32, {3, 1}), tensor(DType::Float32, {1, 4})},
+      {tensor(DType::Float32, {}), tensor(DType::Float32, {2, 3})},
+      {tensor(DType::Float32, {0, 3}), tensor(DType::Float32, {3})},
+      {tensor(DType::Float32, {5, 4}, Layout::Transposed), tensor(DType::Float32, {4})},
+      {tensor(DType::Float32, {2, 3, 4}, Layout::Strided), tensor(DType::Float32, {2, 1, 4})},
+      {tensor(DType::Float32, {1}), tensor(DType::Float32, {1})},
+  };
+  std::vector<Sample> table;
+  for (DType dtype : dtypes) {
+    for (auto [self, other] : pairs) {
+      self.dtype = other.dtype = dtype;
+      table.push_back(good({self.in(low, high), other.in(low, high)}));
+    }
+  }
+  return table;
+}
+
+std::vector<Sample> elementwise(std::initializer_list<DType> dtypes, double low, double high,
+                                const std::vector<Attr>& attrs) {
+  std::vector<Sample> table;
+  for (DType dtype : dtypes) {
+    for (SampleTensor& input : elementwise_inputs(dtype, low, high)) table.push_back(good({input}, attrs));
+  }
+  return table;
+}
+
+std::vector<Sample> retyped(std::initializer_list<DType> dtypes, const std::vector<Sample>& samples) {
+  std::vector<Sample> table;
+  for (DType dtype : dtypes) {
+    for (Sample sample : samples) {
+      for (SampleTensor& input : sample.inputs) {
+        if (input.dtype == DType::Float32) input.dtype = dtype;
+      }
+      table.push_back(std::move(sample));
+    }
+  }
+  return table;
+}
+
+std::vector<Sample> with(std::vector<Sample> table, std::initializer_list<Sample> more) {
+  table.insert(table.end(), more.begin(), more.end());
+  return table;
+}
+
 void add_to_each(Registry& registry, std::initializer_list<const char*> ops, const std::vector<Sample>& samples) {
   for (const char* op : ops) registry.add_samples(op, samples);
 }
@@ -24,6 +70,12 @@ void register_sample_tables(Registry& registry) {
   samples::register_binary_samples(registry);
   samples::register_softmax_samples(registry);
   samples::register_matmul_samples(registry);
+  samples::register_reduce_samples(registry);
+  samples::register_pool_samples(registry);
+  samples::register_norm_samples(registry);
+  samples::register_compare_samples(registry);
+  samples::register_arith_samples(registry);
+  samples::register_shape_samples(registry);
 }
 
 }  // namespace opgraph::kernels

@@ -21,17 +21,37 @@ inline SampleTensor tensor(DType dtype, Shape shape, Layout layout = Layout::Con
 }
 
 inline Sample good(std::vector<SampleTensor> inputs, std::vector<Attr> attrs = {}) {
-  return {std::move(inputs), std::move(attrs)};
+  Sample sample;
+  sample.inputs = std::move(inputs);
+  sample.attrs = std::move(attrs);
+  return sample;
 }
 
 inline Sample bad(std::vector<SampleTensor> inputs, std::string error, std::vector<Attr> attrs = {}) {
-  Sample sample{std::move(inputs), std::move(attrs)};
+  Sample sample = good(std::move(inputs), std::move(attrs));
   sample.error = std::move(error);
   return sample;
 }
 
 // One input of each shape an elementwise op must take, of `dtype`, values in [low, high].
 std::vector<SampleTensor> elementwise_inputs(DType dtype, double low = -2, double high = 2);
+
+// Good samples of an op of one elementwise tensor (and `attrs`): each
+// elementwise shape in each of `dtypes`, values in [low, high].
+std::vector<Sample> elementwise(std::initializer_list<DType> dtypes, double low, double high,
+                                const std::vector<Attr>& attrs = {});
+
+// Good samples of an op of two tensors that broadcast: the corners of
+// broadcasting (0-d against a matrix, size-1 dims on both sides, empty dims,
+// transposed and strided operands) in each of `dtypes`, values in [low, high].
+std::vector<Sample> broadcasting(std::initializer_list<DType> dtypes, double low, double high);
+
+// `samples` once in each of `dtypes`: their float32 inputs take the dtype
+// (index and mask inputs keep theirs).
+std::vector<Sample> retyped(std::initializer_list<DType> dtypes, const std::vector<Sample>& samples);
+
+// `table`, then `more` (the bad samples, as a rule).
+std::vector<Sample> with(std::vector<Sample> table, std::initializer_list<Sample> more);
 
 // Adds `samples` to each op of `ops`.
 void add_to_each(Registry& registry, std::initializer_list<const char*> ops, const std::vector<Sample>& samples);
@@ -40,5 +60,11 @@ void register_unary_samples(Registry& registry);
 void register_binary_samples(Registry& registry);
 void register_softmax_samples(Registry& registry);
 void register_matmul_samples(Registry& registry);
+void register_reduce_samples(Registry& registry);
+void register_pool_samples(Registry& registry);
+void register_norm_samples(Registry& registry);
+void register_compare_samples(Registry& registry);
+void register_arith_samples(Registry& registry);
+void register_shape_samples(Registry& registry);
 
 }  // namespace opgraph::kernels::samples

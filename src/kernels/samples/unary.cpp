@@ -7,10 +7,7 @@ namespace opgraph::kernels::samples {
 namespace {
 
 std::vector<Sample> float_unary(double low, double high) {
-  std::vector<Sample> table;
-  for (DType dtype : {DType::Float32, DType::Float64}) {
-    for (SampleTensor& input : elementwise_inputs(dtype, low, high)) table.push_back(good({input}));
-  }
+  std::vector<Sample> table = elementwise({DType::Float32, DType::Float64}, low, high);
   table.push_back(bad({tensor(DType::Int64, {3})}, "self: expected float32 or float64, got int64"));
   table.push_back(bad({tensor(DType::Bool, {2, 2})}, "self: expected float32 or float64, got bool"));
   return table;
