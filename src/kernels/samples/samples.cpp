@@ -76,6 +76,7 @@ void register_sample_tables(Registry& registry) {
   samples::register_compare_samples(registry);
   samples::register_arith_samples(registry);
   samples::register_shape_samples(registry);
+  samples::register_gather_samples(registry);
 }
 
 }  // namespace opgraph::kernels

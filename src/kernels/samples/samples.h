@@ -33,6 +33,11 @@ inline Sample bad(std::vector<SampleTensor> inputs, std::string error, std::vect
   return sample;
 }
 
+// A good sample of one float32 input (retyped() makes it any dtype).
+inline Sample one(Shape shape, std::vector<Attr> attrs, Layout layout = Layout::Contiguous) {
+  return good({tensor(DType::Float32, std::move(shape), layout)}, std::move(attrs));
+}
+
 // One input of each shape an elementwise op must take, of `dtype`, values in [low, high].
 std::vector<SampleTensor> elementwise_inputs(DType dtype, double low = -2, double high = 2);
 
@@ -66,5 +71,6 @@ void register_norm_samples(Registry& registry);
 void register_compare_samples(Registry& registry);
 void register_arith_samples(Registry& registry);
 void register_shape_samples(Registry& registry);
+void register_gather_samples(Registry& registry);
 
 }  // namespace opgraph::kernels::samples

@@ -17,10 +17,6 @@ std::vector<Sample> any_dtype(const std::vector<Sample>& samples) {
   return retyped({F32, F64, DType::Int32, DType::Int64, DType::Bool}, samples);
 }
 
-Sample one(Shape shape, std::vector<Attr> attrs, Layout layout = Layout::Contiguous) {
-  return good({tensor(F32, std::move(shape), layout)}, std::move(attrs));
-}
-
 Sample refused(Shape shape, std::string error, std::vector<Attr> attrs) {
   return bad({tensor(F32, std::move(shape))}, std::move(error), std::move(attrs));
 }
