@@ -77,6 +77,7 @@ void register_sample_tables(Registry& registry) {
   samples::register_arith_samples(registry);
   samples::register_shape_samples(registry);
   samples::register_gather_samples(registry);
+  samples::register_conv_samples(registry);
 }
 
 }  // namespace opgraph::kernels
