@@ -73,5 +73,6 @@ void register_arith_samples(Registry& registry);
 void register_shape_samples(Registry& registry);
 void register_gather_samples(Registry& registry);
 void register_conv_samples(Registry& registry);
+void register_loss_samples(Registry& registry);
 
 }  // namespace opgraph::kernels::samples
