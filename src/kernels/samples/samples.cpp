@@ -79,6 +79,7 @@ void register_sample_tables(Registry& registry) {
   samples::register_gather_samples(registry);
   samples::register_conv_samples(registry);
   samples::register_loss_samples(registry);
+  samples::register_backward_samples(registry);
 }
 
 }  // namespace opgraph::kernels

@@ -74,5 +74,6 @@ void register_shape_samples(Registry& registry);
 void register_gather_samples(Registry& registry);
 void register_conv_samples(Registry& registry);
 void register_loss_samples(Registry& registry);
+void register_backward_samples(Registry& registry);
 
 }  // namespace opgraph::kernels::samples
