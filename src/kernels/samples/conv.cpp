@@ -52,6 +52,19 @@ Shape weight_shape(const Conv& c, size_t dims, bool transposed) {
 // For a transposed convolution: output padding below the stride, where there is room.
 int64_t output_padding(const Conv& c) { return c.stride > 1 ? 1 : 0; }
 
+// The output's spatial size.
+int64_t output_size(const Conv& c, bool transposed) {
+  const int64_t span = c.dilation * (c.kernel - 1);
+  if (transposed) return (c.size - 1) * c.stride - 2 * c.padding + span + output_padding(c) + 1;
+  return (c.size + 2 * c.padding - span - 1) / c.stride + 1;
+}
+
+Shape output_shape(const Conv& c, size_t dims, bool transposed) {
+  Shape shape = c.batch < 0 ? Shape{c.out_channels} : Shape{c.batch, c.out_channels};
+  shape.insert(shape.end(), dims, output_size(c, transposed));
+  return shape;
+}
+
 std::vector<SampleTensor> conv_inputs(const Conv& c, size_t dims, bool transposed, DType dtype) {
   return {tensor(dtype, input_shape(c, dims), c.layout), tensor(dtype, weight_shape(c, dims, transposed)),
           c.bias ? tensor(dtype, {c.out_channels}) : SampleTensor::absent()};
@@ -108,6 +121,73 @@ std::vector<Sample> with_refusals(std::vector<Sample> table, size_t dims, const 
   biased[2] = tensor(F32, {5});
   table.push_back(bad(biased, "bias: expected float32[", attrs(1)));
   return table;
+}
+
+// The backward ops: grad_output shaped like the convolution's output, then
+// its input and weight (and for conv2d_act_backward, bias and output).
+void register_conv_backward_samples(Registry& registry) {
+  std::vector<Sample> aten, plain, activated;
+  bool mask = false;
+  for (DType dtype : {F32, F64}) {
+    for (const Conv& c : convs()) {
+      for (size_t dims : {1, 2, 3}) {
+        for (bool transposed : {false, true}) {
+          if (c.batch < 0 || (dims != 2 && transposed)) continue;
+          std::vector<SampleTensor> inputs = conv_inputs(c, dims, transposed, dtype);
+          inputs.pop_back();
+          inputs.insert(inputs.begin(), tensor(dtype, output_shape(c, dims, transposed)));
+          std::vector<Attr> attrs = window_attrs(c, dims);
+          attrs.emplace_back("transposed", transposed);
+          attrs.emplace_back("output_padding", repeat(transposed ? output_padding(c) : 0, dims));
+          attrs.emplace_back("bias_sizes", c.bias ? AttrValue(std::vector<int64_t>{c.out_channels}) : AttrValue());
+          attrs.emplace_back("output_mask", std::vector<int64_t>{1, mask = !mask, c.bias});
+          aten.push_back(good(inputs, attrs));
+        }
+      }
+      std::vector<SampleTensor> inputs = conv_inputs(c, 2, false, dtype);
+      const SampleTensor grad = tensor(dtype, output_shape(c, 2, false)), bias = inputs[2];
+      inputs.pop_back();
+      inputs.insert(inputs.begin(), grad);
+      plain.push_back(good(inputs, window_attrs(c, 2)));
+      // The fast kernel takes the activation's derivative from `output`, the
+      // reference from the recomputed pre-activation: they agree on random
+      // samples only where both recompute it (none, gelu); see gemm_backward.
+      inputs.push_back(bias);
+      inputs.push_back(grad);
+      std::vector<Attr> attrs = window_attrs(c, 2);
+      attrs.emplace_back("activation", std::string(activated.size() % 2 ? "gelu" : "none"));
+      activated.push_back(good(inputs, attrs));
+    }
+  }
+  const Conv c{1, 4, 5, 6, 3, 1, 1};
+  std::vector<SampleTensor> inputs = conv_inputs(c, 2, false, F32);
+  inputs.pop_back();
+  inputs.insert(inputs.begin(), tensor(F32, {1, 6, 4, 4}));
+  const std::string misshapen = "grad_output: expected float32[1, 6, 5, 5] like the convolution's output, got float32[1, 6, 4, 4]";
+  std::vector<SampleTensor> ints = inputs;
+  for (SampleTensor& input : ints) input.dtype = DType::Int64;
+  std::vector<Attr> attrs = window_attrs(c, 2);
+  plain.push_back(bad(inputs, misshapen, attrs));
+  plain.push_back(bad(ints, "expected float32 or float64, got int64", attrs));
+  registry.add_samples("opgraph::conv2d_backward", plain);
+
+  std::vector<Attr> aten_attrs = attrs;
+  aten_attrs.emplace_back("transposed", false);
+  aten_attrs.emplace_back("output_padding", repeat(0, 2));
+  aten_attrs.emplace_back("bias_sizes", std::monostate{});
+  aten_attrs.emplace_back("output_mask", std::vector<int64_t>{1, 1, 1});
+  aten.push_back(bad(inputs, misshapen, aten_attrs));
+  aten.push_back(bad(ints, "expected float32 or float64, got int64", aten_attrs));
+  registry.add_samples("aten::convolution_backward", aten);
+
+  inputs.push_back(SampleTensor::absent());
+  inputs.push_back(tensor(F32, {1, 6, 5, 5}));
+  attrs.emplace_back("activation", std::string("none"));
+  activated.push_back(bad(inputs, misshapen, attrs));
+  inputs[0].shape = {1, 6, 5, 5};
+  attrs.back().second = std::string("silu");
+  activated.push_back(bad(inputs, "activation: expected one of", attrs));
+  registry.add_samples("opgraph::conv2d_act_backward", activated);
 }
 
 }  // namespace
@@ -170,6 +250,8 @@ void register_conv_samples(Registry& registry) {
                       "activation: expected one of \"none\", \"relu\", \"gelu\", \"sigmoid\", \"tanh\", \"relu6\", got \"silu\"",
                       silu));
   registry.add_samples("opgraph::conv2d", fused);
+
+  register_conv_backward_samples(registry);
 }
 
 }  // namespace opgraph::kernels::samples
