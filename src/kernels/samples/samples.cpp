@@ -82,6 +82,7 @@ void register_sample_tables(Registry& registry) {
   samples::register_backward_samples(registry);
   samples::register_upsample_samples(registry);
   samples::register_factory_samples(registry);
+  samples::register_spatial_samples(registry);
 }
 
 }  // namespace opgraph::kernels
