@@ -35,6 +35,7 @@ const std::vector<LayerNormCase>& layer_norm_cases() {
       {tensor(F32, {3, 1}), 1, true},  // one element: zero variance
       {tensor(F32, {6}), 1, false},
       {tensor(F32, {2, 300}, Layout::Strided), 1, true},
+      {tensor(F32, {129, 515}), 1, true},  // past the parallel threshold
   };
   return cases;
 }
@@ -107,6 +108,7 @@ const std::vector<GroupNormCase>& group_norm_cases() {
       {tensor(F32, {0, 6, 5}), 3, true},
       {tensor(F32, {3, 1, 7}), 1, false},
       {tensor(F32, {2, 4, 2, 9}, Layout::Strided), 2, true},
+      {tensor(F32, {4, 16, 33, 33}), 4, true},  // past the parallel threshold
   };
   return cases;
 }
@@ -191,6 +193,7 @@ const std::vector<BatchNormCase>& batch_norm_cases() {
       {tensor(F32, {0, 3, 4}), true, true, false},
       {tensor(F32, {1, 3, 2, 2}, Layout::Transposed), true, true, true},
       {tensor(F32, {2, 2, 3, 5}, Layout::Strided), false, true, false},
+      {tensor(F32, {4, 16, 33, 33}), true, true, true},  // past the parallel threshold
       // One element per channel: zero variance, so rstd = 1/sqrt(eps) ~ 316; the
       // fast kernels' x * scale + (bias - mean * scale), as PyTorch's, then
       // cancels two products of ~316 |x| in float32 where the reference gets 0.

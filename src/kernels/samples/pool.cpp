@@ -38,6 +38,7 @@ const std::vector<Window>& windows() {
       {{3}, 6, 2, 1, 0},  // unbatched
       {{2, 2}, 5, 2, 2, 0, 1, true, Layout::Transposed},
       {{1, 4}, 9, 3, 1, 1, 2, false, Layout::Strided},
+      {{2, 8}, 45, 3, 2, 1},  // past the parallel threshold in 2 and 3 spatial dims
   };
   return cases;
 }

@@ -34,6 +34,9 @@ const std::vector<Reduction>& reductions() {
       {tensor(F32, {2, 300}, Layout::Strided), {1}},
       {tensor(F32, {}), {0}},
       {tensor(F32, {3, 4}), {}},  // an empty dim list reduces every dim
+      // Past the kernels' parallel threshold: many long rows, and long columns.
+      {tensor(F32, {67, 1031}), {1}},
+      {tensor(F32, {1031, 67}), {0}},
   };
   return cases;
 }

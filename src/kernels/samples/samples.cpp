@@ -8,7 +8,9 @@ std::vector<SampleTensor> elementwise_inputs(DType dtype, double low, double hig
   std::vector<SampleTensor> inputs = {tensor(dtype, {}),        tensor(dtype, {0}),
                                       tensor(dtype, {1}),       tensor(dtype, {7}),
                                       tensor(dtype, {3, 1, 5}), tensor(dtype, {4, 6}, Layout::Transposed),
-                                      tensor(dtype, {2, 9}, Layout::Strided)};
+                                      tensor(dtype, {2, 9}, Layout::Strided),
+                                      // past the kernels' parallel threshold, in uneven chunks
+                                      tensor(dtype, {300, 257}, Layout::Transposed)};
   for (SampleTensor& input : inputs) input.in(low, high);
   return inputs;
 }
@@ -21,6 +23,7 @@ std::vector<Sample> broadcasting(std::initializer_list<DType> dtypes, double low
       {tensor(DType::Float32, {5, 4}, Layout::Transposed), tensor(DType::Float32, {4})},
       {tensor(DType::Float32, {2, 3, 4}, Layout::Strided), tensor(DType::Float32, {2, 1, 4})},
       {tensor(DType::Float32, {1}), tensor(DType::Float32, {1})},
+      {tensor(DType::Float32, {128, 1, 301}), tensor(DType::Float32, {5, 301})},  // parallel
   };
   std::vector<Sample> table;
   for (DType dtype : dtypes) {

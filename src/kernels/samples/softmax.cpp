@@ -13,6 +13,7 @@ std::vector<Sample> along_dims(std::vector<Attr> extra) {
       {tensor(DType::Float32, {4, 1}), 1},
       {tensor(DType::Float32, {0, 4}), 1},
       {tensor(DType::Float32, {2, 300}, Layout::Strided), 1},
+      {tensor(DType::Float32, {67, 1031}), 1},  // past the parallel threshold
   };
   std::vector<Sample> table;
   auto attrs = [&](int64_t dim) {
