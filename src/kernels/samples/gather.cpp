@@ -187,6 +187,42 @@ void register_embeddings(Registry& registry) {
             bad({tensor(F32, {4, 3}), index({4}, 10).in(12, 12)}, "12", attrs)}));
 }
 
+// Bags of indices: offsets drawn as 0 (samples draw values from a range, so
+// the valid offsets a sample can hold are zeros): one bag of all indices, or
+// empty bags before it; each mode, with and without per-sample weights.
+std::vector<Sample> bags(const std::vector<Attr>& extra) {
+  const SampleTensor none = SampleTensor::absent();
+  auto bag = [&](SampleTensor weight, Shape indices, int64_t offsets, int64_t mode, bool weighted, bool last = false) {
+    const int64_t rows = weight.shape[0];
+    std::vector<Attr> attrs = {{"mode", mode}, {"include_last_offset", last}};
+    attrs.insert(attrs.end(), extra.begin(), extra.end());
+    SampleTensor per_sample = weighted ? tensor(F32, indices) : none;
+    return good({weight, index(std::move(indices), rows), tensor(I64, {offsets}).in(0, 0), per_sample}, attrs);
+  };
+  std::vector<Sample> table = retyped(
+      {F32, F64}, {bag(tensor(F32, {10, 3}), {6}, 1, 0, false), bag(tensor(F32, {10, 3}), {6}, 3, 1, false),
+                   bag(tensor(F32, {10, 3}), {7}, 2, 2, false), bag(tensor(F32, {10, 3}), {6}, 1, 0, true),
+                   bag(tensor(F32, {6, 4}, Layout::Transposed), {0}, 2, 0, false, true),  // the last offset ends the indices
+                   bag(tensor(F32, {5, 7}, Layout::Strided), {3}, 2, 1, false), bag(tensor(F32, {1, 1}), {4}, 1, 2, false)});
+  std::vector<Attr> sum = {{"mode", int64_t{0}}, {"include_last_offset", false}};
+  sum.insert(sum.end(), extra.begin(), extra.end());
+  std::vector<Attr> mean = sum;
+  mean[0].second = int64_t{1};
+  table.push_back(bad({tensor(F32, {10, 3}), index({6}, 10), tensor(I64, {1}).in(0, 0), tensor(F32, {6})},
+                      "per_sample_weights: only mode 0 (sum) takes them, got mode 1", mean));
+  table.push_back(bad({tensor(F32, {10, 3}), index({2, 3}, 10), tensor(I64, {1}).in(0, 0), none},
+                      "indices: expected a 1-d tensor, got int64[2, 3]", sum));
+  table.push_back(bad({tensor(F32, {10, 3}), index({6}, 10), tensor(I64, {1}).in(2, 2), none},
+                      "offsets: expected non-decreasing offsets from 0 to at most 6, got 2 for bag 0", sum));
+  return table;
+}
+
+void register_bags(Registry& registry) {
+  add_to_each(registry, {"aten::embedding_bag", "aten::_embedding_bag"}, bags({}));
+  registry.add_samples("aten::embedding_bag.padding_idx",
+                       bags({{"scale_grad_by_freq", false}, {"sparse", false}, {"padding_idx", int64_t{3}}}));
+}
+
 void register_sorts(Registry& registry) {
   // Small integer ranges tie: the kernels must break ties alike.
   const auto along = [](std::vector<Attr> attrs, int64_t dim) {
@@ -287,6 +323,7 @@ void register_gather_samples(Registry& registry) {
   register_gathers(registry);
   register_scatters(registry);
   register_embeddings(registry);
+  register_bags(registry);
   register_sorts(registry);
   register_selections(registry);
 }

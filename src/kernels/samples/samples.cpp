@@ -86,6 +86,7 @@ void register_sample_tables(Registry& registry) {
   samples::register_upsample_samples(registry);
   samples::register_factory_samples(registry);
   samples::register_spatial_samples(registry);
+  samples::register_fft_samples(registry);
 }
 
 }  // namespace opgraph::kernels
