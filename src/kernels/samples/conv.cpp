@@ -252,6 +252,25 @@ void register_conv_samples(Registry& registry) {
   registry.add_samples("opgraph::conv2d", fused);
 
   register_conv_backward_samples(registry);
+
+  // The convolution into the channel-blocked layout, from a plain input
+  // (a blocked one must hold zeros past its channels, which random values do not).
+  std::vector<Sample> blocked;
+  next = 0;
+  for (const Conv& c : convs()) {
+    if (c.batch < 0) continue;
+    std::vector<Attr> attrs = window_attrs(c, 2);
+    attrs.emplace_back("padding_end", repeat(next % 2 ? 0 : c.padding, 2));
+    attrs.emplace_back("block", int64_t{next % 2 ? 8 : 16});
+    attrs.emplace_back("activation", std::string(activations[next++ % std::size(activations)]));
+    blocked.push_back(good(conv_inputs(c, 2, false, F32), attrs));
+  }
+  std::vector<Attr> block12 = window_attrs(c, 2);
+  block12.emplace_back("block", int64_t{12});
+  blocked.push_back(bad(conv_inputs(c, 2, false, F32), "block: expected 8 or 16 channels, got 12", block12));
+  blocked.push_back(bad(conv_inputs(c, 2, false, DType::Float64), "input: expected float32, got float64[1, 4, 5, 5]",
+                        window_attrs(c, 2)));
+  registry.add_samples("opgraph::conv2d_nchwc", blocked);
 }
 
 }  // namespace opgraph::kernels::samples

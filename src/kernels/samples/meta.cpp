@@ -1,0 +1,62 @@
+// Samples of the ops that read a tensor's metadata or its one value
+// (sym_* and _local_scalar_dense, as exported graphs call them), and of the
+// channel-blocked layout's conversion (conv_nchwc.cpp): 0-d, empty,
+// transposed and strided tensors in every dtype; dims out of range, tensors
+// of more than one value, memory formats opgraph does not keep and blocked
+// shapes that do not hold the channels are refused.
+#include "kernels/samples/samples.h"
+
+namespace opgraph::kernels::samples {
+namespace {
+
+constexpr DType F32 = DType::Float32;
+
+std::vector<Sample> any_dtype(const std::vector<Sample>& samples) {
+  return retyped({F32, DType::Float64, DType::Int32, DType::Int64, DType::Bool}, samples);
+}
+
+// A tensor of each kind of layout, with `attrs`.
+std::vector<Sample> layouts(const std::vector<Attr>& attrs) {
+  return any_dtype({one({2, 3}, attrs), one({4, 5}, attrs, Layout::Transposed), one({3, 6}, attrs, Layout::Strided),
+                    one({0, 2}, attrs)});
+}
+
+const std::string out_of_range = "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2";
+
+}  // namespace
+
+void register_meta_samples(Registry& registry) {
+  for (const char* op : {"aten::sym_size.int", "aten::sym_stride.int"}) {
+    std::vector<Sample> table = layouts({{"dim", int64_t{1}}});
+    const std::vector<Sample> first = layouts({{"dim", int64_t{-2}}});
+    table.insert(table.end(), first.begin(), first.end());
+    table.push_back(bad({tensor(F32, {2, 3})}, out_of_range, {{"dim", int64_t{2}}}));
+    table.push_back(bad({tensor(F32, {2, 3})}, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got -3",
+                        {{"dim", int64_t{-3}}}));
+    registry.add_samples(op, table);
+  }
+  registry.add_samples(
+      "aten::sym_is_contiguous",
+      with(layouts({}), {bad({tensor(F32, {2, 3})}, "memory_format: opgraph tensors are row-major (contiguous_format), got channels_last",
+                             {{"memory_format", std::string("channels_last")}}),
+                         bad({tensor(F32, {2, 3})}, "got channels_last_3d", {{"memory_format", std::string("channels_last_3d")}})}));
+
+  registry.add_samples("aten::_local_scalar_dense",
+                       with(any_dtype({one({}, {}), one({1}, {}), one({1, 1}, {}, Layout::Transposed)}),
+                            {bad({tensor(F32, {3})}, "self: expected a tensor with one element, got float32[3]"),
+                             bad({tensor(F32, {0})}, "self: expected a tensor with one element, got float32[0]")}));
+
+  // Blocks of 8 and 16 channels, the last block partly filled.
+  registry.add_samples(
+      "opgraph::nchwc_to_nchw",
+      with({one({1, 2, 5, 5, 8}, {{"channels", int64_t{12}}}), one({0, 1, 2, 2, 16}, {{"channels", int64_t{16}}}),
+            one({2, 1, 3, 3, 8}, {{"channels", int64_t{1}}}), one({1, 3, 1, 4, 16}, {{"channels", int64_t{40}}}, Layout::Strided)},
+           {bad({tensor(F32, {1, 2, 5, 5, 8})}, "self: expected [N, 3, H, W, 8] (17 channels in blocks of 8), got float32[1, 2, 5, 5, 8]",
+                {{"channels", int64_t{17}}}),
+            bad({tensor(DType::Float64, {1, 2, 5, 5, 8})}, "self: expected float32, got float64[1, 2, 5, 5, 8]",
+                {{"channels", int64_t{12}}}),
+            bad({tensor(F32, {1, 2, 5, 5})}, "self: expected a blocked [N, C/B, H, W, B] with B 8 or 16, got float32[1, 2, 5, 5]",
+                {{"channels", int64_t{12}}})}));
+}
+
+}  // namespace opgraph::kernels::samples
