@@ -1,9 +1,10 @@
 // Samples of the ops that read a tensor's metadata or its one value
-// (sym_* and _local_scalar_dense, as exported graphs call them), and of the
+// (sym_* and _local_scalar_dense, as exported graphs call them), of the
+// runtime assertions exported graphs carry, and of the
 // channel-blocked layout's conversion (conv_nchwc.cpp): 0-d, empty,
 // transposed and strided tensors in every dtype; dims out of range, tensors
 // of more than one value, memory formats opgraph does not keep and blocked
-// shapes that do not hold the channels are refused.
+// shapes that do not hold the channels are refused, as are failed assertions.
 #include "kernels/samples/samples.h"
 
 namespace opgraph::kernels::samples {
@@ -45,6 +46,29 @@ void register_meta_samples(Registry& registry) {
                        with(any_dtype({one({}, {}), one({1}, {}), one({1, 1}, {}, Layout::Transposed)}),
                             {bad({tensor(F32, {3})}, "self: expected a tensor with one element, got float32[3]"),
                              bad({tensor(F32, {0})}, "self: expected a tensor with one element, got float32[0]")}));
+
+  const std::string msg = "the size must be positive";
+  registry.add_samples("aten::_assert_scalar",
+                       {good({}, {{"self", int64_t{1}}, {"assert_msg", msg}}), good({}, {{"self", 2.5}, {"assert_msg", msg}}),
+                        good({}, {{"self", int64_t{-3}}, {"assert_msg", msg}}),
+                        bad({}, "assertion failed: the size must be positive", {{"self", int64_t{0}}, {"assert_msg", msg}}),
+                        bad({}, "assertion failed: the size must be positive", {{"self", 0.0}, {"assert_msg", msg}})});
+  registry.add_samples(
+      "aten::_assert_tensor_metadata",
+      with(any_dtype({one({2, 3}, {{"size", Shape{2, 3}}}), one({}, {{"size", Shape{}}}), one({0, 4}, {}),
+                      one({4, 5}, {{"size", Shape{4, 5}}, {"device", std::string("cpu")}}, Layout::Transposed)}),
+           {bad({tensor(F32, {2, 3})}, "a: expected shape [2, 4], got float32[2, 3]", {{"size", Shape{2, 4}}}),
+            bad({tensor(F32, {2, 3})}, "a: expected dtype float64, got float32[2, 3]", {{"dtype", DType::Float64}}),
+            bad({tensor(F32, {2, 3})}, "device: expected cpu, got cuda", {{"device", std::string("cuda")}})}));
+  auto range = [](int64_t size, AttrValue min, AttrValue max) {
+    return std::vector<Attr>{{"size", size}, {"min", std::move(min)}, {"max", std::move(max)}};
+  };
+  registry.add_samples("aten::sym_constrain_range_for_size",
+                       {good({}, range(5, int64_t{2}, int64_t{10})), good({}, range(0, std::monostate{}, std::monostate{})),
+                        good({}, range(10, std::monostate{}, int64_t{10})),
+                        bad({}, "size: expected a size in [2, inf], got 1", range(1, int64_t{2}, std::monostate{})),
+                        bad({}, "size: expected a size in [0, 10], got 11", range(11, std::monostate{}, int64_t{10})),
+                        bad({}, "size: expected a size in [0, inf], got -1", range(-1, std::monostate{}, std::monostate{}))});
 
   // Blocks of 8 and 16 channels, the last block partly filled.
   registry.add_samples(
