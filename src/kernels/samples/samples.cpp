@@ -88,6 +88,7 @@ void register_sample_tables(Registry& registry) {
   samples::register_spatial_samples(registry);
   samples::register_fft_samples(registry);
   samples::register_meta_samples(registry);
+  samples::register_rnn_samples(registry);
 }
 
 }  // namespace opgraph::kernels
