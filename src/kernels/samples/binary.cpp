@@ -24,6 +24,14 @@ void register_binary_samples(Registry& registry) {
   // Divisors away from zero, so that every dtype's quotient is well defined.
   add_to_each(registry, {"aten::div.Tensor"}, with_refusals(broadcasting({DType::Float32, DType::Float64}, 0.5, 3)));
   add_to_each(registry, {"aten::atan2"}, with_refusals(broadcasting({DType::Float32, DType::Float64}, -2, 2)));
+  // atan2.out runs as the functional form: `out` gives only the result's dtype.
+  std::vector<Sample> out = broadcasting({DType::Float32, DType::Float64}, -2, 2);
+  for (Sample& sample : out) sample.inputs.push_back(tensor(sample.inputs[0].dtype, {1}));
+  out.push_back(bad({tensor(DType::Float32, {3}), tensor(DType::Float32, {3}), tensor(DType::Float64, {3})},
+                    "out: expected float32 like the result (there is no type promotion), got float64[3]"));
+  out.push_back(bad({tensor(DType::Float32, {3}), tensor(DType::Float32, {4}), tensor(DType::Float32, {3})},
+                    "shapes [3] and [4] cannot be broadcast together"));
+  registry.add_samples("aten::atan2.out", out);
 }
 
 }  // namespace opgraph::kernels::samples

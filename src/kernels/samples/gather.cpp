@@ -115,7 +115,8 @@ void register_gathers(Registry& registry) {
   out_of_range.list_sizes = {1};
   index_put.push_back(wrong_values);
   index_put.push_back(out_of_range);
-  registry.add_samples("aten::index_put", index_put);
+  // index_put_ runs as the functional form (the result in its own output).
+  add_to_each(registry, {"aten::index_put", "aten::index_put_"}, index_put);
 }
 
 void register_scatters(Registry& registry) {
@@ -285,10 +286,9 @@ void register_selections(Registry& registry) {
     where_self.push_back(good({mask, self}, {{"self", int64_t{2}}}));
   }
   const std::string mask_dtype = "mask: expected a bool tensor, got float32[3]";
-  registry.add_samples("aten::masked_fill.Scalar",
-                       with(any_dtype(fill_scalar),
-                            {bad({tensor(F32, {2, 3}), tensor(F32, {3})}, mask_dtype, {{"value", 1.5}}),
-                             bad({tensor(F32, {2, 3}), tensor(B, {4})}, "cannot be broadcast", {{"value", 1.5}})}));
+  add_to_each(registry, {"aten::masked_fill.Scalar", "aten::masked_fill_.Scalar"},
+              with(any_dtype(fill_scalar), {bad({tensor(F32, {2, 3}), tensor(F32, {3})}, mask_dtype, {{"value", 1.5}}),
+                                            bad({tensor(F32, {2, 3}), tensor(B, {4})}, "cannot be broadcast", {{"value", 1.5}})}));
   registry.add_samples("aten::masked_fill.Tensor",
                        with(any_dtype(fill_tensor),
                             {bad({tensor(F32, {2, 3}), tensor(F32, {3}), tensor(F32, {})}, mask_dtype),

@@ -269,7 +269,8 @@ void register_batch_norms(Registry& registry) {
                            weight_shape, train));
   functional.push_back(bad({tensor(DType::Int64, {2, 3, 4}), none, none, tensor(F32, {3}), tensor(F32, {3})}, int_input,
                            train));
-  registry.add_samples("aten::_native_batch_norm_legit_functional", functional);
+  // _native_batch_norm_legit updates no running statistics in place: it is the functional form with fewer outputs.
+  add_to_each(registry, {"aten::_native_batch_norm_legit_functional", "aten::_native_batch_norm_legit"}, functional);
 
   std::vector<Sample> no_stats = batch_norms(false, all, [](const BatchNormCase&) {
     return std::vector<Attr>{{"training", true}};

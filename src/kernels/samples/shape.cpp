@@ -61,6 +61,15 @@ void register_reshapes(Registry& registry) {
            {refused({6, 2}, "sizes: shape [4, 2] holds 8 elements, the input has 6", {{"dim", int64_t{0}}, {"sizes", ints({4, 2})}}),
             refused({6, 2}, "dim: dimension 2 is out of range for rank 2", {{"dim", int64_t{2}}, {"sizes", ints({1, 2})}})}));
 
+  // resize_ runs as the functional form: self's elements in order, zeros past them.
+  registry.add_samples(
+      "aten::resize_",
+      with(any_dtype({one({2, 3}, {{"size", ints({3, 3})}}), one({2, 3}, {{"size", ints({2})}}), one({2, 3}, {{"size", ints({0})}}),
+                      one({}, {{"size", ints({4})}}), one({3, 4}, {{"size", ints({12})}}, Layout::Transposed),
+                      one({2, 5}, {{"size", ints({})}}, Layout::Strided)}),
+           {refused({2, 3}, "size: expected extents of at least 0, got [2, -1]", {{"size", ints({2, -1})}}),
+            refused({2, 3}, "memory_format", {{"size", ints({6})}, {"memory_format", std::string("channels_last")}})}));
+
   registry.add_samples(
       "aten::sum_to_size",
       with(retyped({F32, F64}, {one({2, 3}, {{"size", ints({1, 3})}}), one({2, 3}, {{"size", ints({2, 3})}}),
