@@ -36,12 +36,27 @@ std::vector<Sample> fills(const std::vector<SampleTensor>& like, const std::vect
 
 void register_fills(Registry& registry) {
   const std::vector<Attr> by_size = {{"size", Shape{2, -3}}};
-  for (const char* op : {"aten::zeros", "aten::ones"}) {
+  // empty and its forms fill with zeros, as zeros does.
+  for (const char* op : {"aten::zeros", "aten::ones", "aten::empty.memory_format"}) {
     registry.add_samples(op, with(fills({}, {}, true), {bad({}, negative_size, by_size),
                                                   bad({}, gpu, {{"size", Shape{2}}, on_gpu}),
                                                   bad({}, "layout: expected None or strided, got \"sparse_coo\"",
                                                       {{"size", Shape{2}}, {"layout", std::string("sparse_coo")}})}));
   }
+  // empty_strided: each size with its row-major strides, and with a transposed pair.
+  std::vector<Sample> strided;
+  for (Sample sample : fills({}, {}, true)) {
+    const Shape size = std::get<std::vector<int64_t>>(sample.attrs.back().second);
+    Shape stride(size.size(), 1);
+    for (size_t d = size.size(); d-- > 1;) stride[d - 1] = stride[d] * std::max<int64_t>(size[d], 1);
+    sample.attrs.emplace_back("stride", stride);
+    strided.push_back(std::move(sample));
+  }
+  strided.push_back(good({}, {{"size", Shape{2, 3}}, {"stride", Shape{1, 2}}}));
+  registry.add_samples("aten::empty_strided",
+                       with(strided, {bad({}, negative_size, {{"size", Shape{2, -3}}, {"stride", Shape{1, 1}}}),
+                                      bad({}, gpu, {{"size", Shape{2}}, {"stride", Shape{1}}, on_gpu})}));
+
   registry.add_samples("aten::full", with(fills({}, {{"fill_value", int64_t{3}}}, true),
                                           {bad({}, negative_size, {{"size", Shape{2, -3}}, {"fill_value", 1.5}}),
                                            bad({}, gpu, {{"size", Shape{2}}, {"fill_value", 1.5}, on_gpu})}));
@@ -49,7 +64,7 @@ void register_fills(Registry& registry) {
   // The _like ops on each layout, and the new_ ops of a size.
   const std::vector<SampleTensor> likes = {tensor(F32, {2, 3}), tensor(F64, {4, 5}, Layout::Transposed),
                                            tensor(I64, {3, 4}, Layout::Strided), tensor(B, {0, 2})};
-  for (const char* op : {"aten::zeros_like", "aten::ones_like", "aten::full_like"}) {
+  for (const char* op : {"aten::zeros_like", "aten::ones_like", "aten::full_like", "aten::empty_like"}) {
     const bool full = std::string(op) == "aten::full_like";
     const std::vector<Attr> value = full ? std::vector<Attr>{{"fill_value", int64_t{2}}} : std::vector<Attr>{};
     std::vector<Sample> table;
@@ -64,7 +79,7 @@ void register_fills(Registry& registry) {
     table.push_back(bad({tensor(F32, {2})}, "layout: expected None or strided, got \"sparse_coo\"", attrs));
     registry.add_samples(op, table);
   }
-  for (const char* op : {"aten::new_zeros", "aten::new_ones", "aten::new_full"}) {
+  for (const char* op : {"aten::new_zeros", "aten::new_ones", "aten::new_full", "aten::new_empty"}) {
     const bool full = std::string(op) == "aten::new_full";
     std::vector<Attr> value = full ? std::vector<Attr>{{"fill_value", 1.5}} : std::vector<Attr>{};
     std::vector<Sample> table;
