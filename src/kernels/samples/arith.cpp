@@ -1,5 +1,5 @@
 // Samples of the elementwise math that also takes integers (unary_math.cpp,
-// binary.cpp, clamp): rounding, sign changes, the Scalar overloads of the
+// binary.cpp): rounding, sign changes, the Scalar overloads of the
 // arithmetic, the divisions and their rounding modes, fmod, remainder, pow
 // and clamp, on every elementwise shape or the corners of broadcasting, in
 // each dtype the op claims. Integer divisors stay off zero (an integer
@@ -10,12 +10,6 @@
 
 namespace opgraph::kernels::samples {
 namespace {
-
-constexpr DType F32 = DType::Float32;
-constexpr DType F64 = DType::Float64;
-constexpr DType I32 = DType::Int32;
-constexpr DType I64 = DType::Int64;
-constexpr DType B = DType::Bool;
 
 const std::string numeric_error = "self: expected float32, float64, int32 or int64, got bool";
 const std::string floats_error = "self: expected float32 or float64, got int64";

@@ -1,5 +1,6 @@
 // Samples of the backward ops of the elementwise, softmax, arithmetic and
-// reshaping ops (activation.cpp, softmax.cpp, autograd.cpp): the gradient
+// reshaping ops (activation.cpp, softmax.cpp,
+// binary_backward.cpp, reshape_backward.cpp): the gradient
 // and the forward's input or output on every elementwise shape, the
 // softmax dims, the corners of broadcasting (whose gradients reduce over
 // the broadcast dims) and the reshapes; shapes unlike the gradient's, mixed
@@ -8,9 +9,6 @@
 
 namespace opgraph::kernels::samples {
 namespace {
-
-constexpr DType F32 = DType::Float32;
-constexpr DType F64 = DType::Float64;
 
 // (grad_output, x) of every elementwise shape with each of `attr_sets`;
 // x's values in [low, high]; `second`: x's name.
@@ -27,7 +25,7 @@ std::vector<Sample> gradient_pairs(const std::string& second, const std::vector<
   }
   const std::vector<Attr>& attrs = attr_sets.front();
   table.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {3})}, second + ": expected shape [2, 3] like grad_output, got [3]", attrs));
-  table.push_back(bad({tensor(DType::Int64, {2, 3}), tensor(DType::Int64, {2, 3})},
+  table.push_back(bad({tensor(I64, {2, 3}), tensor(I64, {2, 3})},
                       "grad_output: expected float32 or float64, got int64", attrs));
   table.push_back(bad({tensor(F32, {2, 3}), tensor(F64, {2, 3})}, second + ": expected float32 like grad_output, got float64", attrs));
   return table;
@@ -94,7 +92,7 @@ void register_arithmetic_backwards(Registry& registry) {
     const std::string name = std::string(op).substr(9, 3);
     table.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4}), tensor(F32, {2, 3})},
                         "self and other: shapes [4] and [2, 3] cannot be broadcast together"));
-    table.push_back(bad({tensor(DType::Int64, {2, 3}), tensor(DType::Int64, {2, 3}), tensor(DType::Int64, {2, 3})},
+    table.push_back(bad({tensor(I64, {2, 3}), tensor(I64, {2, 3}), tensor(I64, {2, 3})},
                         "self: expected float32 or float64, got int64"));
     table.push_back(bad({tensor(F32, {2, 4}), tensor(F32, {2, 3}), tensor(F32, {3})},
                         "grad_output: expected float32[2, 3] (the output of aten::" + name +

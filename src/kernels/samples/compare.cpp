@@ -1,5 +1,5 @@
 // Samples of the comparisons, logical and bitwise ops and the tests of a
-// value (compare.cpp, logical.cpp): the corners of broadcasting in every
+// value (compare.cpp): the corners of broadcasting in every
 // dtype the op takes, small integer ranges so that equal elements occur, the
 // Scalar overloads on every elementwise shape; shapes that do not
 // broadcast, mixed dtypes, scalars the dtype cannot hold and dtypes the op
@@ -8,12 +8,6 @@
 
 namespace opgraph::kernels::samples {
 namespace {
-
-constexpr DType F32 = DType::Float32;
-constexpr DType F64 = DType::Float64;
-constexpr DType I32 = DType::Int32;
-constexpr DType I64 = DType::Int64;
-constexpr DType B = DType::Bool;
 
 const std::string any_real = "self: expected float32, float64, int64, int32 or bool, got complex64";
 const std::string integral = "self: expected bool or an integer dtype, got float32";

@@ -1,4 +1,4 @@
-// Samples of the convolutions (conv.cpp, conv_transpose.cpp) over 1, 2 and
+// Samples of the convolutions (conv.cpp, conv_backward.cpp, conv_nchwc.cpp) over 1, 2 and
 // 3 spatial dims: grouped and depthwise, strided and dilated, padded past
 // half the kernel, 1x1 kernels and single pixels, an empty batch, an
 // unbatched input, with and without bias, on transposed and strided
@@ -9,9 +9,6 @@
 
 namespace opgraph::kernels::samples {
 namespace {
-
-constexpr DType F32 = DType::Float32;
-constexpr DType F64 = DType::Float64;
 
 struct Conv {
   int64_t batch;  // -1: unbatched
@@ -34,12 +31,8 @@ const std::vector<Conv>& convs() {
   return cases;
 }
 
-std::vector<int64_t> repeat(int64_t value, size_t dims) { return std::vector<int64_t>(dims, value); }
-
 Shape input_shape(const Conv& c, size_t dims) {
-  Shape shape = c.batch < 0 ? Shape{c.in_channels} : Shape{c.batch, c.in_channels};
-  shape.insert(shape.end(), dims, c.size);
-  return shape;
+  return spatial(c.batch < 0 ? Shape{c.in_channels} : Shape{c.batch, c.in_channels}, c.size, dims);
 }
 
 // The weight: (out, in / groups, kernel...), or transposed (in, out / groups, kernel...).
@@ -60,9 +53,7 @@ int64_t output_size(const Conv& c, bool transposed) {
 }
 
 Shape output_shape(const Conv& c, size_t dims, bool transposed) {
-  Shape shape = c.batch < 0 ? Shape{c.out_channels} : Shape{c.batch, c.out_channels};
-  shape.insert(shape.end(), dims, output_size(c, transposed));
-  return shape;
+  return spatial(c.batch < 0 ? Shape{c.out_channels} : Shape{c.batch, c.out_channels}, output_size(c, transposed), dims);
 }
 
 std::vector<SampleTensor> conv_inputs(const Conv& c, size_t dims, bool transposed, DType dtype) {
@@ -111,7 +102,7 @@ std::vector<Sample> with_refusals(std::vector<Sample> table, size_t dims, const 
   };
   std::vector<SampleTensor> inputs = conv_inputs(c, dims, transposed, F32);
   std::vector<SampleTensor> ints = inputs;
-  ints[0].dtype = ints[1].dtype = DType::Int64;
+  ints[0].dtype = ints[1].dtype = I64;
   table.push_back(bad(ints, "input: expected float32 or float64, got int64", attrs(1)));
   std::vector<SampleTensor> mixed = inputs;
   mixed[1].dtype = F64;
@@ -165,7 +156,7 @@ void register_conv_backward_samples(Registry& registry) {
   inputs.insert(inputs.begin(), tensor(F32, {1, 6, 4, 4}));
   const std::string misshapen = "grad_output: expected float32[1, 6, 5, 5] like the convolution's output, got float32[1, 6, 4, 4]";
   std::vector<SampleTensor> ints = inputs;
-  for (SampleTensor& input : ints) input.dtype = DType::Int64;
+  for (SampleTensor& input : ints) input.dtype = I64;
   std::vector<Attr> attrs = window_attrs(c, 2);
   plain.push_back(bad(inputs, misshapen, attrs));
   plain.push_back(bad(ints, "expected float32 or float64, got int64", attrs));
@@ -268,7 +259,7 @@ void register_conv_samples(Registry& registry) {
   std::vector<Attr> block12 = window_attrs(c, 2);
   block12.emplace_back("block", int64_t{12});
   blocked.push_back(bad(conv_inputs(c, 2, false, F32), "block: expected 8 or 16 channels, got 12", block12));
-  blocked.push_back(bad(conv_inputs(c, 2, false, DType::Float64), "input: expected float32, got float64[1, 4, 5, 5]",
+  blocked.push_back(bad(conv_inputs(c, 2, false, F64), "input: expected float32, got float64[1, 4, 5, 5]",
                         window_attrs(c, 2)));
   registry.add_samples("opgraph::conv2d_nchwc", blocked);
 }

@@ -1,4 +1,4 @@
-// Samples of the ops that make or convert tensors (factory.cpp, copy.cpp,
+// Samples of the ops that make or convert tensors (factory.cpp, convert.cpp,
 // complex views, diff, prelu): fills and ranges of every dtype, 0-d and
 // empty sizes, conversions between dtypes on transposed and strided inputs,
 // and the finite differences and parametric ReLU of each shape. Negative
@@ -8,12 +8,6 @@
 
 namespace opgraph::kernels::samples {
 namespace {
-
-constexpr DType F32 = DType::Float32;
-constexpr DType F64 = DType::Float64;
-constexpr DType I32 = DType::Int32;
-constexpr DType I64 = DType::Int64;
-constexpr DType B = DType::Bool;
 
 const std::string negative_size = "size: expected non-negative extents, got [2, -3]";
 const std::string gpu = "device: expected None or cpu, got \"cuda\"";

@@ -9,7 +9,6 @@
 namespace opgraph::kernels::samples {
 namespace {
 
-constexpr DType F32 = DType::Float32;
 constexpr DType C64 = DType::Complex64;
 
 // (input, dims) over which every transform is sampled; real inputs for r2c.
@@ -47,7 +46,7 @@ void register_fft_samples(Registry& registry) {
   const std::string bad_norm = "normalization: expected 0 (none), 1 (1/sqrt(n)) or 2 (1/n), got 3";
   registry.add_samples(
       "aten::_fft_r2c",
-      with(transforms({F32, DType::Float64},
+      with(transforms({F32, F64},
                       [](const Shape& dims, int64_t norm, int64_t k) {
                         return std::vector<Attr>{{"dim", dims}, {"normalization", norm}, {"onesided", k % 2 == 0}};
                       }),

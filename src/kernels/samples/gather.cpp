@@ -1,6 +1,6 @@
-// Samples of the ops that index (gather.cpp, scatter.cpp, index.cpp,
-// sort.cpp, where/masked ops, embedding): int64 and int32 indices drawn
-// inside the indexed dim (repeats included, where scatters and index_put
+// Samples of the ops that index (gather.cpp, scatter.cpp, sort.cpp,
+// data_dependent.cpp, compare.cpp's where and masked ops): int64 and int32
+// indices drawn inside the indexed dim (repeats included, where scatters and index_put
 // must combine or pick them alike every run), 0-d and empty index tensors,
 // indices smaller than self, transposed and strided operands, every dtype
 // of the indexed values; an index out of range, index shapes that do not
@@ -9,14 +9,6 @@
 
 namespace opgraph::kernels::samples {
 namespace {
-
-constexpr DType F32 = DType::Float32;
-constexpr DType F64 = DType::Float64;
-constexpr DType I32 = DType::Int32;
-constexpr DType I64 = DType::Int64;
-constexpr DType B = DType::Bool;
-
-std::vector<Sample> any_dtype(const std::vector<Sample>& samples) { return retyped({F32, F64, I32, I64, B}, samples); }
 
 // An index tensor into a dim of `size`.
 SampleTensor index(Shape shape, int64_t size, DType dtype = I64) { return tensor(dtype, std::move(shape)).in(0, size - 1); }

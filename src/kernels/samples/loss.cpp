@@ -1,4 +1,4 @@
-// Samples of the classification losses (loss.cpp): nll_loss and its
+// Samples of the classification losses (loss.cpp, softmax_cross_entropy.cpp): nll_loss and its
 // forward and backward, cross_entropy_loss and the fused softmax cross
 // entropy, over (N, C) rows, an unbatched row, K extra dims, an empty batch
 // and one class, with and without class weights, in each reduction, with
@@ -9,9 +9,6 @@
 
 namespace opgraph::kernels::samples {
 namespace {
-
-constexpr DType F32 = DType::Float32;
-constexpr DType F64 = DType::Float64;
 
 struct Loss {
   SampleTensor self;  // (N, C, ...), or (C)
@@ -37,7 +34,7 @@ const std::vector<Loss>& losses() {
 
 int64_t classes(const Loss& c) { return c.self.shape.size() == 1 ? c.self.shape[0] : c.self.shape[1]; }
 
-SampleTensor targets(const Loss& c) { return tensor(DType::Int64, c.target).in(0, classes(c) - 1); }
+SampleTensor targets(const Loss& c) { return tensor(I64, c.target).in(0, classes(c) - 1); }
 
 SampleTensor weights(const Loss& c, DType dtype) {
   return c.weight ? tensor(dtype, {classes(c)}).in(0.5, 2) : SampleTensor::absent();
@@ -81,12 +78,12 @@ std::vector<Sample> with_refusals(std::vector<Sample> table, const std::vector<S
     return all;
   };
   const std::vector<Attr> mean = {{"reduction", int64_t{1}}, {"ignore_index", int64_t{-100}}};
-  const SampleTensor good_target = tensor(DType::Int64, {3}).in(0, 4);
-  table.push_back(bad(inputs(tensor(DType::Int64, {3}).in(12, 12)),
+  const SampleTensor good_target = tensor(I64, {3}).in(0, 4);
+  table.push_back(bad(inputs(tensor(I64, {3}).in(12, 12)),
                       "target: class index 12 (at flat position 0) is out of range for 5 classes", mean));
-  table.push_back(bad(inputs(tensor(DType::Int64, {4}).in(0, 4)),
+  table.push_back(bad(inputs(tensor(I64, {4}).in(0, 4)),
                       "target: expected int64 class indices of shape [3] for self float32[3, 5], got int64[4]", mean));
-  table.push_back(bad(inputs(tensor(DType::Int32, {3}).in(0, 4)), "got int32[3]", mean));
+  table.push_back(bad(inputs(tensor(I32, {3}).in(0, 4)), "got int32[3]", mean));
   table.push_back(bad(inputs(good_target), "reduction: expected 0 (none), 1 (mean) or 2 (sum), got 3",
                       {{"reduction", int64_t{3}}, {"ignore_index", int64_t{-100}}}));
   table.push_back(bad(inputs(good_target, tensor(F32, {4})), "weight: expected None or float32[5], got float32[4]", mean));
@@ -115,14 +112,14 @@ void register_softmax_cross_entropy(Registry& registry) {
       backward.push_back(good({tensor(dtype, {}), probabilities.in(0, 1), targets(c)}, attrs));
     }
   }
-  forward.push_back(bad({tensor(F32, {3, 5, 2}), tensor(DType::Int64, {3}).in(0, 4)},
+  forward.push_back(bad({tensor(F32, {3, 5, 2}), tensor(I64, {3}).in(0, 4)},
                         "logits: expected rank 2 (N, C), got float32[3, 5, 2]"));
-  forward.push_back(bad({tensor(F32, {3, 5}), tensor(DType::Int64, {3}).in(13, 13)},
+  forward.push_back(bad({tensor(F32, {3, 5}), tensor(I64, {3}).in(13, 13)},
                         "target: row 0 has class index 13, out of range for 5 classes"));
   registry.add_samples("opgraph::softmax_cross_entropy", forward);
-  backward.push_back(bad({tensor(F32, {3}), tensor(F32, {3, 5}), tensor(DType::Int64, {3}).in(0, 4)},
+  backward.push_back(bad({tensor(F32, {3}), tensor(F32, {3, 5}), tensor(I64, {3}).in(0, 4)},
                          "grad_loss: expected float32[] like the loss, got float32[3]"));
-  backward.push_back(bad({tensor(F32, {}), tensor(F32, {3, 5}), tensor(DType::Int64, {3}).in(13, 13)}, "13"));
+  backward.push_back(bad({tensor(F32, {}), tensor(F32, {3, 5}), tensor(I64, {3}).in(13, 13)}, "13"));
   registry.add_samples("opgraph::softmax_cross_entropy_backward", backward);
 }
 

@@ -9,9 +9,6 @@
 namespace opgraph::kernels::samples {
 namespace {
 
-constexpr DType F32 = DType::Float32;
-constexpr DType F64 = DType::Float64;
-
 // (m x k) @ (k x n) cases as pairs of shapes, each transposed or not.
 std::vector<Sample> products(std::initializer_list<DType> dtypes) {
   const std::vector<std::pair<SampleTensor, SampleTensor>> cases = {
@@ -128,7 +125,7 @@ void register_affine_samples(Registry& registry) {
                       "cannot multiply float32[2, 4] by float32[5, 3]: inner dimensions 4 and 5 differ"));
   addmm.push_back(bad({tensor(F32, {4}), tensor(F32, {2, 4}), tensor(F32, {4, 3})},
                       "self: float32[4] does not broadcast to the product's shape [2, 3]"));
-  addmm.push_back(bad({tensor(DType::Int64, {3}), tensor(DType::Int64, {2, 4}), tensor(DType::Int64, {4, 3})},
+  addmm.push_back(bad({tensor(I64, {3}), tensor(I64, {2, 4}), tensor(I64, {4, 3})},
                       "mat1: expected float32 or float64, got int64[2, 4]"));
   registry.add_samples("aten::addmm", addmm);
 
@@ -157,7 +154,7 @@ void register_affine_samples(Registry& registry) {
   }
   matmul.push_back(bad({tensor(F32, {3}), tensor(F32, {4})}, "cannot multiply float32[3] by float32[4]: inner dimensions 3 and 4 differ"));
   matmul.push_back(bad({tensor(F32, {}), tensor(F32, {3})}, "expected operands of rank 1 or more, got float32[] and float32[3]"));
-  matmul.push_back(bad({tensor(DType::Int64, {2, 3}), tensor(DType::Int64, {3, 2})}, "self: expected float32 or float64, got int64[2, 3]"));
+  matmul.push_back(bad({tensor(I64, {2, 3}), tensor(I64, {3, 2})}, "self: expected float32 or float64, got int64[2, 3]"));
   registry.add_samples("aten::matmul", matmul);
 }
 

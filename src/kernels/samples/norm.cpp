@@ -9,9 +9,6 @@
 namespace opgraph::kernels::samples {
 namespace {
 
-constexpr DType F32 = DType::Float32;
-constexpr DType F64 = DType::Float64;
-
 // A `Tensor?` of `shape`, or None.
 SampleTensor maybe(bool given, DType dtype, Shape shape) {
   return given ? tensor(dtype, std::move(shape)) : SampleTensor::absent();
@@ -79,7 +76,7 @@ void register_layer_norms(Registry& registry) {
                         {{"normalized_shape", Shape{5}}, {"eps", 1e-5}}));
   forward.push_back(bad({tensor(F32, {2, 3, 4}), tensor(F32, {5}), SampleTensor::absent()},
                         "weight: expected float32[4] to match input float32[2, 3, 4], got float32[5]", last));
-  forward.push_back(bad({tensor(DType::Int64, {2, 3, 4}), SampleTensor::absent(), SampleTensor::absent()},
+  forward.push_back(bad({tensor(I64, {2, 3, 4}), SampleTensor::absent(), SampleTensor::absent()},
                         "input: expected float32 or float64, got int64", last));
   add_to_each(registry, {"aten::layer_norm", "aten::native_layer_norm"}, forward);
 
@@ -155,7 +152,7 @@ void register_group_norms(Registry& registry) {
   group_norm.push_back(bad({tensor(F32, {2, 6, 5}), tensor(F32, {5}), none},
                            "weight: expected float32[6] to match input float32[2, 6, 5], got float32[5]",
                            {{"num_groups", int64_t{3}}}));
-  group_norm.push_back(bad({tensor(DType::Int64, {2, 6, 5}), none, none},
+  group_norm.push_back(bad({tensor(I64, {2, 6, 5}), none, none},
                            "input: expected float32 or float64, got int64", {{"num_groups", int64_t{3}}}));
   registry.add_samples("aten::group_norm", group_norm);
 
@@ -251,7 +248,7 @@ void register_batch_norms(Registry& registry) {
                            "running_mean, running_var: expected tensors in inference mode (training=False), got None",
                            with_momentum({{"training", false}, {"cudnn_enabled", true}})));
   batch_norm.push_back(bad({tensor(F32, {2, 3, 4}), tensor(F32, {4}), none, none, none}, weight_shape, train_cudnn));
-  batch_norm.push_back(bad({tensor(DType::Int64, {2, 3, 4}), none, none, none, none}, int_input, train_cudnn));
+  batch_norm.push_back(bad({tensor(I64, {2, 3, 4}), none, none, none, none}, int_input, train_cudnn));
   batch_norm.push_back(bad({tensor(F32, {3}), none, none, none, none},
                            "input: expected rank 2 or more (N, C, ...), got float32[3]", train_cudnn));
   registry.add_samples("aten::batch_norm", batch_norm);
@@ -260,14 +257,14 @@ void register_batch_norms(Registry& registry) {
   no_training.push_back(bad({tensor(F32, {2, 3, 4}), none, none, tensor(F32, {3}), tensor(F32, {2})},
                             "running_var: expected float32[3] to match input float32[2, 3, 4], got float32[2]",
                             with_momentum({})));
-  no_training.push_back(bad({tensor(DType::Int64, {2, 3, 4}), none, none, tensor(F32, {3}), tensor(F32, {3})}, int_input,
+  no_training.push_back(bad({tensor(I64, {2, 3, 4}), none, none, tensor(F32, {3}), tensor(F32, {3})}, int_input,
                             with_momentum({})));
   registry.add_samples("aten::_native_batch_norm_legit_no_training", no_training);
 
   std::vector<Sample> functional = batch_norms(true, with_stats, training);
   functional.push_back(bad({tensor(F32, {2, 3, 4}), tensor(F32, {4}), none, tensor(F32, {3}), tensor(F32, {3})},
                            weight_shape, train));
-  functional.push_back(bad({tensor(DType::Int64, {2, 3, 4}), none, none, tensor(F32, {3}), tensor(F32, {3})}, int_input,
+  functional.push_back(bad({tensor(I64, {2, 3, 4}), none, none, tensor(F32, {3}), tensor(F32, {3})}, int_input,
                            train));
   // _native_batch_norm_legit updates no running statistics in place: it is the functional form with fewer outputs.
   add_to_each(registry, {"aten::_native_batch_norm_legit_functional", "aten::_native_batch_norm_legit"}, functional);

@@ -9,9 +9,6 @@
 namespace opgraph::kernels::samples {
 namespace {
 
-constexpr DType F32 = DType::Float32;
-constexpr DType F64 = DType::Float64;
-
 // A window over `spatial` dims of equal `size` after the `lead` (batch, channel) dims.
 struct Window {
   Shape lead;
@@ -43,13 +40,6 @@ const std::vector<Window>& windows() {
   return cases;
 }
 
-Shape spatial(Shape lead, int64_t size, size_t dims) {
-  lead.insert(lead.end(), dims, size);
-  return lead;
-}
-
-std::vector<int64_t> repeat(int64_t value, size_t dims) { return std::vector<int64_t>(dims, value); }
-
 // The window's attributes; `dilation`: the op takes one.
 std::vector<Attr> window_attrs(const Window& w, size_t dims, bool dilation) {
   std::vector<Attr> attrs = {{"kernel_size", repeat(w.kernel, dims)},
@@ -69,7 +59,7 @@ std::string rank_text(size_t dims) {
 // The refusals of every pooling op over `dims` spatial dims, with `attrs` a good window.
 void add_refusals(std::vector<Sample>& table, size_t dims, const std::vector<Attr>& attrs) {
   table.push_back(bad({tensor(F32, repeat(4, dims))}, rank_text(dims), attrs));
-  table.push_back(bad({tensor(DType::Int64, spatial({1, 2}, 4, dims))}, "self: expected float32 or float64, got int64",
+  table.push_back(bad({tensor(I64, spatial({1, 2}, 4, dims))}, "self: expected float32 or float64, got int64",
                       attrs));
 }
 
@@ -146,7 +136,7 @@ std::vector<Sample> pool2d_backwards(bool average, bool indices) {
       if (average && w.dilation != 1) continue;
       std::vector<SampleTensor> inputs = {tensor(dtype, spatial(w.lead, w.pooled(), 2)),
                                           tensor(dtype, spatial(w.lead, w.size, 2), w.layout)};
-      if (indices) inputs.push_back(tensor(DType::Int64, spatial(w.lead, w.pooled(), 2)).in(0, w.size * w.size - 1));
+      if (indices) inputs.push_back(tensor(I64, spatial(w.lead, w.pooled(), 2)).in(0, w.size * w.size - 1));
       std::vector<Attr> attrs = window_attrs(w, 2, !average);
       attrs[1].second = repeat(w.stride_or_kernel(), 2);  // the backward ops take no default stride
       if (average) {
@@ -163,10 +153,10 @@ std::vector<Sample> pool2d_backwards(bool average, bool indices) {
     attrs.emplace_back("divisor_override", std::monostate{});
   }
   std::vector<SampleTensor> misshapen = {tensor(F32, {1, 2, 3, 2}), tensor(F32, {1, 2, 5, 5})};
-  std::vector<SampleTensor> mistyped = {tensor(F32, {1, 2, 2, 2}), tensor(DType::Int64, {1, 2, 5, 5})};
+  std::vector<SampleTensor> mistyped = {tensor(F32, {1, 2, 2, 2}), tensor(I64, {1, 2, 5, 5})};
   if (indices) {
-    misshapen.push_back(tensor(DType::Int64, {1, 2, 3, 2}).in(0, 24));
-    mistyped.push_back(tensor(DType::Int64, {1, 2, 2, 2}).in(0, 24));
+    misshapen.push_back(tensor(I64, {1, 2, 3, 2}).in(0, 24));
+    mistyped.push_back(tensor(I64, {1, 2, 2, 2}).in(0, 24));
   }
   table.push_back(bad(misshapen, "grad_output: expected float32[1, 2, 2, 2] like the pooled output, got float32[1, 2, 3, 2]",
                       attrs));

@@ -11,12 +11,6 @@
 namespace opgraph::kernels::samples {
 namespace {
 
-constexpr DType F32 = DType::Float32;
-constexpr DType F64 = DType::Float64;
-constexpr DType I32 = DType::Int32;
-constexpr DType I64 = DType::Int64;
-constexpr DType B = DType::Bool;
-
 struct Reduction {
   SampleTensor input;
   std::vector<int64_t> dims;  // one dim first: the ops of one dim take dims[0]

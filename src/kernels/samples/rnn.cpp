@@ -1,4 +1,4 @@
-// Samples of the recurrent layers (rnn.cpp): LSTM and GRU stacks of one and
+// Samples of the recurrent layers (recurrent.cpp): LSTM and GRU stacks of one and
 // two layers, one and two directions, with and without biases, time-major
 // and batch-first, over sequences of one step and several; initial states
 // of the wrong shape and weight lists that do not fit the layers are
@@ -8,7 +8,6 @@
 namespace opgraph::kernels::samples {
 namespace {
 
-constexpr DType F32 = DType::Float32;
 constexpr int64_t kInput = 3, kHidden = 4;
 
 struct Stack {
@@ -64,7 +63,7 @@ Sample layer_sample(const Stack& s, bool lstm, DType dtype, Shape state = {}) {
 
 std::vector<Sample> layers(bool lstm) {
   std::vector<Sample> table;
-  for (DType dtype : {F32, DType::Float64}) {
+  for (DType dtype : {F32, F64}) {
     for (const Stack& s : stacks()) table.push_back(layer_sample(s, lstm, dtype));
   }
   const Stack one = stacks().front();

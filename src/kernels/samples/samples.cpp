@@ -17,13 +17,13 @@ std::vector<SampleTensor> elementwise_inputs(DType dtype, double low, double hig
 
 std::vector<Sample> broadcasting(std::initializer_list<DType> dtypes, double low, double high) {
   const std::vector<std::pair<SampleTensor, SampleTensor>> pairs = {
-      {tensor(DType::Float32, {3, 1}), tensor(DType::Float32, {1, 4})},
-      {tensor(DType::Float32, {}), tensor(DType::Float32, {2, 3})},
-      {tensor(DType::Float32, {0, 3}), tensor(DType::Float32, {3})},
-      {tensor(DType::Float32, {5, 4}, Layout::Transposed), tensor(DType::Float32, {4})},
-      {tensor(DType::Float32, {2, 3, 4}, Layout::Strided), tensor(DType::Float32, {2, 1, 4})},
-      {tensor(DType::Float32, {1}), tensor(DType::Float32, {1})},
-      {tensor(DType::Float32, {128, 1, 301}), tensor(DType::Float32, {5, 301})},  // parallel
+      {tensor(F32, {3, 1}), tensor(F32, {1, 4})},
+      {tensor(F32, {}), tensor(F32, {2, 3})},
+      {tensor(F32, {0, 3}), tensor(F32, {3})},
+      {tensor(F32, {5, 4}, Layout::Transposed), tensor(F32, {4})},
+      {tensor(F32, {2, 3, 4}, Layout::Strided), tensor(F32, {2, 1, 4})},
+      {tensor(F32, {1}), tensor(F32, {1})},
+      {tensor(F32, {128, 1, 301}), tensor(F32, {5, 301})},  // parallel
   };
   std::vector<Sample> table;
   for (DType dtype : dtypes) {
@@ -49,13 +49,15 @@ std::vector<Sample> retyped(std::initializer_list<DType> dtypes, const std::vect
   for (DType dtype : dtypes) {
     for (Sample sample : samples) {
       for (SampleTensor& input : sample.inputs) {
-        if (input.dtype == DType::Float32) input.dtype = dtype;
+        if (input.dtype == F32) input.dtype = dtype;
       }
       table.push_back(std::move(sample));
     }
   }
   return table;
 }
+
+std::vector<Sample> any_dtype(const std::vector<Sample>& samples) { return retyped({F32, F64, I32, I64, B}, samples); }
 
 std::vector<Sample> with(std::vector<Sample> table, std::initializer_list<Sample> more) {
   table.insert(table.end(), more.begin(), more.end());

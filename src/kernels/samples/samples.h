@@ -16,6 +16,13 @@ namespace opgraph::kernels::samples {
 using Layout = SampleTensor::Layout;
 using Attr = std::pair<std::string, AttrValue>;
 
+// The dtypes the tables name most.
+inline constexpr DType F32 = DType::Float32;
+inline constexpr DType F64 = DType::Float64;
+inline constexpr DType I32 = DType::Int32;
+inline constexpr DType I64 = DType::Int64;
+inline constexpr DType B = DType::Bool;
+
 inline SampleTensor tensor(DType dtype, Shape shape, Layout layout = Layout::Contiguous) {
   return SampleTensor::of(dtype, std::move(shape), layout);
 }
@@ -54,6 +61,18 @@ std::vector<Sample> broadcasting(std::initializer_list<DType> dtypes, double low
 // `samples` once in each of `dtypes`: their float32 inputs take the dtype
 // (index and mask inputs keep theirs).
 std::vector<Sample> retyped(std::initializer_list<DType> dtypes, const std::vector<Sample>& samples);
+
+// Every dtype an op that only moves elements is sampled in (retyped()).
+std::vector<Sample> any_dtype(const std::vector<Sample>& samples);
+
+// `value` `n` times: a per-dim attribute, or the spatial part of a shape.
+inline std::vector<int64_t> repeat(int64_t value, size_t n) { return std::vector<int64_t>(n, value); }
+
+// `lead` (batch, channels), then `dims` spatial dims of `size`.
+inline Shape spatial(Shape lead, int64_t size, size_t dims) {
+  lead.insert(lead.end(), dims, size);
+  return lead;
+}
 
 // `table`, then `more` (the bad samples, as a rule).
 std::vector<Sample> with(std::vector<Sample> table, std::initializer_list<Sample> more);

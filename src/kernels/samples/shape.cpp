@@ -1,4 +1,4 @@
-// Samples of the shape and layout ops (shape.cpp, pad.cpp, pixel_shuffle):
+// Samples of the shape and layout ops (shape.cpp, concat.cpp, split.cpp, pad.cpp):
 // views, reshapes, permutations, expansion, squeezing, concatenation,
 // splitting, slicing, flipping, repeating and padding, each on 0-d, empty,
 // size-1, transposed and strided inputs in every dtype (as they only move
@@ -8,14 +8,6 @@
 
 namespace opgraph::kernels::samples {
 namespace {
-
-constexpr DType F32 = DType::Float32;
-constexpr DType F64 = DType::Float64;
-
-// Every dtype an op that only moves elements is sampled in.
-std::vector<Sample> any_dtype(const std::vector<Sample>& samples) {
-  return retyped({F32, F64, DType::Int32, DType::Int64, DType::Bool}, samples);
-}
 
 Sample refused(Shape shape, std::string error, std::vector<Attr> attrs) {
   return bad({tensor(F32, std::move(shape))}, std::move(error), std::move(attrs));
@@ -360,8 +352,8 @@ void register_copies(Registry& registry) {
   std::vector<Sample> copy = any_dtype({good({tensor(F32, {2, 3}), tensor(F32, {3})}), good({tensor(F32, {}), tensor(F32, {})}),
                                         good({tensor(F32, {0, 3}), tensor(F32, {1, 3})}),
                                         good({tensor(F32, {4, 5}, Layout::Transposed), tensor(F32, {4, 5}, Layout::Strided)})});
-  copy.push_back(good({tensor(F32, {2, 3}), tensor(DType::Int64, {2, 3})}));
-  copy.push_back(good({tensor(DType::Int32, {4}), tensor(F64, {4}).in(-100, 100)}));
+  copy.push_back(good({tensor(F32, {2, 3}), tensor(I64, {2, 3})}));
+  copy.push_back(good({tensor(I32, {4}), tensor(F64, {4}).in(-100, 100)}));
   copy.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4})}, "shapes [2, 3] and [4] cannot be broadcast together"));
   copy.push_back(bad({tensor(F32, {3}), tensor(F32, {2, 3})}, "src: expected a shape that broadcasts to float32[3], got float32[2, 3]"));
   registry.add_samples("aten::copy", copy);

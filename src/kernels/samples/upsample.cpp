@@ -10,9 +10,6 @@
 namespace opgraph::kernels::samples {
 namespace {
 
-constexpr DType F32 = DType::Float32;
-constexpr DType F64 = DType::Float64;
-
 struct Resize {
   Shape lead;  // batch, channels
   int64_t in, out;
@@ -27,13 +24,6 @@ const std::vector<Resize>& resizes() {
   };
   return cases;
 }
-
-Shape spatial(Shape lead, int64_t size, size_t dims) {
-  lead.insert(lead.end(), dims, size);
-  return lead;
-}
-
-std::vector<int64_t> sizes(int64_t size, size_t dims) { return std::vector<int64_t>(dims, size); }
 
 // The names of an op's per-dim scale attributes.
 std::vector<std::string> scale_names(size_t dims) {
@@ -52,7 +42,7 @@ std::vector<Sample> resampled(size_t dims, bool interpolating, bool vec) {
       if (vec && r.scale > 0) {
         attrs = {{"output_size", std::monostate{}}, {"scale_factors", std::vector<double>(dims, r.scale)}};
       } else {
-        attrs = {{"output_size", sizes(r.out, dims)}};
+        attrs = {{"output_size", repeat(r.out, dims)}};
         if (vec) attrs.emplace_back("scale_factors", std::monostate{});
         if (r.scale > 0) {
           for (const std::string& name : scale_names(dims)) attrs.emplace_back(name, r.scale);
@@ -62,27 +52,27 @@ std::vector<Sample> resampled(size_t dims, bool interpolating, bool vec) {
       table.push_back(good({tensor(dtype, spatial(r.lead, r.in, dims), r.layout)}, attrs));
     }
   }
-  std::vector<Attr> attrs = {{"output_size", sizes(4, dims)}};
+  std::vector<Attr> attrs = {{"output_size", repeat(4, dims)}};
   if (vec) attrs.emplace_back("scale_factors", std::monostate{});
   if (interpolating) attrs.emplace_back("align_corners", false);
   table.push_back(bad({tensor(F32, spatial({2}, 3, dims))},
                       detail::concat("input: expected rank ", dims + 2, " (batch, channels and ", dims, " spatial dims)"),
                       attrs));
-  attrs[0].second = sizes(0, dims);
+  attrs[0].second = repeat(0, dims);
   table.push_back(bad({tensor(F32, spatial({1, 2}, 3, dims))}, "input and output sizes must be greater than 0", attrs));
-  attrs[0].second = sizes(4, dims + 1);
+  attrs[0].second = repeat(4, dims + 1);
   table.push_back(bad({tensor(F32, spatial({1, 2}, 3, dims))}, detail::concat("output_size: expected ", dims, " sizes"),
                       attrs));
   if (vec) {
-    attrs[0].second = sizes(4, dims);
+    attrs[0].second = repeat(4, dims);
     attrs[1].second = std::vector<double>(dims, 2.0);
     table.push_back(bad({tensor(F32, spatial({1, 2}, 3, dims))}, "expected exactly one of output_size and scale_factors",
                         attrs));
   }
   if (interpolating) {
-    attrs[0].second = sizes(4, dims);
+    attrs[0].second = repeat(4, dims);
     if (vec) attrs[1].second = std::monostate{};
-    table.push_back(bad({tensor(DType::Int64, spatial({1, 2}, 3, dims))}, "input: expected float32 or float64, got int64",
+    table.push_back(bad({tensor(I64, spatial({1, 2}, 3, dims))}, "input: expected float32 or float64, got int64",
                         attrs));
   }
   return table;
