@@ -7,25 +7,10 @@
 namespace opgraph::kernels::samples {
 namespace {
 
-std::vector<Sample> broadcasting(std::initializer_list<DType> dtypes, double low, double high) {
-  const std::vector<std::pair<SampleTensor, SampleTensor>> pairs = {
-      {tensor(DType::Float32, {3, 1}), tensor(DType::Float32, {1, 4})},
-      {tensor(DType::Float32, {}), tensor(DType::Float32, {2, 3})},
-      {tensor(DType::Float32, {0, 3}), tensor(DType::Float32, {3})},
-      {tensor(DType::Float32, {5, 4}, Layout::Transposed), tensor(DType::Float32, {4})},
-      {tensor(DType::Float32, {2, 3, 4}, Layout::Strided), tensor(DType::Float32, {2, 1, 4})},
-      {tensor(DType::Float32, {1}), tensor(DType::Float32, {1})},
-  };
-  std::vector<Sample> table;
-  for (DType dtype : dtypes) {
-    for (auto [self, other] : pairs) {
-      self.dtype = other.dtype = dtype;
-      table.push_back(good({self.in(low, high), other.in(low, high)}));
-    }
-  }
-  table.push_back(bad({tensor(DType::Float32, {3}), tensor(DType::Float32, {4})},
+std::vector<Sample> with_refusals(std::vector<Sample> table) {
+  table.push_back(bad({tensor(F32, {3}), tensor(F32, {4})},
                       "shapes [3] and [4] cannot be broadcast together"));
-  table.push_back(bad({tensor(DType::Float32, {3}), tensor(DType::Float64, {3})},
+  table.push_back(bad({tensor(F32, {3}), tensor(F64, {3})},
                       "other: expected float32 like self (there is no type promotion), got float64"));
   return table;
 }
@@ -35,10 +20,18 @@ std::vector<Sample> broadcasting(std::initializer_list<DType> dtypes, double low
 void register_binary_samples(Registry& registry) {
   add_to_each(registry, {"aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::maximum",
                          "aten::minimum"},
-              broadcasting({DType::Float32, DType::Float64, DType::Int64}, -5, 5));
+              with_refusals(broadcasting({F32, F64, I64}, -5, 5)));
   // Divisors away from zero, so that every dtype's quotient is well defined.
-  add_to_each(registry, {"aten::div.Tensor"}, broadcasting({DType::Float32, DType::Float64}, 0.5, 3));
-  add_to_each(registry, {"aten::atan2"}, broadcasting({DType::Float32, DType::Float64}, -2, 2));
+  add_to_each(registry, {"aten::div.Tensor"}, with_refusals(broadcasting({F32, F64}, 0.5, 3)));
+  add_to_each(registry, {"aten::atan2"}, with_refusals(broadcasting({F32, F64}, -2, 2)));
+  // atan2.out runs as the functional form: `out` gives only the result's dtype.
+  std::vector<Sample> out = broadcasting({F32, F64}, -2, 2);
+  for (Sample& sample : out) sample.inputs.push_back(tensor(sample.inputs[0].dtype, {1}));
+  out.push_back(bad({tensor(F32, {3}), tensor(F32, {3}), tensor(F64, {3})},
+                    "out: expected float32 like the result (there is no type promotion), got float64[3]"));
+  out.push_back(bad({tensor(F32, {3}), tensor(F32, {4}), tensor(F32, {3})},
+                    "shapes [3] and [4] cannot be broadcast together"));
+  registry.add_samples("aten::atan2.out", out);
 }
 
 }  // namespace opgraph::kernels::samples

@@ -1,13 +1,13 @@
-// Samples of the matrix products (matmul.cpp, product.cpp): square and
-// skinny, empty inner and outer sizes, transposed operands, a batch; inner
-// sizes that differ and ranks the op does not take are refused.
+// Samples of the matrix products (matmul.cpp, product.cpp, gemm.cpp,
+// distance.cpp): square and skinny, empty inner and outer sizes, transposed
+// operands, a batch, the added term broadcast, the fused activations and
+// the backward ops, pairwise distances in several norms; inner sizes that
+// differ, ranks the op does not take, integer operands and unknown
+// activations are refused.
 #include "kernels/samples/samples.h"
 
 namespace opgraph::kernels::samples {
 namespace {
-
-constexpr DType F32 = DType::Float32;
-constexpr DType F64 = DType::Float64;
 
 // (m x k) @ (k x n) cases as pairs of shapes, each transposed or not.
 std::vector<Sample> products(std::initializer_list<DType> dtypes) {
@@ -27,6 +27,170 @@ std::vector<Sample> products(std::initializer_list<DType> dtypes) {
     }
   }
   return table;
+}
+
+const char* const activations[] = {"none", "relu", "gelu", "sigmoid", "tanh", "relu6"};
+
+// `table` with each good sample's activation the next of `activations`.
+std::vector<Sample> activated(std::vector<Sample> table) {
+  size_t next = 0;
+  for (Sample& sample : table) {
+    if (sample.good()) sample.attrs.emplace_back("activation", std::string(activations[next++ % std::size(activations)]));
+  }
+  return table;
+}
+
+const std::string unknown_activation =
+    "activation: expected one of \"none\", \"relu\", \"gelu\", \"sigmoid\", \"tanh\", \"relu6\", got \"silu\"";
+
+void register_fused_samples(Registry& registry) {
+  // a @ b (+ bias), activated; bias None on every other product.
+  std::vector<Sample> gemm;
+  for (const Sample& product : products({F32, F64})) {
+    const int64_t n = product.inputs[1].shape[1];
+    const DType dtype = product.inputs[0].dtype;
+    gemm.push_back(good({product.inputs[0], product.inputs[1], gemm.size() % 2 ? SampleTensor::absent() : tensor(dtype, {n})}));
+  }
+  gemm = activated(gemm);
+  gemm.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 4}), SampleTensor::absent()}, "inner dimensions 3 and 4 differ"));
+  gemm.push_back(bad({tensor(F32, {2, 3, 3}), tensor(F32, {3, 4}), SampleTensor::absent()}, "a: expected rank 2, got float32[2, 3, 3]"));
+  gemm.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {3, 4}), SampleTensor::absent()}, unknown_activation,
+                     {{"activation", std::string("silu")}}));
+  registry.add_samples("opgraph::gemm", gemm);
+
+  // The backward of gemm: the gradient and the forward's output, shaped like
+  // a @ b. The fast kernel takes f'(z) from that output where f allows
+  // (relu, sigmoid, tanh, relu6), the reference from z = a @ b + bias, so
+  // they agree only on an output that is the forward's, which random
+  // samples are not: the samples take the activations whose derivative
+  // both compute from z (none, and gelu, which the fast kernel recomputes).
+  std::vector<Sample> gemm_backward;
+  for (const Sample& forward : gemm) {
+    if (!forward.good()) continue;
+    const Shape out = {forward.inputs[0].shape[0], forward.inputs[1].shape[1]};
+    const DType dtype = forward.inputs[0].dtype;
+    Sample sample = forward;
+    sample.inputs.insert(sample.inputs.begin(), tensor(dtype, out));
+    sample.inputs.push_back(tensor(dtype, out));
+    sample.attrs = {{"activation", std::string(gemm_backward.size() % 2 ? "gelu" : "none")}};
+    gemm_backward.push_back(std::move(sample));
+  }
+  gemm_backward.push_back(bad({tensor(F32, {2, 5}), tensor(F32, {2, 3}), tensor(F32, {3, 4}), SampleTensor::absent(), tensor(F32, {2, 4})},
+                              "grad_output: expected float32[2, 4] like gemm's output, got float32[2, 5]"));
+  gemm_backward.push_back(bad({tensor(F32, {2, 4}), tensor(F32, {2, 3}), tensor(F32, {3, 4}), SampleTensor::absent(), tensor(F32, {2, 4})},
+                              unknown_activation, {{"activation", std::string("silu")}}));
+  registry.add_samples("opgraph::gemm_backward", gemm_backward);
+
+  // opgraph::linear and its backward take aten::linear's operands.
+  std::vector<Sample> linear = activated(registry.get("aten::linear").samples);
+  linear.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 3}), SampleTensor::absent()}, unknown_activation,
+                       {{"activation", std::string("silu")}}));
+  registry.add_samples("opgraph::linear", linear);
+
+  std::vector<Sample> linear_backward;
+  for (const Sample& forward : registry.get("aten::linear").samples) {
+    if (!forward.good()) continue;
+    Shape out = forward.inputs[0].shape;
+    out.back() = forward.inputs[1].shape[0];
+    Sample sample = forward;
+    sample.inputs.insert(sample.inputs.begin(), tensor(forward.inputs[0].dtype, out));
+    linear_backward.push_back(std::move(sample));
+  }
+  linear_backward.push_back(bad({tensor(F32, {2, 5}), tensor(F32, {2, 3}), tensor(F32, {4, 3}), SampleTensor::absent()},
+                                "grad_output: expected float32[2, 4] like linear's output, got float32[2, 5]"));
+  linear_backward.push_back(bad({tensor(F32, {2, 4}), tensor(F32, {2, 3}), tensor(F32, {4, 4}), SampleTensor::absent()}, "differ"));
+  registry.add_samples("opgraph::linear_backward", linear_backward);
+}
+
+void register_affine_samples(Registry& registry) {
+  // self + alpha * (mat1 @ mat2): self broadcast from a row, a column, a scalar, or full.
+  std::vector<Sample> addmm;
+  const std::vector<Shape> added = {{5}, {3, 1}, {}, {3, 5}};
+  size_t next = 0;
+  for (DType dtype : {F32, F64}) {
+    for (const auto& [a, b] : std::vector<std::pair<SampleTensor, SampleTensor>>{
+             {tensor(dtype, {3, 4}), tensor(dtype, {4, 5})},
+             {tensor(dtype, {3, 0}), tensor(dtype, {0, 5})},
+             {tensor(dtype, {4, 3}, Layout::Transposed), tensor(dtype, {3, 5}, Layout::Strided)},
+             {tensor(dtype, {3, 1}), tensor(dtype, {1, 5})}}) {
+      std::vector<Attr> scales;
+      if (next % 2) scales = {{"beta", 0.5}, {"alpha", int64_t{-2}}};
+      Shape self = added[next++ % added.size()];
+      Shape product = {a.shape[0], b.shape[1]};
+      if (self.size() == 2 && self[1] == 1) self[0] = product[0];
+      addmm.push_back(good({tensor(dtype, self), a, b}, scales));
+    }
+  }
+  addmm.push_back(bad({tensor(F32, {3}), tensor(F32, {2, 4}), tensor(F32, {5, 3})},
+                      "cannot multiply float32[2, 4] by float32[5, 3]: inner dimensions 4 and 5 differ"));
+  addmm.push_back(bad({tensor(F32, {4}), tensor(F32, {2, 4}), tensor(F32, {4, 3})},
+                      "self: float32[4] does not broadcast to the product's shape [2, 3]"));
+  addmm.push_back(bad({tensor(I64, {3}), tensor(I64, {2, 4}), tensor(I64, {4, 3})},
+                      "mat1: expected float32 or float64, got int64[2, 4]"));
+  registry.add_samples("aten::addmm", addmm);
+
+  std::vector<Sample> baddbmm;
+  for (DType dtype : {F32, F64}) {
+    baddbmm.push_back(good({tensor(dtype, {2, 3, 5}), tensor(dtype, {2, 3, 4}), tensor(dtype, {2, 4, 5})},
+                           {{"beta", int64_t{0}}, {"alpha", 1.5}}));
+    baddbmm.push_back(good({tensor(dtype, {5}), tensor(dtype, {2, 3, 4}), tensor(dtype, {2, 4, 5})}));
+    baddbmm.push_back(good({tensor(dtype, {0, 1, 2}), tensor(dtype, {0, 1, 3}), tensor(dtype, {0, 3, 2})}));
+    baddbmm.push_back(good({tensor(dtype, {3, 1, 6}), tensor(dtype, {3, 5, 4}, Layout::Transposed), tensor(dtype, {3, 4, 6})},
+                           {{"beta", -1.0}}));
+  }
+  baddbmm.push_back(bad({tensor(F32, {2, 3, 5}), tensor(F32, {2, 3, 4}), tensor(F32, {3, 4, 5})},
+                        "mat2: expected batch 2 like self, got float32[3, 4, 5]"));
+  baddbmm.push_back(bad({tensor(F32, {2, 3, 5}), tensor(F32, {2, 3, 4}), tensor(F32, {2, 5, 5})}, "inner dimensions 4 and 5 differ"));
+  registry.add_samples("aten::baddbmm", baddbmm);
+
+  // matmul: vectors, matrices and broadcast batches on either side.
+  std::vector<Sample> matmul = products({F32, F64});
+  for (DType dtype : {F32, F64}) {
+    matmul.push_back(good({tensor(dtype, {3}), tensor(dtype, {3})}));
+    matmul.push_back(good({tensor(dtype, {2, 3}), tensor(dtype, {3})}));
+    matmul.push_back(good({tensor(dtype, {3}), tensor(dtype, {3, 4}, Layout::Transposed)}));
+    matmul.push_back(good({tensor(dtype, {5, 1, 2, 3}), tensor(dtype, {4, 3, 2})}));
+    matmul.push_back(good({tensor(dtype, {0, 2, 3}), tensor(dtype, {3, 2})}));
+  }
+  matmul.push_back(bad({tensor(F32, {3}), tensor(F32, {4})}, "cannot multiply float32[3] by float32[4]: inner dimensions 3 and 4 differ"));
+  matmul.push_back(bad({tensor(F32, {}), tensor(F32, {3})}, "expected operands of rank 1 or more, got float32[] and float32[3]"));
+  matmul.push_back(bad({tensor(I64, {2, 3}), tensor(I64, {3, 2})}, "self: expected float32 or float64, got int64[2, 3]"));
+  registry.add_samples("aten::matmul", matmul);
+}
+
+void register_distance_samples(Registry& registry) {
+  // p = 0 counts differences, 1 and 2 the usual norms, 3 a general one.
+  std::vector<Sample> cdist;
+  const double norms[] = {2.0, 1.0, 0.0, 3.0};
+  size_t next = 0;
+  for (DType dtype : {F32, F64}) {
+    for (const auto& [a, b] : std::vector<std::pair<SampleTensor, SampleTensor>>{
+             {tensor(dtype, {3, 4}), tensor(dtype, {5, 4})},
+             {tensor(dtype, {2, 3, 4}), tensor(dtype, {2, 5, 4})},
+             {tensor(dtype, {0, 4}), tensor(dtype, {5, 4})},
+             {tensor(dtype, {6, 3}, Layout::Transposed), tensor(dtype, {2, 3}, Layout::Strided)},
+             {tensor(dtype, {1, 1}), tensor(dtype, {1, 1})}}) {
+      cdist.push_back(good({a, b}, {{"p", norms[next++ % std::size(norms)]}, {"compute_mode", std::monostate{}}}));
+    }
+  }
+  cdist.push_back(bad({tensor(F32, {3, 4}), tensor(F32, {5, 3})},
+                      "x1 and x2: expected rows of the same size, got float32[3, 4] and float32[5, 3]",
+                      {{"p", 2.0}, {"compute_mode", std::monostate{}}}));
+  cdist.push_back(bad({tensor(F32, {3, 4}), tensor(F32, {5, 4})}, "p: expected a non-negative value, got -1",
+                      {{"p", -1.0}, {"compute_mode", std::monostate{}}}));
+  add_to_each(registry, {"aten::cdist", "aten::_cdist_forward"}, cdist);
+
+  std::vector<Sample> pdist;
+  for (DType dtype : {F32, F64}) {
+    pdist.push_back(good({tensor(dtype, {5, 4})}, {{"p", 2.0}}));
+    pdist.push_back(good({tensor(dtype, {1, 4})}, {{"p", 1.0}}));
+    pdist.push_back(good({tensor(dtype, {6, 3}, Layout::Transposed)}, {{"p", 0.0}}));
+    pdist.push_back(good({tensor(dtype, {4, 5}, Layout::Strided)}, {{"p", 3.0}}));
+    pdist.push_back(good({tensor(dtype, {3, 0})}, {{"p", 2.0}}));
+  }
+  pdist.push_back(bad({tensor(F32, {2, 5, 4})}, "self: expected a matrix (rows, features), got float32[2, 5, 4]", {{"p", 2.0}}));
+  pdist.push_back(bad({tensor(F32, {5, 4})}, "p: expected a non-negative value, got -1", {{"p", -1.0}}));
+  add_to_each(registry, {"aten::pdist", "aten::_pdist_forward"}, pdist);
 }
 
 }  // namespace
@@ -57,6 +221,10 @@ void register_matmul_samples(Registry& registry) {
   linear.push_back(bad({tensor(F32, {4, 6}), tensor(F32, {3, 5}), SampleTensor::absent()}, "differ"));
   linear.push_back(bad({tensor(F32, {4, 6}), tensor(F64, {3, 6}), SampleTensor::absent()}, "float32"));
   registry.add_samples("aten::linear", linear);
+
+  register_fused_samples(registry);
+  register_affine_samples(registry);
+  register_distance_samples(registry);
 }
 
 }  // namespace opgraph::kernels::samples

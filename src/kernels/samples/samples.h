@@ -16,22 +16,66 @@ namespace opgraph::kernels::samples {
 using Layout = SampleTensor::Layout;
 using Attr = std::pair<std::string, AttrValue>;
 
+// The dtypes the tables name most.
+inline constexpr DType F32 = DType::Float32;
+inline constexpr DType F64 = DType::Float64;
+inline constexpr DType I32 = DType::Int32;
+inline constexpr DType I64 = DType::Int64;
+inline constexpr DType B = DType::Bool;
+
 inline SampleTensor tensor(DType dtype, Shape shape, Layout layout = Layout::Contiguous) {
   return SampleTensor::of(dtype, std::move(shape), layout);
 }
 
 inline Sample good(std::vector<SampleTensor> inputs, std::vector<Attr> attrs = {}) {
-  return {std::move(inputs), std::move(attrs)};
+  Sample sample;
+  sample.inputs = std::move(inputs);
+  sample.attrs = std::move(attrs);
+  return sample;
 }
 
 inline Sample bad(std::vector<SampleTensor> inputs, std::string error, std::vector<Attr> attrs = {}) {
-  Sample sample{std::move(inputs), std::move(attrs)};
+  Sample sample = good(std::move(inputs), std::move(attrs));
   sample.error = std::move(error);
   return sample;
 }
 
+// A good sample of one float32 input (retyped() makes it any dtype).
+inline Sample one(Shape shape, std::vector<Attr> attrs, Layout layout = Layout::Contiguous) {
+  return good({tensor(DType::Float32, std::move(shape), layout)}, std::move(attrs));
+}
+
 // One input of each shape an elementwise op must take, of `dtype`, values in [low, high].
 std::vector<SampleTensor> elementwise_inputs(DType dtype, double low = -2, double high = 2);
+
+// Good samples of an op of one elementwise tensor (and `attrs`): each
+// elementwise shape in each of `dtypes`, values in [low, high].
+std::vector<Sample> elementwise(std::initializer_list<DType> dtypes, double low, double high,
+                                const std::vector<Attr>& attrs = {});
+
+// Good samples of an op of two tensors that broadcast: the corners of
+// broadcasting (0-d against a matrix, size-1 dims on both sides, empty dims,
+// transposed and strided operands) in each of `dtypes`, values in [low, high].
+std::vector<Sample> broadcasting(std::initializer_list<DType> dtypes, double low, double high);
+
+// `samples` once in each of `dtypes`: their float32 inputs take the dtype
+// (index and mask inputs keep theirs).
+std::vector<Sample> retyped(std::initializer_list<DType> dtypes, const std::vector<Sample>& samples);
+
+// Every dtype an op that only moves elements is sampled in (retyped()).
+std::vector<Sample> any_dtype(const std::vector<Sample>& samples);
+
+// `value` `n` times: a per-dim attribute, or the spatial part of a shape.
+inline std::vector<int64_t> repeat(int64_t value, size_t n) { return std::vector<int64_t>(n, value); }
+
+// `lead` (batch, channels), then `dims` spatial dims of `size`.
+inline Shape spatial(Shape lead, int64_t size, size_t dims) {
+  lead.insert(lead.end(), dims, size);
+  return lead;
+}
+
+// `table`, then `more` (the bad samples, as a rule).
+std::vector<Sample> with(std::vector<Sample> table, std::initializer_list<Sample> more);
 
 // Adds `samples` to each op of `ops`.
 void add_to_each(Registry& registry, std::initializer_list<const char*> ops, const std::vector<Sample>& samples);
@@ -40,5 +84,21 @@ void register_unary_samples(Registry& registry);
 void register_binary_samples(Registry& registry);
 void register_softmax_samples(Registry& registry);
 void register_matmul_samples(Registry& registry);
+void register_reduce_samples(Registry& registry);
+void register_pool_samples(Registry& registry);
+void register_norm_samples(Registry& registry);
+void register_compare_samples(Registry& registry);
+void register_arith_samples(Registry& registry);
+void register_shape_samples(Registry& registry);
+void register_gather_samples(Registry& registry);
+void register_conv_samples(Registry& registry);
+void register_loss_samples(Registry& registry);
+void register_backward_samples(Registry& registry);
+void register_upsample_samples(Registry& registry);
+void register_factory_samples(Registry& registry);
+void register_spatial_samples(Registry& registry);
+void register_fft_samples(Registry& registry);
+void register_meta_samples(Registry& registry);
+void register_rnn_samples(Registry& registry);
 
 }  // namespace opgraph::kernels::samples

@@ -7,12 +7,9 @@ namespace opgraph::kernels::samples {
 namespace {
 
 std::vector<Sample> float_unary(double low, double high) {
-  std::vector<Sample> table;
-  for (DType dtype : {DType::Float32, DType::Float64}) {
-    for (SampleTensor& input : elementwise_inputs(dtype, low, high)) table.push_back(good({input}));
-  }
-  table.push_back(bad({tensor(DType::Int64, {3})}, "self: expected float32 or float64, got int64"));
-  table.push_back(bad({tensor(DType::Bool, {2, 2})}, "self: expected float32 or float64, got bool"));
+  std::vector<Sample> table = elementwise({F32, F64}, low, high);
+  table.push_back(bad({tensor(I64, {3})}, "self: expected float32 or float64, got int64"));
+  table.push_back(bad({tensor(B, {2, 2})}, "self: expected float32 or float64, got bool"));
   return table;
 }
 
@@ -31,10 +28,10 @@ void register_unary_samples(Registry& registry) {
               float_unary(0.1, 3));
   add_to_each(registry, {"aten::log1p"}, float_unary(-0.5, 3));
   // The attribute checks of the ops that take one.
-  registry.add_samples("aten::gelu", {good({tensor(DType::Float32, {5})}, {{"approximate", std::string("tanh")}}),
-                                      bad({tensor(DType::Float32, {5})}, "approximate: expected \"none\" or \"tanh\"",
+  registry.add_samples("aten::gelu", {good({tensor(F32, {5})}, {{"approximate", std::string("tanh")}}),
+                                      bad({tensor(F32, {5})}, "approximate: expected \"none\" or \"tanh\"",
                                           {{"approximate", std::string("erf")}}),
-                                      bad({tensor(DType::Float32, {5})}, "attribute 'approximate' expects str",
+                                      bad({tensor(F32, {5})}, "attribute 'approximate' expects str",
                                           {{"approximate", int64_t{3}}})});
 }
 

@@ -1,0 +1,134 @@
+// Samples of the ops that rearrange or sample images (im2col, col2im,
+// grid_sampler) and of scaled dot-product attention: sliding blocks with
+// padding, stride and dilation and their inverse, grid sampling in every
+// interpolation and padding mode with coordinates past the border, and
+// attention with masks, causality, a scale, grouped heads and no queries.
+// Blocks that do not fit, grids of the wrong shape, unknown modes and
+// mismatched features are refused.
+#include "kernels/samples/samples.h"
+
+namespace opgraph::kernels::samples {
+namespace {
+
+struct Blocks {
+  Shape image;  // (N, C, H, W) or (C, H, W)
+  int64_t kernel, dilation, padding, stride;
+  Layout layout = Layout::Contiguous;
+};
+
+const std::vector<Blocks>& blocks() {
+  static const std::vector<Blocks> cases = {
+      {{1, 2, 5, 5}, 2, 1, 0, 1}, {{2, 5, 5}, 3, 1, 1, 2},       {{0, 3, 4, 4}, 2, 1, 0, 2},
+      {{1, 1, 1, 1}, 1, 1, 0, 1}, {{2, 3, 7, 6}, 3, 2, 1, 1, Layout::Transposed}, {{1, 2, 6, 8}, 2, 1, 1, 3, Layout::Strided},
+  };
+  return cases;
+}
+
+std::vector<Attr> block_attrs(const Blocks& b) {
+  return {{"kernel_size", Shape{b.kernel, b.kernel}},
+          {"dilation", Shape{b.dilation, b.dilation}},
+          {"padding", Shape{b.padding, b.padding}},
+          {"stride", Shape{b.stride, b.stride}}};
+}
+
+// How many blocks fit along a side of `size`.
+int64_t fitting(const Blocks& b, int64_t size) {
+  return (size + 2 * b.padding - b.dilation * (b.kernel - 1) - 1) / b.stride + 1;
+}
+
+void register_blocks(Registry& registry) {
+  std::vector<Sample> im2col, col2im;
+  for (DType dtype : {F32, F64}) {
+    for (const Blocks& b : blocks()) {
+      im2col.push_back(good({tensor(dtype, b.image, b.layout)}, block_attrs(b)));
+      // col2im takes the columns im2col makes of the image, and the image's size.
+      const size_t rank = b.image.size();
+      const int64_t h = b.image[rank - 2], w = b.image[rank - 1];
+      Shape columns(b.image.begin(), b.image.end() - 2);
+      columns.back() *= b.kernel * b.kernel;
+      columns.push_back(fitting(b, h) * fitting(b, w));
+      std::vector<Attr> attrs = block_attrs(b);
+      attrs.emplace_back("output_size", Shape{h, w});
+      col2im.push_back(good({tensor(dtype, columns, b.layout)}, attrs));
+    }
+  }
+  const Blocks two{{1, 2, 5, 5}, 2, 1, 0, 1};
+  std::vector<Attr> large = block_attrs(two);
+  large[0].second = Shape{6, 6};
+  im2col.push_back(bad({tensor(F32, {1, 2, 5, 5})}, "self: no sliding block fits in float32[1, 2, 5, 5] for kernel_size [6, 6]",
+                       large));
+  im2col.push_back(bad({tensor(F32, {5, 5})}, "self", block_attrs(two)));
+  registry.add_samples("aten::im2col", im2col);
+
+  std::vector<Attr> attrs = block_attrs(two);
+  attrs.emplace_back("output_size", Shape{5, 5});
+  col2im.push_back(bad({tensor(F32, {1, 8, 15})},
+                       "self: expected 4 x 4 sliding blocks in its last dim for output_size [5, 5], got float32[1, 8, 15]", attrs));
+  col2im.push_back(bad({tensor(F32, {1, 7, 16})}, "self: expected dim 1 to be divisible by the kernel's size 4, got float32[1, 7, 16]",
+                       attrs));
+  registry.add_samples("aten::col2im", col2im);
+}
+
+void register_grid_samples(Registry& registry) {
+  // Coordinates in [-1.2, 1.2]: some samples fall past the border, where the padding mode decides.
+  std::vector<Sample> table;
+  const std::vector<std::pair<SampleTensor, Shape>> cases = {
+      {tensor(F32, {1, 2, 4, 5}), {1, 3, 3, 2}},
+      {tensor(F32, {2, 1, 1, 1}), {2, 2, 4, 2}},
+      {tensor(F32, {0, 2, 3, 3}), {0, 2, 2, 2}},
+      {tensor(F32, {1, 3, 6, 5}, Layout::Transposed), {1, 4, 1, 2}},
+      {tensor(F32, {2, 2, 4, 4}), {2, 0, 3, 2}},
+  };
+  size_t next = 0;
+  for (DType dtype : {F32, F64}) {
+    for (int64_t interpolation : {0, 1, 2}) {
+      for (int64_t padding : {0, 1, 2}) {
+        auto [input, grid] = cases[next++ % cases.size()];
+        input.dtype = dtype;
+        table.push_back(good({input, tensor(dtype, grid).in(-1.2, 1.2)}, {{"interpolation_mode", interpolation},
+                                                                          {"padding_mode", padding},
+                                                                          {"align_corners", next % 2 == 0}}));
+      }
+    }
+  }
+  const std::vector<Attr> bilinear = {{"interpolation_mode", int64_t{0}}, {"padding_mode", int64_t{0}}, {"align_corners", false}};
+  table.push_back(bad({tensor(F32, {1, 2, 4, 5}), tensor(F32, {1, 3, 3, 3})},
+                      "grid: expected (1, height, width, 2) for input float32[1, 2, 4, 5], got float32[1, 3, 3, 3]", bilinear));
+  table.push_back(bad({tensor(F32, {1, 2, 4, 5}), tensor(F32, {1, 3, 3, 2})},
+                      "interpolation_mode: expected 0 (bilinear), 1 (nearest) or 2 (bicubic), got 3",
+                      {{"interpolation_mode", int64_t{3}}, {"padding_mode", int64_t{0}}, {"align_corners", false}}));
+  table.push_back(bad({tensor(F32, {1, 2, 4, 5, 3}), tensor(F32, {1, 3, 3, 2, 3})},
+                      "input: expected rank 4 (batch, channels, height, width), got float32[1, 2, 4, 5, 3]", bilinear));
+  add_to_each(registry, {"aten::grid_sampler", "aten::grid_sampler_2d"}, table);
+}
+
+void register_attention(Registry& registry) {
+  // query (..., L, E), key (..., S, E), value (..., S, Ev), an optional mask.
+  const SampleTensor none = SampleTensor::absent();
+  std::vector<Sample> table;
+  for (DType dtype : {F32, F64}) {
+    auto t = [&](Shape shape, Layout layout = Layout::Contiguous) { return tensor(dtype, std::move(shape), layout); };
+    table.push_back(good({t({2, 3, 4, 8}), t({2, 3, 5, 8}), t({2, 3, 5, 6}), none}));
+    table.push_back(good({t({2, 3, 4, 8}), t({2, 3, 5, 8}), t({2, 3, 5, 6}), none}, {{"is_causal", true}, {"scale", 0.5}}));
+    table.push_back(good({t({2, 3, 4, 8}), t({2, 3, 5, 8}), t({2, 3, 5, 6}), tensor(B, {4, 5})}));
+    table.push_back(good({t({2, 3, 4, 8}), t({2, 3, 5, 8}, Layout::Transposed), t({2, 3, 5, 6}, Layout::Strided), t({4, 5})}));
+    table.push_back(good({t({2, 4, 4, 8}), t({2, 2, 5, 8}), t({2, 2, 5, 6}), none}, {{"enable_gqa", true}}));
+    table.push_back(good({t({4, 8}), t({5, 8}), t({5, 6}), none}));
+    table.push_back(good({t({1, 0, 8}), t({1, 3, 8}), t({1, 3, 2}), none}));
+  }
+  table.push_back(bad({tensor(F32, {2, 3, 4, 8}), tensor(F32, {2, 3, 5, 7}), tensor(F32, {2, 3, 5, 6}), none},
+                      "key: expected 8 features (dim -1) like query float32[2, 3, 4, 8], got float32[2, 3, 5, 7]"));
+  table.push_back(bad({tensor(F32, {2, 3, 4, 8}), tensor(F32, {2, 3, 5, 8}), tensor(F32, {2, 3, 5, 6}), none},
+                      "dropout_p: expected 0.0 (inference), got 0.5", {{"dropout_p", 0.5}}));
+  registry.add_samples("aten::scaled_dot_product_attention", table);
+}
+
+}  // namespace
+
+void register_spatial_samples(Registry& registry) {
+  register_blocks(registry);
+  register_grid_samples(registry);
+  register_attention(registry);
+}
+
+}  // namespace opgraph::kernels::samples
