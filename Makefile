@@ -13,7 +13,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake include src tools python tests/cpp tests/packages fuzz \
              -type f -not -path '*/__pycache__/*')
 
-.PHONY: demo test test-asan test-gpu fuzz bench clean
+.PHONY: demo test test-asan test-gpu fuzz soak bench clean
 
 demo: $(STAMPS)/install
 	$(PYTHON) examples/conv1d/run.py
@@ -44,14 +44,16 @@ test-gpu: $(STAMPS)/install
 	else echo "compute-sanitizer: skipped, no CUDA device here"; fi
 
 # The C++ tests built apart (build/asan, Debug) with AddressSanitizer and
-# UndefinedBehaviorSanitizer; any report fails the test. No Python module.
+# UndefinedBehaviorSanitizer; any report fails the test, a leak that
+# LeakSanitizer finds at exit included (its default on Linux, said here so
+# that an ASAN_OPTIONS from outside does not turn it off). No Python module.
 ASAN_BUILD := build/asan
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 test-asan: $(STAMPS)/venv
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPGRAPH_BUILD_PYTHON=OFF \
 	  -DCMAKE_C_FLAGS="$(SANITIZE)" -DCMAKE_CXX_FLAGS="$(SANITIZE)" > /dev/null
 	cmake --build $(ASAN_BUILD)
-	UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j2
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j2
 
 # libFuzzer on the .opg loader (build/fuzz, clang with ASan + UBSan), from
 # the corpus of fuzz/make_corpus.py; new inputs it finds stay in
@@ -67,6 +69,11 @@ fuzz: $(STAMPS)/apt-fuzz $(STAMPS)/venv
 	mkdir -p $(FUZZ_BUILD)/corpus
 	$(FUZZ_BUILD)/fuzz/opg_loader_fuzzer $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/seeds -dict=fuzz/opg.dict \
 	  -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZ_BUILD)/ -print_final_stats=1
+
+# Sessions run 10,000 times and ops called 100,000 times, resident memory
+# flat once warm (tests/soak/soak.py; a few minutes).
+soak: $(STAMPS)/install
+	$(PYTHON) tests/soak/soak.py
 
 $(STAMPS)/apt: scripts/apt-packages.txt scripts/install-apt-packages.sh
 	scripts/install-apt-packages.sh scripts/apt-packages.txt
