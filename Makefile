@@ -13,7 +13,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake include src tools python tests/cpp tests/packages fuzz \
              -type f -not -path '*/__pycache__/*')
 
-.PHONY: demo test test-asan test-gpu fuzz soak bench clean
+.PHONY: demo test test-asan test-tsan test-gpu fuzz soak bench clean
 
 demo: $(STAMPS)/install
 	$(PYTHON) examples/conv1d/run.py
@@ -54,6 +54,30 @@ test-asan: $(STAMPS)/venv
 	  -DCMAKE_C_FLAGS="$(SANITIZE)" -DCMAKE_CXX_FLAGS="$(SANITIZE)" > /dev/null
 	cmake --build $(ASAN_BUILD)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j2
+
+# The C++ tests built apart (build/tsan, RelWithDebInfo, no Python module,
+# no CUDA) with ThreadSanitizer; any report fails the test. Those with
+# threads of their own (Concurrency.*, ThreadPoolTest.*, the Session's and
+# the registry's concurrent runs) are what it is for; the rest cost seconds.
+# Built with clang: GCC instruments the resolvers of target_clones functions,
+# which run while libopgraph is relocated, before ThreadSanitizer is set up,
+# and crash. clang links its own OpenMP runtime (libomp), whose Archer tool
+# tells ThreadSanitizer where parallel regions start, end and wait at
+# barriers: synchronization inside an uninstrumented runtime, which it
+# cannot see otherwise and reports every value a region shares as raced.
+# ignore_noninstrumented_modules leaves out accesses inside the runtimes
+# themselves (libomp, oneDNN), as Archer asks; no suppressions are needed.
+TSAN_BUILD := build/tsan
+TSAN_RUN_OPTIONS := halt_on_error=1 second_deadlock_stack=1 ignore_noninstrumented_modules=1 \
+  external_symbolizer_path=$(shell command -v addr2line)
+ARCHER := /usr/lib/llvm-16/lib/libarcher.so
+test-tsan: $(STAMPS)/apt-fuzz $(STAMPS)/venv
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAPH_BUILD_PYTHON=OFF \
+	  -DOPGRAPH_CUDA=OFF -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 \
+	  -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread > /dev/null
+	cmake --build $(TSAN_BUILD) --target opgraph_tests
+	OMP_TOOL_LIBRARIES=$(ARCHER) TSAN_OPTIONS="$(TSAN_RUN_OPTIONS)" \
+	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -j2 --exclude-regex '_corpus\.'
 
 # libFuzzer on the .opg loader (build/fuzz, clang with ASan + UBSan), from
 # the corpus of fuzz/make_corpus.py; new inputs it finds stay in
