@@ -55,6 +55,10 @@ test-asan: $(STAMPS)/venv
 	cmake --build $(ASAN_BUILD)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j2
 
+# What names the frames in the sanitizers' reports, by its resolved path:
+# they fail to start bookworm's llvm-symbolizer (a link into llvm-14) from PATH.
+SYMBOLIZER := $(realpath $(shell command -v llvm-symbolizer || command -v addr2line))
+
 # The C++ tests built apart (build/tsan, RelWithDebInfo, no Python module,
 # no CUDA) with ThreadSanitizer; any report fails the test. Those with
 # threads of their own (Concurrency.*, ThreadPoolTest.*, the Session's and
@@ -69,7 +73,7 @@ test-asan: $(STAMPS)/venv
 # themselves (libomp, oneDNN), as Archer asks; no suppressions are needed.
 TSAN_BUILD := build/tsan
 TSAN_RUN_OPTIONS := halt_on_error=1 second_deadlock_stack=1 ignore_noninstrumented_modules=1 \
-  external_symbolizer_path=$(shell command -v addr2line)
+  external_symbolizer_path=$(SYMBOLIZER)
 ARCHER := /usr/lib/llvm-16/lib/libarcher.so
 test-tsan: $(STAMPS)/apt-fuzz $(STAMPS)/venv
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAPH_BUILD_PYTHON=OFF \
@@ -79,23 +83,26 @@ test-tsan: $(STAMPS)/apt-fuzz $(STAMPS)/venv
 	OMP_TOOL_LIBRARIES=$(ARCHER) TSAN_OPTIONS="$(TSAN_RUN_OPTIONS)" \
 	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -j2 --exclude-regex '_corpus\.'
 
-# libFuzzer on the .opg loader (build/fuzz, clang with ASan + UBSan), from
-# the corpus of fuzz/make_corpus.py; new inputs it finds stay in
-# build/fuzz/corpus, a crashing one is written to build/fuzz/crash-*.
+# libFuzzer on the .opg loader and on the schema parser (build/fuzz, clang
+# with ASan + UBSan), FUZZ_SECONDS each, from the corpora of fuzz/make_corpus.py
+# and schema_corpus and from fuzz/regressions; new inputs each finds stay in
+# build/fuzz/TARGET/corpus, a crashing one is written to
+# build/fuzz/TARGET/crash-* (once fixed, it joins fuzz/regressions/TARGET).
+# fuzz/run.sh prints each target's executions and crashes.
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := build/fuzz
 fuzz: $(STAMPS)/apt-fuzz $(STAMPS)/venv
 	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAPH_BUILD_TESTS=OFF \
 	  -DOPGRAPH_BUILD_FUZZER=ON -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" > /dev/null
-	cmake --build $(FUZZ_BUILD) --target opg_loader_fuzzer
-	python3 fuzz/make_corpus.py $(FUZZ_BUILD)/seeds
-	mkdir -p $(FUZZ_BUILD)/corpus
-	$(FUZZ_BUILD)/fuzz/opg_loader_fuzzer $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/seeds -dict=fuzz/opg.dict \
-	  -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZ_BUILD)/ -print_final_stats=1
+	cmake --build $(FUZZ_BUILD) --target opg_loader_fuzzer schema_parser_fuzzer schema_corpus
+	python3 fuzz/make_corpus.py $(FUZZ_BUILD)/opg_loader/seeds
+	$(FUZZ_BUILD)/fuzz/schema_corpus $(FUZZ_BUILD)/schema_parser/seeds
+	ASAN_OPTIONS=external_symbolizer_path=$(SYMBOLIZER) \
+	  fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) opg_loader:fuzz/opg.dict schema_parser:fuzz/schema.dict
 
 # Sessions run 10,000 times and ops called 100,000 times, resident memory
-# flat once warm (tests/soak/soak.py; a few minutes).
+# flat once warm (tests/soak/soak.py; seconds, more with --runs and --calls).
 soak: $(STAMPS)/install
 	$(PYTHON) tests/soak/soak.py
 
