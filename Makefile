@@ -13,7 +13,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake include src tools python tests/cpp tests/packages fuzz \
              -type f -not -path '*/__pycache__/*')
 
-.PHONY: demo test test-asan test-gpu fuzz bench clean
+.PHONY: demo test test-asan test-tsan test-gpu fuzz soak bench clean
 
 demo: $(STAMPS)/install
 	$(PYTHON) examples/conv1d/run.py
@@ -44,29 +44,67 @@ test-gpu: $(STAMPS)/install
 	else echo "compute-sanitizer: skipped, no CUDA device here"; fi
 
 # The C++ tests built apart (build/asan, Debug) with AddressSanitizer and
-# UndefinedBehaviorSanitizer; any report fails the test. No Python module.
+# UndefinedBehaviorSanitizer; any report fails the test, a leak that
+# LeakSanitizer finds at exit included (its default on Linux, said here so
+# that an ASAN_OPTIONS from outside does not turn it off). No Python module.
 ASAN_BUILD := build/asan
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 test-asan: $(STAMPS)/venv
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPGRAPH_BUILD_PYTHON=OFF \
 	  -DCMAKE_C_FLAGS="$(SANITIZE)" -DCMAKE_CXX_FLAGS="$(SANITIZE)" > /dev/null
 	cmake --build $(ASAN_BUILD)
-	UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j2
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j2
 
-# libFuzzer on the .opg loader (build/fuzz, clang with ASan + UBSan), from
-# the corpus of fuzz/make_corpus.py; new inputs it finds stay in
-# build/fuzz/corpus, a crashing one is written to build/fuzz/crash-*.
+# What names the frames in the sanitizers' reports, by its resolved path:
+# they fail to start bookworm's llvm-symbolizer (a link into llvm-14) from PATH.
+SYMBOLIZER := $(realpath $(shell command -v llvm-symbolizer || command -v addr2line))
+
+# The C++ tests built apart (build/tsan, RelWithDebInfo, no Python module,
+# no CUDA) with ThreadSanitizer; any report fails the test. Those with
+# threads of their own (Concurrency.*, ThreadPoolTest.*, the Session's and
+# the registry's concurrent runs) are what it is for; the rest cost seconds.
+# Built with clang: GCC instruments the resolvers of target_clones functions,
+# which run while libopgraph is relocated, before ThreadSanitizer is set up,
+# and crash. clang links its own OpenMP runtime (libomp), whose Archer tool
+# tells ThreadSanitizer where parallel regions start, end and wait at
+# barriers: synchronization inside an uninstrumented runtime, which it
+# cannot see otherwise and reports every value a region shares as raced.
+# ignore_noninstrumented_modules leaves out accesses inside the runtimes
+# themselves (libomp, oneDNN), as Archer asks; no suppressions are needed.
+TSAN_BUILD := build/tsan
+TSAN_RUN_OPTIONS := halt_on_error=1 second_deadlock_stack=1 ignore_noninstrumented_modules=1 \
+  external_symbolizer_path=$(SYMBOLIZER)
+ARCHER := /usr/lib/llvm-16/lib/libarcher.so
+test-tsan: $(STAMPS)/apt-fuzz $(STAMPS)/venv
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAPH_BUILD_PYTHON=OFF \
+	  -DOPGRAPH_CUDA=OFF -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 \
+	  -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread > /dev/null
+	cmake --build $(TSAN_BUILD) --target opgraph_tests
+	OMP_TOOL_LIBRARIES=$(ARCHER) TSAN_OPTIONS="$(TSAN_RUN_OPTIONS)" \
+	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -j2 --exclude-regex '_corpus\.'
+
+# libFuzzer on the .opg loader and on the schema parser (build/fuzz, clang
+# with ASan + UBSan), FUZZ_SECONDS each, from the corpora of fuzz/make_corpus.py
+# and schema_corpus and from fuzz/regressions; new inputs each finds stay in
+# build/fuzz/TARGET/corpus, a crashing one is written to
+# build/fuzz/TARGET/crash-* (once fixed, it joins fuzz/regressions/TARGET).
+# fuzz/run.sh prints each target's executions and crashes.
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := build/fuzz
 fuzz: $(STAMPS)/apt-fuzz $(STAMPS)/venv
 	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAPH_BUILD_TESTS=OFF \
 	  -DOPGRAPH_BUILD_FUZZER=ON -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" > /dev/null
-	cmake --build $(FUZZ_BUILD) --target opg_loader_fuzzer
-	python3 fuzz/make_corpus.py $(FUZZ_BUILD)/seeds
-	mkdir -p $(FUZZ_BUILD)/corpus
-	$(FUZZ_BUILD)/fuzz/opg_loader_fuzzer $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/seeds -dict=fuzz/opg.dict \
-	  -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZ_BUILD)/ -print_final_stats=1
+	cmake --build $(FUZZ_BUILD) --target opg_loader_fuzzer schema_parser_fuzzer schema_corpus
+	python3 fuzz/make_corpus.py $(FUZZ_BUILD)/opg_loader/seeds
+	$(FUZZ_BUILD)/fuzz/schema_corpus $(FUZZ_BUILD)/schema_parser/seeds
+	ASAN_OPTIONS=external_symbolizer_path=$(SYMBOLIZER) \
+	  fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) opg_loader:fuzz/opg.dict schema_parser:fuzz/schema.dict
+
+# Sessions run 10,000 times and ops called 100,000 times, resident memory
+# flat once warm (tests/soak/soak.py; seconds, more with --runs and --calls).
+soak: $(STAMPS)/install
+	$(PYTHON) tests/soak/soak.py
 
 $(STAMPS)/apt: scripts/apt-packages.txt scripts/install-apt-packages.sh
 	scripts/install-apt-packages.sh scripts/apt-packages.txt

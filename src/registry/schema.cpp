@@ -62,6 +62,9 @@ int64_t aten_number(DType dtype) {
   throw Error(detail::concat("dtype ", dtype_name(dtype), " has no ATen ScalarType number"));
 }
 
+// The largest N in a fixed-size list type such as int[N]; ATen's go up to 6.
+constexpr int64_t kMaxListSize = 1024;
+
 // An untyped default value as written, before it is checked against the type.
 struct Literal {
   enum class Kind { None, Bool, Int, Float, String, Ident, List } kind;
@@ -72,6 +75,8 @@ struct Literal {
   std::vector<Literal> items;
   size_t pos = 0;
 };
+
+bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 
 class Parser {
  public:
@@ -178,7 +183,13 @@ class Parser {
       type.optional_elements = optional_base;
       skip_space();
       if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+        const size_t size_pos = pos_;
         type.list_size = parse_int_token();
+        // A one-value default stands for list_size copies (int[2] stride=1):
+        // a size no schema needs must not take all memory.
+        if (*type.list_size > kMaxListSize) {
+          fail_at(size_pos, "a list size of at most " + std::to_string(kMaxListSize));
+        }
       }
       expect("]", "']' to close the list type");
       parse_alias(alias);
@@ -370,8 +381,6 @@ class Parser {
     return lit.b;
   }
 
-  static bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-
   std::string ident(const char* what) {
     skip_space();
     if (pos_ >= text_.size() || !is_ident_start(text_[pos_])) fail(what);
@@ -409,6 +418,17 @@ class Parser {
   size_t pos_ = 0;
   size_t name_pos_ = 0;
 };
+
+// Whether a Device, Layout or MemoryFormat default prints bare (cpu,
+// contiguous_format) and parses back as the same name: an identifier other
+// than the words a default's parser reads as values. Others print quoted.
+bool is_bare_name(const std::string& s) {
+  if (s.empty() || !is_ident_start(s[0])) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return s != "None" && s != "True" && s != "False" && s != "inf" && s != "nan";
+}
 
 std::string quoted(const std::string& s) {
   std::string out = "\"";
@@ -485,7 +505,7 @@ std::string Argument::str() const {
                 type.kind == Type::Kind::MemoryFormat;
     const auto* s = std::get_if<std::string>(&*default_value);
     const auto* ints = std::get_if<std::vector<int64_t>>(&*default_value);
-    if (bare && s) {
+    if (bare && s && is_bare_name(*s)) {
       text += "=" + *s;
     } else if (const auto* dtype = std::get_if<DType>(&*default_value)) {  // as ATen prints them
       text += "=" + std::to_string(aten_number(*dtype));

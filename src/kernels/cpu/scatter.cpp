@@ -284,10 +284,14 @@ std::vector<Tensor> unmasked(std::span<const Tensor> indices) {
 template <bool kReference>
 void index_put_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                       const Attrs& attrs) {
-  const auto [self, given, values] = index_put_inputs(inputs, attrs);
+  // References, not a structured binding: clang 16 cannot capture those in
+  // a lambda when compiling with OpenMP, as the fuzz and ThreadSanitizer builds do.
+  const IndexPut parts = index_put_inputs(inputs, attrs);
+  const Tensor& self = parts.self;
+  const Tensor& values = parts.values;
   const Tensor& out = outputs[0];
   copy_self(self, out);
-  const std::vector<Tensor> indices = unmasked(given);
+  const std::vector<Tensor> indices = unmasked(parts.indices);
   const Indexing plan = plan_indexing(self.meta(), indices);
   check_values(values.meta(), plan);
   const Shape& shape = plan.out_shape;
