@@ -131,11 +131,11 @@ nb::object to_dlpack_producer(const Tensor& tensor) {
   return array.cast();
 }
 
-nb::object result_to_python(const Tensor& result, nb::handle like) {
+nb::object ResultPlace::operator()(const Tensor& result) const {
   if (result.device().type == DeviceType::CPU) return to_numpy(result);
+  if (!device_input_.is_valid()) return to_numpy(result.to(Device::cpu()));
   nb::object tensor = nb::cast(result);
-  if (!like.is_valid()) return tensor;
-  const std::string module = nb::cast<std::string>(nb::str(like.type().attr("__module__")));
+  const std::string module = nb::cast<std::string>(nb::str(device_input_.type().attr("__module__")));
   for (const char* framework : {"torch", "cupy"}) {
     if (module == framework || module.starts_with(std::string(framework) + ".")) {
       return nb::module_::import_(framework).attr("from_dlpack")(tensor);

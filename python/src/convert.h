@@ -42,10 +42,23 @@ nb::object to_numpy(const Tensor& tensor);
 nb::object to_dlpack_producer(const Tensor& tensor);
 // "cpu", "cuda" or "cuda:N".
 Device device_from_string(const std::string& text);
-// An op's results as the caller's inputs came: NumPy arrays for host results;
-// for device results, arrays of the first device input's framework (torch,
-// CuPy) through DLPack, else opgraph.Tensors.
-nb::object result_to_python(const Tensor& result, nb::handle like);
+// Where results go back to, decided by where the inputs came from: NumPy
+// arrays when every input was on the host (a device result is copied back);
+// else arrays of the first device input's framework (torch, CuPy) through
+// DLPack, or opgraph.Tensors for another producer.
+class ResultPlace {
+ public:
+  // Called for each input, with the Python object it came from.
+  void note(nb::handle source, const Tensor& input) {
+    if (!device_input_.is_valid() && input.defined() && input.device().type != DeviceType::CPU) {
+      device_input_ = source;
+    }
+  }
+  nb::object operator()(const Tensor& result) const;
+
+ private:
+  nb::handle device_input_;
+};
 
 // Python value -> attribute value: None, bool, int, float, str, lists of
 // ints or floats, and dtypes (NumPy or PyTorch) by name.

@@ -29,14 +29,14 @@ Tensor input_tensor(const OpDef& op, Label&& label, nb::handle value, bool may_b
 // A Tensor[] argument arrives as a list or tuple; its elements join the flat
 // inputs. Returns the list's length.
 size_t append_list(const OpDef& op, const Argument& arg, nb::handle value, std::vector<Tensor>& inputs,
-                   std::vector<nb::handle>& sources, std::vector<InputArray>& arrays) {
+                   ResultPlace& place, std::vector<InputArray>& arrays) {
   OPGRAPH_CHECK(PyList_Check(value.ptr()) || PyTuple_Check(value.ptr()), op.name(), ": input '", arg.name,
                 "' must be a list or tuple of arrays (Tensor[]), got ", nb::type_name(value.type()).c_str());
   size_t length = 0;
   for (nb::handle item : nb::borrow<nb::sequence>(value)) {
     auto label = [&] { return detail::concat("input '", arg.name, "[", length, "]'"); };
     inputs.push_back(input_tensor(op, label, item, arg.type.optional_elements, arrays));
-    sources.push_back(item);
+    place.note(item, inputs.back());
     ++length;
   }
   return length;
@@ -63,17 +63,17 @@ nb::object call_op(const char* name, nb::args args, nb::kwargs kwargs, CallOptio
   };
   std::vector<InputArray> keep_inputs;
   std::vector<Tensor> inputs;
-  std::vector<nb::handle> sources;  // the Python object of each input
+  ResultPlace place;
   std::vector<size_t> list_sizes;
   inputs.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     const Argument* arg = tensor_argument(i);
     if (arg && arg->type.is_list) {
-      list_sizes.push_back(append_list(op, *arg, args[i], inputs, sources, keep_inputs));
+      list_sizes.push_back(append_list(op, *arg, args[i], inputs, place, keep_inputs));
     } else {
       auto label = [&] { return arg ? "input '" + arg->name + "'" : "input " + std::to_string(i); };
       inputs.push_back(input_tensor(op, label, args[i], /*may_be_none=*/true, keep_inputs));
-      sources.push_back(args[i]);
+      place.note(args[i], inputs.back());
     }
   }
   for (size_t i = args.size(); const Argument* arg = tensor_argument(i); ++i) {
@@ -92,14 +92,9 @@ nb::object call_op(const char* name, nb::args args, nb::kwargs kwargs, CallOptio
       nb::gil_scoped_release release;
       results = opgraph::call(op, inputs, attrs, options);
     }
-    // Device results go back as the first device input came (torch, CuPy).
-    nb::handle like;
-    for (size_t i = 0; i < inputs.size() && !like.is_valid(); ++i) {
-      if (inputs[i].defined() && inputs[i].device().type != DeviceType::CPU) like = sources[i];
-    }
-    if (results.size() == 1 && !op.returns_list()) return result_to_python(results[0], like);
+    if (results.size() == 1 && !op.returns_list()) return place(results[0]);
     nb::list list;
-    for (const Tensor& t : results) list.append(result_to_python(t, like));
+    for (const Tensor& t : results) list.append(place(t));
     return nb::tuple(list);
   }
 

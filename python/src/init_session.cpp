@@ -59,23 +59,10 @@ void construct(Session* self, nb::handle source, nb::handle weights, std::option
   new (self) Session(path, std::move(options));
 }
 
-// An output as the inputs came: on the host (NumPy) when every input was a
-// host array, else on the device, in the first device input's framework.
-struct OutputPlace {
-  nb::handle device_input;
-  void note(nb::handle value, const Tensor& tensor) {
-    if (!device_input.is_valid() && tensor.device().type != DeviceType::CPU) device_input = value;
-  }
-  nb::object operator()(const Tensor& output) const {
-    if (!device_input.is_valid() && output.device().type != DeviceType::CPU) return to_numpy(output.to(Device::cpu()));
-    return result_to_python(output, device_input);
-  }
-};
-
 nb::object run(const Session& session, nb::args args) {
   std::vector<InputArray> keep;
   std::vector<Tensor> outputs;
-  OutputPlace place;
+  ResultPlace place;
   if (args.size() == 1 && PyDict_Check(args[0].ptr())) {
     std::vector<std::pair<std::string, Tensor>> named;
     for (auto [key, value] : nb::borrow<nb::dict>(args[0])) {

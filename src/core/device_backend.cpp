@@ -89,12 +89,4 @@ void check_device(Device device) {
                 "machine has ", count, " ", device_type_name(device.type), " device", count == 1 ? "" : "s");
 }
 
-StreamGuard::StreamGuard(Device device, void* stream) : device_(device) {
-  DeviceBackend& backend = device_backend(device.type);
-  previous_ = backend.current_stream(device.index);
-  backend.set_current_stream(device.index, stream);
-}
-
-StreamGuard::~StreamGuard() { device_backend(device_.type).set_current_stream(device_.index, previous_); }
-
 }  // namespace opgraph

@@ -201,6 +201,14 @@ KernelFn wrap_kernel(og_kernel_fn fn, void* user, ListArguments is_list) {
   };
 }
 
+// The op of that qualified name this package has declared so far, or null.
+OpDef* declared_op(og_registrar* registrar, const std::string& name) {
+  for (OpDef& op : registrar->ops) {
+    if (op.name() == name) return &op;
+  }
+  return nullptr;
+}
+
 // Packages built for ABI 1.0 read every og_tensor as a tensor, so they may
 // not declare Tensor[] arguments, which cross the ABI as lists since 1.1.
 template <uint32_t kPackageMinor>
@@ -225,10 +233,9 @@ int32_t def_op(og_registrar* registrar, const og_op_def* def, og_error* error) {
     }
     std::string arity = check_arity(op, "shape function", def->shape_num_inputs, -1, def->shape_num_attrs);
     OPGRAPH_CHECK(arity.empty(), where(def->file, def->line), ": ", arity);
-    for (const OpDef& other : registrar->ops) {
-      OPGRAPH_CHECK(other.name() != op.name(), where(def->file, def->line), ": op '", op.name(),
-                    "' is already declared at ", other.source);
-    }
+    const OpDef* other = declared_op(registrar, op.name());
+    OPGRAPH_CHECK(other == nullptr, where(def->file, def->line), ": op '", op.name(), "' is already declared at ",
+                  other->source);
     registrar->ops.push_back(std::move(op));
     return OG_OK;
   } catch (const std::exception& e) {
@@ -265,9 +272,8 @@ int32_t def_sample(og_registrar* registrar, const og_sample_def* def, og_error* 
   try {
     OPGRAPH_CHECK(def && def->op, "def_sample: missing op name");
     const std::string name = qualify(registrar, def->op);
-    auto op = std::find_if(registrar->ops.begin(), registrar->ops.end(),
-                           [&](const OpDef& candidate) { return candidate.name() == name; });
-    OPGRAPH_CHECK(op != registrar->ops.end(), "a sample for op '", name,
+    OpDef* op = declared_op(registrar, name);
+    OPGRAPH_CHECK(op != nullptr, "a sample for op '", name,
                   "', which this package does not declare; declare it with def() first");
     Sample sample;
     for (int32_t i = 0; i < def->num_inputs; ++i) sample.inputs.push_back(from_og(def->inputs[i]));
@@ -288,10 +294,7 @@ int32_t def_kernel(og_registrar* registrar, const og_kernel_def* def, og_error* 
     OPGRAPH_CHECK(def->device_type >= 0 && def->device_type < kNumDeviceTypes, where(def->file, def->line),
                   ": unknown device type ", def->device_type);
     const std::string name = qualify(registrar, def->op);
-    OpDef* op = nullptr;
-    for (OpDef& candidate : registrar->ops) {
-      if (candidate.name() == name) op = &candidate;
-    }
+    OpDef* op = declared_op(registrar, name);
     const char* device = device_type_name(static_cast<DeviceType>(def->device_type)).data();
     OPGRAPH_CHECK(op != nullptr, where(def->file, def->line), ": a ", device, " kernel for op '", name,
                   "', which this package does not declare; declare it with def() first");

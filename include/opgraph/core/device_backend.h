@@ -34,7 +34,7 @@ class DeviceBackend {
   virtual void fill_zero(void* memory, size_t bytes, int index) = 0;
 
   // The stream kernels on device `index` run on, as the CUDA runtime's
-  // cudaStream_t: the calling thread's, set by StreamGuard, or the legacy
+  // cudaStream_t: the calling thread's, as set_current_stream() set it, or the legacy
   // default stream (null), the one PyTorch and CuPy use unless told otherwise.
   virtual void* current_stream(int index) const = 0;
   virtual void set_current_stream(int index, void* stream) = 0;
@@ -52,19 +52,5 @@ DeviceBackend& device_backend(DeviceType type);
 bool device_available(DeviceType type, std::string* why = nullptr);
 // Checks that `device` exists (its backend loads, its index is in range).
 void check_device(Device device);
-
-// Sets device `index`'s stream for the calling thread until destroyed, so
-// kernels run on a caller's stream (PyTorch's current stream in the bridge).
-class StreamGuard {
- public:
-  StreamGuard(Device device, void* stream);
-  ~StreamGuard();
-  StreamGuard(const StreamGuard&) = delete;
-  StreamGuard& operator=(const StreamGuard&) = delete;
-
- private:
-  Device device_;
-  void* previous_;
-};
 
 }  // namespace opgraph

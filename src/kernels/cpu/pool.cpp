@@ -241,25 +241,20 @@ void max_pool_with_indices_cpu(const KernelContext& context, std::span<const Ten
 // --- avg_pool2d, avg_pool3d
 
 template <int Dims>
-Pooling average_windows(const TensorMeta& input, const Attrs& attrs) {
-  return average_pooling(input, attrs, Dims);
-}
-
-template <int Dims>
 std::vector<TensorMeta> avg_pool_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return {{in[0]->dtype, pooled_shape(*in[0], average_windows<Dims>(*in[0], attrs))}};
+  return {{in[0]->dtype, pooled_shape(*in[0], average_pooling(*in[0], attrs, Dims))}};
 }
 
 template <int Dims>
 void avg_pool_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                   const Attrs& attrs) {
-  run_pool_fast<Reduce::Average>(context, in[0], out[0], average_windows<Dims>(in[0].meta(), attrs));
+  run_pool_fast<Reduce::Average>(context, in[0], out[0], average_pooling(in[0].meta(), attrs, Dims));
 }
 
 template <int Dims>
 void avg_pool_reference(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                         const Attrs& attrs) {
-  run_pool<Reduce::Average, false, false>(context, in[0], Tensor(), out[0], average_windows<Dims>(in[0].meta(), attrs));
+  run_pool<Reduce::Average, false, false>(context, in[0], Tensor(), out[0], average_pooling(in[0].meta(), attrs, Dims));
 }
 
 // --- adaptive_avg_pool1d/2d/3d
@@ -377,13 +372,13 @@ void max_pool_indices_backward_cpu(const KernelContext& context, std::span<const
 }
 
 std::vector<TensorMeta> avg_pool_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return pool_backward_shape(*in[0], *in[1], average_windows<2>(*in[1], attrs));
+  return pool_backward_shape(*in[0], *in[1], average_pooling(*in[1], attrs, 2));
 }
 
 template <bool Threaded>
 void avg_pool_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                            const Attrs& attrs) {
-  run_pool<Reduce::Average, true, Threaded>(context, in[1], in[0], out[0], average_windows<2>(in[1].meta(), attrs));
+  run_pool<Reduce::Average, true, Threaded>(context, in[1], in[0], out[0], average_pooling(in[1].meta(), attrs, 2));
 }
 
 // _adaptive_avg_pool2d_backward(grad_output, self): the windows come from the
