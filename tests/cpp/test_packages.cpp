@@ -206,6 +206,15 @@ TEST(Packages, NameClashLeavesTheRegistryAsItWas) {
   EXPECT_EQ(error_of([] { load_library(OPGRAPH_TEST_PACKAGE_CLASH); }), message);
 }
 
+TEST(Packages, SampleForAnUndeclaredOpIsReportedAtLoad) {
+  std::string message = error_of([] { load_library(OPGRAPH_TEST_PACKAGE_BAD_SAMPLE); });
+  EXPECT_NE(message.find("def_sample: a sample for op 'test_bad_sample::other', which this package does not "
+                         "declare; declare it with def() first"),
+            std::string::npos)
+      << message;
+  EXPECT_FALSE(Registry::global().contains("test_bad_sample::op"));
+}
+
 TEST(Packages, KernelArityMismatchIsReportedAtLoad) {
   std::string message = error_of([] { load_library(OPGRAPH_TEST_PACKAGE_BAD_ARITY); });
   EXPECT_NE(message.find("bad_arity.cpp:"), std::string::npos) << message;
