@@ -13,7 +13,7 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake include src tools python tests/cpp tests/packages fuzz \
              -type f -not -path '*/__pycache__/*')
 
-.PHONY: demo test test-asan test-tsan test-gpu fuzz soak bench clean
+.PHONY: demo test lint format test-asan test-tsan test-gpu fuzz soak bench clean
 
 demo: $(STAMPS)/install
 	$(PYTHON) examples/conv1d/run.py
@@ -33,6 +33,22 @@ bench: $(STAMPS)/install
 	$(PYTHON) bench/torch_bridge.py
 	$(PYTHON) bench/models.py
 	$(PYTHON) bench/runtime.py
+
+# The style checks CI runs before the tests: ruff (lint and format, configured
+# in pyproject.toml) on the Python, clang-format (.clang-format) on the C++ and
+# CUDA sources. `make format` applies both.
+# (tests/python/seeds holds the seeds' sources as they were written.)
+CXX_SOURCES = $(shell git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' ':!:tests/python/seeds')
+lint: $(STAMPS)/venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	@echo 'clang-format --dry-run --Werror ($(words $(CXX_SOURCES)) C++ and CUDA files)'
+	@$(VENV)/bin/clang-format --dry-run --Werror $(CXX_SOURCES)
+
+format: $(STAMPS)/venv
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/clang-format -i $(CXX_SOURCES)
 
 # The GPU tests, where an NVIDIA GPU is (they skip, saying why, elsewhere),
 # then again under compute-sanitizer's memcheck, which fails on any report.
