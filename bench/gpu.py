@@ -12,17 +12,17 @@ the GPU work takes, not the time to queue it):
 Ratios above 1 mean opgraph is faster. Run with `python bench/conv1d.py
 --device cuda`, `python bench/ops.py --device cuda`, or this file for all.
 """
+
 import argparse
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from timing import interleaved
 
 import opgraph
 from opgraph.ops import call
-
-from timing import interleaved
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,6 +31,7 @@ def synchronized(fn):
     def run():
         fn()
         torch.cuda.synchronize()
+
     return run
 
 
@@ -51,18 +52,22 @@ def conv1d_rows(sizes, kernels):
             x, kernel = torch.randn(n, device="cuda"), torch.randn(k, device="cuda")
             out = torch.empty_like(x)
             xt, kt = x.view(1, 1, n), kernel.view(1, 1, k)
-            fns = [lambda: call("examples::conv1d", x, kernel, input_size=n, conv_size=k, out=out),
-                   lambda: F.conv1d(F.pad(xt, (0, k - 1)), kt)]
+            fns = [
+                lambda: call("examples::conv1d", x, kernel, input_size=n, conv_size=k, out=out),
+                lambda: F.conv1d(F.pad(xt, (0, k - 1)), kt),
+            ]
             if cupy is not None:
                 cx, ck = cupy.from_dlpack(x), cupy.from_dlpack(kernel)
-                fns.append(lambda: correlate(cx, ck, mode="full")[k - 1:])
+                fns.append(lambda: correlate(cx, ck, mode="full")[k - 1 :])
             times = compare(*fns)
             expected = F.conv1d(F.pad(xt, (0, k - 1)), kt).view(n)
             torch.testing.assert_close(out, expected, rtol=1e-3, atol=1e-3 * np.sqrt(k))
             cupy_ms = f"{times[2] * 1e3:>9.4f}" if len(times) > 2 else f"{'-':>9}"
             vs_cupy = f"{times[2] / times[0]:>7.2f}x" if len(times) > 2 else f"{'-':>8}"
-            print(f"{n:>10} {k:>4} {times[0] * 1e3:>11.4f} {times[1] * 1e3:>9.4f} {cupy_ms} "
-                  f"{times[1] / times[0]:>8.2f}x {vs_cupy}")
+            print(
+                f"{n:>10} {k:>4} {times[0] * 1e3:>11.4f} {times[1] * 1e3:>9.4f} {cupy_ms} "
+                f"{times[1] / times[0]:>8.2f}x {vs_cupy}"
+            )
 
 
 def gemm_rows():
@@ -72,13 +77,23 @@ def gemm_rows():
         out = torch.empty(m, n, device="cuda")
         ours, theirs = compare(lambda: call("opgraph::gemm", a, b, None, out=out), lambda: torch.mm(a, b))
         torch.testing.assert_close(out, a @ b, rtol=1e-3, atol=1e-2)
-        print(f"{str((m, k, n)):>18} {ours * 1e3:>11.4f} {theirs * 1e3:>9.4f} {2 * m * k * n / ours / 1e12:>8.2f} "
-              f"{theirs / ours:>8.2f}x")
+        print(
+            f"{str((m, k, n)):>18} {ours * 1e3:>11.4f} {theirs * 1e3:>9.4f} {2 * m * k * n / ours / 1e12:>8.2f} "
+            f"{theirs / ours:>8.2f}x"
+        )
 
 
 # ResNet-18's convolutions at batch 8: (channels in, out, size, kernel, stride).
-RESNET18_LAYERS = [(3, 64, 224, 7, 2), (64, 64, 56, 3, 1), (64, 128, 56, 3, 2), (128, 128, 28, 3, 1),
-                   (128, 256, 28, 3, 2), (256, 256, 14, 3, 1), (256, 512, 14, 3, 2), (512, 512, 7, 3, 1)]
+RESNET18_LAYERS = [
+    (3, 64, 224, 7, 2),
+    (64, 64, 56, 3, 1),
+    (64, 128, 56, 3, 2),
+    (128, 128, 28, 3, 1),
+    (128, 256, 28, 3, 2),
+    (256, 256, 14, 3, 1),
+    (256, 512, 14, 3, 2),
+    (512, 512, 7, 3, 1),
+]
 
 
 def conv2d_rows(batch=8):
@@ -89,9 +104,12 @@ def conv2d_rows(batch=8):
         padding = kernel // 2
         ours, theirs = compare(
             lambda: call("opgraph::conv2d", x, w, None, stride=[stride] * 2, padding=[padding] * 2),
-            lambda: F.conv2d(x, w, stride=stride, padding=padding))
-        print(f"{f'{c_in}->{c_out} {size}x{size} k{kernel} s{stride}':>26} {ours * 1e3:>11.4f} "
-              f"{theirs * 1e3:>9.4f} {theirs / ours:>8.2f}x")
+            lambda: F.conv2d(x, w, stride=stride, padding=padding),
+        )
+        print(
+            f"{f'{c_in}->{c_out} {size}x{size} k{kernel} s{stride}':>26} {ours * 1e3:>11.4f} "
+            f"{theirs * 1e3:>9.4f} {theirs / ours:>8.2f}x"
+        )
 
 
 def call_rows():
@@ -100,9 +118,11 @@ def call_rows():
     ops = CustomOpLibrary(opgraph.build_package(ROOT / "examples" / "conv1d", target="conv1d"))
     x, kernel = torch.randn(15, device="cuda"), torch.randn(4, device="cuda")
     out = torch.empty_like(x)
-    times = compare(lambda: call("examples::conv1d", x, kernel, input_size=15, conv_size=4, out=out),
-                    lambda: ops.conv1d(x, kernel, input_size=15, conv_size=4),
-                    lambda: torch.add(x, x))
+    times = compare(
+        lambda: call("examples::conv1d", x, kernel, input_size=15, conv_size=4, out=out),
+        lambda: ops.conv1d(x, kernel, input_size=15, conv_size=4),
+        lambda: torch.add(x, x),
+    )
     print("per-call cost, 15-element conv1d on CUDA (each call synchronized)")
     for label, seconds in zip(["opgraph.ops.call, out=", "PyTorch bridge (CustomOpLibrary)", "torch.add"], times):
         print(f"  {label:<34} {seconds * 1e6:8.2f} us")
@@ -110,11 +130,12 @@ def call_rows():
 
 def main(sections=("conv1d", "gemm", "conv2d", "call"), sizes=(1e3, 1e5, 1e7, 1e8), kernels=(4, 31, 255)):
     if not opgraph.cuda.is_available() or not torch.cuda.is_available():
-        raise SystemExit(f"bench/gpu.py needs a CUDA device: opgraph says '{opgraph.cuda.unavailable_reason()}', "
-                         f"torch.cuda.is_available() is {torch.cuda.is_available()}")
+        raise SystemExit(
+            f"bench/gpu.py needs a CUDA device: opgraph says '{opgraph.cuda.unavailable_reason()}', "
+            f"torch.cuda.is_available() is {torch.cuda.is_available()}"
+        )
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, float32\n")
-    rows = {"conv1d": lambda: conv1d_rows(sizes, kernels), "gemm": gemm_rows, "conv2d": conv2d_rows,
-            "call": call_rows}
+    rows = {"conv1d": lambda: conv1d_rows(sizes, kernels), "gemm": gemm_rows, "conv2d": conv2d_rows, "call": call_rows}
     for section in sections:
         rows[section]()
         print()

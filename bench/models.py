@@ -61,14 +61,13 @@ import numpy as np
 import onnxruntime
 import openvino
 import torch
-
-import opgraph
-from opgraph import ir
-
 from onnx_peer import onnx_model, onnx_session
 from openvino_peer import openvino_call, openvino_model
 from peak import measure_peak
 from timing import check_threads, interleaved
+
+import opgraph
+from opgraph import ir
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "python"))  # the models the IR tests check
@@ -96,6 +95,7 @@ def rows(names, batches):
 
 
 # ---- FLOPs of the extracted graph ------------------------------------------
+
 
 def _numel(shape):
     return math.prod(shape)
@@ -135,6 +135,7 @@ def graph_flops(model_ir):
 
 
 # ---- the paths -------------------------------------------------------------
+
 
 def _arrays(output):
     """A path's output as a list of NumPy arrays."""
@@ -198,16 +199,19 @@ class Peers:
 
     def _makers(self, threads):
         """path -> a function making the path's call at ``threads`` threads (None where skipped)."""
+
         def opgraph_call():
             session = opgraph.Session(str(self.opg), threads=threads)
             return lambda: session.run(*self.inputs)
 
         ov_model = None if self.openvino is None else self.openvino[0]
-        return {"opgraph": opgraph_call,
-                "eager": lambda: lambda: self.model(*self.inputs),
-                "torch.compile": None if self.compiled is None else lambda: lambda: self.compiled(*self.inputs),
-                "onnxruntime": None if self.onnx is None else lambda: self._onnx_call(threads),
-                "openvino": None if ov_model is None else lambda: openvino_call(ov_model, self.inputs, threads)}
+        return {
+            "opgraph": opgraph_call,
+            "eager": lambda: lambda: self.model(*self.inputs),
+            "torch.compile": None if self.compiled is None else lambda: lambda: self.compiled(*self.inputs),
+            "onnxruntime": None if self.onnx is None else lambda: self._onnx_call(threads),
+            "openvino": None if ov_model is None else lambda: openvino_call(ov_model, self.inputs, threads),
+        }
 
     def timings(self, threads, rounds, budget):
         """path -> its Timing at ``threads`` threads, for the paths that run and agree with eager."""
@@ -232,12 +236,16 @@ class Peers:
 
 # ---- the table -------------------------------------------------------------
 
+
 def cell(peer, ours):
     """A peer's ms and its ratio to opgraph's."""
     if peer is None:
         return f"{'-':>17}"
-    return f"{peer.seconds * 1e3:8.3f} ({peer.seconds / ours.seconds:5.2f}x)" if ours else \
-        f"{peer.seconds * 1e3:8.3f} {'':>8}"
+    return (
+        f"{peer.seconds * 1e3:8.3f} ({peer.seconds / ours.seconds:5.2f}x)"
+        if ours
+        else f"{peer.seconds * 1e3:8.3f} {'':>8}"
+    )
 
 
 def throughput(flops, ours, peak):
@@ -265,24 +273,41 @@ def main():
     parser.add_argument("--batches", nargs="+", type=int, default=[1, 32])
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per row (default: 5)")
-    parser.add_argument("--budget", type=float, default=2.0,
-                        help="seconds of timed calls per path and row, about (default: 2; at least a call a round)")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=2.0,
+        help="seconds of timed calls per path and row, about (default: 2; at least a call a round)",
+    )
     args = parser.parse_args()
-    print(f"opgraph {opgraph.__version__} (CPU capability {opgraph.get_cpu_capability()}), torch {torch.__version__}, "
-          f"onnxruntime {onnxruntime.__version__}, openvino {openvino.__version__.split('-')[0]}; "
-          f"{os.cpu_count()} cores, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset (the default)')}")
+    print(
+        f"opgraph {opgraph.__version__} (CPU capability {opgraph.get_cpu_capability()}), torch {torch.__version__}, "
+        f"onnxruntime {onnxruntime.__version__}, openvino {openvino.__version__.split('-')[0]}; "
+        f"{os.cpu_count()} cores, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset (the default)')}"
+    )
     peaks = {threads: measure_peak(threads) for threads in args.threads}
-    print("peak (bench/peak.py): " + "; ".join(
-        f"{p.threads} thread(s): {p.fma_gflops_per_core:.1f} GFLOP/s FMA {p.isa} per core "
-        f"({p.fma_gflops:.1f} all threads per wall second), triad {p.triad_gbs:.1f} GB/s" for p in peaks.values()))
-    print(f"median ms per call over {args.rounds} interleaved rounds; (ratio) = the peer's time / opgraph.Session's: "
-          f"above 1, opgraph is faster; peak = opgraph's GFLOP/s / (threads x the FMA peak per core)")
-    print("cpu/wall: process CPU seconds per wall second of each path's calls "
-          f"({'/'.join(SHORT[p] for p in PATHS)}), ! where it does not fit the thread count; others: the most cores\n"
-          "the rest of the machine kept busy meanwhile, over the paths (a shared machine's cores are not all ours)\n")
-    print(f"{'model':<20} {'batch':>5} {'threads':>7} {'opgraph ms':>10} {'GFLOP/s':>8} {'peak':>6} "
-          f"{'eager ms':>17} {'compile ms':>17} {'ORT ms':>17} {'OpenVINO ms':>17}   {'cpu/wall':<29} {'others':>6} "
-          f"{'extract+save s':>7}")
+    print(
+        "peak (bench/peak.py): "
+        + "; ".join(
+            f"{p.threads} thread(s): {p.fma_gflops_per_core:.1f} GFLOP/s FMA {p.isa} per core "
+            f"({p.fma_gflops:.1f} all threads per wall second), triad {p.triad_gbs:.1f} GB/s"
+            for p in peaks.values()
+        )
+    )
+    print(
+        f"median ms per call over {args.rounds} interleaved rounds; (ratio) = the peer's time / opgraph.Session's: "
+        f"above 1, opgraph is faster; peak = opgraph's GFLOP/s / (threads x the FMA peak per core)"
+    )
+    print(
+        "cpu/wall: process CPU seconds per wall second of each path's calls "
+        f"({'/'.join(SHORT[p] for p in PATHS)}), ! where it does not fit the thread count; others: the most cores\n"
+        "the rest of the machine kept busy meanwhile, over the paths (a shared machine's cores are not all ours)\n"
+    )
+    print(
+        f"{'model':<20} {'batch':>5} {'threads':>7} {'opgraph ms':>10} {'GFLOP/s':>8} {'peak':>6} "
+        f"{'eager ms':>17} {'compile ms':>17} {'ORT ms':>17} {'OpenVINO ms':>17}   {'cpu/wall':<29} {'others':>6} "
+        f"{'extract+save s':>7}"
+    )
     ir.extract_ir(torch.nn.ReLU(), (torch.zeros(1),))  # torch.export's one-time start-up is no model's cost
     skipped, flags = {}, []
     for name, batch, build in rows(args.models, args.batches):
@@ -300,14 +325,19 @@ def main():
                     flag = check_threads(times[path].cpu_per_wall, threads, parallel_work=name in REAL_MODELS)
                     usage.append(f"{times[path].cpu_per_wall:4.2f}{'!' if flag else ' '}")
                     if flag:
-                        flags.append(f"  {name} batch {batch}, {threads} thread(s), {path}: "
-                                     f"cpu/wall {times[path].cpu_per_wall:.2f}, {flag}"
-                                     f"{others_note(times[path].others_per_wall)}")
-                print(f"{name:<20} {batch:>5} {threads:>7} {ours.seconds * 1e3 if ours else float('nan'):>10.3f} "
-                      f"{throughput(peers.flops, ours, peaks[threads])} "
-                      f"{cell(times.get('eager'), ours)} {cell(times.get('torch.compile'), ours)} "
-                      f"{cell(times.get('onnxruntime'), ours)} {cell(times.get('openvino'), ours)}   "
-                      f"{' '.join(usage):<29} {busy_elsewhere(times)} {peers.extract_seconds:>7.2f}", flush=True)
+                        flags.append(
+                            f"  {name} batch {batch}, {threads} thread(s), {path}: "
+                            f"cpu/wall {times[path].cpu_per_wall:.2f}, {flag}"
+                            f"{others_note(times[path].others_per_wall)}"
+                        )
+                print(
+                    f"{name:<20} {batch:>5} {threads:>7} {ours.seconds * 1e3 if ours else float('nan'):>10.3f} "
+                    f"{throughput(peers.flops, ours, peaks[threads])} "
+                    f"{cell(times.get('eager'), ours)} {cell(times.get('torch.compile'), ours)} "
+                    f"{cell(times.get('onnxruntime'), ours)} {cell(times.get('openvino'), ours)}   "
+                    f"{' '.join(usage):<29} {busy_elsewhere(times)} {peers.extract_seconds:>7.2f}",
+                    flush=True,
+                )
             if peers.openvino is not None and peers.openvino[1] != "torch.export":
                 skipped.setdefault((name, "openvino"), f"converted from {peers.openvino[1]} (torch.export failed)")
             for path, reason in peers.skipped.items():

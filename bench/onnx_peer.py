@@ -1,5 +1,6 @@
 """ONNX Runtime as a benchmark peer: a torch model exported once with
 torch.onnx, then run on the CPU at a given thread count."""
+
 import io
 import warnings
 

@@ -2,6 +2,7 @@
 openvino.convert_model, then compiled for the CPU at a given thread count in
 float32 (OpenVINO would otherwise run bf16 or f16 on CPUs that have them)
 and run one call at a time."""
+
 import tempfile
 import warnings
 from pathlib import Path
@@ -30,8 +31,12 @@ def openvino_model(model, inputs, onnx_bytes=None):
 def openvino_call(ov_model, inputs, threads):
     """A function running ``ov_model`` on ``inputs`` (torch tensors) with
     ``threads`` threads in one stream, returning its outputs as arrays."""
-    config = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
-              "NUM_STREAMS": 1}
+    config = {
+        "INFERENCE_PRECISION_HINT": "f32",
+        "INFERENCE_NUM_THREADS": threads,
+        "PERFORMANCE_HINT": "LATENCY",
+        "NUM_STREAMS": 1,
+    }
     compiled = openvino.Core().compile_model(ov_model, "CPU", config)
     granted = compiled.get_property("INFERENCE_NUM_THREADS")
     if granted != threads:

@@ -7,6 +7,7 @@ thread count for both, in interleaved rounds of blocks of calls
 the machine, each figure the median of all rounds' calls; the last rows run
 a whole graph with opgraph.Session. Ratios above 1 mean opgraph is faster.
 """
+
 import argparse
 import json
 import os
@@ -21,11 +22,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 import numpy as np
 import torch
 import torch.nn.functional as F
+from timing import interleaved
 
 import opgraph
 from opgraph.ops import call
-
-from timing import interleaved
 
 # (name, stride, padding, input C, H, output C, kernel) of ResNet-18's distinct convolutions.
 RESNET18_CONVS = [
@@ -69,7 +69,7 @@ def empty_off_page_phase(shape, like):
     size = int(np.prod(shape))
     base = np.empty(size + 1024, np.float32)
     shift = (like.ctypes.data + 2048 - base.ctypes.data) % 4096 // 4
-    return base[shift:shift + size].reshape(shape)
+    return base[shift : shift + size].reshape(shape)
 
 
 def compare(label, op, torch_fn, inputs, flops=None, **attrs):
@@ -79,8 +79,10 @@ def compare(label, op, torch_fn, inputs, flops=None, **attrs):
     expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
     first = inputs[0][0] if isinstance(inputs[0], list) else inputs[0]
     out = [empty_off_page_phase(tuple(want.shape), first) for want in expected]
-    ours, theirs = paired_seconds(lambda: call(op, *inputs, out=out if len(out) > 1 else out[0], **attrs),
-                                    lambda: torch_fn(*[as_torch(x) for x in inputs]))
+    ours, theirs = paired_seconds(
+        lambda: call(op, *inputs, out=out if len(out) > 1 else out[0], **attrs),
+        lambda: torch_fn(*[as_torch(x) for x in inputs]),
+    )
     for got, want in zip(out, expected):
         np.testing.assert_allclose(got, want.numpy(), rtol=2e-3, atol=2e-3)
     row(label, ours, theirs, flops)
@@ -93,12 +95,23 @@ def bench_gemm():
     for m, n, k in GEMM_SHAPES:
         compare(f"mm ({m}, {n}, {k})", "aten::mm", torch.mm, [random(m, k), random(k, n)], 2 * m * n * k)
     # One decoded token's heads against a shared weight: size-1 dims of every kind.
-    compare("matmul (1, 12, 1, 64) @ (64, 1024)", "aten::matmul", torch.matmul, [random(1, 12, 1, 64),
-                                                                               random(64, 1024)], 2 * 12 * 64 * 1024)
+    compare(
+        "matmul (1, 12, 1, 64) @ (64, 1024)",
+        "aten::matmul",
+        torch.matmul,
+        [random(1, 12, 1, 64), random(64, 1024)],
+        2 * 12 * 64 * 1024,
+    )
     # A dense layer's forward: opgraph fuses the bias and relu into the product.
     for m, n, k in GEMM_SHAPES:
-        compare(f"gemm+bias+relu ({m}, {n}, {k})", "opgraph::gemm", lambda a, b, bias: F.relu(torch.addmm(bias, a, b)),
-                [random(m, k), random(k, n), random(n)], 2 * m * n * k, activation="relu")
+        compare(
+            f"gemm+bias+relu ({m}, {n}, {k})",
+            "opgraph::gemm",
+            lambda a, b, bias: F.relu(torch.addmm(bias, a, b)),
+            [random(m, k), random(k, n), random(n)],
+            2 * m * n * k,
+            activation="relu",
+        )
 
 
 def bench_gemm_backward():
@@ -119,7 +132,8 @@ def bench_gemm_backward():
 
             ours, theirs = paired_seconds(
                 lambda: call("opgraph::gemm_backward", grad, a, b, bias, output, activation=activation, out=grads),
-                torch_backward)
+                torch_backward,
+            )
             for got, leaf in zip(grads, leaves):
                 np.testing.assert_allclose(got, leaf.grad.numpy(), rtol=2e-3, atol=2e-3)
             row(f"gemm+bias+{activation} backward ({m}, {n}, {k})", ours, theirs, 4 * m * n * k)
@@ -150,9 +164,15 @@ def conv_case(batch, stride, padding, channels, size, out_channels, kernel):
 def bench_convs(batch):
     for name, stride, padding, *shape in RESNET18_CONVS:
         x, w, flops = conv_case(batch, stride, padding, *shape)
-        compare(f"conv2d {name} N={batch}", "aten::conv2d",
-                lambda x, w: F.conv2d(x, w, stride=stride, padding=padding), [x, w], flops,
-                stride=stride, padding=padding)
+        compare(
+            f"conv2d {name} N={batch}",
+            "aten::conv2d",
+            lambda x, w: F.conv2d(x, w, stride=stride, padding=padding),
+            [x, w],
+            flops,
+            stride=stride,
+            padding=padding,
+        )
 
 
 def bench_conv_training():
@@ -162,49 +182,101 @@ def bench_conv_training():
         x, w, flops = conv_case(8, stride, padding, *shape)
         b = random(w.shape[0])
         for activation, torch_activation in [("relu", F.relu), ("gelu", F.gelu)]:
-            compare(f"conv2d+{activation} {name} N=8", "opgraph::conv2d",
-                    lambda x, w, b: torch_activation(F.conv2d(x, w, b, stride=stride, padding=padding)), [x, w, b],
-                    flops, stride=stride, padding=padding, activation=activation)
+            compare(
+                f"conv2d+{activation} {name} N=8",
+                "opgraph::conv2d",
+                lambda x, w, b: torch_activation(F.conv2d(x, w, b, stride=stride, padding=padding)),
+                [x, w, b],
+                flops,
+                stride=stride,
+                padding=padding,
+                activation=activation,
+            )
         grad = random(*F.conv2d(torch.from_numpy(x), torch.from_numpy(w), stride=stride, padding=padding).shape)
 
         def torch_backward(grad, x, w):
-            return torch.ops.aten.convolution_backward(grad, x, w, [w.shape[0]], [stride] * 2, [padding] * 2, [1, 1],
-                                                       False, [0, 0], 1, [True, True, True])
+            return torch.ops.aten.convolution_backward(
+                grad, x, w, [w.shape[0]], [stride] * 2, [padding] * 2, [1, 1], False, [0, 0], 1, [True, True, True]
+            )
 
-        compare(f"conv2d backward {name} N=8", "opgraph::conv2d_backward", torch_backward, [grad, x, w], 2 * flops,
-                stride=stride, padding=padding)
+        compare(
+            f"conv2d backward {name} N=8",
+            "opgraph::conv2d_backward",
+            torch_backward,
+            [grad, x, w],
+            2 * flops,
+            stride=stride,
+            padding=padding,
+        )
 
 
 def bench_pool():
-    compare("max_pool2d (1, 64, 112, 112) 3/2", "aten::max_pool2d",
-            lambda x: F.max_pool2d(x, 3, 2, 1), [random(1, 64, 112, 112)], kernel_size=3, stride=2, padding=1)
-    compare("avg_pool2d (1, 64, 112, 112) 3/2", "aten::avg_pool2d",
-            lambda x: F.avg_pool2d(x, 3, 2, 1), [random(1, 64, 112, 112)], kernel_size=3, stride=2, padding=1)
-    compare("avg_pool2d (8, 256, 14, 14) 2/2", "aten::avg_pool2d",
-            lambda x: F.avg_pool2d(x, 2, 2), [random(8, 256, 14, 14)], kernel_size=2, stride=2)
+    compare(
+        "max_pool2d (1, 64, 112, 112) 3/2",
+        "aten::max_pool2d",
+        lambda x: F.max_pool2d(x, 3, 2, 1),
+        [random(1, 64, 112, 112)],
+        kernel_size=3,
+        stride=2,
+        padding=1,
+    )
+    compare(
+        "avg_pool2d (1, 64, 112, 112) 3/2",
+        "aten::avg_pool2d",
+        lambda x: F.avg_pool2d(x, 3, 2, 1),
+        [random(1, 64, 112, 112)],
+        kernel_size=3,
+        stride=2,
+        padding=1,
+    )
+    compare(
+        "avg_pool2d (8, 256, 14, 14) 2/2",
+        "aten::avg_pool2d",
+        lambda x: F.avg_pool2d(x, 2, 2),
+        [random(8, 256, 14, 14)],
+        kernel_size=2,
+        stride=2,
+    )
 
 
 def bench_softmax():
     compare("softmax (64, 1000)", "aten::softmax.int", lambda x: torch.softmax(x, -1), [random(64, 1000)], dim=-1)
-    compare("softmax (8, 12, 128, 128)", "aten::softmax.int", lambda x: torch.softmax(x, -1),
-            [random(8, 12, 128, 128)], dim=-1)
-    compare("log_softmax (64, 1000)", "aten::log_softmax.int", lambda x: torch.log_softmax(x, -1),
-            [random(64, 1000)], dim=-1)
+    compare(
+        "softmax (8, 12, 128, 128)",
+        "aten::softmax.int",
+        lambda x: torch.softmax(x, -1),
+        [random(8, 12, 128, 128)],
+        dim=-1,
+    )
+    compare(
+        "log_softmax (64, 1000)",
+        "aten::log_softmax.int",
+        lambda x: torch.log_softmax(x, -1),
+        [random(64, 1000)],
+        dim=-1,
+    )
 
 
 def bench_norm():
-    compare("layer_norm (64, 128, 768)", "aten::layer_norm", lambda x: F.layer_norm(x, [768]),
-            [random(64, 128, 768)], normalized_shape=[768])
+    compare(
+        "layer_norm (64, 128, 768)",
+        "aten::layer_norm",
+        lambda x: F.layer_norm(x, [768]),
+        [random(64, 128, 768)],
+        normalized_shape=[768],
+    )
 
 
 def bench_concat():
     # DenseNet-style channel concatenation, batch concatenation, narrow rows, stacked frames.
-    cases = [("cat 4 x (8, 64, 56, 56) dim 1", "aten::cat", [(8, 64, 56, 56)] * 4, 1),
-             ("cat 2 x (64, 128, 768) dim 0", "aten::cat", [(64, 128, 768)] * 2, 0),
-             ("cat (65536, 3) (65536, 5) dim -1", "aten::cat", [(65536, 3), (65536, 5)], -1),
-             ("cat 3 x (64, 64) dim 1", "aten::cat", [(64, 64)] * 3, 1),
-             ("stack 16 x (3, 224, 224) dim 0", "aten::stack", [(3, 224, 224)] * 16, 0),
-             ("stack 4 x (256, 1024) dim -1", "aten::stack", [(256, 1024)] * 4, -1)]
+    cases = [
+        ("cat 4 x (8, 64, 56, 56) dim 1", "aten::cat", [(8, 64, 56, 56)] * 4, 1),
+        ("cat 2 x (64, 128, 768) dim 0", "aten::cat", [(64, 128, 768)] * 2, 0),
+        ("cat (65536, 3) (65536, 5) dim -1", "aten::cat", [(65536, 3), (65536, 5)], -1),
+        ("cat 3 x (64, 64) dim 1", "aten::cat", [(64, 64)] * 3, 1),
+        ("stack 16 x (3, 224, 224) dim 0", "aten::stack", [(3, 224, 224)] * 16, 0),
+        ("stack 4 x (256, 1024) dim -1", "aten::stack", [(256, 1024)] * 4, -1),
+    ]
     for label, op, shapes, dim in cases:
         torch_fn = torch.cat if op == "aten::cat" else torch.stack
         compare(label, op, lambda ts: torch_fn(ts, dim), [[random(*shape) for shape in shapes]], dim=dim)
@@ -225,28 +297,45 @@ def bench_attention():
     mask, causal, and a one-token decoding step over a long context."""
     padding = np.ones((8, 1, 1, 128), dtype=bool)
     padding[::2, ..., 100:] = False
-    cases = [("(8, 12, 128, 64)", [random(8, 12, 128, 64) for _ in range(3)], {}),
-             ("(8, 12, 128, 64) padding mask", [random(8, 12, 128, 64) for _ in range(3)] + [padding], {}),
-             ("(1, 12, 512, 64) causal", [random(1, 12, 512, 64) for _ in range(3)], dict(is_causal=True)),
-             ("(1, 12, 1, 64) x 1024 keys", [random(1, 12, 1, 64), random(1, 12, 1024, 64), random(1, 12, 1024, 64)],
-              {})]
+    cases = [
+        ("(8, 12, 128, 64)", [random(8, 12, 128, 64) for _ in range(3)], {}),
+        ("(8, 12, 128, 64) padding mask", [random(8, 12, 128, 64) for _ in range(3)] + [padding], {}),
+        ("(1, 12, 512, 64) causal", [random(1, 12, 512, 64) for _ in range(3)], dict(is_causal=True)),
+        ("(1, 12, 1, 64) x 1024 keys", [random(1, 12, 1, 64), random(1, 12, 1024, 64), random(1, 12, 1024, 64)], {}),
+    ]
     for label, inputs, attrs in cases:
-        compare(f"attention {label}", "aten::scaled_dot_product_attention",
-                lambda q, k, v, mask=None: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **attrs), inputs,
-                4 * np.prod(inputs[0].shape[:-1]) * inputs[1].shape[-2] * inputs[0].shape[-1], **attrs)
+        compare(
+            f"attention {label}",
+            "aten::scaled_dot_product_attention",
+            lambda q, k, v, mask=None: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **attrs),
+            inputs,
+            4 * np.prod(inputs[0].shape[:-1]) * inputs[1].shape[-2] * inputs[0].shape[-1],
+            **attrs,
+        )
 
 
 def conv_block(index, source, channels, out_channels):
     """conv2d 3x3 (padding 1) -> relu -> max_pool2d 2 as graph nodes, with weights."""
-    weights = {f"conv{index}.weight": random(out_channels, channels, 3, 3) * 0.1,
-               f"conv{index}.bias": random(out_channels)}
+    weights = {
+        f"conv{index}.weight": random(out_channels, channels, 3, 3) * 0.1,
+        f"conv{index}.bias": random(out_channels),
+    }
     nodes = [
-        {"name": f"conv{index}", "op_type": "aten::conv2d", "outputs": [f"c{index}"],
-         "inputs": [source, f"conv{index}.weight", f"conv{index}.bias"],
-         "attrs": {"padding": {"type": "ints", "value": [1, 1]}}},
+        {
+            "name": f"conv{index}",
+            "op_type": "aten::conv2d",
+            "outputs": [f"c{index}"],
+            "inputs": [source, f"conv{index}.weight", f"conv{index}.bias"],
+            "attrs": {"padding": {"type": "ints", "value": [1, 1]}},
+        },
         {"name": f"relu{index}", "op_type": "aten::relu", "inputs": [f"c{index}"], "outputs": [f"r{index}"]},
-        {"name": f"pool{index}", "op_type": "aten::max_pool2d", "inputs": [f"r{index}"], "outputs": [f"p{index}"],
-         "attrs": {"kernel_size": {"type": "ints", "value": [2, 2]}}},
+        {
+            "name": f"pool{index}",
+            "op_type": "aten::max_pool2d",
+            "inputs": [f"r{index}"],
+            "outputs": [f"p{index}"],
+            "attrs": {"kernel_size": {"type": "ints", "value": [2, 2]}},
+        },
     ]
     return nodes, weights
 
@@ -256,16 +345,32 @@ def bench_session(batch):
     nodes1, weights1 = conv_block(1, "x", 3, 16)
     nodes2, weights2 = conv_block(2, "p1", 16, 32)
     weights = {**weights1, **weights2, "fc.weight": random(10, 32 * 8 * 8) * 0.01, "fc.bias": random(10)}
-    graph = opgraph.Graph.from_json(json.dumps({
-        "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 3, 32, 32]}],
-        "outputs": [{"name": "logits"}],
-        "constants": [{"name": k, "dtype": "float32", "shape": list(v.shape)} for k, v in weights.items()],
-        "nodes": nodes1 + nodes2 + [
-            {"name": "flatten", "op_type": "aten::flatten.using_ints", "inputs": ["p2"], "outputs": ["f"],
-             "attrs": {"start_dim": {"type": "int", "value": 1}}},
-            {"name": "fc", "op_type": "aten::linear", "inputs": ["f", "fc.weight", "fc.bias"], "outputs": ["logits"]},
-        ],
-    }))
+    graph = opgraph.Graph.from_json(
+        json.dumps(
+            {
+                "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 3, 32, 32]}],
+                "outputs": [{"name": "logits"}],
+                "constants": [{"name": k, "dtype": "float32", "shape": list(v.shape)} for k, v in weights.items()],
+                "nodes": nodes1
+                + nodes2
+                + [
+                    {
+                        "name": "flatten",
+                        "op_type": "aten::flatten.using_ints",
+                        "inputs": ["p2"],
+                        "outputs": ["f"],
+                        "attrs": {"start_dim": {"type": "int", "value": 1}},
+                    },
+                    {
+                        "name": "fc",
+                        "op_type": "aten::linear",
+                        "inputs": ["f", "fc.weight", "fc.bias"],
+                        "outputs": ["logits"],
+                    },
+                ],
+            }
+        )
+    )
     session = opgraph.Session(graph, weights=weights)
     t = {k: torch.from_numpy(v) for k, v in weights.items()}
 
@@ -298,10 +403,15 @@ FAMILIES = {
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--only", nargs="+", choices=FAMILIES, default=list(FAMILIES),
-                        help="op families to time (default: all)")
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
-                        help="cuda: gemm and ResNet-18 conv2d on the GPU against torch (bench/gpu.py)")
+    parser.add_argument(
+        "--only", nargs="+", choices=FAMILIES, default=list(FAMILIES), help="op families to time (default: all)"
+    )
+    parser.add_argument(
+        "--device",
+        choices=["cpu", "cuda"],
+        default="cpu",
+        help="cuda: gemm and ResNet-18 conv2d on the GPU against torch (bench/gpu.py)",
+    )
     args = parser.parse_args()
     if args.device == "cuda":
         import gpu

@@ -12,6 +12,7 @@ quiet machine.
 
     python bench/peak.py [--threads 1 2]
 """
+
 import argparse
 import functools
 import json
@@ -39,12 +40,24 @@ def _program():
     if not PROGRAM.exists() or PROGRAM.stat().st_mtime < SOURCE.stat().st_mtime:
         PROGRAM.parent.mkdir(parents=True, exist_ok=True)
         # -O2 and no -march: each loop names its instruction set itself, chosen when it runs.
-        subprocess.run([os.environ.get("CXX", "c++"), "-std=c++20", "-O2", "-Wall", "-Wextra", "-pthread",
-                        str(SOURCE), "-o", str(PROGRAM)], check=True)
+        subprocess.run(
+            [
+                os.environ.get("CXX", "c++"),
+                "-std=c++20",
+                "-O2",
+                "-Wall",
+                "-Wextra",
+                "-pthread",
+                str(SOURCE),
+                "-o",
+                str(PROGRAM),
+            ],
+            check=True,
+        )
     return PROGRAM
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def measure_peak(threads):
     """The Peak of this machine at ``threads`` threads (measured once per process; about a second)."""
     result = subprocess.run([str(_program()), str(threads)], capture_output=True, text=True, check=True)
@@ -58,8 +71,10 @@ def main():
     print(f"{'threads':>7} {'isa':>7} {'FMA GFLOP/s per core':>21} {'all threads':>12} {'triad GB/s':>11}")
     for threads in args.threads:
         peak = measure_peak(threads)
-        print(f"{threads:>7} {peak.isa:>7} {peak.fma_gflops_per_core:>21.1f} {peak.fma_gflops:>12.1f} "
-              f"{peak.triad_gbs:>11.1f}")
+        print(
+            f"{threads:>7} {peak.isa:>7} {peak.fma_gflops_per_core:>21.1f} {peak.fma_gflops:>12.1f} "
+            f"{peak.triad_gbs:>11.1f}"
+        )
 
 
 if __name__ == "__main__":

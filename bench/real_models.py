@@ -6,7 +6,6 @@ first output (the last hidden state, or the logits of a language model)."""
 
 import torch
 import transformers as T
-
 from zoo.models import Tensors, well_conditioned
 
 
@@ -41,9 +40,18 @@ def gpt2_small(batch=1):
 
 def smollm_135m(batch=1):
     """A SmolLM-135M-shaped Llama (hidden 576, 30 layers, 9 heads, 3 KV heads) prefilling 128 tokens."""
-    config = T.LlamaConfig(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
-                           num_attention_heads=9, num_key_value_heads=3, max_position_embeddings=2048,
-                           rope_theta=10000.0, tie_word_embeddings=True, use_cache=False)
+    config = T.LlamaConfig(
+        vocab_size=49152,
+        hidden_size=576,
+        intermediate_size=1536,
+        num_hidden_layers=30,
+        num_attention_heads=9,
+        num_key_value_heads=3,
+        max_position_embeddings=2048,
+        rope_theta=10000.0,
+        tie_word_embeddings=True,
+        use_cache=False,
+    )
     return _built(T.LlamaForCausalLM, config), _tokens(batch, 128, 49152)
 
 
@@ -74,8 +82,16 @@ class WhisperEncoder(torch.nn.Module):
 def whisper_tiny_encoder(batch=1):
     """Whisper-tiny's encoder (openai/whisper-tiny's config) on 30 s of 80 log-mel bins."""
     torch.manual_seed(0)
-    config = T.WhisperConfig(d_model=384, encoder_layers=4, decoder_layers=4, encoder_attention_heads=6,
-                             decoder_attention_heads=6, encoder_ffn_dim=1536, decoder_ffn_dim=1536, num_mel_bins=80)
+    config = T.WhisperConfig(
+        d_model=384,
+        encoder_layers=4,
+        decoder_layers=4,
+        encoder_attention_heads=6,
+        decoder_attention_heads=6,
+        encoder_ffn_dim=1536,
+        decoder_ffn_dim=1536,
+        num_mel_bins=80,
+    )
     features = torch.randn(batch, 80, 3000, generator=torch.Generator().manual_seed(0))
     return WhisperEncoder(config).eval(), (features,)
 

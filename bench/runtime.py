@@ -13,6 +13,7 @@ that alternate between the libraries round after round (bench/timing.py);
 each figure is the median of all rounds' calls. Ratios above 1 mean opgraph
 is faster.
 """
+
 import argparse
 import os
 import re
@@ -28,18 +29,18 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 import numpy as np
 import onnxruntime
 import torch
+from onnx_peer import onnx_model, onnx_session
+from timing import interleaved
 
 import opgraph
 from opgraph.cli import executable as opgraph_cli
 from opgraph.graph import DType, Graph, TensorType, ops
 
-from onnx_peer import onnx_model, onnx_session
-from timing import interleaved
-
 CHAIN = 1000
 
 
 # ---- per-node overhead -----------------------------------------------------
+
 
 def relu_chain():
     with Graph("relu_chain", input_types=[TensorType(DType.float32, [16])]) as graph:
@@ -51,8 +52,22 @@ def relu_chain():
 
 
 def cli_seconds_per_run(path, threads, iterations=2000):
-    result = subprocess.run([str(opgraph_cli()), "bench", str(path), "--threads", str(threads), "--warmup", "200",
-                             "--iters", str(iterations)], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [
+            str(opgraph_cli()),
+            "bench",
+            str(path),
+            "--threads",
+            str(threads),
+            "--warmup",
+            "200",
+            "--iters",
+            str(iterations),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return float(re.search(r"^p50: ([0-9.]+) ms", result.stdout, re.MULTILINE).group(1)) / 1e3
 
 
@@ -83,20 +98,29 @@ def overhead_rows(threads, folder):
 
 # ---- batch-1 models --------------------------------------------------------
 
+
 def mlp_model():
-    return torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512), torch.nn.ReLU(),
-                               torch.nn.Linear(512, 10))
+    return torch.nn.Sequential(
+        torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10)
+    )
 
 
 def cnn_model():
     return torch.nn.Sequential(
-        torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
-        torch.nn.Flatten(), torch.nn.Linear(32, 10))
+        torch.nn.Conv2d(1, 16, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(16, 32, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(32, 10),
+    )
 
 
 def opgraph_graph(model, input_shape):
     """The torch Sequential `model` as an opgraph graph with its weights."""
+
     def parameter(tensor):
         return ops.constant(tensor.detach().numpy().copy())
 
@@ -106,8 +130,13 @@ def opgraph_graph(model, input_shape):
             if isinstance(layer, torch.nn.Linear):
                 value = ops.linear(value, parameter(layer.weight), parameter(layer.bias))
             elif isinstance(layer, torch.nn.Conv2d):
-                value = ops.conv2d(value, parameter(layer.weight), parameter(layer.bias), stride=list(layer.stride),
-                                   padding=list(layer.padding))
+                value = ops.conv2d(
+                    value,
+                    parameter(layer.weight),
+                    parameter(layer.bias),
+                    stride=list(layer.stride),
+                    padding=list(layer.padding),
+                )
             elif isinstance(layer, torch.nn.ReLU):
                 value = ops.relu(value)
             elif isinstance(layer, torch.nn.MaxPool2d):
@@ -144,24 +173,30 @@ def model_rows(name, model, input_shape, thread_counts):
             with torch.inference_mode():
                 return model(x_torch)
 
-        seconds = [t.seconds for t in interleaved([lambda: session.run(x), eager, lambda: ort.run(None, feeds)],
-                                                   budget=0.3)]
+        seconds = [
+            t.seconds for t in interleaved([lambda: session.run(x), eager, lambda: ort.run(None, feeds)], budget=0.3)
+        ]
         ours, torch_time, ort_time = (s * 1e6 for s in seconds)
-        print(f"  {name:<28} {threads:>7} {ours:10.1f} {torch_time:10.1f} {ort_time:10.1f} "
-              f"{torch_time / ours:9.2f}x {ort_time / ours:9.2f}x")
+        print(
+            f"  {name:<28} {threads:>7} {ours:10.1f} {torch_time:10.1f} {ort_time:10.1f} "
+            f"{torch_time / ours:9.2f}x {ort_time / ours:9.2f}x"
+        )
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="thread counts (default: 1 2)")
     args = parser.parse_args()
-    print(f"opgraph {opgraph.__version__}, torch {torch.__version__}, onnxruntime {onnxruntime.__version__}; "
-          f"{os.cpu_count()} cores")
+    print(
+        f"opgraph {opgraph.__version__}, torch {torch.__version__}, onnxruntime {onnxruntime.__version__}; "
+        f"{os.cpu_count()} cores"
+    )
     with tempfile.TemporaryDirectory() as folder:
         overhead_rows(1, folder)
         print("\nbatch-1 latency, µs per run (median over 5 interleaved rounds); ratios: their time / opgraph's")
-        print(f"  {'model':<28} {'threads':>7} {'opgraph':>10} {'torch':>10} {'ORT':>10} {'vs torch':>10} "
-              f"{'vs ORT':>10}")
+        print(
+            f"  {'model':<28} {'threads':>7} {'opgraph':>10} {'torch':>10} {'ORT':>10} {'vs torch':>10} {'vs ORT':>10}"
+        )
         model_rows("MLP 784-512-512-10", mlp_model(), [1, 784], args.threads)
         model_rows("CNN 1x28x28 (2 conv, pools)", cnn_model(), [1, 1, 28, 28], args.threads)
 

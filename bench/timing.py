@@ -16,6 +16,7 @@ machine, the hypervisor's other guests) kept busy meanwhile: on a shared
 machine they take cores from the timed calls, which then read slower and
 keep fewer cores busy than they were given.
 """
+
 import gc
 import os
 import statistics
@@ -96,8 +97,10 @@ def interleaved(functions, rounds=5, budget=1.0, settle=0.02):
         gc.enable()
     # The machine's count moves in clock ticks (10 ms): over blocks of a
     # fraction of a second, others' load is good to a tenth of a core or so.
-    return [Timing(statistics.median(s), c / w, len(s) * n, max(0.0, m - c) / w if known else None)
-            for s, c, w, n, m in zip(samples, cpu, wall, inner, machine)]
+    return [
+        Timing(statistics.median(s), c / w, len(s) * n, max(0.0, m - c) / w if known else None)
+        for s, c, w, n, m in zip(samples, cpu, wall, inner, machine)
+    ]
 
 
 def seconds_per_call(fn, budget=0.3, rounds=3):
@@ -121,7 +124,7 @@ UNDER_FRACTION = 0.6
 
 
 def check_threads(cpu_per_wall, threads, parallel_work=True):
-    """"" when ``cpu_per_wall`` fits ``threads`` threads, else a flag saying
+    """ "" when ``cpu_per_wall`` fits ``threads`` threads, else a flag saying
     which way it is off; too few cores busy counts only for ``parallel_work``."""
     if cpu_per_wall > threads + OVER_MARGIN:
         return "more cores busy than threads"

@@ -12,18 +12,18 @@ Rows, all in this process:
 Each figure is a median per call (bench/timing.py). Ratios above 1 mean the
 opgraph side is faster.
 """
+
 import argparse
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from timing import interleaved, seconds_per_call
 
 import opgraph
 from opgraph import cpp_extension
 from opgraph.torch import CustomOpLibrary
-
-from timing import interleaved, seconds_per_call
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,8 +49,9 @@ OPGRAPH_LIBRARY(NAMESPACE, m) {
 
 def add_op(kernels):
     namespace = f"bench_{'py' if kernels == 'python' else kernels}"
-    library = cpp_extension.load_inline(namespace, ADD_SOURCE.replace("NAMESPACE", namespace),
-                                        build_directory=ROOT / "build" / "bench" / namespace)
+    library = cpp_extension.load_inline(
+        namespace, ADD_SOURCE.replace("NAMESPACE", namespace), build_directory=ROOT / "build" / "bench" / namespace
+    )
     return CustomOpLibrary(library, kernels=kernels).add
 
 
@@ -64,9 +65,11 @@ def overhead_rows():
         add, add_out = op.functional, op[{}]
         torch.testing.assert_close(add(x, y), x + y)
         name = str(add).removesuffix(".default")
-        eager += [(f"{name}, {kernels} kernels", seconds_per_call(lambda: add(x, y))),
-                  ("  ... under torch.inference_mode", _inference(lambda: seconds_per_call(lambda: add(x, y)))),
-                  (f"  ... destination-passing: add[{{}}](out, x, y)", seconds_per_call(lambda: add_out(out, x, y)))]
+        eager += [
+            (f"{name}, {kernels} kernels", seconds_per_call(lambda: add(x, y))),
+            ("  ... under torch.inference_mode", _inference(lambda: seconds_per_call(lambda: add(x, y)))),
+            ("  ... destination-passing: add[{}](out, x, y)", seconds_per_call(lambda: add_out(out, x, y))),
+        ]
         compiled_ours = torch.compile(lambda a, b: add(a, b), fullgraph=True)
         torch.testing.assert_close(compiled_ours(x, y), compiled_native(x, y))
         compiled.append((f"torch.compile({name}), {kernels} kernels", seconds_per_call(lambda: compiled_ours(x, y))))
@@ -84,8 +87,10 @@ def conv1d_row(ops, n, k):
     x, kernel, out = torch.randn(n), torch.randn(k), torch.empty(n)
     conv1d = ops.conv1d[{"input_size": n, "conv_size": k}]
     xt, kt = x.view(1, 1, n), kernel.view(1, 1, k)
-    ours, theirs = (t.seconds for t in interleaved([lambda: conv1d(out, x, kernel),
-                                                    lambda: F.conv1d(F.pad(xt, (0, k - 1)), kt)], budget=0.3))
+    ours, theirs = (
+        t.seconds
+        for t in interleaved([lambda: conv1d(out, x, kernel), lambda: F.conv1d(F.pad(xt, (0, k - 1)), kt)], budget=0.3)
+    )
     torch.testing.assert_close(out, F.conv1d(F.pad(xt, (0, k - 1)), kt).view(n), rtol=1e-3, atol=1e-3 * np.sqrt(k))
     return ours, theirs
 
@@ -95,8 +100,12 @@ def main():
     parser.add_argument("--sizes", type=float, nargs="+", default=[1e3, 1e5, 1e7])
     parser.add_argument("--kernels", type=int, nargs="+", default=[4, 31, 255])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--conv1d-kernels", choices=["python", "cpp"], default="python",
-                        help="the kernels conv1d is registered with (one choice per process)")
+    parser.add_argument(
+        "--conv1d-kernels",
+        choices=["python", "cpp"],
+        default="python",
+        help="the kernels conv1d is registered with (one choice per process)",
+    )
     args = parser.parse_args()
     print(f"torch {torch.__version__}, float32\n")
 
@@ -110,14 +119,17 @@ def main():
             print(f"  {name:<48} {seconds * 1e6:8.2f} us {seconds / base:6.1f}x {rows[0][0]}")
     print()
 
-    ops = CustomOpLibrary(opgraph.build_package(ROOT / "examples" / "conv1d", target="conv1d"),
-                          kernels=args.conv1d_kernels)
+    ops = CustomOpLibrary(
+        opgraph.build_package(ROOT / "examples" / "conv1d", target="conv1d"), kernels=args.conv1d_kernels
+    )
     for threads in args.threads:
         opgraph.set_num_threads(threads)
         torch.set_num_threads(threads)
-        print(f"conv1d, destination-passing through the bridge ({args.conv1d_kernels} kernels) vs F.conv1d "
-              f"(threads: opgraph "
-              f"{opgraph.get_num_threads()}, torch {torch.get_num_threads()})")
+        print(
+            f"conv1d, destination-passing through the bridge ({args.conv1d_kernels} kernels) vs F.conv1d "
+            f"(threads: opgraph "
+            f"{opgraph.get_num_threads()}, torch {torch.get_num_threads()})"
+        )
         print(f"{'n':>10} {'k':>4} {'bridge ms':>10} {'F.conv1d ms':>12} {'vs torch':>9}")
         for n in map(int, args.sizes):
             for k in args.kernels:

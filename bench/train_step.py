@@ -3,6 +3,7 @@ in opgraph.layers vs the same model in torch eager, in the same process, at
 the same thread count, in interleaved rounds (bench/timing.py: each figure
 the median step over all rounds). Ratios above 1 mean opgraph is faster.
 """
+
 import argparse
 import sys
 from pathlib import Path
@@ -13,10 +14,10 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "digits"))
 from model import opgraph_cnn, torch_cnn  # noqa: E402
+from timing import interleaved  # noqa: E402
 
 import opgraph  # noqa: E402
 from opgraph import layers  # noqa: E402
-from timing import interleaved  # noqa: E402
 
 
 def main():
@@ -46,8 +47,9 @@ def main():
                 F.cross_entropy(torch_model(tx), ty).backward()
                 optimizer.step()
 
-            ours, theirs = (t.seconds for t in interleaved([lambda: model.train_on_batch(x, y), torch_step],
-                                                           budget=args.budget))
+            ours, theirs = (
+                t.seconds for t in interleaved([lambda: model.train_on_batch(x, y), torch_step], budget=args.budget)
+            )
             print(f"{threads:>7} {batch:>5} {ours * 1e3:>10.3f} {theirs * 1e3:>9.3f} {theirs / ours:>12.2f}x")
 
 

@@ -7,6 +7,7 @@ with the text its opgraph.Error must contain; the tests load every file and
 check the message, the fuzzer starts from them. Plain Python (no opgraph,
 no NumPy), so the C++ build can run it too.
 """
+
 import json
 import struct
 import sys
@@ -19,16 +20,23 @@ GRAPH = {
     "name": "mlp",
     "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 6]}],
     "outputs": [{"name": "y"}],
-    "constants": [{"name": "w1", "dtype": "float32", "shape": [8, 6]},
-                  {"name": "b1", "dtype": "float32", "shape": [8]},
-                  {"name": "w2", "dtype": "float32", "shape": [4, 8]},
-                  {"name": "b2", "dtype": "float32", "shape": [4]}],
+    "constants": [
+        {"name": "w1", "dtype": "float32", "shape": [8, 6]},
+        {"name": "b1", "dtype": "float32", "shape": [8]},
+        {"name": "w2", "dtype": "float32", "shape": [4, 8]},
+        {"name": "b2", "dtype": "float32", "shape": [4]},
+    ],
     "nodes": [
         {"name": "fc1", "op_type": "aten::linear", "inputs": ["x", "w1", "b1"], "outputs": ["h"]},
         {"name": "relu", "op_type": "aten::relu", "inputs": ["h"], "outputs": ["r"]},
         {"name": "fc2", "op_type": "aten::linear", "inputs": ["r", "w2", "b2"], "outputs": ["z"]},
-        {"name": "softmax", "op_type": "aten::softmax.int", "inputs": ["z"], "outputs": ["y"],
-         "attrs": {"dim": {"type": "int", "value": 1}}},
+        {
+            "name": "softmax",
+            "op_type": "aten::softmax.int",
+            "inputs": ["z"],
+            "outputs": ["y"],
+            "attrs": {"dim": {"type": "int", "value": 1}},
+        },
     ],
     "packages": [],
 }
@@ -53,15 +61,21 @@ def tensor_entries(graph=GRAPH):
     """The header entries and data of the graph's constants, back to back."""
     entries, data = {}, b""
     for constant, values in zip(graph.get("constants", []), weights_of(graph).values()):
-        entries[constant["name"]] = {"dtype": "F32", "shape": constant["shape"],
-                                     "data_offsets": [len(data), len(data) + 4 * len(values)]}
+        entries[constant["name"]] = {
+            "dtype": "F32",
+            "shape": constant["shape"],
+            "data_offsets": [len(data), len(data) + 4 * len(values)],
+        }
         data += struct.pack(f"<{len(values)}f", *values)
     return entries, data
 
 
 def metadata(graph=GRAPH, **changes):
-    fields = {"opgraph.version": "1", "opgraph.graph": json.dumps(graph),
-              "opgraph.packages": json.dumps(graph.get("packages", []))}
+    fields = {
+        "opgraph.version": "1",
+        "opgraph.graph": json.dumps(graph),
+        "opgraph.packages": json.dumps(graph.get("packages", [])),
+    }
     fields.update(changes)
     return {key: value for key, value in fields.items() if value is not None}
 
@@ -105,27 +119,59 @@ def with_input_shape(shape):
 CNN = {
     "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 2, 6, 6]}],
     "outputs": [{"name": "y"}],
-    "constants": [{"name": "w", "dtype": "float32", "shape": [3, 2, 3, 3]},
-                  {"name": "b", "dtype": "float32", "shape": [3]}],
+    "constants": [
+        {"name": "w", "dtype": "float32", "shape": [3, 2, 3, 3]},
+        {"name": "b", "dtype": "float32", "shape": [3]},
+    ],
     "nodes": [
-        {"name": "conv", "op_type": "aten::conv2d", "inputs": ["x", "w", "b"], "outputs": ["c"],
-         "attrs": {"stride": {"type": "ints", "value": [1, 1]}, "padding": {"type": "ints", "value": [1, 1]},
-                   "dilation": {"type": "ints", "value": [1, 1]}, "groups": {"type": "int", "value": 1}}},
-        {"name": "pool", "op_type": "aten::max_pool2d", "inputs": ["c"], "outputs": ["p"],
-         "attrs": {"kernel_size": {"type": "ints", "value": [2, 2]}, "stride": {"type": "ints", "value": [2, 2]}}},
-        {"name": "flatten", "op_type": "aten::flatten.using_ints", "inputs": ["p"], "outputs": ["f"],
-         "attrs": {"start_dim": {"type": "int", "value": 1}}},
-        {"name": "cat", "op_type": "aten::cat", "inputs": [["f", "f"]], "outputs": ["j"],
-         "attrs": {"dim": {"type": "int", "value": 1}}},
-        {"name": "reshape", "op_type": "aten::reshape", "inputs": ["j"], "outputs": ["y"],
-         "attrs": {"shape": {"type": "ints", "value": [-1, 6, 3, 3]}}},
+        {
+            "name": "conv",
+            "op_type": "aten::conv2d",
+            "inputs": ["x", "w", "b"],
+            "outputs": ["c"],
+            "attrs": {
+                "stride": {"type": "ints", "value": [1, 1]},
+                "padding": {"type": "ints", "value": [1, 1]},
+                "dilation": {"type": "ints", "value": [1, 1]},
+                "groups": {"type": "int", "value": 1},
+            },
+        },
+        {
+            "name": "pool",
+            "op_type": "aten::max_pool2d",
+            "inputs": ["c"],
+            "outputs": ["p"],
+            "attrs": {"kernel_size": {"type": "ints", "value": [2, 2]}, "stride": {"type": "ints", "value": [2, 2]}},
+        },
+        {
+            "name": "flatten",
+            "op_type": "aten::flatten.using_ints",
+            "inputs": ["p"],
+            "outputs": ["f"],
+            "attrs": {"start_dim": {"type": "int", "value": 1}},
+        },
+        {
+            "name": "cat",
+            "op_type": "aten::cat",
+            "inputs": [["f", "f"]],
+            "outputs": ["j"],
+            "attrs": {"dim": {"type": "int", "value": 1}},
+        },
+        {
+            "name": "reshape",
+            "op_type": "aten::reshape",
+            "inputs": ["j"],
+            "outputs": ["y"],
+            "attrs": {"shape": {"type": "ints", "value": [-1, 6, 3, 3]}},
+        },
     ],
 }
 
 
 def cnn_with(node_name, **attrs):
-    nodes = [dict(node, attrs=dict(node["attrs"], **attrs)) if node["name"] == node_name else node
-             for node in CNN["nodes"]]
+    nodes = [
+        dict(node, attrs=dict(node["attrs"], **attrs)) if node["name"] == node_name else node for node in CNN["nodes"]
+    ]
     return dict(CNN, nodes=nodes)
 
 
@@ -137,10 +183,12 @@ HUGE = 1 << 62
 TOO_LARGE_TOGETHER = {
     "inputs": [{"name": "x", "dtype": "float32", "shape": [1 << 30, 1 << 30]}],
     "outputs": [{"name": "y"}],
-    "nodes": [{"name": f"relu_{v}", "op_type": "aten::relu", "inputs": ["x"], "outputs": [v]} for v in "abcd"] + [
+    "nodes": [{"name": f"relu_{v}", "op_type": "aten::relu", "inputs": ["x"], "outputs": [v]} for v in "abcd"]
+    + [
         {"name": "add_ab", "op_type": "aten::add.Tensor", "inputs": ["a", "b"], "outputs": ["ab"]},
         {"name": "add_cd", "op_type": "aten::add.Tensor", "inputs": ["c", "d"], "outputs": ["cd"]},
-        {"name": "add", "op_type": "aten::add.Tensor", "inputs": ["ab", "cd"], "outputs": ["y"]}],
+        {"name": "add", "op_type": "aten::add.Tensor", "inputs": ["ab", "cd"], "outputs": ["y"]},
+    ],
 }
 
 # (file name, its bytes, text its error must contain); the first is valid.
@@ -150,84 +198,178 @@ CASES = [
     ("truncated_length.opg", VALID[:5], "the file is 5 bytes"),
     ("truncated_header.opg", VALID[:100], "runs past the end of the file (100 bytes, so at most 92)"),
     ("truncated_data.opg", VALID[:-4], "tensor 'b2': data_offsets [352, 368] run past the end of the data (364 bytes)"),
-    ("header_length_past_eof.opg", safetensors({"__metadata__": {}}, b"", length=4096),
-     "header length 4096 runs past the end of the file"),
-    ("huge_header_length.opg", struct.pack("<Q", (1 << 64) - 1) + b"{}",
-     "header length 18446744073709551615 runs past the end of the file (10 bytes, so at most 2)"),
+    (
+        "header_length_past_eof.opg",
+        safetensors({"__metadata__": {}}, b"", length=4096),
+        "header length 4096 runs past the end of the file",
+    ),
+    (
+        "huge_header_length.opg",
+        struct.pack("<Q", (1 << 64) - 1) + b"{}",
+        "header length 18446744073709551615 runs past the end of the file (10 bytes, so at most 2)",
+    ),
     ("bad_header_json.opg", safetensors(b'{"__metadata__": {', b""), "is not valid JSON"),
     ("header_not_object.opg", safetensors([1, 2], b""), "header must be a JSON object, got array"),
-    ("no_metadata.opg", safetensors(tensor_entries()[0], tensor_entries()[1]),
-     "header has no __metadata__ object: not an .opg file"),
+    (
+        "no_metadata.opg",
+        safetensors(tensor_entries()[0], tensor_entries()[1]),
+        "header has no __metadata__ object: not an .opg file",
+    ),
     ("missing_version.opg", opg(**{"opgraph.version": None}), "__metadata__ has no 'opgraph.version'"),
-    ("unsupported_version.opg", opg(**{"opgraph.version": "2"}),
-     "unsupported .opg version '2'; this opgraph reads version 1"),
+    (
+        "unsupported_version.opg",
+        opg(**{"opgraph.version": "2"}),
+        "unsupported .opg version '2'; this opgraph reads version 1",
+    ),
     ("version_not_string.opg", opg(**{"opgraph.version": 1}), "__metadata__['opgraph.version'] must be a string"),
     ("bad_graph_json.opg", opg(**{"opgraph.graph": '{"inputs": ['}), "graph JSON: not valid JSON"),
-    ("offsets_out_of_range.opg", opg(entries=with_entry("b2", data_offsets=[352, 1 << 40])),
-     "tensor 'b2': data_offsets [352, 1099511627776] run past the end of the data (368 bytes)"),
-    ("offsets_reversed.opg", opg(entries=with_entry("b2", data_offsets=[352, 336])),
-     "tensor 'b2': data_offsets [352, 336] end before they begin"),
-    ("offsets_overlap.opg", opg(entries=with_entry("b1", data_offsets=[184, 216])),
-     "tensors 'w1' (data_offsets [0, 192]) and 'b1' (data_offsets [184, 216]) overlap"),
-    ("bytes_do_not_match_shape.opg", opg(entries=with_entry("w1", shape=[8, 5])),
-     "tensor 'w1': data_offsets [0, 192] hold 192 bytes; float32[8, 5] needs 160"),
-    ("unsupported_dtype.opg", opg(entries=with_entry("w1", dtype="F8_E4M3")),
-     "tensor 'w1': dtype 'F8_E4M3' is not supported"),
-    ("negative_tensor_dim.opg", opg(entries=with_entry("w1", shape=[-8, -6])),
-     "tensor 'w1': shape extent must be a non-negative integer, got -8"),
-    ("overflowing_tensor_dims.opg", opg(entries=with_entry("w1", shape=[HUGE, HUGE])),
-     "tensor 'w1': shape [4611686018427387904,4611686018427387904] of F32 overflows"),
-    ("tensor_differs_from_constant.opg", opg(entries=with_entry("b1", dtype="I32")),
-     "tensor 'b1' is int32[8]; the graph declares constant 'b1' as float32[8]"),
-    ("constant_without_tensor.opg", opg(entries={k: v for k, v in tensor_entries()[0].items() if k != "b2"}),
-     "constant 'b2' (float32[4]) has no tensor in the file"),
-    ("packages_disagree.opg", opg(**{"opgraph.packages": '["mylib"]'}),
-     "__metadata__['opgraph.packages'] lists [\"mylib\"] but the graph lists []"),
+    (
+        "offsets_out_of_range.opg",
+        opg(entries=with_entry("b2", data_offsets=[352, 1 << 40])),
+        "tensor 'b2': data_offsets [352, 1099511627776] run past the end of the data (368 bytes)",
+    ),
+    (
+        "offsets_reversed.opg",
+        opg(entries=with_entry("b2", data_offsets=[352, 336])),
+        "tensor 'b2': data_offsets [352, 336] end before they begin",
+    ),
+    (
+        "offsets_overlap.opg",
+        opg(entries=with_entry("b1", data_offsets=[184, 216])),
+        "tensors 'w1' (data_offsets [0, 192]) and 'b1' (data_offsets [184, 216]) overlap",
+    ),
+    (
+        "bytes_do_not_match_shape.opg",
+        opg(entries=with_entry("w1", shape=[8, 5])),
+        "tensor 'w1': data_offsets [0, 192] hold 192 bytes; float32[8, 5] needs 160",
+    ),
+    (
+        "unsupported_dtype.opg",
+        opg(entries=with_entry("w1", dtype="F8_E4M3")),
+        "tensor 'w1': dtype 'F8_E4M3' is not supported",
+    ),
+    (
+        "negative_tensor_dim.opg",
+        opg(entries=with_entry("w1", shape=[-8, -6])),
+        "tensor 'w1': shape extent must be a non-negative integer, got -8",
+    ),
+    (
+        "overflowing_tensor_dims.opg",
+        opg(entries=with_entry("w1", shape=[HUGE, HUGE])),
+        "tensor 'w1': shape [4611686018427387904,4611686018427387904] of F32 overflows",
+    ),
+    (
+        "tensor_differs_from_constant.opg",
+        opg(entries=with_entry("b1", dtype="I32")),
+        "tensor 'b1' is int32[8]; the graph declares constant 'b1' as float32[8]",
+    ),
+    (
+        "constant_without_tensor.opg",
+        opg(entries={k: v for k, v in tensor_entries()[0].items() if k != "b2"}),
+        "constant 'b2' (float32[4]) has no tensor in the file",
+    ),
+    (
+        "packages_disagree.opg",
+        opg(**{"opgraph.packages": '["mylib"]'}),
+        "__metadata__['opgraph.packages'] lists [\"mylib\"] but the graph lists []",
+    ),
     ("negative_input_dim.opg", opg(with_input_shape(["N", -6])), "inputs[0] ('x').shape[1]: dimension -6 is negative"),
-    ("overflowing_input_dims.opg", opg(with_input_shape([HUGE, HUGE, 6])),
-     "input 'x': float32[4611686018427387904, 4611686018427387904, 6] takes more bytes than memory can address"),
+    (
+        "overflowing_input_dims.opg",
+        opg(with_input_shape([HUGE, HUGE, 6])),
+        "input 'x': float32[4611686018427387904, 4611686018427387904, 6] takes more bytes than memory can address",
+    ),
     # 2^63 bytes: the element count fits in int64, the bytes in no allocation.
-    ("value_too_large.opg", opg(with_input_shape([1 << 61])),
-     "input 'x': float32[2305843009213693952] takes more bytes than memory can address"),
-    ("arena_too_large.opg", opg(TOO_LARGE_TOGETHER),
-     "the memory plan needs more bytes than memory can address"),
-    ("cycle.opg", opg(with_node(0, inputs=["z", "w1", "b1"])),
-     "node 'fc1' (aten::linear): input 0 uses value 'z' before node 'fc2' defines it; "
-     "nodes must be in topological order and form no cycle"),
-    ("used_before_defined.opg", opg(dict(GRAPH, nodes=[GRAPH["nodes"][1], GRAPH["nodes"][0], *GRAPH["nodes"][2:]])),
-     "node 'relu' (aten::relu): input 0 uses value 'h' before node 'fc1' defines it"),
-    ("undefined_value.opg", opg(with_node(1, inputs=["nowhere"])),
-     "input 0 uses value 'nowhere', which no graph input, constant or node defines"),
-    ("defined_twice.opg", opg(with_node(1, outputs=["h"])),
-     "value 'h' is defined twice: by output 0 of node 'fc1' (aten::linear) and by output 0 of node 'relu'"),
-    ("undefined_output.opg", opg(dict(GRAPH, outputs=[{"name": "nowhere"}])),
-     "graph output 'nowhere' is not a graph input, constant or node output"),
-    ("unknown_op.opg", opg(with_node(1, op_type="aten::frobnicate")),
-     "missing ops: [1] aten::frobnicate (node relu)"),
-    ("wrong_attribute_type.opg", opg(with_node(3, attrs={"dim": {"type": "str", "value": "1"}})),
-     "node 'softmax' (aten::softmax.int): attribute 'dim' expects int, got str"),
-    ("unknown_attribute_type.opg", opg(with_node(3, attrs={"dim": {"type": "complex", "value": 1}})),
-     "unknown attribute type 'complex'"),
-    ("wrong_input_count.opg", opg(with_node(1, inputs=["h", "h"])),
-     "node 'relu' (aten::relu): expected 1 tensor inputs (self), got 2"),
+    (
+        "value_too_large.opg",
+        opg(with_input_shape([1 << 61])),
+        "input 'x': float32[2305843009213693952] takes more bytes than memory can address",
+    ),
+    ("arena_too_large.opg", opg(TOO_LARGE_TOGETHER), "the memory plan needs more bytes than memory can address"),
+    (
+        "cycle.opg",
+        opg(with_node(0, inputs=["z", "w1", "b1"])),
+        "node 'fc1' (aten::linear): input 0 uses value 'z' before node 'fc2' defines it; "
+        "nodes must be in topological order and form no cycle",
+    ),
+    (
+        "used_before_defined.opg",
+        opg(dict(GRAPH, nodes=[GRAPH["nodes"][1], GRAPH["nodes"][0], *GRAPH["nodes"][2:]])),
+        "node 'relu' (aten::relu): input 0 uses value 'h' before node 'fc1' defines it",
+    ),
+    (
+        "undefined_value.opg",
+        opg(with_node(1, inputs=["nowhere"])),
+        "input 0 uses value 'nowhere', which no graph input, constant or node defines",
+    ),
+    (
+        "defined_twice.opg",
+        opg(with_node(1, outputs=["h"])),
+        "value 'h' is defined twice: by output 0 of node 'fc1' (aten::linear) and by output 0 of node 'relu'",
+    ),
+    (
+        "undefined_output.opg",
+        opg(dict(GRAPH, outputs=[{"name": "nowhere"}])),
+        "graph output 'nowhere' is not a graph input, constant or node output",
+    ),
+    ("unknown_op.opg", opg(with_node(1, op_type="aten::frobnicate")), "missing ops: [1] aten::frobnicate (node relu)"),
+    (
+        "wrong_attribute_type.opg",
+        opg(with_node(3, attrs={"dim": {"type": "str", "value": "1"}})),
+        "node 'softmax' (aten::softmax.int): attribute 'dim' expects int, got str",
+    ),
+    (
+        "unknown_attribute_type.opg",
+        opg(with_node(3, attrs={"dim": {"type": "complex", "value": 1}})),
+        "unknown attribute type 'complex'",
+    ),
+    (
+        "wrong_input_count.opg",
+        opg(with_node(1, inputs=["h", "h"])),
+        "node 'relu' (aten::relu): expected 1 tensor inputs (self), got 2",
+    ),
     ("shapes_disagree.opg", opg(with_input_shape(["N", 7])), "node 'fc1' (aten::linear)"),
-    ("conv_stride_zero.opg", opg(cnn_with("conv", stride={"type": "ints", "value": [0, 0]})),
-     "node 'conv' (aten::conv2d): stride: expected values of at least 1, got [0, 0]"),
-    ("pool_kernel_too_large.opg", opg(cnn_with("pool", kernel_size={"type": "ints", "value": [9, 9]})),
-     "node 'pool' (aten::max_pool2d): self: input size 6 (padded to 6) is smaller than the kernel (9)"),
-    ("cat_dim_out_of_range.opg", opg(cnn_with("cat", dim={"type": "int", "value": 2})),
-     "node 'cat' (aten::cat): dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2"),
-    ("conv_padding_overflows.opg", opg(cnn_with("conv", padding={"type": "ints", "value": [HUGE, 1]})),
-     "node 'conv' (aten::conv2d): padding: 4611686018427387904 + 4611686018427387904 overflows int64"),
-    ("conv_dilation_overflows.opg", opg(cnn_with("conv", dilation={"type": "ints", "value": [HUGE, 1]})),
-     "node 'conv' (aten::conv2d): dilation: 4611686018427387904 * 2 overflows int64"),
-    ("pool_padding_overflows.opg", opg(cnn_with("pool", padding={"type": "ints", "value": [HUGE, 0]})),
-     "node 'pool' (aten::max_pool2d): padding: 4611686018427387904 * 2 overflows int64"),
-    ("reshape_overflows.opg", opg(cnn_with("reshape", shape={"type": "ints", "value": [HUGE, 4, -1]})),
-     "node 'reshape' (aten::reshape): shape: 4611686018427387904 * 4 overflows int64"),
-    ("reshape_changes_size.opg", opg(cnn_with("reshape", shape={"type": "ints", "value": [-1, 5, 3, 3]})),
-     "node 'reshape' (aten::reshape): shape: cannot infer -1 in [-1, 5, 3, 3] for 10368 elements "
-     "(shapes inferred with trial sizes N=192 for the symbolic dimensions)"),
+    (
+        "conv_stride_zero.opg",
+        opg(cnn_with("conv", stride={"type": "ints", "value": [0, 0]})),
+        "node 'conv' (aten::conv2d): stride: expected values of at least 1, got [0, 0]",
+    ),
+    (
+        "pool_kernel_too_large.opg",
+        opg(cnn_with("pool", kernel_size={"type": "ints", "value": [9, 9]})),
+        "node 'pool' (aten::max_pool2d): self: input size 6 (padded to 6) is smaller than the kernel (9)",
+    ),
+    (
+        "cat_dim_out_of_range.opg",
+        opg(cnn_with("cat", dim={"type": "int", "value": 2})),
+        "node 'cat' (aten::cat): dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2",
+    ),
+    (
+        "conv_padding_overflows.opg",
+        opg(cnn_with("conv", padding={"type": "ints", "value": [HUGE, 1]})),
+        "node 'conv' (aten::conv2d): padding: 4611686018427387904 + 4611686018427387904 overflows int64",
+    ),
+    (
+        "conv_dilation_overflows.opg",
+        opg(cnn_with("conv", dilation={"type": "ints", "value": [HUGE, 1]})),
+        "node 'conv' (aten::conv2d): dilation: 4611686018427387904 * 2 overflows int64",
+    ),
+    (
+        "pool_padding_overflows.opg",
+        opg(cnn_with("pool", padding={"type": "ints", "value": [HUGE, 0]})),
+        "node 'pool' (aten::max_pool2d): padding: 4611686018427387904 * 2 overflows int64",
+    ),
+    (
+        "reshape_overflows.opg",
+        opg(cnn_with("reshape", shape={"type": "ints", "value": [HUGE, 4, -1]})),
+        "node 'reshape' (aten::reshape): shape: 4611686018427387904 * 4 overflows int64",
+    ),
+    (
+        "reshape_changes_size.opg",
+        opg(cnn_with("reshape", shape={"type": "ints", "value": [-1, 5, 3, 3]})),
+        "node 'reshape' (aten::reshape): shape: cannot infer -1 in [-1, 5, 3, 3] for 10368 elements "
+        "(shapes inferred with trial sizes N=192 for the symbolic dimensions)",
+    ),
 ]
 
 

@@ -2,6 +2,7 @@
 a custom extension of a graph, which runs on the C++ executor; the graph is
 then saved as .opg and run again by the `opgraph` command line tool.
 """
+
 import shutil
 import subprocess
 import sys
@@ -67,8 +68,17 @@ def main() -> int:
     cli = shutil.which("opgraph") or str(Path(sys.executable).with_name("opgraph"))
     np.save(OUT / "input.npy", input_tensor)
     np.save(OUT / "kernel.npy", kernel_tensor)
-    command = [cli, "run", str(path), "--input", f"input0={OUT / 'input.npy'}", "--input",
-               f"input1={OUT / 'kernel.npy'}", "--output-dir", str(OUT / "result")]
+    command = [
+        cli,
+        "run",
+        str(path),
+        "--input",
+        f"input0={OUT / 'input.npy'}",
+        "--input",
+        f"input1={OUT / 'kernel.npy'}",
+        "--output-dir",
+        str(OUT / "result"),
+    ]
     print("$", " ".join(command))
     subprocess.run(command, check=True)
     from_cli = np.load(OUT / "result" / f"{graph.outputs[0].name}.npy")

@@ -2,6 +2,7 @@
 
 output[i] = sum_j input[i + j] * kernel[j], zero past the end of the input.
 """
+
 import sys
 from pathlib import Path
 
@@ -38,8 +39,9 @@ def main() -> int:
 
     passed = True
     for dtype in (np.float32, np.float64):
-        result = opgraph.ops.call("examples::conv1d", x.astype(dtype), kernel.astype(dtype),
-                                  input_size=input_size, conv_size=conv_size)
+        result = opgraph.ops.call(
+            "examples::conv1d", x.astype(dtype), kernel.astype(dtype), input_size=input_size, conv_size=conv_size
+        )
         ok = result.dtype == dtype and np.allclose(result, expected)
         print(f"{np.dtype(dtype).name} verification {'PASSED' if ok else 'FAILED'}")
         passed &= ok

@@ -4,6 +4,7 @@ opgraph.torch.CustomOpLibrary builds the package from the sources in op/,
 loads it and registers its ops with torch.library. The op is called
 destination-passing: the caller allocates the output, the op writes it.
 """
+
 import sys
 from pathlib import Path
 
@@ -33,8 +34,12 @@ def conv1d_graph(package: str, x: np.ndarray, kernel: np.ndarray) -> np.ndarray:
     types = [TensorType(DType.float32, x.shape), TensorType(DType.float32, kernel.shape)]
     with Graph("conv_1d_graph", input_types=types, custom_extensions=[package]) as graph:
         input_value, kernel_value = graph.inputs
-        output = graph_ops.custom(name="conv1d", values=[input_value, kernel_value], out_types=[types[0]],
-                                  parameters={"input_size": len(x), "conv_size": len(kernel)})[0].tensor
+        output = graph_ops.custom(
+            name="conv1d",
+            values=[input_value, kernel_value],
+            out_types=[types[0]],
+            parameters={"input_size": len(x), "conv_size": len(kernel)},
+        )[0].tensor
         graph.output(output)
     return InferenceSession(devices=[CPU()]).load(graph).execute(x, kernel)[0]
 

@@ -67,8 +67,8 @@ int main(int argc, char** argv) {
     const std::vector<opgraph::ValueInfo>& declared = session.inputs();
     const size_t files = static_cast<size_t>(argc - 2);
     if (files > declared.size()) {
-      throw opgraph::Error("the model has " + std::to_string(declared.size()) + " inputs, " +
-                           std::to_string(files) + " files were given");
+      throw opgraph::Error("the model has " + std::to_string(declared.size()) + " inputs, " + std::to_string(files) +
+                           " files were given");
     }
     std::vector<opgraph::Tensor> inputs;
     for (size_t k = 0; k < declared.size(); ++k) {

@@ -1,29 +1,41 @@
 """The digits CNN, in opgraph.layers and, for comparison, in torch."""
+
 import numpy as np
-import torch
 from torch import nn
 
 from opgraph import layers
 
 
 def opgraph_cnn(seed=0, dropout=0.25):
-    return layers.Sequential([
-        layers.Conv2D(16, 3, padding="same", activation="relu"),
-        layers.MaxPool2D(2),
-        layers.Conv2D(32, 3, padding="same", activation="relu"),
-        layers.MaxPool2D(2),
-        layers.Flatten(),
-        layers.Dense(64, activation="relu"),
-        layers.Dropout(dropout),
-        layers.Dense(10, activation=None, initializer="xavier"),
-    ], seed=seed)
+    return layers.Sequential(
+        [
+            layers.Conv2D(16, 3, padding="same", activation="relu"),
+            layers.MaxPool2D(2),
+            layers.Conv2D(32, 3, padding="same", activation="relu"),
+            layers.MaxPool2D(2),
+            layers.Flatten(),
+            layers.Dense(64, activation="relu"),
+            layers.Dropout(dropout),
+            layers.Dense(10, activation=None, initializer="xavier"),
+        ],
+        seed=seed,
+    )
 
 
 def torch_cnn(dropout=0.25):
     return nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(32 * 2 * 2, 64), nn.ReLU(), nn.Dropout(dropout), nn.Linear(64, 10))
+        nn.Conv2d(1, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(32 * 2 * 2, 64),
+        nn.ReLU(),
+        nn.Dropout(dropout),
+        nn.Linear(64, 10),
+    )
 
 
 def load_digits_split(seed=0):
@@ -34,5 +46,4 @@ def load_digits_split(seed=0):
 
     digits = load_digits()
     x = (digits.images / 16.0).astype(np.float32)[:, None]
-    return train_test_split(x, digits.target.astype(np.int64), test_size=0.2, stratify=digits.target,
-                            random_state=seed)
+    return train_test_split(x, digits.target.astype(np.int64), test_size=0.2, stratify=digits.target, random_state=seed)

@@ -3,6 +3,7 @@ writes the training curve (PNG) and the weights (safetensors).
 
     python examples/digits/train.py [--epochs 30] [--out out/digits]
 """
+
 import argparse
 import sys
 from pathlib import Path
@@ -46,8 +47,9 @@ def main():
     print(f"digits: {len(x_train)} training and {len(x_test)} test images of {x_train.shape[1:]}")
     model = opgraph_cnn()
     model.compile(optimizer=layers.Adam(lr=2e-3), loss=layers.SoftmaxCrossEntropy())
-    history = model.fit(x_train, y_train, epochs=args.epochs, batch_size=args.batch_size,
-                        validation_data=(x_test, y_test))
+    history = model.fit(
+        x_train, y_train, epochs=args.epochs, batch_size=args.batch_size, validation_data=(x_test, y_test)
+    )
     loss, accuracy = model.evaluate(x_test, y_test)
 
     args.out.mkdir(parents=True, exist_ok=True)

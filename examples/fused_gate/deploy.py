@@ -13,11 +13,11 @@ import sys
 import time
 from pathlib import Path
 
+import my_custom_ops  # noqa: F401  (registers the IR conversion and executor of custom.fused_gate)
 import numpy as np
 import torch
-
-import my_custom_ops  # noqa: F401  (registers the IR conversion and executor of custom.fused_gate)
 from gated_mlp import GatedMLP, fused_gate_ops
+
 from opgraph import ir
 from opgraph.cli import executable as opgraph_executable
 
@@ -102,9 +102,11 @@ def main() -> int:
     eager_ms = torch_eager_ms(model, x)
     # The same model with the gate in native torch ops, without the custom op's Python dispatch.
     native_ms = torch_eager_ms(lambda v: model.out(torch.sigmoid(model.gate(v)) * model.value(v)), x)
-    print(f"p50 latency ({THREADS} thread): opgraph {opgraph_ms:.4f} ms, torch eager {eager_ms:.4f} ms "
-          f"({eager_ms / opgraph_ms:.2f}x opgraph's), torch eager with native sigmoid * mul {native_ms:.4f} ms "
-          f"({native_ms / opgraph_ms:.2f}x opgraph's)")
+    print(
+        f"p50 latency ({THREADS} thread): opgraph {opgraph_ms:.4f} ms, torch eager {eager_ms:.4f} ms "
+        f"({eager_ms / opgraph_ms:.2f}x opgraph's), torch eager with native sigmoid * mul {native_ms:.4f} ms "
+        f"({native_ms / opgraph_ms:.2f}x opgraph's)"
+    )
 
     print(f"\n{'all steps PASSED' if ok else 'verification FAILED'}")
     return 0 if ok else 1

@@ -1,10 +1,10 @@
 # my_custom_ops.py
-import torch
-from typing import List, Dict, Any
+from typing import Any
 
-from opgraph.ir.ops import register_op, register_executor
-from opgraph.ir import OpNode
-from opgraph.ir import NodeInfo
+import torch
+
+from opgraph.ir import NodeInfo, OpNode
+from opgraph.ir.ops import register_executor, register_op
 
 
 @register_op("custom.fused_gate")
@@ -19,10 +19,7 @@ def convert_fused_gate(node_info: NodeInfo) -> OpNode:
 
 
 @register_executor("custom.fused_gate")
-def execute_fused_gate(
-    inputs: List[torch.Tensor],
-    attrs: Dict[str, Any]
-) -> List[torch.Tensor]:
+def execute_fused_gate(inputs: list[torch.Tensor], attrs: dict[str, Any]) -> list[torch.Tensor]:
     """Fused gating: sigmoid(gate) * value."""
     gate = inputs[0]
     value = inputs[1]

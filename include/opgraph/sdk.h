@@ -63,23 +63,50 @@ enum class DType : int32_t {
 enum class Device : int32_t { CPU = OG_CPU, CUDA = OG_CUDA };
 
 inline const char* dtype_name(DType dtype) {
-  static constexpr const char* names[] = {"float32", "float64", "float16", "bfloat16", "int8",
-                                          "uint8",   "int32",   "int64",   "bool",
-                                          "complex64", "complex128"};
+  static constexpr const char* names[] = {"float32", "float64", "float16", "bfloat16",  "int8",      "uint8",
+                                          "int32",   "int64",   "bool",    "complex64", "complex128"};
   auto index = static_cast<size_t>(dtype);
   return index < std::size(names) ? names[index] : "unknown";
 }
 
-template <typename T> struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::Float32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::Float64; };
-template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::Int8; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::UInt8; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::Int32; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::Int64; };
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
-template <> struct DTypeOf<std::complex<float>> { static constexpr DType value = DType::Complex64; };
-template <> struct DTypeOf<std::complex<double>> { static constexpr DType value = DType::Complex128; };
+template <typename T>
+struct DTypeOf;
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::Float32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::Float64;
+};
+template <>
+struct DTypeOf<int8_t> {
+  static constexpr DType value = DType::Int8;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::UInt8;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::Int32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::Int64;
+};
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DType::Bool;
+};
+template <>
+struct DTypeOf<std::complex<float>> {
+  static constexpr DType value = DType::Complex64;
+};
+template <>
+struct DTypeOf<std::complex<double>> {
+  static constexpr DType value = DType::Complex128;
+};
 
 class Error : public std::runtime_error {
  public:
@@ -93,8 +120,8 @@ std::string concat(Args&&... args) {
   return out.str();
 }
 
-#define OPGRAPH_SDK_CHECK(cond, ...)                                          \
-  do {                                                                        \
+#define OPGRAPH_SDK_CHECK(cond, ...)                                               \
+  do {                                                                             \
     if (!(cond)) throw ::opgraph::sdk::Error(::opgraph::sdk::concat(__VA_ARGS__)); \
   } while (0)
 
@@ -108,8 +135,7 @@ inline std::string shape_str(std::span<const int64_t> shape) {
 class Meta {
  public:
   Meta(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {}
-  explicit Meta(const og_tensor& t)
-      : dtype_(static_cast<DType>(t.dtype)), shape_(t.shape, t.shape + t.ndim) {}
+  explicit Meta(const og_tensor& t) : dtype_(static_cast<DType>(t.dtype)), shape_(t.shape, t.shape + t.ndim) {}
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
@@ -153,9 +179,8 @@ class TensorRef {
  protected:
   template <typename T>
   T* typed_data() const {
-    OPGRAPH_SDK_CHECK(DTypeOf<std::remove_const_t<T>>::value == dtype(), "tensor holds ",
-                      dtype_name(dtype()), ", accessed as ",
-                      dtype_name(DTypeOf<std::remove_const_t<T>>::value));
+    OPGRAPH_SDK_CHECK(DTypeOf<std::remove_const_t<T>>::value == dtype(), "tensor holds ", dtype_name(dtype()),
+                      ", accessed as ", dtype_name(DTypeOf<std::remove_const_t<T>>::value));
     return static_cast<T*>(t_->data);
   }
 
@@ -169,14 +194,18 @@ class InputTensor : public detail::TensorRef {
  public:
   using TensorRef::TensorRef;
   template <typename T>
-  const T* data() const { return typed_data<const T>(); }
+  const T* data() const {
+    return typed_data<const T>();
+  }
 };
 
 class OutputTensor : public detail::TensorRef {
  public:
   using TensorRef::TensorRef;
   template <typename T>
-  T* data() const { return typed_data<T>(); }
+  T* data() const {
+    return typed_data<T>();
+  }
 };
 
 // The elements of a `Tensor[]` argument, in a kernel.
@@ -260,8 +289,10 @@ class Context {
 
 namespace detail {
 
-template <typename T> struct is_optional : std::false_type {};
-template <typename T> struct is_optional<std::optional<T>> : std::true_type {};
+template <typename T>
+struct is_optional : std::false_type {};
+template <typename T>
+struct is_optional<std::optional<T>> : std::true_type {};
 
 enum class Slot { Input, Output, Context, Attr };
 
@@ -287,8 +318,7 @@ constexpr int32_t count_slots(Slot slot) {
 }
 
 inline const char* attr_kind_name(int32_t kind) {
-  static constexpr const char* names[] = {"None", "bool", "int", "float", "str", "int[]", "float[]",
-                                          "ScalarType"};
+  static constexpr const char* names[] = {"None", "bool", "int", "float", "str", "int[]", "float[]", "ScalarType"};
   return kind >= 0 && kind < 8 ? names[kind] : "unknown";
 }
 
@@ -354,8 +384,7 @@ std::remove_cvref_t<P> fetch(CallFrame& f) {
   using T = std::remove_cvref_t<P>;
   if constexpr (std::is_same_v<T, InputTensor> || std::is_same_v<T, Meta>) {
     return T(next_input(f, false));
-  } else if constexpr (std::is_same_v<T, std::optional<InputTensor>> ||
-                       std::is_same_v<T, std::optional<Meta>>) {
+  } else if constexpr (std::is_same_v<T, std::optional<InputTensor>> || std::is_same_v<T, std::optional<Meta>>) {
     const og_tensor& t = next_input(f, false);
     if (t.ndim == OG_NDIM_NONE) return std::nullopt;
     return typename T::value_type(t);
@@ -417,8 +446,8 @@ struct BoxedShape {
   const og_host_api* api;
   F fn;
 
-  static int32_t call(void* user, const og_tensor* inputs, int32_t, const og_attr* attrs, int32_t,
-                      og_outputs* outputs, og_error* error) {
+  static int32_t call(void* user, const og_tensor* inputs, int32_t, const og_attr* attrs, int32_t, og_outputs* outputs,
+                      og_error* error) {
     auto* self = static_cast<BoxedShape*>(user);
     try {
       CallFrame frame{inputs, nullptr, attrs, nullptr};
@@ -437,8 +466,8 @@ struct BoxedShape {
   }
 
   int32_t emit(og_outputs* outputs, int32_t index, const Meta& meta, og_error* error) const {
-    return api->set_output(outputs, index, static_cast<int32_t>(meta.dtype()),
-                           static_cast<int32_t>(meta.dim()), meta.shape().data(), error);
+    return api->set_output(outputs, index, static_cast<int32_t>(meta.dtype()), static_cast<int32_t>(meta.dim()),
+                           meta.shape().data(), error);
   }
 };
 
@@ -447,9 +476,8 @@ struct BoxedKernel {
   const og_host_api* api;
   F fn;
 
-  static int32_t call(void* user, og_context* context, const og_tensor* inputs, int32_t,
-                      const og_tensor* outputs, int32_t, const og_attr* attrs, int32_t,
-                      og_error* error) {
+  static int32_t call(void* user, og_context* context, const og_tensor* inputs, int32_t, const og_tensor* outputs,
+                      int32_t, const og_attr* attrs, int32_t, og_error* error) {
     auto* self = static_cast<BoxedKernel*>(user);
     try {
       Context ctx(self->api, context);
@@ -462,7 +490,8 @@ struct BoxedKernel {
   }
 };
 
-template <typename Tuple> struct Arity;
+template <typename Tuple>
+struct Arity;
 template <typename... P>
 struct Arity<std::tuple<P...>> {
   static constexpr int32_t inputs = count_slots<P...>(Slot::Input);
@@ -491,7 +520,7 @@ struct SampleTensor {
   DType dtype = DType::Float32;
   std::vector<int64_t> shape;
   Layout layout = Layout::Contiguous;
-  bool none = false;  // a `Tensor?` given as None
+  bool none = false;          // a `Tensor?` given as None
   double low = -2, high = 2;  // the values' range
 
   static SampleTensor absent() { return {DType::Float32, {}, Layout::Contiguous, true}; }
@@ -534,8 +563,8 @@ class SampleAttr {
 struct Sample {
   std::vector<SampleTensor> inputs;  // one per tensor argument; a Tensor[]'s elements in a row
   std::vector<std::pair<std::string, SampleAttr>> attrs;
-  double tolerance = 0;  // 0: the dtype's default
-  std::string error;     // a bad sample: the text its error must contain
+  double tolerance = 0;                  // 0: the dtype's default
+  std::string error;                     // a bad sample: the text its error must contain
   std::vector<int64_t> list_sizes = {};  // for ops with more than one Tensor[]
 };
 
@@ -555,9 +584,8 @@ class Library {
     using Box = detail::BoxedShape<std::decay_t<ShapeFn>>;
     using Arity = detail::Arity<typename detail::Signature<std::decay_t<ShapeFn>>::Params>;
     auto box = std::make_shared<Box>(Box{api_, std::move(shape_fn)});
-    og_op_def def{schema,       options.backward,      where.file_name(),
-                  static_cast<int32_t>(where.line()), &Box::call,
-                  box.get(),    Arity::inputs,         Arity::attrs};
+    og_op_def def{schema,     options.backward, where.file_name(), static_cast<int32_t>(where.line()),
+                  &Box::call, box.get(),        Arity::inputs,     Arity::attrs};
     check(api_->def_op(registrar_, &def, error_));
     detail::retained().push_back(std::move(box));
     return *this;
@@ -617,8 +645,8 @@ class Library {
 
 namespace detail {
 
-inline int32_t run_init(const og_api_base* base, og_registrar* registrar, og_error* error,
-                        const char** ns_out, const char* ns, void (*body)(Library&)) {
+inline int32_t run_init(const og_api_base* base, og_registrar* registrar, og_error* error, const char** ns_out,
+                        const char* ns, void (*body)(Library&)) {
   const og_host_api* api = base->get_api(OPGRAPH_ABI_VERSION_MAJOR, OPGRAPH_ABI_VERSION_MINOR);
   if (api == nullptr) return OG_ABI_MISMATCH;
   *ns_out = ns;
@@ -637,11 +665,10 @@ inline int32_t run_init(const og_api_base* base, og_registrar* registrar, og_err
 }  // namespace opgraph::sdk
 
 // Defines the package's entry point; the body declares its ops. One per package.
-#define OPGRAPH_LIBRARY(ns, m)                                                             \
-  static void opgraph_library_body_(::opgraph::sdk::Library& m);                           \
-  extern "C" OPGRAPH_SDK_EXPORT int32_t opgraph_package_init(                              \
-      const og_api_base* base, og_registrar* registrar, og_error* error, const char** ns_out) { \
-    return ::opgraph::sdk::detail::run_init(base, registrar, error, ns_out, #ns,           \
-                                            &opgraph_library_body_);                       \
-  }                                                                                        \
+#define OPGRAPH_LIBRARY(ns, m)                                                                                 \
+  static void opgraph_library_body_(::opgraph::sdk::Library& m);                                               \
+  extern "C" OPGRAPH_SDK_EXPORT int32_t opgraph_package_init(const og_api_base* base, og_registrar* registrar, \
+                                                             og_error* error, const char** ns_out) {           \
+    return ::opgraph::sdk::detail::run_init(base, registrar, error, ns_out, #ns, &opgraph_library_body_);      \
+  }                                                                                                            \
   static void opgraph_library_body_(::opgraph::sdk::Library& m)

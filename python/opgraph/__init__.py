@@ -3,6 +3,7 @@ a standalone graph executor."""
 
 from pathlib import Path
 
+from . import cuda, layers, ops
 from ._C import (
     Argument,
     Error,
@@ -29,7 +30,6 @@ from ._C import (
     save_opg,
     set_num_threads,
 )
-from . import cuda, layers, ops
 from .build import build_package
 from .package import load_package, resolve_package
 

@@ -42,9 +42,20 @@ def _configure_and_build(source_dir, build_dir, caller, prefix_paths=()) -> Path
         ninja = Path(cmake).with_name("ninja")
         ninja = str(ninja) if ninja.exists() else shutil.which("ninja")
         generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []
-        _run([cmake, "-S", str(source), "-B", str(build), *generator, "-DCMAKE_BUILD_TYPE=Release",
-              f"-DCMAKE_PREFIX_PATH={';'.join([cmake_prefix_path, *map(str, prefix_paths)])}"],
-             f"configuring {source}", caller)
+        _run(
+            [
+                cmake,
+                "-S",
+                str(source),
+                "-B",
+                str(build),
+                *generator,
+                "-DCMAKE_BUILD_TYPE=Release",
+                f"-DCMAKE_PREFIX_PATH={';'.join([cmake_prefix_path, *map(str, prefix_paths)])}",
+            ],
+            f"configuring {source}",
+            caller,
+        )
     _run([cmake, "--build", str(build)], f"building {source}", caller)
     return build
 
@@ -74,6 +85,8 @@ def build_package(source_dir, target=None, build_dir=None, prefix_paths=()) -> P
         libraries = [p for p in libraries if p.name in (f"lib{target}.so", f"{target}.so")]
     if len(libraries) != 1:
         names = ", ".join(p.name for p in libraries) or "none"
-        raise Error(f"build_package: expected one package library in '{build}' "
-                    f"{'named ' + repr(target) + ' ' if target else ''}but found {names}")
+        raise Error(
+            f"build_package: expected one package library in '{build}' "
+            f"{'named ' + repr(target) + ' ' if target else ''}but found {names}"
+        )
     return libraries[0]

@@ -66,8 +66,9 @@ def _up_to_date(target: Path, dependencies) -> bool:
     return all(p.is_file() and p.stat().st_mtime_ns <= built for p in dependencies)
 
 
-def build(name, sources, extra_cflags=(), extra_ldflags=(), extra_include_paths=(), build_directory=None,
-          verbose=False) -> Path:
+def build(
+    name, sources, extra_cflags=(), extra_ldflags=(), extra_include_paths=(), build_directory=None, verbose=False
+) -> Path:
     """Compiles `sources` into the op package library ``lib<name>.so`` and
     returns its path; redoes only what changed since the last build."""
     sources = [Path(s).resolve() for s in sources]
@@ -97,8 +98,11 @@ def build(name, sources, extra_cflags=(), extra_ldflags=(), extra_include_paths=
         depfile = obj.with_suffix(".d")
         if same_command and _up_to_date(obj, _dependencies(depfile)):
             return obj, False
-        _run([compiler, *cflags, "-MMD", "-MF", str(depfile), "-c", str(source), "-o", str(obj)],
-             f"compiling {source}", verbose)
+        _run(
+            [compiler, *cflags, "-MMD", "-MF", str(depfile), "-c", str(source), "-o", str(obj)],
+            f"compiling {source}",
+            verbose,
+        )
         return obj, True
 
     # Two jobs at most: as many as a small machine has cores.
@@ -108,8 +112,9 @@ def build(name, sources, extra_cflags=(), extra_ldflags=(), extra_include_paths=
     objects = [obj for obj, _ in results]
     if any(rebuilt for _, rebuilt in results) or not _up_to_date(library, objects):
         partial = library.with_suffix(".so.partial")
-        _run([compiler, "-shared", *map(str, objects), "-o", str(partial), *ldflags], f"linking {library.name}",
-             verbose)
+        _run(
+            [compiler, "-shared", *map(str, objects), "-o", str(partial), *ldflags], f"linking {library.name}", verbose
+        )
         os.replace(partial, library)
     command.write_text(command_text)
     return library
@@ -119,21 +124,40 @@ def _check_not_python_module(is_python_module):
     # Accepted for torch.utils.cpp_extension's call shape, where an op
     # library is loaded with is_python_module=False.
     if is_python_module:
-        raise Error("cpp_extension: an op package is a shared library, not a Python module; "
-                    "pass is_python_module=False (the default)")
+        raise Error(
+            "cpp_extension: an op package is a shared library, not a Python module; "
+            "pass is_python_module=False (the default)"
+        )
 
 
-def load(name, sources, extra_cflags=(), extra_ldflags=(), extra_include_paths=(), build_directory=None,
-         verbose=False, is_python_module=False) -> LoadedLibrary:
+def load(
+    name,
+    sources,
+    extra_cflags=(),
+    extra_ldflags=(),
+    extra_include_paths=(),
+    build_directory=None,
+    verbose=False,
+    is_python_module=False,
+) -> LoadedLibrary:
     """Builds the package (see build()) and loads it; the result is what
     opgraph.load_library returns, and what opgraph.torch.CustomOpLibrary takes."""
     _check_not_python_module(is_python_module)
-    return load_library(build(name, sources, extra_cflags, extra_ldflags, extra_include_paths, build_directory,
-                              verbose))
+    return load_library(
+        build(name, sources, extra_cflags, extra_ldflags, extra_include_paths, build_directory, verbose)
+    )
 
 
-def load_inline(name, cpp_sources, extra_cflags=(), extra_ldflags=(), extra_include_paths=(), build_directory=None,
-                verbose=False, is_python_module=False) -> LoadedLibrary:
+def load_inline(
+    name,
+    cpp_sources,
+    extra_cflags=(),
+    extra_ldflags=(),
+    extra_include_paths=(),
+    build_directory=None,
+    verbose=False,
+    is_python_module=False,
+) -> LoadedLibrary:
     """Like load(), from source text: `cpp_sources` is a string or a list of
     strings, joined into one file that includes <opgraph/sdk.h> first and
     declares `namespace sdk = opgraph::sdk;` (the text may declare it again)."""

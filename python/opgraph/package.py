@@ -33,17 +33,21 @@ def resolve_package(source, caller="load_package") -> Path:
     if path.is_file():
         return path
     if not path.is_dir():
-        raise Error(f"{caller}: op package '{path}' does not exist; expected a package library (.so), "
-                    "a CMake project folder or a folder of C++ sources")
+        raise Error(
+            f"{caller}: op package '{path}' does not exist; expected a package library (.so), "
+            "a CMake project folder or a folder of C++ sources"
+        )
     if (path / "CMakeLists.txt").is_file():
         from .build import build_package
 
         return build_package(path)
     sources = _sources(path)
     if not sources:
-        raise Error(f"{caller}: '{path}' is neither an op package library, a CMake project folder (no "
-                    f"CMakeLists.txt) nor a folder of C++ sources (no {', '.join('*' + s for s in SOURCE_SUFFIXES)} "
-                    "files)")
+        raise Error(
+            f"{caller}: '{path}' is neither an op package library, a CMake project folder (no "
+            f"CMakeLists.txt) nor a folder of C++ sources (no {', '.join('*' + s for s in SOURCE_SUFFIXES)} "
+            "files)"
+        )
     from . import cpp_extension
 
     return cpp_extension.build(path.resolve().name, sources)

@@ -64,12 +64,14 @@ class Report:
     @property
     def ok(self):
         return not any(o.failures for columns in self.ops.values() for o in columns.values()) and all(
-            columns for columns in self.ops.values())
+            columns for columns in self.ops.values()
+        )
 
     def table(self):
         columns = ["native", *FRONT_ENDS]
-        rows = [["op", *columns]] + [[op, *(results[c].cell() if c in results else "-" for c in columns)]
-                                     for op, results in self.ops.items()]
+        rows = [["op", *columns]] + [
+            [op, *(results[c].cell() if c in results else "-" for c in columns)] for op, results in self.ops.items()
+        ]
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
         for op, results in self.ops.items():
@@ -93,7 +95,7 @@ def _arguments(op, sample):
     for a in tensor_arguments:
         if a.type.endswith("[]"):
             count = list_sizes.pop(0) if lists > 1 else len(inputs) - (len(tensor_arguments) - 1)
-            grouped.append(inputs[at:at + count])
+            grouped.append(inputs[at : at + count])
             at += count
         else:
             grouped.append(inputs[at])
@@ -223,8 +225,9 @@ class _FrontEnds:
         import torch
 
         op = self.torch_op()
-        tensors = [_to_torch(a).clone().requires_grad_(a.dtype == np.float64) if isinstance(a, np.ndarray) else a
-                   for a in args]
+        tensors = [
+            _to_torch(a).clone().requires_grad_(a.dtype == np.float64) if isinstance(a, np.ndarray) else a for a in args
+        ]
         if not any(isinstance(t, torch.Tensor) and t.requires_grad for t in tensors):
             raise _Skip("no float64 input")
         if not torch.autograd.gradcheck(lambda *xs: op(*xs, **attrs), tuple(tensors), eps=1e-6, atol=1e-5):
@@ -244,8 +247,11 @@ def _applies(front_end, op):
         return "an ATen op: PyTorch's own"
     if front_end == "gradcheck" and not _C.op_backward(op):
         return "no backward op"
-    if front_end in ("graph", "opg", "export") and _C.op_schema(op).returns and any(
-            not r.type.startswith("Tensor") for r in _C.op_schema(op).returns):
+    if (
+        front_end in ("graph", "opg", "export")
+        and _C.op_schema(op).returns
+        and any(not r.type.startswith("Tensor") for r in _C.op_schema(op).returns)
+    ):
         return "returns a scalar"
     return ""
 
@@ -298,8 +304,10 @@ def _expect_error(calls, front_end, args, attrs, sample, where, outcome):
         if sample["error"] in str(e):
             outcome.passed += 1
         else:
-            outcome.failures.append(f"{where}: expected an error containing {sample['error']!r}, got "
-                                    f"{type(e).__name__}: {str(e).splitlines()[0]}")
+            outcome.failures.append(
+                f"{where}: expected an error containing {sample['error']!r}, got "
+                f"{type(e).__name__}: {str(e).splitlines()[0]}"
+            )
         return
     outcome.failures.append(f"{where}: expected an error containing {sample['error']!r}, the call succeeded")
 
@@ -328,8 +336,9 @@ test_package.__test__ = False  # not a pytest test
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m opgraph.testing", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m opgraph.testing", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("package", help="an op package: a library, a CMake project or a folder of sources")
     parser.add_argument("--front-ends", nargs="+", choices=FRONT_ENDS, default=list(FRONT_ENDS))
     parser.add_argument("--front-ends-only", action="store_true", help="skip the native checks")

@@ -66,8 +66,9 @@ DType dtype_from_dlpack(nb::dlpack::dtype dtype) {
     if (code == Code::Complex && dtype.bits == 64) return DType::Complex64;
     if (code == Code::Complex && dtype.bits == 128) return DType::Complex128;
   }
-  throw Error(detail::concat("unsupported array dtype (DLPack code ", int(dtype.code), ", ", int(dtype.bits),
-                             " bits, ", dtype.lanes, " lanes); opgraph holds float16/32/64, bfloat16, "
+  throw Error(detail::concat("unsupported array dtype (DLPack code ", int(dtype.code), ", ", int(dtype.bits), " bits, ",
+                             dtype.lanes,
+                             " lanes); opgraph holds float16/32/64, bfloat16, "
                              "int8/32/64, uint8, bool and complex64/128"));
 }
 
@@ -97,10 +98,9 @@ static Tensor borrow_array(const Array& array) {
   Device device;
   if (array.device_type() != nb::device::cpu::value) {
     // Keep the tensor's device so the registry reports the missing kernel.
-    device = {array.device_type() == nb::device::cuda::value ? DeviceType::CUDA : DeviceType::CPU,
-              array.device_id()};
-    OPGRAPH_CHECK(array.device_type() == nb::device::cuda::value, "arrays on DLPack device type ",
-                  array.device_type(), " are not supported; opgraph takes CPU (and CUDA) arrays");
+    device = {array.device_type() == nb::device::cuda::value ? DeviceType::CUDA : DeviceType::CPU, array.device_id()};
+    OPGRAPH_CHECK(array.device_type() == nb::device::cuda::value, "arrays on DLPack device type ", array.device_type(),
+                  " are not supported; opgraph takes CPU (and CUDA) arrays");
   }
   Shape shape(array.shape_ptr(), array.shape_ptr() + array.ndim());
   Strides strides(array.stride_ptr(), array.stride_ptr() + array.ndim());
@@ -127,7 +127,7 @@ nb::object to_dlpack_producer(const Tensor& tensor) {
   std::vector<size_t> shape(tensor.shape().begin(), tensor.shape().end());
   const int device = tensor.device().type == DeviceType::CPU ? nb::device::cpu::value : nb::device::cuda::value;
   nb::ndarray<nb::array_api> array(tensor.data(), shape.size(), shape.data(), owner, tensor.strides().data(),
-                                  dtype_to_dlpack(tensor.dtype()), device, tensor.device().index);
+                                   dtype_to_dlpack(tensor.dtype()), device, tensor.device().index);
   return array.cast();
 }
 
@@ -181,7 +181,6 @@ nb::object to_numpy(const Tensor& tensor) {
   return result;
 }
 
-
 // Names a dtype object: "float32" for numpy.float32, numpy.dtype("float32"),
 // torch.float32 or the string itself.
 static std::optional<std::string> dtype_name_of(nb::handle value) {
@@ -192,7 +191,8 @@ static std::optional<std::string> dtype_name_of(nb::handle value) {
     std::string text = nb::str(value).c_str();
     return text.substr(text.rfind('.') + 1);
   }
-  if (module.starts_with("numpy") && nb::hasattr(value, "kind") && nb::hasattr(value, "name")) {  // numpy.dtype("float32")
+  if (module.starts_with("numpy") && nb::hasattr(value, "kind") &&
+      nb::hasattr(value, "name")) {  // numpy.dtype("float32")
     return std::string(nb::str(value.attr("name")).c_str());
   }
   if (nb::isinstance<nb::type_object>(value) && nb::hasattr(value, "dtype") &&

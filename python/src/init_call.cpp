@@ -19,9 +19,10 @@ Tensor input_tensor(const OpDef& op, Label&& label, nb::handle value, bool may_b
     throw Error(detail::concat(op.name(), ": ", label(), ": ", e.what()));
   }
   if (!tensor) {
-    throw Error(detail::concat(op.name(), ": ", label(), " must be an array (NumPy, PyTorch or any DLPack or "
-                               "buffer producer)", may_be_none ? " or None" : "", ", got ",
-                               nb::type_name(value.type()).c_str()));
+    throw Error(detail::concat(op.name(), ": ", label(),
+                               " must be an array (NumPy, PyTorch or any DLPack or "
+                               "buffer producer)",
+                               may_be_none ? " or None" : "", ", got ", nb::type_name(value.type()).c_str()));
   }
   return *tensor;
 }
@@ -105,7 +106,8 @@ nb::object call_op(const char* name, nb::args args, nb::kwargs kwargs, CallOptio
     outputs.push_back(output_tensor(op, 0, out, keep_outputs));
   } else {
     size_t i = 0;
-    for (nb::handle value : nb::borrow<nb::sequence>(out)) outputs.push_back(output_tensor(op, i++, value, keep_outputs));
+    for (nb::handle value : nb::borrow<nb::sequence>(out))
+      outputs.push_back(output_tensor(op, i++, value, keep_outputs));
   }
   {
     nb::gil_scoped_release release;
@@ -117,13 +119,14 @@ nb::object call_op(const char* name, nb::args args, nb::kwargs kwargs, CallOptio
 }  // namespace
 
 void init_call(nb::module_& m) {
-  m.def("call", [](const char* name, nb::args args, nb::kwargs kwargs) { return call_op(name, args, kwargs, {}); },
-        nb::sig("def call(name: str, /, *inputs: object, out: object = None, **attrs: object) -> object"),
-        "Runs a registered op. Tensor inputs are positional (any DLPack or buffer producer, zero-copy; None for an "
-        "omitted `Tensor?`; a list or tuple of them for a `Tensor[]`), attributes are keywords. Returns new arrays "
-        "(one, or a tuple): NumPy arrays on the CPU; on a GPU, arrays of the inputs' framework (torch, CuPy). Or "
-        "fills `out` (an array or a sequence of arrays) and returns it. Device kernels run on opgraph.cuda's "
-        "current stream, the legacy default stream unless set.");
+  m.def(
+      "call", [](const char* name, nb::args args, nb::kwargs kwargs) { return call_op(name, args, kwargs, {}); },
+      nb::sig("def call(name: str, /, *inputs: object, out: object = None, **attrs: object) -> object"),
+      "Runs a registered op. Tensor inputs are positional (any DLPack or buffer producer, zero-copy; None for an "
+      "omitted `Tensor?`; a list or tuple of them for a `Tensor[]`), attributes are keywords. Returns new arrays "
+      "(one, or a tuple): NumPy arrays on the CPU; on a GPU, arrays of the inputs' framework (torch, CuPy). Or "
+      "fills `out` (an array or a sequence of arrays) and returns it. Device kernels run on opgraph.cuda's "
+      "current stream, the legacy default stream unless set.");
   m.def(
       "call_reference",
       [](const char* name, nb::args args, nb::kwargs kwargs) {

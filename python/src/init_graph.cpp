@@ -30,8 +30,9 @@ void init_graph(nb::module_& m) {
   nb::class_<ValueInfo>(m, "ValueInfo", "The name, dtype and shape of a graph input, output or constant.")
       .def_ro("name", &ValueInfo::name)
       .def_prop_ro("dtype", [](const ValueInfo& v) { return std::string(dtype_name(v.dtype)); })
-      .def_prop_ro("shape", [](const ValueInfo& v) { return shape_to_python(v.shape); },
-                   "A tuple of sizes, with symbolic dimensions as their names (str).")
+      .def_prop_ro(
+          "shape", [](const ValueInfo& v) { return shape_to_python(v.shape); },
+          "A tuple of sizes, with symbolic dimensions as their names (str).")
       .def("__eq__", [](const ValueInfo& a, const ValueInfo& b) { return a == b; })
       .def("__repr__", [](const ValueInfo& v) { return "ValueInfo(" + v.name + ": " + v.type_str() + ")"; });
 

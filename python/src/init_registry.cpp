@@ -82,8 +82,8 @@ void init_registry(nb::module_& m) {
           entry["inputs"] = inputs;
           entry["list_sizes"] = nb::cast(sample.list_sizes);
           entry["attrs"] = attrs;
-          entry["tolerances"] = nb::make_tuple(sample_tolerance(sample, DType::Float32),
-                                               sample_tolerance(sample, DType::Float64));
+          entry["tolerances"] =
+              nb::make_tuple(sample_tolerance(sample, DType::Float32), sample_tolerance(sample, DType::Float64));
           entry["error"] = sample.error;
           entry["text"] = sample_str(sample);
           samples.append(entry);
@@ -113,8 +113,8 @@ void init_registry(nb::module_& m) {
       "The native checks of the op's samples (opgraph/registry/conformance.h): a list of (check, sample index, "
       "failure ('' if it passed), skipped).");
   m.def(
-      "op_backward", [](const std::string& name) { return Registry::global().get(name).backward; },
-      nb::arg("name"), "Qualified name of the op computing this op's gradients, or '' if it has none.");
+      "op_backward", [](const std::string& name) { return Registry::global().get(name).backward; }, nb::arg("name"),
+      "Qualified name of the op computing this op's gradients, or '' if it has none.");
   m.def(
       "op_devices",
       [](const std::string& name) {

@@ -24,8 +24,8 @@ Tensor input_tensor(nb::handle value, const std::string& label, std::vector<Inpu
   return *tensor;
 }
 
-SessionOptions options_from_python(std::optional<int> threads, nb::handle package_paths, bool profile,
-                                   bool optimize, const std::string& device) {
+SessionOptions options_from_python(std::optional<int> threads, nb::handle package_paths, bool profile, bool optimize,
+                                   const std::string& device) {
   SessionOptions options;
   options.device = device_from_string(device);
   options.threads = threads.value_or(0);
@@ -33,8 +33,8 @@ SessionOptions options_from_python(std::optional<int> threads, nb::handle packag
   // Entries that are package locations (a library, a CMake project, a folder
   // of sources) are loaded by opgraph.package, the one place that resolves
   // them; the folders stay places to look for the graph's packages in.
-  nb::object folders = nb::module_::import_("opgraph.package").attr("search_paths")(package_paths,
-                                                                                   "Session: package_paths");
+  nb::object folders =
+      nb::module_::import_("opgraph.package").attr("search_paths")(package_paths, "Session: package_paths");
   for (nb::handle path : nb::borrow<nb::iterable>(folders)) options.package_paths.push_back(path_string(path));
   options.profile = profile;
   options.optimize = optimize;
@@ -119,8 +119,7 @@ void init_session(nb::module_& m) {
            "is where the graph runs: on a GPU every op needs a CUDA kernel, the weights are copied there, host "
            "inputs are copied in, and outputs come back to the host when the inputs came from it, else stay on the "
            "device in the inputs' framework (torch, CuPy).")
-      .def("run", &run,
-           nb::sig("def run(self, *inputs: object) -> list[numpy.ndarray] | dict[str, numpy.ndarray]"),
+      .def("run", &run, nb::sig("def run(self, *inputs: object) -> list[numpy.ndarray] | dict[str, numpy.ndarray]"),
            "Runs the graph on its inputs, given as arrays in graph order (run(x, y)), one list or tuple of them "
            "(run([x, y])), or one dict of input name -> array (run({'x': x, 'y': y})). Returns a list of NumPy "
            "arrays in graph output order, or for a dict a dict of output name -> array. A wrong count, an unknown "

@@ -22,8 +22,8 @@ TensorMeta meta_from_python(const OpDef& op, const std::string& label, nb::handl
 nb::list infer_output_metas(const char* name, const nb::sequence& input_metas, const nb::kwargs& kwargs) {
   const OpDef& op = Registry::global().get(name);
   const size_t num_arguments = op.tensor_arguments().size();
-  OPGRAPH_CHECK(nb::len(input_metas) == num_arguments, op.name(), ": expected a meta for each of its ",
-                num_arguments, " tensor arguments, got ", nb::len(input_metas));
+  OPGRAPH_CHECK(nb::len(input_metas) == num_arguments, op.name(), ": expected a meta for each of its ", num_arguments,
+                " tensor arguments, got ", nb::len(input_metas));
   // Flat, as the registry takes them; a Tensor[] argument adds its elements.
   std::vector<std::optional<TensorMeta>> metas;
   std::vector<size_t> list_sizes;

@@ -20,8 +20,10 @@ Tensor from_dlpack(nb::handle source) {
   } else if (nb::hasattr(source, "__dlpack__")) {
     capsule = source.attr("__dlpack__")();
   } else {
-    throw Error(detail::concat("from_dlpack: expected an object with __dlpack__ (NumPy, PyTorch, JAX, CuPy) or a "
-                               "DLPack capsule, got ", nb::type_name(source.type()).c_str()));
+    throw Error(
+        detail::concat("from_dlpack: expected an object with __dlpack__ (NumPy, PyTorch, JAX, CuPy) or a "
+                       "DLPack capsule, got ",
+                       nb::type_name(source.type()).c_str()));
   }
   OPGRAPH_CHECK(PyCapsule_IsValid(capsule.ptr(), kCapsuleName),
                 "from_dlpack: expected an unconsumed 'dltensor' capsule, got one named '",
@@ -63,8 +65,9 @@ void init_tensor(nb::module_& m) {
                      "An n-dimensional array over owned or borrowed memory. Exchanges data with NumPy, "
                      "PyTorch and any DLPack producer without copying.")
       .def_prop_ro("shape", [](const Tensor& t) { return as_tuple(t.shape()); })
-      .def_prop_ro("strides", [](const Tensor& t) { return as_tuple(t.strides()); },
-                   "Strides in elements, as DLPack and PyTorch count them.")
+      .def_prop_ro(
+          "strides", [](const Tensor& t) { return as_tuple(t.strides()); },
+          "Strides in elements, as DLPack and PyTorch count them.")
       .def_prop_ro("dtype", [](const Tensor& t) { return std::string(dtype_name(t.dtype())); })
       .def_prop_ro("device", [](const Tensor& t) { return device_str(t.device()); })
       .def_prop_ro("ndim", &Tensor::dim)
@@ -74,14 +77,17 @@ void init_tensor(nb::module_& m) {
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("contiguous", &Tensor::contiguous)
       .def(
-          "to", [](const Tensor& t, const std::string& device) {
+          "to",
+          [](const Tensor& t, const std::string& device) {
             nb::gil_scoped_release release;
             return t.to(device_from_string(device));
           },
-          nb::arg("device"), "This tensor on `device` ('cpu', 'cuda', 'cuda:N'): itself when already there, else a copy.")
+          nb::arg("device"),
+          "This tensor on `device` ('cpu', 'cuda', 'cuda:N'): itself when already there, else a copy.")
       .def("numpy", &to_numpy, "A NumPy array sharing this tensor's memory.")
-      .def("__array__", [](const Tensor& t, nb::handle, nb::handle) { return to_numpy(t); },
-           nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
+      .def(
+          "__array__", [](const Tensor& t, nb::handle, nb::handle) { return to_numpy(t); },
+          nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
       // nanobind's ndarray speaks every DLPack version (read-write, versioned
       // capsules for consumers that ask for them): export through it.
       .def("__dlpack__",

@@ -37,8 +37,8 @@ std::filesystem::path core_library_directory() {
 LoadedBackend open_cuda_backend() {
   // OPGRAPH_CUDA_BACKEND names another build of the library (tests point it at one that is absent).
   const char* override_path = std::getenv("OPGRAPH_CUDA_BACKEND");
-  const std::filesystem::path path = override_path ? std::filesystem::path(override_path)
-                                                   : core_library_directory() / kCudaLibrary;
+  const std::filesystem::path path =
+      override_path ? std::filesystem::path(override_path) : core_library_directory() / kCudaLibrary;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     return {nullptr, detail::concat("this opgraph was built without CUDA (no ", path.string(),
@@ -85,8 +85,10 @@ bool device_available(DeviceType type, std::string* why) {
 void check_device(Device device) {
   if (device.type == DeviceType::CPU) return;
   const int count = device_backend(device.type).device_count();
-  OPGRAPH_CHECK(device.index >= 0 && device.index < count, "device ", device_str(device), " does not exist: this "
-                "machine has ", count, " ", device_type_name(device.type), " device", count == 1 ? "" : "s");
+  OPGRAPH_CHECK(device.index >= 0 && device.index < count, "device ", device_str(device),
+                " does not exist: this "
+                "machine has ",
+                count, " ", device_type_name(device.type), " device", count == 1 ? "" : "s");
 }
 
 }  // namespace opgraph

@@ -55,8 +55,8 @@ DType from_dl(DLDataType dl) {
       if (dl.bits == 128) return DType::Complex128;
       break;
   }
-  throw Error(detail::concat("from_dlpack: unsupported DLPack dtype (code ", int(dl.code), ", bits ",
-                             int(dl.bits), "); opgraph holds float16/32/64, bfloat16, int8/32/64, uint8, "
+  throw Error(detail::concat("from_dlpack: unsupported DLPack dtype (code ", int(dl.code), ", bits ", int(dl.bits),
+                             "); opgraph holds float16/32/64, bfloat16, int8/32/64, uint8, "
                              "bool and complex64/128"));
 }
 
@@ -100,9 +100,7 @@ Tensor Tensor::from_dlpack(DLManagedTensor* managed) {
       case kDLCUDAHost:  // pinned host memory: the CPU reads it directly
         break;
       case kDLCUDA:
-      case kDLCUDAManaged:
-        device = {DeviceType::CUDA, dl.device.device_id};
-        break;
+      case kDLCUDAManaged: device = {DeviceType::CUDA, dl.device.device_id}; break;
       default:
         throw Error(detail::concat("from_dlpack: DLPack device type ", int(dl.device.device_type),
                                    " is not supported; opgraph takes CPU (1), CUDA (2), CUDA host (3) and CUDA "

@@ -7,12 +7,9 @@
 namespace opgraph {
 
 // The C ABI spells dtypes and devices with the same numbers.
-static_assert(static_cast<int>(DType::Float32) == OG_FLOAT32 &&
-              static_cast<int>(DType::BFloat16) == OG_BFLOAT16 &&
-              static_cast<int>(DType::Bool) == OG_BOOL &&
-              static_cast<int>(DType::Complex128) == OG_COMPLEX128);
-static_assert(static_cast<int>(DeviceType::CPU) == OG_CPU &&
-              static_cast<int>(DeviceType::CUDA) == OG_CUDA);
+static_assert(static_cast<int>(DType::Float32) == OG_FLOAT32 && static_cast<int>(DType::BFloat16) == OG_BFLOAT16 &&
+              static_cast<int>(DType::Bool) == OG_BOOL && static_cast<int>(DType::Complex128) == OG_COMPLEX128);
+static_assert(static_cast<int>(DeviceType::CPU) == OG_CPU && static_cast<int>(DeviceType::CUDA) == OG_CUDA);
 
 namespace {
 struct DTypeInfo {
@@ -68,9 +65,7 @@ std::optional<DType> dtype_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view device_type_name(DeviceType type) {
-  return type == DeviceType::CPU ? "cpu" : "cuda";
-}
+std::string_view device_type_name(DeviceType type) { return type == DeviceType::CPU ? "cpu" : "cuda"; }
 
 std::string device_str(Device device) {
   std::string text(device_type_name(device.type));

@@ -178,11 +178,11 @@ Tensor read_npy(const std::string& path) {
   // 1, 4 in versions 2 and 3.
   unsigned char prefix[12] = {};
   in.read(reinterpret_cast<char*>(prefix), 10);
-  OPGRAPH_CHECK(in.gcount() == 10 && std::string_view(reinterpret_cast<char*>(prefix), kMagic.size()) == kMagic,
-                path, ": not a .npy file (it does not start with \\x93NUMPY)");
+  OPGRAPH_CHECK(in.gcount() == 10 && std::string_view(reinterpret_cast<char*>(prefix), kMagic.size()) == kMagic, path,
+                ": not a .npy file (it does not start with \\x93NUMPY)");
   const int major = prefix[6], minor = prefix[7];
-  OPGRAPH_CHECK(major >= 1 && major <= 3 && minor == 0, path, ": unsupported .npy format version ", major, ".",
-                minor, " (1.0, 2.0 and 3.0 are read)");
+  OPGRAPH_CHECK(major >= 1 && major <= 3 && minor == 0, path, ": unsupported .npy format version ", major, ".", minor,
+                " (1.0, 2.0 and 3.0 are read)");
   size_t prefix_bytes = 10;
   if (major > 1) {
     in.read(reinterpret_cast<char*>(prefix) + 10, 2);
@@ -200,7 +200,8 @@ Tensor read_npy(const std::string& path) {
   Shape shape;
   HeaderParser(header, path).parse(descr, fortran_order, shape);
   const DType dtype = dtype_of_descr(descr, path);
-  OPGRAPH_CHECK(!fortran_order, path, ": the array is in Fortran order; save a C-order array, e.g. "
+  OPGRAPH_CHECK(!fortran_order, path,
+                ": the array is in Fortran order; save a C-order array, e.g. "
                 "np.save(path, np.ascontiguousarray(a))");
   size_t data_bytes = 0;
   try {
@@ -227,8 +228,7 @@ Tensor read_npy(const std::string& path) {
 
 void write_npy(const std::string& path, const Tensor& tensor) {
   const std::optional<std::string_view> descr = npy_descr(tensor.dtype());
-  OPGRAPH_CHECK(descr.has_value(), "cannot write '", path, "': ", dtype_name(tensor.dtype()),
-                " has no .npy dtype");
+  OPGRAPH_CHECK(descr.has_value(), "cannot write '", path, "': ", dtype_name(tensor.dtype()), " has no .npy dtype");
   std::string sizes;
   for (int64_t d = 0; d < tensor.dim(); ++d) sizes += (d ? ", " : "") + std::to_string(tensor.shape()[d]);
   const std::string shape = "(" + sizes + (tensor.dim() == 1 ? ",)" : ")");  // a Python tuple: (), (5,), (2, 3)

@@ -50,8 +50,7 @@ Strides contiguous_strides(std::span<const int64_t> shape) {
 }
 
 void throw_dtype_mismatch(DType expected, DType actual) {
-  throw Error(detail::concat("tensor holds ", dtype_name(actual), ", accessed as ",
-                             dtype_name(expected)));
+  throw Error(detail::concat("tensor holds ", dtype_name(actual), ", accessed as ", dtype_name(expected)));
 }
 
 std::string TensorMeta::str() const { return std::string(dtype_name(dtype)) + shape_str(shape); }
@@ -77,7 +76,8 @@ Tensor Tensor::empty(Shape shape, DType dtype, Device device) {
     check_device(device);
     DeviceBackend& backend = device_backend(device.type);
     void* memory = backend.allocate(std::max<size_t>(bytes, 1), device.index);
-    t.storage_ = std::shared_ptr<void>(memory, [&backend, index = device.index](void* p) { backend.deallocate(p, index); });
+    t.storage_ =
+        std::shared_ptr<void>(memory, [&backend, index = device.index](void* p) { backend.deallocate(p, index); });
   }
   t.data_ = t.storage_.get();
   t.strides_ = contiguous_strides(shape);
@@ -97,14 +97,14 @@ Tensor Tensor::zeros(Shape shape, DType dtype, Device device) {
   return t;
 }
 
-Tensor Tensor::from_blob(void* data, Shape shape, Strides strides, DType dtype,
-                         std::function<void()> release, Device device) {
-  OPGRAPH_CHECK(strides.empty() || strides.size() == shape.size(), "Tensor::from_blob: ",
-                strides.size(), " strides given for a shape of rank ", shape.size());
+Tensor Tensor::from_blob(void* data, Shape shape, Strides strides, DType dtype, std::function<void()> release,
+                         Device device) {
+  OPGRAPH_CHECK(strides.empty() || strides.size() == shape.size(), "Tensor::from_blob: ", strides.size(),
+                " strides given for a shape of rank ", shape.size());
   Tensor t;
   t.numel_ = shape_numel(shape);
-  OPGRAPH_CHECK(data != nullptr || t.numel_ == 0, "Tensor::from_blob: null data for ",
-                dtype_name(dtype), shape_str(shape));
+  OPGRAPH_CHECK(data != nullptr || t.numel_ == 0, "Tensor::from_blob: null data for ", dtype_name(dtype),
+                shape_str(shape));
   // The storage's address only identifies the owner; the release function is
   // what frees the memory. An empty blob may have no address at all.
   static char empty_blob;
@@ -124,8 +124,7 @@ Tensor Tensor::from_blob(void* data, Shape shape, Strides strides, DType dtype,
 }
 
 static int64_t wrap_dim(int64_t d, int64_t rank, const char* what) {
-  OPGRAPH_CHECK(d >= -rank && d < rank, what, ": dimension ", d, " is out of range for a tensor of rank ",
-                rank);
+  OPGRAPH_CHECK(d >= -rank && d < rank, what, ": dimension ", d, " is out of range for a tensor of rank ", rank);
   return d < 0 ? d + rank : d;
 }
 
@@ -143,8 +142,8 @@ bool Tensor::is_contiguous() const {
 }
 
 Tensor Tensor::view(Shape shape) const {
-  OPGRAPH_CHECK(is_contiguous(), "Tensor::view: needs a contiguous tensor; got ", str(),
-                " with strides ", shape_str(strides_));
+  OPGRAPH_CHECK(is_contiguous(), "Tensor::view: needs a contiguous tensor; got ", str(), " with strides ",
+                shape_str(strides_));
   int64_t inferred = -1;
   int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -157,20 +156,19 @@ Tensor Tensor::view(Shape shape) const {
     }
   }
   if (inferred >= 0) {
-    OPGRAPH_CHECK(known != 0 && numel_ % known == 0, "Tensor::view: cannot view ", str(), " as ",
-                  shape_str(shape));
+    OPGRAPH_CHECK(known != 0 && numel_ % known == 0, "Tensor::view: cannot view ", str(), " as ", shape_str(shape));
     shape[inferred] = numel_ / known;
   }
-  OPGRAPH_CHECK(shape_numel(shape) == numel_, "Tensor::view: cannot view ", str(), " (", numel_,
-                " elements) as ", shape_str(shape));
+  OPGRAPH_CHECK(shape_numel(shape) == numel_, "Tensor::view: cannot view ", str(), " (", numel_, " elements) as ",
+                shape_str(shape));
   Strides strides = contiguous_strides(shape);
   return as_strided(std::move(shape), std::move(strides));
 }
 
 Tensor Tensor::as_strided(Shape shape, Strides strides, int64_t element_offset) const {
   OPGRAPH_CHECK(defined(), "Tensor::as_strided: undefined tensor");
-  OPGRAPH_CHECK(shape.size() == strides.size(), "Tensor::as_strided: shape ", shape_str(shape),
-                " and strides ", shape_str(strides), " differ in rank");
+  OPGRAPH_CHECK(shape.size() == strides.size(), "Tensor::as_strided: shape ", shape_str(shape), " and strides ",
+                shape_str(strides), " differ in rank");
   Tensor t = *this;
   t.numel_ = shape_numel(shape);
   t.data_ = static_cast<char*>(data_) + element_offset * static_cast<int64_t>(itemsize());
@@ -303,8 +301,8 @@ void copy_across_devices(const Tensor& dst, const Tensor& src) {
 }  // namespace
 
 void Tensor::copy_(const Tensor& src) {
-  OPGRAPH_CHECK(src.meta_.dtype == meta_.dtype && src.meta_.shape == meta_.shape, "Tensor::copy_: cannot copy ", src.str(),
-                " into ", str());
+  OPGRAPH_CHECK(src.meta_.dtype == meta_.dtype && src.meta_.shape == meta_.shape, "Tensor::copy_: cannot copy ",
+                src.str(), " into ", str());
   if (numel_ == 0) return;
   if (device_ == src.device_) {
     copy_on_device(*this, src);

@@ -121,11 +121,10 @@ std::string explain(cudaError_t status) {
     case cudaErrorInsufficientDriver:
       return "no NVIDIA driver new enough for CUDA " + std::to_string(CUDART_VERSION / 1000) + "." +
              std::to_string(CUDART_VERSION % 1000 / 10) + " was found (libcuda.so.1 is missing or older)";
-    case cudaErrorNoDevice:
-      return "the NVIDIA driver reports no CUDA device";
+    case cudaErrorNoDevice: return "the NVIDIA driver reports no CUDA device";
     default:
-      return detail::concat("cudaGetDeviceCount failed: ", cudaGetErrorName(status), " (",
-                            cudaGetErrorString(status), ")");
+      return detail::concat("cudaGetDeviceCount failed: ", cudaGetErrorName(status), " (", cudaGetErrorString(status),
+                            ")");
   }
 }
 

@@ -21,8 +21,7 @@ struct Layout {
 // once and applied to both tensors' strides.
 template <typename Item>
 __global__ void copy_elements(Item* dst, const Item* src, Layout layout, int64_t numel) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < numel;
-       i += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < numel; i += int64_t(gridDim.x) * blockDim.x) {
     int64_t rest = i, dst_offset = 0, src_offset = 0;
     for (int d = layout.rank - 1; d >= 0; --d) {
       const int64_t index = rest % layout.sizes[d];

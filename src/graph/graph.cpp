@@ -18,8 +18,8 @@ Shape static_shape(const SymbolicShape& shape) {
   Shape sizes;
   sizes.reserve(shape.size());
   for (const Dim& dim : shape) {
-    OPGRAPH_CHECK(!dim.is_symbolic(), "shape ", symbolic_shape_str(shape), " has the symbolic dimension '",
-                  dim.symbol, "' where a static shape is needed");
+    OPGRAPH_CHECK(!dim.is_symbolic(), "shape ", symbolic_shape_str(shape), " has the symbolic dimension '", dim.symbol,
+                  "' where a static shape is needed");
     sizes.push_back(dim.size);
   }
   return sizes;
@@ -158,8 +158,7 @@ ValueTable build_value_table(const Graph& graph) {
   }
   OPGRAPH_CHECK(!graph.outputs.empty(), "the graph has no outputs");
   for (const std::string& output : graph.outputs) {
-    OPGRAPH_CHECK(table.defined(output), "graph output '", output,
-                  "' is not a graph input, constant or node output");
+    OPGRAPH_CHECK(table.defined(output), "graph output '", output, "' is not a graph input, constant or node output");
   }
   return std::move(table).finish();
 }

@@ -179,18 +179,16 @@ NodeAttr attr_of(const std::string& name, const Json& value, const std::string& 
   } else if (type == "floats") {
     attr.value = list_of<double>(v, at, float_of);
   } else if (type == "bools") {
-    attr.value = list_of<int64_t>(v, at, [](const Json& item, const std::string& w) -> int64_t {
-      return bool_of(item, w);
-    });
+    attr.value =
+        list_of<int64_t>(v, at, [](const Json& item, const std::string& w) -> int64_t { return bool_of(item, w); });
     attr.bool_list = true;
   } else if (type == "dtype") {
     attr.value = dtype_of(v, at);
   } else if (type == "symint") {
     attr.value = symint_of(v, at, attr.expressions);
   } else if (type == "symints") {
-    attr.value = list_of<int64_t>(v, at, [&](const Json& item, const std::string& w) {
-      return symint_of(item, w, attr.expressions);
-    });
+    attr.value = list_of<int64_t>(
+        v, at, [&](const Json& item, const std::string& w) { return symint_of(item, w, attr.expressions); });
   } else {
     fail(where + ".type", "unknown attribute type '" + type + "' (expected one of " + kAttrTypes + ")");
   }
@@ -265,8 +263,8 @@ Json node_json(const Node& node) {
   Json inputs = Json::array(), attrs = Json::object();
   for (const NodeInput& input : node.inputs) inputs.push_back(node_input_json(input));
   for (const NodeAttr& attr : node.attrs) attrs[attr.name] = attr_json(attr);
-  Json json = {{"name", node.name}, {"op_type", node.op_type}, {"inputs", inputs}, {"outputs", node.outputs},
-               {"attrs", attrs}};
+  Json json = {
+      {"name", node.name}, {"op_type", node.op_type}, {"inputs", inputs}, {"outputs", node.outputs}, {"attrs", attrs}};
   if (!node.source.empty()) json["source"] = node.source;
   return json;
 }
@@ -284,11 +282,10 @@ Graph Graph::from_json(std::string_view text) {
   Graph graph;
   if (auto name = root.find("name"); name != root.end()) graph.name = string_of(*name, "name");
   graph.inputs = list_of<ValueInfo>(member(root, "inputs", "the graph"), "inputs", value_info_of);
-  graph.outputs = list_of<std::string>(member(root, "outputs", "the graph"), "outputs",
-                                       [](const Json& output, const std::string& where) {
-                                         return string_of(member(object_of(output, where), "name", where),
-                                                          where + ".name");
-                                       });
+  graph.outputs = list_of<std::string>(
+      member(root, "outputs", "the graph"), "outputs", [](const Json& output, const std::string& where) {
+        return string_of(member(object_of(output, where), "name", where), where + ".name");
+      });
   graph.constants = list_of<ValueInfo>(optional_array(root, "constants"), "constants", value_info_of);
   graph.nodes = list_of<Node>(member(root, "nodes", "the graph"), "nodes", node_of);
   graph.packages = list_of<std::string>(optional_array(root, "packages"), "packages", string_of);
@@ -302,8 +299,8 @@ std::string Graph::to_json(int indent) const {
   for (const std::string& output : outputs) outputs_json.push_back({{"name", output}});
   for (const ValueInfo& constant : constants) constants_json.push_back(value_info_json(constant));
   for (const Node& node : nodes) nodes_json.push_back(node_json(node));
-  Json root = {{"name", name},           {"inputs", inputs_json}, {"outputs", outputs_json},
-               {"constants", constants_json}, {"nodes", nodes_json},   {"packages", packages}};
+  Json root = {{"name", name},        {"inputs", inputs_json}, {"outputs", outputs_json}, {"constants", constants_json},
+               {"nodes", nodes_json}, {"packages", packages}};
   try {
     return root.dump(indent);
   } catch (const Json::exception& e) {  // a name that is not valid UTF-8

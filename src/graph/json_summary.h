@@ -15,8 +15,8 @@ namespace opgraph {
 // dump() would overflow the stack on a file that nests arrays a million deep.
 inline std::string json_summary(const nlohmann::ordered_json& value) {
   if (value.is_structured()) {
-    const bool flat = value.size() <= 8 && std::all_of(value.begin(), value.end(),
-                                                        [](const auto& item) { return item.is_primitive(); });
+    const bool flat = value.size() <= 8 &&
+                      std::all_of(value.begin(), value.end(), [](const auto& item) { return item.is_primitive(); });
     if (!flat) {
       return value.is_array() ? detail::concat("[... ", value.size(), " items]")
                               : detail::concat("{... ", value.size(), " fields}");

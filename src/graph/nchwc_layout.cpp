@@ -21,8 +21,8 @@ namespace opgraph {
 namespace {
 
 // Activations with f(0) = 0, whatever their attributes.
-const std::unordered_set<std::string> kZeroPreserving = {"aten::relu",      "aten::silu", "aten::gelu",
-                                                         "aten::hardswish", "aten::leaky_relu"};
+const std::unordered_set<std::string> kZeroPreserving = {"aten::relu", "aten::silu", "aten::gelu", "aten::hardswish",
+                                                         "aten::leaky_relu"};
 
 // A value the pass keeps blocked: the blocked tensor's name and its channels.
 struct BlockedValue {
@@ -33,7 +33,10 @@ struct BlockedValue {
 class NchwcLayout {
  public:
   NchwcLayout(Graph& graph, const Registry& registry, int64_t block)
-      : graph_(graph), registry_(registry), block_(block), uses_(count_uses(graph)),
+      : graph_(graph),
+        registry_(registry),
+        block_(block),
+        uses_(count_uses(graph)),
         values_(infer_shapes(graph, registry)) {
     for (const ValueInfo& constant : graph.constants) {
       constants_.emplace(constant.name, &constant);
@@ -146,7 +149,8 @@ class NchwcLayout {
       if (convolutions_.contains(&node) &&
           (from_convolution.contains(convolution_input(node)) || to_convolution.contains(node.outputs[0]))) {
         chained_.insert(&node);
-        if (const auto pad = foldable_pads_.find(&node); pad != foldable_pads_.end()) folded_pads_.insert(pad->second.pad);
+        if (const auto pad = foldable_pads_.find(&node); pad != foldable_pads_.end())
+          folded_pads_.insert(pad->second.pad);
       }
     }
   }
@@ -165,8 +169,8 @@ class NchwcLayout {
       return node.inputs.size() == 1 && attrs && scalar_attr(*attrs, "min_val") <= 0.0 &&
              scalar_attr(*attrs, "max_val") >= 0.0;
     }
-    const bool binary = node.op_type == "aten::add.Tensor" || node.op_type == "aten::sub.Tensor" ||
-                        node.op_type == "aten::mul.Tensor";
+    const bool binary =
+        node.op_type == "aten::add.Tensor" || node.op_type == "aten::sub.Tensor" || node.op_type == "aten::mul.Tensor";
     return binary && node.inputs.size() == 2;
   }
 
@@ -199,8 +203,9 @@ class NchwcLayout {
     const std::string activation = node.op_type == "opgraph::conv2d" ? attrs.get<std::string>("activation") : "none";
     Node conv = std::move(node);
     conv.op_type = "opgraph::conv2d_nchwc";
-    conv.attrs = {{"stride", attrs.get("stride")},   {"padding", padding},       {"padding_end", padding_end},
-                  {"dilation", attrs.get("dilation")}, {"groups", attrs.get("groups")}, {"block", block_},
+    conv.attrs = {{"stride", attrs.get("stride")}, {"padding", padding},
+                  {"padding_end", padding_end},    {"dilation", attrs.get("dilation")},
+                  {"groups", attrs.get("groups")}, {"block", block_},
                   {"activation", activation}};
     const int64_t channels = constant(conv.inputs[1])->shape[0].size;
     if (const auto input = blocked_.find(conv.inputs[0].values[0]); input != blocked_.end()) {
@@ -260,7 +265,7 @@ class NchwcLayout {
   std::unordered_map<const Node*, FoldablePad> foldable_pads_;  // by convolution
   std::unordered_set<const Node*> convolutions_, folded_pads_, chained_;
   std::unordered_map<std::string, BlockedValue> blocked_;  // by the plain value's name
-  std::unordered_set<std::string> converted_;             // blocked values converted back
+  std::unordered_set<std::string> converted_;              // blocked values converted back
 };
 
 }  // namespace

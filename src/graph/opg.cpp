@@ -58,17 +58,15 @@ std::optional<DType> dtype_from_safetensors(const std::string& name) {
 std::vector<const ValueInfo*> write_order(const Graph& graph) {
   std::vector<const ValueInfo*> constants;
   for (const ValueInfo& constant : graph.constants) constants.push_back(&constant);
-  std::stable_sort(constants.begin(), constants.end(), [](const ValueInfo* a, const ValueInfo* b) {
-    return itemsize(a->dtype) > itemsize(b->dtype);
-  });
+  std::stable_sort(constants.begin(), constants.end(),
+                   [](const ValueInfo* a, const ValueInfo* b) { return itemsize(a->dtype) > itemsize(b->dtype); });
   return constants;
 }
 
 std::string header_text(const Graph& graph, const std::vector<const ValueInfo*>& constants, const Weights& weights) {
   Json header = Json::object();
-  header["__metadata__"] = {{kVersionKey, kOpgVersion},
-                            {kGraphKey, graph.to_json()},
-                            {kPackagesKey, Json(graph.packages).dump()}};
+  header["__metadata__"] = {
+      {kVersionKey, kOpgVersion}, {kGraphKey, graph.to_json()}, {kPackagesKey, Json(graph.packages).dump()}};
   size_t offset = 0;
   for (const ValueInfo* constant : constants) {
     const Tensor& weight = weights.at(constant->name);
@@ -108,7 +106,7 @@ class MappedFile {
   explicit MappedFile(const std::string& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     OPGRAPH_CHECK(fd >= 0, "cannot open '", path, "': ", std::strerror(errno));
-    struct stat info {};
+    struct stat info{};
     if (::fstat(fd, &info) != 0) {
       ::close(fd);
       throw Error(detail::concat("cannot read '", path, "': ", std::strerror(errno)));
@@ -165,7 +163,8 @@ TensorEntry parse_entry(const std::string& name, const Json& entry, uint64_t dat
   const Json& dtype = entry["dtype"];
   OPGRAPH_CHECK(dtype.is_string(), where, ": dtype must be a string, got ", json_summary(dtype));
   std::optional<DType> known = dtype_from_safetensors(dtype.get<std::string>());
-  OPGRAPH_CHECK(known, where, ": dtype '", dtype.get<std::string>(), "' is not supported (opgraph reads F32, F64, "
+  OPGRAPH_CHECK(known, where, ": dtype '", dtype.get<std::string>(),
+                "' is not supported (opgraph reads F32, F64, "
                 "F16, BF16, I8, U8, I32, I64 and BOOL)");
   t.dtype = *known;
 
@@ -248,8 +247,8 @@ Tensor weight_view(const std::shared_ptr<MappedFile>& file, const uint8_t* data,
 OpgFile load_mapped(const std::shared_ptr<MappedFile>& file) {
   const uint8_t* bytes = file->data();
   const size_t size = file->size();
-  OPGRAPH_CHECK(size >= kLengthBytes, "the file is ", size, " bytes; a safetensors file starts with an ",
-                kLengthBytes, "-byte header length");
+  OPGRAPH_CHECK(size >= kLengthBytes, "the file is ", size, " bytes; a safetensors file starts with an ", kLengthBytes,
+                "-byte header length");
   uint64_t header_size = 0;
   for (size_t i = 0; i < kLengthBytes; ++i) header_size |= static_cast<uint64_t>(bytes[i]) << (8 * i);
   OPGRAPH_CHECK(header_size <= size - kLengthBytes, "header length ", header_size, " runs past the end of the file (",

@@ -91,9 +91,9 @@ void fold_batch_norms(Graph& graph, Weights& weights, const Registry& registry) 
         !channel_vectors({&*bias, &*gamma, &*beta, &*mean, &*var}, weight->size(0), dtype)) {
       return;  // left as it is: shape inference reports what is wrong with it
     }
-    const auto [folded_weight, folded_bias] =
-        dtype == DType::Float32 ? fold<float>(*weight, *bias, *gamma, *beta, *mean, *var, *eps)
-                                : fold<double>(*weight, *bias, *gamma, *beta, *mean, *var, *eps);
+    const auto [folded_weight, folded_bias] = dtype == DType::Float32
+                                                  ? fold<float>(*weight, *bias, *gamma, *beta, *mean, *var, *eps)
+                                                  : fold<double>(*weight, *bias, *gamma, *beta, *mean, *var, *eps);
     conv->inputs[1] = NodeInput::value(rewriter.add_constant(norm.outputs[0] + ".folded_weight", folded_weight));
     conv->inputs[2] = NodeInput::value(rewriter.add_constant(norm.outputs[0] + ".folded_bias", folded_bias));
     rewriter.absorb(*conv, i);

@@ -10,15 +10,15 @@ namespace {
 // Appends the flat inputs one tensor argument gives the call (see registry.h):
 // one value, nullopt for an omitted Tensor?, or a Tensor[]'s values in order.
 // Returns how many it appended.
-size_t resolve_tensor_argument(const Node& node, const Argument& arg, const NodeInput& input,
-                               const ValueTable& values, std::vector<std::optional<ValueId>>& flat) {
+size_t resolve_tensor_argument(const Node& node, const Argument& arg, const NodeInput& input, const ValueTable& values,
+                               std::vector<std::optional<ValueId>>& flat) {
   const bool list_argument = arg.type.is_tensor_list();
   if (input.is_list) {
     OPGRAPH_CHECK(list_argument, node_label(node), ": argument '", arg.name, "' is a ", arg.type.str(),
                   ", got a list of ", input.values.size(), " values");
     for (const std::string& value : input.values) {
-      OPGRAPH_CHECK(!value.empty() || arg.type.optional_elements, node_label(node), ": argument '", arg.name,
-                    "' is a ", arg.type.str(), ", whose elements cannot be null");
+      OPGRAPH_CHECK(!value.empty() || arg.type.optional_elements, node_label(node), ": argument '", arg.name, "' is a ",
+                    arg.type.str(), ", whose elements cannot be null");
       flat.push_back(value.empty() ? std::nullopt : values.find(value));
     }
     return input.values.size();
@@ -26,8 +26,8 @@ size_t resolve_tensor_argument(const Node& node, const Argument& arg, const Node
   OPGRAPH_CHECK(!list_argument, node_label(node), ": argument '", arg.name, "' is a ", arg.type.str(),
                 "; give it a list of values");
   if (input.is_none()) {
-    OPGRAPH_CHECK(arg.type.optional, node_label(node), ": argument '", arg.name, "' is a required ",
-                  arg.type.str(), ", got null");
+    OPGRAPH_CHECK(arg.type.optional, node_label(node), ": argument '", arg.name, "' is a required ", arg.type.str(),
+                  ", got null");
     flat.push_back(std::nullopt);
   } else {
     flat.push_back(values.find(input.values[0]));  // build_value_table() has checked it exists
@@ -44,9 +44,9 @@ std::string argument_names(const std::vector<Argument>& arguments, const std::ve
 ResolvedNode resolve_node(const Node& node, const OpDef& op, const ValueTable& values) {
   ResolvedNode resolved{&node, &op, {}, {}, {}};
   const std::vector<size_t>& tensor_arguments = op.tensor_arguments();
-  OPGRAPH_CHECK(node.inputs.size() == tensor_arguments.size(), node_label(node), ": expected ",
-                tensor_arguments.size(), " tensor inputs (", argument_names(op.schema.arguments, tensor_arguments),
-                "), got ", node.inputs.size());
+  OPGRAPH_CHECK(node.inputs.size() == tensor_arguments.size(), node_label(node), ": expected ", tensor_arguments.size(),
+                " tensor inputs (", argument_names(op.schema.arguments, tensor_arguments), "), got ",
+                node.inputs.size());
   std::vector<size_t> list_sizes;  // the length of each Tensor[] argument, bound into the attributes
   for (size_t i = 0; i < tensor_arguments.size(); ++i) {
     const Argument& arg = op.schema.arguments[tensor_arguments[i]];
@@ -112,8 +112,8 @@ ResolvedGraph resolve(const Graph& graph, const Registry& registry) {
   resolved.outputs = ids_of(graph.outputs, [](const std::string& name) { return name; });
   for (const ValueInfo& input : graph.inputs) {
     for (const Dim& dim : input.shape) {
-      if (dim.is_symbolic() && std::find(resolved.symbols.begin(), resolved.symbols.end(), dim.symbol) ==
-                                   resolved.symbols.end()) {
+      if (dim.is_symbolic() &&
+          std::find(resolved.symbols.begin(), resolved.symbols.end(), dim.symbol) == resolved.symbols.end()) {
         resolved.symbols.push_back(dim.symbol);
       }
     }

@@ -64,7 +64,9 @@ class TanhGelu {
   }
 
   // 0.5 * x
-  const std::string* half_of(const NodeInput& input) { return times_constant(producer(input, "aten::mul.Tensor"), 0.5); }
+  const std::string* half_of(const NodeInput& input) {
+    return times_constant(producer(input, "aten::mul.Tensor"), 0.5);
+  }
 
   // 1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))
   bool is_tanh_term(const NodeInput& input, const std::string& x) {

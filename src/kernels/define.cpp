@@ -13,8 +13,8 @@ void define(Registry& registry, OpSpec spec, std::source_location where) {
   if (spec.backward) op.backward = spec.backward;
   op.accepts_strided_inputs = spec.accepts_strided_inputs;
   op.data_dependent_shapes = spec.data_dependent_shapes;
-  op.source = detail::concat("built-in, ", std::filesystem::path(where.file_name()).filename().string(), ":",
-                             where.line());
+  op.source =
+      detail::concat("built-in, ", std::filesystem::path(where.file_name()).filename().string(), ":", where.line());
   registry.add(std::move(op));
 }
 

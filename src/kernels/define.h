@@ -27,8 +27,7 @@ void dispatch_floating(DType dtype, const char* argument, Fn&& fn) {
   switch (dtype) {
     case DType::Float32: return fn(float{});
     case DType::Float64: return fn(double{});
-    default:
-      throw Error(detail::concat(argument, ": expected float32 or float64, got ", dtype_name(dtype)));
+    default: throw Error(detail::concat(argument, ": expected float32 or float64, got ", dtype_name(dtype)));
   }
 }
 

@@ -26,14 +26,24 @@ thread_local std::pair<uint32_t, uint32_t> rejected_version{0, 0};
 
 og_tensor to_og(const Tensor& t) {
   if (!t.defined()) return {nullptr, nullptr, nullptr, OG_NDIM_NONE, 0, 0, 0};
-  return {t.data(), t.shape().data(), t.strides().data(), static_cast<int32_t>(t.dim()),
-          static_cast<int32_t>(t.dtype()), static_cast<int32_t>(t.device().type), t.device().index};
+  return {t.data(),
+          t.shape().data(),
+          t.strides().data(),
+          static_cast<int32_t>(t.dim()),
+          static_cast<int32_t>(t.dtype()),
+          static_cast<int32_t>(t.device().type),
+          t.device().index};
 }
 
 og_tensor to_og(const TensorMeta* meta) {
   if (!meta) return {nullptr, nullptr, nullptr, OG_NDIM_NONE, 0, 0, 0};
-  return {nullptr, meta->shape.data(), nullptr, static_cast<int32_t>(meta->dim()),
-          static_cast<int32_t>(meta->dtype), OG_CPU, 0};
+  return {nullptr,
+          meta->shape.data(),
+          nullptr,
+          static_cast<int32_t>(meta->dim()),
+          static_cast<int32_t>(meta->dtype),
+          OG_CPU,
+          0};
 }
 
 // Per-call scratch for the C views of a call's arguments: one stack buffer,
@@ -71,8 +81,7 @@ struct OgInputs {
 };
 
 template <typename Input>  // Tensor in kernels, const TensorMeta* in shape functions
-OgInputs to_og(std::span<const Input> inputs, const ListArguments& is_list, const Attrs& attrs,
-               CallScratch& scratch) {
+OgInputs to_og(std::span<const Input> inputs, const ListArguments& is_list, const Attrs& attrs, CallScratch& scratch) {
   OgInputs og{scratch.array<og_tensor>(inputs.size()), scratch.array<og_tensor_list>(attrs.list_sizes().size()),
               scratch.array<og_tensor>(is_list.size())};
   for (size_t i = 0; i < inputs.size(); ++i) og.elements[i] = to_og(inputs[i]);
@@ -131,9 +140,7 @@ int32_t fail(og_error* error, const std::string& message) {
   return OG_ERROR;
 }
 
-std::string where(const char* file, int32_t line) {
-  return detail::concat(file ? file : "?", ":", line);
-}
+std::string where(const char* file, int32_t line) { return detail::concat(file ? file : "?", ":", line); }
 
 std::string qualify(const og_registrar* registrar, std::string name) {
   if (name.find("::") != std::string::npos || !registrar->ns || !*registrar->ns) return name;
@@ -160,8 +167,7 @@ std::string check_arity(const OpDef& op, const char* what, int32_t inputs, int32
                           op.num_outputs());
   }
   if (static_cast<size_t>(attrs) != want_attrs) {
-    return detail::concat(op.name(), ": the ", what, " takes ", attrs, " attributes, the schema declares ",
-                          want_attrs);
+    return detail::concat(op.name(), ": the ", what, " takes ", attrs, " attributes, the schema declares ", want_attrs);
   }
   return {};
 }
@@ -192,10 +198,9 @@ KernelFn wrap_kernel(og_kernel_fn fn, void* user, ListArguments is_list) {
     auto og_attrs = to_og(attrs, scratch);
     og_context og_ctx{&context, {}, {}};
     og_error error;
-    const int32_t status = fn(user, &og_ctx, og_inputs.arguments.data(),
-                              static_cast<int32_t>(og_inputs.arguments.size()), og_results.data(),
-                              static_cast<int32_t>(og_results.size()), og_attrs.data(),
-                              static_cast<int32_t>(og_attrs.size()), &error);
+    const int32_t status = fn(
+        user, &og_ctx, og_inputs.arguments.data(), static_cast<int32_t>(og_inputs.arguments.size()), og_results.data(),
+        static_cast<int32_t>(og_results.size()), og_attrs.data(), static_cast<int32_t>(og_attrs.size()), &error);
     if (!og_ctx.failure.empty()) throw Error(og_ctx.failure);
     if (status != OG_OK) throw Error(error.message);
   };
@@ -219,15 +224,16 @@ int32_t def_op(og_registrar* registrar, const og_op_def* def, og_error* error) {
     op.source = detail::concat(where(def->file, def->line), " in ", registrar->package);
     op.schema = Schema::parse(def->schema);
     if (op.schema.ns.empty() && registrar->ns && *registrar->ns) op.schema.ns = *registrar->ns;
-    OPGRAPH_CHECK(!registrar->ns || !*registrar->ns || op.schema.ns == *registrar->ns, where(def->file, def->line), ": op '",
-                  op.schema.qualified_name(), "' is outside the package namespace '", *registrar->ns, "'");
+    OPGRAPH_CHECK(!registrar->ns || !*registrar->ns || op.schema.ns == *registrar->ns, where(def->file, def->line),
+                  ": op '", op.schema.qualified_name(), "' is outside the package namespace '", *registrar->ns, "'");
     op.shape_fn = wrap_shape(def->shape, def->shape_user, list_arguments(op.schema));
     if (def->backward) op.backward = qualify(registrar, def->backward);
     op.finalize();
     if constexpr (kPackageMinor == 0) {
       for (const Argument& arg : op.schema.arguments) {
         OPGRAPH_CHECK(!arg.type.is_tensor_list(), where(def->file, def->line), ": op '", op.name(), "': argument '",
-                      arg.name, "' is a Tensor[], which a package built for op package ABI 1.0 cannot take; "
+                      arg.name,
+                      "' is a Tensor[], which a package built for op package ABI 1.0 cannot take; "
                       "rebuild the package against this opgraph");
       }
     }
@@ -263,8 +269,12 @@ SampleTensor from_og(const og_sample_tensor& t) {
   OPGRAPH_CHECK(t.dtype >= 0 && t.dtype < kNumDTypes, "dtype code ", t.dtype);
   OPGRAPH_CHECK(t.ndim >= 0 && (t.ndim == 0 || t.shape), "rank ", t.ndim);
   OPGRAPH_CHECK(t.layout >= OG_LAYOUT_CONTIGUOUS && t.layout <= OG_LAYOUT_STRIDED, "layout code ", t.layout);
-  SampleTensor sample{static_cast<DType>(t.dtype), Shape(t.shape, t.shape + t.ndim),
-                      static_cast<SampleTensor::Layout>(t.layout), t.none != 0, t.low, t.high};
+  SampleTensor sample{static_cast<DType>(t.dtype),
+                      Shape(t.shape, t.shape + t.ndim),
+                      static_cast<SampleTensor::Layout>(t.layout),
+                      t.none != 0,
+                      t.low,
+                      t.high};
   return sample;
 }
 
@@ -359,8 +369,18 @@ void* scratch(og_context* context, uint64_t bytes) {
 // The API a package built for ABI 1.`kPackageMinor` gets.
 template <uint32_t kPackageMinor>
 constexpr og_host_api kHostApi = {
-    OPGRAPH_ABI_VERSION_MAJOR, OPGRAPH_ABI_VERSION_MINOR, set_error, def_op<kPackageMinor>, def_kernel, set_output,
-    num_threads, parallel_for, stream, device_index, scratch, def_sample,
+    OPGRAPH_ABI_VERSION_MAJOR,
+    OPGRAPH_ABI_VERSION_MINOR,
+    set_error,
+    def_op<kPackageMinor>,
+    def_kernel,
+    set_output,
+    num_threads,
+    parallel_for,
+    stream,
+    device_index,
+    scratch,
+    def_sample,
 };
 
 const og_host_api* get_api(uint32_t major, uint32_t minor) {

@@ -13,7 +13,7 @@ struct og_error {
 };
 
 struct og_registrar {
-  std::string package;             // path, for messages
+  std::string package;              // path, for messages
   const char* const* ns = nullptr;  // the namespace the init call reported
   std::vector<opgraph::OpDef> ops;
 };

@@ -52,7 +52,8 @@ const LoadedLibrary& load_library(const std::string& path) {
   }
   auto init = reinterpret_cast<og_package_init_fn>(dlsym(handle.get(), OPGRAPH_PACKAGE_INIT_SYMBOL));
   OPGRAPH_CHECK(init != nullptr, "load_library: '", canonical, "' is not an opgraph op package: it does not export ",
-                OPGRAPH_PACKAGE_INIT_SYMBOL, " (define its ops in an OPGRAPH_LIBRARY block and build it with "
+                OPGRAPH_PACKAGE_INIT_SYMBOL,
+                " (define its ops in an OPGRAPH_LIBRARY block and build it with "
                 "opgraph_add_op_library)");
 
   const char* ns = nullptr;
@@ -65,9 +66,9 @@ const LoadedLibrary& load_library(const std::string& path) {
     auto [major, minor] = package::last_rejected_version();
     throw Error(detail::concat("load_library: '", canonical, "' was built for op package ABI ", major, ".", minor,
                                "; this opgraph provides ABI ", OPGRAPH_ABI_VERSION_MAJOR, ".",
-                               OPGRAPH_ABI_VERSION_MINOR, " and loads packages built for ",
-                               OPGRAPH_ABI_VERSION_MAJOR, ".0 to ", OPGRAPH_ABI_VERSION_MAJOR, ".",
-                               OPGRAPH_ABI_VERSION_MINOR, "; rebuild the package against this opgraph"));
+                               OPGRAPH_ABI_VERSION_MINOR, " and loads packages built for ", OPGRAPH_ABI_VERSION_MAJOR,
+                               ".0 to ", OPGRAPH_ABI_VERSION_MAJOR, ".", OPGRAPH_ABI_VERSION_MINOR,
+                               "; rebuild the package against this opgraph"));
   }
   OPGRAPH_CHECK(status == OG_OK, "load_library: '", canonical, "': ", error.message);
   OPGRAPH_CHECK(ns != nullptr && *ns, "load_library: '", canonical, "' did not report a namespace");

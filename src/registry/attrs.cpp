@@ -17,8 +17,8 @@ bool coerce(const Type& type, AttrValue& value) {
   using K = Type::Kind;
   if (std::holds_alternative<std::monostate>(value)) return type.optional;
   if (type.is_list) {
-    if (const auto* scalar = std::get_if<int64_t>(&value); scalar && type.list_size &&
-                                                           (type.kind == K::Int || type.kind == K::Float)) {
+    if (const auto* scalar = std::get_if<int64_t>(&value);
+        scalar && type.list_size && (type.kind == K::Int || type.kind == K::Float)) {
       value = std::vector<int64_t>(static_cast<size_t>(*type.list_size), *scalar);
     }
     if (type.kind == K::Float) {
@@ -85,8 +85,8 @@ Attrs Attrs::bind(const Schema& schema, const NamedAttrs& given, std::span<const
     }
     ++used;
     AttrValue value = it->second;
-    OPGRAPH_CHECK(coerce(arg.type, value), op(), ": attribute '", arg.name, "' expects ", arg.type.str(),
-                  ", got ", given_str(it->second));
+    OPGRAPH_CHECK(coerce(arg.type, value), op(), ": attribute '", arg.name, "' expects ", arg.type.str(), ", got ",
+                  given_str(it->second));
     attrs.values_.push_back(std::move(value));
   }
   if (used != given.size()) {
@@ -95,16 +95,15 @@ Attrs Attrs::bind(const Schema& schema, const NamedAttrs& given, std::span<const
       auto same = [&](const auto& kv) { return kv.first == name; };
       OPGRAPH_CHECK(std::count_if(given.begin(), given.end(), same) == 1, op(), ": attribute '", name,
                     "' is given more than once");
-      bool known = std::any_of(schema.arguments.begin(), schema.arguments.end(), [&](const Argument& arg) {
-        return arg.name == name && !arg.type.is_tensor();
-      });
+      bool known = std::any_of(schema.arguments.begin(), schema.arguments.end(),
+                               [&](const Argument& arg) { return arg.name == name && !arg.type.is_tensor(); });
       if (known) continue;
       std::string names;
       for (const Argument& arg : schema.arguments) {
         if (!arg.type.is_tensor()) names += (names.empty() ? "" : ", ") + arg.name;
       }
-      throw Error(detail::concat(op(), ": unexpected attribute '", name, "'; its attributes are: ",
-                                 names.empty() ? "(none)" : names));
+      throw Error(detail::concat(op(), ": unexpected attribute '", name,
+                                 "'; its attributes are: ", names.empty() ? "(none)" : names));
     }
   }
   return attrs;

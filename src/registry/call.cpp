@@ -33,8 +33,10 @@ std::string output_name(const OpDef& op, size_t i) {
 // `given(i)` says whether flat input i is present (not None).
 template <typename Given>
 void check_arity(const OpDef& op, size_t count, const Attrs& attrs, Given given) {
-  OPGRAPH_CHECK(attrs.list_sizes().size() == op.num_tensor_lists(), op.name(), ": the attributes give the lengths "
-                "of ", attrs.list_sizes().size(), " Tensor[] arguments, the op has ", op.num_tensor_lists(),
+  OPGRAPH_CHECK(attrs.list_sizes().size() == op.num_tensor_lists(), op.name(),
+                ": the attributes give the lengths "
+                "of ",
+                attrs.list_sizes().size(), " Tensor[] arguments, the op has ", op.num_tensor_lists(),
                 "; bind them with Attrs::bind(op.schema, ...)");
   const size_t expected = op.num_inputs(attrs);
   if (count != expected) {
@@ -69,8 +71,10 @@ Device check_inputs(const OpDef& op, std::span<const Tensor> inputs, const Attrs
 const KernelFn& kernel_for(const OpDef& op, Device device, CallOptions options) {
   if (options.reference) {
     OPGRAPH_CHECK(static_cast<bool>(op.reference), op.name(), ": has no reference implementation");
-    OPGRAPH_CHECK(device.type == DeviceType::CPU, op.name(), ": the reference implementation runs on cpu, the "
-                  "inputs are on ", device_str(device));
+    OPGRAPH_CHECK(device.type == DeviceType::CPU, op.name(),
+                  ": the reference implementation runs on cpu, the "
+                  "inputs are on ",
+                  device_str(device));
     return op.reference;
   }
   const KernelFn& kernel = op.kernels[static_cast<size_t>(device.type)];
@@ -83,10 +87,10 @@ const KernelFn& kernel_for(const OpDef& op, Device device, CallOptions options) 
   for (int d = 0; d < kNumDeviceTypes; ++d) {
     if (op.kernels[d]) available += (available.empty() ? "" : ", ") + std::string(device_type_name(DeviceType(d)));
   }
-  throw Error(detail::concat(op.name(), ": no kernel for device ", device_str(device), "; it has kernels for: ",
-                             available.empty() ? "(none)" : available,
-                             why_unavailable.empty() ? "" : " (" + device_str(device) + " is not available: " +
-                                                                why_unavailable + ")"));
+  throw Error(detail::concat(
+      op.name(), ": no kernel for device ", device_str(device),
+      "; it has kernels for: ", available.empty() ? "(none)" : available,
+      why_unavailable.empty() ? "" : " (" + device_str(device) + " is not available: " + why_unavailable + ")"));
 }
 
 // Kernels that index densely get contiguous copies of strided inputs.
@@ -120,8 +124,7 @@ void run_kernel(const OpDef& op, const KernelFn& kernel, std::span<const Tensor>
 }
 
 // The shape function's answer for input metas check_arity() has accepted.
-std::vector<TensorMeta> infer_checked(const OpDef& op, std::span<const TensorMeta* const> inputs,
-                                      const Attrs& attrs) {
+std::vector<TensorMeta> infer_checked(const OpDef& op, std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
   std::vector<TensorMeta> outputs;
   try {
     outputs = op.shape_fn(inputs, attrs);
@@ -165,21 +168,21 @@ std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const Tensor> i
   return infer_checked(op, inputs, attrs);
 }
 
-std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const TensorMeta* const> inputs,
-                                      const Attrs& attrs) {
+std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
   check_arity(op, inputs.size(), attrs, [&](size_t i) { return inputs[i] != nullptr; });
   return infer_checked(op, inputs, attrs);
 }
 
 void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs& attrs,
               CallOptions options) {
-  OPGRAPH_CHECK(!op.data_dependent_shapes, op.name(), ": its output shapes depend on the inputs' values, which only "
+  OPGRAPH_CHECK(!op.data_dependent_shapes, op.name(),
+                ": its output shapes depend on the inputs' values, which only "
                 "call() gives back; call_out() cannot run it");
   const Device device = check_inputs(op, inputs, attrs);
   const KernelFn& kernel = kernel_for(op, device, options);
   std::vector<TensorMeta> expected = infer_checked(op, inputs, attrs);
-  OPGRAPH_CHECK(outputs.size() == expected.size(), op.name(), ": expected ", expected.size(),
-                " output tensors, got ", outputs.size());
+  OPGRAPH_CHECK(outputs.size() == expected.size(), op.name(), ": expected ", expected.size(), " output tensors, got ",
+                outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& out = outputs[i];
     OPGRAPH_CHECK(out.defined(), op.name(), ": ", output_name(op, i), " is not allocated");
@@ -193,8 +196,7 @@ void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const T
   run_kernel(op, kernel, inputs, outputs, attrs, device);
 }
 
-std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
-                         CallOptions options) {
+std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, CallOptions options) {
   const Device device = check_inputs(op, inputs, attrs);
   const KernelFn& kernel = kernel_for(op, device, options);
   std::vector<Tensor> outputs;
@@ -217,7 +219,8 @@ std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const 
 
 std::vector<Tensor> call(std::string_view name, std::span<const Tensor> inputs, const NamedAttrs& attrs) {
   const OpDef& op = Registry::global().get(name);
-  OPGRAPH_CHECK(op.num_tensor_lists() <= 1, op.name(), ": it has ", op.num_tensor_lists(), " Tensor[] arguments; "
+  OPGRAPH_CHECK(op.num_tensor_lists() <= 1, op.name(), ": it has ", op.num_tensor_lists(),
+                " Tensor[] arguments; "
                 "give their lengths to Attrs::bind() and call the op with the bound attributes");
   std::vector<size_t> list_sizes;
   if (op.num_tensor_lists() == 1) {

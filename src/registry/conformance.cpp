@@ -41,8 +41,8 @@ bool same_bits(std::complex<double> a, std::complex<double> b) {
 
 // Why `actual` disagrees with `expected` (within the sample's tolerance, or
 // bit for bit when `exact`); empty when they agree.
-std::string disagreement(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected,
-                         const Sample& sample, bool exact) {
+std::string disagreement(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected, const Sample& sample,
+                         bool exact) {
   if (actual.size() != expected.size()) return detail::concat(actual.size(), " outputs against ", expected.size());
   for (size_t k = 0; k < actual.size(); ++k) {
     const Tensor a = actual[k].contiguous(), e = expected[k].contiguous();
@@ -50,8 +50,8 @@ std::string disagreement(const std::vector<Tensor>& actual, const std::vector<Te
     const double tolerance = exact ? 0 : sample_tolerance(sample, e.dtype());
     for (int64_t i = 0; i < e.numel(); ++i) {
       const std::complex<double> x = element(a, i), y = element(e, i);
-      const bool agree = exact ? same_bits(x, y)
-                               : close(x.real(), y.real(), tolerance) && close(x.imag(), y.imag(), tolerance);
+      const bool agree =
+          exact ? same_bits(x, y) : close(x.real(), y.real(), tolerance) && close(x.imag(), y.imag(), tolerance);
       if (!agree) {
         return detail::concat("output ", k, " element ", i, ": ", x.real(), " against ", y.real(), " (tolerance ",
                               tolerance, ")");
@@ -84,8 +84,8 @@ std::string twice_into_the_same_outputs(const OpDef& op, std::span<const Tensor>
   return disagreement(again, first, sample, /*exact=*/true);
 }
 
-std::string threads_at_once(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
-                            const Sample& sample, const std::vector<Tensor>& alone) {
+std::string threads_at_once(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, const Sample& sample,
+                            const std::vector<Tensor>& alone) {
   std::vector<std::vector<Tensor>> results(kThreads);
   std::vector<std::string> errors(kThreads);
   std::vector<std::thread> threads;
@@ -162,10 +162,10 @@ std::vector<CheckResult> check_samples(const OpDef& op) {
     } else {
       results.push_back({Check::Reference, s, {}, /*skipped=*/true});
     }
-    results.push_back({Check::Twice, s, failure_of([&] {
-                         return twice_into_the_same_outputs(op, inputs, attrs, sample, fast);
-                       })});
-    results.push_back({Check::Threads, s, failure_of([&] { return threads_at_once(op, inputs, attrs, sample, fast); })});
+    results.push_back(
+        {Check::Twice, s, failure_of([&] { return twice_into_the_same_outputs(op, inputs, attrs, sample, fast); })});
+    results.push_back(
+        {Check::Threads, s, failure_of([&] { return threads_at_once(op, inputs, attrs, sample, fast); })});
   }
   return results;
 }

@@ -19,8 +19,10 @@ void OpDef::finalize() {
     const Type& type = schema.arguments[i].type;
     if (!type.is_tensor()) continue;
     OPGRAPH_CHECK(!type.is_list || (!type.optional && !type.list_size), qualified_name_, ": argument '",
-                  schema.arguments[i].name, "' is a ", type.str(), "; the registry runs tensor arguments of type "
-                  "Tensor, Tensor?, Tensor[] and Tensor?[] (", source, ")");
+                  schema.arguments[i].name, "' is a ", type.str(),
+                  "; the registry runs tensor arguments of type "
+                  "Tensor, Tensor?, Tensor[] and Tensor?[] (",
+                  source, ")");
     tensor_arguments_.push_back(i);
     num_tensor_lists_ += type.is_list;
   }
@@ -31,8 +33,10 @@ void OpDef::finalize() {
                          ret.type.kind == Type::Kind::Bool || ret.type.kind == Type::Kind::Scalar);
     OPGRAPH_CHECK(scalar || (ret.type.is_tensor() && !ret.type.optional && (!list || schema.returns.size() == 1) &&
                              (list || !ret.type.is_list)),
-                  qualified_name_, ": returns ", ret.type.str(), "; the registry runs ops that return Tensors, "
-                  "one Tensor[], or scalars (as 0-d tensors) (", source, ")");
+                  qualified_name_, ": returns ", ret.type.str(),
+                  "; the registry runs ops that return Tensors, "
+                  "one Tensor[], or scalars (as 0-d tensors) (",
+                  source, ")");
   }
   returns_list_ = schema.returns.size() == 1 && schema.returns[0].type.is_list;
   OPGRAPH_CHECK(static_cast<bool>(shape_fn), qualified_name_, ": no shape function (", source, ")");
@@ -54,7 +58,7 @@ std::string OpDef::input_name(size_t i, const Attrs& attrs) const {
 }
 
 Registry& Registry::global() {
-  static Registry& registry = [] () -> Registry& {
+  static Registry& registry = []() -> Registry& {
     static Registry instance;
     kernels::register_builtin_ops(instance);
     return instance;
@@ -77,13 +81,12 @@ void Registry::add(std::vector<OpDef> ops) {
       throw Error(detail::concat("op '", op.name(), "' is already registered (by ", it->second->source,
                                  "); cannot register it again (from ", op.source, ")"));
     }
-    OPGRAPH_CHECK(batch_names.insert(op.name()).second, "op '", op.name(), "' is declared twice (",
-                  op.source, ")");
+    OPGRAPH_CHECK(batch_names.insert(op.name()).second, "op '", op.name(), "' is declared twice (", op.source, ")");
   }
   for (const OpDef& op : ops) {
     if (op.backward.empty()) continue;
-    OPGRAPH_CHECK(batch_names.count(op.backward) || ops_.count(op.backward), op.name(),
-                  ": its backward op '", op.backward, "' is not declared (", op.source, ")");
+    OPGRAPH_CHECK(batch_names.count(op.backward) || ops_.count(op.backward), op.name(), ": its backward op '",
+                  op.backward, "' is not declared (", op.source, ")");
   }
   for (OpDef& op : ops) {
     std::string name = op.name();
@@ -94,8 +97,8 @@ void Registry::add(std::vector<OpDef> ops) {
 void Registry::add_kernel(std::string_view op, DeviceType device, KernelFn kernel, const std::string& source) {
   std::unique_lock lock(mutex_);
   auto it = ops_.find(op);
-  OPGRAPH_CHECK(it != ops_.end(), "cannot add a ", device_type_name(device), " kernel for op '", op,
-                "' (", source, "): no such op is declared");
+  OPGRAPH_CHECK(it != ops_.end(), "cannot add a ", device_type_name(device), " kernel for op '", op, "' (", source,
+                "): no such op is declared");
   KernelFn& slot = it->second->kernels[static_cast<size_t>(device)];
   OPGRAPH_CHECK(!slot, "op '", op, "' already has a ", device_type_name(device), " kernel; cannot add another (",
                 source, ")");
@@ -125,9 +128,9 @@ const OpDef& Registry::get(std::string_view name) const {
   for (const std::string& known : list()) {
     if (!base.empty() && known.find(base) != std::string::npos) similar += (similar.empty() ? "" : ", ") + known;
   }
-  throw Error(detail::concat("unknown op '", name, "'",
-                             similar.empty() ? std::string("; load the package that provides it")
-                                             : "; did you mean: " + similar));
+  throw Error(detail::concat(
+      "unknown op '", name, "'",
+      similar.empty() ? std::string("; load the package that provides it") : "; did you mean: " + similar));
 }
 
 std::vector<std::string> Registry::list() const {

@@ -76,8 +76,7 @@ std::vector<Tensor> make_sample_inputs(const Sample& sample, uint64_t seed) {
       case DType::Complex64: fill<std::complex<float>>(t, spec, random); break;
       case DType::Complex128: fill<std::complex<double>>(t, spec, random); break;
       case DType::Float16:
-      case DType::BFloat16:
-        throw Error(detail::concat("make_sample_inputs: no values for ", dtype_name(spec.dtype)));
+      case DType::BFloat16: throw Error(detail::concat("make_sample_inputs: no values for ", dtype_name(spec.dtype)));
     }
     inputs.push_back(std::move(t));
   }

@@ -18,12 +18,18 @@ struct BaseTypeName {
   Type::Kind kind;
 };
 constexpr BaseTypeName kBaseTypes[] = {
-    {"Tensor", Type::Kind::Tensor},   {"int", Type::Kind::Int},
-    {"SymInt", Type::Kind::Int},      {"float", Type::Kind::Float},
-    {"bool", Type::Kind::Bool},       {"str", Type::Kind::Str},
-    {"Scalar", Type::Kind::Scalar},   {"ScalarType", Type::Kind::ScalarType},
-    {"Device", Type::Kind::Device},   {"Layout", Type::Kind::Layout},
-    {"MemoryFormat", Type::Kind::MemoryFormat}, {"Generator", Type::Kind::Generator},
+    {"Tensor", Type::Kind::Tensor},
+    {"int", Type::Kind::Int},
+    {"SymInt", Type::Kind::Int},
+    {"float", Type::Kind::Float},
+    {"bool", Type::Kind::Bool},
+    {"str", Type::Kind::Str},
+    {"Scalar", Type::Kind::Scalar},
+    {"ScalarType", Type::Kind::ScalarType},
+    {"Device", Type::Kind::Device},
+    {"Layout", Type::Kind::Layout},
+    {"MemoryFormat", Type::Kind::MemoryFormat},
+    {"Generator", Type::Kind::Generator},
     {"SymBool", Type::Kind::Bool},
 };
 
@@ -43,9 +49,9 @@ std::string_view symbolic_name(Type::Kind kind, bool symbolic) {
 // ATen writes a ScalarType default as its c10::ScalarType number
 // (randperm's dtype=4, long); these are the numbers of opgraph's dtypes.
 constexpr std::pair<int64_t, DType> kAtenNumbers[] = {
-    {0, DType::UInt8}, {1, DType::Int8},    {3, DType::Int32}, {4, DType::Int64},     {5, DType::Float16},
-    {6, DType::Float32}, {7, DType::Float64}, {11, DType::Bool}, {15, DType::BFloat16},
-    {9, DType::Complex64}, {10, DType::Complex128},
+    {0, DType::UInt8},     {1, DType::Int8},      {3, DType::Int32},       {4, DType::Int64},
+    {5, DType::Float16},   {6, DType::Float32},   {7, DType::Float64},     {11, DType::Bool},
+    {15, DType::BFloat16}, {9, DType::Complex64}, {10, DType::Complex128},
 };
 
 std::optional<DType> dtype_from_aten_number(int64_t number) {
@@ -174,8 +180,10 @@ class Parser {
       }
     }
     type.symbolic = base == "SymInt" || base == "SymBool";
-    if (!known) fail_at(start, "a type (Tensor, int, SymInt, float, bool, SymBool, str, Scalar, ScalarType, Device, "
-                               "Layout, MemoryFormat, Generator)");
+    if (!known)
+      fail_at(start,
+              "a type (Tensor, int, SymInt, float, bool, SymBool, str, Scalar, ScalarType, Device, "
+              "Layout, MemoryFormat, Generator)");
     parse_alias(alias);
     const bool optional_base = consume("?");  // Tensor?[] or int?
     if (consume("[")) {
@@ -272,9 +280,8 @@ class Parser {
     const char* begin = text_.data() + pos_;
     const char* limit = text_.data() + text_.size();
     std::string token;
-    for (const char* p = begin; p < limit && (std::isalnum(static_cast<unsigned char>(*p)) || *p == '.' ||
-                                              *p == '-' || *p == '+');
-         ++p) {
+    for (const char* p = begin;
+         p < limit && (std::isalnum(static_cast<unsigned char>(*p)) || *p == '.' || *p == '-' || *p == '+'); ++p) {
       token += *p;
     }
     if (token == "-inf") {
@@ -362,8 +369,7 @@ class Parser {
           fail_at(lit.pos, "a name as default for type " + type.str());
         }
         return lit.text;
-      default:
-        fail_at(lit.pos, "no default for type " + type.str());
+      default: fail_at(lit.pos, "no default for type " + type.str());
     }
   }
 
@@ -410,8 +416,8 @@ class Parser {
 
   [[noreturn]] void fail_at(size_t pos, const std::string& expected) {
     std::string found = pos < text_.size() ? "'" + std::string(1, text_[pos]) + "'" : "end of input";
-    throw Error(detail::concat("invalid schema: expected ", expected, ", found ", found, " at column ",
-                               pos + 1, "\n  ", text_, "\n  ", std::string(pos, ' '), "^"));
+    throw Error(detail::concat("invalid schema: expected ", expected, ", found ", found, " at column ", pos + 1, "\n  ",
+                               text_, "\n  ", std::string(pos, ' '), "^"));
   }
 
   std::string_view text_;
@@ -501,8 +507,8 @@ std::string Argument::str() const {
   if (!name.empty()) text += " " + name;
   if (default_value) {
     // Device/Layout/MemoryFormat defaults are names, not strings.
-    bool bare = type.kind == Type::Kind::Device || type.kind == Type::Kind::Layout ||
-                type.kind == Type::Kind::MemoryFormat;
+    bool bare =
+        type.kind == Type::Kind::Device || type.kind == Type::Kind::Layout || type.kind == Type::Kind::MemoryFormat;
     const auto* s = std::get_if<std::string>(&*default_value);
     const auto* ints = std::get_if<std::vector<int64_t>>(&*default_value);
     if (bare && s && is_bare_name(*s)) {

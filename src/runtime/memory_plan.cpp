@@ -72,11 +72,11 @@ void verify_memory_plan(std::span<const BufferRequest> requests, const MemoryPla
     const BufferRequest& a = requests[i];
     OPGRAPH_CHECK(a.first_use <= a.last_use, "memory plan: buffer ", i, " is last used (step ", a.last_use,
                   ") before it is written (step ", a.first_use, ")");
-    OPGRAPH_CHECK(plan.offsets[i] % kArenaAlignment == 0, "memory plan: buffer ", i, " is at offset ",
-                  plan.offsets[i], ", not a multiple of ", kArenaAlignment);
-    OPGRAPH_CHECK(a.bytes == 0 || plan.offsets[i] + a.bytes <= plan.peak_bytes, "memory plan: buffer ", i,
-                  " (bytes [", plan.offsets[i], ", ", plan.offsets[i] + a.bytes, ")) ends past the arena (",
-                  plan.peak_bytes, " bytes)");
+    OPGRAPH_CHECK(plan.offsets[i] % kArenaAlignment == 0, "memory plan: buffer ", i, " is at offset ", plan.offsets[i],
+                  ", not a multiple of ", kArenaAlignment);
+    OPGRAPH_CHECK(a.bytes == 0 || plan.offsets[i] + a.bytes <= plan.peak_bytes, "memory plan: buffer ", i, " (bytes [",
+                  plan.offsets[i], ", ", plan.offsets[i] + a.bytes, ")) ends past the arena (", plan.peak_bytes,
+                  " bytes)");
     for (size_t j = 0; j < i; ++j) {
       const BufferRequest& b = requests[j];
       if (a.bytes == 0 || b.bytes == 0 || !alive_together(a, b)) continue;

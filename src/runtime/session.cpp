@@ -92,9 +92,9 @@ struct Session::Impl {
   SessionOptions options;
   ResolvedGraph resolved;
   std::vector<ValueInfo> output_info;
-  std::vector<Tensor> constants;  // by position in graph.constants, contiguous
-  ConstantCache constant_cache;   // what kernels derive from the constants, kept across runs
-  std::vector<NodeCall> calls;  // by node
+  std::vector<Tensor> constants;       // by position in graph.constants, contiguous
+  ConstantCache constant_cache;        // what kernels derive from the constants, kept across runs
+  std::vector<NodeCall> calls;         // by node
   std::vector<size_t> input_bindings;  // into bindings, by graph input
   std::vector<RunBinding> bindings;
   std::vector<size_t> binding_of;  // by ValueId: index into bindings, or -1 for none
@@ -109,7 +109,7 @@ struct Session::Impl {
   // without this.
   std::vector<bool> shaped_by_run;
   std::unique_ptr<ThreadPool> own_pool;  // when options.threads asks for a count of its own
-  DeviceBackend* backend = nullptr;  // options.device's, where it is not the CPU
+  DeviceBackend* backend = nullptr;      // options.device's, where it is not the CPU
   Clock::time_point epoch = Clock::now();
 
   std::mutex plans_mutex;
@@ -192,7 +192,8 @@ void Session::Impl::resolve_kernels() {
   for (const ResolvedNode& node : resolved.nodes) {
     const KernelFn& kernel = node.op->kernels[static_cast<size_t>(options.device.type)];
     OPGRAPH_CHECK(static_cast<bool>(kernel), node_label(*node.node), ": the op has no ",
-                  device_type_name(options.device.type), " kernel, and the session runs on ", device_str(options.device));
+                  device_type_name(options.device.type), " kernel, and the session runs on ",
+                  device_str(options.device));
     uint64_t constant_inputs = 0;
     for (size_t k = 0; k < node.inputs.size() && k < 64; ++k) {
       if (node.inputs[k] && resolved.is_constant(*node.inputs[k])) constant_inputs |= uint64_t{1} << k;
@@ -256,7 +257,8 @@ void Session::Impl::find_run_bindings() {
       if (std::vector<size_t>* slots = slots_of(*node.inputs[k])) slots->push_back(calls[i].first + k);
     }
     for (size_t k = 0; k < node.outputs.size(); ++k) {
-      if (std::vector<size_t>* slots = slots_of(node.outputs[k])) slots->push_back(calls[i].first + calls[i].inputs + k);
+      if (std::vector<size_t>* slots = slots_of(node.outputs[k]))
+        slots->push_back(calls[i].first + calls[i].inputs + k);
     }
   }
 }
@@ -272,8 +274,8 @@ std::vector<int64_t> Session::Impl::check_inputs(std::span<const Tensor> inputs,
     OPGRAPH_CHECK(given.device().type == DeviceType::CPU, "input '", declared.name, "': expected a cpu tensor, got ",
                   given.str(), " on ", device_str(given.device()));
     auto mismatch = [&](const std::string& why) {
-      return Error(detail::concat("input '", declared.name, "': expected ", declared.type_str(), ", got ", given.str(),
-                                  why));
+      return Error(
+          detail::concat("input '", declared.name, "': expected ", declared.type_str(), ", got ", given.str(), why));
     };
     if (given.dtype() != declared.dtype || given.dim() != static_cast<int64_t>(declared.shape.size())) {
       throw mismatch("");
@@ -357,7 +359,8 @@ void Session::Impl::fill_workspace(Workspace& workspace) const {
   }
   workspace.tensors.clear();
   for (const ResolvedNode& node : resolved.nodes) {
-    for (const std::optional<ValueId>& id : node.inputs) workspace.tensors.push_back(id ? workspace.values[*id] : Tensor());
+    for (const std::optional<ValueId>& id : node.inputs)
+      workspace.tensors.push_back(id ? workspace.values[*id] : Tensor());
     for (ValueId id : node.outputs) workspace.tensors.push_back(workspace.values[id]);
   }
 }
@@ -489,15 +492,15 @@ std::vector<Tensor> Session::Impl::run_by_name(std::span<const std::pair<std::st
     const std::string& name = given_name;  // clang with OpenMP cannot capture a binding
     auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(),
                            [&](const ValueInfo& input) { return input.name == name; });
-    OPGRAPH_CHECK(it != graph.inputs.end(), "no input named '", name, "'; the graph's inputs are: ",
-                  names_of(graph.inputs));
+    OPGRAPH_CHECK(it != graph.inputs.end(), "no input named '", name,
+                  "'; the graph's inputs are: ", names_of(graph.inputs));
     Tensor& slot = ordered[static_cast<size_t>(it - graph.inputs.begin())];
     OPGRAPH_CHECK(!slot.defined(), "input '", name, "' is given twice");
     slot = tensor;
   }
   for (size_t k = 0; k < ordered.size(); ++k) {
-    OPGRAPH_CHECK(ordered[k].defined(), "input '", graph.inputs[k].name, "' is missing; the graph's inputs are: ",
-                  names_of(graph.inputs));
+    OPGRAPH_CHECK(ordered[k].defined(), "input '", graph.inputs[k].name,
+                  "' is missing; the graph's inputs are: ", names_of(graph.inputs));
   }
   return run(ordered);
 }

@@ -34,8 +34,8 @@ class Samples : public ::testing::TestWithParam<std::string> {};
 TEST_P(Samples, PassEveryCheck) {
   const OpDef& op = Registry::global().get(GetParam());
   for (const CheckResult& result : check_samples(op)) {
-    EXPECT_EQ(result.failure, "") << op.name() << ", " << check_name(result.check) << " check, sample "
-                                  << result.sample << " (" << sample_str(op.samples[result.sample]) << ")";
+    EXPECT_EQ(result.failure, "") << op.name() << ", " << check_name(result.check) << " check, sample " << result.sample
+                                  << " (" << sample_str(op.samples[result.sample]) << ")";
   }
 }
 
@@ -62,8 +62,7 @@ TEST(Coverage, EveryBuiltInOpHasSamplesButTheListedOnes) {
     if (enough && listed.count(name)) covered += "\n  " + name;
   }
   EXPECT_EQ(missing, "") << "ops with fewer than 3 good and 2 bad samples:" << missing;
-  EXPECT_EQ(covered, "") << "ops with samples now; remove them from " << OPGRAPH_OPS_WITHOUT_SAMPLES << ":"
-                         << covered;
+  EXPECT_EQ(covered, "") << "ops with samples now; remove them from " << OPGRAPH_OPS_WITHOUT_SAMPLES << ":" << covered;
 }
 
 }  // namespace

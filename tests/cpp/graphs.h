@@ -14,7 +14,8 @@ namespace opgraph::testing {
 inline Graph small_cnn(const std::string& batch = "\"N\"") {
   return Graph::from_json(R"({
     "name": "small_cnn",
-    "inputs": [{"name": "x", "dtype": "float32", "shape": [)" + batch + R"(, 3, 8, 8]}],
+    "inputs": [{"name": "x", "dtype": "float32", "shape": [)" +
+                          batch + R"(, 3, 8, 8]}],
     "outputs": [{"name": "logits"}],
     "constants": [{"name": "conv.weight", "dtype": "float32", "shape": [4, 3, 3, 3]},
                   {"name": "conv.bias", "dtype": "float32", "shape": [4]},
@@ -45,7 +46,8 @@ inline Graph cat_of_three(int64_t dim = 1) {
       {"name": "tanh", "op_type": "aten::tanh", "inputs": ["x"], "outputs": ["t"]},
       {"name": "sigmoid", "op_type": "aten::sigmoid", "inputs": ["t"], "outputs": ["s"]},
       {"name": "cat", "op_type": "aten::cat", "inputs": [["s", "x", "r"]], "outputs": ["c"],
-       "attrs": {"dim": {"type": "int", "value": )" + std::to_string(dim) + R"(}}},
+       "attrs": {"dim": {"type": "int", "value": )" +
+                          std::to_string(dim) + R"(}}},
       {"name": "out", "op_type": "aten::tanh", "inputs": ["c"], "outputs": ["y"]}
     ]})");
 }

@@ -153,7 +153,7 @@ OpDef identity_op(const std::string& name) {
     return std::vector<TensorMeta>{*inputs[0]};
   };
   op.kernels[static_cast<size_t>(DeviceType::CPU)] = [](const KernelContext&, std::span<const Tensor> inputs,
-                                                          std::span<const Tensor> outputs, const Attrs&) {
+                                                        std::span<const Tensor> outputs, const Attrs&) {
     std::copy_n(static_cast<const char*>(inputs[0].data()), inputs[0].nbytes(), static_cast<char*>(outputs[0].data()));
   };
   op.source = "test_concurrency.cpp";

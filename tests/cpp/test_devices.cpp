@@ -40,8 +40,7 @@ TEST(Devices, OpWithOnlyACpuKernelRefusesCudaInputs) {
   const Tensor inputs[] = {on_device(a, kCuda0), on_device(b, kCuda0)};
   const Tensor outputs[] = {on_device(out, kCuda0)};
   if (add.kernels[static_cast<size_t>(DeviceType::CUDA)]) GTEST_SKIP() << "aten::mul.Tensor has a CUDA kernel here";
-  const std::string message =
-      error_of([&] { call_out(add, inputs, outputs, Attrs::bind(add.schema, {})); });
+  const std::string message = error_of([&] { call_out(add, inputs, outputs, Attrs::bind(add.schema, {})); });
   EXPECT_NE(message.find("aten::mul.Tensor: no kernel for device cuda:0; it has kernels for: cpu"), std::string::npos)
       << message;
 }
@@ -56,8 +55,7 @@ TEST(Devices, InputsOnMixedDevicesNameTheOpAndTheInput) {
       << message;
   const Tensor two_gpus[] = {on_device(a, kCuda0), on_device(b, kCuda1)};
   const std::string indices = error_of([&] { call("aten::mul.Tensor", two_gpus); });
-  EXPECT_NE(indices.find("input 'other' is on cuda:1 but earlier inputs are on cuda:0"), std::string::npos)
-      << indices;
+  EXPECT_NE(indices.find("input 'other' is on cuda:1 but earlier inputs are on cuda:0"), std::string::npos) << indices;
 }
 
 TEST(Devices, PackageKernelIsChosenByTheInputsDevice) {
@@ -69,9 +67,10 @@ TEST(Devices, PackageKernelIsChosenByTheInputsDevice) {
   float memory[4] = {}, out[4] = {};
   const Tensor input = on_device(memory, kCuda1);
   const Tensor output = on_device(out, kCuda1);
-  const std::string message = error_of(
-      [&] { call_out(probe, std::span<const Tensor>(&input, 1), std::span<const Tensor>(&output, 1),
-                     Attrs::bind(probe.schema, {})); });
+  const std::string message = error_of([&] {
+    call_out(probe, std::span<const Tensor>(&input, 1), std::span<const Tensor>(&output, 1),
+             Attrs::bind(probe.schema, {}));
+  });
   EXPECT_NE(message.find("test_ops::device_probe: the CUDA kernel ran for cuda:1"), std::string::npos) << message;
 }
 
@@ -93,8 +92,7 @@ TEST(Devices, ReferenceImplementationsRunOnTheCpuOnly) {
   float a[4] = {}, b[4] = {};
   const Tensor inputs[] = {on_device(a, kCuda0), on_device(b, kCuda0)};
   const OpDef& mul = Registry::global().get("aten::mul.Tensor");
-  const std::string message = error_of(
-      [&] { call(mul, inputs, Attrs::bind(mul.schema, {}), {.reference = true}); });
+  const std::string message = error_of([&] { call(mul, inputs, Attrs::bind(mul.schema, {}), {.reference = true}); });
   EXPECT_NE(message.find("the reference implementation runs on cpu, the inputs are on cuda:0"), std::string::npos)
       << message;
 }

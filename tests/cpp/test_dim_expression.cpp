@@ -20,8 +20,8 @@ TEST(DimExpression, EvaluatesWithPythonsFloorDivisionAndModulo) {
   EXPECT_EQ(evaluate_dim_expression("s0", dims), 7);
   EXPECT_EQ(evaluate_dim_expression("(s0)*(4) + (-1)", dims), 27);
   EXPECT_EQ(evaluate_dim_expression("(s0 + s1)//(2)", dims), 5);
-  EXPECT_EQ(evaluate_dim_expression("(-7)//(2)", dims), -4);  // floor, not truncation
-  EXPECT_EQ(evaluate_dim_expression("(-7)%(3)", dims), 2);    // the divisor's sign
+  EXPECT_EQ(evaluate_dim_expression("(-7)//(2)", dims), -4);   // floor, not truncation
+  EXPECT_EQ(evaluate_dim_expression("(-7)%(3)", dims), 2);     // the divisor's sign
   EXPECT_EQ(evaluate_dim_expression("s0 - s1 - 1", dims), 3);  // left to right
   EXPECT_EQ(evaluate_dim_expression("2*s1*s1", dims), 18);
 }

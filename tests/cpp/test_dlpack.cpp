@@ -111,19 +111,15 @@ TEST_P(DLPackDTypeTest, ExportAndImportCode) {
   EXPECT_EQ(foreign.deleter_calls, 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllDTypes, DLPackDTypeTest,
-                         ::testing::Values(DTypeCode{DType::Float32, kDLFloat, 32},
-                                           DTypeCode{DType::Float64, kDLFloat, 64},
-                                           DTypeCode{DType::Float16, kDLFloat, 16},
-                                           DTypeCode{DType::BFloat16, kDLBfloat, 16},
-                                           DTypeCode{DType::Int8, kDLInt, 8},
-                                           DTypeCode{DType::UInt8, kDLUInt, 8},
-                                           DTypeCode{DType::Int32, kDLInt, 32},
-                                           DTypeCode{DType::Int64, kDLInt, 64},
-                                           DTypeCode{DType::Bool, 6, 8},  // kDLBool in DLPack >= 0.8
-                                           DTypeCode{DType::Complex64, kDLComplex, 64},
-                                           DTypeCode{DType::Complex128, kDLComplex, 128}),
-                         [](const auto& info) { return std::string(dtype_name(info.param.dtype)); });
+INSTANTIATE_TEST_SUITE_P(
+    AllDTypes, DLPackDTypeTest,
+    ::testing::Values(DTypeCode{DType::Float32, kDLFloat, 32}, DTypeCode{DType::Float64, kDLFloat, 64},
+                      DTypeCode{DType::Float16, kDLFloat, 16}, DTypeCode{DType::BFloat16, kDLBfloat, 16},
+                      DTypeCode{DType::Int8, kDLInt, 8}, DTypeCode{DType::UInt8, kDLUInt, 8},
+                      DTypeCode{DType::Int32, kDLInt, 32}, DTypeCode{DType::Int64, kDLInt, 64},
+                      DTypeCode{DType::Bool, 6, 8},  // kDLBool in DLPack >= 0.8
+                      DTypeCode{DType::Complex64, kDLComplex, 64}, DTypeCode{DType::Complex128, kDLComplex, 128}),
+    [](const auto& info) { return std::string(dtype_name(info.param.dtype)); });
 
 TEST(DLPackTest, ExportHoldsStorageUntilDeleted) {
   Tensor t = arange({4});
@@ -195,8 +191,7 @@ TEST(DLPackTest, ImportStrides) {
   EXPECT_EQ(t.strides(), (Strides{1, 2}));
   EXPECT_FALSE(t.is_contiguous());
   Tensor c = t.contiguous();
-  EXPECT_EQ(std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + 6),
-            (std::vector<float>{0, 2, 4, 1, 3, 5}));
+  EXPECT_EQ(std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + 6), (std::vector<float>{0, 2, 4, 1, 3, 5}));
 }
 
 TEST(DLPackTest, ImportCudaHostMemoryAsCpu) {

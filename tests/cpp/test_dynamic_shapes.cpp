@@ -22,8 +22,10 @@ Graph nonzero_rows(const std::string& batch = "\"N\"", const std::string& extra_
                    const std::string& extra_outputs = "") {
   return Graph::from_json(R"({
     "name": "nonzero_rows",
-    "inputs": [{"name": "x", "dtype": "float32", "shape": [)" + batch + R"(, 5]}],
-    "outputs": [{"name": "sums"}, {"name": "count"}, {"name": "nz"})" + extra_outputs + R"(],
+    "inputs": [{"name": "x", "dtype": "float32", "shape": [)" +
+                          batch + R"(, 5]}],
+    "outputs": [{"name": "sums"}, {"name": "count"}, {"name": "nz"})" +
+                          extra_outputs + R"(],
     "nodes": [
       {"name": "relu", "op_type": "aten::relu", "inputs": ["x"], "outputs": ["r"]},
       {"name": "nonzero", "op_type": "aten::nonzero", "inputs": ["r"], "outputs": ["nz"]},
@@ -34,7 +36,8 @@ Graph nonzero_rows(const std::string& batch = "\"N\"", const std::string& extra_
       {"name": "sum", "op_type": "aten::sum.dim_IntList", "inputs": ["picked"], "outputs": ["sums"],
        "attrs": {"dim": {"type": "ints", "value": [0]}}},
       {"name": "count", "op_type": "aten::sym_size.int", "inputs": ["nz"], "outputs": ["count"],
-       "attrs": {"dim": {"type": "int", "value": 0}}})" + extra_nodes + R"(
+       "attrs": {"dim": {"type": "int", "value": 0}}})" +
+                          extra_nodes + R"(
     ]})");
 }
 
@@ -174,8 +177,7 @@ TEST(DataDependentShapes, AKernelThatReportsNoShapeIsAnError) {
 TEST(DataDependentShapes, CallOutCannotRunThem) {
   const std::vector<Tensor> x = {floats({2}, {1, 0})}, out = {Tensor::empty({2, 1}, DType::Int64)};
   const OpDef& op = Registry::global().get("aten::nonzero");
-  EXPECT_NE(error_of([&] { call_out(op, x, out, Attrs::bind(op.schema, {})); }).find("only call()"),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { call_out(op, x, out, Attrs::bind(op.schema, {})); }).find("only call()"), std::string::npos);
 }
 
 TEST(DataDependentShapes, ScalarOpsGiveZeroDimTensors) {

@@ -33,8 +33,9 @@ TEST_P(FftSizes, ImpulsesTransformToRootsOfUnity) {
   const int64_t n = GetParam(), rows = 3;
   const Tensor x = impulses(rows, n);
   const std::vector<Tensor> inputs{x};
-  const Tensor spectrum = call("aten::_fft_r2c", inputs,
-                               {{"dim", std::vector<int64_t>{1}}, {"normalization", int64_t{0}}, {"onesided", false}})[0];
+  const Tensor spectrum =
+      call("aten::_fft_r2c", inputs,
+           {{"dim", std::vector<int64_t>{1}}, {"normalization", int64_t{0}}, {"onesided", false}})[0];
   ASSERT_EQ(spectrum.meta(), (TensorMeta{DType::Complex128, {rows, n}}));
   const auto* X = spectrum.data_ptr<std::complex<double>>();
   for (int64_t r = 0; r < rows; ++r) {

@@ -177,7 +177,8 @@ TEST(GraphVerify, EveryValueFitsInMemory) {
     "nodes": [{"name": "cat", "op_type": "aten::cat", "inputs": [["x", "x", "x", "x"]], "outputs": ["y"]}]})");
   EXPECT_EQ(verify_error(graph),
             "node 'cat' (aten::cat): output 0: float32[2305843009213693952] takes more bytes than memory can address");
-  const Graph huge_input = Graph::from_json(R"({"inputs": [{"name": "x", "dtype": "int64", "shape": ["N", 4611686018427387904]}],
+  const Graph huge_input =
+      Graph::from_json(R"({"inputs": [{"name": "x", "dtype": "int64", "shape": ["N", 4611686018427387904]}],
     "outputs": [{"name": "y"}],
     "nodes": [{"name": "relu", "op_type": "aten::relu", "inputs": ["x"], "outputs": ["y"]}]})");
   EXPECT_EQ(verify_error(huge_input),

@@ -60,10 +60,9 @@ TEST(NchwcLayout, MakesTheChainBlockedAndConvertsWherePlainConsumersRead) {
   if (!blocked_kernels()) GTEST_SKIP() << "the pass runs only on CPUs with AVX2 or AVX-512";
   Graph graph = chain();
   use_nchwc_layout(graph);
-  EXPECT_EQ(op_types(graph),
-            (std::vector<std::string>{"opgraph::conv2d_nchwc", "aten::relu", "opgraph::conv2d_nchwc",
-                                      "aten::add.Tensor", "opgraph::nchwc_to_nchw", "aten::sigmoid",
-                                      "opgraph::conv2d_nchwc", "opgraph::nchwc_to_nchw"}));
+  EXPECT_EQ(op_types(graph), (std::vector<std::string>{"opgraph::conv2d_nchwc", "aten::relu", "opgraph::conv2d_nchwc",
+                                                       "aten::add.Tensor", "opgraph::nchwc_to_nchw", "aten::sigmoid",
+                                                       "opgraph::conv2d_nchwc", "opgraph::nchwc_to_nchw"}));
   const Node& depthwise = graph.nodes[2];
   EXPECT_EQ(depthwise.inputs[0].values, std::vector<std::string>{graph.nodes[1].outputs[0]});  // the pad is folded
   const Attrs attrs = Attrs::bind(Registry::global().find(depthwise.op_type)->schema, depthwise.named_attrs());

@@ -79,9 +79,9 @@ TEST(Npy, ReadsFormatVersions2And3) {
     header += std::string(63 - (12 + header.size()) % 64, ' ') + "\n";
     const std::string path = temp_path("v2.npy");
     const int64_t data[2] = {-5, 7};
-    std::ofstream(path, std::ios::binary) << std::string("\x93NUMPY", 6) << version << '\0'
-                                          << static_cast<char>(header.size()) << std::string(3, '\0') << header
-                                          << std::string(reinterpret_cast<const char*>(data), sizeof(data));
+    std::ofstream(path, std::ios::binary)
+        << std::string("\x93NUMPY", 6) << version << '\0' << static_cast<char>(header.size()) << std::string(3, '\0')
+        << header << std::string(reinterpret_cast<const char*>(data), sizeof(data));
     const Tensor t = read_npy(path);
     std::filesystem::remove(path);
     ASSERT_EQ(t.str(), "int64[2]");
@@ -130,8 +130,10 @@ TEST(Npy, ErrorsNameTheFileAndTheProblem) {
   const std::string extra_key = read_error(npy_file("key.npy", "{'descr': '<f4', 'order': 'C', }", four_floats));
   EXPECT_TRUE(extra_key.starts_with(": malformed .npy header (unexpected key 'order' at byte ")) << extra_key;
   const std::string no_shape = read_error(npy_file("keys.npy", "{'descr': '<f4', 'fortran_order': False}", ""));
-  EXPECT_TRUE(no_shape.starts_with(": malformed .npy header (expected the keys 'descr', 'fortran_order' and "
-                                   "'shape' at byte ")) << no_shape;
+  EXPECT_TRUE(
+      no_shape.starts_with(": malformed .npy header (expected the keys 'descr', 'fortran_order' and "
+                           "'shape' at byte "))
+      << no_shape;
 }
 
 TEST(Npy, RefusesToWriteWhatNpyCannotHold) {

@@ -2,7 +2,6 @@
 // each crafted byte by byte.
 #include <gtest/gtest.h>
 
-
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -108,8 +107,8 @@ TEST_F(OpgFormat, WeightsAreViewsIntoOneMappingThatOutlivesTheFile) {
     fc_bias = loaded.weights.at("fc.bias");
   }
   // Not copies: their addresses are as far apart as their bytes in the file.
-  const int64_t apart = header["fc.bias"]["data_offsets"][0].get<int64_t>() -
-                        header["conv.weight"]["data_offsets"][0].get<int64_t>();
+  const int64_t apart =
+      header["fc.bias"]["data_offsets"][0].get<int64_t>() - header["conv.weight"]["data_offsets"][0].get<int64_t>();
   EXPECT_EQ(static_cast<char*>(fc_bias.data()) - static_cast<char*>(conv_weight.data()), apart);
   std::filesystem::remove(path_);  // the mapping stays
   const Weights expected = testing::small_cnn_weights();

@@ -32,8 +32,8 @@ TEST(Packages, LoadRegistersEveryOpWithItsNamespace) {
   const LoadedLibrary& lib = load_test_ops();
   EXPECT_EQ(lib.ns, "test_ops");
   EXPECT_EQ(lib.path, std::filesystem::canonical(OPGRAPH_TEST_PACKAGE).string());
-  for (const char* name : {"test_ops::scale", "test_ops::scale_backward", "test_ops::add_bias",
-                           "test_ops::split_sign", "test_ops::echo_attrs"}) {
+  for (const char* name : {"test_ops::scale", "test_ops::scale_backward", "test_ops::add_bias", "test_ops::split_sign",
+                           "test_ops::echo_attrs"}) {
     EXPECT_TRUE(Registry::global().contains(name)) << name;
   }
   const OpDef& scale = Registry::global().get("test_ops::scale");
@@ -187,8 +187,8 @@ TEST(Packages, LibraryWithoutEntryPointIsAnError) {
 TEST(Packages, AbiMismatchNamesBothVersions) {
   const size_t ops = Registry::global().list().size();
   std::string message = error_of([] { load_library(OPGRAPH_TEST_PACKAGE_FUTURE_ABI); });
-  const std::string versions = detail::concat("was built for op package ABI 2.0; this opgraph provides ABI 1.",
-                                              OPGRAPH_ABI_VERSION_MINOR);
+  const std::string versions =
+      detail::concat("was built for op package ABI 2.0; this opgraph provides ABI 1.", OPGRAPH_ABI_VERSION_MINOR);
   EXPECT_NE(message.find(versions), std::string::npos) << message;
   EXPECT_EQ(Registry::global().list().size(), ops);
 }
@@ -218,8 +218,7 @@ TEST(Packages, SampleForAnUndeclaredOpIsReportedAtLoad) {
 TEST(Packages, KernelArityMismatchIsReportedAtLoad) {
   std::string message = error_of([] { load_library(OPGRAPH_TEST_PACKAGE_BAD_ARITY); });
   EXPECT_NE(message.find("bad_arity.cpp:"), std::string::npos) << message;
-  EXPECT_NE(message.find("test_bad_arity::op: the kernel takes 0 attributes, the schema declares 1"),
-            std::string::npos)
+  EXPECT_NE(message.find("test_bad_arity::op: the kernel takes 0 attributes, the schema declares 1"), std::string::npos)
       << message;
   EXPECT_FALSE(Registry::global().contains("test_bad_arity::op"));
 }

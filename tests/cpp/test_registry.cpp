@@ -180,8 +180,9 @@ TEST_F(RegistryTest, TensorListVariantsRejected) {
   // A Tensor[] return must be the only one: its length is the shape function's.
   OpDef op = scale_op("t::f");
   op.schema = Schema::parse("t::split(Tensor x) -> (Tensor[], Tensor)");
-  EXPECT_CONTAINS(error_of([&] { registry_.add(op); }), "returns Tensor[]; the registry runs ops that return "
-                                                         "Tensors, one Tensor[]");
+  EXPECT_CONTAINS(error_of([&] { registry_.add(op); }),
+                  "returns Tensor[]; the registry runs ops that return "
+                  "Tensors, one Tensor[]");
   EXPECT_TRUE(registry_.list().empty());
 }
 
@@ -351,9 +352,8 @@ TEST_F(CallTest, StridedInputPassesThroughWhenAccepted) {
 TEST_F(CallTest, KernelExceptionIsPrefixed) {
   OpDef op = scale_op("t::fails");
   op.kernels[static_cast<size_t>(DeviceType::CPU)] = [](const KernelContext&, std::span<const Tensor>,
-                                                        std::span<const Tensor>, const Attrs&) {
-    throw std::runtime_error("out of cheese");
-  };
+                                                        std::span<const Tensor>,
+                                                        const Attrs&) { throw std::runtime_error("out of cheese"); };
   const OpDef& fails = add(std::move(op));
   const std::string message =
       error_of([&] { call(fails, std::vector<Tensor>{floats({1}), Tensor()}, Attrs::bind(fails.schema, {})); });
@@ -385,8 +385,8 @@ constexpr const char* kSumListsSignature = "(Tensor[] xs, Tensor scale, Tensor[]
 std::vector<TensorMeta> sum_lists_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
   const TensorMeta& scale = *inputs[attrs.list_sizes()[0]];
   for (size_t i = 0; i < inputs.size(); ++i) {
-    OPGRAPH_CHECK(inputs[i]->dtype == DType::Float32 && *inputs[i] == scale, "input ", i, ": expected ",
-                  scale.str(), ", got ", inputs[i]->str());
+    OPGRAPH_CHECK(inputs[i]->dtype == DType::Float32 && *inputs[i] == scale, "input ", i, ": expected ", scale.str(),
+                  ", got ", inputs[i]->str());
   }
   return {scale};
 }

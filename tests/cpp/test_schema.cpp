@@ -69,17 +69,16 @@ TEST(SchemaTest, ParsesEveryField) {
   EXPECT_EQ(s.ns, "ns");
   EXPECT_EQ(s.name, "name");
   EXPECT_EQ(s.overload, "overload");
-  expect_arguments(s.arguments,
-                   {
-                       {"x", kTensor},
-                       {"bias", optional(type(K::Tensor)), false, AttrValue{}},
-                       {"stride", type(K::Int), true, AttrValue{int64_t{1}}},
-                       {"dims", list(K::Int), true, AttrValue{Ints{0, 1}}},
-                       {"alpha", type(K::Float), true, AttrValue{1.0}},
-                       {"flag", type(K::Bool), true, AttrValue{false}},
-                       {"mode", type(K::Str), true, AttrValue{std::string("same")}},
-                       {"dtype", optional(type(K::ScalarType)), true, AttrValue{}},
-                   });
+  expect_arguments(s.arguments, {
+                                    {"x", kTensor},
+                                    {"bias", optional(type(K::Tensor)), false, AttrValue{}},
+                                    {"stride", type(K::Int), true, AttrValue{int64_t{1}}},
+                                    {"dims", list(K::Int), true, AttrValue{Ints{0, 1}}},
+                                    {"alpha", type(K::Float), true, AttrValue{1.0}},
+                                    {"flag", type(K::Bool), true, AttrValue{false}},
+                                    {"mode", type(K::Str), true, AttrValue{std::string("same")}},
+                                    {"dtype", optional(type(K::ScalarType)), true, AttrValue{}},
+                                });
   expect_arguments(s.returns, {{"", kTensor}, {"", kTensor}});
   EXPECT_TRUE(s.arguments[0].type.is_tensor());
   EXPECT_TRUE(s.arguments[1].type.optional);
@@ -167,17 +166,14 @@ TEST(SchemaTest, FixedSizeListBroadcastsScalarDefault) {
   Schema s = Schema::parse("ns::pool(Tensor x, int[2] stride=1, float[3] scale=0.5) -> Tensor");
   expect_arguments(s.arguments, {
                                     {"x", kTensor},
-                                    {"stride", list(K::Int, 2), false,
-                                     AttrValue{Ints{1, 1}}},
-                                    {"scale", list(K::Float, 3), false,
-                                     AttrValue{std::vector<double>{0.5, 0.5, 0.5}}},
+                                    {"stride", list(K::Int, 2), false, AttrValue{Ints{1, 1}}},
+                                    {"scale", list(K::Float, 3), false, AttrValue{std::vector<double>{0.5, 0.5, 0.5}}},
                                 });
 }
 
 TEST(SchemaTest, SymIntIsAnIntThatKeepsItsSpelling) {
   Schema s = Schema::parse("ns::reshape(Tensor x, SymInt[] shape, SymInt n) -> Tensor");
-  expect_arguments(s.arguments,
-                   {{"x", kTensor}, {"shape", symbolic(list(K::Int))}, {"n", symbolic(type(K::Int))}});
+  expect_arguments(s.arguments, {{"x", kTensor}, {"shape", symbolic(list(K::Int))}, {"n", symbolic(type(K::Int))}});
   EXPECT_EQ(s.str(), "ns::reshape(Tensor x, SymInt[] shape, SymInt n) -> Tensor");
 }
 
@@ -228,16 +224,15 @@ TEST(SchemaTest, LayoutDeviceMemoryFormat) {
   Schema s = Schema::parse(
       "ns::empty(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
       "MemoryFormat? memory_format=None, MemoryFormat fmt=contiguous_format, Generator? generator=None) -> Tensor");
-  expect_arguments(s.arguments,
-                   {
-                       {"size", symbolic(list(K::Int))},
-                       {"dtype", optional(type(K::ScalarType)), true, AttrValue{}},
-                       {"layout", optional(type(K::Layout)), true, AttrValue{}},
-                       {"device", optional(type(K::Device)), true, AttrValue{}},
-                       {"memory_format", optional(type(K::MemoryFormat)), true, AttrValue{}},
-                       {"fmt", type(K::MemoryFormat), true, AttrValue{std::string("contiguous_format")}},
-                       {"generator", optional(type(K::Generator)), true, AttrValue{}},
-                   });
+  expect_arguments(s.arguments, {
+                                    {"size", symbolic(list(K::Int))},
+                                    {"dtype", optional(type(K::ScalarType)), true, AttrValue{}},
+                                    {"layout", optional(type(K::Layout)), true, AttrValue{}},
+                                    {"device", optional(type(K::Device)), true, AttrValue{}},
+                                    {"memory_format", optional(type(K::MemoryFormat)), true, AttrValue{}},
+                                    {"fmt", type(K::MemoryFormat), true, AttrValue{std::string("contiguous_format")}},
+                                    {"generator", optional(type(K::Generator)), true, AttrValue{}},
+                                });
   EXPECT_NE(s.str().find("MemoryFormat fmt=contiguous_format"), std::string::npos) << s.str();
 }
 
@@ -362,8 +357,8 @@ INSTANTIATE_TEST_SUITE_P(
         "bool flag=False, str mode=\"same\", ScalarType? dtype=None) -> (Tensor, Tensor)",
         "ns::relu(Tensor x) -> Tensor", "ns::topk(Tensor self, int k) -> (Tensor values, Tensor indices)",
         "ns::noop() -> ()", "ns::single(Tensor x) -> (Tensor out)",
-        "ns::add_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        "ns::unbind(Tensor(a -> *) self, int dim=0) -> Tensor", "ns::pool(Tensor x, int[2] stride=1) -> Tensor",
+        "ns::add_(Tensor(a!) self, Tensor other) -> Tensor(a!)", "ns::unbind(Tensor(a -> *) self, int dim=0) -> Tensor",
+        "ns::pool(Tensor x, int[2] stride=1) -> Tensor",
         "ns::f(Tensor x, int dim=-1, float eps=1e-05, float lo=-inf, float hi=inf, float third=0.1) -> Tensor",
         R"(ns::f(Tensor x, str a='none', str b="it's", str c="say \"hi\"") -> Tensor)",
         "ns::f(Tensor x, ScalarType dtype=float, MemoryFormat? memory_format=None, Layout? layout=None) -> Tensor",
@@ -446,8 +441,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSchema{"ScalarDefaultForList", "ns::f(Tensor x, int[] k=^1) -> Tensor"},
                       BadSchema{"UnknownDType", "ns::f(Tensor x, ScalarType t=^float128) -> Tensor"},
                       BadSchema{"BoolAsInt", "ns::f(Tensor x, bool b=^1) -> Tensor"},
-                      BadSchema{"MissingName", "ns::f(Tensor ^) -> Tensor"},
-                      BadSchema{"Empty", "^"}),
+                      BadSchema{"MissingName", "ns::f(Tensor ^) -> Tensor"}, BadSchema{"Empty", "^"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -31,8 +31,7 @@ TEST(SchemaFuzzFindings, NameDefaultsThatAreNotIdentifiersPrintQuoted) {
 TEST(SchemaFuzzFindings, ListSizesAreBounded) {
   EXPECT_EQ(Schema::parse("f(int[1024] x=0) -> Tensor").arguments[0].type.list_size, 1024);
   const std::string message = error_of([] { Schema::parse("f(int[29223377] x=0) -> Tensor"); });
-  EXPECT_NE(message.find("expected a list size of at most 1024, found '2' at column 7"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("expected a list size of at most 1024, found '2' at column 7"), std::string::npos) << message;
 }
 
 }  // namespace

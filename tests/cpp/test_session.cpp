@@ -18,10 +18,10 @@ namespace opgraph {
 namespace {
 
 using testing::error_of;
-using testing::temp_path;
 using testing::random_tensor;
 using testing::small_cnn;
 using testing::small_cnn_weights;
+using testing::temp_path;
 
 // The small CNN computed op by op with the registry's call().
 Tensor cnn_by_calls(const Tensor& x, const Weights& w) {
@@ -68,7 +68,7 @@ TEST(Session, DescribesInputsAndOutputs) {
 TEST(Session, SymbolicBatchRunsAtAnySize) {
   const Weights weights = small_cnn_weights();
   const Session session(small_cnn(), weights, {.optimize = false});  // the plan of the graph as written
-  EXPECT_EQ(session.planned_peak_bytes(), 0u);  // no plan before the first run
+  EXPECT_EQ(session.planned_peak_bytes(), 0u);                       // no plan before the first run
   for (int64_t batch : {1, 17, 1}) {
     const Tensor x = random_tensor({batch, 3, 8, 8}, static_cast<uint32_t>(batch));
     const std::vector<Tensor> outputs = session.run({{"x", x}});
@@ -157,8 +157,9 @@ TEST(Session, ListReturnLengthMustMatchTheNode) {
 TEST(Session, NullIsOnlyForOptionalListElements) {
   Graph graph = testing::cat_of_three(1);
   graph.nodes[3].inputs[0].values[1] = "";
-  EXPECT_NE(error_of([&] { Session(graph, {}); }).find("argument 'tensors' is a Tensor[], whose elements cannot be "
-                                                        "null"),
+  EXPECT_NE(error_of([&] { Session(graph, {}); })
+                .find("argument 'tensors' is a Tensor[], whose elements cannot be "
+                      "null"),
             std::string::npos)
       << error_of([&] { Session(graph, {}); });
 }
@@ -291,7 +292,8 @@ Graph package_graph(const std::string& package) {
     "nodes": [{"name": "scale", "op_type": "test_ops::scale", "inputs": ["x"], "outputs": ["s"],
                "attrs": {"factor": {"type": "float", "value": 3}}},
               {"name": "relu", "op_type": "aten::relu", "inputs": ["s"], "outputs": ["y"]}],
-    "packages": [")" + package + R"("]})");
+    "packages": [")" + package +
+                          R"("]})");
 }
 
 const std::string kPackageDir = std::filesystem::path(OPGRAPH_TEST_PACKAGE).parent_path().string();
@@ -319,7 +321,8 @@ TEST(Session, KernelErrorsNameTheNode) {
   const Graph graph = Graph::from_json(R"({"inputs": [{"name": "x", "dtype": "float32", "shape": [2]}],
     "outputs": [{"name": "y"}],
     "nodes": [{"name": "refuse", "op_type": "test_ops::fail", "inputs": ["x"], "outputs": ["y"]}],
-    "packages": [")" + std::string(OPGRAPH_TEST_PACKAGE) + R"("]})");
+    "packages": [")" + std::string(OPGRAPH_TEST_PACKAGE) +
+                                       R"("]})");
   const Session session(graph, {});
   const std::string message = error_of([&] { session.run(std::vector<Tensor>{random_tensor({2}, 0)}); });
   EXPECT_TRUE(message.starts_with("node 'refuse' (test_ops::fail): ")) << message;

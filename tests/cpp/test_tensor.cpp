@@ -235,8 +235,7 @@ TEST(TensorTest, FromBlobNullData) {
 TEST(TensorTest, FromBlobReleaseRunsOnceWhenLastViewDies) {
   float buffer[4] = {};
   int released = 0;
-  auto t = std::make_unique<Tensor>(
-      Tensor::from_blob(buffer, {4}, {}, DType::Float32, [&released] { ++released; }));
+  auto t = std::make_unique<Tensor>(Tensor::from_blob(buffer, {4}, {}, DType::Float32, [&released] { ++released; }));
   auto view = std::make_unique<Tensor>(t->slice(0, 1, 3));
   EXPECT_EQ(t->storage_use_count(), 2);
   t.reset();
@@ -440,9 +439,9 @@ TEST(TensorTest, TransposedCopyOfEveryItemSize) {
     const size_t item = src.itemsize();
     for (int64_t i = 0; i < 5; ++i) {
       for (int64_t j = 0; j < 3; ++j) {
-        EXPECT_EQ(std::memcmp(static_cast<const uint8_t*>(dst.data()) + (i * 3 + j) * item, bytes + (j * 5 + i) * item,
-                              item),
-                  0)
+        EXPECT_EQ(
+            std::memcmp(static_cast<const uint8_t*>(dst.data()) + (i * 3 + j) * item, bytes + (j * 5 + i) * item, item),
+            0)
             << dtype_name(dtype) << " at " << i << ", " << j;
       }
     }

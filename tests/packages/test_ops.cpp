@@ -81,16 +81,12 @@ void split_sign_cpu(sdk::OutputTensor positive, sdk::OutputTensor negative, sdk:
 
 sdk::Meta same_shape(sdk::Meta x) { return x; }
 
-void fail_cpu(sdk::OutputTensor, sdk::InputTensor x) {
-  OPGRAPH_SDK_CHECK(false, "kernel refused ", x.meta().str());
-}
+void fail_cpu(sdk::OutputTensor, sdk::InputTensor x) { OPGRAPH_SDK_CHECK(false, "kernel refused ", x.meta().str()); }
 
 // Writes each element's index from whichever host thread runs its chunk.
 void parallel_iota_cpu(sdk::OutputTensor out, sdk::InputTensor, sdk::Context ctx) {
   int64_t* o = out.data<int64_t>();
-  ctx.parallel_for(0, out.numel(), 1024, [&](int64_t begin, int64_t end) {
-    std::iota(o + begin, o + end, begin);
-  });
+  ctx.parallel_for(0, out.numel(), 1024, [&](int64_t begin, int64_t end) { std::iota(o + begin, o + end, begin); });
 }
 
 sdk::Meta parallel_iota_shape(sdk::Meta x) { return sdk::Meta(sdk::DType::Int64, x.shape()); }
@@ -172,9 +168,10 @@ OPGRAPH_LIBRARY(test_ops, m) {
   m.impl("fail", sdk::Device::CPU, fail_cpu);
   m.def("parallel_iota(Tensor x) -> Tensor", parallel_iota_shape);
   m.impl("parallel_iota", sdk::Device::CPU, parallel_iota_cpu);
-  m.def("echo_attrs(Tensor x, *, int i, float f, bool b, str s, int[] ints, float[] floats, "
-        "ScalarType dtype, int? maybe=None) -> Tensor",
-        echo_attrs_shape);
+  m.def(
+      "echo_attrs(Tensor x, *, int i, float f, bool b, str s, int[] ints, float[] floats, "
+      "ScalarType dtype, int? maybe=None) -> Tensor",
+      echo_attrs_shape);
   m.impl("echo_attrs", sdk::Device::CPU, echo_attrs_cpu);
   m.def("sum_products(Tensor[] xs, Tensor? bias, Tensor[] ys) -> Tensor", sum_products_shape);
   m.impl("sum_products", sdk::Device::CPU, sum_products_cpu);

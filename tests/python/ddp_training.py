@@ -4,6 +4,7 @@ this file as each of its processes:
 
     python ddp_training.py RANK WORLD_SIZE PORT PACKAGE OUTPUT
 """
+
 import sys
 
 import torch
@@ -47,8 +48,9 @@ def train(model, rank=0, world_size=1):
 
 def main(rank, world_size, port, package, output):
     torch.set_num_threads(1)
-    torch.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                                         world_size=world_size)
+    torch.distributed.init_process_group(
+        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size
+    )
     try:
         model = SmoothThenRegress(CustomOpLibrary(package))
         train(torch.nn.parallel.DistributedDataParallel(model), rank, world_size)

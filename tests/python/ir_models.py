@@ -8,8 +8,9 @@ from torch import nn
 class MLP(nn.Module):
     def __init__(self, features=64, hidden=32, classes=10):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.GELU(),
-                                 nn.Linear(hidden, classes))
+        self.net = nn.Sequential(
+            nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.GELU(), nn.Linear(hidden, classes)
+        )
 
     def forward(self, x):
         return torch.softmax(self.net(x), dim=-1)
@@ -19,8 +20,15 @@ class CNN(nn.Module):
     def __init__(self, classes=10):
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.AdaptiveAvgPool2d(1))
+            nn.Conv2d(3, 8, 3, padding=1),
+            nn.BatchNorm2d(8),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, padding=1),
+            nn.BatchNorm2d(16),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1),
+        )
         self.classifier = nn.Linear(16, classes)
 
     def forward(self, x):
@@ -38,8 +46,9 @@ class BasicBlock(nn.Module):
         self.bn2 = nn.BatchNorm2d(channels)
         self.shortcut = nn.Sequential()
         if stride != 1 or channels_in != channels:
-            self.shortcut = nn.Sequential(nn.Conv2d(channels_in, channels, 1, stride, bias=False),
-                                          nn.BatchNorm2d(channels))
+            self.shortcut = nn.Sequential(
+                nn.Conv2d(channels_in, channels, 1, stride, bias=False), nn.BatchNorm2d(channels)
+            )
 
     def forward(self, x):
         y = torch.relu(self.bn1(self.conv1(x)))
@@ -51,8 +60,9 @@ class ResNet18(nn.Module):
 
     def __init__(self, classes=10, width=64):
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, width, 7, 2, 3, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
-                                  nn.MaxPool2d(3, 2, 1))
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, width, 7, 2, 3, bias=False), nn.BatchNorm2d(width), nn.ReLU(), nn.MaxPool2d(3, 2, 1)
+        )
         blocks, channels = [], width
         for stage in range(4):
             out = width * 2**stage
@@ -111,8 +121,9 @@ class LastHiddenState(nn.Module):
 def _transformers_config(kind, **extra):
     import transformers
 
-    common = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
-                  attn_implementation="sdpa")
+    common = dict(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, attn_implementation="sdpa"
+    )
     return getattr(transformers, kind)(**common, **extra)
 
 
@@ -129,8 +140,9 @@ def gpt2(batch=2):
     import transformers
 
     torch.manual_seed(0)
-    config = transformers.GPT2Config(vocab_size=100, n_positions=64, n_embd=32, n_layer=2, n_head=4,
-                                     attn_implementation="sdpa")
+    config = transformers.GPT2Config(
+        vocab_size=100, n_positions=64, n_embd=32, n_layer=2, n_head=4, attn_implementation="sdpa"
+    )
     return LastHiddenState(transformers.GPT2Model(config)).eval(), (torch.randint(0, 100, (batch, 9)),)
 
 

@@ -1,4 +1,5 @@
 """Holding a built-in op to its reference implementation and to PyTorch."""
+
 import re
 
 import numpy as np

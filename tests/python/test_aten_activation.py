@@ -1,13 +1,14 @@
 """The activation ops and their gradients against PyTorch, torch.autograd and
 central finite differences."""
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from oracle import check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import check_op
 
 DTYPES = [np.float32, np.float64]
 
@@ -75,16 +76,33 @@ def test_forward_matches_torch(op, dtype, layout):
 BACKWARD = {
     "threshold_backward": ("aten::threshold_backward", torch.relu, {"threshold": 0}, "aten::relu", {}, False),
     "gelu_backward": ("aten::gelu_backward", F.gelu, {}, "aten::gelu", {}, False),
-    "gelu_backward-tanh": ("aten::gelu_backward", lambda x: F.gelu(x, approximate="tanh"),
-                           {"approximate": "tanh"}, "aten::gelu", {"approximate": "tanh"}, False),
+    "gelu_backward-tanh": (
+        "aten::gelu_backward",
+        lambda x: F.gelu(x, approximate="tanh"),
+        {"approximate": "tanh"},
+        "aten::gelu",
+        {"approximate": "tanh"},
+        False,
+    ),
     "silu_backward": ("aten::silu_backward", F.silu, {}, "aten::silu", {}, False),
     "sigmoid_backward": ("aten::sigmoid_backward", torch.sigmoid, {}, "aten::sigmoid", {}, True),
     "tanh_backward": ("aten::tanh_backward", torch.tanh, {}, "aten::tanh", {}, True),
-    "hardtanh_backward": ("aten::hardtanh_backward", F.hardtanh, {"min_val": -1, "max_val": 1},
-                          "aten::hardtanh", {}, False),
-    "hardtanh_backward-bounds": ("aten::hardtanh_backward", lambda x: F.hardtanh(x, -0.5, 2.0),
-                                 {"min_val": -0.5, "max_val": 2.0}, "aten::hardtanh",
-                                 {"min_val": -0.5, "max_val": 2.0}, False),
+    "hardtanh_backward": (
+        "aten::hardtanh_backward",
+        F.hardtanh,
+        {"min_val": -1, "max_val": 1},
+        "aten::hardtanh",
+        {},
+        False,
+    ),
+    "hardtanh_backward-bounds": (
+        "aten::hardtanh_backward",
+        lambda x: F.hardtanh(x, -0.5, 2.0),
+        {"min_val": -0.5, "max_val": 2.0},
+        "aten::hardtanh",
+        {"min_val": -0.5, "max_val": 2.0},
+        False,
+    ),
 }
 
 
@@ -121,10 +139,17 @@ def test_bounds_are_rounded_to_the_dtype(dtype):
     # 0.1 is not a float32: x == float32(0.1) lies on the bound in float32.
     x = np.array([0.0999, 0.1, 0.1001, 2.1], dtype=dtype)
     grad = np.ones_like(x)
-    check_op("aten::threshold_backward", lambda g, t: torch.ops.aten.threshold_backward(g, t, 0.1), grad, x,
-             threshold=0.1)
-    check_op("aten::hardtanh_backward", lambda g, t: torch.ops.aten.hardtanh_backward(g, t, 0.1, 2.1), grad, x,
-             min_val=0.1, max_val=2.1)
+    check_op(
+        "aten::threshold_backward", lambda g, t: torch.ops.aten.threshold_backward(g, t, 0.1), grad, x, threshold=0.1
+    )
+    check_op(
+        "aten::hardtanh_backward",
+        lambda g, t: torch.ops.aten.hardtanh_backward(g, t, 0.1, 2.1),
+        grad,
+        x,
+        min_val=0.1,
+        max_val=2.1,
+    )
     check_op("aten::hardtanh", lambda t: F.hardtanh(t, 0.1, 2.1), x, min_val=0.1, max_val=2.1)
 
 
@@ -138,12 +163,24 @@ def test_backward_links():
     assert opgraph.op_backward("aten::dropout") == ""
 
 
-@pytest.mark.parametrize("name, overload", [
-    ("relu", "default"), ("gelu", "default"), ("silu", "default"), ("sigmoid", "default"), ("tanh", "default"),
-    ("hardtanh", "default"), ("dropout", "default"), ("threshold_backward", "default"),
-    ("gelu_backward", "default"), ("sigmoid_backward", "default"), ("tanh_backward", "default"),
-    ("silu_backward", "default"), ("hardtanh_backward", "default"),
-])
+@pytest.mark.parametrize(
+    "name, overload",
+    [
+        ("relu", "default"),
+        ("gelu", "default"),
+        ("silu", "default"),
+        ("sigmoid", "default"),
+        ("tanh", "default"),
+        ("hardtanh", "default"),
+        ("dropout", "default"),
+        ("threshold_backward", "default"),
+        ("gelu_backward", "default"),
+        ("sigmoid_backward", "default"),
+        ("tanh_backward", "default"),
+        ("silu_backward", "default"),
+        ("hardtanh_backward", "default"),
+    ],
+)
 def test_schema_is_aten(name, overload):
     schema = str(getattr(getattr(torch.ops.aten, name), overload)._schema)
     assert str(opgraph.op_schema(f"aten::{name}")) == schema

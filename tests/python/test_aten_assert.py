@@ -1,10 +1,11 @@
 """Ops that return nothing and only check what torch.export assumed."""
+
 import numpy as np
 import pytest
+from oracle import assert_schema_is_aten
 
 import opgraph
 from opgraph.ops import call
-from oracle import assert_schema_is_aten
 
 
 def test_metadata_that_holds_passes():
@@ -15,8 +16,11 @@ def test_metadata_that_holds_passes():
 
 def test_metadata_that_fails_names_what_differs():
     x = np.zeros((2, 7), np.int64)
-    with pytest.raises(opgraph.Error, match=r"aten::_assert_tensor_metadata: a: expected dtype float32, got "
-                                            r"int64\[2, 7\]"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"aten::_assert_tensor_metadata: a: expected dtype float32, got "
+        r"int64\[2, 7\]",
+    ):
         call("aten::_assert_tensor_metadata", x, dtype="float32")
     with pytest.raises(opgraph.Error, match=r"a: expected shape \[7, 2\], got int64\[2, 7\]"):
         call("aten::_assert_tensor_metadata", x, size=[7, 2])

@@ -1,10 +1,11 @@
 """scaled_dot_product_attention against its reference and PyTorch."""
+
 import numpy as np
 import pytest
 import torch.nn.functional as F
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
-from oracle import assert_schema_is_aten, check_op
 
 NAME = "aten::scaled_dot_product_attention"
 TOLERANCE = {np.float32: dict(rtol=2e-5, atol=2e-5), np.float64: dict(rtol=1e-11, atol=1e-12)}
@@ -97,24 +98,45 @@ def test_schema_is_aten():
 
 
 BAD = {
-    "features": ((sample((1, 5, 8)), sample((1, 6, 4)), sample((1, 6, 4))), {},
-                 r"key: expected 8 features \(dim -1\) like query"),
-    "positions": ((sample((1, 5, 8)), sample((1, 6, 8)), sample((1, 5, 8))), {},
-                  r"value: expected 6 positions \(dim -2\) like key"),
+    "features": (
+        (sample((1, 5, 8)), sample((1, 6, 4)), sample((1, 6, 4))),
+        {},
+        r"key: expected 8 features \(dim -1\) like query",
+    ),
+    "positions": (
+        (sample((1, 5, 8)), sample((1, 6, 8)), sample((1, 5, 8))),
+        {},
+        r"value: expected 6 positions \(dim -2\) like key",
+    ),
     "dtype": ((sample((5, 8)), sample((6, 8), np.float64), sample((6, 8))), {}, r"key: expected float32 like query"),
     "integer": ((np.ones((5, 8), np.int64),) * 3, {}, r"query: expected float32 or float64"),
     "rank": ((sample((8,)), sample((6, 8)), sample((6, 8))), {}, r"query: expected rank 2 or more"),
     "batch": ((sample((2, 5, 8)), sample((3, 6, 8)), sample((3, 6, 8))), {}, r"key: batch dims .* do not broadcast"),
-    "mask-shape": ((sample((5, 8)), sample((6, 8)), sample((6, 8)), np.ones((5, 5), bool)), {},
-                   r"attn_mask: expected a shape that broadcasts to the scores' \[5, 6\]"),
-    "mask-dtype": ((sample((5, 8)), sample((6, 8)), sample((6, 8)), np.ones((5, 6), np.int64)), {},
-                   r"attn_mask: expected bool or float32"),
-    "mask-and-causal": ((sample((5, 8)), sample((6, 8)), sample((6, 8)), np.ones((5, 6), bool)), {"is_causal": True},
-                        r"attn_mask: expected None when is_causal is True"),
-    "dropout": ((sample((5, 8)), sample((6, 8)), sample((6, 8))), {"dropout_p": 0.1},
-                r"dropout_p: expected 0.0 \(inference\)"),
-    "gqa-heads": ((sample((1, 3, 5, 8)), sample((1, 2, 6, 8)), sample((1, 2, 6, 8))), {"enable_gqa": True},
-                  r"key: with enable_gqa, the query's 3 heads"),
+    "mask-shape": (
+        (sample((5, 8)), sample((6, 8)), sample((6, 8)), np.ones((5, 5), bool)),
+        {},
+        r"attn_mask: expected a shape that broadcasts to the scores' \[5, 6\]",
+    ),
+    "mask-dtype": (
+        (sample((5, 8)), sample((6, 8)), sample((6, 8)), np.ones((5, 6), np.int64)),
+        {},
+        r"attn_mask: expected bool or float32",
+    ),
+    "mask-and-causal": (
+        (sample((5, 8)), sample((6, 8)), sample((6, 8)), np.ones((5, 6), bool)),
+        {"is_causal": True},
+        r"attn_mask: expected None when is_causal is True",
+    ),
+    "dropout": (
+        (sample((5, 8)), sample((6, 8)), sample((6, 8))),
+        {"dropout_p": 0.1},
+        r"dropout_p: expected 0.0 \(inference\)",
+    ),
+    "gqa-heads": (
+        (sample((1, 3, 5, 8)), sample((1, 2, 6, 8)), sample((1, 2, 6, 8))),
+        {"enable_gqa": True},
+        r"key: with enable_gqa, the query's 3 heads",
+    ),
 }
 
 

@@ -1,12 +1,13 @@
 """Arithmetic with broadcasting, its Scalar variants and sum_to_size, against
 PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import check_op
 
 FLOATS = [np.float32, np.float64]
 
@@ -187,11 +188,22 @@ def test_sum_to_size_folds_broadcast_gradients(shapes):
     np.testing.assert_allclose(call("aten::sum_to_size", grad, size=list(shape_b)), grad_b.numpy(), rtol=1e-12)
 
 
-@pytest.mark.parametrize("name, overload", [
-    ("add", "Tensor"), ("sub", "Tensor"), ("mul", "Tensor"), ("div", "Tensor"),
-    ("add", "Scalar"), ("sub", "Scalar"), ("mul", "Scalar"), ("div", "Scalar"), ("sum_to_size", "default"),
-    ("maximum", "default"), ("minimum", "default"),
-])
+@pytest.mark.parametrize(
+    "name, overload",
+    [
+        ("add", "Tensor"),
+        ("sub", "Tensor"),
+        ("mul", "Tensor"),
+        ("div", "Tensor"),
+        ("add", "Scalar"),
+        ("sub", "Scalar"),
+        ("mul", "Scalar"),
+        ("div", "Scalar"),
+        ("sum_to_size", "default"),
+        ("maximum", "default"),
+        ("minimum", "default"),
+    ],
+)
 def test_schema_is_aten(name, overload):
     schema = str(getattr(getattr(torch.ops.aten, name), overload)._schema)
     qualified = f"aten::{name}" if overload == "default" else f"aten::{name}.{overload}"
@@ -199,8 +211,11 @@ def test_schema_is_aten(name, overload):
 
 
 def test_incompatible_shapes_name_both():
-    with pytest.raises(opgraph.Error, match=r"aten::add.Tensor: self and other: shapes \[3\] and \[4\] cannot be "
-                                            r"broadcast together"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"aten::add.Tensor: self and other: shapes \[3\] and \[4\] cannot be "
+        r"broadcast together",
+    ):
         call("aten::add.Tensor", np.ones(3), np.ones(4))
     with pytest.raises(opgraph.Error, match=r"shapes \[2, 3\] and \[2\]"):
         call("aten::mul.Tensor", np.ones((2, 3)), np.ones(2))
@@ -231,8 +246,11 @@ def test_zero_dim_numbers_take_the_tensor_dtype(op, case):
 
 
 def test_float_number_with_integer_tensor_is_refused():
-    with pytest.raises(opgraph.Error, match=r"aten::mul.Tensor: other: expected int64 like self \(there is no type "
-                                            r"promotion\), got float64"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"aten::mul.Tensor: other: expected int64 like self \(there is no type "
+        r"promotion\), got float64",
+    ):
         call("aten::mul.Tensor", np.ones(3, dtype=np.int64), np.array(0.5))
 
 
@@ -252,9 +270,13 @@ def test_rejects_mismatched_dtypes():
 
 
 def test_rejects_unsupported_dtypes():
-    with pytest.raises(opgraph.Error, match="aten::div.Tensor: self: expected float32, float64, complex64 or complex128, got int32"):
+    with pytest.raises(
+        opgraph.Error, match="aten::div.Tensor: self: expected float32, float64, complex64 or complex128, got int32"
+    ):
         call("aten::div.Tensor", np.ones(3, dtype=np.int32), np.ones(3, dtype=np.int32))
-    with pytest.raises(opgraph.Error, match="self: expected float32, float64, int32, int64, complex64 or complex128, got uint8"):
+    with pytest.raises(
+        opgraph.Error, match="self: expected float32, float64, int32, int64, complex64 or complex128, got uint8"
+    ):
         call("aten::add.Tensor", np.ones(3, dtype=np.uint8), np.ones(3, dtype=np.uint8))
     with pytest.raises(opgraph.Error, match="sum_to_size: self: expected float32 or float64, got int64"):
         call("aten::sum_to_size", np.ones(3, dtype=np.int64), size=[1])

@@ -1,15 +1,16 @@
 """Binary math with broadcasting (atan2, pow, fmod, remainder, div with a
 rounding mode, clamp with tensor bounds, bitwise ops with a Scalar, logical
 ops) against references and PyTorch."""
+
 import itertools
 
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import assert_schema_is_aten, check_op
 
 FLOATS = [np.float32, np.float64]
 INTEGERS = [np.int32, np.int64]
@@ -41,12 +42,27 @@ TENSOR_OPS = {
     "pow": ("aten::pow.Tensor_Tensor", torch.pow, {}, FLOATS + INTEGERS, dict(small=True)),
     "fmod": ("aten::fmod.Tensor", torch.fmod, {}, FLOATS + INTEGERS, dict(divisor=True)),
     "remainder": ("aten::remainder.Tensor", torch.remainder, {}, FLOATS + INTEGERS, dict(divisor=True)),
-    "div-none": ("aten::div.Tensor_mode", lambda a, b: torch.div(a, b, rounding_mode=None),
-                 dict(rounding_mode=None), FLOATS, dict(divisor=True)),
-    "div-trunc": ("aten::div.Tensor_mode", lambda a, b: torch.div(a, b, rounding_mode="trunc"),
-                  dict(rounding_mode="trunc"), FLOATS + INTEGERS, dict(divisor=True)),
-    "div-floor": ("aten::div.Tensor_mode", lambda a, b: torch.div(a, b, rounding_mode="floor"),
-                  dict(rounding_mode="floor"), FLOATS + INTEGERS, dict(divisor=True)),
+    "div-none": (
+        "aten::div.Tensor_mode",
+        lambda a, b: torch.div(a, b, rounding_mode=None),
+        dict(rounding_mode=None),
+        FLOATS,
+        dict(divisor=True),
+    ),
+    "div-trunc": (
+        "aten::div.Tensor_mode",
+        lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+        dict(rounding_mode="trunc"),
+        FLOATS + INTEGERS,
+        dict(divisor=True),
+    ),
+    "div-floor": (
+        "aten::div.Tensor_mode",
+        lambda a, b: torch.div(a, b, rounding_mode="floor"),
+        dict(rounding_mode="floor"),
+        FLOATS + INTEGERS,
+        dict(divisor=True),
+    ),
     "logical_and": ("aten::logical_and", torch.logical_and, {}, FLOATS + INTEGERS + [np.bool_], {}),
     "logical_or": ("aten::logical_or", torch.logical_or, {}, FLOATS + INTEGERS + [np.bool_], {}),
     "logical_xor": ("aten::logical_xor", torch.logical_xor, {}, FLOATS + INTEGERS + [np.bool_], {}),
@@ -168,24 +184,36 @@ SCALAR_OPS = {
     "fmod-int": ("aten::fmod.Scalar", lambda a: torch.fmod(a, 7), dict(other=7), FLOATS + INTEGERS),
     "remainder": ("aten::remainder.Scalar", lambda a: torch.remainder(a, 1.5), dict(other=1.5), FLOATS),
     "remainder-int": ("aten::remainder.Scalar", lambda a: torch.remainder(a, -7), dict(other=-7), FLOATS + INTEGERS),
-    "div-none": ("aten::div.Scalar_mode", lambda a: torch.div(a, 0.75, rounding_mode=None),
-                 dict(other=0.75, rounding_mode=None), FLOATS),
-    "div-trunc": ("aten::div.Scalar_mode", lambda a: torch.div(a, -4, rounding_mode="trunc"),
-                  dict(other=-4, rounding_mode="trunc"), FLOATS + INTEGERS),
-    "div-floor": ("aten::div.Scalar_mode", lambda a: torch.div(a, 4, rounding_mode="floor"),
-                  dict(other=4, rounding_mode="floor"), FLOATS + INTEGERS),
-    "div-floor-fraction": ("aten::div.Scalar_mode", lambda a: torch.div(a, 0.3, rounding_mode="floor"),
-                           dict(other=0.3, rounding_mode="floor"), FLOATS),
-    "bitwise_and": ("aten::bitwise_and.Scalar", lambda a: torch.bitwise_and(a, 0b1011), dict(other=0b1011),
-                    INTEGERS),
+    "div-none": (
+        "aten::div.Scalar_mode",
+        lambda a: torch.div(a, 0.75, rounding_mode=None),
+        dict(other=0.75, rounding_mode=None),
+        FLOATS,
+    ),
+    "div-trunc": (
+        "aten::div.Scalar_mode",
+        lambda a: torch.div(a, -4, rounding_mode="trunc"),
+        dict(other=-4, rounding_mode="trunc"),
+        FLOATS + INTEGERS,
+    ),
+    "div-floor": (
+        "aten::div.Scalar_mode",
+        lambda a: torch.div(a, 4, rounding_mode="floor"),
+        dict(other=4, rounding_mode="floor"),
+        FLOATS + INTEGERS,
+    ),
+    "div-floor-fraction": (
+        "aten::div.Scalar_mode",
+        lambda a: torch.div(a, 0.3, rounding_mode="floor"),
+        dict(other=0.3, rounding_mode="floor"),
+        FLOATS,
+    ),
+    "bitwise_and": ("aten::bitwise_and.Scalar", lambda a: torch.bitwise_and(a, 0b1011), dict(other=0b1011), INTEGERS),
     "bitwise_or": ("aten::bitwise_or.Scalar", lambda a: torch.bitwise_or(a, -8), dict(other=-8), INTEGERS),
     "bitwise_xor": ("aten::bitwise_xor.Scalar", lambda a: torch.bitwise_xor(a, 5), dict(other=5), INTEGERS),
-    "bitwise_and-bool": ("aten::bitwise_and.Scalar", lambda a: torch.bitwise_and(a, True), dict(other=1),
-                         [np.bool_]),
-    "bitwise_or-bool": ("aten::bitwise_or.Scalar", lambda a: torch.bitwise_or(a, False), dict(other=0),
-                        [np.bool_]),
-    "bitwise_xor-bool": ("aten::bitwise_xor.Scalar", lambda a: torch.bitwise_xor(a, True), dict(other=1),
-                         [np.bool_]),
+    "bitwise_and-bool": ("aten::bitwise_and.Scalar", lambda a: torch.bitwise_and(a, True), dict(other=1), [np.bool_]),
+    "bitwise_or-bool": ("aten::bitwise_or.Scalar", lambda a: torch.bitwise_or(a, False), dict(other=0), [np.bool_]),
+    "bitwise_xor-bool": ("aten::bitwise_xor.Scalar", lambda a: torch.bitwise_xor(a, True), dict(other=1), [np.bool_]),
 }
 # The registry's Scalar holds an int or a float, so a bool tensor's bool
 # Scalar arrives as 0 or 1.
@@ -248,8 +276,7 @@ def test_clamp_tensor_nan_anywhere_gives_nan():
 def test_clamp_tensor_number_bounds():
     # A 0-d bound of another dtype is a number: an int for a float tensor is fine.
     x = sample((17,), np.float64)
-    check_op("aten::clamp.Tensor", lambda t, lo, hi: torch.clamp(t, lo.item(), hi.item()), x, np.array(-1),
-             np.array(2))
+    check_op("aten::clamp.Tensor", lambda t, lo, hi: torch.clamp(t, lo.item(), hi.item()), x, np.array(-1), np.array(2))
     with pytest.raises(opgraph.Error, match=r"aten::clamp.Tensor: min: expected int64 like self"):
         call("aten::clamp.Tensor", np.arange(5), np.array(0.5), None)
     with pytest.raises(opgraph.Error, match=r"expected at least one of them to be a tensor"):
@@ -258,13 +285,13 @@ def test_clamp_tensor_number_bounds():
 
 # ---- atan2.out -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("shapes", ["(3,1)+(1,4)", "(70001,)+(1,)", "()+(4,4)"])
 def test_atan2_out_matches_torch(shapes, dtype):
     a, b = operands("atan2", dtype, *BROADCASTS[shapes])
     out = np.zeros((0,), dtype)  # resized to the result's shape, as ATen does
-    check_op("aten::atan2.out", lambda x, y, o: torch.atan2(x, y, out=o.clone()), a, b, out,
-             tolerance=tolerance(dtype))
+    check_op("aten::atan2.out", lambda x, y, o: torch.atan2(x, y, out=o.clone()), a, b, out, tolerance=tolerance(dtype))
 
 
 def test_atan2_out_needs_the_result_dtype():
@@ -274,6 +301,7 @@ def test_atan2_out_needs_the_result_dtype():
 
 
 # ---- logical ops on numbers of other dtypes, errors -------------------------------
+
 
 @pytest.mark.parametrize("op", ["logical_and", "logical_or", "logical_xor"])
 def test_logical_with_a_number_of_another_dtype(op):
@@ -289,9 +317,14 @@ def test_errors_say_what_was_expected():
         call("aten::atan2", np.arange(3), np.arange(3))
     with pytest.raises(opgraph.Error, match=r"rounding_mode: expected None, \"trunc\" or \"floor\", got \"round\""):
         call("aten::div.Tensor_mode", floats, floats, rounding_mode="round")
-    with pytest.raises(opgraph.Error, match=r"aten::div.Tensor_mode: self: expected float32, float64, complex64 or complex128, got int64"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"aten::div.Tensor_mode: self: expected float32, float64, complex64 or complex128, got int64",
+    ):
         call("aten::div.Tensor_mode", np.arange(3), np.arange(1, 4), rounding_mode=None)
-    with pytest.raises(opgraph.Error, match=r"bitwise_and.Scalar: self: expected bool or an integer dtype, got float32"):
+    with pytest.raises(
+        opgraph.Error, match=r"bitwise_and.Scalar: self: expected bool or an integer dtype, got float32"
+    ):
         call("aten::bitwise_and.Scalar", floats, other=1)
     with pytest.raises(opgraph.Error, match=r"bitwise_or.Scalar: other: expected a bool for a bool tensor"):
         call("aten::bitwise_or.Scalar", np.ones(3, np.bool_), other=2)
@@ -303,11 +336,27 @@ def test_errors_say_what_was_expected():
         call("aten::remainder.Tensor", floats, sample((4,), np.float32))
 
 
-@pytest.mark.parametrize("name, overload", [
-    ("atan2", "default"), ("atan2", "out"), ("pow", "Scalar"), ("pow", "Tensor_Tensor"), ("fmod", "Scalar"),
-    ("fmod", "Tensor"), ("remainder", "Scalar"), ("remainder", "Tensor"), ("div", "Scalar_mode"),
-    ("div", "Tensor_mode"), ("clamp", "Tensor"), ("bitwise_and", "Scalar"), ("bitwise_or", "Scalar"),
-    ("bitwise_xor", "Scalar"), ("logical_and", "default"), ("logical_or", "default"), ("logical_xor", "default"),
-])
+@pytest.mark.parametrize(
+    "name, overload",
+    [
+        ("atan2", "default"),
+        ("atan2", "out"),
+        ("pow", "Scalar"),
+        ("pow", "Tensor_Tensor"),
+        ("fmod", "Scalar"),
+        ("fmod", "Tensor"),
+        ("remainder", "Scalar"),
+        ("remainder", "Tensor"),
+        ("div", "Scalar_mode"),
+        ("div", "Tensor_mode"),
+        ("clamp", "Tensor"),
+        ("bitwise_and", "Scalar"),
+        ("bitwise_or", "Scalar"),
+        ("bitwise_xor", "Scalar"),
+        ("logical_and", "default"),
+        ("logical_or", "default"),
+        ("logical_xor", "default"),
+    ],
+)
 def test_schema_is_aten(name, overload):
     assert_schema_is_aten(name, overload)

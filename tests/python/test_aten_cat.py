@@ -1,10 +1,11 @@
 """aten::cat and aten::stack: Tensor[] inputs, against PyTorch and the reference."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import check_op
 
 import opgraph
-from oracle import check_op
 from opgraph.ops import call
 
 DTYPES = [np.float32, np.float64, np.int64]
@@ -35,8 +36,17 @@ CAT_CASES = [
 ]
 
 # (shape of every input, number of inputs)
-STACK_CASES = [((), 3), ((5,), 1), ((5,), 4), ((2, 3), 3), ((0, 3), 2), ((3, 0), 5), ((7, 11, 13), 2),
-               ((1, 1), 6), ((128, 1031), 3)]
+STACK_CASES = [
+    ((), 3),
+    ((5,), 1),
+    ((5,), 4),
+    ((2, 3), 3),
+    ((0, 3), 2),
+    ((3, 0), 5),
+    ((7, 11, 13), 2),
+    ((1, 1), 6),
+    ((128, 1031), 3),
+]
 
 
 def make(shape, dtype, layout="contiguous", seed=0):
@@ -128,24 +138,52 @@ def floats(*shape):
     [
         ("aten::cat", [], 0, "tensors: expected a non-empty list of tensors"),
         ("aten::stack", [], 0, "tensors: expected a non-empty list of tensors"),
-        ("aten::cat", [floats(2, 3), np.zeros((2, 3))], 0,
-         r"tensors\[1\]: expected float32 like tensors\[0\], got float64\[2, 3\] \(dtypes are not promoted\)"),
-        ("aten::cat", [floats(0), floats(2), np.zeros(2, np.int64)], 0,
-         r"tensors\[2\]: expected float32 like tensors\[0\], got int64\[2\]"),
-        ("aten::cat", [floats(2, 3), floats(3)], 0,
-         r"tensors\[1\]: expected rank 2 like tensors\[0\], got float32\[3\]"),
-        ("aten::cat", [floats(2, 3), floats(2, 4), floats(3, 3)], 1,
-         r"tensors\[2\]: expected size 2 in dimension 0 like tensors\[0\], got float32\[3, 3\] \(sizes must match "
-         r"except in dim 1\)"),
-        ("aten::cat", [floats(0), floats(2, 3), floats(2, 4)], 0,
-         r"tensors\[2\]: expected size 3 in dimension 1 like tensors\[1\], got float32\[2, 4\]"),
+        (
+            "aten::cat",
+            [floats(2, 3), np.zeros((2, 3))],
+            0,
+            r"tensors\[1\]: expected float32 like tensors\[0\], got float64\[2, 3\] \(dtypes are not promoted\)",
+        ),
+        (
+            "aten::cat",
+            [floats(0), floats(2), np.zeros(2, np.int64)],
+            0,
+            r"tensors\[2\]: expected float32 like tensors\[0\], got int64\[2\]",
+        ),
+        (
+            "aten::cat",
+            [floats(2, 3), floats(3)],
+            0,
+            r"tensors\[1\]: expected rank 2 like tensors\[0\], got float32\[3\]",
+        ),
+        (
+            "aten::cat",
+            [floats(2, 3), floats(2, 4), floats(3, 3)],
+            1,
+            r"tensors\[2\]: expected size 2 in dimension 0 like tensors\[0\], got float32\[3, 3\] \(sizes must match "
+            r"except in dim 1\)",
+        ),
+        (
+            "aten::cat",
+            [floats(0), floats(2, 3), floats(2, 4)],
+            0,
+            r"tensors\[2\]: expected size 3 in dimension 1 like tensors\[1\], got float32\[2, 4\]",
+        ),
         ("aten::cat", [floats(2), floats()], 0, r"tensors\[1\]: expected a tensor of rank 1 or more, got float32\[\]"),
         ("aten::cat", [floats(2, 3)], 2, r"dim: expected a dim in \[-2, 1\] for a tensor of rank 2, got 2"),
         ("aten::cat", [floats(2, 3)], -3, r"dim: expected a dim in \[-2, 1\] for a tensor of rank 2, got -3"),
-        ("aten::stack", [floats(2, 3), floats(2, 4)], 0,
-         r"tensors\[1\]: expected shape \[2, 3\] like tensors\[0\], got float32\[2, 4\]"),
-        ("aten::stack", [floats(2, 3), np.zeros((2, 3), np.int32)], 0,
-         r"tensors\[1\]: expected float32 like tensors\[0\], got int32\[2, 3\]"),
+        (
+            "aten::stack",
+            [floats(2, 3), floats(2, 4)],
+            0,
+            r"tensors\[1\]: expected shape \[2, 3\] like tensors\[0\], got float32\[2, 4\]",
+        ),
+        (
+            "aten::stack",
+            [floats(2, 3), np.zeros((2, 3), np.int32)],
+            0,
+            r"tensors\[1\]: expected float32 like tensors\[0\], got int32\[2, 3\]",
+        ),
         ("aten::stack", [floats(2, 3)], 3, r"dim: expected a dim in \[-3, 2\] for a tensor of rank 3, got 3"),
     ],
 )
@@ -161,8 +199,11 @@ def test_bad_tensors(op, tensors, dim, message):
         ((), r"input 'tensors' \(Tensor\[\]\) was not given"),
         ((floats(3),), r"input 'tensors' must be a list or tuple of arrays \(Tensor\[\]\), got ndarray"),
         ((floats(3), floats(3)), r"input 'tensors' must be a list or tuple of arrays"),
-        (([floats(3), 2.0],), r"input 'tensors\[1\]' must be an array \(NumPy, PyTorch or any DLPack or buffer "
-                              r"producer\), got float"),
+        (
+            ([floats(3), 2.0],),
+            r"input 'tensors\[1\]' must be an array \(NumPy, PyTorch or any DLPack or buffer "
+            r"producer\), got float",
+        ),
         (([floats(3), None],), r"input 'tensors\[1\]' must be an array .*, got NoneType"),
         (([floats(3)], floats(3)), r"expected 1 tensor inputs \(tensors \(1 tensor\)\), got 2"),
         (([floats(3), np.ones(2, np.uint16)],), r"input 'tensors\[1\]': unsupported array dtype"),

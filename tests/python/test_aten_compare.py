@@ -1,12 +1,13 @@
 """Comparisons, logical and bitwise ops, where and masked_fill against their
 references and PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import assert_schema_is_aten, check_op
 
 DTYPES = [np.float32, np.float64, np.int64, np.int32, np.bool_]
 
@@ -100,8 +101,9 @@ WHERE = {
 @pytest.mark.parametrize("shapes", WHERE)
 def test_where_matches_torch(shapes, dtype):
     condition, self, other = WHERE[shapes]
-    check_op("aten::where.self", torch.where, sample(condition, np.bool_, 1), sample(self, dtype, 2),
-             sample(other, dtype, 3))
+    check_op(
+        "aten::where.self", torch.where, sample(condition, np.bool_, 1), sample(self, dtype, 2), sample(other, dtype, 3)
+    )
 
 
 def test_where_with_a_zero_dim_number():
@@ -150,34 +152,80 @@ def test_masked_fill_strided_self():
     check_op("aten::masked_fill.Scalar", lambda a, m: a.masked_fill(m, 0.5), x, mask, value=0.5)
 
 
-@pytest.mark.parametrize("op, overload", [
-    *[(name, overload) for name in COMPARISONS for overload in ("Tensor", "Scalar")],
-    *[(name, "Tensor") for name in LOGICAL], ("logical_not", "default"), ("bitwise_not", "default"),
-    ("where", "self"), ("where", "ScalarSelf"), ("where", "ScalarOther"), ("masked_fill", "Scalar"), ("masked_fill", "Tensor"), ("masked_fill_", "Scalar"),
-])
+@pytest.mark.parametrize(
+    "op, overload",
+    [
+        *[(name, overload) for name in COMPARISONS for overload in ("Tensor", "Scalar")],
+        *[(name, "Tensor") for name in LOGICAL],
+        ("logical_not", "default"),
+        ("bitwise_not", "default"),
+        ("where", "self"),
+        ("where", "ScalarSelf"),
+        ("where", "ScalarOther"),
+        ("masked_fill", "Scalar"),
+        ("masked_fill", "Tensor"),
+        ("masked_fill_", "Scalar"),
+    ],
+)
 def test_schema_is_aten(op, overload):
     assert_schema_is_aten(op, overload)
 
 
 BAD = {
-    "shapes": ("aten::eq.Tensor", (np.zeros(3, np.float32), np.zeros(4, np.float32)), {},
-               r"self and other: shapes \[3\] and \[4\] cannot be broadcast together"),
-    "dtypes": ("aten::lt.Tensor", (np.zeros(3, np.float32), np.zeros(3, np.int64)), {},
-               r"other: expected float32 like self \(no type promotion except from 0-d tensors\)"),
-    "fraction-for-int": ("aten::gt.Scalar", (np.zeros(3, np.int64),), {"other": 0.5},
-                         r"other: expected a whole number for a int64 tensor"),
-    "bitwise-float": ("aten::bitwise_and.Tensor", (np.zeros(3, np.float32),) * 2, {},
-                      r"self: expected bool or an integer dtype, got float32"),
-    "where-condition": ("aten::where.self", (np.zeros(3, np.float32),) * 3, {},
-                        r"condition: expected a bool tensor, got float32\[3\]"),
-    "where-fraction": ("aten::where.ScalarOther", (np.zeros(3, bool), np.zeros(3, np.int64)), {"other": 0.5},
-                       r"other: expected a whole number for a int64 tensor"),
-    "mask-dtype": ("aten::masked_fill.Scalar", (np.zeros(3, np.float32), np.zeros(3, np.int64)), {"value": 1},
-                   r"mask: expected a bool tensor"),
-    "mask-grows-self": ("aten::masked_fill.Scalar", (np.zeros(3, np.float32), np.zeros((2, 3), bool)),
-                        {"value": 1}, r"mask: expected a shape that broadcasts to self's \[3\], got bool\[2, 3\]"),
-    "fill-tensor": ("aten::masked_fill.Tensor", (np.zeros(3, np.float32), np.zeros(3, bool), np.zeros(2)), {},
-                    r"value: expected a 0-d tensor"),
+    "shapes": (
+        "aten::eq.Tensor",
+        (np.zeros(3, np.float32), np.zeros(4, np.float32)),
+        {},
+        r"self and other: shapes \[3\] and \[4\] cannot be broadcast together",
+    ),
+    "dtypes": (
+        "aten::lt.Tensor",
+        (np.zeros(3, np.float32), np.zeros(3, np.int64)),
+        {},
+        r"other: expected float32 like self \(no type promotion except from 0-d tensors\)",
+    ),
+    "fraction-for-int": (
+        "aten::gt.Scalar",
+        (np.zeros(3, np.int64),),
+        {"other": 0.5},
+        r"other: expected a whole number for a int64 tensor",
+    ),
+    "bitwise-float": (
+        "aten::bitwise_and.Tensor",
+        (np.zeros(3, np.float32),) * 2,
+        {},
+        r"self: expected bool or an integer dtype, got float32",
+    ),
+    "where-condition": (
+        "aten::where.self",
+        (np.zeros(3, np.float32),) * 3,
+        {},
+        r"condition: expected a bool tensor, got float32\[3\]",
+    ),
+    "where-fraction": (
+        "aten::where.ScalarOther",
+        (np.zeros(3, bool), np.zeros(3, np.int64)),
+        {"other": 0.5},
+        r"other: expected a whole number for a int64 tensor",
+    ),
+    "mask-dtype": (
+        "aten::masked_fill.Scalar",
+        (np.zeros(3, np.float32), np.zeros(3, np.int64)),
+        {"value": 1},
+        r"mask: expected a bool tensor",
+    ),
+    "mask-grows-self": (
+        "aten::masked_fill.Scalar",
+        (np.zeros(3, np.float32), np.zeros((2, 3), bool)),
+        {"value": 1},
+        r"mask: expected a shape that broadcasts to self's \[3\], got bool\[2, 3\]",
+    ),
+    "fill-tensor": (
+        "aten::masked_fill.Tensor",
+        (np.zeros(3, np.float32), np.zeros(3, bool), np.zeros(2)),
+        {},
+        r"value: expected a 0-d tensor",
+    ),
 }
 
 

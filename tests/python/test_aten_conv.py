@@ -1,11 +1,12 @@
 """Convolutions against the reference and PyTorch."""
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from oracle import check_op
 
 import opgraph
-from oracle import check_op
 from opgraph.ops import call
 
 aten = torch.ops.aten
@@ -39,13 +40,22 @@ def test_conv2d(input_shape, weight_shape, stride, padding, dilation, groups, wi
     x, w = random(input_shape, dtype), random(weight_shape, dtype, 1)
     b = random((weight_shape[0],), dtype, 2) if with_bias else None
     attrs = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
-    check_op("aten::conv2d", lambda x, w, b=None: F.conv2d(x, w, b, **attrs), x, w, *([b] if with_bias else []),
-             tolerance=tolerance(dtype), **attrs)
+    check_op(
+        "aten::conv2d",
+        lambda x, w, b=None: F.conv2d(x, w, b, **attrs),
+        x,
+        w,
+        *([b] if with_bias else []),
+        tolerance=tolerance(dtype),
+        **attrs,
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("input_shape, weight_shape, stride, padding, dilation, groups",
-                         [((2, 3, 17), (4, 3, 5), 1, 2, 1, 1), ((1, 4, 31), (4, 2, 3), 2, 0, 3, 2), ((3, 9), (2, 3, 4), 1, 0, 1, 1)])
+@pytest.mark.parametrize(
+    "input_shape, weight_shape, stride, padding, dilation, groups",
+    [((2, 3, 17), (4, 3, 5), 1, 2, 1, 1), ((1, 4, 31), (4, 2, 3), 2, 0, 3, 2), ((3, 9), (2, 3, 4), 1, 0, 1, 1)],
+)
 def test_conv1d(input_shape, weight_shape, stride, padding, dilation, groups, dtype):
     x, w, b = random(input_shape, dtype), random(weight_shape, dtype, 1), random((weight_shape[0],), dtype, 2)
     attrs = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
@@ -56,10 +66,23 @@ def test_conv1d(input_shape, weight_shape, stride, padding, dilation, groups, dt
 def test_convolution(weight_shape):
     spatial = len(weight_shape) - 2
     x, w = random((2, 3) + (10,) * spatial, np.float32), random(weight_shape, np.float32, 1)
-    attrs = dict(stride=[2] * spatial, padding=[1] * spatial, dilation=[1] * spatial, transposed=False,
-                 output_padding=[0] * spatial, groups=1)
-    check_op("aten::convolution", lambda x, w, b: aten.convolution(x, w, b, **attrs), x, w, None,
-             tolerance=FLOAT32_SUMS, **attrs)
+    attrs = dict(
+        stride=[2] * spatial,
+        padding=[1] * spatial,
+        dilation=[1] * spatial,
+        transposed=False,
+        output_padding=[0] * spatial,
+        groups=1,
+    )
+    check_op(
+        "aten::convolution",
+        lambda x, w, b: aten.convolution(x, w, b, **attrs),
+        x,
+        w,
+        None,
+        tolerance=FLOAT32_SUMS,
+        **attrs,
+    )
 
 
 def test_resnet_layer_shape_uses_threads():
@@ -67,8 +90,14 @@ def test_resnet_layer_shape_uses_threads():
     try:
         opgraph.set_num_threads(2)
         x, w = random((1, 64, 56, 56), np.float32), random((64, 64, 3, 3), np.float32, 1) * 0.1
-        check_op("aten::conv2d", lambda x, w: F.conv2d(x, w, padding=1), x, w, padding=1,
-                 tolerance=dict(rtol=1e-3, atol=1e-3))
+        check_op(
+            "aten::conv2d",
+            lambda x, w: F.conv2d(x, w, padding=1),
+            x,
+            w,
+            padding=1,
+            tolerance=dict(rtol=1e-3, atol=1e-3),
+        )
     finally:
         opgraph.set_num_threads(previous)
 
@@ -79,9 +108,12 @@ def test_conv2d_sees_weights_changed_in_place(weight_shape):
     in the same buffer (a training step) must reach the next call."""
     x, w = random((1, weight_shape[1], 14, 14), np.float32), random(weight_shape, np.float32, 1)
     for step in range(3):
-        np.testing.assert_allclose(call("aten::conv2d", x, w, padding=1),
-                                   F.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1).numpy(),
-                                   **FLOAT32_SUMS, err_msg=f"step {step}")
+        np.testing.assert_allclose(
+            call("aten::conv2d", x, w, padding=1),
+            F.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1).numpy(),
+            **FLOAT32_SUMS,
+            err_msg=f"step {step}",
+        )
         w[step, 0, 1, 1] += 1.0
         w *= 0.5
 
@@ -89,32 +121,58 @@ def test_conv2d_sees_weights_changed_in_place(weight_shape):
 def test_conv2d_with_more_scratch_than_a_thread_keeps():
     """The input and output converted for oneDNN take 6.5 MiB, more than a thread keeps: the call has its own."""
     x, w = random((2, 16, 160, 160), np.float32), random((16, 16, 3, 3), np.float32, 1) * 0.1
-    np.testing.assert_allclose(call("aten::conv2d", x, w, padding=1),
-                               F.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1).numpy(), **FLOAT32_SUMS)
+    np.testing.assert_allclose(
+        call("aten::conv2d", x, w, padding=1),
+        F.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1).numpy(),
+        **FLOAT32_SUMS,
+    )
 
 
 @pytest.mark.parametrize(
     "inputs, attrs, message",
     [
-        ([random((1, 3, 8, 8), np.float32), random((4, 2, 3, 3), np.float32)], {},
-         r"weight: expected 3 input channels per group"),
-        ([random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)], dict(groups=2),
-         r"groups: 2 must divide the input channels \(3\)"),
-        ([random((1, 3, 2, 2), np.float32), random((4, 3, 3, 3), np.float32)], {},
-         r"input: spatial size 2 \(padded to 2\) is smaller than the dilated kernel \(3\)"),
-        ([random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float64)], {},
-         r"weight: expected float32 like input, got float64"),
-        ([random((8, 8), np.float32), random((4, 3, 3, 3), np.float32)], {},
-         r"input: expected rank 4 \(batch, channels, spatial...\), got float32\[8, 8\]"),
-        ([random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32), random((5,), np.float32)], {},
-         r"bias: expected float32\[4\], got float32\[5\]"),
-        ([random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)], dict(stride=0),
-         r"stride: expected values of at least 1"),
-        ([random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)], dict(padding=[1, 1, 1]),
-         r"padding: expected 1 or 2 values, got \[1, 1, 1\]"),
+        (
+            [random((1, 3, 8, 8), np.float32), random((4, 2, 3, 3), np.float32)],
+            {},
+            r"weight: expected 3 input channels per group",
+        ),
+        (
+            [random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)],
+            dict(groups=2),
+            r"groups: 2 must divide the input channels \(3\)",
+        ),
+        (
+            [random((1, 3, 2, 2), np.float32), random((4, 3, 3, 3), np.float32)],
+            {},
+            r"input: spatial size 2 \(padded to 2\) is smaller than the dilated kernel \(3\)",
+        ),
+        (
+            [random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float64)],
+            {},
+            r"weight: expected float32 like input, got float64",
+        ),
+        (
+            [random((8, 8), np.float32), random((4, 3, 3, 3), np.float32)],
+            {},
+            r"input: expected rank 4 \(batch, channels, spatial...\), got float32\[8, 8\]",
+        ),
+        (
+            [random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32), random((5,), np.float32)],
+            {},
+            r"bias: expected float32\[4\], got float32\[5\]",
+        ),
+        (
+            [random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)],
+            dict(stride=0),
+            r"stride: expected values of at least 1",
+        ),
+        (
+            [random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)],
+            dict(padding=[1, 1, 1]),
+            r"padding: expected 1 or 2 values, got \[1, 1, 1\]",
+        ),
     ],
 )
 def test_bad_inputs(inputs, attrs, message):
     with pytest.raises(opgraph.Error, match=f"^aten::conv2d: {message}"):
         call("aten::conv2d", *inputs, **attrs)
-

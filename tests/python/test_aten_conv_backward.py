@@ -2,15 +2,16 @@
 a fused activation (opgraph::conv2d) and its gradients
 (opgraph::conv2d_act_backward), against the reference, PyTorch autograd and
 finite differences."""
+
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from oracle import check_op
 
 import opgraph
-from oracle import check_op
 from opgraph.ops import call, call_reference
 
 ACTIVATIONS = {
@@ -93,8 +94,9 @@ def test_conv2d_backward_takes_strided_inputs():
     grad = random((2, 4, 6, 5), np.float32, 3).transpose(0, 1, 3, 2)
     b = np.zeros(4, np.float32)
     assert not x.flags.c_contiguous and not grad.flags.c_contiguous
-    check_gradients("opgraph::conv2d_backward", [grad, x, w], autograd(x.copy(), w, b, grad.copy(), **attrs),
-                    np.float32, **attrs)
+    check_gradients(
+        "opgraph::conv2d_backward", [grad, x, w], autograd(x.copy(), w, b, grad.copy(), **attrs), np.float32, **attrs
+    )
 
 
 def numeric_gradient(f, wrt, eps=1e-6):
@@ -137,8 +139,11 @@ FUSED_CASES = [CASES[i] for i in (0, 1, 3, 6, 7, 8, 9)]
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("with_bias", [True, False])
 @pytest.mark.parametrize("activation", list(ACTIVATIONS))
-@pytest.mark.parametrize("input_shape, weight_shape, stride, padding, dilation, groups", FUSED_CASES,
-                         ids=[f"{x}*{w}" for x, w, *_ in FUSED_CASES])
+@pytest.mark.parametrize(
+    "input_shape, weight_shape, stride, padding, dilation, groups",
+    FUSED_CASES,
+    ids=[f"{x}*{w}" for x, w, *_ in FUSED_CASES],
+)
 def test_fused_conv2d(input_shape, weight_shape, stride, padding, dilation, groups, activation, with_bias, dtype):
     attrs = conv_attrs(stride, padding, dilation, groups)
     x, w = random(input_shape, dtype), random(weight_shape, dtype, 1)
@@ -153,18 +158,23 @@ def test_fused_conv2d(input_shape, weight_shape, stride, padding, dilation, grou
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("with_bias", [True, False])
 @pytest.mark.parametrize("activation", list(ACTIVATIONS))
-@pytest.mark.parametrize("input_shape, weight_shape, stride, padding, dilation, groups", FUSED_CASES,
-                         ids=[f"{x}*{w}" for x, w, *_ in FUSED_CASES])
-def test_fused_conv2d_backward_matches_autograd(input_shape, weight_shape, stride, padding, dilation, groups,
-                                                activation, with_bias, dtype):
+@pytest.mark.parametrize(
+    "input_shape, weight_shape, stride, padding, dilation, groups",
+    FUSED_CASES,
+    ids=[f"{x}*{w}" for x, w, *_ in FUSED_CASES],
+)
+def test_fused_conv2d_backward_matches_autograd(
+    input_shape, weight_shape, stride, padding, dilation, groups, activation, with_bias, dtype
+):
     attrs = conv_attrs(stride, padding, dilation, groups)
     x, w, b = random(input_shape, dtype), random(weight_shape, dtype, 1), random(weight_shape[:1], dtype, 2)
     bias = b if with_bias else None
     y = call("opgraph::conv2d", x, w, bias, activation=activation, **attrs)
     grad = random(y.shape, dtype, 3)
     expected = autograd(x, w, b if with_bias else np.zeros_like(b), grad, activation, **attrs)
-    check_gradients("opgraph::conv2d_act_backward", [grad, x, w, bias, y], expected, dtype, activation=activation,
-                    **attrs)
+    check_gradients(
+        "opgraph::conv2d_act_backward", [grad, x, w, bias, y], expected, dtype, activation=activation, **attrs
+    )
 
 
 # ---- Cached primitives -----------------------------------------------------
@@ -173,13 +183,23 @@ def test_fused_conv2d_backward_matches_autograd(input_shape, weight_shape, strid
 def test_cached_primitives_read_each_calls_data():
     attrs = conv_attrs(1, 1, 1, 1)
     for seed in range(3):
-        x, w, b = random((1, 16, 10, 10), np.float32, seed), random((8, 16, 3, 3), np.float32, seed + 10), \
-            random((8,), np.float32, seed + 20)
-        check_op("opgraph::conv2d", lambda x, w, b: torch.relu(F.conv2d(x, w, b, **attrs)), x, w, b,
-                 tolerance=tolerance(np.float32), activation="relu", **attrs)
+        x, w, b = (
+            random((1, 16, 10, 10), np.float32, seed),
+            random((8, 16, 3, 3), np.float32, seed + 10),
+            random((8,), np.float32, seed + 20),
+        )
+        check_op(
+            "opgraph::conv2d",
+            lambda x, w, b: torch.relu(F.conv2d(x, w, b, **attrs)),
+            x,
+            w,
+            b,
+            tolerance=tolerance(np.float32),
+            activation="relu",
+            **attrs,
+        )
         grad = random((1, 8, 10, 10), np.float32, seed + 30)
-        check_gradients("opgraph::conv2d_backward", [grad, x, w], autograd(x, w, b, grad, **attrs), np.float32,
-                        **attrs)
+        check_gradients("opgraph::conv2d_backward", [grad, x, w], autograd(x, w, b, grad, **attrs), np.float32, **attrs)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
@@ -188,10 +208,20 @@ def test_thread_counts(threads):
     try:
         opgraph.set_num_threads(threads)
         attrs = conv_attrs(1, 1, 1, 1)
-        x, w, b = random((2, 32, 28, 28), np.float32), random((32, 32, 3, 3), np.float32, 1) * 0.1, \
-            random((32,), np.float32, 2)
-        check_op("aten::conv2d", lambda x, w, b: F.conv2d(x, w, b, **attrs), x, w, b,
-                 tolerance=dict(rtol=1e-3, atol=1e-3), **attrs)
+        x, w, b = (
+            random((2, 32, 28, 28), np.float32),
+            random((32, 32, 3, 3), np.float32, 1) * 0.1,
+            random((32,), np.float32, 2),
+        )
+        check_op(
+            "aten::conv2d",
+            lambda x, w, b: F.conv2d(x, w, b, **attrs),
+            x,
+            w,
+            b,
+            tolerance=dict(rtol=1e-3, atol=1e-3),
+            **attrs,
+        )
         grad = random((2, 32, 28, 28), np.float32, 3)
         fast = call("opgraph::conv2d_backward", grad, x, w, **attrs)
         for got, want in zip(fast, autograd(x, w, b, grad, **attrs)):
@@ -202,6 +232,7 @@ def test_thread_counts(threads):
 
 def test_concurrent_calls():
     """Calls from several threads at once, on shapes that share and that miss cached primitives."""
+
     def run(seed):
         attrs = conv_attrs(1 + seed % 2, 1, 1, 1)
         x, w = random((1, 8, 12 + seed % 3, 12), np.float32, seed), random((8, 8, 3, 3), np.float32, seed + 1)
@@ -223,29 +254,66 @@ def ones(*shape, dtype=np.float32):
 @pytest.mark.parametrize(
     "op, inputs, attrs, message",
     [
-        ("opgraph::conv2d", [ones(1, 3, 8, 8), ones(4, 3, 3, 3)], dict(activation="swish"),
-         r'activation: expected one of "none", "relu", "gelu", "sigmoid", "tanh", "relu6", got "swish"'),
-        ("opgraph::conv2d_act_backward", [ones(1, 4, 6, 6), ones(1, 3, 8, 8), ones(4, 3, 3, 3), None, ones(1, 4, 6, 6)],
-         dict(activation="GELU"), r'activation: expected one of .*, got "GELU"'),
-        ("opgraph::conv2d_backward", [ones(1, 4, 5, 5), ones(1, 3, 8, 8), ones(4, 3, 3, 3)], {},
-         r"grad_output: expected float32\[1, 4, 6, 6\] like the convolution's output, got float32\[1, 4, 5, 5\]"),
-        ("opgraph::conv2d_backward", [ones(1, 4, 6, 6, dtype=np.float64), ones(1, 3, 8, 8), ones(4, 3, 3, 3)], {},
-         r"grad_output: expected float32\[1, 4, 6, 6\] like the convolution's output, got float64\[1, 4, 6, 6\]"),
-        ("opgraph::conv2d_backward", [ones(1, 4, 6, 6), ones(1, 3, 8, 8), ones(4, 2, 3, 3)], {},
-         r"weight: expected 3 input channels per group"),
-        ("opgraph::conv2d_backward", [ones(4, 6, 6), ones(8, 8), ones(4, 3, 3, 3)], {},
-         r"input: expected rank 4 \(batch, channels, spatial...\), got float32\[8, 8\]"),
-        ("opgraph::conv2d_backward", [ones(1, 4, 6, 6), ones(1, 3, 8, 8).astype(np.int64),
-                                      ones(4, 3, 3, 3).astype(np.int64)], {},
-         r"input: expected float32 or float64, got int64\[1, 3, 8, 8\]"),
-        ("opgraph::conv2d_backward", [ones(1, 4, 6, 6), ones(1, 3, 8, 8), ones(4, 3, 3, 3)], dict(dilation=0),
-         r"dilation: expected values of at least 1"),
-        ("opgraph::conv2d_act_backward", [ones(1, 4, 6, 6), ones(1, 3, 8, 8), ones(4, 3, 3, 3), None, ones(1, 4, 6, 5)],
-         dict(activation="relu"),
-         r"output: expected float32\[1, 4, 6, 6\] like the convolution's output, got float32\[1, 4, 6, 5\]"),
-        ("opgraph::conv2d_act_backward", [ones(1, 4, 6, 6), ones(1, 3, 8, 8), ones(4, 3, 3, 3), ones(3),
-                                          ones(1, 4, 6, 6)], dict(activation="relu"),
-         r"bias: expected float32\[4\], got float32\[3\]"),
+        (
+            "opgraph::conv2d",
+            [ones(1, 3, 8, 8), ones(4, 3, 3, 3)],
+            dict(activation="swish"),
+            r'activation: expected one of "none", "relu", "gelu", "sigmoid", "tanh", "relu6", got "swish"',
+        ),
+        (
+            "opgraph::conv2d_act_backward",
+            [ones(1, 4, 6, 6), ones(1, 3, 8, 8), ones(4, 3, 3, 3), None, ones(1, 4, 6, 6)],
+            dict(activation="GELU"),
+            r'activation: expected one of .*, got "GELU"',
+        ),
+        (
+            "opgraph::conv2d_backward",
+            [ones(1, 4, 5, 5), ones(1, 3, 8, 8), ones(4, 3, 3, 3)],
+            {},
+            r"grad_output: expected float32\[1, 4, 6, 6\] like the convolution's output, got float32\[1, 4, 5, 5\]",
+        ),
+        (
+            "opgraph::conv2d_backward",
+            [ones(1, 4, 6, 6, dtype=np.float64), ones(1, 3, 8, 8), ones(4, 3, 3, 3)],
+            {},
+            r"grad_output: expected float32\[1, 4, 6, 6\] like the convolution's output, got float64\[1, 4, 6, 6\]",
+        ),
+        (
+            "opgraph::conv2d_backward",
+            [ones(1, 4, 6, 6), ones(1, 3, 8, 8), ones(4, 2, 3, 3)],
+            {},
+            r"weight: expected 3 input channels per group",
+        ),
+        (
+            "opgraph::conv2d_backward",
+            [ones(4, 6, 6), ones(8, 8), ones(4, 3, 3, 3)],
+            {},
+            r"input: expected rank 4 \(batch, channels, spatial...\), got float32\[8, 8\]",
+        ),
+        (
+            "opgraph::conv2d_backward",
+            [ones(1, 4, 6, 6), ones(1, 3, 8, 8).astype(np.int64), ones(4, 3, 3, 3).astype(np.int64)],
+            {},
+            r"input: expected float32 or float64, got int64\[1, 3, 8, 8\]",
+        ),
+        (
+            "opgraph::conv2d_backward",
+            [ones(1, 4, 6, 6), ones(1, 3, 8, 8), ones(4, 3, 3, 3)],
+            dict(dilation=0),
+            r"dilation: expected values of at least 1",
+        ),
+        (
+            "opgraph::conv2d_act_backward",
+            [ones(1, 4, 6, 6), ones(1, 3, 8, 8), ones(4, 3, 3, 3), None, ones(1, 4, 6, 5)],
+            dict(activation="relu"),
+            r"output: expected float32\[1, 4, 6, 6\] like the convolution's output, got float32\[1, 4, 6, 5\]",
+        ),
+        (
+            "opgraph::conv2d_act_backward",
+            [ones(1, 4, 6, 6), ones(1, 3, 8, 8), ones(4, 3, 3, 3), ones(3), ones(1, 4, 6, 6)],
+            dict(activation="relu"),
+            r"bias: expected float32\[4\], got float32\[3\]",
+        ),
     ],
 )
 def test_bad_inputs(op, inputs, attrs, message):

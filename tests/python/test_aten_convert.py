@@ -1,12 +1,13 @@
 """Copies and dtype conversions (_to_copy, to, type_as, clone, contiguous,
 alias, detach, detach_) against their references and PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import assert_schema_is_aten, check_op
 
 DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32, "bool": np.bool_}
 
@@ -18,8 +19,13 @@ def sample(shape, dtype):
     return values.astype(dtype) if dtype != np.bool_ else np.asarray(values > 0)
 
 
-SHAPES = {"(2,7)": lambda d: sample((2, 7), d), "()": lambda d: sample((), d), "(0,3)": lambda d: sample((0, 3), d),
-          "transposed": lambda d: sample((4, 5), d).T, "(70001,)": lambda d: sample((70001,), d)}
+SHAPES = {
+    "(2,7)": lambda d: sample((2, 7), d),
+    "()": lambda d: sample((), d),
+    "(0,3)": lambda d: sample((0, 3), d),
+    "transposed": lambda d: sample((4, 5), d).T,
+    "(70001,)": lambda d: sample((70001,), d),
+}
 
 
 @pytest.mark.parametrize("to", DTYPES)
@@ -44,15 +50,34 @@ def test_copies_match_torch(name, shape):
 
 def test_exported_spellings_of_placement():
     x = sample((3, 4), np.float32)
-    check_op("aten::to.dtype_layout", lambda t: t.to(torch.bool), x, dtype="bool", layout="torch.strided",
-             device="cpu", memory_format="torch.preserve_format")
+    check_op(
+        "aten::to.dtype_layout",
+        lambda t: t.to(torch.bool),
+        x,
+        dtype="bool",
+        layout="torch.strided",
+        device="cpu",
+        memory_format="torch.preserve_format",
+    )
 
 
-@pytest.mark.parametrize("op, overload", [("_to_copy", "default"), ("to", "dtype"), ("to", "dtype_layout"),
-                                          ("to", "device"), ("type_as", "default"), ("clone", "default"),
-                                          ("alias", "default"), ("detach", "default"), ("detach_", "default"),
-                                          ("lift_fresh_copy", "default"),
-                                          ("contiguous", "default"), ("resize_", "default")])
+@pytest.mark.parametrize(
+    "op, overload",
+    [
+        ("_to_copy", "default"),
+        ("to", "dtype"),
+        ("to", "dtype_layout"),
+        ("to", "device"),
+        ("type_as", "default"),
+        ("clone", "default"),
+        ("alias", "default"),
+        ("detach", "default"),
+        ("detach_", "default"),
+        ("lift_fresh_copy", "default"),
+        ("contiguous", "default"),
+        ("resize_", "default"),
+    ],
+)
 def test_schema_is_aten(op, overload):
     assert_schema_is_aten(op, overload)
 
@@ -66,8 +91,9 @@ def test_resize_keeps_the_leading_elements(dtype, size):
     kept = min(x.size, got.size)
     np.testing.assert_array_equal(got.reshape(-1)[:kept], np.ascontiguousarray(x).reshape(-1)[:kept])
     assert not got.reshape(-1)[kept:].any()  # zeros where PyTorch leaves memory uninitialized
-    np.testing.assert_array_equal(call("aten::resize_", x, size=size), opgraph.ops.call_reference("aten::resize_", x,
-                                                                                                   size=size))
+    np.testing.assert_array_equal(
+        call("aten::resize_", x, size=size), opgraph.ops.call_reference("aten::resize_", x, size=size)
+    )
     if got.size <= x.size:
         check_op("aten::resize_", lambda t: t.clone(memory_format=torch.contiguous_format).resize_(size), x, size=size)
 

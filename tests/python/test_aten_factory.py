@@ -1,12 +1,13 @@
 """Ops that make tensors from attributes (arange, full, zeros, ones, the
 *_like and new_* variants) against their references and PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import assert_schema_is_aten, check_op
 
 ARANGES = {
     "end": ("aten::arange", dict(end=7)),
@@ -32,14 +33,20 @@ def test_arange_matches_torch(case):
 FILLS = {
     "full": ("aten::full", lambda: torch.full([2, 3], 1.5), dict(size=[2, 3], fill_value=1.5)),
     "full-int": ("aten::full", lambda: torch.full([4], 7), dict(size=[4], fill_value=7)),
-    "full-dtype": ("aten::full", lambda: torch.full([2, 0], 1, dtype=torch.bool),
-                   dict(size=[2, 0], fill_value=1, dtype="bool")),
+    "full-dtype": (
+        "aten::full",
+        lambda: torch.full([2, 0], 1, dtype=torch.bool),
+        dict(size=[2, 0], fill_value=1, dtype="bool"),
+    ),
     "zeros": ("aten::zeros", lambda: torch.zeros([3, 1]), dict(size=[3, 1])),
     "ones": ("aten::ones", lambda: torch.ones([], dtype=torch.int64), dict(size=[], dtype="int64")),
     "empty": ("aten::empty.memory_format", lambda: torch.zeros([2, 2]), dict(size=[2, 2])),
     "scalar_tensor": ("aten::scalar_tensor", lambda: torch.scalar_tensor(-2.5), dict(s=-2.5)),
-    "scalar_tensor-int": ("aten::scalar_tensor", lambda: torch.scalar_tensor(3, dtype=torch.int64),
-                          dict(s=3, dtype="int64")),
+    "scalar_tensor-int": (
+        "aten::scalar_tensor",
+        lambda: torch.scalar_tensor(3, dtype=torch.int64),
+        dict(s=3, dtype="int64"),
+    ),
 }
 
 
@@ -68,13 +75,27 @@ def test_like_and_new_match_torch(case, dtype):
     check_op(name, torch_fn, np.ones((3, 4), dtype)[:, ::2], **attrs)
 
 
-@pytest.mark.parametrize("name, overload", [("arange", "default"), ("arange", "start"), ("arange", "start_step"),
-                                            ("full", "default"), ("zeros", "default"), ("ones", "default"),
-                                            ("scalar_tensor", "default"), ("zeros_like", "default"),
-                                            ("ones_like", "default"), ("full_like", "default"),
-                                            ("empty_like", "default"), ("new_ones", "default"),
-                                            ("new_zeros", "default"), ("new_full", "default"),
-                                            ("new_empty", "default"), ("empty", "memory_format")])
+@pytest.mark.parametrize(
+    "name, overload",
+    [
+        ("arange", "default"),
+        ("arange", "start"),
+        ("arange", "start_step"),
+        ("full", "default"),
+        ("zeros", "default"),
+        ("ones", "default"),
+        ("scalar_tensor", "default"),
+        ("zeros_like", "default"),
+        ("ones_like", "default"),
+        ("full_like", "default"),
+        ("empty_like", "default"),
+        ("new_ones", "default"),
+        ("new_zeros", "default"),
+        ("new_full", "default"),
+        ("new_empty", "default"),
+        ("empty", "memory_format"),
+    ],
+)
 def test_schema_is_aten(name, overload):
     assert_schema_is_aten(name, overload)
 

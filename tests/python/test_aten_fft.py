@@ -3,15 +3,16 @@ _fft_c2c over one and two dims of many lengths (powers of two and not),
 view_as_real and view_as_complex, and the complex cases of abs, add, sub,
 mul, div and _to_copy, against references and PyTorch; complex arrays
 crossing DLPack and NumPy."""
+
 import math
 
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import assert_schema_is_aten, check_op
 
 A = torch.ops.aten
 SIZES = [1, 2, 3, 7, 8, 12, 16, 17, 64, 100, 128, 1000]
@@ -50,8 +51,13 @@ def test_schemas_are_atens():
 def test_r2c_one_dim(n, onesided, normalization, dtype):
     x = real((3, n), dtype)
     attrs = dict(dim=[1], normalization=normalization, onesided=onesided)
-    got = check_op("aten::_fft_r2c", lambda t: A._fft_r2c(t, [1], normalization, onesided), x,
-                   tolerance=tolerance(n, dtype), **attrs)
+    got = check_op(
+        "aten::_fft_r2c",
+        lambda t: A._fft_r2c(t, [1], normalization, onesided),
+        x,
+        tolerance=tolerance(n, dtype),
+        **attrs,
+    )
     assert got.dtype == COMPLEX[dtype]
 
 
@@ -60,15 +66,24 @@ def test_r2c_one_dim(n, onesided, normalization, dtype):
 @pytest.mark.parametrize("n", SIZES)
 def test_r2c_two_dims(n, dims, dtype):
     x = real((n, 3, 5) if n < 1000 else (n, 1, 2), dtype, seed=n)
-    check_op("aten::_fft_r2c", lambda t: A._fft_r2c(t, dims, 2, True), x, tolerance=tolerance(n * 5, dtype),
-             dim=dims, normalization=2, onesided=True)
+    check_op(
+        "aten::_fft_r2c",
+        lambda t: A._fft_r2c(t, dims, 2, True),
+        x,
+        tolerance=tolerance(n * 5, dtype),
+        dim=dims,
+        normalization=2,
+        onesided=True,
+    )
 
 
 def test_negative_dims_count_from_the_end():
     # ATen's ops take wrapped dims (torch.fft wraps them); opgraph wraps them too.
     x = real((4, 3, 6), np.float64)
-    np.testing.assert_array_equal(call("aten::_fft_r2c", x, dim=[-1, -3], normalization=0, onesided=True),
-                                  call("aten::_fft_r2c", x, dim=[2, 0], normalization=0, onesided=True))
+    np.testing.assert_array_equal(
+        call("aten::_fft_r2c", x, dim=[-1, -3], normalization=0, onesided=True),
+        call("aten::_fft_r2c", x, dim=[2, 0], normalization=0, onesided=True),
+    )
 
 
 # ---- c2c --------------------------------------------------------------------------------------
@@ -80,16 +95,30 @@ def test_negative_dims_count_from_the_end():
 @pytest.mark.parametrize("n", SIZES)
 def test_c2c_one_dim(n, forward, normalization, dtype):
     x = cplx((n, 2), COMPLEX[dtype])
-    check_op("aten::_fft_c2c", lambda t: A._fft_c2c(t, [0], normalization, forward), x,
-             tolerance=tolerance(n, dtype), dim=[0], normalization=normalization, forward=forward)
+    check_op(
+        "aten::_fft_c2c",
+        lambda t: A._fft_c2c(t, [0], normalization, forward),
+        x,
+        tolerance=tolerance(n, dtype),
+        dim=[0],
+        normalization=normalization,
+        forward=forward,
+    )
 
 
 @pytest.mark.parametrize("dtype", REAL)
 @pytest.mark.parametrize("n", SIZES)
 def test_c2c_two_dims(n, dtype):
     x = cplx((2, n, 3) if n < 1000 else (1, n, 2), COMPLEX[dtype], seed=n)
-    check_op("aten::_fft_c2c", lambda t: A._fft_c2c(t, [1, 2], 1, False), x, tolerance=tolerance(n * 3, dtype),
-             dim=[1, 2], normalization=1, forward=False)
+    check_op(
+        "aten::_fft_c2c",
+        lambda t: A._fft_c2c(t, [1, 2], 1, False),
+        x,
+        tolerance=tolerance(n * 3, dtype),
+        dim=[1, 2],
+        normalization=1,
+        forward=False,
+    )
 
 
 # ---- c2r --------------------------------------------------------------------------------------
@@ -100,8 +129,15 @@ def test_c2c_two_dims(n, dtype):
 @pytest.mark.parametrize("n", SIZES)
 def test_c2r_one_dim(n, normalization, dtype):
     x = cplx((2, n // 2 + 1), COMPLEX[dtype])
-    got = check_op("aten::_fft_c2r", lambda t: A._fft_c2r(t, [1], normalization, n), x,
-                   tolerance=tolerance(n, dtype), dim=[1], normalization=normalization, last_dim_size=n)
+    got = check_op(
+        "aten::_fft_c2r",
+        lambda t: A._fft_c2r(t, [1], normalization, n),
+        x,
+        tolerance=tolerance(n, dtype),
+        dim=[1],
+        normalization=normalization,
+        last_dim_size=n,
+    )
     assert got.shape == (2, n) and got.dtype == dtype
 
 
@@ -110,23 +146,44 @@ def test_c2r_one_dim(n, normalization, dtype):
 def test_c2r_two_dims(n, dtype):
     m = 6 if n < 1000 else 2
     x = cplx((m, 3, n // 2 + 1), COMPLEX[dtype], seed=n)
-    check_op("aten::_fft_c2r", lambda t: A._fft_c2r(t, [0, 2], 2, n), x, tolerance=tolerance(n * m, dtype),
-             dim=[0, 2], normalization=2, last_dim_size=n)
+    check_op(
+        "aten::_fft_c2r",
+        lambda t: A._fft_c2r(t, [0, 2], 2, n),
+        x,
+        tolerance=tolerance(n * m, dtype),
+        dim=[0, 2],
+        normalization=2,
+        last_dim_size=n,
+    )
 
 
 @pytest.mark.parametrize("n", [7, 8])
 def test_c2r_reads_the_first_half_of_a_longer_input(n):
     # torch takes the full length too and reads its first n // 2 + 1 points.
     x = cplx((3, n), np.complex64)
-    check_op("aten::_fft_c2r", lambda t: A._fft_c2r(t, [1], 0, n), x, tolerance=tolerance(n, np.float32), dim=[1],
-             normalization=0, last_dim_size=n)
+    check_op(
+        "aten::_fft_c2r",
+        lambda t: A._fft_c2r(t, [1], 0, n),
+        x,
+        tolerance=tolerance(n, np.float32),
+        dim=[1],
+        normalization=0,
+        last_dim_size=n,
+    )
 
 
 @pytest.mark.parametrize("n", [1, 2, 9, 100])
 def test_c2r_along_a_leading_dim(n):
     x = cplx((n // 2 + 1, 3, 5), np.complex128, seed=n)
-    check_op("aten::_fft_c2r", lambda t: A._fft_c2r(t, [2, 0], 1, n), x, tolerance=tolerance(n * 5, np.float64),
-             dim=[2, 0], normalization=1, last_dim_size=n)
+    check_op(
+        "aten::_fft_c2r",
+        lambda t: A._fft_c2r(t, [2, 0], 1, n),
+        x,
+        tolerance=tolerance(n * 5, np.float64),
+        dim=[2, 0],
+        normalization=1,
+        last_dim_size=n,
+    )
 
 
 @pytest.mark.parametrize("n", [1, 2, 9, 100])
@@ -142,13 +199,34 @@ def test_round_trip_is_the_identity(n):
 
 def test_strided_inputs():
     x = real((20, 12), np.float32).T  # (12, 20), transposed
-    check_op("aten::_fft_r2c", lambda t: A._fft_r2c(t, [0], 0, True), x, tolerance=tolerance(12, np.float32),
-             dim=[0], normalization=0, onesided=True)
+    check_op(
+        "aten::_fft_r2c",
+        lambda t: A._fft_r2c(t, [0], 0, True),
+        x,
+        tolerance=tolerance(12, np.float32),
+        dim=[0],
+        normalization=0,
+        onesided=True,
+    )
     z = cplx((9, 34), np.complex128)[:, ::2]  # every other column
-    check_op("aten::_fft_c2c", lambda t: A._fft_c2c(t, [1, 0], 0, True), z, tolerance=tolerance(153, np.float64),
-             dim=[1, 0], normalization=0, forward=True)
-    check_op("aten::_fft_c2r", lambda t: A._fft_c2r(t, [1], 0, 32), z, tolerance=tolerance(32, np.float64), dim=[1],
-             normalization=0, last_dim_size=32)
+    check_op(
+        "aten::_fft_c2c",
+        lambda t: A._fft_c2c(t, [1, 0], 0, True),
+        z,
+        tolerance=tolerance(153, np.float64),
+        dim=[1, 0],
+        normalization=0,
+        forward=True,
+    )
+    check_op(
+        "aten::_fft_c2r",
+        lambda t: A._fft_c2r(t, [1], 0, 32),
+        z,
+        tolerance=tolerance(32, np.float64),
+        dim=[1],
+        normalization=0,
+        last_dim_size=32,
+    )
 
 
 def test_empty_batch():
@@ -251,8 +329,9 @@ BINARY = {
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-@pytest.mark.parametrize("shapes", [((5,), (5,)), ((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((), (3,)),
-                                    ((300, 257), (257,))])
+@pytest.mark.parametrize(
+    "shapes", [((5,), (5,)), ((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((), (3,)), ((300, 257), (257,))]
+)
 @pytest.mark.parametrize("op", BINARY)
 def test_complex_arithmetic(op, shapes, dtype):
     name, torch_fn, attrs = BINARY[op]

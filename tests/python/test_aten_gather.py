@@ -1,12 +1,13 @@
 """gather, index_select and index.Tensor (advanced indexing) against their
 references and PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import assert_schema_is_aten, check_op
 
 aten = torch.ops.aten
 
@@ -40,12 +41,18 @@ def test_gather_matches_torch(case, index_dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
-@pytest.mark.parametrize("shape, dim, index_shape", [((5, 3), 0, (4,)), ((2, 6, 3), 1, (8,)), ((4,), 0, ()),
-                                                     ((3, 4), -1, (0,))])
+@pytest.mark.parametrize(
+    "shape, dim, index_shape", [((5, 3), 0, (4,)), ((2, 6, 3), 1, (8,)), ((4,), 0, ()), ((3, 4), -1, (0,))]
+)
 def test_index_select_matches_torch(shape, dim, index_shape, dtype):
     index = np.asarray(positions(index_shape, shape[dim]) % shape[dim])
-    check_op("aten::index_select", lambda t, i: torch.index_select(t, dim, i.reshape(-1)), tensor(shape, dtype),
-             index, dim=dim)
+    check_op(
+        "aten::index_select",
+        lambda t, i: torch.index_select(t, dim, i.reshape(-1)),
+        tensor(shape, dtype),
+        index,
+        dim=dim,
+    )
 
 
 def test_index_select_strided_self():
@@ -85,21 +92,49 @@ def test_schema_is_aten(name, overload):
 
 
 BAD = {
-    "gather-range": ("aten::gather", (tensor((2, 3)), np.array([[0, 3]])), dict(dim=1),
-                     r"index: 3 at position 1 is out of range for a dim of size 3"),
+    "gather-range": (
+        "aten::gather",
+        (tensor((2, 3)), np.array([[0, 3]])),
+        dict(dim=1),
+        r"index: 3 at position 1 is out of range for a dim of size 3",
+    ),
     "gather-rank": ("aten::gather", (tensor((2, 3)), np.array([0])), dict(dim=1), r"index: expected rank 2"),
-    "gather-float": ("aten::gather", (tensor((2, 3)), np.zeros((2, 3), np.float32)), dict(dim=1),
-                     r"index: expected int64 or int32"),
-    "select-range": ("aten::index_select", (tensor((2, 3)), np.array([-1])), dict(dim=1),
-                     r"index: -1 at position 0 is out of range"),
-    "gather-negative": ("aten::gather", (tensor((2, 3)), np.array([[0], [-1]])), dict(dim=1),
-                        r"index: -1 at position 1 is out of range"),
-    "index-too-many": ("aten::index.Tensor", (tensor((2,)), [np.array([0]), np.array([0])]), {},
-                       r"indices: 2 indices for a tensor of rank 1"),
-    "index-bool": ("aten::index.Tensor", (tensor((2, 3)), [np.array([True, False])]), {},
-                   r"indices\[0\]: expected an int64 or int32 tensor \(boolean masks"),
-    "index-broadcast": ("aten::index.Tensor", (tensor((4, 4)), [np.array([0, 1]), np.array([0, 1, 2])]), {},
-                        r"indices\[1\]: shape \[3\] does not broadcast with the other indices' \[2\]"),
+    "gather-float": (
+        "aten::gather",
+        (tensor((2, 3)), np.zeros((2, 3), np.float32)),
+        dict(dim=1),
+        r"index: expected int64 or int32",
+    ),
+    "select-range": (
+        "aten::index_select",
+        (tensor((2, 3)), np.array([-1])),
+        dict(dim=1),
+        r"index: -1 at position 0 is out of range",
+    ),
+    "gather-negative": (
+        "aten::gather",
+        (tensor((2, 3)), np.array([[0], [-1]])),
+        dict(dim=1),
+        r"index: -1 at position 1 is out of range",
+    ),
+    "index-too-many": (
+        "aten::index.Tensor",
+        (tensor((2,)), [np.array([0]), np.array([0])]),
+        {},
+        r"indices: 2 indices for a tensor of rank 1",
+    ),
+    "index-bool": (
+        "aten::index.Tensor",
+        (tensor((2, 3)), [np.array([True, False])]),
+        {},
+        r"indices\[0\]: expected an int64 or int32 tensor \(boolean masks",
+    ),
+    "index-broadcast": (
+        "aten::index.Tensor",
+        (tensor((4, 4)), [np.array([0, 1]), np.array([0, 1, 2])]),
+        {},
+        r"indices\[1\]: shape \[3\] does not broadcast with the other indices' \[2\]",
+    ),
     "index-none": ("aten::index.Tensor", (tensor((4, 4)), [None]), {}, r"indices: expected at least one index"),
     "index-range": ("aten::index.Tensor", (tensor((4, 4)), [None, np.array([4])]), {}, r"index: 4 at position 0"),
 }

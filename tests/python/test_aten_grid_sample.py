@@ -1,10 +1,11 @@
 """grid_sampler_2d against the reference and PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
-from oracle import assert_schema_is_aten, check_op
 from opgraph.ops import call
 
 DTYPES = [np.float32, np.float64]
@@ -22,13 +23,24 @@ def test_schema_is_aten(name):
 
 def test_grid_sampler_is_grid_sampler_2d_on_planes():
     attrs = dict(interpolation_mode=0, padding_mode=1, align_corners=False)
-    check_op("aten::grid_sampler", lambda t, g: torch.ops.aten.grid_sampler(t, g, **attrs),
-             random((2, 3, 5, 6), np.float64), random((2, 4, 3, 2), np.float64, 1), **attrs)
+    check_op(
+        "aten::grid_sampler",
+        lambda t, g: torch.ops.aten.grid_sampler(t, g, **attrs),
+        random((2, 3, 5, 6), np.float64),
+        random((2, 4, 3, 2), np.float64, 1),
+        **attrs,
+    )
 
 
 # input shape, grid (height, width)
-SHAPES = [((2, 3, 5, 7), (4, 6)), ((1, 1, 1, 1), (3, 2)), ((1, 2, 13, 1), (1, 5)), ((3, 1, 4, 4), (1, 1)),
-          ((2, 4, 11, 17), (19, 23)), ((2, 8, 31, 29), (64, 64))]  # the last crosses the threading threshold
+SHAPES = [
+    ((2, 3, 5, 7), (4, 6)),
+    ((1, 1, 1, 1), (3, 2)),
+    ((1, 2, 13, 1), (1, 5)),
+    ((3, 1, 4, 4), (1, 1)),
+    ((2, 4, 11, 17), (19, 23)),
+    ((2, 8, 31, 29), (64, 64)),
+]  # the last crosses the threading threshold
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -41,19 +53,29 @@ def test_grid_sampler_2d(shape, grid_size, interpolation_mode, padding_mode, ali
     # Grid points well inside, near the border and beyond it (up to about +-2.4).
     grid = random((shape[0],) + grid_size + (2,), dtype, 1, scale=0.8)
     attrs = dict(interpolation_mode=interpolation_mode, padding_mode=padding_mode, align_corners=align_corners)
-    check_op("aten::grid_sampler_2d", lambda t, g: torch.ops.aten.grid_sampler_2d(t, g, **attrs), x, grid,
-             tolerance=TOLERANCE[dtype], **attrs)
+    check_op(
+        "aten::grid_sampler_2d",
+        lambda t, g: torch.ops.aten.grid_sampler_2d(t, g, **attrs),
+        x,
+        grid,
+        tolerance=TOLERANCE[dtype],
+        **attrs,
+    )
 
 
 @pytest.mark.parametrize("interpolation_mode", [0, 1, 2])
 def test_non_contiguous_and_empty(interpolation_mode):
     attrs = dict(interpolation_mode=interpolation_mode, padding_mode=2, align_corners=False)
-    fn = lambda t, g: torch.ops.aten.grid_sampler_2d(t, g, **attrs)
+
+    def fn(t, g):
+        return torch.ops.aten.grid_sampler_2d(t, g, **attrs)
+
     x = random((3, 2, 6, 5), np.float32).transpose(1, 0, 3, 2)  # (2, 3, 5, 6), strided
     grid = random((2, 4, 2, 3), np.float32, 1).transpose(0, 1, 3, 2)  # (2, 4, 3, 2), strided
     check_op("aten::grid_sampler_2d", fn, x, grid, tolerance=TOLERANCE[np.float32], **attrs)
-    check_op("aten::grid_sampler_2d", fn, np.zeros((0, 3, 4, 4), np.float32), np.zeros((0, 2, 2, 2), np.float32),
-             **attrs)
+    check_op(
+        "aten::grid_sampler_2d", fn, np.zeros((0, 3, 4, 4), np.float32), np.zeros((0, 2, 2, 2), np.float32), **attrs
+    )
     check_op("aten::grid_sampler_2d", fn, x, np.zeros((2, 0, 3, 2), np.float32), **attrs)
 
 
@@ -69,8 +91,14 @@ def test_non_finite_and_far_grid_points(interpolation_mode, padding_mode, align_
     grid[0, 0, 0, 0], grid[0, 1, 1, 1], grid[0, 2, 2, 0], grid[0, 3, 3, 1] = np.nan, np.inf, -1e30, -np.inf
     grid[0, 4, 4, 0], grid[0, 4, 3, 1] = 3e9, 1e12
     attrs = dict(interpolation_mode=interpolation_mode, padding_mode=padding_mode, align_corners=align_corners)
-    check_op("aten::grid_sampler_2d", lambda t, g: torch.ops.aten.grid_sampler_2d(t, g, **attrs), x, grid,
-             tolerance=TOLERANCE[dtype], **attrs)
+    check_op(
+        "aten::grid_sampler_2d",
+        lambda t, g: torch.ops.aten.grid_sampler_2d(t, g, **attrs),
+        x,
+        grid,
+        tolerance=TOLERANCE[dtype],
+        **attrs,
+    )
 
 
 def test_grid_points_on_pixels_read_them_exactly():
@@ -85,18 +113,42 @@ def test_grid_points_on_pixels_read_them_exactly():
 @pytest.mark.parametrize(
     "x, grid, attrs, message",
     [
-        (random((2, 3, 4), np.float32), random((2, 3, 2), np.float32), dict(),
-         r"input: expected rank 4 \(batch, channels, height, width\), got float32\[2, 3, 4\]"),
-        (random((2, 1, 4, 4), np.float32), random((1, 3, 3, 2), np.float32), dict(),
-         r"grid: expected \(2, height, width, 2\)"),
-        (random((1, 1, 4, 4), np.float32), random((1, 3, 3, 3), np.float32), dict(),
-         r"grid: expected \(1, height, width, 2\)"),
-        (random((1, 1, 4, 4), np.float32), random((1, 3, 3, 2), np.float64), dict(),
-         "grid: expected the input's dtype float32, got float64"),
-        (random((1, 1, 4, 4), np.float32), random((1, 3, 3, 2), np.float32), dict(interpolation_mode=3),
-         "interpolation_mode: expected 0 \\(bilinear\\), 1 \\(nearest\\) or 2 \\(bicubic\\), got 3"),
-        (random((1, 1, 4, 4), np.float32), random((1, 3, 3, 2), np.float32), dict(padding_mode=-1),
-         "padding_mode: expected 0 \\(zeros\\), 1 \\(border\\) or 2 \\(reflection\\), got -1"),
+        (
+            random((2, 3, 4), np.float32),
+            random((2, 3, 2), np.float32),
+            dict(),
+            r"input: expected rank 4 \(batch, channels, height, width\), got float32\[2, 3, 4\]",
+        ),
+        (
+            random((2, 1, 4, 4), np.float32),
+            random((1, 3, 3, 2), np.float32),
+            dict(),
+            r"grid: expected \(2, height, width, 2\)",
+        ),
+        (
+            random((1, 1, 4, 4), np.float32),
+            random((1, 3, 3, 3), np.float32),
+            dict(),
+            r"grid: expected \(1, height, width, 2\)",
+        ),
+        (
+            random((1, 1, 4, 4), np.float32),
+            random((1, 3, 3, 2), np.float64),
+            dict(),
+            "grid: expected the input's dtype float32, got float64",
+        ),
+        (
+            random((1, 1, 4, 4), np.float32),
+            random((1, 3, 3, 2), np.float32),
+            dict(interpolation_mode=3),
+            "interpolation_mode: expected 0 \\(bilinear\\), 1 \\(nearest\\) or 2 \\(bicubic\\), got 3",
+        ),
+        (
+            random((1, 1, 4, 4), np.float32),
+            random((1, 3, 3, 2), np.float32),
+            dict(padding_mode=-1),
+            "padding_mode: expected 0 \\(zeros\\), 1 \\(border\\) or 2 \\(reflection\\), got -1",
+        ),
     ],
 )
 def test_bad_inputs(x, grid, attrs, message):

@@ -2,15 +2,16 @@
 pixel_shuffle and pixel_unshuffle, prelu and baddbmm, against their
 references and PyTorch, with their errors; and a model using them, whose
 extracted graph holds them and runs on the Session as in PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 from torch import nn
 
 import opgraph
 from opgraph.ir import extract_ir
 from opgraph.ops import call
-from oracle import assert_schema_is_aten, check_op
 
 aten = torch.ops.aten
 DTYPES = [np.float32, np.float64]
@@ -39,8 +40,10 @@ def test_empty_pixel_shuffles_keep_their_shapes():
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape, weights", [((2, 3, 4, 5), 3), ((2, 3, 4, 5), 1), ((4, 6), 6), ((7,), 1), ((), 1),
-                                            ((0, 3, 2), 3), ((1, 2, 3, 2, 2), 2)])
+@pytest.mark.parametrize(
+    "shape, weights",
+    [((2, 3, 4, 5), 3), ((2, 3, 4, 5), 1), ((4, 6), 6), ((7,), 1), ((), 1), ((0, 3, 2), 3), ((1, 2, 3, 2, 2), 2)],
+)
 def test_prelu(shape, weights, dtype):
     x, weight = random(shape, dtype), random((weights,), dtype, seed=1)
     check_op("aten::prelu", aten.prelu, x, weight)
@@ -53,8 +56,16 @@ def test_prelu(shape, weights, dtype):
 def test_baddbmm(self_shape, beta, alpha, dtype):
     b1, b2, self = random((3, 4, 5), dtype, 1), random((3, 5, 6), dtype, 2), random(self_shape, dtype, 3)
     tolerance = None if dtype == np.float64 else FLOAT32_SUMS
-    check_op("aten::baddbmm", lambda s, a, b: aten.baddbmm(s, a, b, beta=beta, alpha=alpha), self, b1, b2,
-             beta=beta, alpha=alpha, tolerance=tolerance)
+    check_op(
+        "aten::baddbmm",
+        lambda s, a, b: aten.baddbmm(s, a, b, beta=beta, alpha=alpha),
+        self,
+        b1,
+        b2,
+        beta=beta,
+        alpha=alpha,
+        tolerance=tolerance,
+    )
 
 
 def test_beta_zero_ignores_self():
@@ -64,23 +75,61 @@ def test_beta_zero_ignores_self():
     np.testing.assert_allclose(got, b1 @ b2, **FLOAT32_SUMS)
 
 
-@pytest.mark.parametrize("op, inputs, attrs, message", [
-    ("aten::pixel_shuffle", [random((1, 6, 2, 2))], dict(upscale_factor=2),
-     r"self: expected channels divisible by upscale_factor\^2 = 4, got float32\[1, 6, 2, 2\]"),
-    ("aten::pixel_shuffle", [random((6, 2))], dict(upscale_factor=1), r"self: expected rank 3 or more"),
-    ("aten::pixel_unshuffle", [random((1, 1, 4, 5))], dict(downscale_factor=2),
-     r"self: expected height and width divisible by downscale_factor 2"),
-    ("aten::pixel_unshuffle", [random((1, 1, 4, 4))], dict(downscale_factor=0), r"downscale_factor: expected at least 1"),
-    ("aten::prelu", [random((2, 3, 4)), random((2,))], {}, r"weight: expected 1 value or one per channel \(3 for self"),
-    ("aten::prelu", [random((2, 3)), random((3,), np.float64)], {}, r"weight: expected float32 like self"),
-    ("aten::prelu", [np.ones((2, 3), np.int64), np.ones(3, np.int64)], {},
-     r"self: expected float32 or float64, got int64\[2, 3\]"),
-    ("aten::baddbmm", [random((3, 3)), random((2, 3, 4)), random((2, 4, 5))], {},
-     r"self: float32\[3, 3\] does not broadcast to the product's shape \[2, 3, 5\]"),
-    ("aten::baddbmm", [random((3, 5)), random((2, 3, 4)), random((3, 4, 5))], {}, r"mat2: expected batch 2 like self"),
-    ("aten::baddbmm", [random((1, 2, 3, 5)), random((2, 3, 4)), random((2, 4, 5))], {},
-     r"self: expected rank 3 or less, got float32\[1, 2, 3, 5\]"),
-])
+@pytest.mark.parametrize(
+    "op, inputs, attrs, message",
+    [
+        (
+            "aten::pixel_shuffle",
+            [random((1, 6, 2, 2))],
+            dict(upscale_factor=2),
+            r"self: expected channels divisible by upscale_factor\^2 = 4, got float32\[1, 6, 2, 2\]",
+        ),
+        ("aten::pixel_shuffle", [random((6, 2))], dict(upscale_factor=1), r"self: expected rank 3 or more"),
+        (
+            "aten::pixel_unshuffle",
+            [random((1, 1, 4, 5))],
+            dict(downscale_factor=2),
+            r"self: expected height and width divisible by downscale_factor 2",
+        ),
+        (
+            "aten::pixel_unshuffle",
+            [random((1, 1, 4, 4))],
+            dict(downscale_factor=0),
+            r"downscale_factor: expected at least 1",
+        ),
+        (
+            "aten::prelu",
+            [random((2, 3, 4)), random((2,))],
+            {},
+            r"weight: expected 1 value or one per channel \(3 for self",
+        ),
+        ("aten::prelu", [random((2, 3)), random((3,), np.float64)], {}, r"weight: expected float32 like self"),
+        (
+            "aten::prelu",
+            [np.ones((2, 3), np.int64), np.ones(3, np.int64)],
+            {},
+            r"self: expected float32 or float64, got int64\[2, 3\]",
+        ),
+        (
+            "aten::baddbmm",
+            [random((3, 3)), random((2, 3, 4)), random((2, 4, 5))],
+            {},
+            r"self: float32\[3, 3\] does not broadcast to the product's shape \[2, 3, 5\]",
+        ),
+        (
+            "aten::baddbmm",
+            [random((3, 5)), random((2, 3, 4)), random((3, 4, 5))],
+            {},
+            r"mat2: expected batch 2 like self",
+        ),
+        (
+            "aten::baddbmm",
+            [random((1, 2, 3, 5)), random((2, 3, 4)), random((2, 4, 5))],
+            {},
+            r"self: expected rank 3 or less, got float32\[1, 2, 3, 5\]",
+        ),
+    ],
+)
 def test_errors_name_the_argument(op, inputs, attrs, message):
     with pytest.raises(opgraph.Error, match=rf"{op}: {message}"):
         call(op, *inputs, **attrs)

@@ -1,12 +1,13 @@
 """aten nll_loss, nll_loss_forward / nll_loss_backward and cross_entropy_loss against PyTorch."""
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from oracle import check_op
 
 import opgraph
 from opgraph.ops import call, call_reference
-from oracle import check_op
 
 DTYPES = [np.float32, np.float64]
 LAYOUTS = ["contiguous", "transposed"]
@@ -42,8 +43,11 @@ def make_weight(shape, dtype, weighted):
 
 
 def loss_inputs(shape, dtype, layout, weighted, with_ignored, log_probs=True):
-    return (make_self(shape, dtype, layout, log_probs), make_target(shape, with_ignored),
-            make_weight(shape, dtype, weighted))
+    return (
+        make_self(shape, dtype, layout, log_probs),
+        make_target(shape, with_ignored),
+        make_weight(shape, dtype, weighted),
+    )
 
 
 CASE_PARAMS = [
@@ -60,30 +64,44 @@ def cases(shapes):
         for mark in CASE_PARAMS:
             test = mark(test)
         return pytest.mark.parametrize("shape", shapes)(test)
+
     return decorate
 
 
 @cases(SHAPES_ND)
 def test_nll_loss(shape, dtype, layout, reduction, weighted, with_ignored):
     inputs = loss_inputs(shape, dtype, layout, weighted, with_ignored)
-    check_op("aten::nll_loss", lambda x, t, w: F.nll_loss(x, t, w, ignore_index=IGNORE,
-                                                          reduction=REDUCTIONS[reduction]),
-             *inputs, reduction=reduction, ignore_index=IGNORE)
+    check_op(
+        "aten::nll_loss",
+        lambda x, t, w: F.nll_loss(x, t, w, ignore_index=IGNORE, reduction=REDUCTIONS[reduction]),
+        *inputs,
+        reduction=reduction,
+        ignore_index=IGNORE,
+    )
 
 
 @cases(SHAPES_2D)
 def test_nll_loss_forward(shape, dtype, layout, reduction, weighted, with_ignored):
     inputs = loss_inputs(shape, dtype, layout, weighted, with_ignored)
-    check_op("aten::nll_loss_forward", lambda x, t, w: torch.ops.aten.nll_loss_forward(x, t, w, reduction, IGNORE),
-             *inputs, reduction=reduction, ignore_index=IGNORE)
+    check_op(
+        "aten::nll_loss_forward",
+        lambda x, t, w: torch.ops.aten.nll_loss_forward(x, t, w, reduction, IGNORE),
+        *inputs,
+        reduction=reduction,
+        ignore_index=IGNORE,
+    )
 
 
 @cases(SHAPES_ND)
 def test_cross_entropy_loss(shape, dtype, layout, reduction, weighted, with_ignored):
     inputs = loss_inputs(shape, dtype, layout, weighted, with_ignored, log_probs=False)
-    check_op("aten::cross_entropy_loss", lambda x, t, w: F.cross_entropy(x, t, w, ignore_index=IGNORE,
-                                                                         reduction=REDUCTIONS[reduction]),
-             *inputs, reduction=reduction, ignore_index=IGNORE)
+    check_op(
+        "aten::cross_entropy_loss",
+        lambda x, t, w: F.cross_entropy(x, t, w, ignore_index=IGNORE, reduction=REDUCTIONS[reduction]),
+        *inputs,
+        reduction=reduction,
+        ignore_index=IGNORE,
+    )
 
 
 def backward_inputs(shape, dtype, layout, reduction, weighted, with_ignored):
@@ -98,9 +116,13 @@ def backward_inputs(shape, dtype, layout, reduction, weighted, with_ignored):
 @cases(SHAPES_2D)
 def test_nll_loss_backward(shape, dtype, layout, reduction, weighted, with_ignored):
     inputs = backward_inputs(shape, dtype, layout, reduction, weighted, with_ignored)
-    check_op("aten::nll_loss_backward",
-             lambda g, x, t, w, tw: torch.ops.aten.nll_loss_backward(g, x, t, w, reduction, IGNORE, tw),
-             *inputs, reduction=reduction, ignore_index=IGNORE)
+    check_op(
+        "aten::nll_loss_backward",
+        lambda g, x, t, w, tw: torch.ops.aten.nll_loss_backward(g, x, t, w, reduction, IGNORE, tw),
+        *inputs,
+        reduction=reduction,
+        ignore_index=IGNORE,
+    )
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -109,21 +131,40 @@ def test_nll_loss_backward(shape, dtype, layout, reduction, weighted, with_ignor
 def test_nll_loss_backward_matches_autograd(shape, dtype, reduction):
     grad_output, x, target, weight, total_weight = backward_inputs(shape, dtype, "contiguous", reduction, True, True)
     x_t = torch.from_numpy(x).requires_grad_()
-    loss = F.nll_loss(x_t, torch.from_numpy(target), torch.from_numpy(weight), ignore_index=IGNORE,
-                      reduction=REDUCTIONS[reduction])
+    loss = F.nll_loss(
+        x_t, torch.from_numpy(target), torch.from_numpy(weight), ignore_index=IGNORE, reduction=REDUCTIONS[reduction]
+    )
     loss.backward(torch.from_numpy(grad_output))
-    got = call("aten::nll_loss_backward", grad_output, x, target, weight, total_weight, reduction=reduction,
-               ignore_index=IGNORE)
+    got = call(
+        "aten::nll_loss_backward",
+        grad_output,
+        x,
+        target,
+        weight,
+        total_weight,
+        reduction=reduction,
+        ignore_index=IGNORE,
+    )
     np.testing.assert_allclose(got, x_t.grad.numpy(), rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("shape", [(4, 3), (5,)])
 def test_nll_loss_backward_matches_finite_differences(shape, reduction):
-    grad_output, x, target, weight, total_weight = backward_inputs(shape, np.float64, "contiguous", reduction, True,
-                                                                   True)
-    forward = lambda v: call("aten::nll_loss_forward", v, target, weight, reduction=reduction,  # noqa: E731
-                             ignore_index=IGNORE)[0]
+    grad_output, x, target, weight, total_weight = backward_inputs(
+        shape, np.float64, "contiguous", reduction, True, True
+    )
+
+    def forward(v):
+        return call(
+            "aten::nll_loss_forward",
+            v,
+            target,
+            weight,
+            reduction=reduction,  # noqa: E731
+            ignore_index=IGNORE,
+        )[0]
+
     objective = lambda v: float(np.sum(grad_output * forward(v)))  # noqa: E731
     step = 1e-6
     numeric = np.zeros_like(x)
@@ -131,8 +172,16 @@ def test_nll_loss_backward_matches_finite_differences(shape, reduction):
         bump = np.zeros_like(x)
         bump[index] = step
         numeric[index] = (objective(x + bump) - objective(x - bump)) / (2 * step)
-    got = call("aten::nll_loss_backward", grad_output, x, target, weight, total_weight, reduction=reduction,
-               ignore_index=IGNORE)
+    got = call(
+        "aten::nll_loss_backward",
+        grad_output,
+        x,
+        target,
+        weight,
+        total_weight,
+        reduction=reduction,
+        ignore_index=IGNORE,
+    )
     np.testing.assert_allclose(got, numeric, rtol=1e-6, atol=1e-8)
 
 
@@ -142,8 +191,11 @@ def test_target_out_of_range(op):
     attrs = dict(reduction=1, ignore_index=IGNORE)
     for bad in (3, -1):
         target = np.array([0, 2, bad, 1], np.int64)
-        with pytest.raises(opgraph.Error, match=rf"{op}: target: class index {bad} \(at flat position 2\) is out of "
-                                                r"range for 3 classes"):
+        with pytest.raises(
+            opgraph.Error,
+            match=rf"{op}: target: class index {bad} \(at flat position 2\) is out of "
+            r"range for 3 classes",
+        ):
             call(op, x, target, None, **attrs)
         with pytest.raises(opgraph.Error, match=rf"class index {bad} "):
             call_reference(op, x, target, None, **attrs)
@@ -152,18 +204,32 @@ def test_target_out_of_range(op):
 def test_nll_loss_backward_target_out_of_range():
     x = np.zeros((2, 3), np.float64)
     with pytest.raises(opgraph.Error, match=r"aten::nll_loss_backward: target: class index 7 \(at flat position 1\)"):
-        call("aten::nll_loss_backward", np.array(1.0), x, np.array([0, 7]), None, np.array(2.0), reduction=1,
-             ignore_index=IGNORE)
+        call(
+            "aten::nll_loss_backward",
+            np.array(1.0),
+            x,
+            np.array([0, 7]),
+            None,
+            np.array(2.0),
+            reduction=1,
+            ignore_index=IGNORE,
+        )
 
 
 def test_errors():
     x = np.zeros((4, 3), np.float32)
     target = np.array([0, 1, 2, 0], np.int64)
-    with pytest.raises(opgraph.Error, match=r"aten::cross_entropy_loss: label_smoothing: expected 0.0 \(label "
-                                            r"smoothing is not supported\), got 0.1"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"aten::cross_entropy_loss: label_smoothing: expected 0.0 \(label "
+        r"smoothing is not supported\), got 0.1",
+    ):
         call("aten::cross_entropy_loss", x, target, label_smoothing=0.1)
-    with pytest.raises(opgraph.Error, match=r"target: expected int64 class indices of shape \[4\] for self "
-                                            r"float32\[4, 3\], got float32\[4, 3\]"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"target: expected int64 class indices of shape \[4\] for self "
+        r"float32\[4, 3\], got float32\[4, 3\]",
+    ):
         call("aten::cross_entropy_loss", x, np.full((4, 3), 1 / 3, np.float32))
     with pytest.raises(opgraph.Error, match=r"target: expected int64 class indices of shape \[4\].*got int32\[4\]"):
         call("aten::nll_loss", x, target.astype(np.int32))
@@ -172,9 +238,26 @@ def test_errors():
     with pytest.raises(opgraph.Error, match=r"weight: expected None or float32\[3\], got float32\[4\]"):
         call("aten::nll_loss", x, target, np.ones(4, np.float32))
     with pytest.raises(opgraph.Error, match=r"aten::nll_loss_forward: self: expected rank 1 to 2"):
-        call("aten::nll_loss_forward", np.zeros((2, 3, 4), np.float32), np.zeros((2, 4), np.int64), None,
-             reduction=1, ignore_index=IGNORE)
-    with pytest.raises(opgraph.Error, match=r"aten::nll_loss_backward: grad_output: expected float32\[\] like the "
-                                            r"loss, got float32\[4\]"):
-        call("aten::nll_loss_backward", np.ones(4, np.float32), x, target, None, np.array(4.0, np.float32),
-             reduction=1, ignore_index=IGNORE)
+        call(
+            "aten::nll_loss_forward",
+            np.zeros((2, 3, 4), np.float32),
+            np.zeros((2, 4), np.int64),
+            None,
+            reduction=1,
+            ignore_index=IGNORE,
+        )
+    with pytest.raises(
+        opgraph.Error,
+        match=r"aten::nll_loss_backward: grad_output: expected float32\[\] like the "
+        r"loss, got float32\[4\]",
+    ):
+        call(
+            "aten::nll_loss_backward",
+            np.ones(4, np.float32),
+            x,
+            target,
+            None,
+            np.array(4.0, np.float32),
+            reduction=1,
+            ignore_index=IGNORE,
+        )

@@ -1,12 +1,13 @@
 """The elementwise math of transformer blocks (neg, exp, sqrt, rsqrt, erf,
 pow with a scalar exponent, rsub, clamp) against references and PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import assert_schema_is_aten, check_op
 
 
 def sample(shape, dtype, seed=0, positive=False):
@@ -56,16 +57,32 @@ def test_gpt2_gelu_spelled_out():
     # GPT-2's gelu_new, as its exported graph computes it, against the fused tanh gelu.
     x = sample((2, 7, 128), np.float32)
     cube = call("aten::pow.Tensor_Scalar", x, exponent=3.0)
-    inner = call("aten::mul.Scalar", call("aten::add.Tensor", x, call("aten::mul.Scalar", cube, other=0.044715)),
-                 other=0.7978845608028654)
-    y = call("aten::mul.Tensor", call("aten::mul.Scalar", x, other=0.5),
-             call("aten::add.Scalar", call("aten::tanh", inner), other=1.0))
+    inner = call(
+        "aten::mul.Scalar",
+        call("aten::add.Tensor", x, call("aten::mul.Scalar", cube, other=0.044715)),
+        other=0.7978845608028654,
+    )
+    y = call(
+        "aten::mul.Tensor",
+        call("aten::mul.Scalar", x, other=0.5),
+        call("aten::add.Scalar", call("aten::tanh", inner), other=1.0),
+    )
     np.testing.assert_allclose(y, call("aten::gelu", x, approximate="tanh"), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name, overload", [("neg", "default"), ("exp", "default"), ("sqrt", "default"),
-                                            ("rsqrt", "default"), ("erf", "default"), ("pow", "Tensor_Scalar"),
-                                            ("rsub", "Scalar"), ("clamp", "default")])
+@pytest.mark.parametrize(
+    "name, overload",
+    [
+        ("neg", "default"),
+        ("exp", "default"),
+        ("sqrt", "default"),
+        ("rsqrt", "default"),
+        ("erf", "default"),
+        ("pow", "Tensor_Scalar"),
+        ("rsub", "Scalar"),
+        ("clamp", "default"),
+    ],
+)
 def test_schema_is_aten(name, overload):
     assert_schema_is_aten(name, overload)
 

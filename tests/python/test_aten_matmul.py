@@ -1,10 +1,11 @@
 """Matrix products against the reference and PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import check_op
 
 import opgraph
-from oracle import check_op
 from opgraph.ops import call
 
 aten = torch.ops.aten
@@ -22,8 +23,9 @@ def tolerance(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (3, 5, 7), (1, 257, 129), (64, 31, 1), (0, 4, 3), (4, 0, 3),
-                                     (17, 1001, 13)])
+@pytest.mark.parametrize(
+    "m, k, n", [(1, 1, 1), (3, 5, 7), (1, 257, 129), (64, 31, 1), (0, 4, 3), (4, 0, 3), (17, 1001, 13)]
+)
 def test_mm(m, k, n, dtype):
     check_op("aten::mm", aten.mm, random((m, k), dtype), random((k, n), dtype, 1), tolerance=tolerance(dtype))
 
@@ -43,8 +45,16 @@ def test_bmm(b, m, k, n, dtype):
 @pytest.mark.parametrize("self_shape", [(7,), (1, 7), (5, 1), (5, 7), ()])
 @pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, 2.0), (0, 1)])
 def test_addmm(self_shape, beta, alpha, dtype):
-    check_op("aten::addmm", lambda s, a, b: aten.addmm(s, a, b, beta=beta, alpha=alpha), random(self_shape, dtype, 2),
-             random((5, 11), dtype), random((11, 7), dtype, 1), beta=beta, alpha=alpha, tolerance=tolerance(dtype))
+    check_op(
+        "aten::addmm",
+        lambda s, a, b: aten.addmm(s, a, b, beta=beta, alpha=alpha),
+        random(self_shape, dtype, 2),
+        random((5, 11), dtype),
+        random((11, 7), dtype, 1),
+        beta=beta,
+        alpha=alpha,
+        tolerance=tolerance(dtype),
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -56,8 +66,13 @@ def test_linear(input_shape, with_bias, dtype):
     check_op("aten::linear", aten.linear, *inputs, tolerance=tolerance(dtype))
 
 
-ACTIVATIONS = {"none": lambda z: z, "relu": torch.relu, "gelu": torch.nn.functional.gelu, "sigmoid": torch.sigmoid,
-               "tanh": torch.tanh}
+ACTIVATIONS = {
+    "none": lambda z: z,
+    "relu": torch.relu,
+    "gelu": torch.nn.functional.gelu,
+    "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh,
+}
 
 
 # opgraph::linear, what a Session fuses linear + activation into: one row
@@ -67,12 +82,19 @@ ACTIVATIONS = {"none": lambda z: z, "relu": torch.relu, "gelu": torch.nn.functio
 @pytest.mark.parametrize("activation", list(ACTIVATIONS))
 def test_linear_with_activation(input_shape, activation, dtype):
     inputs = random(input_shape, dtype), random((9, 37), dtype, 1), random((9,), dtype, 2)
-    check_op("opgraph::linear", lambda x, w, b: ACTIVATIONS[activation](aten.linear(x, w, b)), *inputs,
-             activation=activation, tolerance=tolerance(dtype))
+    check_op(
+        "opgraph::linear",
+        lambda x, w, b: ACTIVATIONS[activation](aten.linear(x, w, b)),
+        *inputs,
+        activation=activation,
+        tolerance=tolerance(dtype),
+    )
 
 
 def test_linear_with_an_unknown_activation_is_an_error():
-    with pytest.raises(opgraph.Error, match=r'opgraph::linear: activation: expected one of "none", "relu", .*got "elu"'):
+    with pytest.raises(
+        opgraph.Error, match=r'opgraph::linear: activation: expected one of "none", "relu", .*got "elu"'
+    ):
         call("opgraph::linear", np.ones((2, 3), np.float32), np.ones((4, 3), np.float32), activation="elu")
 
 
@@ -85,14 +107,25 @@ def test_linear_of_one_row(k, n):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("a_shape, b_shape", [((5,), (5,)), ((3, 5), (5,)), ((5,), (5, 4)), ((3, 5), (5, 4)),
-                                              ((2, 3, 5), (5, 4)), ((5,), (2, 5, 4)), ((2, 1, 3, 5), (4, 5, 2)),
-                                              ((1, 3, 5), (6, 5, 2)), ((0, 3, 5), (5, 2)),
-                                              # one weight for every batch: the batches' rows as one product
-                                              ((1, 12, 1, 64), (64, 129)), ((3, 4, 2, 5), (1, 5, 7))])
+@pytest.mark.parametrize(
+    "a_shape, b_shape",
+    [
+        ((5,), (5,)),
+        ((3, 5), (5,)),
+        ((5,), (5, 4)),
+        ((3, 5), (5, 4)),
+        ((2, 3, 5), (5, 4)),
+        ((5,), (2, 5, 4)),
+        ((2, 1, 3, 5), (4, 5, 2)),
+        ((1, 3, 5), (6, 5, 2)),
+        ((0, 3, 5), (5, 2)),
+        # one weight for every batch: the batches' rows as one product
+        ((1, 12, 1, 64), (64, 129)),
+        ((3, 4, 2, 5), (1, 5, 7)),
+    ],
+)
 def test_matmul(a_shape, b_shape, dtype):
-    check_op("aten::matmul", aten.matmul, random(a_shape, dtype), random(b_shape, dtype, 1),
-             tolerance=tolerance(dtype))
+    check_op("aten::matmul", aten.matmul, random(a_shape, dtype), random(b_shape, dtype, 1), tolerance=tolerance(dtype))
 
 
 def test_large_linear_uses_threads():
@@ -108,19 +141,34 @@ def test_large_linear_uses_threads():
 @pytest.mark.parametrize(
     "op, inputs, message",
     [
-        ("aten::mm", [np.ones((2, 3), np.float32), np.ones((4, 5), np.float32)],
-         r"cannot multiply float32\[2, 3\] by float32\[4, 5\]: inner dimensions 3 and 4 differ"),
-        ("aten::mm", [np.ones((2, 3), np.float32), np.ones((3, 5), np.float64)],
-         r"mat2: expected float32 like self, got float64\[3, 5\]"),
+        (
+            "aten::mm",
+            [np.ones((2, 3), np.float32), np.ones((4, 5), np.float32)],
+            r"cannot multiply float32\[2, 3\] by float32\[4, 5\]: inner dimensions 3 and 4 differ",
+        ),
+        (
+            "aten::mm",
+            [np.ones((2, 3), np.float32), np.ones((3, 5), np.float64)],
+            r"mat2: expected float32 like self, got float64\[3, 5\]",
+        ),
         ("aten::mm", [np.ones((2, 3), np.int32), np.ones((3, 5), np.int32)], r"self: expected float32 or float64"),
         ("aten::mm", [np.ones(3, np.float32), np.ones((3, 5), np.float32)], r"self: expected rank 2, got float32\[3\]"),
         ("aten::bmm", [np.ones((2, 2, 3), np.float32), np.ones((3, 3, 5), np.float32)], "mat2: expected batch 2"),
-        ("aten::linear", [np.ones((2, 3), np.float32), np.ones((4, 3), np.float32), np.ones(5, np.float32)],
-         r"bias: expected float32\[4\], got float32\[5\]"),
-        ("aten::matmul", [np.ones((2, 3, 4), np.float32), np.ones((5, 4, 2), np.float32)],
-         r"batch dimensions \[2\] and \[5\] do not broadcast"),
-        ("aten::addmm", [np.ones((3, 3), np.float32), np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)],
-         r"self: float32\[3, 3\] does not broadcast to the product's shape \[2, 4\]"),
+        (
+            "aten::linear",
+            [np.ones((2, 3), np.float32), np.ones((4, 3), np.float32), np.ones(5, np.float32)],
+            r"bias: expected float32\[4\], got float32\[5\]",
+        ),
+        (
+            "aten::matmul",
+            [np.ones((2, 3, 4), np.float32), np.ones((5, 4, 2), np.float32)],
+            r"batch dimensions \[2\] and \[5\] do not broadcast",
+        ),
+        (
+            "aten::addmm",
+            [np.ones((3, 3), np.float32), np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)],
+            r"self: float32\[3, 3\] does not broadcast to the product's shape \[2, 4\]",
+        ),
     ],
 )
 def test_bad_inputs(op, inputs, message):
@@ -172,6 +220,12 @@ def test_linear_backward_matches_finite_differences():
 
 
 def test_linear_backward_checks_the_gradient_shape():
-    with pytest.raises(opgraph.Error, match=r"grad_output: expected float32\[3, 4\] like linear's output, got float32\[3, 5\]"):
-        call("opgraph::linear_backward", np.ones((3, 5), np.float32), np.ones((3, 2), np.float32),
-             np.ones((4, 2), np.float32))
+    with pytest.raises(
+        opgraph.Error, match=r"grad_output: expected float32\[3, 4\] like linear's output, got float32\[3, 5\]"
+    ):
+        call(
+            "opgraph::linear_backward",
+            np.ones((3, 5), np.float32),
+            np.ones((3, 2), np.float32),
+            np.ones((4, 2), np.float32),
+        )

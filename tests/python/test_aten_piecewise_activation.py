@@ -1,13 +1,14 @@
 """The piecewise activations elu, leaky_relu, hardswish and hardsigmoid
 (MobileNetV3's) against references and PyTorch."""
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import assert_schema_is_aten, check_op
 
 TOLERANCE = {np.float32: dict(rtol=3e-6, atol=1e-6), np.float64: dict(rtol=1e-12, atol=1e-12)}
 
@@ -24,14 +25,18 @@ SHAPES = {
     "(70001,)": lambda dtype: sample((70001,), dtype),
     "transposed": lambda dtype: sample((7, 5), dtype).T,
     # The kinks (0, +-3), signed zeros, infinities, NaN and exp's saturation.
-    "special": lambda dtype: np.array([-0.0, 0.0, 3.0, -3.0, 2.999, -3.001, 6.0, np.inf, -np.inf, np.nan, -100.0,
-                                       -90.0, 1e-30, -1e-30], dtype),
+    "special": lambda dtype: np.array(
+        [-0.0, 0.0, 3.0, -3.0, 2.999, -3.001, 6.0, np.inf, -np.inf, np.nan, -100.0, -90.0, 1e-30, -1e-30], dtype
+    ),
 }
 
 OPS = {
     "elu": ("aten::elu", F.elu, {}),
-    "elu-params": ("aten::elu", lambda x: torch.ops.aten.elu(x, 0.5, 2.0, 1.5),
-                   dict(alpha=0.5, scale=2.0, input_scale=1.5)),
+    "elu-params": (
+        "aten::elu",
+        lambda x: torch.ops.aten.elu(x, 0.5, 2.0, 1.5),
+        dict(alpha=0.5, scale=2.0, input_scale=1.5),
+    ),
     "elu-int-alpha": ("aten::elu", lambda x: F.elu(x, alpha=2), dict(alpha=2)),
     "leaky_relu": ("aten::leaky_relu", F.leaky_relu, {}),
     "leaky_relu-slope": ("aten::leaky_relu", lambda x: F.leaky_relu(x, 0.2), dict(negative_slope=0.2)),

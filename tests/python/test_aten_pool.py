@@ -1,11 +1,12 @@
 """2-D pooling against the reference and PyTorch."""
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
-from oracle import assert_schema_is_aten, check_op
 from opgraph.ops import call
 
 DTYPES = [np.float32, np.float64]
@@ -45,13 +46,22 @@ def test_max_pool2d(shape, kernel, stride, padding, ceil_mode, dilation, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode", [
-    ((1, 1, 4), 2, [], 0, False), ((2, 3, 9), 3, 2, 1, False), ((2, 3, 9), 3, 2, 1, True), ((3, 17), 4, 3, 2, True),
-    ((0, 3, 8), 2, 2, 0, False), ((1, 5, 1001), 5, 1, 2, False)])
+@pytest.mark.parametrize(
+    "shape, kernel, stride, padding, ceil_mode",
+    [
+        ((1, 1, 4), 2, [], 0, False),
+        ((2, 3, 9), 3, 2, 1, False),
+        ((2, 3, 9), 3, 2, 1, True),
+        ((3, 17), 4, 3, 2, True),
+        ((0, 3, 8), 2, 2, 0, False),
+        ((1, 5, 1001), 5, 1, 2, False),
+    ],
+)
 @pytest.mark.parametrize("count_include_pad", [True, False])
 def test_avg_pool1d(shape, kernel, stride, padding, ceil_mode, count_include_pad, dtype):
-    attrs = dict(kernel_size=kernel, stride=stride, padding=padding, ceil_mode=ceil_mode,
-                 count_include_pad=count_include_pad)
+    attrs = dict(
+        kernel_size=kernel, stride=stride, padding=padding, ceil_mode=ceil_mode, count_include_pad=count_include_pad
+    )
     check_op("aten::avg_pool1d", lambda t: F.avg_pool1d(t, **attrs), random(shape, dtype), **attrs)
 
 
@@ -59,19 +69,28 @@ def test_avg_pool1d(shape, kernel, stride, padding, ceil_mode, count_include_pad
 @pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode", POOL_CASES)
 @pytest.mark.parametrize("count_include_pad, divisor_override", [(True, None), (False, None), (True, 3)])
 def test_avg_pool2d(shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, dtype):
-    attrs = dict(kernel_size=kernel, stride=stride, padding=padding, ceil_mode=ceil_mode,
-                 count_include_pad=count_include_pad, divisor_override=divisor_override)
+    attrs = dict(
+        kernel_size=kernel,
+        stride=stride,
+        padding=padding,
+        ceil_mode=ceil_mode,
+        count_include_pad=count_include_pad,
+        divisor_override=divisor_override,
+    )
     check_op("aten::avg_pool2d", lambda t: F.avg_pool2d(t, **attrs), random(shape, dtype), **attrs)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape, attrs", [
-    ((2, 3, 7, 9), dict(kernel_size=2)),  # 2x2 fast path, odd sizes: the last row and column are dropped
-    ((1, 5, 6, 34), dict(kernel_size=2, stride=2)),  # rows of 17 outputs: vector loop and remainder
-    ((1, 2, 7, 9), dict(kernel_size=2, ceil_mode=True)),  # clipped last windows: not the fast path
-    ((1, 2, 8, 8), dict(kernel_size=2, padding=1)),  # padded: not the fast path
-    ((1, 2, 8, 8), dict(kernel_size=2, stride=1)),
-])
+@pytest.mark.parametrize(
+    "shape, attrs",
+    [
+        ((2, 3, 7, 9), dict(kernel_size=2)),  # 2x2 fast path, odd sizes: the last row and column are dropped
+        ((1, 5, 6, 34), dict(kernel_size=2, stride=2)),  # rows of 17 outputs: vector loop and remainder
+        ((1, 2, 7, 9), dict(kernel_size=2, ceil_mode=True)),  # clipped last windows: not the fast path
+        ((1, 2, 8, 8), dict(kernel_size=2, padding=1)),  # padded: not the fast path
+        ((1, 2, 8, 8), dict(kernel_size=2, stride=1)),
+    ],
+)
 def test_max_pool2d_2x2(shape, attrs, dtype):
     x = random(shape, dtype)
     x[0, 0, 0, 1] = np.nan
@@ -99,32 +118,74 @@ def test_max_pool2d_infinities_and_nan(dtype, ceil_mode):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape, output_size", [((1, 3, 7, 7), (1, 1)), ((2, 4, 9, 13), (4, 5)), ((3, 5, 5), (5, 5)),
-                                                ((1, 2, 4, 4), (7, 3)), ((1, 512, 7, 7), (1, 1)),
-                                                ((2, 3, 8, 12), (4, 3)), ((1, 2, 9, 6), (3, 1)),
-                                                ((1, 2, 9, 6), (3, 4)), ((0, 2, 4, 4), (1, 1))])
+@pytest.mark.parametrize(
+    "shape, output_size",
+    [
+        ((1, 3, 7, 7), (1, 1)),
+        ((2, 4, 9, 13), (4, 5)),
+        ((3, 5, 5), (5, 5)),
+        ((1, 2, 4, 4), (7, 3)),
+        ((1, 512, 7, 7), (1, 1)),
+        ((2, 3, 8, 12), (4, 3)),
+        ((1, 2, 9, 6), (3, 1)),
+        ((1, 2, 9, 6), (3, 4)),
+        ((0, 2, 4, 4), (1, 1)),
+    ],
+)
 def test_adaptive_avg_pool2d(shape, output_size, dtype):
-    check_op("aten::adaptive_avg_pool2d", lambda t: F.adaptive_avg_pool2d(t, output_size), random(shape, dtype),
-             output_size=output_size)
+    check_op(
+        "aten::adaptive_avg_pool2d",
+        lambda t: F.adaptive_avg_pool2d(t, output_size),
+        random(shape, dtype),
+        output_size=output_size,
+    )
 
 
 @pytest.mark.parametrize(
     "op, x, attrs, message",
     [
-        ("aten::max_pool2d", random((1, 1, 4, 4), np.float32), dict(kernel_size=2, padding=2),
-         r"padding: \[2, 2\] must be at most half of kernel_size \[2, 2\]"),
-        ("aten::max_pool2d", random((1, 1, 2, 2), np.float32), dict(kernel_size=3),
-         r"self: input size 2 \(padded to 2\) is smaller than the kernel \(3\)"),
-        ("aten::max_pool2d", random((4, 4), np.float32), dict(kernel_size=2),
-         r"self: expected rank 3 or 4 \(\(batch,\) channels, height, width\), got float32\[4, 4\]"),
-        ("aten::max_pool2d", random((1, 1, 4, 4), np.float32).astype(np.int32), dict(kernel_size=2),
-         r"self: expected float32 or float64, got int32"),
-        ("aten::avg_pool2d", random((1, 1, 4, 4), np.float32), dict(kernel_size=2, divisor_override=0),
-         "divisor_override: must not be zero"),
-        ("aten::avg_pool2d", random((1, 1, 4, 4), np.float32), dict(kernel_size=0),
-         "kernel_size, stride and dilation must be positive"),
-        ("aten::adaptive_avg_pool2d", random((1, 1, 4, 4), np.float32), dict(output_size=[2, 2, 2]),
-         r"output_size: expected 1 or 2 values, got \[2, 2, 2\]"),
+        (
+            "aten::max_pool2d",
+            random((1, 1, 4, 4), np.float32),
+            dict(kernel_size=2, padding=2),
+            r"padding: \[2, 2\] must be at most half of kernel_size \[2, 2\]",
+        ),
+        (
+            "aten::max_pool2d",
+            random((1, 1, 2, 2), np.float32),
+            dict(kernel_size=3),
+            r"self: input size 2 \(padded to 2\) is smaller than the kernel \(3\)",
+        ),
+        (
+            "aten::max_pool2d",
+            random((4, 4), np.float32),
+            dict(kernel_size=2),
+            r"self: expected rank 3 or 4 \(\(batch,\) channels, height, width\), got float32\[4, 4\]",
+        ),
+        (
+            "aten::max_pool2d",
+            random((1, 1, 4, 4), np.float32).astype(np.int32),
+            dict(kernel_size=2),
+            r"self: expected float32 or float64, got int32",
+        ),
+        (
+            "aten::avg_pool2d",
+            random((1, 1, 4, 4), np.float32),
+            dict(kernel_size=2, divisor_override=0),
+            "divisor_override: must not be zero",
+        ),
+        (
+            "aten::avg_pool2d",
+            random((1, 1, 4, 4), np.float32),
+            dict(kernel_size=0),
+            "kernel_size, stride and dilation must be positive",
+        ),
+        (
+            "aten::adaptive_avg_pool2d",
+            random((1, 1, 4, 4), np.float32),
+            dict(output_size=[2, 2, 2]),
+            r"output_size: expected 1 or 2 values, got \[2, 2, 2\]",
+        ),
     ],
 )
 def test_bad_inputs(op, x, attrs, message):
@@ -175,19 +236,33 @@ def test_max_pool2d_backward_matches_autograd(shape, kernel, stride, padding, ce
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode", POOL_CASES)
 @pytest.mark.parametrize("count_include_pad, divisor_override", [(True, None), (False, None), (True, 3)])
-def test_avg_pool2d_backward_matches_autograd(shape, kernel, stride, padding, ceil_mode, count_include_pad,
-                                              divisor_override, dtype):
+def test_avg_pool2d_backward_matches_autograd(
+    shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, dtype
+):
     assert opgraph.op_backward("aten::avg_pool2d") == "aten::avg_pool2d_backward"
-    attrs = dict(kernel_size=kernel, stride=stride, padding=padding, ceil_mode=ceil_mode,
-                 count_include_pad=count_include_pad, divisor_override=divisor_override)
+    attrs = dict(
+        kernel_size=kernel,
+        stride=stride,
+        padding=padding,
+        ceil_mode=ceil_mode,
+        count_include_pad=count_include_pad,
+        divisor_override=divisor_override,
+    )
     x = random(shape, dtype)
     grad, expected = autograd_pool(lambda t: F.avg_pool2d(t, **attrs), x, dtype)
     check_gradient("aten::avg_pool2d_backward", grad, x, expected, **attrs)
 
 
-@pytest.mark.parametrize("op, attrs", [("max_pool2d", dict(kernel_size=3, stride=2, padding=1)),
-                                       ("avg_pool2d", dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
-                                                           count_include_pad=False, divisor_override=None))])
+@pytest.mark.parametrize(
+    "op, attrs",
+    [
+        ("max_pool2d", dict(kernel_size=3, stride=2, padding=1)),
+        (
+            "avg_pool2d",
+            dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False, divisor_override=None),
+        ),
+    ],
+)
 def test_pool_backward_matches_finite_differences(op, attrs):
     x = random((1, 2, 7, 6), np.float64)
     y = call(f"aten::{op}", x, **attrs)
@@ -208,12 +283,24 @@ def test_pool_backward_matches_finite_differences(op, attrs):
 
 def test_pool_backward_checks_the_gradient_shape():
     with pytest.raises(opgraph.Error, match=r"grad_output: expected float32\[1, 1, 2, 2\] like the pooled output"):
-        call("opgraph::max_pool2d_backward", np.ones((1, 1, 3, 3), np.float32), np.ones((1, 1, 4, 4), np.float32),
-             kernel_size=2)
+        call(
+            "opgraph::max_pool2d_backward",
+            np.ones((1, 1, 3, 3), np.float32),
+            np.ones((1, 1, 4, 4), np.float32),
+            kernel_size=2,
+        )
 
 
-@pytest.mark.parametrize("name", ["avg_pool1d", "max_pool2d_with_indices", "max_pool2d_with_indices_backward", "_adaptive_avg_pool2d",
-                                  "_adaptive_avg_pool2d_backward"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "avg_pool1d",
+        "max_pool2d_with_indices",
+        "max_pool2d_with_indices_backward",
+        "_adaptive_avg_pool2d",
+        "_adaptive_avg_pool2d_backward",
+    ],
+)
 def test_schemas_are_aten(name):
     assert_schema_is_aten(name)
 
@@ -226,12 +313,20 @@ def test_max_pool2d_with_indices(shape, kernel, stride, padding, ceil_mode, dila
     attrs = dict(kernel_size=kernel, stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode)
     if x.shape[-1] + 2 * np.max(padding) < dilation * (np.max(kernel) - 1) + 1:
         pytest.skip("the dilated window is wider than this input")
-    values, indices = check_op("aten::max_pool2d_with_indices",
-                               lambda t: torch.ops.aten.max_pool2d_with_indices(t, **attrs), x, **attrs)
+    values, indices = check_op(
+        "aten::max_pool2d_with_indices", lambda t: torch.ops.aten.max_pool2d_with_indices(t, **attrs), x, **attrs
+    )
     grad = random(values.shape, dtype, 7)
     expected = torch.ops.aten.max_pool2d_with_indices_backward(
-        torch.from_numpy(grad), torch.from_numpy(x), kernel_size=kernel, stride=stride, padding=padding,
-        dilation=dilation, ceil_mode=ceil_mode, indices=torch.from_numpy(indices))
+        torch.from_numpy(grad),
+        torch.from_numpy(x),
+        kernel_size=kernel,
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        ceil_mode=ceil_mode,
+        indices=torch.from_numpy(indices),
+    )
     op = "aten::max_pool2d_with_indices_backward"
     np.testing.assert_allclose(opgraph.ops.call_reference(op, grad, x, indices, **attrs), expected.numpy())
     np.testing.assert_allclose(call(op, grad, x, indices, **attrs), expected.numpy())
@@ -245,8 +340,13 @@ def test_max_pool2d_with_indices_ties_nan_and_infinities(seed):
     x[(x == 2) & (rng.random(x.shape) < 0.2)] = np.nan
     x[(x == 1) & (rng.random(x.shape) < 0.2)] = -np.inf
     kernel = int(rng.integers(1, 4))
-    attrs = dict(kernel_size=kernel, stride=int(rng.integers(1, 3)), padding=int(rng.integers(0, kernel // 2 + 1)),
-                 dilation=1, ceil_mode=bool(rng.integers(0, 2)))
+    attrs = dict(
+        kernel_size=kernel,
+        stride=int(rng.integers(1, 3)),
+        padding=int(rng.integers(0, kernel // 2 + 1)),
+        dilation=1,
+        ceil_mode=bool(rng.integers(0, 2)),
+    )
     check_op("aten::max_pool2d_with_indices", lambda t: torch.ops.aten.max_pool2d_with_indices(t, **attrs), x, **attrs)
 
 
@@ -268,12 +368,25 @@ def test_max_pool2d_with_indices_backward_checks_indices():
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape, output_size", [((2, 3, 7, 9), [3, 4]), ((3, 5, 5), [5, 5]), ((1, 2, 13, 6), [1, 1]),
-                                                ((1, 2, 8, 6), [4, 3]), ((2, 1, 5, 3), [7, 2]), ((0, 2, 4, 4), [2, 2])])
+@pytest.mark.parametrize(
+    "shape, output_size",
+    [
+        ((2, 3, 7, 9), [3, 4]),
+        ((3, 5, 5), [5, 5]),
+        ((1, 2, 13, 6), [1, 1]),
+        ((1, 2, 8, 6), [4, 3]),
+        ((2, 1, 5, 3), [7, 2]),
+        ((0, 2, 4, 4), [2, 2]),
+    ],
+)
 def test_adaptive_avg_pool2d_and_gradient(shape, output_size, dtype):
     x = random(shape, dtype)
-    y = check_op("aten::_adaptive_avg_pool2d", lambda t: torch.ops.aten._adaptive_avg_pool2d(t, output_size), x,
-                 output_size=output_size)
+    y = check_op(
+        "aten::_adaptive_avg_pool2d",
+        lambda t: torch.ops.aten._adaptive_avg_pool2d(t, output_size),
+        x,
+        output_size=output_size,
+    )
     assert opgraph.op_backward("aten::_adaptive_avg_pool2d") == "aten::_adaptive_avg_pool2d_backward"
     grad = random(y.shape, dtype, 3)
     check_op("aten::_adaptive_avg_pool2d_backward", torch.ops.aten._adaptive_avg_pool2d_backward, grad, x)

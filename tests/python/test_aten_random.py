@@ -1,13 +1,14 @@
 """aten rand, randn, randperm and native_dropout: reproducible after
 opgraph.manual_seed whatever the thread count, the same as their references
 (the same generator on one thread), and distributed as they should be."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import aten_schema
 
 import opgraph
 from opgraph.ops import call, call_reference
-from oracle import aten_schema
 
 N = 100_000
 

@@ -2,16 +2,17 @@
 (the ATen ops and the modules) over layers, directions, layouts, biases, projections and batch and hidden
 sizes, on one thread and on two (where a direction's timesteps are shared); their errors; and models whose
 extracted graphs keep each RNN one node and run on the Session as in PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 from torch import nn
+from zoo.stacks import Recurrent
 
 import opgraph
 from opgraph.ir import extract_ir
 from opgraph.ops import call
-from oracle import assert_schema_is_aten, check_op
-from zoo.stacks import Recurrent
 
 aten = torch.ops.aten
 DTYPES = [np.float32, np.float64]
@@ -28,7 +29,7 @@ def make_params(cell, input_size, hidden, layers, bidirectional, has_biases, dty
     """ATen's flat params: per layer and direction w_ih, w_hh[, b_ih, b_hh][, w_hr], scaled as nn.LSTM's so that
     large states keep their gates off saturation."""
     gates, out = GATES[cell] * hidden, proj or hidden
-    scale = min(0.4, 1.5 / hidden ** 0.5)
+    scale = min(0.4, 1.5 / hidden**0.5)
     directions = 2 if bidirectional else 1
     params = []
     for layer in range(layers):
@@ -42,23 +43,57 @@ def make_params(cell, input_size, hidden, layers, bidirectional, has_biases, dty
     return params
 
 
-def check_rnn(cell, steps, batch, input_size, hidden, layers=1, bidirectional=False, batch_first=False,
-              has_biases=True, dtype=np.float32, proj=0, train=False, dropout=0.0, seed=0):
+def check_rnn(
+    cell,
+    steps,
+    batch,
+    input_size,
+    hidden,
+    layers=1,
+    bidirectional=False,
+    batch_first=False,
+    has_biases=True,
+    dtype=np.float32,
+    proj=0,
+    train=False,
+    dropout=0.0,
+    seed=0,
+):
     """Runs the op on random inputs and a nonzero initial state; checks fast kernel, reference and ATen agree."""
     rng = np.random.default_rng(seed)
     directions = 2 if bidirectional else 1
     x = random((batch, steps, input_size) if batch_first else (steps, batch, input_size), dtype, rng)
     h0 = random((layers * directions, batch, proj or hidden), dtype, rng)
     params = make_params(cell, input_size, hidden, layers, bidirectional, has_biases, dtype, rng, proj)
-    attrs = dict(has_biases=has_biases, num_layers=layers, dropout=dropout, train=train,
-                 bidirectional=bidirectional, batch_first=batch_first)
+    attrs = dict(
+        has_biases=has_biases,
+        num_layers=layers,
+        dropout=dropout,
+        train=train,
+        bidirectional=bidirectional,
+        batch_first=batch_first,
+    )
     flags = tuple(attrs.values())
     if cell == "lstm":
         c0 = random((layers * directions, batch, hidden), dtype, rng)
-        return check_op("aten::lstm.input", lambda x, hx, p: aten.lstm.input(x, hx, p, *flags), x, [h0, c0], params,
-                        tolerance=TOLERANCE[dtype], **attrs)
-    return check_op("aten::gru.input", lambda x, hx, p: aten.gru.input(x, hx, p, *flags), x, h0, params,
-                    tolerance=TOLERANCE[dtype], **attrs)
+        return check_op(
+            "aten::lstm.input",
+            lambda x, hx, p: aten.lstm.input(x, hx, p, *flags),
+            x,
+            [h0, c0],
+            params,
+            tolerance=TOLERANCE[dtype],
+            **attrs,
+        )
+    return check_op(
+        "aten::gru.input",
+        lambda x, hx, p: aten.gru.input(x, hx, p, *flags),
+        x,
+        h0,
+        params,
+        tolerance=TOLERANCE[dtype],
+        **attrs,
+    )
 
 
 @pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
@@ -122,11 +157,25 @@ def test_strided_input(cell):
     flags = dict(has_biases=True, num_layers=1, dropout=0.0, train=False, bidirectional=False, batch_first=False)
     if cell == "lstm":
         hx = [h0, random((1, 2, 5), np.float32, rng)]
-        check_op("aten::lstm.input", lambda x, hx, p: aten.lstm.input(x, hx, p, *flags.values()), x, hx, params,
-                 tolerance=TOLERANCE[np.float32], **flags)
+        check_op(
+            "aten::lstm.input",
+            lambda x, hx, p: aten.lstm.input(x, hx, p, *flags.values()),
+            x,
+            hx,
+            params,
+            tolerance=TOLERANCE[np.float32],
+            **flags,
+        )
     else:
-        check_op("aten::gru.input", lambda x, hx, p: aten.gru.input(x, hx, p, *flags.values()), x, h0, params,
-                 tolerance=TOLERANCE[np.float32], **flags)
+        check_op(
+            "aten::gru.input",
+            lambda x, hx, p: aten.gru.input(x, hx, p, *flags.values()),
+            x,
+            h0,
+            params,
+            tolerance=TOLERANCE[np.float32],
+            **flags,
+        )
 
 
 @pytest.mark.parametrize("kind, proj", [("LSTM", 0), ("LSTM", 4), ("GRU", 0)])
@@ -163,38 +212,92 @@ PARAMS = make_params("lstm", 4, 5, 1, False, True, np.float32, np.random.default
 GRU_PARAMS = make_params("gru", 4, 5, 1, False, True, np.float32, np.random.default_rng(1))
 
 
-@pytest.mark.parametrize("op, inputs, attrs, message", [
-    ("aten::lstm.input", lstm_inputs(params=PARAMS[:3]), FLAGS,
-     r"params: expected 4 tensors \(1 layers x 1 directions x 4: w_ih, w_hh, b_ih, b_hh\), got 3"),
-    ("aten::lstm.input", lstm_inputs(), dict(FLAGS, num_layers=2),
-     r"hx\[0\] \(h_0\): expected \[2, 2, 5\] \(num_layers \* directions, batch, hidden\), got float32\[1, 2, 5\]"),
-    ("aten::lstm.input", lstm_inputs(h_shape=(1, 3, 5), c_shape=(1, 3, 5)), FLAGS,
-     r"hx\[0\] \(h_0\): expected \[1, 2, 5\]"),
-    ("aten::lstm.input", lstm_inputs(c_shape=(1, 2, 6)), FLAGS,
-     r"params: expected 5 tensors \(1 layers x 1 directions x 5: w_ih, w_hh, b_ih, b_hh, w_hr\), got 4"),
-    ("aten::lstm.input", lstm_inputs(dtype=np.float64), FLAGS,
-     r"hx\[0\] \(h_0\): expected float64\[num_layers \* directions, batch, hidden\] like input float64\[3, 2, 4\], "
-     r"got float32\[1, 2, 5\]"),
-    ("aten::lstm.input", lstm_inputs(params=[PARAMS[0].astype(np.float64)] + PARAMS[1:]), FLAGS,
-     r"params\[0\] \(w_ih of layer 0\): expected float32\[20, 4\], got float64\[20, 4\]"),
-    ("aten::lstm.input", lstm_inputs(params=[PARAMS[0][:, :3]] + PARAMS[1:]), FLAGS,
-     r"params\[0\] \(w_ih of layer 0\): expected float32\[20, 4\], got float32\[20, 3\]"),
-    ("aten::lstm.input", lstm_inputs(), dict(FLAGS, num_layers=2, train=True, dropout=0.5),
-     r"dropout: expected 0.0 with train=True \(opgraph runs inference: no dropout between layers\), got 0.5"),
-    ("aten::lstm.input", lstm_inputs(x_shape=(3, 4)), FLAGS, r"input: expected rank 3 \(\[seq, batch, features\]; "
-     r"nn.LSTM adds the batch dim of an unbatched input\), got float32\[3, 4\]"),
-    ("aten::lstm.input", lstm_inputs(x_shape=(0, 2, 4)), FLAGS,
-     r"input: expected a sequence of at least 1 step \(dim 0\), got float32\[0, 2, 4\]"),
-    ("aten::lstm.input", [np.ones((3, 2, 4), np.int64)] + lstm_inputs()[1:], FLAGS,
-     r"input: expected float32 or float64, got int64\[3, 2, 4\]"),
-    ("aten::lstm.input", lstm_inputs(), dict(FLAGS, num_layers=0), r"num_layers: expected at least 1, got 0"),
-    ("aten::gru.input", [random((3, 2, 4), np.float32, np.random.default_rng(0)), np.zeros((1, 2, 6), np.float32),
-                         GRU_PARAMS], FLAGS,
-     r"params\[0\] \(w_ih of layer 0\): expected float32\[18, 4\], got float32\[15, 4\]"),
-    ("aten::gru.input", [random((3, 2, 4), np.float32, np.random.default_rng(0)), np.zeros((2, 2, 5), np.float32),
-                         GRU_PARAMS], dict(FLAGS, bidirectional=True),
-     r"params: expected 8 tensors \(1 layers x 2 directions x 4: w_ih, w_hh, b_ih, b_hh\), got 4"),
-])
+@pytest.mark.parametrize(
+    "op, inputs, attrs, message",
+    [
+        (
+            "aten::lstm.input",
+            lstm_inputs(params=PARAMS[:3]),
+            FLAGS,
+            r"params: expected 4 tensors \(1 layers x 1 directions x 4: w_ih, w_hh, b_ih, b_hh\), got 3",
+        ),
+        (
+            "aten::lstm.input",
+            lstm_inputs(),
+            dict(FLAGS, num_layers=2),
+            r"hx\[0\] \(h_0\): expected \[2, 2, 5\] \(num_layers \* directions, batch, hidden\), got float32\[1, 2, 5\]",
+        ),
+        (
+            "aten::lstm.input",
+            lstm_inputs(h_shape=(1, 3, 5), c_shape=(1, 3, 5)),
+            FLAGS,
+            r"hx\[0\] \(h_0\): expected \[1, 2, 5\]",
+        ),
+        (
+            "aten::lstm.input",
+            lstm_inputs(c_shape=(1, 2, 6)),
+            FLAGS,
+            r"params: expected 5 tensors \(1 layers x 1 directions x 5: w_ih, w_hh, b_ih, b_hh, w_hr\), got 4",
+        ),
+        (
+            "aten::lstm.input",
+            lstm_inputs(dtype=np.float64),
+            FLAGS,
+            r"hx\[0\] \(h_0\): expected float64\[num_layers \* directions, batch, hidden\] like input float64\[3, 2, 4\], "
+            r"got float32\[1, 2, 5\]",
+        ),
+        (
+            "aten::lstm.input",
+            lstm_inputs(params=[PARAMS[0].astype(np.float64)] + PARAMS[1:]),
+            FLAGS,
+            r"params\[0\] \(w_ih of layer 0\): expected float32\[20, 4\], got float64\[20, 4\]",
+        ),
+        (
+            "aten::lstm.input",
+            lstm_inputs(params=[PARAMS[0][:, :3]] + PARAMS[1:]),
+            FLAGS,
+            r"params\[0\] \(w_ih of layer 0\): expected float32\[20, 4\], got float32\[20, 3\]",
+        ),
+        (
+            "aten::lstm.input",
+            lstm_inputs(),
+            dict(FLAGS, num_layers=2, train=True, dropout=0.5),
+            r"dropout: expected 0.0 with train=True \(opgraph runs inference: no dropout between layers\), got 0.5",
+        ),
+        (
+            "aten::lstm.input",
+            lstm_inputs(x_shape=(3, 4)),
+            FLAGS,
+            r"input: expected rank 3 \(\[seq, batch, features\]; "
+            r"nn.LSTM adds the batch dim of an unbatched input\), got float32\[3, 4\]",
+        ),
+        (
+            "aten::lstm.input",
+            lstm_inputs(x_shape=(0, 2, 4)),
+            FLAGS,
+            r"input: expected a sequence of at least 1 step \(dim 0\), got float32\[0, 2, 4\]",
+        ),
+        (
+            "aten::lstm.input",
+            [np.ones((3, 2, 4), np.int64)] + lstm_inputs()[1:],
+            FLAGS,
+            r"input: expected float32 or float64, got int64\[3, 2, 4\]",
+        ),
+        ("aten::lstm.input", lstm_inputs(), dict(FLAGS, num_layers=0), r"num_layers: expected at least 1, got 0"),
+        (
+            "aten::gru.input",
+            [random((3, 2, 4), np.float32, np.random.default_rng(0)), np.zeros((1, 2, 6), np.float32), GRU_PARAMS],
+            FLAGS,
+            r"params\[0\] \(w_ih of layer 0\): expected float32\[18, 4\], got float32\[15, 4\]",
+        ),
+        (
+            "aten::gru.input",
+            [random((3, 2, 4), np.float32, np.random.default_rng(0)), np.zeros((2, 2, 5), np.float32), GRU_PARAMS],
+            dict(FLAGS, bidirectional=True),
+            r"params: expected 8 tensors \(1 layers x 2 directions x 4: w_ih, w_hh, b_ih, b_hh\), got 4",
+        ),
+    ],
+)
 def test_errors_say_what_was_expected(op, inputs, attrs, message):
     with pytest.raises(opgraph.Error, match=rf"{op}: {message}"):
         call(op, *inputs, **attrs)
@@ -237,12 +340,16 @@ class Unbatched(nn.Module):
         return self.lstm(x)[0]
 
 
-@pytest.mark.parametrize("model, shape, rnns", [
-    (Speech, (2, 7, 10), {"aten.lstm.input": 1, "aten.gru.input": 1}),
-    (Unbatched, (5, 4), {"aten.lstm.input": 1}),
-    (lambda: Recurrent("LSTM"), (3, 9, 12), {"aten.lstm.input": 1}),
-    (lambda: Recurrent("GRU"), (3, 9, 12), {"aten.gru.input": 1}),
-], ids=["speech", "unbatched", "zoo-lstm", "zoo-gru"])
+@pytest.mark.parametrize(
+    "model, shape, rnns",
+    [
+        (Speech, (2, 7, 10), {"aten.lstm.input": 1, "aten.gru.input": 1}),
+        (Unbatched, (5, 4), {"aten.lstm.input": 1}),
+        (lambda: Recurrent("LSTM"), (3, 9, 12), {"aten.lstm.input": 1}),
+        (lambda: Recurrent("GRU"), (3, 9, 12), {"aten.gru.input": 1}),
+    ],
+    ids=["speech", "unbatched", "zoo-lstm", "zoo-gru"],
+)
 def test_models_keep_each_rnn_one_node_and_run_on_the_session(model, shape, rnns, threads):
     torch.manual_seed(0)
     module, x = model().eval(), torch.randn(shape)

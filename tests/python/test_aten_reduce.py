@@ -1,11 +1,12 @@
 """aten sum.dim_IntList and mean.dim against PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import check_op
 
 DTYPES = [np.float32, np.float64]
 SHAPES = [(0, 5), (1, 1), (7,), (3, 1001), (2, 3, 5, 7), (70001,), (3, 70001)]

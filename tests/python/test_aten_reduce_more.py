@@ -1,13 +1,14 @@
 """aten amax, amin, any, argmax, argmin, max.dim, min.dim, mean, prod and var
 against their references and PyTorch: every way each takes its dims, keepdim,
 float, integer and bool inputs, NaN, and the errors."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
 from opgraph.ops import call, call_reference
-from oracle import assert_schema_is_aten, check_op
 
 FLOATS = [np.float32, np.float64]
 INTEGERS = [np.int32, np.int64, np.bool_]
@@ -158,8 +159,11 @@ def test_schema_is_aten(op):
 
 def test_errors():
     x = np.ones((2, 0, 3), np.float32)
-    with pytest.raises(opgraph.Error, match=r"aten::amax: self: expected a non-zero size along reduced dim 1 "
-                                            r"\(this reduction has no identity\), got float32\[2, 0, 3\]"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"aten::amax: self: expected a non-zero size along reduced dim 1 "
+        r"\(this reduction has no identity\), got float32\[2, 0, 3\]",
+    ):
         call("aten::amax", x, dim=[1])
     with pytest.raises(opgraph.Error, match=r"aten::argmax: self: expected a non-zero size along reduced dim 1"):
         call("aten::argmax", x)
@@ -167,13 +171,19 @@ def test_errors():
         call("aten::argmax", np.ones(3, np.bool_))
     with pytest.raises(opgraph.Error, match=r"aten::var.dim: self: expected float32 or float64, got int64\[3\]"):
         call("aten::var.dim", np.ones(3, np.int64), dim=[0])
-    with pytest.raises(opgraph.Error, match=r"aten::max.dim: dim: expected a dim in \[-2, 1\] for a tensor of rank "
-                                            r"2, got 2"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"aten::max.dim: dim: expected a dim in \[-2, 1\] for a tensor of rank "
+        r"2, got 2",
+    ):
         call("aten::max.dim", np.ones((2, 2), np.float32), dim=2)
     with pytest.raises(opgraph.Error, match=r"aten::any.dims: dim: expected distinct dims, dim 0 appears more"):
         call("aten::any.dims", np.ones((2, 2), np.float32), dim=[0, -2])
-    with pytest.raises(opgraph.Error, match=r"aten::prod: dtype: expected None or int64 \(the product's dtype for "
-                                            r"int32 input; conversion is not supported\), got int32"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"aten::prod: dtype: expected None or int64 \(the product's dtype for "
+        r"int32 input; conversion is not supported\), got int32",
+    ):
         call("aten::prod", np.ones(3, np.int32), dtype=torch.int32)
     # The reference reports the same errors.
     with pytest.raises(opgraph.Error, match=r"aten::amin: self: expected a non-zero size"):
@@ -186,8 +196,21 @@ def test_exported_graph_runs_on_a_session():
     class Model(torch.nn.Module):
         def forward(self, x):
             values, indices = x.max(0)
-            return (x.amax(1), x.amin(), x.argmax(), x.argmin(1, keepdim=True), values, indices, x.var(1),
-                    torch.var(x, 0, correction=0), x.prod(), x.prod(1), (x > 0).any(1), (x > 0).any(), x.mean())
+            return (
+                x.amax(1),
+                x.amin(),
+                x.argmax(),
+                x.argmin(1, keepdim=True),
+                values,
+                indices,
+                x.var(1),
+                torch.var(x, 0, correction=0),
+                x.prod(),
+                x.prod(1),
+                (x > 0).any(1),
+                (x > 0).any(),
+                x.mean(),
+            )
 
     x = torch.randn(4, 6)
     results = ir.extract_ir(Model(), (x,)).to_session().run(x.numpy())

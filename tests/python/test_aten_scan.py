@@ -1,11 +1,12 @@
 """cumsum and diff against their references and PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import assert_schema_is_aten, check_op
 
 
 def sample(shape, dtype, seed=0):
@@ -13,8 +14,15 @@ def sample(shape, dtype, seed=0):
     return values.astype(dtype) if dtype != np.bool_ else np.asarray(values > 0)
 
 
-CASES = {"(2,7) dim -1": ((2, 7), -1), "(2,7) dim 0": ((2, 7), 0), "(3,4,5) dim 1": ((3, 4, 5), 1),
-         "(0,3) dim 1": ((0, 3), 1), "(5,) dim 0": ((5,), 0), "() dim 0": ((), 0), "(300,300) dim 1": ((300, 300), 1)}
+CASES = {
+    "(2,7) dim -1": ((2, 7), -1),
+    "(2,7) dim 0": ((2, 7), 0),
+    "(3,4,5) dim 1": ((3, 4, 5), 1),
+    "(0,3) dim 1": ((0, 3), 1),
+    "(5,) dim 0": ((5,), 0),
+    "() dim 0": ((), 0),
+    "(300,300) dim 1": ((300, 300), 1),
+}
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32, np.bool_])
@@ -46,8 +54,9 @@ def test_diff_matches_torch(case, dtype):
     x = sample(shape, dtype, 1)
     before = sample(prepend, dtype, 2) if prepend else None
     after = sample(append, dtype, 3) if append else None
-    check_op("aten::diff", lambda t, p=None, a=None: torch.diff(t, prepend=p, append=a, **attrs), x, before, after,
-             **attrs)
+    check_op(
+        "aten::diff", lambda t, p=None, a=None: torch.diff(t, prepend=p, append=a, **attrs), x, before, after, **attrs
+    )
 
 
 @pytest.mark.parametrize("name", ["cumsum", "diff"])
@@ -57,12 +66,24 @@ def test_schema_is_aten(name):
 
 BAD = {
     "cumsum-dim": ("aten::cumsum", (sample((2, 3), np.float32),), dict(dim=2), r"dim: expected a dim in \[-2, 1\]"),
-    "cumsum-bool-dtype": ("aten::cumsum", (sample((2, 3), np.float32),), dict(dim=0, dtype="bool"),
-                          r"dtype: expected a numeric dtype for a sum, got bool"),
-    "diff-prepend": ("aten::diff", (sample((2, 3), np.float32), sample((3, 1), np.float32)), {},
-                     r"prepend: expected 2 in dim 0 like self"),
-    "diff-dtype": ("aten::diff", (sample((2, 3), np.float32), sample((2, 1), np.int64)), {},
-                   r"prepend: expected a float32 tensor of rank 2 like self"),
+    "cumsum-bool-dtype": (
+        "aten::cumsum",
+        (sample((2, 3), np.float32),),
+        dict(dim=0, dtype="bool"),
+        r"dtype: expected a numeric dtype for a sum, got bool",
+    ),
+    "diff-prepend": (
+        "aten::diff",
+        (sample((2, 3), np.float32), sample((3, 1), np.float32)),
+        {},
+        r"prepend: expected 2 in dim 0 like self",
+    ),
+    "diff-dtype": (
+        "aten::diff",
+        (sample((2, 3), np.float32), sample((2, 1), np.int64)),
+        {},
+        r"prepend: expected a float32 tensor of rank 2 like self",
+    ),
     "diff-order": ("aten::diff", (sample((2, 3), np.float32),), dict(n=-1), r"n: expected a non-negative order"),
     "diff-scalar": ("aten::diff", (sample((), np.float32),), {}, r"self: expected a tensor of rank 1 or more"),
 }

@@ -1,13 +1,14 @@
 """scatter, scatter_add, scatter_reduce, index_put, select_scatter,
 slice_scatter, masked_scatter, embedding_dense_backward and _embedding_bag
 against their references and PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import assert_schema_is_aten, check_op
 
 aten = torch.ops.aten
 DTYPES = [np.float32, np.float64, np.int64]
@@ -55,8 +56,14 @@ SCATTERS = {
 def test_scatter_src(case, dtype):
     self_shape, dim, index_shape, src_shape = SCATTERS[case]
     index = distinct_positions(self_shape, index_shape, dim % len(self_shape))
-    check_op("aten::scatter.src", lambda s, i, x: aten.scatter.src(s, dim, i, x), tensor(self_shape, dtype), index,
-             tensor(src_shape, dtype, seed=1), dim=dim)
+    check_op(
+        "aten::scatter.src",
+        lambda s, i, x: aten.scatter.src(s, dim, i, x),
+        tensor(self_shape, dtype),
+        index,
+        tensor(src_shape, dtype, seed=1),
+        dim=dim,
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -64,8 +71,14 @@ def test_scatter_src(case, dtype):
 def test_scatter_value(case, dtype):
     self_shape, dim, index_shape, _ = SCATTERS[case]
     index = positions(index_shape, self_shape[dim])  # repeats write the same value
-    check_op("aten::scatter.value", lambda s, i: aten.scatter.value(s, dim, i, -5), tensor(self_shape, dtype), index,
-             dim=dim, value=-5)
+    check_op(
+        "aten::scatter.value",
+        lambda s, i: aten.scatter.value(s, dim, i, -5),
+        tensor(self_shape, dtype),
+        index,
+        dim=dim,
+        value=-5,
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -73,8 +86,14 @@ def test_scatter_value(case, dtype):
 def test_scatter_add(case, dtype):
     self_shape, dim, index_shape, src_shape = SCATTERS[case]
     index = positions(index_shape, self_shape[dim])
-    check_op("aten::scatter_add", lambda s, i, x: aten.scatter_add(s, dim, i, x), tensor(self_shape, dtype), index,
-             tensor(src_shape, dtype, seed=1), dim=dim)
+    check_op(
+        "aten::scatter_add",
+        lambda s, i, x: aten.scatter_add(s, dim, i, x),
+        tensor(self_shape, dtype),
+        index,
+        tensor(src_shape, dtype, seed=1),
+        dim=dim,
+    )
 
 
 @pytest.mark.parametrize("include_self", [True, False])
@@ -88,18 +107,32 @@ def test_scatter_reduce(case, dtype, reduce, include_self):
     if reduce == "prod":  # factors near 1, so that products of many stay finite and exact
         src = np.clip(src, -2, 2)
         src[src == 0] = 1
-    check_op("aten::scatter_reduce.two",
-             lambda s, i, x: aten.scatter_reduce.two(s, dim, i, x, reduce, include_self=include_self),
-             tensor(self_shape, dtype), index, src, dim=dim, reduce=reduce, include_self=include_self,
-             tolerance=dict(rtol=1e-5, atol=1e-4) if dtype == np.float32 else None)
+    check_op(
+        "aten::scatter_reduce.two",
+        lambda s, i, x: aten.scatter_reduce.two(s, dim, i, x, reduce, include_self=include_self),
+        tensor(self_shape, dtype),
+        index,
+        src,
+        dim=dim,
+        reduce=reduce,
+        include_self=include_self,
+        tolerance=dict(rtol=1e-5, atol=1e-4) if dtype == np.float32 else None,
+    )
 
 
 def test_scatter_reduce_integer_mean_floors():
     self = np.array([1, 2, -3, 7], np.int64)
     index = np.array([0, 0, 2, 2, 3])
     src = np.array([4, 5, 2, -4, 1], np.int64)
-    got = check_op("aten::scatter_reduce.two", lambda s, i, x: aten.scatter_reduce.two(s, 0, i, x, "mean"), self,
-                   index, src, dim=0, reduce="mean")
+    got = check_op(
+        "aten::scatter_reduce.two",
+        lambda s, i, x: aten.scatter_reduce.two(s, 0, i, x, "mean"),
+        self,
+        index,
+        src,
+        dim=0,
+        reduce="mean",
+    )
     np.testing.assert_array_equal(got, [3, 2, -2, 4])
 
 
@@ -112,8 +145,14 @@ def test_scatter_int32_index_and_strided_inputs():
 
 
 def test_scatter_0d():
-    check_op("aten::scatter.src", lambda s, i, x: aten.scatter.src(s, 0, i, x), np.array(1.5), np.array(0),
-             np.array(-2.0), dim=0)
+    check_op(
+        "aten::scatter.src",
+        lambda s, i, x: aten.scatter.src(s, 0, i, x),
+        np.array(1.5),
+        np.array(0),
+        np.array(-2.0),
+        dim=0,
+    )
 
 
 # index_put: self shape, indices (None or an index shape), values shape
@@ -153,8 +192,9 @@ def index_put_indices(self_shape, index_shapes, distinct):
 
 
 def unique_targets(self_shape, indices):
-    indexed = np.arange(int(np.prod(self_shape))).reshape(self_shape)[tuple(
-        slice(None) if i is None else i for i in indices)]
+    indexed = np.arange(int(np.prod(self_shape))).reshape(self_shape)[
+        tuple(slice(None) if i is None else i for i in indices)
+    ]
     return len(np.unique(indexed)) == indexed.size
 
 
@@ -166,8 +206,14 @@ def test_index_put(case, accumulate, dtype):
     indices = index_put_indices(self_shape, index_shapes, distinct=not accumulate)
     if not accumulate and not unique_targets(self_shape, indices) and values_shape != ():
         pytest.skip("repeated targets leave the value written last to ATen's choice")
-    check_op("aten::index_put", lambda s, i, v: aten.index_put(s, i, v, accumulate), tensor(self_shape, dtype),
-             indices, tensor(values_shape, dtype, seed=3), accumulate=accumulate)
+    check_op(
+        "aten::index_put",
+        lambda s, i, v: aten.index_put(s, i, v, accumulate),
+        tensor(self_shape, dtype),
+        indices,
+        tensor(values_shape, dtype, seed=3),
+        accumulate=accumulate,
+    )
 
 
 # self shape, indices (a mask's shape, an index tensor's shape or None), values
@@ -198,8 +244,14 @@ def test_index_put_with_masks(case, accumulate, dtype):
             indices.append(np.asarray(rng.integers(0, self_shape[len(indices)], spec), np.int64))
     if values_shape is None:
         values_shape = (int(indices[0].sum()),)
-    check_op("aten::index_put", lambda s, i, v: aten.index_put(s, i, v, accumulate), tensor(self_shape, dtype),
-             indices, tensor(values_shape, dtype, seed=3), accumulate=accumulate)
+    check_op(
+        "aten::index_put",
+        lambda s, i, v: aten.index_put(s, i, v, accumulate),
+        tensor(self_shape, dtype),
+        indices,
+        tensor(values_shape, dtype, seed=3),
+        accumulate=accumulate,
+    )
 
 
 def test_index_put_in_place_form_runs_functionally():
@@ -211,16 +263,27 @@ def test_index_put_in_place_form_runs_functionally():
 
 def test_index_put_accumulates_repeats_in_order():
     self = np.zeros(4, np.float64)
-    got = check_op("aten::index_put", lambda s, i, v: aten.index_put(s, i, v, True), self,
-                   [np.array([1, 1, -3, 3])], np.array([1.0, 2.0, 4.0, 8.0]), accumulate=True)
+    got = check_op(
+        "aten::index_put",
+        lambda s, i, v: aten.index_put(s, i, v, True),
+        self,
+        [np.array([1, 1, -3, 3])],
+        np.array([1.0, 2.0, 4.0, 8.0]),
+        accumulate=True,
+    )
     np.testing.assert_array_equal(got, [0, 7, 0, 8])
 
 
 def test_index_put_int32_index_and_strided_inputs():
     self = tensor((8, 10))[::2, 1::2].T
     values = tensor((4, 6), seed=5)[:, ::2].T
-    check_op("aten::index_put", lambda s, i, v: aten.index_put(s, [i[0].long()], v, False), self,
-             [np.array([4, 0, -2], np.int32)], values)
+    check_op(
+        "aten::index_put",
+        lambda s, i, v: aten.index_put(s, [i[0].long()], v, False),
+        self,
+        [np.array([4, 0, -2], np.int32)],
+        values,
+    )
 
 
 SELECT_SCATTERS = [((5, 4), 0, 2), ((5, 4), 1, -1), ((2, 3, 4), 1, 0), ((7,), 0, 6), ((0, 3), 1, 2), ((3, 0), 0, 1)]
@@ -229,9 +292,15 @@ SELECT_SCATTERS = [((5, 4), 0, 2), ((5, 4), 1, -1), ((2, 3, 4), 1, 0), ((7,), 0,
 @pytest.mark.parametrize("dtype", DTYPES + [np.bool_])
 @pytest.mark.parametrize("shape, dim, index", SELECT_SCATTERS)
 def test_select_scatter(shape, dim, index, dtype):
-    src_shape = shape[:dim % len(shape)] + shape[dim % len(shape) + 1:]
-    check_op("aten::select_scatter", lambda s, x: aten.select_scatter(s, x, dim, index), tensor(shape, dtype),
-             tensor(src_shape, dtype, seed=1), dim=dim, index=index)
+    src_shape = shape[: dim % len(shape)] + shape[dim % len(shape) + 1 :]
+    check_op(
+        "aten::select_scatter",
+        lambda s, x: aten.select_scatter(s, x, dim, index),
+        tensor(shape, dtype),
+        tensor(src_shape, dtype, seed=1),
+        dim=dim,
+        index=index,
+    )
 
 
 SLICE_SCATTERS = [
@@ -247,20 +316,35 @@ SLICE_SCATTERS = [
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape, attrs", SLICE_SCATTERS)
 def test_slice_scatter(shape, attrs, dtype):
-    view_shape = torch.zeros(shape)[(slice(None),) * (attrs["dim"] % len(shape)) +
-                                    (slice(attrs["start"], attrs["end"], attrs["step"]),)].shape
-    check_op("aten::slice_scatter", lambda s, x: aten.slice_scatter(s, x, **attrs), tensor(shape, dtype),
-             tensor(tuple(view_shape), dtype, seed=1), **attrs)
+    view_shape = torch.zeros(shape)[
+        (slice(None),) * (attrs["dim"] % len(shape)) + (slice(attrs["start"], attrs["end"], attrs["step"]),)
+    ].shape
+    check_op(
+        "aten::slice_scatter",
+        lambda s, x: aten.slice_scatter(s, x, **attrs),
+        tensor(shape, dtype),
+        tensor(tuple(view_shape), dtype, seed=1),
+        **attrs,
+    )
 
 
 def test_view_scatter_strided_src():
     src = tensor((8, 6))[::2].T
-    check_op("aten::select_scatter", lambda s, x: aten.select_scatter(s, x, 1, 3), tensor((6, 5, 4)), src, dim=1,
-             index=3)
+    check_op(
+        "aten::select_scatter", lambda s, x: aten.select_scatter(s, x, 1, 3), tensor((6, 5, 4)), src, dim=1, index=3
+    )
 
 
-MASKED_SCATTERS = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (3, 5)), ((2, 3, 5), (1, 3, 1)), ((0, 4), (4,)),
-                   ((), ()), ((7,), ()), ((67, 1031), (67, 1031))]
+MASKED_SCATTERS = [
+    ((3, 4), (3, 4)),
+    ((3, 4), (4,)),
+    ((3, 1), (3, 5)),
+    ((2, 3, 5), (1, 3, 1)),
+    ((0, 4), (4,)),
+    ((), ()),
+    ((7,), ()),
+    ((67, 1031), (67, 1031)),
+]
 
 
 @pytest.mark.parametrize("dtype", DTYPES + [np.bool_])
@@ -273,13 +357,24 @@ def test_masked_scatter(shape, mask_shape, dtype):
 
 
 def test_masked_scatter_takes_source_in_order():
-    got = check_op("aten::masked_scatter", aten.masked_scatter, np.zeros((2, 3)), np.array([True, False, True]),
-                   np.arange(10.0).reshape(2, 5))
+    got = check_op(
+        "aten::masked_scatter",
+        aten.masked_scatter,
+        np.zeros((2, 3)),
+        np.array([True, False, True]),
+        np.arange(10.0).reshape(2, 5),
+    )
     np.testing.assert_array_equal(got, [[0, 0, 1], [2, 0, 3]])
 
 
-EMBEDDING_BACKWARDS = [((4, 7), 10, -1, False), ((4, 7), 10, 3, False), ((2, 3, 5), 6, -1, True),
-                       ((13,), 4, 0, True), ((0,), 5, -1, False), ((1000,), 50, 7, False)]
+EMBEDDING_BACKWARDS = [
+    ((4, 7), 10, -1, False),
+    ((4, 7), 10, 3, False),
+    ((2, 3, 5), 6, -1, True),
+    ((13,), 4, 0, True),
+    ((0,), 5, -1, False),
+    ((1000,), 50, 7, False),
+]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -288,9 +383,15 @@ EMBEDDING_BACKWARDS = [((4, 7), 10, -1, False), ((4, 7), 10, 3, False), ((2, 3, 
 def test_embedding_dense_backward(index_shape, num_weights, padding_idx, scale, dim, dtype):
     indices = positions(index_shape, num_weights, seed=2)
     grad = tensor(index_shape + (dim,), dtype)
-    check_op("aten::embedding_dense_backward",
-             lambda g, i: aten.embedding_dense_backward(g, i, num_weights, padding_idx, scale), grad, indices,
-             num_weights=num_weights, padding_idx=padding_idx, scale_grad_by_freq=scale)
+    check_op(
+        "aten::embedding_dense_backward",
+        lambda g, i: aten.embedding_dense_backward(g, i, num_weights, padding_idx, scale),
+        grad,
+        indices,
+        num_weights=num_weights,
+        padding_idx=padding_idx,
+        scale_grad_by_freq=scale,
+    )
 
 
 # indices, offsets (bag starts)
@@ -316,9 +417,14 @@ def test_embedding_bag(case, padding_idx, include_last_offset, mode, index_dtype
     indices, offsets = np.array(indices, index_dtype), np.array(offsets, index_dtype)
     weight = tensor((10, 5), dtype)
     attrs = dict(mode=mode, include_last_offset=include_last_offset, padding_idx=padding_idx)
-    check_op("aten::_embedding_bag",
-             lambda w, i, o: aten._embedding_bag(w, i, o, False, mode, False, None, include_last_offset, padding_idx),
-             weight, indices, offsets, **attrs)
+    check_op(
+        "aten::_embedding_bag",
+        lambda w, i, o: aten._embedding_bag(w, i, o, False, mode, False, None, include_last_offset, padding_idx),
+        weight,
+        indices,
+        offsets,
+        **attrs,
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -327,9 +433,15 @@ def test_embedding_bag_per_sample_weights(include_last_offset, dtype):
     indices, offsets = (np.array(v) for v in BAGS["plain"])
     offsets = np.append(offsets, indices.size) if include_last_offset else offsets
     scales = tensor((indices.size,), dtype, seed=3)
-    check_op("aten::_embedding_bag",
-             lambda w, i, o, p: aten._embedding_bag(w, i, o, False, 0, False, p, include_last_offset),
-             tensor((10, 3), dtype), indices, offsets, scales, include_last_offset=include_last_offset)
+    check_op(
+        "aten::_embedding_bag",
+        lambda w, i, o, p: aten._embedding_bag(w, i, o, False, 0, False, p, include_last_offset),
+        tensor((10, 3), dtype),
+        indices,
+        offsets,
+        scales,
+        include_last_offset=include_last_offset,
+    )
 
 
 @pytest.mark.parametrize("padding_idx", [None, 4])
@@ -337,20 +449,35 @@ def test_embedding_bag_per_sample_weights(include_last_offset, dtype):
 def test_embedding_bag_public_overloads(mode, padding_idx):
     indices, offsets = (np.array(v) for v in BAGS["plain"])
     weight = tensor((10, 3))
-    check_op("aten::embedding_bag.padding_idx",
-             lambda w, i, o: aten.embedding_bag.padding_idx(w, i, o, False, mode, False, None, False, padding_idx),
-             weight, indices, offsets, scale_grad_by_freq=False, mode=mode, sparse=False, include_last_offset=False,
-             padding_idx=padding_idx)
+    check_op(
+        "aten::embedding_bag.padding_idx",
+        lambda w, i, o: aten.embedding_bag.padding_idx(w, i, o, False, mode, False, None, False, padding_idx),
+        weight,
+        indices,
+        offsets,
+        scale_grad_by_freq=False,
+        mode=mode,
+        sparse=False,
+        include_last_offset=False,
+        padding_idx=padding_idx,
+    )
     if padding_idx is None:
-        check_op("aten::embedding_bag", lambda w, i, o: aten.embedding_bag(w, i, o, False, mode), weight, indices,
-                 offsets, mode=mode)
+        check_op(
+            "aten::embedding_bag",
+            lambda w, i, o: aten.embedding_bag(w, i, o, False, mode),
+            weight,
+            indices,
+            offsets,
+            mode=mode,
+        )
 
 
 def test_embedding_bag_strided_weight():
     weight = tensor((10, 8), np.float64)[:, ::2]
     indices, offsets = (np.array(v) for v in BAGS["plain"])
-    check_op("aten::_embedding_bag", lambda w, i, o: aten._embedding_bag(w, i, o, False, 1), weight, indices, offsets,
-             mode=1)
+    check_op(
+        "aten::_embedding_bag", lambda w, i, o: aten._embedding_bag(w, i, o, False, 1), weight, indices, offsets, mode=1
+    )
 
 
 class Writes(torch.nn.Module):
@@ -371,10 +498,14 @@ class Writes(torch.nn.Module):
 @pytest.mark.parametrize("decompose", [False, True])
 def test_exported_module_runs_on_the_session(tmp_path, decompose):
     from opgraph import ir
+
     model, inputs = Writes().eval(), (torch.randn(1, 3, 5, 6), torch.tensor([[0, 1, 1], [3, 3, 2]]))
     model_ir = ir.extract_ir(model, inputs, decompose=decompose)
-    ops = ({"aten.index_put.default", "aten._embedding_bag.default", "aten.constant_pad_nd.default"} if decompose
-           else {"aten.index_put.default", "aten.embedding_bag.padding_idx", "aten.pad.default"})
+    ops = (
+        {"aten.index_put.default", "aten._embedding_bag.default", "aten.constant_pad_nd.default"}
+        if decompose
+        else {"aten.index_put.default", "aten.embedding_bag.padding_idx", "aten.pad.default"}
+    )
     assert ops <= {node.op_type for node in model_ir.nodes}
     model_ir.save(tmp_path / "writes.opg")
     actual = opgraph.Session(str(tmp_path / "writes.opg"), threads=2).run(*inputs)
@@ -383,78 +514,190 @@ def test_exported_module_runs_on_the_session(tmp_path, decompose):
     for got, want in zip(actual, expected, strict=True):
         np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
 
-@pytest.mark.parametrize("name, overload", [
-    ("scatter", "src"), ("scatter", "value"), ("scatter_add", "default"), ("scatter_reduce", "two"),
-    ("index_put", "default"), ("index_put_", "default"), ("select_scatter", "default"), ("slice_scatter", "default"),
-    ("masked_scatter", "default"), ("embedding_dense_backward", "default"), ("_embedding_bag", "default"),
-    ("embedding_bag", "padding_idx"), ("embedding_bag", "default")])
+
+@pytest.mark.parametrize(
+    "name, overload",
+    [
+        ("scatter", "src"),
+        ("scatter", "value"),
+        ("scatter_add", "default"),
+        ("scatter_reduce", "two"),
+        ("index_put", "default"),
+        ("index_put_", "default"),
+        ("select_scatter", "default"),
+        ("slice_scatter", "default"),
+        ("masked_scatter", "default"),
+        ("embedding_dense_backward", "default"),
+        ("_embedding_bag", "default"),
+        ("embedding_bag", "padding_idx"),
+        ("embedding_bag", "default"),
+    ],
+)
 def test_schema_is_aten(name, overload):
     assert_schema_is_aten(name, overload)
 
 
 BAD = {
-    "scatter-range": ("aten::scatter.src", (tensor((2, 3)), np.array([[0, 3]]), tensor((1, 2))), dict(dim=1),
-                      r"index: 3 at position 1 is out of range for a dim of size 3"),
-    "scatter-negative": ("aten::scatter_add", (tensor((2, 3)), np.array([[-1]]), tensor((1, 1))), dict(dim=1),
-                         r"index: -1 at position 0 is out of range"),
-    "scatter-index-too-large": ("aten::scatter.src", (tensor((2, 3)), np.zeros((3, 1), np.int64), tensor((3, 1))),
-                                dict(dim=1), r"index: expected at most src's extents \[3, 1\] and, except in dim 1, "
-                                             r"self's \[2, 3\]"),
-    "scatter-src-smaller": ("aten::scatter.src", (tensor((2, 3)), np.zeros((2, 2), np.int64), tensor((2, 1))),
-                            dict(dim=1), r"index: expected at most src's extents"),
-    "scatter-rank": ("aten::scatter_add", (tensor((2, 3)), np.zeros((2,), np.int64), tensor((2,))), dict(dim=0),
-                     r"index: expected rank 2 like self"),
-    "scatter-src-dtype": ("aten::scatter.src", (tensor((2, 3)), np.zeros((2, 3), np.int64),
-                                                tensor((2, 3), np.float64)), dict(dim=0),
-                          r"src: expected float32 like self, got float64\[2, 3\]"),
-    "scatter-reduce-name": ("aten::scatter_reduce.two", (tensor((2,)), np.zeros((2,), np.int64), tensor((2,))),
-                            dict(dim=0, reduce="max"),
-                            r"reduce: expected one of sum, prod, mean, amax, amin, got 'max'"),
-    "index-put-range": ("aten::index_put", (tensor((4, 4)), [None, np.array([4])], tensor((4, 1))), {},
-                        r"index: 4 at position 0 is out of range for a dim of size 4"),
-    "index-put-negative-range": ("aten::index_put", (tensor((4, 4)), [np.array([-5])], tensor((4,))), {},
-                                 r"index: -5 at position 0 is out of range"),
-    "index-put-values": ("aten::index_put", (tensor((4, 4)), [np.array([0, 1])], tensor((3, 4))), {},
-                         r"values: expected a shape that broadcasts to the indexed \[2, 4\], got float32\[3, 4\]"),
-    "index-put-mask-shape": ("aten::index_put", (tensor((4, 3)), [None, np.array([True, False])], tensor(())), {},
-                             r"indices\[1\]: expected a mask of self's extents from dim 1 of float32\[4, 3\], "
-                             r"got bool\[2\]"),
-    "index-put-mask-values": ("aten::index_put", (tensor((4,)), [np.array([True, False, True, True])],
-                                                  tensor((2,))), {},
-                              r"values: expected a shape that broadcasts to the indexed \[3\], got float32\[2\]"),
-    "select-scatter-shape": ("aten::select_scatter", (tensor((4, 5)), tensor((4,))), dict(dim=0, index=1),
-                             r"src: expected float32\[5\], the part of self float32\[4, 5\] it replaces, got "
-                             r"float32\[4\]"),
-    "select-scatter-range": ("aten::select_scatter", (tensor((4, 5)), tensor((5,))), dict(dim=0, index=4),
-                             r"index: 4 is out of range for dim 0 of size 4"),
-    "slice-scatter-shape": ("aten::slice_scatter", (tensor((4, 5)), tensor((4, 2))), dict(dim=1, start=1, end=4),
-                            r"src: expected float32\[4, 3\]"),
-    "masked-scatter-short": ("aten::masked_scatter", (tensor((2, 3)), np.ones((2, 3), bool), tensor((5,))), {},
-                             r"source: mask holds more true elements than source's 5"),
-    "masked-scatter-mask": ("aten::masked_scatter", (tensor((2, 3)), np.ones((2, 3), np.int64), tensor((6,))), {},
-                            r"mask: expected bool"),
-    "masked-scatter-broadcast": ("aten::masked_scatter", (tensor((2, 3)), np.ones((2,), bool), tensor((6,))), {},
-                                 r"self and other: shapes \[2, 3\] and \[2\] cannot be broadcast"),
-    "embedding-backward-range": ("aten::embedding_dense_backward", (tensor((3, 2)), np.array([0, 5, 1])),
-                                 dict(num_weights=5, padding_idx=-1, scale_grad_by_freq=False),
-                                 r"index: 5 at position 1 is out of range for a dim of size 5"),
-    "embedding-backward-shape": ("aten::embedding_dense_backward", (tensor((3, 2)), np.array([0, 1])),
-                                 dict(num_weights=5, padding_idx=-1, scale_grad_by_freq=False),
-                                 r"grad_output: expected indices' shape \[2\] and one more dim, got float32\[3, 2\]"),
-    "bag-offsets-start": ("aten::_embedding_bag", (tensor((5, 2)), np.array([0, 1]), np.array([1])), {},
-                          r"offsets: expected non-decreasing offsets from 0 to at most 2, got 1 for bag 0"),
-    "bag-offsets-beyond": ("aten::_embedding_bag", (tensor((5, 2)), np.array([0, 1]), np.array([0, 3])), {},
-                           r"offsets: expected non-decreasing offsets from 0 to at most 2"),
-    "bag-index-range": ("aten::_embedding_bag", (tensor((5, 2)), np.array([0, 5]), np.array([0])), {},
-                        r"index: 5 at position 1 is out of range for a dim of size 5"),
-    "bag-last-offset": ("aten::_embedding_bag", (tensor((5, 2)), np.array([0, 1, 2]), np.array([0, 2])),
-                        dict(include_last_offset=True),
-                        r"offsets: with include_last_offset, expected the last offset to be 3 \(the number of "
-                        r"indices\), got 2"),
-    "bag-mode": ("aten::_embedding_bag", (tensor((5, 2)), np.array([0]), np.array([0])), dict(mode=3),
-                 r"mode: expected 0 \(sum\), 1 \(mean\) or 2 \(max\), got 3"),
-    "bag-weights-mode": ("aten::_embedding_bag", (tensor((5, 2)), np.array([0]), np.array([0]), tensor((1,))),
-                         dict(mode=1), r"per_sample_weights: only mode 0 \(sum\) takes them"),
+    "scatter-range": (
+        "aten::scatter.src",
+        (tensor((2, 3)), np.array([[0, 3]]), tensor((1, 2))),
+        dict(dim=1),
+        r"index: 3 at position 1 is out of range for a dim of size 3",
+    ),
+    "scatter-negative": (
+        "aten::scatter_add",
+        (tensor((2, 3)), np.array([[-1]]), tensor((1, 1))),
+        dict(dim=1),
+        r"index: -1 at position 0 is out of range",
+    ),
+    "scatter-index-too-large": (
+        "aten::scatter.src",
+        (tensor((2, 3)), np.zeros((3, 1), np.int64), tensor((3, 1))),
+        dict(dim=1),
+        r"index: expected at most src's extents \[3, 1\] and, except in dim 1, "
+        r"self's \[2, 3\]",
+    ),
+    "scatter-src-smaller": (
+        "aten::scatter.src",
+        (tensor((2, 3)), np.zeros((2, 2), np.int64), tensor((2, 1))),
+        dict(dim=1),
+        r"index: expected at most src's extents",
+    ),
+    "scatter-rank": (
+        "aten::scatter_add",
+        (tensor((2, 3)), np.zeros((2,), np.int64), tensor((2,))),
+        dict(dim=0),
+        r"index: expected rank 2 like self",
+    ),
+    "scatter-src-dtype": (
+        "aten::scatter.src",
+        (tensor((2, 3)), np.zeros((2, 3), np.int64), tensor((2, 3), np.float64)),
+        dict(dim=0),
+        r"src: expected float32 like self, got float64\[2, 3\]",
+    ),
+    "scatter-reduce-name": (
+        "aten::scatter_reduce.two",
+        (tensor((2,)), np.zeros((2,), np.int64), tensor((2,))),
+        dict(dim=0, reduce="max"),
+        r"reduce: expected one of sum, prod, mean, amax, amin, got 'max'",
+    ),
+    "index-put-range": (
+        "aten::index_put",
+        (tensor((4, 4)), [None, np.array([4])], tensor((4, 1))),
+        {},
+        r"index: 4 at position 0 is out of range for a dim of size 4",
+    ),
+    "index-put-negative-range": (
+        "aten::index_put",
+        (tensor((4, 4)), [np.array([-5])], tensor((4,))),
+        {},
+        r"index: -5 at position 0 is out of range",
+    ),
+    "index-put-values": (
+        "aten::index_put",
+        (tensor((4, 4)), [np.array([0, 1])], tensor((3, 4))),
+        {},
+        r"values: expected a shape that broadcasts to the indexed \[2, 4\], got float32\[3, 4\]",
+    ),
+    "index-put-mask-shape": (
+        "aten::index_put",
+        (tensor((4, 3)), [None, np.array([True, False])], tensor(())),
+        {},
+        r"indices\[1\]: expected a mask of self's extents from dim 1 of float32\[4, 3\], "
+        r"got bool\[2\]",
+    ),
+    "index-put-mask-values": (
+        "aten::index_put",
+        (tensor((4,)), [np.array([True, False, True, True])], tensor((2,))),
+        {},
+        r"values: expected a shape that broadcasts to the indexed \[3\], got float32\[2\]",
+    ),
+    "select-scatter-shape": (
+        "aten::select_scatter",
+        (tensor((4, 5)), tensor((4,))),
+        dict(dim=0, index=1),
+        r"src: expected float32\[5\], the part of self float32\[4, 5\] it replaces, got "
+        r"float32\[4\]",
+    ),
+    "select-scatter-range": (
+        "aten::select_scatter",
+        (tensor((4, 5)), tensor((5,))),
+        dict(dim=0, index=4),
+        r"index: 4 is out of range for dim 0 of size 4",
+    ),
+    "slice-scatter-shape": (
+        "aten::slice_scatter",
+        (tensor((4, 5)), tensor((4, 2))),
+        dict(dim=1, start=1, end=4),
+        r"src: expected float32\[4, 3\]",
+    ),
+    "masked-scatter-short": (
+        "aten::masked_scatter",
+        (tensor((2, 3)), np.ones((2, 3), bool), tensor((5,))),
+        {},
+        r"source: mask holds more true elements than source's 5",
+    ),
+    "masked-scatter-mask": (
+        "aten::masked_scatter",
+        (tensor((2, 3)), np.ones((2, 3), np.int64), tensor((6,))),
+        {},
+        r"mask: expected bool",
+    ),
+    "masked-scatter-broadcast": (
+        "aten::masked_scatter",
+        (tensor((2, 3)), np.ones((2,), bool), tensor((6,))),
+        {},
+        r"self and other: shapes \[2, 3\] and \[2\] cannot be broadcast",
+    ),
+    "embedding-backward-range": (
+        "aten::embedding_dense_backward",
+        (tensor((3, 2)), np.array([0, 5, 1])),
+        dict(num_weights=5, padding_idx=-1, scale_grad_by_freq=False),
+        r"index: 5 at position 1 is out of range for a dim of size 5",
+    ),
+    "embedding-backward-shape": (
+        "aten::embedding_dense_backward",
+        (tensor((3, 2)), np.array([0, 1])),
+        dict(num_weights=5, padding_idx=-1, scale_grad_by_freq=False),
+        r"grad_output: expected indices' shape \[2\] and one more dim, got float32\[3, 2\]",
+    ),
+    "bag-offsets-start": (
+        "aten::_embedding_bag",
+        (tensor((5, 2)), np.array([0, 1]), np.array([1])),
+        {},
+        r"offsets: expected non-decreasing offsets from 0 to at most 2, got 1 for bag 0",
+    ),
+    "bag-offsets-beyond": (
+        "aten::_embedding_bag",
+        (tensor((5, 2)), np.array([0, 1]), np.array([0, 3])),
+        {},
+        r"offsets: expected non-decreasing offsets from 0 to at most 2",
+    ),
+    "bag-index-range": (
+        "aten::_embedding_bag",
+        (tensor((5, 2)), np.array([0, 5]), np.array([0])),
+        {},
+        r"index: 5 at position 1 is out of range for a dim of size 5",
+    ),
+    "bag-last-offset": (
+        "aten::_embedding_bag",
+        (tensor((5, 2)), np.array([0, 1, 2]), np.array([0, 2])),
+        dict(include_last_offset=True),
+        r"offsets: with include_last_offset, expected the last offset to be 3 \(the number of "
+        r"indices\), got 2",
+    ),
+    "bag-mode": (
+        "aten::_embedding_bag",
+        (tensor((5, 2)), np.array([0]), np.array([0])),
+        dict(mode=3),
+        r"mode: expected 0 \(sum\), 1 \(mean\) or 2 \(max\), got 3",
+    ),
+    "bag-weights-mode": (
+        "aten::_embedding_bag",
+        (tensor((5, 2)), np.array([0]), np.array([0]), tensor((1,))),
+        dict(mode=1),
+        r"per_sample_weights: only mode 0 \(sum\) takes them",
+    ),
 }
 
 

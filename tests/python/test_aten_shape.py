@@ -1,10 +1,11 @@
 """Shape ops: each result is a copy laid out as ATen's view would be."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import check_op
 
 import opgraph
-from oracle import check_op
 from opgraph.ops import call
 
 aten = torch.ops.aten
@@ -18,8 +19,10 @@ DTYPES = [np.float32, np.float64, np.int64, np.int32]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape, size", [((2, 3, 4), [4, -1]), ((2, 3, 4), [24]), ((1,), []), ((0, 5), [5, 0]),
-                                         ((7, 11), [11, 7]), ((3, 1001), [-1])])
+@pytest.mark.parametrize(
+    "shape, size",
+    [((2, 3, 4), [4, -1]), ((2, 3, 4), [24]), ((1,), []), ((0, 5), [5, 0]), ((7, 11), [11, 7]), ((3, 1001), [-1])],
+)
 def test_view_and_reshape(shape, size, dtype):
     x = tensor(shape, dtype)
     check_op("aten::view", lambda t: aten.view(t, size), x, size=size)
@@ -33,8 +36,10 @@ def test_reshape_of_a_strided_view():
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape, dims", [((2, 3, 4), [2, 0, 1]), ((5,), [0]), ((), []), ((2, 0, 3), [-1, 0, 1]),
-                                         ((3, 1, 7, 2), [3, 1, 0, 2])])
+@pytest.mark.parametrize(
+    "shape, dims",
+    [((2, 3, 4), [2, 0, 1]), ((5,), [0]), ((), []), ((2, 0, 3), [-1, 0, 1]), ((3, 1, 7, 2), [3, 1, 0, 2])],
+)
 def test_permute(shape, dims, dtype):
     check_op("aten::permute", lambda t: aten.permute(t, dims), tensor(shape, dtype), dims=dims)
 
@@ -49,18 +54,29 @@ def test_t(shape):
     check_op("aten::t", aten.t, tensor(shape))
 
 
-@pytest.mark.parametrize("shape, start, end", [((2, 3, 4), 0, -1), ((2, 3, 4, 5), 1, 2), ((), 0, -1), ((3,), 0, 0),
-                                               ((2, 0, 3), 1, -1)])
+@pytest.mark.parametrize(
+    "shape, start, end", [((2, 3, 4), 0, -1), ((2, 3, 4, 5), 1, 2), ((), 0, -1), ((3,), 0, 0), ((2, 0, 3), 1, -1)]
+)
 def test_flatten(shape, start, end):
-    check_op("aten::flatten.using_ints", lambda t: aten.flatten(t, start, end), tensor(shape), start_dim=start,
-             end_dim=end)
+    check_op(
+        "aten::flatten.using_ints", lambda t: aten.flatten(t, start, end), tensor(shape), start_dim=start, end_dim=end
+    )
 
 
-@pytest.mark.parametrize("dim, start, end, step", [(0, 1, 5, 1), (1, None, None, 2), (1, -3, None, 1), (0, 2, 100, 3),
-                                                   (-1, 5, 2, 1), (0, -100, 3, 1)])
+@pytest.mark.parametrize(
+    "dim, start, end, step",
+    [(0, 1, 5, 1), (1, None, None, 2), (1, -3, None, 1), (0, 2, 100, 3), (-1, 5, 2, 1), (0, -100, 3, 1)],
+)
 def test_slice(dim, start, end, step):
-    check_op("aten::slice.Tensor", lambda t: aten.slice(t, dim, start, end, step), tensor((7, 6)), dim=dim,
-             start=start, end=end, step=step)
+    check_op(
+        "aten::slice.Tensor",
+        lambda t: aten.slice(t, dim, start, end, step),
+        tensor((7, 6)),
+        dim=dim,
+        start=start,
+        end=end,
+        step=step,
+    )
 
 
 @pytest.mark.parametrize("shape, dim", [((3, 1, 4), 1), ((3, 1, 4), 0), ((1,), -1), ((), 0)])
@@ -73,27 +89,33 @@ def test_unsqueeze(shape, dim):
     check_op("aten::unsqueeze", lambda t: aten.unsqueeze(t, dim), tensor(shape), dim=dim)
 
 
-@pytest.mark.parametrize("shape, size", [((3, 1), [3, 4]), ((3, 1), [-1, 4]), ((4,), [2, 3, 4]), ((), [5]),
-                                         ((1, 1), [0, 2])])
+@pytest.mark.parametrize(
+    "shape, size", [((3, 1), [3, 4]), ((3, 1), [-1, 4]), ((4,), [2, 3, 4]), ((), [5]), ((1, 1), [0, 2])]
+)
 def test_expand(shape, size):
     check_op("aten::expand", lambda t: aten.expand(t, size), tensor(shape), size=size)
 
 
-@pytest.mark.parametrize("shape, dim, index", [((3, 4), 0, 2), ((3, 4), 1, -1), ((2, 7, 32), 1, 0), ((5,), 0, 4),
-                                               ((2, 0, 3), 2, 1), ((1, 1), -1, 0)])
+@pytest.mark.parametrize(
+    "shape, dim, index",
+    [((3, 4), 0, 2), ((3, 4), 1, -1), ((2, 7, 32), 1, 0), ((5,), 0, 4), ((2, 0, 3), 2, 1), ((1, 1), -1, 0)],
+)
 def test_select(shape, dim, index):
     check_op("aten::select.int", lambda t: aten.select(t, dim, index), tensor(shape), dim=dim, index=index)
     check_op("aten::select.int", lambda t: aten.select(t, dim, index), tensor(shape).T.copy().T, dim=dim, index=index)
 
 
-@pytest.mark.parametrize("shape, dim, sizes", [((2, 96), 1, [3, 32]), ((2, 96), -1, [3, -1]), ((6,), 0, [1, 6, 1]),
-                                               ((4, 0), 1, [0, 5]), ((3, 4), 0, [3])])
+@pytest.mark.parametrize(
+    "shape, dim, sizes",
+    [((2, 96), 1, [3, 32]), ((2, 96), -1, [3, -1]), ((6,), 0, [1, 6, 1]), ((4, 0), 1, [0, 5]), ((3, 4), 0, [3])],
+)
 def test_unflatten(shape, dim, sizes):
     check_op("aten::unflatten.int", lambda t: aten.unflatten(t, dim, sizes), tensor(shape), dim=dim, sizes=sizes)
 
 
-@pytest.mark.parametrize("shape, dims", [((3, 1, 1, 4), [1, 2]), ((3, 1, 4), [0, -2]), ((1,), [0]), ((), [0]),
-                                         ((2, 3), [])])
+@pytest.mark.parametrize(
+    "shape, dims", [((3, 1, 1, 4), [1, 2]), ((3, 1, 4), [0, -2]), ((1,), [0]), ((), [0]), ((2, 3), [])]
+)
 def test_squeeze_dims(shape, dims):
     check_op("aten::squeeze.dims", lambda t: aten.squeeze(t, dims), tensor(shape), dim=dims)
 

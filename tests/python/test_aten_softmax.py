@@ -1,11 +1,12 @@
 """aten softmax / log_softmax and their gradients against PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import check_op
 
 DTYPES = [np.float32, np.float64]
 # Rows and column tiles of lengths around the vector widths (1, 7, 15, 17,
@@ -48,16 +49,30 @@ def test_log_softmax_int(dtype, shape, dim, layout):
 @pytest.mark.parametrize("shape, dim", CASES)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_underscore_softmax(dtype, shape, dim, layout):
-    softmax_case("aten::_softmax", lambda t, d: torch.ops.aten._softmax(t, d, False), dtype, shape, dim, layout,
-                 half_to_float=False)
+    softmax_case(
+        "aten::_softmax",
+        lambda t, d: torch.ops.aten._softmax(t, d, False),
+        dtype,
+        shape,
+        dim,
+        layout,
+        half_to_float=False,
+    )
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("shape, dim", CASES)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_underscore_log_softmax(dtype, shape, dim, layout):
-    softmax_case("aten::_log_softmax", lambda t, d: torch.ops.aten._log_softmax(t, d, False), dtype, shape, dim,
-                 layout, half_to_float=False)
+    softmax_case(
+        "aten::_log_softmax",
+        lambda t, d: torch.ops.aten._log_softmax(t, d, False),
+        dtype,
+        shape,
+        dim,
+        layout,
+        half_to_float=False,
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -127,8 +142,13 @@ def test_backward_matches_autograd(op, dtype, shape, dim):
 
 
 @pytest.mark.parametrize("shape, dim", [((3, 4), 1), ((3, 4), 0), ((2, 3, 2), -2)])
-@pytest.mark.parametrize("forward, backward", [("aten::softmax.int", "aten::_softmax_backward_data"),
-                                               ("aten::log_softmax.int", "aten::_log_softmax_backward_data")])
+@pytest.mark.parametrize(
+    "forward, backward",
+    [
+        ("aten::softmax.int", "aten::_softmax_backward_data"),
+        ("aten::log_softmax.int", "aten::_log_softmax_backward_data"),
+    ],
+)
 def test_backward_matches_finite_differences(forward, backward, shape, dim):
     x = make(shape, np.float64, scale=1.0)
     grad_output = make(shape, np.float64, seed=1, scale=1.0)

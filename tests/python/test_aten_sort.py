@@ -1,12 +1,13 @@
 """aten sort and topk against their references and PyTorch: ties in the order
 of a stable sort, NaN as the largest value, every dim and dtype."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten
 
 import opgraph
 from opgraph.ops import call, call_reference
-from oracle import assert_schema_is_aten
 
 DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]
 SHAPES = [(), (0,), (1,), (7,), (4, 0), (3, 5), (2, 3, 5), (1009,), (40, 1021)]
@@ -101,11 +102,17 @@ def test_errors():
         call("aten::topk", x, k=4)
     with pytest.raises(opgraph.Error, match=r"aten::topk: k: expected a k in \[0, 2\] \(the size of dim 0\), got -1"):
         call("aten::topk", x, k=-1, dim=0)
-    with pytest.raises(opgraph.Error, match=r"aten::sort: dim: expected a dim in \[-2, 1\] for a tensor of rank 2, "
-                                            r"got 2"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"aten::sort: dim: expected a dim in \[-2, 1\] for a tensor of rank 2, "
+        r"got 2",
+    ):
         call("aten::sort", x, dim=2)
-    with pytest.raises(opgraph.Error, match=r"aten::sort: self: expected float32, float64, int64, int32 or bool, "
-                                            r"got uint8"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"aten::sort: self: expected float32, float64, int64, int32 or bool, "
+        r"got uint8",
+    ):
         call("aten::sort", np.ones(3, np.uint8))
     with pytest.raises(opgraph.Error, match=r"aten::topk: self: expected a numeric dtype, got bool\[3\]"):
         call("aten::topk", np.ones(3, np.bool_), k=1)

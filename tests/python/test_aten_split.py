@@ -1,12 +1,13 @@
 """split, split_with_sizes, chunk and unbind: ops returning a Tensor[] whose
 length the shape function decides."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import assert_schema_is_aten, check_op
 
 aten = torch.ops.aten
 
@@ -31,8 +32,12 @@ CASES = {
 
 
 def torch_fn(name, attrs):
-    op = {"aten::split.Tensor": aten.split.Tensor, "aten::split_with_sizes": aten.split_with_sizes,
-          "aten::chunk": aten.chunk, "aten::unbind.int": aten.unbind.int}[name]
+    op = {
+        "aten::split.Tensor": aten.split.Tensor,
+        "aten::split_with_sizes": aten.split_with_sizes,
+        "aten::chunk": aten.chunk,
+        "aten::unbind.int": aten.unbind.int,
+    }[name]
     return lambda t: op(t, **attrs)
 
 
@@ -54,16 +59,21 @@ def test_strided_input():
     check_op("aten::split.Tensor", torch_fn("aten::split.Tensor", dict(split_size=3)), x, split_size=3)
 
 
-@pytest.mark.parametrize("name, overload", [("split", "Tensor"), ("split_with_sizes", "default"),
-                                            ("chunk", "default"), ("unbind", "int")])
+@pytest.mark.parametrize(
+    "name, overload", [("split", "Tensor"), ("split_with_sizes", "default"), ("chunk", "default"), ("unbind", "int")]
+)
 def test_schema_is_aten(name, overload):
     assert_schema_is_aten(name, overload)
 
 
 BAD = {
     "split-size": ("aten::split.Tensor", dict(split_size=0), r"split_size: expected a positive size, got 0"),
-    "sizes-sum": ("aten::split_with_sizes", dict(split_sizes=[1, 1]), r"split_sizes: \[1, 1\] add up to 2, the dim "
-                                                                      r"has size 4"),
+    "sizes-sum": (
+        "aten::split_with_sizes",
+        dict(split_sizes=[1, 1]),
+        r"split_sizes: \[1, 1\] add up to 2, the dim "
+        r"has size 4",
+    ),
     "chunks": ("aten::chunk", dict(chunks=0), r"chunks: expected a positive number of chunks"),
     "dim": ("aten::unbind.int", dict(dim=3), r"dim: expected a dim in \[-2, 1\]"),
 }

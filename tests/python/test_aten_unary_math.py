@@ -1,13 +1,14 @@
 """Unary math (trigonometric, hyperbolic, logarithms, expm1, reciprocal, abs,
 sign, rounding, isinf, isnan, and neg on integers) against references and
 PyTorch."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
 from opgraph.ops import call
-from oracle import assert_schema_is_aten, check_op
 
 FLOATS = [np.float32, np.float64]
 INTEGERS = [np.int32, np.int64]
@@ -114,9 +115,41 @@ def test_integer_extremes(op, dtype):
 # Signed zeros, infinities, NaN, the ends of each domain and values just past
 # them, tiny and huge magnitudes (within what PyTorch's vectorized sinh and
 # cosh reach before overflowing early), and halves (round ties to even).
-SPECIAL = [-0.0, 0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1.5, -1.5, 0.5, -0.5, 2.5, -2.5, 3.5, -3.5,
-           1.0000001, -1.0000001, 1e-30, -1e-30, 1e-8, -1e-8, 0.49999997, -0.49999997, 1e30, -1e30, 88.0, -88.0,
-           709.0, -709.0, 8388607.5, -8388607.5, 8388609.0, 4503599627370495.5]
+SPECIAL = [
+    -0.0,
+    0.0,
+    np.inf,
+    -np.inf,
+    np.nan,
+    1.0,
+    -1.0,
+    1.5,
+    -1.5,
+    0.5,
+    -0.5,
+    2.5,
+    -2.5,
+    3.5,
+    -3.5,
+    1.0000001,
+    -1.0000001,
+    1e-30,
+    -1e-30,
+    1e-8,
+    -1e-8,
+    0.49999997,
+    -0.49999997,
+    1e30,
+    -1e30,
+    88.0,
+    -88.0,
+    709.0,
+    -709.0,
+    8388607.5,
+    -8388607.5,
+    8388609.0,
+    4503599627370495.5,
+]
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -134,8 +167,13 @@ def test_float_log_over_every_magnitude():
     # The vectorized float log: subnormals, values near 1 (where log is
     # small and must keep its relative precision) and the largest floats.
     rng = np.random.default_rng(0)
-    x = np.concatenate([10.0 ** rng.uniform(-45, 38.5, 70001), 1 + rng.uniform(-1e-3, 1e-3, 1001),
-                        [1.4e-45, 1e-40, 1.1754942e-38, 1.1754944e-38, 0.70710677, 0.7071068, 3.4028235e38]])
+    x = np.concatenate(
+        [
+            10.0 ** rng.uniform(-45, 38.5, 70001),
+            1 + rng.uniform(-1e-3, 1e-3, 1001),
+            [1.4e-45, 1e-40, 1.1754942e-38, 1.1754944e-38, 0.70710677, 0.7071068, 3.4028235e38],
+        ]
+    )
     check_op("aten::log", torch.log, x.astype(np.float32), tolerance=TOLERANCE[np.float32])
 
 

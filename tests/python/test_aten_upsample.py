@@ -1,13 +1,13 @@
 """Upsampling (nearest, linear, bilinear, trilinear, bicubic) against the reference and PyTorch."""
+
 import numpy as np
 import pytest
 import torch
-
 import torch.nn.functional as F
+from oracle import assert_schema_is_aten, check_op
 
 import opgraph
 from opgraph import ir
-from oracle import assert_schema_is_aten, check_op
 from opgraph.ops import call
 
 DTYPES = [np.float32, np.float64]
@@ -57,10 +57,16 @@ def test_vec(name, dims, linear, by_scale, align_corners, dtype):
         size = None if by_scale else [a[1] for a in axes]
         scales = [a[2] for a in axes] if by_scale else None
         if linear:
-            fn = lambda t: getattr(aten, name).vec(t, size, align_corners, scales)
+
+            def fn(t):
+                return getattr(aten, name).vec(t, size, align_corners, scales)
+
             attrs = dict(output_size=size, align_corners=align_corners, scale_factors=scales)
         else:
-            fn = lambda t: getattr(aten, name).vec(t, size, scales)
+
+            def fn(t):
+                return getattr(aten, name).vec(t, size, scales)
+
             attrs = dict(output_size=size, scale_factors=scales)
         check_op(f"aten::{name}.vec", fn, x, tolerance=TOLERANCE[dtype], **attrs)
 
@@ -86,8 +92,11 @@ def test_non_contiguous_and_empty_batch(name, dims, linear):
     attrs = dict(output_size=[5] * dims, scale_factors=None)
     if linear:
         attrs["align_corners"] = True
-    fn = (lambda t: getattr(aten, name).vec(t, [5] * dims, True, None)) if linear else (
-        lambda t: getattr(aten, name).vec(t, [5] * dims, None))
+    fn = (
+        (lambda t: getattr(aten, name).vec(t, [5] * dims, True, None))
+        if linear
+        else (lambda t: getattr(aten, name).vec(t, [5] * dims, None))
+    )
     check_op(f"aten::{name}.vec", fn, x, **attrs)
     empty = np.zeros((0, 3) + (4,) * dims, np.float32)
     check_op(f"aten::{name}.vec", fn, empty, **attrs)
@@ -97,35 +106,81 @@ def test_non_contiguous_and_empty_batch(name, dims, linear):
 def test_bilinear_large_threaded(dtype):
     x = random((2, 16, 33, 47), dtype)
     for align in [False, True]:
-        check_op("aten::upsample_bilinear2d.vec", lambda t: aten.upsample_bilinear2d.vec(t, None, align, [2.3, 1.6]),
-                 x, tolerance=TOLERANCE[dtype], output_size=None, align_corners=align, scale_factors=[2.3, 1.6])
-    check_op("aten::upsample_nearest2d.vec", lambda t: aten.upsample_nearest2d.vec(t, None, [2.0, 2.0]), x,
-             output_size=None, scale_factors=[2.0, 2.0])
+        check_op(
+            "aten::upsample_bilinear2d.vec",
+            lambda t: aten.upsample_bilinear2d.vec(t, None, align, [2.3, 1.6]),
+            x,
+            tolerance=TOLERANCE[dtype],
+            output_size=None,
+            align_corners=align,
+            scale_factors=[2.3, 1.6],
+        )
+    check_op(
+        "aten::upsample_nearest2d.vec",
+        lambda t: aten.upsample_nearest2d.vec(t, None, [2.0, 2.0]),
+        x,
+        output_size=None,
+        scale_factors=[2.0, 2.0],
+    )
 
 
 @pytest.mark.parametrize(
     "op, x, attrs, message",
     [
-        ("aten::upsample_nearest2d.vec", random((3, 4, 4), np.float32), dict(output_size=[2, 2], scale_factors=None),
-         r"input: expected rank 4 \(batch, channels and 2 spatial dims\), got float32\[3, 4, 4\]"),
-        ("aten::upsample_nearest2d.vec", random((1, 1, 4, 4), np.float32),
-         dict(output_size=[2, 2], scale_factors=[2.0, 2.0]), "expected exactly one of output_size and scale_factors"),
-        ("aten::upsample_nearest2d.vec", random((1, 1, 4, 4), np.float32), dict(output_size=None, scale_factors=None),
-         "expected exactly one of output_size and scale_factors"),
-        ("aten::upsample_bilinear2d.vec", random((1, 1, 4, 4), np.float32),
-         dict(output_size=[2, 2, 2], align_corners=False, scale_factors=None),
-         r"output_size: expected 2 sizes, got \[2, 2, 2\]"),
-        ("aten::upsample_bilinear2d.vec", random((1, 1, 4, 4), np.float32),
-         dict(output_size=[0, 2], align_corners=False, scale_factors=None),
-         "input and output sizes must be greater than 0"),
-        ("aten::upsample_nearest1d.vec", random((1, 1, 4), np.float32), dict(output_size=None, scale_factors=[0.1]),
-         "input and output sizes must be greater than 0"),
-        ("aten::upsample_nearest1d.vec", random((1, 1, 4), np.float32), dict(output_size=None, scale_factors=[-2.0]),
-         "scale_factors: expected positive values"),
-        ("aten::upsample_nearest1d.vec", random((1, 1, 4), np.float32), dict(output_size=None, scale_factors=[1e300]),
-         r"scale_factors: \[1\.0+1e\+300\] make an output too large for input float32\[1, 1, 4\]"),
-        ("aten::upsample_nearest1d", random((1, 1, 4), np.float32).astype(np.int32), dict(output_size=[3]),
-         "input: expected float32 or float64, got int32"),
+        (
+            "aten::upsample_nearest2d.vec",
+            random((3, 4, 4), np.float32),
+            dict(output_size=[2, 2], scale_factors=None),
+            r"input: expected rank 4 \(batch, channels and 2 spatial dims\), got float32\[3, 4, 4\]",
+        ),
+        (
+            "aten::upsample_nearest2d.vec",
+            random((1, 1, 4, 4), np.float32),
+            dict(output_size=[2, 2], scale_factors=[2.0, 2.0]),
+            "expected exactly one of output_size and scale_factors",
+        ),
+        (
+            "aten::upsample_nearest2d.vec",
+            random((1, 1, 4, 4), np.float32),
+            dict(output_size=None, scale_factors=None),
+            "expected exactly one of output_size and scale_factors",
+        ),
+        (
+            "aten::upsample_bilinear2d.vec",
+            random((1, 1, 4, 4), np.float32),
+            dict(output_size=[2, 2, 2], align_corners=False, scale_factors=None),
+            r"output_size: expected 2 sizes, got \[2, 2, 2\]",
+        ),
+        (
+            "aten::upsample_bilinear2d.vec",
+            random((1, 1, 4, 4), np.float32),
+            dict(output_size=[0, 2], align_corners=False, scale_factors=None),
+            "input and output sizes must be greater than 0",
+        ),
+        (
+            "aten::upsample_nearest1d.vec",
+            random((1, 1, 4), np.float32),
+            dict(output_size=None, scale_factors=[0.1]),
+            "input and output sizes must be greater than 0",
+        ),
+        (
+            "aten::upsample_nearest1d.vec",
+            random((1, 1, 4), np.float32),
+            dict(output_size=None, scale_factors=[-2.0]),
+            "scale_factors: expected positive values",
+        ),
+        (
+            "aten::upsample_nearest1d.vec",
+            random((1, 1, 4), np.float32),
+            dict(output_size=None, scale_factors=[1e300]),
+            r"scale_factors: \[1\.0+1e\+300\] make an output too large for input float32\[1, 1, 4\]",
+        ),
+        (
+            "aten::upsample_nearest1d",
+            random((1, 1, 4), np.float32).astype(np.int32),
+            dict(output_size=[3]),
+            "input: expected float32 or float64, got int32",
+        ),
     ],
 )
 def test_bad_inputs(op, x, attrs, message):
@@ -138,11 +193,16 @@ class Resampling(torch.nn.Module):
 
     def forward(self, x, grid, points):
         up = F.interpolate(x, scale_factor=1.5, mode="bilinear", align_corners=False)
-        return (up, F.interpolate(x, size=(5, 9), mode="nearest"),
-                F.interpolate(x, scale_factor=0.7, mode="bicubic", align_corners=True),
-                F.grid_sample(x, grid, mode="bilinear", padding_mode="reflection", align_corners=False),
-                F.adaptive_avg_pool2d(up, (3, 5)), F.max_pool3d(x[:, None], 2), torch.cdist(points, points),
-                F.fold(F.unfold(x, 3, padding=1), x.shape[-2:], 3, padding=1))
+        return (
+            up,
+            F.interpolate(x, size=(5, 9), mode="nearest"),
+            F.interpolate(x, scale_factor=0.7, mode="bicubic", align_corners=True),
+            F.grid_sample(x, grid, mode="bilinear", padding_mode="reflection", align_corners=False),
+            F.adaptive_avg_pool2d(up, (3, 5)),
+            F.max_pool3d(x[:, None], 2),
+            torch.cdist(points, points),
+            F.fold(F.unfold(x, 3, padding=1), x.shape[-2:], 3, padding=1),
+        )
 
 
 def test_an_exported_model_runs_on_the_session(tmp_path):

@@ -1,4 +1,5 @@
 """opgraph.ops.call: any registered op, any DLPack-capable array."""
+
 import numpy as np
 import pytest
 import torch

@@ -1,13 +1,14 @@
 """The `opgraph` command-line tool, run as the installed executable."""
+
 import json
 import re
 import subprocess
 
 import numpy as np
 import pytest
+from torch_models import cnn, save_cnn, torch_forward
 
 import opgraph
-from torch_models import cnn, save_cnn, torch_forward
 
 FLOAT32_SUMS = dict(rtol=1e-4, atol=1e-5)
 
@@ -28,8 +29,9 @@ def tool(opgraph_cli, tmp_path):
     """Runs `opgraph *args` in tmp_path."""
 
     def run(*args):
-        return subprocess.run([str(opgraph_cli), *map(str, args)], cwd=tmp_path, capture_output=True, text=True,
-                              timeout=120)
+        return subprocess.run(
+            [str(opgraph_cli), *map(str, args)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        )
 
     return run
 
@@ -56,12 +58,20 @@ def test_run_with_several_inputs_dtypes_and_outputs(tool, tmp_path):
     # A Tensor[] argument fed from two files of a dtype other than float32;
     # one output's name is no file name, another output is listed twice and
     # written once.
-    graph = opgraph.Graph.from_json(json.dumps({
-        "inputs": [{"name": "a", "dtype": "int64", "shape": ["N", 2]},
-                   {"name": "b", "dtype": "int64", "shape": [3, 2]}],
-        "outputs": [{"name": "joined/all"}, {"name": "a"}, {"name": "joined/all"}],
-        "nodes": [{"name": "cat", "op_type": "aten::cat", "inputs": [["a", "b", "a"]], "outputs": ["joined/all"]}],
-    }))
+    graph = opgraph.Graph.from_json(
+        json.dumps(
+            {
+                "inputs": [
+                    {"name": "a", "dtype": "int64", "shape": ["N", 2]},
+                    {"name": "b", "dtype": "int64", "shape": [3, 2]},
+                ],
+                "outputs": [{"name": "joined/all"}, {"name": "a"}, {"name": "joined/all"}],
+                "nodes": [
+                    {"name": "cat", "op_type": "aten::cat", "inputs": [["a", "b", "a"]], "outputs": ["joined/all"]}
+                ],
+            }
+        )
+    )
     opgraph.save_opg(tmp_path / "cat.opg", graph)
     a = np.arange(8).reshape(4, 2)
     b = -np.arange(6).reshape(3, 2)
@@ -77,20 +87,34 @@ def test_run_with_several_inputs_dtypes_and_outputs(tool, tmp_path):
 
 def test_run_loads_the_graphs_packages_from_package_paths(tool, tmp_path, test_packages):
     package = test_packages["ops"]
-    graph = opgraph.Graph.from_json(json.dumps({
-        "inputs": [{"name": "x", "dtype": "float64", "shape": [7]}],
-        "outputs": [{"name": "y"}],
-        "nodes": [{"name": "scale", "op_type": "test_ops::scale", "inputs": ["x"], "outputs": ["y"],
-                   "attrs": {"factor": {"type": "float", "value": -1.5}}}],
-        "packages": ["opgraph_test_ops"],
-    }))
+    graph = opgraph.Graph.from_json(
+        json.dumps(
+            {
+                "inputs": [{"name": "x", "dtype": "float64", "shape": [7]}],
+                "outputs": [{"name": "y"}],
+                "nodes": [
+                    {
+                        "name": "scale",
+                        "op_type": "test_ops::scale",
+                        "inputs": ["x"],
+                        "outputs": ["y"],
+                        "attrs": {"factor": {"type": "float", "value": -1.5}},
+                    }
+                ],
+                "packages": ["opgraph_test_ops"],
+            }
+        )
+    )
     opgraph.save_opg(tmp_path / "scale.opg", graph)
     x = np.linspace(-3, 3, 7)
     np.save(tmp_path / "x.npy", x)
     result = tool("run", "scale.opg", "--input", "x=x.npy", "--output-dir", "out")
     assert result.returncode == 1
-    assert re.fullmatch(r"opgraph run: 'scale.opg': op package 'opgraph_test_ops' not found: looked for "
-                        r"libopgraph_test_ops.so, opgraph_test_ops.so, opgraph_test_ops in \S+; .*\n", result.stderr)
+    assert re.fullmatch(
+        r"opgraph run: 'scale.opg': op package 'opgraph_test_ops' not found: looked for "
+        r"libopgraph_test_ops.so, opgraph_test_ops.so, opgraph_test_ops in \S+; .*\n",
+        result.stderr,
+    )
     succeeds(tool("run", "scale.opg", "--input", "x=x.npy", "--output-dir", "out", "--package-path", package.parent))
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "y.npy"), -1.5 * x)
     assert "packages: opgraph_test_ops\n" in succeeds(tool("inspect", "scale.opg", "--package-path", package))
@@ -135,8 +159,7 @@ def test_inspect_lists_inputs_outputs_nodes_and_weights(tool, model):
     assert "  #  name     op                        inputs" in stdout
     node_lines = {line[1]: " ".join(line[2:]) for line in lines if line and line[0].isdigit()}
     assert list(node_lines) == ["conv0", "relu0", "pool", "conv1", "relu1", "flatten", "fc"]
-    assert node_lines["conv0"] == ("aten::conv2d x, conv0.weight, conv0.bias c0: float32[N, 8, 12, 12] "
-                                   "padding=[1, 1]")
+    assert node_lines["conv0"] == ("aten::conv2d x, conv0.weight, conv0.bias c0: float32[N, 8, 12, 12] padding=[1, 1]")
     assert node_lines["pool"] == "aten::max_pool2d r0 p: float32[N, 8, 6, 6] kernel_size=[2, 2]"
     assert node_lines["fc"] == "aten::linear f, fc.weight, fc.bias logits: float32[N, 10]"
     _, _, weights = cnn()
@@ -148,12 +171,15 @@ def test_inspect_lists_inputs_outputs_nodes_and_weights(tool, model):
 def test_ops_lists_every_op_with_its_schema(tool, test_packages):
     lines = succeeds(tool("ops")).splitlines()
     assert str(opgraph.op_schema("aten::conv2d")) in lines
-    assert ("aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], "
-            "SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor") in lines
+    assert (
+        "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], "
+        "SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor"
+    ) in lines
     assert "aten::cat(Tensor[] tensors, int dim=0) -> Tensor" in lines
     # The built-in ops (this process may have loaded packages too).
     assert [line.split("(")[0] for line in lines] == sorted(
-        name for name in opgraph.list_ops() if name.split("::")[0] in ("aten", "opgraph"))
+        name for name in opgraph.list_ops() if name.split("::")[0] in ("aten", "opgraph")
+    )
     loaded = succeeds(tool("ops", "--load", test_packages["ops"])).splitlines()
     assert set(lines) < set(loaded)
     assert any(line.startswith("test_ops::scale(") for line in loaded)
@@ -197,63 +223,121 @@ def bad_files(model):
     np.save(folder / "big_endian.npy", random((2, 3, 12, 12), 0, ">f4"))
     (folder / "text.npy").write_text("not an array")
     (folder / "garbage.opg").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json}      ")
-    clash = opgraph.Graph.from_json(json.dumps({
-        "inputs": [{"name": "x", "dtype": "float32", "shape": [2]}],
-        "outputs": [{"name": "a/b"}, {"name": "a_b"}],
-        "nodes": [{"name": "relu", "op_type": "aten::relu", "inputs": ["x"], "outputs": ["a/b"]},
-                  {"name": "tanh", "op_type": "aten::tanh", "inputs": ["x"], "outputs": ["a_b"]}],
-    }))
+    clash = opgraph.Graph.from_json(
+        json.dumps(
+            {
+                "inputs": [{"name": "x", "dtype": "float32", "shape": [2]}],
+                "outputs": [{"name": "a/b"}, {"name": "a_b"}],
+                "nodes": [
+                    {"name": "relu", "op_type": "aten::relu", "inputs": ["x"], "outputs": ["a/b"]},
+                    {"name": "tanh", "op_type": "aten::tanh", "inputs": ["x"], "outputs": ["a_b"]},
+                ],
+            }
+        )
+    )
     opgraph.save_opg(folder / "clash.opg", clash)
     return folder
 
 
 ERROR_CASES = [
     # (arguments, exit status, message after "opgraph <command>: ")
-    (["run", "cnn.opg", "--inptu", "x=x.npy"], 2,
-     r"unknown flag '--inptu'; the flags of 'run' are: --input, --output-dir, --threads, --package-path "
-     r"\(see 'opgraph run --help'\)"),
+    (
+        ["run", "cnn.opg", "--inptu", "x=x.npy"],
+        2,
+        r"unknown flag '--inptu'; the flags of 'run' are: --input, --output-dir, --threads, --package-path "
+        r"\(see 'opgraph run --help'\)",
+    ),
     (["run", "cnn.opg", "--input", "x=x.npy"], 2, r"--output-dir is required \(see 'opgraph run --help'\)"),
     (["run", "--output-dir", "out"], 2, r"missing the model.opg argument"),
     (["run", "cnn.opg", "other.opg"], 2, r"unexpected argument 'other.opg' after model.opg 'cnn.opg'"),
     (["run", "cnn.opg", "--input", "x.npy", "--output-dir", "out"], 2, r"--input expects NAME=FILE, got 'x.npy'"),
-    (["run", "missing.opg", "--input", "x=x.npy", "--output-dir", "out"], 1,
-     r"load_opg 'missing.opg': cannot open 'missing.opg': No such file or directory"),
+    (
+        ["run", "missing.opg", "--input", "x=x.npy", "--output-dir", "out"],
+        1,
+        r"load_opg 'missing.opg': cannot open 'missing.opg': No such file or directory",
+    ),
     (["run", "garbage.opg", "--input", "x=x.npy", "--output-dir", "out"], 1, r"load_opg 'garbage.opg': .*JSON"),
-    (["run", "cnn.opg", "--input", "x=missing.npy", "--output-dir", "out"], 1,
-     r"cannot open 'missing.npy': No such file or directory"),
-    (["run", "cnn.opg", "--input", "x=text.npy", "--output-dir", "out"], 1,
-     r"text.npy: not a .npy file \(it does not start with \\x93NUMPY\)"),
-    (["run", "cnn.opg", "--input", "x=fortran.npy", "--output-dir", "out"], 1,
-     r"fortran.npy: the array is in Fortran order"),
-    (["run", "cnn.opg", "--input", "x=big_endian.npy", "--output-dir", "out"], 1,
-     r"big_endian.npy: the array is big-endian \('>f4'\)"),
-    (["run", "cnn.opg", "--input", "y=x.npy", "--output-dir", "out"], 1,
-     r"--input y=...: no input named 'y'; the graph's inputs are: x"),
-    (["run", "cnn.opg", "--input", "x=x.npy", "--input", "x=x.npy", "--output-dir", "out"], 1,
-     r"--input: input 'x' is given twice"),
-    (["run", "cnn.opg", "--output-dir", "out"], 1,
-     r"input 'x' \(float32\[N, 3, 12, 12\]\) is missing; give it with --input x=FILE"),
-    (["run", "cnn.opg", "--input", "x=channels.npy", "--output-dir", "out"], 1,
-     r"input 'x': expected float32\[N, 3, 12, 12\], got float32\[2, 4, 12, 12\]"),
-    (["run", "cnn.opg", "--input", "x=x64.npy", "--output-dir", "out"], 1,
-     r"input 'x': expected float32\[N, 3, 12, 12\], got float64\[2, 3, 12, 12\]"),
-    (["run", "clash.opg", "--input", "x=x.npy", "--output-dir", "out"], 1,
-     r"outputs 'a/b' and 'a_b' would both be written to a_b.npy"),
-    (["run", "cnn.opg", "--input", "x=x.npy", "--output-dir", "x.npy"], 1,
-     r"cannot create the output folder 'x.npy': Not a directory"),
-    (["bench", "cnn.opg"], 1,
-     r"input 'x' \(float32\[N, 3, 12, 12\]\) has the symbolic dimension 'N'; give its size with --dim N=SIZE"),
+    (
+        ["run", "cnn.opg", "--input", "x=missing.npy", "--output-dir", "out"],
+        1,
+        r"cannot open 'missing.npy': No such file or directory",
+    ),
+    (
+        ["run", "cnn.opg", "--input", "x=text.npy", "--output-dir", "out"],
+        1,
+        r"text.npy: not a .npy file \(it does not start with \\x93NUMPY\)",
+    ),
+    (
+        ["run", "cnn.opg", "--input", "x=fortran.npy", "--output-dir", "out"],
+        1,
+        r"fortran.npy: the array is in Fortran order",
+    ),
+    (
+        ["run", "cnn.opg", "--input", "x=big_endian.npy", "--output-dir", "out"],
+        1,
+        r"big_endian.npy: the array is big-endian \('>f4'\)",
+    ),
+    (
+        ["run", "cnn.opg", "--input", "y=x.npy", "--output-dir", "out"],
+        1,
+        r"--input y=...: no input named 'y'; the graph's inputs are: x",
+    ),
+    (
+        ["run", "cnn.opg", "--input", "x=x.npy", "--input", "x=x.npy", "--output-dir", "out"],
+        1,
+        r"--input: input 'x' is given twice",
+    ),
+    (
+        ["run", "cnn.opg", "--output-dir", "out"],
+        1,
+        r"input 'x' \(float32\[N, 3, 12, 12\]\) is missing; give it with --input x=FILE",
+    ),
+    (
+        ["run", "cnn.opg", "--input", "x=channels.npy", "--output-dir", "out"],
+        1,
+        r"input 'x': expected float32\[N, 3, 12, 12\], got float32\[2, 4, 12, 12\]",
+    ),
+    (
+        ["run", "cnn.opg", "--input", "x=x64.npy", "--output-dir", "out"],
+        1,
+        r"input 'x': expected float32\[N, 3, 12, 12\], got float64\[2, 3, 12, 12\]",
+    ),
+    (
+        ["run", "clash.opg", "--input", "x=x.npy", "--output-dir", "out"],
+        1,
+        r"outputs 'a/b' and 'a_b' would both be written to a_b.npy",
+    ),
+    (
+        ["run", "cnn.opg", "--input", "x=x.npy", "--output-dir", "x.npy"],
+        1,
+        r"cannot create the output folder 'x.npy': Not a directory",
+    ),
+    (
+        ["bench", "cnn.opg"],
+        1,
+        r"input 'x' \(float32\[N, 3, 12, 12\]\) has the symbolic dimension 'N'; give its size with --dim N=SIZE",
+    ),
     (["bench", "cnn.opg", "--dim", "N=2", "--iters", "0"], 2, r"--iters: expected an integer of at least 1, got '0'"),
-    (["bench", "cnn.opg", "--dim", "N=2", "--threads", "two"], 2,
-     r"--threads: expected an integer of at least 1, got 'two'"),
+    (
+        ["bench", "cnn.opg", "--dim", "N=2", "--threads", "two"],
+        2,
+        r"--threads: expected an integer of at least 1, got 'two'",
+    ),
     (["bench", "cnn.opg", "--dim", "N"], 2, r"--dim expects SYMBOL=SIZE, got 'N'"),
     (["bench", "cnn.opg", "--dim", "M=2"], 1, r"--dim M=2: no input has the dimension 'M'; their symbols are: N"),
-    (["bench", "cnn.opg", "--input", "x=x.npy", "--dim", "N=3"], 1,
-     r"input 'x' \(x.npy, float32\[2, 3, 12, 12\]\) has N = 2, but N is 3"),
+    (
+        ["bench", "cnn.opg", "--input", "x=x.npy", "--dim", "N=3"],
+        1,
+        r"input 'x' \(x.npy, float32\[2, 3, 12, 12\]\) has N = 2, but N is 3",
+    ),
     (["bench", "cnn.opg", "--warmup"], 2, r"--warmup needs a value \(--warmup W\)"),
     (["profile", "cnn.opg", "--dim", "N=1"], 2, r"--trace is required"),
-    (["inspect", "cnn.opg", "--threads", "2"], 2, r"unknown flag '--threads'; the flags of 'inspect' are: "
-                                                  r"--package-path"),
+    (
+        ["inspect", "cnn.opg", "--threads", "2"],
+        2,
+        r"unknown flag '--threads'; the flags of 'inspect' are: "
+        r"--package-path",
+    ),
     (["ops", "--load", "missing.so"], 1, r"load_library: no such file: 'missing.so'"),
     (["ops", "extra"], 2, r"unexpected argument 'extra'; 'ops' takes only flags"),
 ]
@@ -269,10 +353,19 @@ def test_errors_are_one_line_and_a_non_zero_exit(opgraph_cli, bad_files, args, s
     assert re.fullmatch(f"opgraph {args[0]}: {message}.*", lines[0]), lines[0]
 
 
-@pytest.mark.parametrize("args, message", [
-    ([], r"opgraph: no command given; the commands are: run, bench, inspect, ops, profile, test-package \(see 'opgraph --help'\)"),
-    (["compile"], r"opgraph: unknown command 'compile'; the commands are: run, bench, inspect, ops, profile, test-package .*"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            [],
+            r"opgraph: no command given; the commands are: run, bench, inspect, ops, profile, test-package \(see 'opgraph --help'\)",
+        ),
+        (
+            ["compile"],
+            r"opgraph: unknown command 'compile'; the commands are: run, bench, inspect, ops, profile, test-package .*",
+        ),
+    ],
+)
 def test_a_missing_or_unknown_command_is_one_line(opgraph_cli, args, message):
     result = subprocess.run([str(opgraph_cli), *args], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2

@@ -41,12 +41,14 @@ def test_cli_prints_the_table_and_fails_on_a_failing_package(opgraph_cli, conv1d
     result = subprocess.run([str(opgraph_cli), "test-package", str(conv1d_package)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "examples::conv1d " in result.stdout and "front ends" in result.stdout
-    result = subprocess.run([str(opgraph_cli), "test-package", "--native-only", str(test_ops)], capture_output=True,
-                            text=True)
+    result = subprocess.run(
+        [str(opgraph_cli), "test-package", "--native-only", str(test_ops)], capture_output=True, text=True
+    )
     assert result.returncode == 1 and "no samples" in result.stdout, result.stdout
 
 
 def test_cli_names_a_missing_package(opgraph_cli, tmp_path):
-    result = subprocess.run([str(opgraph_cli), "test-package", str(tmp_path / "nope.so")], capture_output=True,
-                            text=True)
+    result = subprocess.run(
+        [str(opgraph_cli), "test-package", str(tmp_path / "nope.so")], capture_output=True, text=True
+    )
     assert result.returncode == 1 and "no such file" in result.stderr, result.stderr

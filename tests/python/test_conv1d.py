@@ -1,4 +1,5 @@
 """The conv1d example package against NumPy, PyTorch and finite differences."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -35,8 +36,21 @@ def test_seed_example():
     np.testing.assert_array_equal(result, [14, 20, 26, 32, 38, 44, 50, 56, 62, 68, 74, 80, 41, 14, 0])
 
 
-SIZES = [(0, 1), (1, 1), (1, 4), (3, 4), (7, 7), (15, 4), (17, 31), (64, 1), (101, 255), (1001, 31),
-         (4099, 4), (10007, 255), (300_007, 17)]
+SIZES = [
+    (0, 1),
+    (1, 1),
+    (1, 4),
+    (3, 4),
+    (7, 7),
+    (15, 4),
+    (17, 31),
+    (64, 1),
+    (101, 255),
+    (1001, 31),
+    (4099, 4),
+    (10007, 255),
+    (300_007, 17),
+]
 
 
 @pytest.mark.parametrize("n, k", SIZES)
@@ -80,18 +94,42 @@ def test_destination_passing():
 @pytest.mark.parametrize(
     "x, kernel, attrs, message",
     [
-        (np.ones(15, np.float32), np.ones(4, np.float32), dict(input_size=16, conv_size=4),
-         r"input: expected shape \[16\] \(input_size=16\), got float32\[15\]"),
-        (np.ones(15, np.float32), np.ones(4, np.float32), dict(input_size=15, conv_size=3),
-         r"kernel: expected shape \[3\] \(conv_size=3\), got float32\[4\]"),
-        (np.ones((3, 5), np.float32), np.ones(4, np.float32), dict(input_size=3, conv_size=4),
-         r"input: expected rank 1, got float32\[3, 5\]"),
-        (np.ones(15, np.int32), np.ones(4, np.int32), dict(input_size=15, conv_size=4),
-         r"input: expected float32 or float64, got int32\[15\]"),
-        (np.ones(15, np.float32), np.ones(4, np.float64), dict(input_size=15, conv_size=4),
-         r"kernel: expected float32 like input, got float64\[4\]"),
-        (np.ones(15, np.float32), np.ones(0, np.float32), dict(input_size=15, conv_size=0),
-         r"conv_size: expected at least 1, got 0"),
+        (
+            np.ones(15, np.float32),
+            np.ones(4, np.float32),
+            dict(input_size=16, conv_size=4),
+            r"input: expected shape \[16\] \(input_size=16\), got float32\[15\]",
+        ),
+        (
+            np.ones(15, np.float32),
+            np.ones(4, np.float32),
+            dict(input_size=15, conv_size=3),
+            r"kernel: expected shape \[3\] \(conv_size=3\), got float32\[4\]",
+        ),
+        (
+            np.ones((3, 5), np.float32),
+            np.ones(4, np.float32),
+            dict(input_size=3, conv_size=4),
+            r"input: expected rank 1, got float32\[3, 5\]",
+        ),
+        (
+            np.ones(15, np.int32),
+            np.ones(4, np.int32),
+            dict(input_size=15, conv_size=4),
+            r"input: expected float32 or float64, got int32\[15\]",
+        ),
+        (
+            np.ones(15, np.float32),
+            np.ones(4, np.float64),
+            dict(input_size=15, conv_size=4),
+            r"kernel: expected float32 like input, got float64\[4\]",
+        ),
+        (
+            np.ones(15, np.float32),
+            np.ones(0, np.float32),
+            dict(input_size=15, conv_size=0),
+            r"conv_size: expected at least 1, got 0",
+        ),
     ],
 )
 def test_bad_input_is_a_clear_error(x, kernel, attrs, message):
@@ -147,8 +185,9 @@ def test_backward_matches_finite_differences():
 
 
 def test_run_script_prints_the_expected_result():
-    result = subprocess.run([sys.executable, str(ROOT / "examples" / "conv1d" / "run.py")],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "conv1d" / "run.py")], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "[14. 20. 26. 32. 38. 44. 50. 56. 62. 68. 74. 80. 41. 14.  0.]" in result.stdout
     assert result.stdout.count("verification PASSED") == 3

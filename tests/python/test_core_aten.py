@@ -2,10 +2,12 @@
 opset (``torch.Tag.core`` in the installed torch) has a kernel, registered
 under ATen's name and exact schema; every other ``aten::`` op the registry
 holds has ATen's schema too."""
+
 import torch
+from oracle import aten_schema
 
 import opgraph
-from oracle import aten_schema
+
 
 def core_overloads():
     """Every Core ATen overload torch has, from its schemas: dir(torch.ops.aten)

@@ -1,5 +1,6 @@
 """examples/cpp_inference: a C++ program built with find_package(opgraph)
 against this installation runs a model saved from Python."""
+
 import hashlib
 import re
 import subprocess
@@ -7,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from torch_models import save_cnn, torch_forward
 
 import opgraph
 from opgraph.build import build_cmake_project
-from torch_models import save_cnn, torch_forward
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,5 +62,7 @@ def test_generates_an_input_when_none_is_given(cpp_inference, tmp_path):
 def test_errors_go_to_stderr(cpp_inference, tmp_path):
     result = subprocess.run([str(cpp_inference), tmp_path / "missing.opg"], capture_output=True, text=True)
     assert result.returncode == 1
-    assert result.stderr == f"cpp_inference: load_opg '{tmp_path / 'missing.opg'}': cannot open " \
-                            f"'{tmp_path / 'missing.opg'}': No such file or directory\n"
+    assert (
+        result.stderr == f"cpp_inference: load_opg '{tmp_path / 'missing.opg'}': cannot open "
+        f"'{tmp_path / 'missing.opg'}': No such file or directory\n"
+    )

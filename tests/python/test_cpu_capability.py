@@ -5,6 +5,7 @@ The kernels' loops are compiled for AVX-512, for AVX2 and for baseline x86-64
 that for a whole process, so each lower level reruns the op families with
 vectorized loops in a fresh interpreter: a machine with AVX-512 tests the code
 an SSE2-only CPU would run."""
+
 import os
 import subprocess
 import sys
@@ -18,8 +19,14 @@ from opgraph.ops import call
 
 LEVELS = ["default", "avx2", "avx512"]
 HERE = Path(__file__).resolve().parent
-VECTORIZED_TESTS = ["test_aten_activation.py", "test_aten_binary.py", "test_aten_softmax.py", "test_aten_pool.py",
-                    "test_aten_norm.py", "test_cpu_capability.py::test_lengths_around_the_vector_widths"]
+VECTORIZED_TESTS = [
+    "test_aten_activation.py",
+    "test_aten_binary.py",
+    "test_aten_softmax.py",
+    "test_aten_pool.py",
+    "test_aten_norm.py",
+    "test_cpu_capability.py::test_lengths_around_the_vector_widths",
+]
 
 
 def run_python(args, level=None):
@@ -54,12 +61,14 @@ def test_environment_lowers_but_never_raises_the_level(level, detected):
 
 
 def test_unknown_level_is_an_error_naming_the_variable():
-    script = ("import numpy as np, opgraph\n"
-              "from opgraph.ops import call\n"
-              "try:\n"
-              "    call('aten::relu', np.ones(3, np.float32))\n"
-              "except opgraph.Error as e:\n"
-              "    print(e)\n")
+    script = (
+        "import numpy as np, opgraph\n"
+        "from opgraph.ops import call\n"
+        "try:\n"
+        "    call('aten::relu', np.ones(3, np.float32))\n"
+        "except opgraph.Error as e:\n"
+        "    print(e)\n"
+    )
     result = run_python(["-c", script], "sse9")
     assert result.returncode == 0, result.stderr
     assert 'OPGRAPH_CPU_CAPABILITY: expected default, avx2 or avx512, got "sse9"' in result.stdout
@@ -78,7 +87,12 @@ def test_lengths_around_the_vector_widths(length):
     # Rows that fill whole vectors (16 floats for AVX-512, 32 lanes for the
     # reductions), fall one short or spill one over.
     x = np.random.default_rng(length).standard_normal((3, length)).astype(np.float32) * 3
-    for op, attrs in [("aten::gelu", {}), ("aten::silu", {}), ("aten::softmax.int", dict(dim=-1)),
-                      ("aten::layer_norm", dict(normalized_shape=[length]))]:
-        np.testing.assert_allclose(call(op, x, **attrs), opgraph.ops.call_reference(op, x, **attrs),
-                                   rtol=1e-5, atol=1e-5, err_msg=op)
+    for op, attrs in [
+        ("aten::gelu", {}),
+        ("aten::silu", {}),
+        ("aten::softmax.int", dict(dim=-1)),
+        ("aten::layer_norm", dict(normalized_shape=[length])),
+    ]:
+        np.testing.assert_allclose(
+            call(op, x, **attrs), opgraph.ops.call_reference(op, x, **attrs), rtol=1e-5, atol=1e-5, err_msg=op
+        )

@@ -10,10 +10,11 @@ import torch.nn.functional as F
 
 import opgraph
 from opgraph import Error
-from opgraph.ops import call, call_reference
+from opgraph.ops import call
 
-needs_gpu = pytest.mark.skipif(not opgraph.cuda.is_available(),
-                               reason=f"needs a CUDA device: {opgraph.cuda.unavailable_reason()}")
+needs_gpu = pytest.mark.skipif(
+    not opgraph.cuda.is_available(), reason=f"needs a CUDA device: {opgraph.cuda.unavailable_reason()}"
+)
 needs_torch_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs PyTorch with a CUDA device")
 
 
@@ -79,7 +80,7 @@ def test_conv1d_package_has_a_cuda_kernel_where_nvcc_built_it(conv1d_package):
 def conv1d_reference(x, kernel):
     n, kn = len(x), len(kernel)
     padded = np.concatenate([x, np.zeros(kn - 1, x.dtype)])
-    return np.array([padded[i:i + kn] @ kernel for i in range(n)], dtype=x.dtype)
+    return np.array([padded[i : i + kn] @ kernel for i in range(n)], dtype=x.dtype)
 
 
 # Sizes around the tiles (256 outputs, 256 taps per chunk) and a long one.
@@ -99,8 +100,9 @@ def test_conv1d_on_torch_cuda_tensors(conv1d_package, n, kn, dtype):
     tolerance = 1e-4 if dtype == torch.float32 else 1e-10
     np.testing.assert_allclose(out.cpu().numpy(), expected, rtol=tolerance, atol=tolerance * kn)
     if n <= 300:
-        np.testing.assert_allclose(expected, conv1d_reference(x.numpy(), kernel.numpy()), rtol=tolerance,
-                                   atol=tolerance * kn)
+        np.testing.assert_allclose(
+            expected, conv1d_reference(x.numpy(), kernel.numpy()), rtol=tolerance, atol=tolerance * kn
+        )
 
 
 @needs_torch_cuda
@@ -198,10 +200,16 @@ def test_gemm_forward_and_backward(activation, dtype, m, k, n):
     gpu, cpu = on_gpu_and_cpu("opgraph::gemm", a, b, bias, activation=activation)
     assert_close_all(gpu, cpu, tolerance * max(k, 1))
     z = torch.from_numpy(a).cuda() @ torch.from_numpy(b).cuda() + torch.from_numpy(bias).cuda()
-    torch_activation = {"none": lambda v: v, "relu": F.relu, "gelu": F.gelu, "sigmoid": torch.sigmoid,
-                        "tanh": torch.tanh}[activation]
-    np.testing.assert_allclose(gpu[0], torch_activation(z).cpu().numpy(), rtol=tolerance * max(k, 1),
-                               atol=tolerance * max(k, 1))
+    torch_activation = {
+        "none": lambda v: v,
+        "relu": F.relu,
+        "gelu": F.gelu,
+        "sigmoid": torch.sigmoid,
+        "tanh": torch.tanh,
+    }[activation]
+    np.testing.assert_allclose(
+        gpu[0], torch_activation(z).cpu().numpy(), rtol=tolerance * max(k, 1), atol=tolerance * max(k, 1)
+    )
     grad = rng.standard_normal((m, n)).astype(dtype)
     gpu, cpu = on_gpu_and_cpu("opgraph::gemm_backward", grad, a, b, bias, cpu[0], activation=activation)
     assert_close_all(gpu, cpu, tolerance * max(m, k, 1))
@@ -209,12 +217,15 @@ def test_gemm_forward_and_backward(activation, dtype, m, k, n):
 
 @needs_torch_cuda
 @needs_gpu
-@pytest.mark.parametrize("shape, out_channels, kernel, stride, padding, dilation, groups", [
-    ((2, 3, 9, 9), 4, 3, 1, 1, 1, 1),
-    ((1, 64, 56, 56), 64, 3, 1, 1, 1, 1),   # a ResNet-18 layer
-    ((2, 4, 11, 7), 6, 3, 2, 0, 2, 2),
-    ((1, 8, 5, 5), 8, 3, 1, 1, 1, 8),       # depthwise
-])
+@pytest.mark.parametrize(
+    "shape, out_channels, kernel, stride, padding, dilation, groups",
+    [
+        ((2, 3, 9, 9), 4, 3, 1, 1, 1, 1),
+        ((1, 64, 56, 56), 64, 3, 1, 1, 1, 1),  # a ResNet-18 layer
+        ((2, 4, 11, 7), 6, 3, 2, 0, 2, 2),
+        ((1, 8, 5, 5), 8, 3, 1, 1, 1, 8),  # depthwise
+    ],
+)
 @pytest.mark.parametrize("activation", ["none", "relu", "gelu"])
 def test_conv2d_forward_and_backward(shape, out_channels, kernel, stride, padding, dilation, groups, activation):
     rng = np.random.default_rng(sum(shape))
@@ -224,13 +235,17 @@ def test_conv2d_forward_and_backward(shape, out_channels, kernel, stride, paddin
     attrs = dict(stride=[stride] * 2, padding=[padding] * 2, dilation=[dilation] * 2, groups=groups)
     gpu, cpu = on_gpu_and_cpu("opgraph::conv2d", x, w, b, activation=activation, **attrs)
     assert_close_all(gpu, cpu, 1e-9)
-    expected = F.conv2d(*(torch.from_numpy(v).cuda() for v in (x, w, b)), stride=stride, padding=padding,
-                        dilation=dilation, groups=groups)
+    expected = F.conv2d(
+        *(torch.from_numpy(v).cuda() for v in (x, w, b)),
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        groups=groups,
+    )
     expected = {"none": expected, "relu": F.relu(expected), "gelu": F.gelu(expected)}[activation]
     np.testing.assert_allclose(gpu[0], expected.cpu().numpy(), rtol=1e-9, atol=1e-9)
     grad = rng.standard_normal(cpu[0].shape)
-    gpu, cpu = on_gpu_and_cpu("opgraph::conv2d_act_backward", grad, x, w, b, cpu[0], activation=activation,
-                              **attrs)
+    gpu, cpu = on_gpu_and_cpu("opgraph::conv2d_act_backward", grad, x, w, b, cpu[0], activation=activation, **attrs)
     assert_close_all(gpu, cpu, 1e-8)
 
 
@@ -248,8 +263,15 @@ def test_pool2d_forward_and_backward(kind, kernel, stride, padding):
     if kind == "max":
         gpu, cpu = on_gpu_and_cpu("opgraph::max_pool2d_backward", grad, x, **attrs)
     else:
-        gpu, cpu = on_gpu_and_cpu("aten::avg_pool2d_backward", grad, x, **attrs, ceil_mode=False,
-                                  count_include_pad=True, divisor_override=None)
+        gpu, cpu = on_gpu_and_cpu(
+            "aten::avg_pool2d_backward",
+            grad,
+            x,
+            **attrs,
+            ceil_mode=False,
+            count_include_pad=True,
+            divisor_override=None,
+        )
     assert_close_all(gpu, cpu, 1e-5)
 
 
@@ -279,11 +301,13 @@ def test_softmax_cross_entropy_forward_and_backward(label_smoothing):
     target[::7] = -100
     gpu, cpu = on_gpu_and_cpu("opgraph::softmax_cross_entropy", logits, target, label_smoothing=label_smoothing)
     assert_close_all(gpu, cpu, 1e-10)
-    expected = F.cross_entropy(torch.from_numpy(logits).cuda(), torch.from_numpy(target).cuda(),
-                               label_smoothing=label_smoothing)
+    expected = F.cross_entropy(
+        torch.from_numpy(logits).cuda(), torch.from_numpy(target).cuda(), label_smoothing=label_smoothing
+    )
     np.testing.assert_allclose(gpu[0], expected.cpu().numpy(), rtol=1e-10)
-    gpu_grad, cpu_grad = on_gpu_and_cpu("opgraph::softmax_cross_entropy_backward", np.array(1.0), cpu[1], target,
-                                        label_smoothing=label_smoothing)
+    gpu_grad, cpu_grad = on_gpu_and_cpu(
+        "opgraph::softmax_cross_entropy_backward", np.array(1.0), cpu[1], target, label_smoothing=label_smoothing
+    )
     assert_close_all(gpu_grad, cpu_grad, 1e-12)
 
 
@@ -311,13 +335,21 @@ def test_seed_000_graph_runs_its_custom_op_on_the_gpu(conv1d_package):
 
     x, kernel = np.arange(1000, dtype=np.float32), np.arange(9, dtype=np.float32)
     gpu = DeviceRef.GPU()
-    with Graph("conv_1d_graph", input_types=[TensorType(DType.float32, x.shape, device=gpu),
-                                             TensorType(DType.float32, kernel.shape, device=gpu)],
-               custom_extensions=[conv1d_package]) as graph:
+    with Graph(
+        "conv_1d_graph",
+        input_types=[
+            TensorType(DType.float32, x.shape, device=gpu),
+            TensorType(DType.float32, kernel.shape, device=gpu),
+        ],
+        custom_extensions=[conv1d_package],
+    ) as graph:
         input_value, kernel_value = graph.inputs
-        output = ops.custom(name="conv1d", values=[input_value, kernel_value],
-                            out_types=[TensorType(DType.float32, x.shape, device=gpu)],
-                            parameters={"input_size": len(x), "conv_size": len(kernel)})[0].tensor
+        output = ops.custom(
+            name="conv1d",
+            values=[input_value, kernel_value],
+            out_types=[TensorType(DType.float32, x.shape, device=gpu)],
+            parameters={"input_size": len(x), "conv_size": len(kernel)},
+        )[0].tensor
         graph.output(output)
     model = InferenceSession(devices=[gpu]).load(graph)
     for _ in range(3):  # the arena is reused between runs
@@ -331,16 +363,26 @@ def test_seed_000_graph_runs_its_custom_op_on_the_gpu(conv1d_package):
 def test_session_outputs_stay_on_the_device_for_device_inputs(conv1d_package):
     from opgraph.graph import DType, Graph, TensorType, ops
 
-    with Graph("g", input_types=[TensorType(DType.float32, [64]), TensorType(DType.float32, [3])],
-               custom_extensions=[conv1d_package]) as graph:
-        graph.output(ops.custom(name="conv1d", values=list(graph.inputs), out_types=[TensorType(DType.float32, [64])],
-                                parameters={"input_size": 64, "conv_size": 3})[0].tensor)
+    with Graph(
+        "g",
+        input_types=[TensorType(DType.float32, [64]), TensorType(DType.float32, [3])],
+        custom_extensions=[conv1d_package],
+    ) as graph:
+        graph.output(
+            ops.custom(
+                name="conv1d",
+                values=list(graph.inputs),
+                out_types=[TensorType(DType.float32, [64])],
+                parameters={"input_size": 64, "conv_size": 3},
+            )[0].tensor
+        )
     session = opgraph.Session(graph.to_graph(), weights=graph.constants, device="cuda")
     x, kernel = torch.randn(64, device="cuda"), torch.randn(3, device="cuda")
     (out,) = session.run(x, kernel)
     assert isinstance(out, torch.Tensor) and out.device.type == "cuda"
-    np.testing.assert_allclose(out.cpu().numpy(), conv1d_reference(x.cpu().numpy(), kernel.cpu().numpy()),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        out.cpu().numpy(), conv1d_reference(x.cpu().numpy(), kernel.cpu().numpy()), rtol=1e-5, atol=1e-5
+    )
 
 
 # -- the torch bridge on the GPU ----------------------------------------------------
@@ -355,8 +397,9 @@ def test_custom_op_library_runs_on_torchs_current_stream_eager_and_compiled(torc
     side = torch.cuda.Stream()
     with torch.cuda.stream(side):
         eager = ops.conv1d(x, kernel, input_size=5000, conv_size=17)
-        compiled = torch.compile(lambda a, b: ops.conv1d(a, b, input_size=5000, conv_size=17) * 2,
-                                 fullgraph=True)(x, kernel)
+        compiled = torch.compile(lambda a, b: ops.conv1d(a, b, input_size=5000, conv_size=17) * 2, fullgraph=True)(
+            x, kernel
+        )
     side.synchronize()
     np.testing.assert_allclose(eager.cpu().numpy(), expected, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(compiled.cpu().numpy(), 2 * expected, rtol=1e-4, atol=1e-4)

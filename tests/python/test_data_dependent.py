@@ -3,18 +3,26 @@
 _local_scalar_dense) against their references and PyTorch, and models
 exported with torch.export whose sizes a run finds (torch's unbacked u0) run
 on a Session."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import assert_schema_is_aten, check_op
 from torch import nn
 
 import opgraph
 from opgraph.ir.convert import convert_program
 from opgraph.ops import call, call_reference
-from oracle import assert_schema_is_aten, check_op
 
-OVERLOADS = [("nonzero", "default"), ("sym_size", "int"), ("sym_numel", "default"), ("sym_stride", "int"),
-             ("sym_storage_offset", "default"), ("sym_is_contiguous", "default"), ("_local_scalar_dense", "default")]
+OVERLOADS = [
+    ("nonzero", "default"),
+    ("sym_size", "int"),
+    ("sym_numel", "default"),
+    ("sym_stride", "int"),
+    ("sym_storage_offset", "default"),
+    ("sym_is_contiguous", "default"),
+    ("_local_scalar_dense", "default"),
+]
 
 
 @pytest.mark.parametrize("name,overload", OVERLOADS)
@@ -66,8 +74,11 @@ def test_nonzero_splits_large_inputs_between_threads_in_order():
 
 
 def test_nonzero_rejects_a_dtype_it_does_not_take():
-    with pytest.raises(opgraph.Error, match=r"aten::nonzero: self: expected float32, float64, int64, int32 or bool, "
-                                            r"got float16"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"aten::nonzero: self: expected float32, float64, int64, int32 or bool, "
+        r"got float16",
+    ):
         call("aten::nonzero", np.zeros(3, np.float16))
 
 
@@ -112,8 +123,16 @@ def test_sym_is_contiguous_is_true_for_what_the_kernels_see():
         call("aten::sym_is_contiguous", x, memory_format="channels_last")
 
 
-@pytest.mark.parametrize("value", [np.array(-2.5, np.float32), np.array([7.25], np.float64),
-                                   np.array([[-3]], np.int32), np.array(2**40, np.int64), np.array([True])])
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.array(-2.5, np.float32),
+        np.array([7.25], np.float64),
+        np.array([[-3]], np.int32),
+        np.array(2**40, np.int64),
+        np.array([True]),
+    ],
+)
 def test_local_scalar_dense_keeps_the_value_and_dtype(value):
     fast, reference = call("aten::_local_scalar_dense", value), call_reference("aten::_local_scalar_dense", value)
     assert fast.shape == reference.shape == () and fast.dtype == reference.dtype == value.dtype
@@ -121,8 +140,11 @@ def test_local_scalar_dense_keeps_the_value_and_dtype(value):
 
 
 def test_local_scalar_dense_needs_one_element():
-    with pytest.raises(opgraph.Error, match=r"aten::_local_scalar_dense: self: expected a tensor with one element, "
-                                            r"got float32\[2\]"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"aten::_local_scalar_dense: self: expected a tensor with one element, "
+        r"got float32\[2\]",
+    ):
         call("aten::_local_scalar_dense", np.zeros(2, np.float32))
 
 
@@ -185,6 +207,9 @@ def test_a_model_with_nonzero_runs_on_a_session_as_in_torch(tmp_path, dynamic):
 def test_a_boolean_mask_the_runtime_cannot_size_names_the_node_and_op(tmp_path):
     model_ir = convert_program(export_without_size_checks(MaskedSum(), torch.randn(3, 4)), "MaskedSum")
     model_ir.save(tmp_path / "masked.opg")
-    with pytest.raises(opgraph.Error, match=r"node 'index' \(aten::index.Tensor\): .*boolean masks give a "
-                                            r"data-dependent shape"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"node 'index' \(aten::index.Tensor\): .*boolean masks give a "
+        r"data-dependent shape",
+    ):
         opgraph.Session(tmp_path / "masked.opg")

@@ -1,4 +1,5 @@
 """The example programs run end to end as a user runs them."""
+
 import subprocess
 import sys
 from pathlib import Path

@@ -3,6 +3,7 @@ regions gone, every op without a kernel decomposed (and only those), sizes
 from symbolic dimensions spelled without them, control flow refused with the
 model's line; nodes keep the model line behind them through .opg files; and
 verify(per_node=True) finds the first node where the Session goes wrong."""
+
 import subprocess
 import sys
 
@@ -62,8 +63,11 @@ def test_decompose_chooses_the_table():
     assert "aten.linear.default" in op_types(extract_ir(model, (x,), decompose=False))
     core = op_types(extract_ir(model, (x,), decompose=True))
     assert "aten.linear.default" not in core and "aten.addmm.default" in core
-    with pytest.raises(opgraph.Error, match=r"decompose: expected None, 'auto', True, 'core', False, 'none' or a "
-                                            r"decomposition table \(dict\), got 'all'"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"decompose: expected None, 'auto', True, 'core', False, 'none' or a "
+        r"decomposition table \(dict\), got 'all'",
+    ):
         extract_ir(model, (x,), decompose="all")
 
 
@@ -73,8 +77,11 @@ class Branching(nn.Module):
 
 
 def test_control_flow_is_refused_naming_the_op_the_node_and_the_model_line():
-    with pytest.raises(opgraph.Error, match=r"Branching: node 'cond' calls the higher-order op cond, which the IR "
-                                            r"cannot hold.*model line: .*test_extraction.py:\d+ return torch.cond"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"Branching: node 'cond' calls the higher-order op cond, which the IR "
+        r"cannot hold.*model line: .*test_extraction.py:\d+ return torch.cond",
+    ):
         extract_ir(Branching(), (torch.randn(4),))
 
 
@@ -85,8 +92,9 @@ def test_nodes_keep_the_model_line_through_an_opg_file(tmp_path):
     assert linear.source.endswith("y = self.fc(x)") and "test_extraction.py:" in linear.source
     ir.save(tmp_path / "model.opg")
     assert [n.source for n in load(tmp_path / "model.opg").nodes] == [n.source for n in ir.nodes]
-    listing = subprocess.run([str(executable()), "inspect", str(tmp_path / "model.opg")], capture_output=True,
-                             text=True, check=True).stdout
+    listing = subprocess.run(
+        [str(executable()), "inspect", str(tmp_path / "model.opg")], capture_output=True, text=True, check=True
+    ).stdout
     assert "test_extraction.py:" in listing and "y = self.fc(x)" in listing
 
 
@@ -121,8 +129,11 @@ def test_sizes_computed_from_a_symbolic_batch_follow_each_run(tmp_path, model):
 def test_the_session_names_aten_ops_it_has_no_kernel_for():
     ir = extract_ir(nn.Sequential(nn.Linear(4, 4), nn.ReLU()).eval(), (torch.randn(2, 4),))
     graph = opgraph.Graph.from_json(ir.to_graph().to_json().replace("aten::relu", "aten::no_such_op"))
-    with pytest.raises(opgraph.Error, match=r"missing ops: \[1\] aten::no_such_op \(node relu\); opgraph has no "
-                                            r"kernel for these ATen ops: extract the model again"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"missing ops: \[1\] aten::no_such_op \(node relu\); opgraph has no "
+        r"kernel for these ATen ops: extract the model again",
+    ):
         opgraph.Session(graph, weights={k: v.detach().numpy() for k, v in ir.weights.items()})
 
 
@@ -140,8 +151,9 @@ def test_per_node_verify_names_the_first_node_that_diverges(monkeypatch):
     clean = verify(model, (x,), per_node=True)
     assert clean.ok and clean.first_divergence is None, str(clean)
     # The Session and PyTorch disagree from the sigmoid on: make PyTorch's sigmoid the wrong one.
-    monkeypatch.setitem(ir_registry._EXECUTION_REGISTRY, "aten.sigmoid",
-                        lambda inputs, attrs: [torch.sigmoid(inputs[0]) + 0.01])
+    monkeypatch.setitem(
+        ir_registry._EXECUTION_REGISTRY, "aten.sigmoid", lambda inputs, attrs: [torch.sigmoid(inputs[0]) + 0.01]
+    )
     report = verify(model, (x,), per_node=True)
     divergence = report.first_divergence
     assert not report.ok and divergence.node == "sigmoid" and divergence.op_type == "aten.sigmoid.default"
@@ -180,11 +192,20 @@ def test_operands_of_two_dtypes_are_converted_as_aten_promotes_them():
 def test_a_decoder_returning_its_cache_is_refused_saying_use_cache_false():
     import transformers
 
-    config = transformers.LlamaConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                      num_key_value_heads=1, intermediate_size=32)
+    config = transformers.LlamaConfig(
+        vocab_size=64,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        intermediate_size=32,
+    )
     model = transformers.LlamaForCausalLM(config).eval()
-    with pytest.raises(opgraph.Error, match=r"cannot export LlamaForCausalLM \(what usually helps: the model "
-                                            r"returns a key/value cache object .*use_cache=False"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"cannot export LlamaForCausalLM \(what usually helps: the model "
+        r"returns a key/value cache object .*use_cache=False",
+    ):
         extract_ir(model, (torch.randint(0, 64, (1, 5)),))
 
 
@@ -203,15 +224,28 @@ class FilledWithAFraction(nn.Module):
         return torch.full((2,), x.shape[0] / 3)
 
 
-@pytest.mark.parametrize("model, message", [
-    (ScaledByBatch(), r"ScaledByBatch: node 'mul' \(aten.mul.Tensor\) gives the tensor argument 'other' a number "
-                      r"computed from symbolic sizes \(IntTrueDiv\(s\d+, 2\)\), which the graph cannot hold"),
-    (AtLeastFour(), r"AtLeastFour: node 'new_zeros' \(aten.new_zeros.default\) gives argument 'size' the size "
-                    r"Max\(4, s0\), which uses Max; the graph's size expressions hold \+ - \* // % only"),
-    (FilledWithAFraction(), r"FilledWithAFraction: node 'full' \(aten.full.default\) gives argument 'fill_value' "
-                            r"the value IntTrueDiv\(s\d+, 3\), computed from symbolic sizes; the graph holds integer "
-                            r"sizes only"),
-], ids=["tensor-argument", "max", "float"])
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        (
+            ScaledByBatch(),
+            r"ScaledByBatch: node 'mul' \(aten.mul.Tensor\) gives the tensor argument 'other' a number "
+            r"computed from symbolic sizes \(IntTrueDiv\(s\d+, 2\)\), which the graph cannot hold",
+        ),
+        (
+            AtLeastFour(),
+            r"AtLeastFour: node 'new_zeros' \(aten.new_zeros.default\) gives argument 'size' the size "
+            r"Max\(4, s0\), which uses Max; the graph's size expressions hold \+ - \* // % only",
+        ),
+        (
+            FilledWithAFraction(),
+            r"FilledWithAFraction: node 'full' \(aten.full.default\) gives argument 'fill_value' "
+            r"the value IntTrueDiv\(s\d+, 3\), computed from symbolic sizes; the graph holds integer "
+            r"sizes only",
+        ),
+    ],
+    ids=["tensor-argument", "max", "float"],
+)
 def test_a_size_the_graph_cannot_spell_is_an_error_naming_the_node_and_line(model, message):
     with pytest.raises(opgraph.Error, match=message + r".*; model line: .*test_extraction.py:\d+"):
         extract_ir(model, (torch.randn(5, 3),), dynamic_shapes=({0: torch.export.Dim("batch", min=2)},))
@@ -229,8 +263,11 @@ def test_an_attribute_that_is_not_a_size_expression_is_an_error():
 def test_the_verify_command_names_a_malformed_option(tmp_path):
     model, x = Gate().eval(), torch.randn(4, 6)
     extract_ir(model, (x,)).save(tmp_path / "gate.opg")
-    result = subprocess.run([sys.executable, "-m", "opgraph.ir", "verify", str(tmp_path / "gate.opg"), "--dim", "s0"],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "opgraph.ir", "verify", str(tmp_path / "gate.opg"), "--dim", "s0"],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2 and "--dim 's0': expected NAME=VALUE" in result.stderr
 
 
@@ -249,14 +286,32 @@ class ReturnsAnObject(nn.Module):
         return Gate  # a class, which torch.export cannot flatten into tensors
 
 
-@pytest.mark.parametrize("model, shape, dynamic, hint", [
-    (BranchesOnAValue(), (3,), None, r"the model branches or sizes something on a tensor's value: compute both "
-                                     r"branches and select with torch.where"),
-    (FixesItsBatch(), (4, 3), ({0: torch.export.Dim("batch")},),
-     r"a dimension declared dynamic is fixed by the model .*: declare it torch.export.Dim.AUTO"),
-    (ReturnsAnObject(), (2,), None, r"the model returns an object torch.export cannot flatten: wrap it in a module "
-                                    r"that returns tensors only"),
-], ids=["data-dependent", "specialized", "object"])
+@pytest.mark.parametrize(
+    "model, shape, dynamic, hint",
+    [
+        (
+            BranchesOnAValue(),
+            (3,),
+            None,
+            r"the model branches or sizes something on a tensor's value: compute both "
+            r"branches and select with torch.where",
+        ),
+        (
+            FixesItsBatch(),
+            (4, 3),
+            ({0: torch.export.Dim("batch")},),
+            r"a dimension declared dynamic is fixed by the model .*: declare it torch.export.Dim.AUTO",
+        ),
+        (
+            ReturnsAnObject(),
+            (2,),
+            None,
+            r"the model returns an object torch.export cannot flatten: wrap it in a module "
+            r"that returns tensors only",
+        ),
+    ],
+    ids=["data-dependent", "specialized", "object"],
+)
 def test_a_model_torch_export_refuses_is_named_with_what_usually_helps(model, shape, dynamic, hint):
     with pytest.raises(opgraph.Error, match=rf"cannot export {type(model).__name__} \(what usually helps: {hint}"):
         extract_ir(model, (torch.randn(*shape),), dynamic_shapes=dynamic)

@@ -1,12 +1,13 @@
 """opgraph::gemm (a @ b + bias, then an activation) and its backward, against the
 reference, PyTorch and finite differences."""
+
 import numpy as np
 import pytest
 import torch
+from oracle import check_op
 
 import opgraph
 from opgraph.ops import call, call_reference
-from oracle import check_op
 
 DTYPES = [np.float32, np.float64]
 ACTIVATIONS = {
@@ -19,8 +20,17 @@ ACTIVATIONS = {
 }
 # (M, K, N): a row, size-1 and prime sizes, K=1, N=1001, no rows, an empty sum,
 # and enough rows for oneDNN's GEMM implementation.
-SHAPES = [(1, 1, 1), (1, 257, 129), (3, 5, 7), (17, 1, 13), (4, 31, 1001), (64, 31, 1), (0, 4, 3), (5, 0, 3),
-          (1031, 40, 17)]
+SHAPES = [
+    (1, 1, 1),
+    (1, 257, 129),
+    (3, 5, 7),
+    (17, 1, 13),
+    (4, 31, 1001),
+    (64, 31, 1),
+    (0, 4, 3),
+    (5, 0, 3),
+    (1031, 40, 17),
+]
 # Sums of a few hundred float32 products, which oneDNN blocks differently.
 FLOAT32_SUMS = dict(rtol=1e-4, atol=1e-4)
 FLOAT64 = dict(rtol=1e-10, atol=1e-12)
@@ -38,6 +48,7 @@ def torch_gemm(activation):
     def gemm(a, b, bias=None):
         z = a @ b if bias is None else torch.addmm(bias, a, b)
         return ACTIVATIONS[activation](z)
+
     return gemm
 
 
@@ -50,8 +61,13 @@ def gemm_inputs(m, k, n, dtype, with_bias):
 @pytest.mark.parametrize("with_bias", [True, False])
 @pytest.mark.parametrize("m, k, n", SHAPES)
 def test_gemm(m, k, n, with_bias, activation, dtype):
-    check_op("opgraph::gemm", torch_gemm(activation), *gemm_inputs(m, k, n, dtype, with_bias), activation=activation,
-             tolerance=tolerance(dtype))
+    check_op(
+        "opgraph::gemm",
+        torch_gemm(activation),
+        *gemm_inputs(m, k, n, dtype, with_bias),
+        activation=activation,
+        tolerance=tolerance(dtype),
+    )
 
 
 @pytest.mark.parametrize("activation", ACTIVATIONS)
@@ -68,8 +84,13 @@ def test_large_gemm_uses_threads(m, activation):
     try:
         opgraph.set_num_threads(2)
         inputs = [random((m, 1024), np.float32), random((1024, 512), np.float32, 1), random((512,), np.float32, 2)]
-        check_op("opgraph::gemm", torch_gemm(activation), *inputs, activation=activation,
-                 tolerance=dict(rtol=1e-3, atol=1e-3))
+        check_op(
+            "opgraph::gemm",
+            torch_gemm(activation),
+            *inputs,
+            activation=activation,
+            tolerance=dict(rtol=1e-3, atol=1e-3),
+        )
     finally:
         opgraph.set_num_threads(previous)
 
@@ -152,19 +173,34 @@ F32 = np.float32
 @pytest.mark.parametrize(
     "inputs, attrs, message",
     [
-        ([np.ones((2, 3), F32), np.ones((3, 4), F32)], dict(activation="swish"),
-         r'activation: expected one of "none", "relu", "gelu", "sigmoid", "tanh", "relu6", got "swish"'),
-        ([np.ones((2, 3), F32), np.ones((4, 5), F32)], {},
-         r"cannot multiply float32\[2, 3\] by float32\[4, 5\]: inner dimensions 3 and 4 differ"),
+        (
+            [np.ones((2, 3), F32), np.ones((3, 4), F32)],
+            dict(activation="swish"),
+            r'activation: expected one of "none", "relu", "gelu", "sigmoid", "tanh", "relu6", got "swish"',
+        ),
+        (
+            [np.ones((2, 3), F32), np.ones((4, 5), F32)],
+            {},
+            r"cannot multiply float32\[2, 3\] by float32\[4, 5\]: inner dimensions 3 and 4 differ",
+        ),
         ([np.ones(3, F32), np.ones((3, 4), F32)], {}, r"a: expected rank 2, got float32\[3\]"),
         ([np.ones((2, 3), F32), np.ones((1, 3, 4), F32)], {}, r"b: expected rank 2, got float32\[1, 3, 4\]"),
         ([np.ones((2, 3), F32), np.ones((3, 4), np.float64)], {}, r"b: expected float32 like a, got float64\[3, 4\]"),
-        ([np.ones((2, 3), np.int64), np.ones((3, 4), np.int64)], {},
-         r"a: expected float32 or float64, got int64\[2, 3\]"),
-        ([np.ones((2, 3), F32), np.ones((3, 4), F32), np.ones(3, F32)], {},
-         r"bias: expected float32\[4\] \(one per column of b\), got float32\[3\]"),
-        ([np.ones((2, 3), F32), np.ones((3, 4), F32), np.ones(4, np.float64)], {},
-         r"bias: expected float32 like a, got float64\[4\]"),
+        (
+            [np.ones((2, 3), np.int64), np.ones((3, 4), np.int64)],
+            {},
+            r"a: expected float32 or float64, got int64\[2, 3\]",
+        ),
+        (
+            [np.ones((2, 3), F32), np.ones((3, 4), F32), np.ones(3, F32)],
+            {},
+            r"bias: expected float32\[4\] \(one per column of b\), got float32\[3\]",
+        ),
+        (
+            [np.ones((2, 3), F32), np.ones((3, 4), F32), np.ones(4, np.float64)],
+            {},
+            r"bias: expected float32 like a, got float64\[4\]",
+        ),
     ],
 )
 def test_bad_inputs(inputs, attrs, message):
@@ -174,11 +210,19 @@ def test_bad_inputs(inputs, attrs, message):
 
 def test_backward_bad_inputs():
     a, b, good = np.ones((3, 2), F32), np.ones((2, 4), F32), np.ones((3, 4), F32)
-    with pytest.raises(opgraph.Error, match=r"^opgraph::gemm_backward: grad_output: expected float32\[3, 4\] like "
-                                            r"gemm's output, got float32\[3, 5\]"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"^opgraph::gemm_backward: grad_output: expected float32\[3, 4\] like "
+        r"gemm's output, got float32\[3, 5\]",
+    ):
         call("opgraph::gemm_backward", np.ones((3, 5), F32), a, b, None, good)
-    with pytest.raises(opgraph.Error, match=r"^opgraph::gemm_backward: output: expected float32\[3, 4\] like "
-                                            r"gemm's output, got float64\[3, 4\]"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"^opgraph::gemm_backward: output: expected float32\[3, 4\] like "
+        r"gemm's output, got float64\[3, 4\]",
+    ):
         call("opgraph::gemm_backward", good, a, b, None, good.astype(np.float64))
-    with pytest.raises(opgraph.Error, match=r'^opgraph::gemm_backward: activation: expected one of "none", .* got "elu"'):
+    with pytest.raises(
+        opgraph.Error, match=r'^opgraph::gemm_backward: activation: expected one of "none", .* got "elu"'
+    ):
         call("opgraph::gemm_backward", good, a, b, None, good, activation="elu")

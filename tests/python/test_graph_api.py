@@ -1,5 +1,6 @@
 """opgraph.graph, the MAX-style graph builder: graphs of built-in and custom
 ops run on the C++ Session, saved as .opg, and bad input."""
+
 import numpy as np
 import pytest
 import torch
@@ -21,10 +22,12 @@ def small_cnn_graph(weights):
 
 def cnn_weights():
     rng = np.random.default_rng(0)
-    return {"w1": rng.standard_normal((4, 3, 3, 3), dtype=np.float32) * 0.3,
-            "b1": rng.standard_normal(4, dtype=np.float32),
-            "w2": rng.standard_normal((5, 64), dtype=np.float32) * 0.1,
-            "b2": rng.standard_normal(5, dtype=np.float32)}
+    return {
+        "w1": rng.standard_normal((4, 3, 3, 3), dtype=np.float32) * 0.3,
+        "b1": rng.standard_normal(4, dtype=np.float32),
+        "w2": rng.standard_normal((5, 64), dtype=np.float32) * 0.1,
+        "b2": rng.standard_normal(5, dtype=np.float32),
+    }
 
 
 def torch_cnn(weights, x):
@@ -71,16 +74,24 @@ def test_saved_graph_runs_in_a_session_and_keeps_its_weights(tmp_path):
     stored = load_file(str(path))
     assert sorted(stored) == sorted(graph.constants)
     x = np.random.default_rng(0).standard_normal((3, 3, 8, 8), dtype=np.float32)
-    np.testing.assert_allclose(InferenceSession().load(str(path)).execute(x)[0], torch_cnn(weights, x),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        InferenceSession().load(str(path)).execute(x)[0], torch_cnn(weights, x), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_custom_op_from_an_extension(conv1d_package):
-    with Graph("conv", input_types=[TensorType(DType.float32, [9]), TensorType(DType.float32, [3])],
-               custom_extensions=[conv1d_package]) as graph:
+    with Graph(
+        "conv",
+        input_types=[TensorType(DType.float32, [9]), TensorType(DType.float32, [3])],
+        custom_extensions=[conv1d_package],
+    ) as graph:
         x, k = graph.inputs
-        y = ops.custom(name="conv1d", values=[x, k], out_types=[TensorType(DType.float32, [9])],
-                       parameters={"input_size": 9, "conv_size": 3, "dtype": DType.float32})[0].tensor
+        y = ops.custom(
+            name="conv1d",
+            values=[x, k],
+            out_types=[TensorType(DType.float32, [9])],
+            parameters={"input_size": 9, "conv_size": 3, "dtype": DType.float32},
+        )[0].tensor
         graph.output(y)
     x, k = np.arange(9, dtype=np.float32), np.array([1, -2, 3], np.float32)
     expected = np.correlate(np.pad(x, (0, 2)), k, mode="valid")
@@ -88,22 +99,43 @@ def test_custom_op_from_an_extension(conv1d_package):
 
 
 def test_custom_op_errors(conv1d_package):
-    with Graph("bad", input_types=[TensorType(DType.float32, [9]), TensorType(DType.float32, [3])],
-               custom_extensions=[conv1d_package]) as graph:
+    with Graph(
+        "bad",
+        input_types=[TensorType(DType.float32, [9]), TensorType(DType.float32, [3])],
+        custom_extensions=[conv1d_package],
+    ) as graph:
         x, k = graph.inputs
-        with pytest.raises(opgraph.Error, match=r"no op 'conv2d' in the graph's custom extensions; they provide: "
-                                                r"examples::conv1d"):
+        with pytest.raises(
+            opgraph.Error,
+            match=r"no op 'conv2d' in the graph's custom extensions; they provide: "
+            r"examples::conv1d",
+        ):
             ops.custom(name="conv2d", values=[x, k], out_types=[TensorType(DType.float32, [9])])
         with pytest.raises(opgraph.Error, match=r"unknown parameters \['size'\]"):
-            ops.custom(name="conv1d", values=[x, k], out_types=[TensorType(DType.float32, [9])],
-                       parameters={"size": 9, "input_size": 9, "conv_size": 3})
+            ops.custom(
+                name="conv1d",
+                values=[x, k],
+                out_types=[TensorType(DType.float32, [9])],
+                parameters={"size": 9, "input_size": 9, "conv_size": 3},
+            )
         with pytest.raises(opgraph.Error, match=r"parameter dtype=float64 but out_types has float32"):
-            ops.custom(name="conv1d", values=[x, k], out_types=[TensorType(DType.float32, [9])],
-                       parameters={"input_size": 9, "conv_size": 3, "dtype": DType.float64})
-        y = ops.custom(name="conv1d", values=[x, k], out_types=[TensorType(DType.float32, [10])],
-                       parameters={"input_size": 9, "conv_size": 3})[0]
-        with pytest.raises(opgraph.Error, match=r"declared TensorType\(float32, \[10\]\) but its op gives "
-                                                r"TensorType\(float32, \[9\]\)"):
+            ops.custom(
+                name="conv1d",
+                values=[x, k],
+                out_types=[TensorType(DType.float32, [9])],
+                parameters={"input_size": 9, "conv_size": 3, "dtype": DType.float64},
+            )
+        y = ops.custom(
+            name="conv1d",
+            values=[x, k],
+            out_types=[TensorType(DType.float32, [10])],
+            parameters={"input_size": 9, "conv_size": 3},
+        )[0]
+        with pytest.raises(
+            opgraph.Error,
+            match=r"declared TensorType\(float32, \[10\]\) but its op gives "
+            r"TensorType\(float32, \[9\]\)",
+        ):
             graph.output(y)
 
 

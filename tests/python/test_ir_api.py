@@ -10,11 +10,9 @@ from torch import nn
 
 import opgraph
 from opgraph import ir
-from opgraph.ir import IR, IRExecutor, OpNode, TensorMeta
-from opgraph.ir import attributes, schema
+from opgraph.ir import IR, IRExecutor, OpNode, TensorMeta, attributes, schema
 from opgraph.ir.lower import to_graph_dict
-from opgraph.ir.ops import get_conversion_fn, get_execution_fn, register_executor, register_op
-from opgraph.ir.ops import registry
+from opgraph.ir.ops import get_conversion_fn, get_execution_fn, register_executor, register_op, registry
 
 
 @pytest.fixture
@@ -46,9 +44,14 @@ def graph_nodes(model_ir):
     return {node["name"]: node for node in to_graph_dict(model_ir)["nodes"]}
 
 
-@pytest.mark.parametrize("op_type, runtime", [("aten.conv2d.default", "aten::conv2d"),
-                                              ("aten.add.Tensor", "aten::add.Tensor"),
-                                              ("custom.fused_gate", "custom::fused_gate")])
+@pytest.mark.parametrize(
+    "op_type, runtime",
+    [
+        ("aten.conv2d.default", "aten::conv2d"),
+        ("aten.add.Tensor", "aten::add.Tensor"),
+        ("custom.fused_gate", "custom::fused_gate"),
+    ],
+)
 def test_op_names_map_between_the_ir_and_the_runtime(op_type, runtime):
     assert ir.runtime_name(op_type) == runtime
     assert ir.runtime_name(ir.ir_name(runtime)) == runtime
@@ -281,8 +284,10 @@ def test_decompose_gives_core_aten_ops_that_run_on_every_path():
 def test_an_ir_of_package_ops_runs_on_the_session_and_round_trips(test_ops, tmp_path, clean_registries):
     """Package ops lower by their opgraph schema: a multi-output op, an absent Tensor?, the package named."""
     x, positive, negative, biased = (TensorMeta(name, [2, 3], "float32") for name in ("x", "pos", "neg", "y"))
-    nodes = [OpNode("split", "test_ops.split_sign", [x], [positive, negative], {}),
-             OpNode("bias", "test_ops.add_bias", [negative], [biased], {}, {"x": 0, "bias": None})]
+    nodes = [
+        OpNode("split", "test_ops.split_sign", [x], [positive, negative], {}),
+        OpNode("bias", "test_ops.add_bias", [negative], [biased], {}, {"x": 0, "bias": None}),
+    ]
     program = IR("PackageOps", [x], [positive, biased], nodes, {})
     register_executor("test_ops.split_sign")(lambda inputs, attrs: [inputs[0].clamp(min=0), inputs[0].clamp(max=0)])
     register_executor("test_ops.add_bias")(lambda inputs, attrs: [inputs[0] + 0])

@@ -1,11 +1,11 @@
 """Models extracted with opgraph.ir, saved as .opg and run on the C++ Session
 and the IRExecutor, each within 1e-4 of PyTorch."""
 
+import ir_models
 import numpy as np
 import pytest
 import torch
 
-import ir_models
 import opgraph
 from opgraph import ir
 from opgraph.ir.lower import to_graph_dict

@@ -1,5 +1,6 @@
 """opgraph.layers: every layer's forward and gradients against torch.autograd
 on the same weights and against finite differences, and bad input."""
+
 import numpy as np
 import pytest
 import torch
@@ -8,8 +9,14 @@ import torch.nn.functional as F
 import opgraph
 from opgraph import layers
 
-TORCH_ACTIVATIONS = {None: lambda y: y, "relu": torch.relu, "gelu": F.gelu, "sigmoid": torch.sigmoid,
-                     "tanh": torch.tanh, "silu": F.silu}
+TORCH_ACTIVATIONS = {
+    None: lambda y: y,
+    "relu": torch.relu,
+    "gelu": F.gelu,
+    "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh,
+    "silu": F.silu,
+}
 
 
 def torch_forward(layer, x, weights):
@@ -37,10 +44,16 @@ LAYERS = [
     ("dense tanh", lambda: layers.Dense(5, activation="tanh", dtype=np.float64), (3, 4)),
     ("conv", lambda: layers.Conv2D(4, 3, dtype=np.float64), (2, 3, 7, 6)),
     ("conv same relu", lambda: layers.Conv2D(5, 3, padding="same", activation="relu", dtype=np.float64), (1, 2, 5, 5)),
-    ("conv stride groups", lambda: layers.Conv2D(4, (3, 2), stride=2, padding=1, groups=2, dtype=np.float64),
-     (2, 4, 9, 8)),
-    ("conv sigmoid dilated", lambda: layers.Conv2D(3, 3, dilation=2, activation="sigmoid", dtype=np.float64),
-     (1, 2, 8, 9)),
+    (
+        "conv stride groups",
+        lambda: layers.Conv2D(4, (3, 2), stride=2, padding=1, groups=2, dtype=np.float64),
+        (2, 4, 9, 8),
+    ),
+    (
+        "conv sigmoid dilated",
+        lambda: layers.Conv2D(3, 3, dilation=2, activation="sigmoid", dtype=np.float64),
+        (1, 2, 8, 9),
+    ),
     ("max pool", lambda: layers.MaxPool2D(2), (2, 3, 6, 7)),
     ("max pool stride 1", lambda: layers.MaxPool2D(3, stride=1, padding=1), (1, 2, 5, 5)),
     ("avg pool", lambda: layers.AvgPool2D(2), (2, 3, 6, 6)),
@@ -117,12 +130,19 @@ def test_float32_layers_accept_torch_tensors():
     assert y.shape == (3, 4) and y.dtype == np.float32
 
 
-@pytest.mark.parametrize("make, shape, message", [
-    (lambda: layers.Dense(3), (2, 3, 4), r"dense: expected input of rank 2 \(batch, features\), got shape \(2, 3, 4\)"),
-    (lambda: layers.Conv2D(3, 3), (2, 3), r"conv2d: expected input of rank 4"),
-    (lambda: layers.MaxPool2D(2), (2, 3, 4), r"maxpool2d: expected input of rank 4"),
-    (lambda: layers.Conv2D(4, 3, groups=3), (1, 3, 5, 5), r"groups=3 must divide"),
-])
+@pytest.mark.parametrize(
+    "make, shape, message",
+    [
+        (
+            lambda: layers.Dense(3),
+            (2, 3, 4),
+            r"dense: expected input of rank 2 \(batch, features\), got shape \(2, 3, 4\)",
+        ),
+        (lambda: layers.Conv2D(3, 3), (2, 3), r"conv2d: expected input of rank 4"),
+        (lambda: layers.MaxPool2D(2), (2, 3, 4), r"maxpool2d: expected input of rank 4"),
+        (lambda: layers.Conv2D(4, 3, groups=3), (1, 3, 5, 5), r"groups=3 must divide"),
+    ],
+)
 def test_build_rejects_wrong_input(make, shape, message):
     with pytest.raises(opgraph.Error, match=message):
         make()(np.zeros(shape, np.float32))
@@ -144,13 +164,16 @@ def test_call_before_build_and_backward_before_forward():
         dense.backward(np.zeros((2, 3), np.float32))
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: layers.Dense(3, initializer="glorot"), r"unknown initializer 'glorot'; expected one of he, xavier"),
-    (lambda: layers.Activation("swish"), r"unknown activation 'swish'"),
-    (lambda: layers.Dropout(1.0), r"dropout: rate: expected a value in \[0, 1\)"),
-    (lambda: layers.Conv2D(3, 2, padding="same"), r"padding='same' needs stride 1 and odd kernel sizes"),
-    (lambda: layers.Dense(0), r"units: expected at least 1"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: layers.Dense(3, initializer="glorot"), r"unknown initializer 'glorot'; expected one of he, xavier"),
+        (lambda: layers.Activation("swish"), r"unknown activation 'swish'"),
+        (lambda: layers.Dropout(1.0), r"dropout: rate: expected a value in \[0, 1\)"),
+        (lambda: layers.Conv2D(3, 2, padding="same"), r"padding='same' needs stride 1 and odd kernel sizes"),
+        (lambda: layers.Dense(0), r"units: expected at least 1"),
+    ],
+)
 def test_bad_configuration(make, message):
     with pytest.raises(opgraph.Error, match=message):
         make()

@@ -3,6 +3,7 @@
 PyTorch, and the Session pass that uses them (use_nchwc_layout, part of
 SessionOptions::optimize), whose graphs give the outputs of the graph as
 written and of PyTorch."""
+
 import json
 
 import numpy as np
@@ -17,8 +18,11 @@ from opgraph.ops import call, call_reference
 # Sums of a few hundred float32 products, in another order than PyTorch's.
 FLOAT32_SUMS = dict(rtol=1e-4, atol=1e-5)
 BLOCKED = opgraph.get_cpu_capability() != "default"
-needs_blocks = pytest.mark.skipif(not BLOCKED, reason="the pass runs only where oneDNN has blocked kernels "
-                                                      "(AVX2 or AVX-512); this CPU or OPGRAPH_CPU_CAPABILITY has neither")
+needs_blocks = pytest.mark.skipif(
+    not BLOCKED,
+    reason="the pass runs only where oneDNN has blocked kernels "
+    "(AVX2 or AVX-512); this CPU or OPGRAPH_CPU_CAPABILITY has neither",
+)
 
 
 def to_blocks(x, block):
@@ -40,34 +44,50 @@ ACTIVATIONS = {"none": lambda y: y, "relu": torch.relu, "sigmoid": torch.sigmoid
 
 @pytest.mark.parametrize("block", [8, 16])
 @pytest.mark.parametrize("blocked_input", [False, True])
-@pytest.mark.parametrize("channels, out_channels, groups, kernel, stride, padding, padding_end, dilation", [
-    (3, 32, 1, 3, 2, (1, 1), (1, 1), 1),       # a first layer: few input channels
-    (24, 40, 1, 1, 1, (0, 0), (0, 0), 1),      # pointwise, neither a multiple of 16
-    (32, 32, 32, 3, 2, (0, 0), (1, 1), 1),     # depthwise after TF "same" padding (a folded pad)
-    (5, 5, 5, 3, 1, (2, 1), (0, 2), 2),        # depthwise, 5 channels, dilated, uneven padding
-    (16, 12, 2, 3, 1, (1, 1), (1, 1), 1),      # grouped
-])
+@pytest.mark.parametrize(
+    "channels, out_channels, groups, kernel, stride, padding, padding_end, dilation",
+    [
+        (3, 32, 1, 3, 2, (1, 1), (1, 1), 1),  # a first layer: few input channels
+        (24, 40, 1, 1, 1, (0, 0), (0, 0), 1),  # pointwise, neither a multiple of 16
+        (32, 32, 32, 3, 2, (0, 0), (1, 1), 1),  # depthwise after TF "same" padding (a folded pad)
+        (5, 5, 5, 3, 1, (2, 1), (0, 2), 2),  # depthwise, 5 channels, dilated, uneven padding
+        (16, 12, 2, 3, 1, (1, 1), (1, 1), 1),  # grouped
+    ],
+)
 @pytest.mark.parametrize("activation", ["none", "relu", "sigmoid"])
-def test_conv2d_nchwc_matches_reference_and_pytorch(block, blocked_input, channels, out_channels, groups, kernel,
-                                                     stride, padding, padding_end, dilation, activation):
+def test_conv2d_nchwc_matches_reference_and_pytorch(
+    block, blocked_input, channels, out_channels, groups, kernel, stride, padding, padding_end, dilation, activation
+):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, channels, 11, 9)).astype(np.float32)
     w = rng.standard_normal((out_channels, channels // groups, kernel, kernel)).astype(np.float32)
     b = rng.standard_normal(out_channels).astype(np.float32)
-    attrs = dict(stride=[stride, stride], padding=list(padding), padding_end=list(padding_end),
-                 dilation=[dilation, dilation], groups=groups, block=block, activation=activation)
+    attrs = dict(
+        stride=[stride, stride],
+        padding=list(padding),
+        padding_end=list(padding_end),
+        dilation=[dilation, dilation],
+        groups=groups,
+        block=block,
+        activation=activation,
+    )
     given = to_blocks(x, block) if blocked_input else x
-    fast, reference = call("opgraph::conv2d_nchwc", given, w, b, **attrs), call_reference(
-        "opgraph::conv2d_nchwc", given, w, b, **attrs)
+    fast, reference = (
+        call("opgraph::conv2d_nchwc", given, w, b, **attrs),
+        call_reference("opgraph::conv2d_nchwc", given, w, b, **attrs),
+    )
     # torch.nn.functional.pad takes (left, right, top, bottom).
     padded = nn.functional.pad(torch.from_numpy(x), (padding[1], padding_end[1], padding[0], padding_end[0]))
-    expected = ACTIVATIONS[activation](nn.functional.conv2d(padded, torch.from_numpy(w), torch.from_numpy(b),
-                                                            stride=stride, dilation=dilation, groups=groups))
+    expected = ACTIVATIONS[activation](
+        nn.functional.conv2d(
+            padded, torch.from_numpy(w), torch.from_numpy(b), stride=stride, dilation=dilation, groups=groups
+        )
+    )
     assert fast.shape == reference.shape == to_blocks(expected.numpy(), block).shape
     np.testing.assert_allclose(from_blocks(fast, out_channels), expected.numpy(), **FLOAT32_SUMS)
     np.testing.assert_allclose(from_blocks(reference, out_channels), expected.numpy(), **FLOAT32_SUMS)
     if out_channels % block:  # the padding channels hold zeros, which the next ops rely on
-        assert not fast[:, -1, :, :, out_channels % block:].any()
+        assert not fast[:, -1, :, :, out_channels % block :].any()
 
 
 @pytest.mark.parametrize("block", [8, 16])
@@ -86,15 +106,21 @@ def test_bad_blocks_are_errors():
         call("opgraph::conv2d_nchwc", x, np.zeros((8, 8, 3, 3), np.float32), None)
     with pytest.raises(opgraph.Error, match=r"input: expected float32, got float64"):
         call("opgraph::conv2d_nchwc", np.zeros((1, 24, 5, 5)), w, None)
-    with pytest.raises(opgraph.Error, match=r"input: expected \[N, C, H, W\] or a blocked \[N, C/16, H, W, 16\], "
-                                            r"got float32\[24, 5, 5\]"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"input: expected \[N, C, H, W\] or a blocked \[N, C/16, H, W, 16\], "
+        r"got float32\[24, 5, 5\]",
+    ):
         call("opgraph::conv2d_nchwc", np.zeros((24, 5, 5), np.float32), w, None)
     with pytest.raises(opgraph.Error, match=r"weight: expected rank 4 \(out_channels, in_channels/groups, kh, kw\)"):
         call("opgraph::conv2d_nchwc", x, np.zeros((8, 24), np.float32), None)
     with pytest.raises(opgraph.Error, match=r"padding_end: expected 2 values of at least 0, got \[1, -1\]"):
         call("opgraph::conv2d_nchwc", np.zeros((1, 24, 5, 5), np.float32), w, None, padding_end=[1, -1])
-    with pytest.raises(opgraph.Error, match=r"self: expected \[N, 3, H, W, 16\] \(40 channels in blocks of 16\), "
-                                            r"got float32\[1, 2, 5, 5, 16\]"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"self: expected \[N, 3, H, W, 16\] \(40 channels in blocks of 16\), "
+        r"got float32\[1, 2, 5, 5, 16\]",
+    ):
         call("opgraph::nchwc_to_nchw", x, channels=40)
     with pytest.raises(opgraph.Error, match=r"channels: expected at least 1, got 0"):
         call("opgraph::nchwc_to_nchw", x, channels=0)
@@ -103,6 +129,7 @@ def test_bad_blocks_are_errors():
 
 
 # ---- the pass --------------------------------------------------------------
+
 
 def op_types(session):
     return [node["op_type"] for node in json.loads(session.graph.to_json())["nodes"]]

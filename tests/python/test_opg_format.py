@@ -1,6 +1,7 @@
 """.opg files are safetensors files: written by opgraph, read by the
 safetensors package, and the other way round; corrupt files are errors,
 among them the fuzzer's hand-made bad files (fuzz/make_corpus.py)."""
+
 import importlib.util
 import json
 import re
@@ -20,17 +21,22 @@ GRAPH = {
     "name": "affine",
     "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 5]}],
     "outputs": [{"name": "y"}],
-    "constants": [{"name": "w", "dtype": "float32", "shape": [3, 5]},
-                  {"name": "b", "dtype": "float64", "shape": [3]},
-                  {"name": "steps", "dtype": "int64", "shape": [2]}],
+    "constants": [
+        {"name": "w", "dtype": "float32", "shape": [3, 5]},
+        {"name": "b", "dtype": "float64", "shape": [3]},
+        {"name": "steps", "dtype": "int64", "shape": [2]},
+    ],
     "nodes": [{"name": "fc", "op_type": "aten::linear", "inputs": ["x", "w", None], "outputs": ["y"]}],
 }
 
 
 def weights():
     rng = np.random.default_rng(0)
-    return {"w": rng.standard_normal((3, 5)).astype(np.float32), "b": rng.standard_normal(3),
-            "steps": np.array([7, -1], dtype=np.int64)}
+    return {
+        "w": rng.standard_normal((3, 5)).astype(np.float32),
+        "b": rng.standard_normal(3),
+        "steps": np.array([7, -1], dtype=np.int64),
+    }
 
 
 def test_round_trip(tmp_path):
@@ -62,8 +68,9 @@ def test_a_file_written_by_safetensors_runs(tmp_path):
     path = tmp_path / "affine.opg"
     graph = dict(GRAPH, constants=GRAPH["constants"][:1])
     w = weights()["w"]
-    save_file({"w": w}, path, metadata={"opgraph.version": "1", "opgraph.graph": json.dumps(graph),
-                                        "opgraph.packages": "[]"})
+    save_file(
+        {"w": w}, path, metadata={"opgraph.version": "1", "opgraph.graph": json.dumps(graph), "opgraph.packages": "[]"}
+    )
     x = np.random.default_rng(1).standard_normal((4, 5)).astype(np.float32)
     np.testing.assert_allclose(opgraph.Session(path).run(x)[0], x @ w.T, rtol=1e-5, atol=1e-6)
 
@@ -85,28 +92,48 @@ def write(path, header, data=b""):
 
 
 def header(**tensors):
-    metadata = {"opgraph.version": "1", "opgraph.packages": "[]",
-                "opgraph.graph": json.dumps(dict(GRAPH, constants=GRAPH["constants"][:1]))}
+    metadata = {
+        "opgraph.version": "1",
+        "opgraph.packages": "[]",
+        "opgraph.graph": json.dumps(dict(GRAPH, constants=GRAPH["constants"][:1])),
+    }
     return {"__metadata__": metadata, **tensors}
 
 
 W = {"dtype": "F32", "shape": [3, 5], "data_offsets": [0, 60]}
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda p: p.write_bytes(b"\x01\x02"), r"the file is 2 bytes; a safetensors file starts with an 8-byte header"),
-    (lambda p: p.write_bytes(struct.pack("<Q", 1 << 40) + b"{}"),
-     r"header length 1099511627776 runs past the end of the file \(10 bytes"),
-    (lambda p: write(p, header(w=W), bytes(59)), r"tensor 'w': data_offsets \[0, 60\] run past the end of the data"),
-    (lambda p: write(p, header(w=dict(W, dtype="F8_E4M3")), bytes(60)), r"tensor 'w': dtype 'F8_E4M3' is not supported"),
-    (lambda p: write(p, header(w=W, v=dict(W, data_offsets=[56, 116])), bytes(116)),
-     r"tensors 'w' \(data_offsets \[0, 60\]\) and 'v' \(data_offsets \[56, 116\]\) overlap"),
-    (lambda p: write(p, header(w=dict(W, shape=[1 << 62, 8])), bytes(60)), r"tensor 'w': shape .* overflows"),
-    (lambda p: write(p, {**header(w=W), "__metadata__": {**header()["__metadata__"], "opgraph.version": "7"}},
-                     bytes(60)), r"unsupported .opg version '7'; this opgraph reads version 1"),
-    (lambda p: write(p, header(), b""), r"constant 'w' \(float32\[3, 5\]\) has no tensor in the file"),
-    (lambda p: p.write_bytes(struct.pack("<Q", 5) + b"{oops"), r"header \(bytes 8 to 13\) is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda p: p.write_bytes(b"\x01\x02"), r"the file is 2 bytes; a safetensors file starts with an 8-byte header"),
+        (
+            lambda p: p.write_bytes(struct.pack("<Q", 1 << 40) + b"{}"),
+            r"header length 1099511627776 runs past the end of the file \(10 bytes",
+        ),
+        (
+            lambda p: write(p, header(w=W), bytes(59)),
+            r"tensor 'w': data_offsets \[0, 60\] run past the end of the data",
+        ),
+        (
+            lambda p: write(p, header(w=dict(W, dtype="F8_E4M3")), bytes(60)),
+            r"tensor 'w': dtype 'F8_E4M3' is not supported",
+        ),
+        (
+            lambda p: write(p, header(w=W, v=dict(W, data_offsets=[56, 116])), bytes(116)),
+            r"tensors 'w' \(data_offsets \[0, 60\]\) and 'v' \(data_offsets \[56, 116\]\) overlap",
+        ),
+        (lambda p: write(p, header(w=dict(W, shape=[1 << 62, 8])), bytes(60)), r"tensor 'w': shape .* overflows"),
+        (
+            lambda p: write(
+                p, {**header(w=W), "__metadata__": {**header()["__metadata__"], "opgraph.version": "7"}}, bytes(60)
+            ),
+            r"unsupported .opg version '7'; this opgraph reads version 1",
+        ),
+        (lambda p: write(p, header(), b""), r"constant 'w' \(float32\[3, 5\]\) has no tensor in the file"),
+        (lambda p: p.write_bytes(struct.pack("<Q", 5) + b"{oops"), r"header \(bytes 8 to 13\) is not valid JSON"),
+    ],
+)
 def test_corrupt_files_are_errors(tmp_path, make, message):
     path = tmp_path / "bad.opg"
     make(path)
@@ -144,8 +171,10 @@ def test_the_corpus_has_one_valid_file_and_every_kind_of_bad_one():
 
 def test_the_valid_corpus_file_runs(corpus):
     session = opgraph.Session(corpus / "valid.opg", threads=2)
-    w = {c["name"]: np.array(make_corpus.WEIGHTS[c["name"]], dtype=np.float32).reshape(c["shape"])
-         for c in make_corpus.GRAPH["constants"]}
+    w = {
+        c["name"]: np.array(make_corpus.WEIGHTS[c["name"]], dtype=np.float32).reshape(c["shape"])
+        for c in make_corpus.GRAPH["constants"]
+    }
     with safe_open(corpus / "valid.opg", framework="numpy") as f:
         for name, value in w.items():
             np.testing.assert_array_equal(f.get_tensor(name), value)

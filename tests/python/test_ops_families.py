@@ -1,4 +1,5 @@
 """opgraph.ops family modules: require(), forward/backward against torch, errors."""
+
 import numpy as np
 import pytest
 import torch
@@ -87,8 +88,9 @@ def test_cross_entropy_forward_backward():
     want.backward(torch.tensor(2.0, dtype=torch.float64))
     assert float(loss) == pytest.approx(want.item(), rel=1e-12)
     np.testing.assert_allclose(probabilities, torch.softmax(tl, 1).detach().numpy(), rtol=1e-12)
-    np.testing.assert_allclose(ops.cross_entropy.backward(probabilities, target, grad_loss=2.0), tl.grad.numpy(),
-                               rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(
+        ops.cross_entropy.backward(probabilities, target, grad_loss=2.0), tl.grad.numpy(), rtol=1e-10, atol=1e-14
+    )
 
 
 @pytest.mark.parametrize("act", ["relu", "gelu", "sigmoid", "tanh", "silu"])

@@ -2,9 +2,11 @@
 batch norms folded into convolutions, activations fused into the convolution
 or linear layer before them. The rewritten graph gives the outputs of the
 graph as written and of PyTorch."""
+
 import json
 import math
 
+import ir_models
 import numpy as np
 import pytest
 import torch
@@ -12,7 +14,6 @@ from torch import nn
 
 import opgraph
 from opgraph.ir import extract_ir
-import ir_models
 
 # Folding rounds the weights once more; sums of a few hundred float32 products.
 FLOAT32_SUMS = dict(rtol=1e-4, atol=1e-5)
@@ -37,8 +38,14 @@ def test_cnn_folds_batch_norms_and_fuses_relus():
     model, inputs = ir_models.cnn(batch=3)
     ir = extract_ir(model, inputs)
     session, (got,), (plain,) = run_both(ir, *inputs)
-    assert op_types(session) == ["opgraph::conv2d", "aten::max_pool2d", "opgraph::conv2d",
-                                 "aten::adaptive_avg_pool2d", "aten::view", "aten::linear"]
+    assert op_types(session) == [
+        "opgraph::conv2d",
+        "aten::max_pool2d",
+        "opgraph::conv2d",
+        "aten::adaptive_avg_pool2d",
+        "aten::view",
+        "aten::linear",
+    ]
     assert [node["name"] for node in nodes(session)][::2] == ["conv2d", "conv2d_1", "view"]
     assert all(node["attrs"]["activation"] == {"type": "str", "value": "relu"} for node in nodes(session)[:3:2])
     constants = {c["name"] for c in json.loads(session.graph.to_json())["constants"]}
@@ -109,8 +116,13 @@ def test_nodes_whose_output_is_read_elsewhere_are_left_alone():
 
 def test_float64_batch_norm_folds_in_double():
     torch.manual_seed(0)
-    model = ir_models._randomize_batch_norm(nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3)),
-                                            torch.Generator().manual_seed(1)).double().eval()
+    model = (
+        ir_models._randomize_batch_norm(
+            nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3)), torch.Generator().manual_seed(1)
+        )
+        .double()
+        .eval()
+    )
     x = torch.randn(2, 2, 6, 6, dtype=torch.float64)
     session, (got,), _ = run_both(extract_ir(model, (x,)), x)
     assert op_types(session) == ["aten::conv2d"]
@@ -119,8 +131,9 @@ def test_float64_batch_norm_folds_in_double():
 
 def test_decomposed_batch_norm_folds_too():
     torch.manual_seed(0)
-    model = ir_models._randomize_batch_norm(nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU()),
-                                            torch.Generator().manual_seed(1)).eval()
+    model = ir_models._randomize_batch_norm(
+        nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU()), torch.Generator().manual_seed(1)
+    ).eval()
     x = torch.randn(2, 3, 8, 8)
     ir = extract_ir(model, (x,), decompose=True)
     assert "aten._native_batch_norm_legit_no_training.default" in [node.op_type for node in ir.nodes]
@@ -128,7 +141,6 @@ def test_decomposed_batch_norm_folds_too():
     assert op_types(session) == ["opgraph::conv2d"]
     np.testing.assert_allclose(got, plain, **FLOAT32_SUMS)
     np.testing.assert_allclose(got, model(x).detach().numpy(), **FLOAT32_SUMS)
-
 
 
 @pytest.mark.parametrize("kind", ["transposed", "3-D"])
@@ -151,24 +163,47 @@ def test_only_2d_convolutions_fold_and_fuse(kind):
     np.testing.assert_array_equal(got, plain)
     np.testing.assert_allclose(got, model(x).detach().numpy(), **FLOAT32_SUMS)
 
+
 def graph_json(stats_input):
     """conv -> batch_norm with its statistics a constant or a graph input."""
-    constants = [{"name": n, "dtype": "float32", "shape": s}
-                 for n, s in [("w", [2, 1, 1, 1]), ("mean", [2]), ("var", [2])] if not (stats_input and n == "var")]
+    constants = [
+        {"name": n, "dtype": "float32", "shape": s}
+        for n, s in [("w", [2, 1, 1, 1]), ("mean", [2]), ("var", [2])]
+        if not (stats_input and n == "var")
+    ]
     inputs = [{"name": "x", "dtype": "float32", "shape": [1, 1, 2, 2]}]
     if stats_input:
         inputs.append({"name": "var", "dtype": "float32", "shape": [2]})
-    return {"name": "g", "inputs": inputs, "outputs": [{"name": "y"}], "constants": constants, "nodes": [
-        {"name": "conv", "op_type": "aten::conv2d", "inputs": ["x", "w", None], "outputs": ["c"]},
-        {"name": "bn", "op_type": "aten::batch_norm", "inputs": ["c", None, None, "mean", "var"], "outputs": ["y"],
-         "attrs": {"training": {"type": "bool", "value": False}, "momentum": {"type": "float", "value": 0.1},
-                   "eps": {"type": "float", "value": 1e-5}, "cudnn_enabled": {"type": "bool", "value": False}}}]}
+    return {
+        "name": "g",
+        "inputs": inputs,
+        "outputs": [{"name": "y"}],
+        "constants": constants,
+        "nodes": [
+            {"name": "conv", "op_type": "aten::conv2d", "inputs": ["x", "w", None], "outputs": ["c"]},
+            {
+                "name": "bn",
+                "op_type": "aten::batch_norm",
+                "inputs": ["c", None, None, "mean", "var"],
+                "outputs": ["y"],
+                "attrs": {
+                    "training": {"type": "bool", "value": False},
+                    "momentum": {"type": "float", "value": 0.1},
+                    "eps": {"type": "float", "value": 1e-5},
+                    "cudnn_enabled": {"type": "bool", "value": False},
+                },
+            },
+        ],
+    }
 
 
 @pytest.mark.parametrize("stats_input", [False, True])
 def test_batch_norm_folds_only_with_constant_statistics(stats_input):
-    weights = {"w": np.array([1, -2], np.float32).reshape(2, 1, 1, 1), "mean": np.array([0.5, -1], np.float32),
-               "var": np.array([4, 0.25], np.float32)}
+    weights = {
+        "w": np.array([1, -2], np.float32).reshape(2, 1, 1, 1),
+        "mean": np.array([0.5, -1], np.float32),
+        "var": np.array([4, 0.25], np.float32),
+    }
     inputs = [np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)]
     if stats_input:
         inputs.append(weights.pop("var"))
@@ -176,15 +211,15 @@ def test_batch_norm_folds_only_with_constant_statistics(stats_input):
     assert op_types(session) == (["aten::conv2d", "aten::batch_norm"] if stats_input else ["aten::conv2d"])
     x = inputs[0]
     expected = (np.concatenate([x, -2 * x], axis=1) - np.array([0.5, -1]).reshape(1, 2, 1, 1)) / np.sqrt(
-        np.array([4, 0.25]).reshape(1, 2, 1, 1) + 1e-5)
+        np.array([4, 0.25]).reshape(1, 2, 1, 1) + 1e-5
+    )
     np.testing.assert_allclose(session.run(*inputs)[0], expected, rtol=1e-6)
 
 
 def test_errors_name_the_graph_as_written():
     graph = graph_json(False)
     graph["nodes"][1]["inputs"][0] = "missing"
-    weights = {"w": np.ones((2, 1, 1, 1), np.float32), "mean": np.zeros(2, np.float32),
-               "var": np.ones(2, np.float32)}
+    weights = {"w": np.ones((2, 1, 1, 1), np.float32), "mean": np.zeros(2, np.float32), "var": np.ones(2, np.float32)}
     with pytest.raises(opgraph.Error, match="'missing'"):
         opgraph.Session(opgraph.Graph.from_json(json.dumps(graph)), weights=weights)
     del weights["var"]

@@ -1,4 +1,5 @@
 """An op package built from scratch out of tree with find_package(opgraph)."""
+
 import subprocess
 import sys
 import textwrap
@@ -11,13 +12,16 @@ import opgraph
 def test_package_builds_with_find_package_and_loads(tmp_path):
     source = tmp_path / "src"
     source.mkdir()
-    (source / "CMakeLists.txt").write_text(textwrap.dedent("""\
+    (source / "CMakeLists.txt").write_text(
+        textwrap.dedent("""\
         cmake_minimum_required(VERSION 3.25)
         project(out_of_tree CXX)
         find_package(opgraph REQUIRED)
         opgraph_add_op_library(cube cube.cpp)
-    """))
-    (source / "cube.cpp").write_text(textwrap.dedent("""\
+    """)
+    )
+    (source / "cube.cpp").write_text(
+        textwrap.dedent("""\
         #include <opgraph/sdk.h>
         namespace sdk = opgraph::sdk;
         static sdk::Meta shape(sdk::Meta x) { return x; }
@@ -31,7 +35,8 @@ def test_package_builds_with_find_package_and_loads(tmp_path):
           m.def("cube(Tensor x) -> Tensor", shape);
           m.impl("cube", sdk::Device::CPU, cube);
         }
-    """))
+    """)
+    )
     library = opgraph.build_package(source, build_dir=tmp_path / "build")
     assert library.name == "libcube.so"
     # The package links nothing from opgraph: it only uses the C ABI.
@@ -46,7 +51,8 @@ def test_package_builds_with_find_package_and_loads(tmp_path):
 def test_build_errors_show_the_compiler_output(tmp_path):
     (tmp_path / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.25)\nproject(broken CXX)\nfind_package(opgraph REQUIRED)\n"
-        "opgraph_add_op_library(broken broken.cpp)\n")
+        "opgraph_add_op_library(broken broken.cpp)\n"
+    )
     (tmp_path / "broken.cpp").write_text("#include <opgraph/sdk.h>\nint f() { return not_declared; }\n")
     try:
         opgraph.build_package(tmp_path, build_dir=tmp_path / "build")

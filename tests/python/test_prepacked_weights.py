@@ -2,6 +2,7 @@
 matmul) run on a copy of the weight in oneDNN's layout, made at the first
 run and shared by every batch size: outputs as PyTorch's, run after run and
 size after size, with weights transposed or not."""
+
 import numpy as np
 import torch
 from torch import nn

@@ -1,4 +1,5 @@
 """Loading op packages and introspecting the registry from Python."""
+
 import pytest
 
 import opgraph
@@ -39,8 +40,10 @@ def test_schema_introspection(test_ops):
 
 
 def test_parse_schema_round_trips():
-    text = ("ns::name.overload(Tensor x, Tensor? bias=None, *, int stride=1, int[] dims=[0, 1], float alpha=1.0, "
-            "bool flag=False, str mode=\"same\", ScalarType? dtype=None) -> (Tensor, Tensor)")
+    text = (
+        "ns::name.overload(Tensor x, Tensor? bias=None, *, int stride=1, int[] dims=[0, 1], float alpha=1.0, "
+        'bool flag=False, str mode="same", ScalarType? dtype=None) -> (Tensor, Tensor)'
+    )
     schema = opgraph.parse_schema(text)
     assert str(schema) == text
     assert schema.qualified_name == "ns::name.overload"

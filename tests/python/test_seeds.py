@@ -1,6 +1,7 @@
 """The seeds' example scripts (tests/python/seeds/, copies with only their
 imports changed, see each file's docstring) run, and print what the seeds
 say they print."""
+
 import os
 import re
 import subprocess
@@ -20,8 +21,9 @@ def run_seed(name: str) -> str:
     and returns what it printed. OpenCV's headers are on the compiler's path
     for the scripts that compile the warp_perspective op from source."""
     env = dict(os.environ, CPATH=os.pathsep.join(filter(None, ["/usr/include/opencv4", os.environ.get("CPATH")])))
-    result = subprocess.run([sys.executable, str(SEEDS / name)], cwd=SEEDS, env=env, capture_output=True, text=True,
-                            timeout=900)
+    result = subprocess.run(
+        [sys.executable, str(SEEDS / name)], cwd=SEEDS, env=env, capture_output=True, text=True, timeout=900
+    )
     assert result.returncode == 0, f"{name} failed:\n{result.stdout}\n{result.stderr}"
     return result.stdout
 
@@ -45,14 +47,17 @@ def test_seed_001_custom_op_library_prints_the_seeds_results():
     assert printed_array(output, "Convolution kernel:") == [0, 1, 2, 3]
     for label in ["NumPy reference result:", "PyTorch custom op result:", "MAX Graph result:"]:
         assert printed_array(output, label) == CONV1D
-    for line in ["✅ PyTorch custom op verification PASSED", "✅ MAX Graph verification PASSED",
-                 "✅ PyTorch and MAX Graph results MATCH"]:
+    for line in [
+        "✅ PyTorch custom op verification PASSED",
+        "✅ MAX Graph verification PASSED",
+        "✅ PyTorch and MAX Graph results MATCH",
+    ]:
         assert line in output.splitlines()
 
 
 def test_seed_002_torchscript_traces_and_scripts_the_op():
     output = run_seed("seed_002_torchscript.py")
-    preamble = output[:output.index("graph(")]
+    preamble = output[: output.index("graph(")]
     rows = re.findall(r"\[([-\d.e+, ]+)\]", preamble)
     assert len(rows) == 8 and all(len(row.split(",")) == 8 for row in rows), preamble  # the seed's 8x8 output
     first, second, scripted = output.split("graph(")[1:4]
@@ -69,10 +74,12 @@ def test_seed_002_jit_load_builds_and_registers_the_op():
     assert output.rstrip().endswith("torch.Size([8, 8])")
 
 
-@pytest.mark.skip(reason="seed 002's load_inline source is written against PyTorch's C++ API (torch/script.h, "
-                         "torch::Tensor, TORCH_LIBRARY); opgraph packages are written against opgraph/sdk.h, so "
-                         "that source is not an opgraph op (the seed's setuptools build is torch's BuildExtension "
-                         "for the same reason)")
+@pytest.mark.skip(
+    reason="seed 002's load_inline source is written against PyTorch's C++ API (torch/script.h, "
+    "torch::Tensor, TORCH_LIBRARY); opgraph packages are written against opgraph/sdk.h, so "
+    "that source is not an opgraph op (the seed's setuptools build is torch's BuildExtension "
+    "for the same reason)"
+)
 def test_seed_002_load_inline_torch_library_source():
     pass
 

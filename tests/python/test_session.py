@@ -1,4 +1,5 @@
 """opgraph.Session: graphs written as JSON, run against PyTorch."""
+
 import json
 from concurrent.futures import ThreadPoolExecutor
 
@@ -32,22 +33,44 @@ def cnn(channels=3, out_channels=4, size=8, stride=1, padding=0, classes=10, bat
         "outputs": [{"name": "logits"}],
         "constants": [{"name": k, "dtype": "float32", "shape": list(v.shape)} for k, v in weights.items()],
         "nodes": [
-            {"name": "conv", "op_type": "aten::conv2d", "inputs": ["x", "conv.weight", "conv.bias"],
-             "outputs": ["c"], "attrs": {"stride": {"type": "ints", "value": [stride, stride]},
-                                         "padding": {"type": "ints", "value": [padding, padding]}}},
+            {
+                "name": "conv",
+                "op_type": "aten::conv2d",
+                "inputs": ["x", "conv.weight", "conv.bias"],
+                "outputs": ["c"],
+                "attrs": {
+                    "stride": {"type": "ints", "value": [stride, stride]},
+                    "padding": {"type": "ints", "value": [padding, padding]},
+                },
+            },
             {"name": "relu", "op_type": "aten::relu", "inputs": ["c"], "outputs": ["r"]},
-            {"name": "pool", "op_type": "aten::max_pool2d", "inputs": ["r"], "outputs": ["p"],
-             "attrs": {"kernel_size": {"type": "ints", "value": [2, 2]}}},
-            {"name": "flatten", "op_type": "aten::flatten.using_ints", "inputs": ["p"], "outputs": ["f"],
-             "attrs": {"start_dim": {"type": "int", "value": 1}}},
+            {
+                "name": "pool",
+                "op_type": "aten::max_pool2d",
+                "inputs": ["r"],
+                "outputs": ["p"],
+                "attrs": {"kernel_size": {"type": "ints", "value": [2, 2]}},
+            },
+            {
+                "name": "flatten",
+                "op_type": "aten::flatten.using_ints",
+                "inputs": ["p"],
+                "outputs": ["f"],
+                "attrs": {"start_dim": {"type": "int", "value": 1}},
+            },
             {"name": "fc", "op_type": "aten::linear", "inputs": ["f", "fc.weight", "fc.bias"], "outputs": ["logits"]},
         ],
     }
     torch_weights = {k: torch.from_numpy(v) for k, v in weights.items()}
 
     def expected(x):
-        c = F.conv2d(torch.from_numpy(np.ascontiguousarray(x)), torch_weights["conv.weight"],
-                     torch_weights["conv.bias"], stride=stride, padding=padding)
+        c = F.conv2d(
+            torch.from_numpy(np.ascontiguousarray(x)),
+            torch_weights["conv.weight"],
+            torch_weights["conv.bias"],
+            stride=stride,
+            padding=padding,
+        )
         p = F.max_pool2d(F.relu(c), 2)
         return F.linear(p.flatten(1), torch_weights["fc.weight"], torch_weights["fc.bias"]).numpy()
 
@@ -82,18 +105,29 @@ def test_symbolic_batch_runs_at_several_sizes_on_one_session():
 
 def cat_graph(values=("b", "a", "r"), dim=1):
     """sigmoid(cat(values, dim)) over a: float32[N, 3, 5], b: float32[N, 2, 5] and r = relu(a)."""
-    return opgraph.Graph.from_json(json.dumps({
-        "name": "cat",
-        "inputs": [{"name": "a", "dtype": "float32", "shape": ["N", 3, 5]},
-                   {"name": "b", "dtype": "float32", "shape": ["N", 2, 5]}],
-        "outputs": [{"name": "y"}],
-        "nodes": [
-            {"name": "relu", "op_type": "aten::relu", "inputs": ["a"], "outputs": ["r"]},
-            {"name": "cat", "op_type": "aten::cat", "inputs": [list(values)], "outputs": ["c"],
-             "attrs": {"dim": {"type": "int", "value": dim}}},
-            {"name": "sigmoid", "op_type": "aten::sigmoid", "inputs": ["c"], "outputs": ["y"]},
-        ],
-    }))
+    return opgraph.Graph.from_json(
+        json.dumps(
+            {
+                "name": "cat",
+                "inputs": [
+                    {"name": "a", "dtype": "float32", "shape": ["N", 3, 5]},
+                    {"name": "b", "dtype": "float32", "shape": ["N", 2, 5]},
+                ],
+                "outputs": [{"name": "y"}],
+                "nodes": [
+                    {"name": "relu", "op_type": "aten::relu", "inputs": ["a"], "outputs": ["r"]},
+                    {
+                        "name": "cat",
+                        "op_type": "aten::cat",
+                        "inputs": [list(values)],
+                        "outputs": ["c"],
+                        "attrs": {"dim": {"type": "int", "value": dim}},
+                    },
+                    {"name": "sigmoid", "op_type": "aten::sigmoid", "inputs": ["c"], "outputs": ["y"]},
+                ],
+            }
+        )
+    )
 
 
 def test_tensor_list_argument_matches_torch_at_several_batches(tmp_path):
@@ -104,20 +138,27 @@ def test_tensor_list_argument_matches_torch_at_several_batches(tmp_path):
         a, b = random((batch, 3, 5), batch), random((batch, 2, 5), batch + 100)
         (y,) = session.run(a, b)
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-        np.testing.assert_allclose(y, torch.sigmoid(torch.cat([tb, ta, torch.relu(ta)], 1)).numpy(), rtol=1e-6,
-                                   atol=1e-7)
+        np.testing.assert_allclose(
+            y, torch.sigmoid(torch.cat([tb, ta, torch.relu(ta)], 1)).numpy(), rtol=1e-6, atol=1e-7
+        )
 
 
 def test_tensor_list_shapes_and_errors():
     # Joining three batches gives a size that is no plain symbol.
     assert cat_graph(("a", "r", "a"), dim=0).infer_shapes()["c"].shape == ("?", 3, 5)
     # Each element reaches the shape function: found when the session loads.
-    with pytest.raises(opgraph.Error, match=r"node 'cat' \(aten::cat\): tensors\[1\]: expected size 2 in dimension 1 "
-                                            r"like tensors\[0\], got float32\[192, 3, 5\] .*trial sizes N=192"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"node 'cat' \(aten::cat\): tensors\[1\]: expected size 2 in dimension 1 "
+        r"like tensors\[0\], got float32\[192, 3, 5\] .*trial sizes N=192",
+    ):
         opgraph.Session(cat_graph(dim=2))
     text = cat_graph().to_json().replace('[["b","a","r"]]', '["b"]')
-    with pytest.raises(opgraph.Error, match=r"node 'cat' \(aten::cat\): argument 'tensors' is a Tensor\[\]; give it "
-                                            r"a list of values"):
+    with pytest.raises(
+        opgraph.Error,
+        match=r"node 'cat' \(aten::cat\): argument 'tensors' is a Tensor\[\]; give it "
+        r"a list of values",
+    ):
         opgraph.Graph.from_json(text).verify()
 
 
@@ -199,7 +240,9 @@ def test_graph_errors_are_reported_at_load():
     with pytest.raises(opgraph.Error, match=r"missing ops: \[1\] mylib::swish \(node relu\)"):
         opgraph.Session(opgraph.Graph.from_json(text), weights=weights)
     text = graph.to_json().replace('"start_dim"', '"start"')
-    with pytest.raises(opgraph.Error, match=r"node 'flatten' \(aten::flatten.using_ints\): unexpected attribute 'start'"):
+    with pytest.raises(
+        opgraph.Error, match=r"node 'flatten' \(aten::flatten.using_ints\): unexpected attribute 'start'"
+    ):
         opgraph.Session(opgraph.Graph.from_json(text), weights=weights)
 
 
@@ -215,16 +258,25 @@ def test_session_from_an_opg_file(tmp_path):
 
 
 def scale_relu_graph(package):
-    return opgraph.Graph.from_json(json.dumps({
-        "inputs": [{"name": "x", "dtype": "float64", "shape": ["N"]}],
-        "outputs": [{"name": "y"}],
-        "nodes": [
-            {"name": "scale", "op_type": "test_ops::scale", "inputs": ["x"], "outputs": ["s"],
-             "attrs": {"factor": {"type": "float", "value": -1.5}}},
-            {"name": "relu", "op_type": "aten::relu", "inputs": ["s"], "outputs": ["y"]},
-        ],
-        "packages": [package],
-    }))
+    return opgraph.Graph.from_json(
+        json.dumps(
+            {
+                "inputs": [{"name": "x", "dtype": "float64", "shape": ["N"]}],
+                "outputs": [{"name": "y"}],
+                "nodes": [
+                    {
+                        "name": "scale",
+                        "op_type": "test_ops::scale",
+                        "inputs": ["x"],
+                        "outputs": ["s"],
+                        "attrs": {"factor": {"type": "float", "value": -1.5}},
+                    },
+                    {"name": "relu", "op_type": "aten::relu", "inputs": ["s"], "outputs": ["y"]},
+                ],
+                "packages": [package],
+            }
+        )
+    )
 
 
 def test_graph_with_a_package_op_loads_it_from_package_paths(test_packages):
@@ -237,16 +289,33 @@ def test_graph_with_a_package_op_loads_it_from_package_paths(test_packages):
 
 
 def test_missing_package_says_where_it_looked(tmp_path):
-    with pytest.raises(opgraph.Error, match=rf"op package 'nopkg' not found: looked for libnopkg.so, nopkg.so, "
-                                            rf"nopkg in {tmp_path}; add the folder"):
+    with pytest.raises(
+        opgraph.Error,
+        match=rf"op package 'nopkg' not found: looked for libnopkg.so, nopkg.so, "
+        rf"nopkg in {tmp_path}; add the folder",
+    ):
         opgraph.Session(scale_relu_graph("nopkg"), package_paths=[tmp_path])
 
 
 def test_memory_plan_reuses_buffers_along_a_chain():
-    nodes = [{"name": f"relu_{i}", "op_type": "aten::relu", "inputs": [f"v{i}" if i else "x"],
-              "outputs": [f"v{i + 1}" if i < 9 else "y"]} for i in range(10)]
-    graph = opgraph.Graph.from_json(json.dumps({
-        "inputs": [{"name": "x", "dtype": "float32", "shape": [31, 17]}], "outputs": [{"name": "y"}], "nodes": nodes}))
+    nodes = [
+        {
+            "name": f"relu_{i}",
+            "op_type": "aten::relu",
+            "inputs": [f"v{i}" if i else "x"],
+            "outputs": [f"v{i + 1}" if i < 9 else "y"],
+        }
+        for i in range(10)
+    ]
+    graph = opgraph.Graph.from_json(
+        json.dumps(
+            {
+                "inputs": [{"name": "x", "dtype": "float32", "shape": [31, 17]}],
+                "outputs": [{"name": "y"}],
+                "nodes": nodes,
+            }
+        )
+    )
     session = opgraph.Session(graph)
     aligned = (31 * 17 * 4 + 63) // 64 * 64
     assert session.naive_bytes == 9 * aligned

@@ -1,5 +1,6 @@
 """opgraph.Session.run's input forms: arrays one by one, one list or tuple
 of them, or one dict by input name; and the errors that name the inputs."""
+
 import json
 
 import numpy as np
@@ -53,8 +54,12 @@ def test_a_dict_by_input_name_gives_a_dict_by_output_name(session, arrays):
 
 
 def test_one_input_graph_takes_a_list_of_one():
-    graph = {"name": "neg", "inputs": [{"name": "x", "dtype": "float64", "shape": [2]}], "outputs": [{"name": "n"}],
-             "nodes": [{"name": "neg", "op_type": "aten::neg", "inputs": ["x"], "outputs": ["n"]}]}
+    graph = {
+        "name": "neg",
+        "inputs": [{"name": "x", "dtype": "float64", "shape": [2]}],
+        "outputs": [{"name": "n"}],
+        "nodes": [{"name": "neg", "op_type": "aten::neg", "inputs": ["x"], "outputs": ["n"]}],
+    }
     session = opgraph.Session(opgraph.Graph.from_json(json.dumps(graph)), weights={})
     x = np.array([1.0, -2.0])
     np.testing.assert_array_equal(session.run([x])[0], -x)

@@ -1,4 +1,5 @@
 """opgraph._C.infer_output_metas: shape functions run on metas alone."""
+
 import pytest
 
 import opgraph
@@ -30,8 +31,12 @@ def test_optional_and_list_arguments():
         ("test_ops::scale", [("float32", [2])], dict(factor="x"), r"test_ops::scale: attribute 'factor'"),
         ("test_ops::scale", [("complex", [2])], {}, r"test_ops::scale: input 'x': unknown dtype 'complex'"),
         ("test_ops::scale", [[2]], {}, r"test_ops::scale: input 'x' must be a \(dtype name, shape\) pair or None"),
-        ("test_ops::sum_products", [None, None, []], {},
-         r"test_ops::sum_products: input 'xs' \(Tensor\[\]\) must be a list of metas"),
+        (
+            "test_ops::sum_products",
+            [None, None, []],
+            {},
+            r"test_ops::sum_products: input 'xs' \(Tensor\[\]\) must be a list of metas",
+        ),
     ],
 )
 def test_bad_metas_are_errors_naming_the_op(name, metas, attrs, message):

@@ -1,6 +1,7 @@
 """The soak test (tests/soak/soak.py) in short: 500 Session runs and 5,000 op
 calls, over the same models and ops as `make soak`, with resident memory flat
 once warm and every result the same as the first with the same inputs."""
+
 import importlib.util
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """opgraph.Tensor and zero-copy DLPack exchange with NumPy and PyTorch."""
+
 import gc
 import weakref
 

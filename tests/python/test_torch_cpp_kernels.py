@@ -1,5 +1,6 @@
 """CustomOpLibrary(..., kernels="cpp"): the ops' kernels registered with
 PyTorch's dispatcher from C++ (built against the torch wheel with CMake)."""
+
 from pathlib import Path
 
 import pytest

@@ -1,5 +1,6 @@
 """opgraph.torch.CustomOpLibrary: op packages as PyTorch custom ops, eager,
 under torch.compile and torch.export, with autograd."""
+
 import os
 import subprocess
 import sys
@@ -49,9 +50,10 @@ def test_every_op_is_a_torch_op_with_the_package_schema(torch_examples, test_tor
 
 def test_library_lists_its_ops_and_names_missing_ones(ops):
     assert ops.namespace == "examples" and ops.ops == ["examples::conv1d", "examples::conv1d_backward"]
-    with pytest.raises(AttributeError, match="op package 'examples' has no op 'conv2d'; it has: conv1d, "
-                                             "conv1d_backward"):
-        ops.conv2d
+    with pytest.raises(
+        AttributeError, match="op package 'examples' has no op 'conv2d'; it has: conv1d, conv1d_backward"
+    ):
+        _ = ops.conv2d
 
 
 def test_loading_again_reuses_the_registration(ops, conv1d_package):
@@ -110,8 +112,9 @@ class Smooth(torch.nn.Module):
         self.scale = torch.nn.Linear(n, n)
 
     def forward(self, x):
-        return self.scale(torch.ops.examples.conv1d(torch.relu(x), self.kernel, input_size=self.n,
-                                                    conv_size=self.k)).sum()
+        return self.scale(
+            torch.ops.examples.conv1d(torch.relu(x), self.kernel, input_size=self.n, conv_size=self.k)
+        ).sum()
 
 
 def test_model_compiles_fullgraph_without_graph_breaks(ops):
@@ -171,8 +174,11 @@ def example_calls(name):
     image, warp = torch.rand(9, 12), torch.tensor([[1.1, 0.1, 1.0], [0.0, 0.9, -0.5], [0.001, 0.0, 1.0]])
     calls = {
         "conv1d": ((x.requires_grad_(), kernel.requires_grad_()), sizes, (torch.empty(11, dtype=torch.float64),)),
-        "conv1d_backward": ((torch.randn(11, dtype=torch.float64), x.detach(), kernel.detach()), sizes,
-                            (torch.empty(11, dtype=torch.float64), torch.empty(4, dtype=torch.float64))),
+        "conv1d_backward": (
+            (torch.randn(11, dtype=torch.float64), x.detach(), kernel.detach()),
+            sizes,
+            (torch.empty(11, dtype=torch.float64), torch.empty(4, dtype=torch.float64)),
+        ),
         "warp_perspective": ((image, warp), dict(height=7, width=10), (torch.empty(7, 10),)),
     }
     return calls[name]
@@ -211,16 +217,20 @@ def test_optional_multi_output_and_list_arguments(test_torch_ops):
     torch.testing.assert_close(outputs, (positive, negative))
     xs, ys = [torch.randn(5) for _ in range(3)], [torch.randn(5) for _ in range(3)]
     torch.testing.assert_close(ops.sum_products(xs, None, ys), sum(a * b for a, b in zip(xs, ys)))
-    for op, args in [(torch.ops.test_ops.add_bias.default, (x, bias)), (torch.ops.test_ops.split_sign.default, (x,)),
-                     (torch.ops.test_ops.sum_products.default, (xs, bias[:1].expand(5).contiguous(), ys))]:
+    for op, args in [
+        (torch.ops.test_ops.add_bias.default, (x, bias)),
+        (torch.ops.test_ops.split_sign.default, (x,)),
+        (torch.ops.test_ops.sum_products.default, (xs, bias[:1].expand(5).contiguous(), ys)),
+    ]:
         torch.library.opcheck(op, args)
 
 
 def test_attribute_types_pass_through(test_torch_ops):
     x = torch.zeros(2)
     result = test_torch_ops.echo_attrs(x, i=3, f=0.5, b=True, s="abc", ints=[1, 2], floats=[0.25], dtype=torch.float64)
-    expected = opgraph.ops.call("test_ops::echo_attrs", x, i=3, f=0.5, b=True, s="abc", ints=[1, 2], floats=[0.25],
-                                dtype=torch.float64)
+    expected = opgraph.ops.call(
+        "test_ops::echo_attrs", x, i=3, f=0.5, b=True, s="abc", ints=[1, 2], floats=[0.25], dtype=torch.float64
+    )
     torch.testing.assert_close(result, torch.from_numpy(expected))
 
 
@@ -239,12 +249,24 @@ def test_op_without_backward_says_so(test_torch_ops):
 @pytest.mark.parametrize(
     "x, kernel, attrs, message",
     [
-        (torch.ones(15), torch.ones(4), dict(input_size=16, conv_size=4),
-         r"examples::conv1d: input: expected shape \[16\] \(input_size=16\), got float32\[15\]"),
-        (torch.ones(15, dtype=torch.int32), torch.ones(4, dtype=torch.int32), dict(input_size=15, conv_size=4),
-         r"examples::conv1d: input: expected float32 or float64, got int32\[15\]"),
-        (torch.ones(15), torch.ones(4, dtype=torch.float64), dict(input_size=15, conv_size=4),
-         r"examples::conv1d: kernel: expected float32 like input, got float64\[4\]"),
+        (
+            torch.ones(15),
+            torch.ones(4),
+            dict(input_size=16, conv_size=4),
+            r"examples::conv1d: input: expected shape \[16\] \(input_size=16\), got float32\[15\]",
+        ),
+        (
+            torch.ones(15, dtype=torch.int32),
+            torch.ones(4, dtype=torch.int32),
+            dict(input_size=15, conv_size=4),
+            r"examples::conv1d: input: expected float32 or float64, got int32\[15\]",
+        ),
+        (
+            torch.ones(15),
+            torch.ones(4, dtype=torch.float64),
+            dict(input_size=15, conv_size=4),
+            r"examples::conv1d: kernel: expected float32 like input, got float64\[4\]",
+        ),
     ],
 )
 def test_bad_inputs_are_errors_naming_the_op(ops, x, kernel, attrs, message):
@@ -267,8 +289,9 @@ def test_wrong_output_is_an_error_naming_the_op(ops):
 
 
 def test_binding_checks_attribute_names_and_tensor_count(ops):
-    with pytest.raises(opgraph.Error, match="examples::conv1d: unknown attribute 'size'; its attributes are: "
-                                            "input_size, conv_size"):
+    with pytest.raises(
+        opgraph.Error, match="examples::conv1d: unknown attribute 'size'; its attributes are: input_size, conv_size"
+    ):
         ops.conv1d[{"size": 3}]
     with pytest.raises(opgraph.Error, match=r"expected the outputs \(out\) then the inputs \(input, kernel\), got 4"):
         ops.conv1d[{"input_size": 15, "conv_size": 4}](*seed_inputs(), *seed_inputs())
@@ -278,8 +301,7 @@ def test_device_without_kernels_is_an_error_naming_the_op(test_torch_ops):
     # Fake tensors on "cuda" need no GPU; scale has a CPU kernel only.
     with FakeTensorMode(allow_non_fake_inputs=False):
         x = torch.empty(15, device="cuda")
-        with pytest.raises(RuntimeError, match="test_ops::scale: no kernel for device cuda:0; it has kernels "
-                                               "for: cpu"):
+        with pytest.raises(RuntimeError, match="test_ops::scale: no kernel for device cuda:0; it has kernels for: cpu"):
             test_torch_ops.scale(x)
     assert not torch._C._dispatch_has_kernel_for_dispatch_key("test_ops::scale", "CUDA")
 
@@ -308,8 +330,7 @@ def test_meta_tensors_get_output_shapes(ops):
 
 def test_dynamic_shapes_follow_input_sizes(test_torch_ops):
     counter = CompileCounter()
-    fn = torch.compile(lambda t: test_torch_ops.scale(t, factor=3.0) + 1, backend=counter, dynamic=True,
-                       fullgraph=True)
+    fn = torch.compile(lambda t: test_torch_ops.scale(t, factor=3.0) + 1, backend=counter, dynamic=True, fullgraph=True)
     for n in (5, 8, 13):
         x = torch.randn(n)
         torch.testing.assert_close(fn(x), x * 3 + 1)
@@ -318,8 +339,12 @@ def test_dynamic_shapes_follow_input_sizes(test_torch_ops):
 
 def test_dynamic_shapes_specialize_when_sizes_are_attributes(ops):
     counter = CompileCounter()
-    fn = torch.compile(lambda a, b: ops.conv1d(a, b, input_size=a.shape[0], conv_size=b.shape[0]), backend=counter,
-                       dynamic=True, fullgraph=True)
+    fn = torch.compile(
+        lambda a, b: ops.conv1d(a, b, input_size=a.shape[0], conv_size=b.shape[0]),
+        backend=counter,
+        dynamic=True,
+        fullgraph=True,
+    )
     for n in (7, 7, 12):
         x, kernel = torch.randn(n), torch.randn(3)
         torch.testing.assert_close(fn(x, kernel), torch_conv1d(x, kernel))
@@ -344,11 +369,19 @@ def test_inductor_recompiles_for_a_new_batch_size(test_torch_ops):
 def test_torch_op_script_prints_verified_results():
     root = Path(__file__).resolve().parents[2]
     environment = {**os.environ, "OPGRAPH_CACHE_DIR": str(root / "build" / "cache")}
-    result = subprocess.run([sys.executable, str(root / "examples" / "conv1d" / "torch_op.py")], capture_output=True,
-                            text=True, env=environment)
+    result = subprocess.run(
+        [sys.executable, str(root / "examples" / "conv1d" / "torch_op.py")],
+        capture_output=True,
+        text=True,
+        env=environment,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     expected = "[14. 20. 26. 32. 38. 44. 50. 56. 62. 68. 74. 80. 41. 14.  0.]"
-    for line in ("NumPy reference result: ", "PyTorch custom op result: ", "opgraph.ops.call result: ",
-                 "Graph API result: "):
+    for line in (
+        "NumPy reference result: ",
+        "PyTorch custom op result: ",
+        "opgraph.ops.call result: ",
+        "Graph API result: ",
+    ):
         assert line + expected in result.stdout
     assert result.stdout.count("verification PASSED") == 3 and "FAILED" not in result.stdout

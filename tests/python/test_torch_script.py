@@ -1,5 +1,6 @@
 """Registered ops in TorchScript: traced, scripted, saved and loaded again,
 as in PyTorch's custom C++ operator tutorial (its compute(x, y) examples)."""
+
 import subprocess
 import sys
 import textwrap
@@ -72,16 +73,16 @@ def test_scripted_module_saved_and_loaded_gives_identical_results(tmp_path, conv
     script = textwrap.dedent(f"""
         import torch
         from opgraph.torch import CustomOpLibrary
-        data = torch.load({str(tmp_path / 'data.pt')!r})
+        data = torch.load({str(tmp_path / "data.pt")!r})
         try:
-            torch.jit.load({str(tmp_path / 'model.pt')!r})
+            torch.jit.load({str(tmp_path / "model.pt")!r})
         except RuntimeError as error:
             assert "my_ops::warp_perspective" in str(error), error
         else:
             raise AssertionError("loaded without the op package")
         CustomOpLibrary({str(conv1d_package)!r})
         CustomOpLibrary({str(warp_perspective_package)!r})
-        model = torch.jit.load({str(tmp_path / 'model.pt')!r})
+        model = torch.jit.load({str(tmp_path / "model.pt")!r})
         assert torch.equal(model(data["image"], data["warp"]), data["expected"])
         print("identical")
     """)

@@ -1,5 +1,6 @@
 """The warp_perspective example package (OpenCV's cv::warpPerspective) from
 NumPy and PyTorch, against cv2 and a plain reference."""
+
 import cv2
 import numpy as np
 import pytest
@@ -37,8 +38,9 @@ def reference(image, warp, height, width):
             sx, sy = u / w, v / w
             c0, r0 = int(np.floor(sx)), int(np.floor(sy))
             fx, fy = sx - c0, sy - r0
-            out[y, x] = ((1 - fy) * ((1 - fx) * pixel(r0, c0) + fx * pixel(r0, c0 + 1)) +
-                         fy * ((1 - fx) * pixel(r0 + 1, c0) + fx * pixel(r0 + 1, c0 + 1)))
+            out[y, x] = (1 - fy) * ((1 - fx) * pixel(r0, c0) + fx * pixel(r0, c0 + 1)) + fy * (
+                (1 - fx) * pixel(r0 + 1, c0) + fx * pixel(r0 + 1, c0 + 1)
+            )
     return out.astype(np.float32)
 
 
@@ -47,8 +49,14 @@ def random_homography(rng, dtype=np.float64):
     return warp.astype(dtype)
 
 
-SHAPES = [((1, 1), 1, 1), ((7, 11), 5, 13), ((13, 17), 13, 17), ((31, 29, 3), 23, 37), ((8, 9, 4), 8, 9),
-          ((16, 5, 1), 3, 19)]
+SHAPES = [
+    ((1, 1), 1, 1),
+    ((7, 11), 5, 13),
+    ((13, 17), 13, 17),
+    ((31, 29, 3), 23, 37),
+    ((8, 9, 4), 8, 9),
+    ((16, 5, 1), 3, 19),
+]
 
 
 @pytest.mark.parametrize("shape, height, width", SHAPES)
@@ -76,21 +84,37 @@ def test_strided_image(warp_perspective_package):
     rng = np.random.default_rng(1)
     base, warp = rng.random((20, 30), dtype=np.float32), random_homography(rng)
     image = base[::2, ::3]
-    np.testing.assert_allclose(call("my_ops::warp_perspective", image, warp, height=6, width=7),
-                               reference(np.ascontiguousarray(image), warp, 6, 7), **TOLERANCE)
+    np.testing.assert_allclose(
+        call("my_ops::warp_perspective", image, warp, height=6, width=7),
+        reference(np.ascontiguousarray(image), warp, 6, 7),
+        **TOLERANCE,
+    )
 
 
 @pytest.mark.parametrize(
     "image, warp, attrs, message",
     [
-        (np.ones((4, 4), np.float64), np.eye(3), dict(height=2, width=2), r"image: expected float32, got float64\[4, 4\]"),
+        (
+            np.ones((4, 4), np.float64),
+            np.eye(3),
+            dict(height=2, width=2),
+            r"image: expected float32, got float64\[4, 4\]",
+        ),
         (np.ones(4, np.float32), np.eye(3), dict(height=2, width=2), r"image: expected rank 2 .* got float32\[4\]"),
         (np.ones((4, 4, 5), np.float32), np.eye(3), dict(height=2, width=2), r"image: expected 1 to 4 channels"),
         (np.ones((0, 4), np.float32), np.eye(3), dict(height=2, width=2), r"image: expected at least one pixel"),
-        (np.ones((4, 4), np.float32), np.eye(2), dict(height=2, width=2),
-         r"warp: expected a 3x3 homography, got float64\[2, 2\]"),
-        (np.ones((4, 4), np.float32), np.eye(3, dtype=np.int32), dict(height=2, width=2),
-         r"warp: expected float32 or float64, got int32\[3, 3\]"),
+        (
+            np.ones((4, 4), np.float32),
+            np.eye(2),
+            dict(height=2, width=2),
+            r"warp: expected a 3x3 homography, got float64\[2, 2\]",
+        ),
+        (
+            np.ones((4, 4), np.float32),
+            np.eye(3, dtype=np.int32),
+            dict(height=2, width=2),
+            r"warp: expected float32 or float64, got int32\[3, 3\]",
+        ),
         (np.ones((4, 4), np.float32), np.eye(3), dict(height=0, width=2), r"height: expected at least 1, got 0"),
     ],
 )
@@ -123,8 +147,12 @@ def test_compiled_with_dynamic_image_sizes_does_not_recompile(ops):
     from torch._dynamo.testing import CompileCounter
 
     counter = CompileCounter()
-    fn = torch.compile(lambda image, warp: ops.warp_perspective(image, warp, height=6, width=8) * 2, backend=counter,
-                       dynamic=True, fullgraph=True)
+    fn = torch.compile(
+        lambda image, warp: ops.warp_perspective(image, warp, height=6, width=8) * 2,
+        backend=counter,
+        dynamic=True,
+        fullgraph=True,
+    )
     warp = torch.eye(3)
     for rows, cols in [(5, 7), (9, 4), (11, 13)]:
         image = torch.rand(rows, cols)
@@ -145,12 +173,18 @@ def test_in_a_graph_saved_and_run_by_a_session(warp_perspective_package, tmp_pat
     rng = np.random.default_rng(3)
     image = rng.random((20, 24, 3), dtype=np.float32)
     warp = np.array([[1.0, 0.1, -2.0], [0.05, 0.9, 1.5], [0.0005, 0.0002, 1.0]], np.float32)
-    with Graph("warp", input_types=[TensorType(DType.float32, [20, 24, 3]), TensorType(DType.float32, [3, 3])],
-               custom_extensions=[warp_perspective_package]) as graph:
+    with Graph(
+        "warp",
+        input_types=[TensorType(DType.float32, [20, 24, 3]), TensorType(DType.float32, [3, 3])],
+        custom_extensions=[warp_perspective_package],
+    ) as graph:
         x, m = graph.inputs
-        warped = graph_ops.custom(name="warp_perspective", values=[x, m],
-                                  out_types=[TensorType(DType.float32, [16, 18, 3])],
-                                  parameters={"height": 16, "width": 18})[0]
+        warped = graph_ops.custom(
+            name="warp_perspective",
+            values=[x, m],
+            out_types=[TensorType(DType.float32, [16, 18, 3])],
+            parameters={"height": 16, "width": 18},
+        )[0]
         graph.output(graph_ops.relu(warped))
     expected = call("my_ops::warp_perspective", image, warp, height=16, width=18)
     np.testing.assert_array_equal(InferenceSession().load(graph).execute(image, warp)[0], expected)

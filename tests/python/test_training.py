@@ -1,5 +1,6 @@
 """opgraph.layers training: optimizers against torch.optim, Sequential's
 fit/evaluate/predict, and weights in safetensors."""
+
 import numpy as np
 import pytest
 import torch
@@ -12,8 +13,10 @@ OPTIMIZERS = [
     (lambda: layers.SGD(lr=0.1), lambda p: torch.optim.SGD(p, lr=0.1)),
     (lambda: layers.SGD(lr=0.05, momentum=0.9), lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9)),
     (lambda: layers.Adam(lr=0.01), lambda p: torch.optim.Adam(p, lr=0.01)),
-    (lambda: layers.Adam(lr=0.003, beta1=0.8, beta2=0.99, eps=1e-6),
-     lambda p: torch.optim.Adam(p, lr=0.003, betas=(0.8, 0.99), eps=1e-6)),
+    (
+        lambda: layers.Adam(lr=0.003, beta1=0.8, beta2=0.99, eps=1e-6),
+        lambda p: torch.optim.Adam(p, lr=0.003, betas=(0.8, 0.99), eps=1e-6),
+    ),
 ]
 
 
@@ -38,19 +41,24 @@ def test_optimizer_errors():
         layers.SGD(lr=0)
     with pytest.raises(opgraph.Error, match=r"Adam.step: no gradient for w"):
         layers.Adam().step({"w": np.zeros(2)}, {})
-    with pytest.raises(opgraph.Error, match=r"SGD.step: w: gradient shape \(3,\) does not match the parameter's \(2,\)"):
+    with pytest.raises(
+        opgraph.Error, match=r"SGD.step: w: gradient shape \(3,\) does not match the parameter's \(2,\)"
+    ):
         layers.SGD().step({"w": np.zeros(2)}, {"w": np.zeros(3)})
 
 
 def small_cnn(seed=0):
-    return layers.Sequential([
-        layers.Conv2D(4, 3, padding=1, activation="relu"),
-        layers.MaxPool2D(2),
-        layers.Flatten(),
-        layers.Dense(16),
-        layers.Dropout(0.1),
-        layers.Dense(3, activation=None),
-    ], seed=seed)
+    return layers.Sequential(
+        [
+            layers.Conv2D(4, 3, padding=1, activation="relu"),
+            layers.MaxPool2D(2),
+            layers.Flatten(),
+            layers.Dense(16),
+            layers.Dropout(0.1),
+            layers.Dense(3, activation=None),
+        ],
+        seed=seed,
+    )
 
 
 def blobs(n, seed=0):
@@ -59,7 +67,7 @@ def blobs(n, seed=0):
     y = rng.integers(0, 3, n)
     x = rng.standard_normal((n, 1, 8, 8)).astype(np.float32) * 0.3
     for i, label in enumerate(y):
-        x[i, 0, (label // 2) * 4:(label // 2) * 4 + 4, (label % 2) * 4:(label % 2) * 4 + 4] += 1.5
+        x[i, 0, (label // 2) * 4 : (label // 2) * 4 + 4, (label % 2) * 4 : (label % 2) * 4 + 4] += 1.5
     return x, y
 
 
@@ -93,8 +101,11 @@ def test_weights_round_trip_through_safetensors(tmp_path):
     model.fit(x, y, epochs=1, verbose=False)
     path = tmp_path / "weights.safetensors"
     model.save_weights(path)
-    assert sorted(load_file(str(path))) == sorted(model.parameters()) == [
-        "0.conv2d.W", "0.conv2d.b", "3.dense.W", "3.dense.b", "5.dense.W", "5.dense.b"]
+    assert (
+        sorted(load_file(str(path)))
+        == sorted(model.parameters())
+        == ["0.conv2d.W", "0.conv2d.b", "3.dense.W", "3.dense.b", "5.dense.W", "5.dense.b"]
+    )
     restored = small_cnn(seed=2)
     restored.build(x.shape)
     assert not np.array_equal(restored.predict(x), model.predict(x))

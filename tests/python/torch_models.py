@@ -1,6 +1,7 @@
 """A small torch CNN and the same model as an opgraph graph, for the tests
 that run saved models outside Python (the command-line tool, the C++
 example)."""
+
 import json
 
 import numpy as np
@@ -20,8 +21,13 @@ def cnn(batch="N", seed=0):
     graph with its weights (taken from the module)."""
     torch.manual_seed(seed)
     model = torch.nn.Sequential(
-        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(8, 16, 3, stride=2), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(64, 10),
+        torch.nn.Conv2d(3, 8, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(8, 16, 3, stride=2),
+        torch.nn.ReLU(),
+        torch.nn.Flatten(),
+        torch.nn.Linear(64, 10),
     ).eval()
     names = {"0": "conv0", "3": "conv1", "6": "fc"}
     weights = {}
@@ -34,18 +40,37 @@ def cnn(batch="N", seed=0):
         "outputs": [{"name": "logits"}],
         "constants": [{"name": k, "dtype": "float32", "shape": list(v.shape)} for k, v in weights.items()],
         "nodes": [
-            {"name": "conv0", "op_type": "aten::conv2d", "inputs": ["x", "conv0.weight", "conv0.bias"],
-             "outputs": ["c0"], "attrs": {"padding": ints(1, 1)}},
+            {
+                "name": "conv0",
+                "op_type": "aten::conv2d",
+                "inputs": ["x", "conv0.weight", "conv0.bias"],
+                "outputs": ["c0"],
+                "attrs": {"padding": ints(1, 1)},
+            },
             {"name": "relu0", "op_type": "aten::relu", "inputs": ["c0"], "outputs": ["r0"]},
-            {"name": "pool", "op_type": "aten::max_pool2d", "inputs": ["r0"], "outputs": ["p"],
-             "attrs": {"kernel_size": ints(2, 2)}},
-            {"name": "conv1", "op_type": "aten::conv2d", "inputs": ["p", "conv1.weight", "conv1.bias"],
-             "outputs": ["c1"], "attrs": {"stride": ints(2, 2)}},
+            {
+                "name": "pool",
+                "op_type": "aten::max_pool2d",
+                "inputs": ["r0"],
+                "outputs": ["p"],
+                "attrs": {"kernel_size": ints(2, 2)},
+            },
+            {
+                "name": "conv1",
+                "op_type": "aten::conv2d",
+                "inputs": ["p", "conv1.weight", "conv1.bias"],
+                "outputs": ["c1"],
+                "attrs": {"stride": ints(2, 2)},
+            },
             {"name": "relu1", "op_type": "aten::relu", "inputs": ["c1"], "outputs": ["r1"]},
-            {"name": "flatten", "op_type": "aten::flatten.using_ints", "inputs": ["r1"], "outputs": ["f"],
-             "attrs": {"start_dim": {"type": "int", "value": 1}}},
-            {"name": "fc", "op_type": "aten::linear", "inputs": ["f", "fc.weight", "fc.bias"],
-             "outputs": ["logits"]},
+            {
+                "name": "flatten",
+                "op_type": "aten::flatten.using_ints",
+                "inputs": ["r1"],
+                "outputs": ["f"],
+                "attrs": {"start_dim": {"type": "int", "value": 1}},
+            },
+            {"name": "fc", "op_type": "aten::linear", "inputs": ["f", "fc.weight", "fc.bias"], "outputs": ["logits"]},
         ],
     }
     return model, opgraph.Graph.from_json(json.dumps(graph)), weights

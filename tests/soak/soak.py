@@ -43,7 +43,9 @@ def random(shape, seed):
 
 
 def node(name, op_type, inputs, outputs, **attrs):
-    typed = {key: {"type": "ints" if isinstance(value, list) else "int", "value": value} for key, value in attrs.items()}
+    typed = {
+        key: {"type": "ints" if isinstance(value, list) else "int", "value": value} for key, value in attrs.items()
+    }
     return {"name": name, "op_type": op_type, "inputs": inputs, "outputs": outputs, "attrs": typed}
 
 
@@ -61,24 +63,32 @@ def graph_model(name, inputs, nodes, weights):
 
 def cnn():
     """conv2d -> relu -> max_pool2d -> flatten -> linear over x[N, 3, 12, 12]."""
-    weights = {"conv.w": random((8, 3, 3, 3), 1), "conv.b": random((8,), 2),
-               "fc.w": random((10, 8 * 6 * 6), 3), "fc.b": random((10,), 4)}
-    nodes = [node("conv", "aten::conv2d", ["x", "conv.w", "conv.b"], ["c"], padding=[1, 1]),
-             node("relu", "aten::relu", ["c"], ["r"]),
-             node("pool", "aten::max_pool2d", ["r"], ["p"], kernel_size=[2, 2]),
-             node("flatten", "aten::flatten.using_ints", ["p"], ["f"], start_dim=1),
-             node("fc", "aten::linear", ["f", "fc.w", "fc.b"], ["y"])]
+    weights = {
+        "conv.w": random((8, 3, 3, 3), 1),
+        "conv.b": random((8,), 2),
+        "fc.w": random((10, 8 * 6 * 6), 3),
+        "fc.b": random((10,), 4),
+    }
+    nodes = [
+        node("conv", "aten::conv2d", ["x", "conv.w", "conv.b"], ["c"], padding=[1, 1]),
+        node("relu", "aten::relu", ["c"], ["r"]),
+        node("pool", "aten::max_pool2d", ["r"], ["p"], kernel_size=[2, 2]),
+        node("flatten", "aten::flatten.using_ints", ["p"], ["f"], start_dim=1),
+        node("fc", "aten::linear", ["f", "fc.w", "fc.b"], ["y"]),
+    ]
     return "cnn", graph_model("cnn", {"x": ["N", 3, 12, 12]}, nodes, weights), lambda n: [random((n, 3, 12, 12), n)]
 
 
 def attention():
     """softmax(q kᵀ) v over q, k, v[N, 16, 32], then layer_norm: batched matmuls and reductions."""
     weights = {"ln.w": random((32,), 5), "ln.b": random((32,), 6)}
-    nodes = [node("kt", "aten::transpose.int", ["k"], ["kt"], dim0=1, dim1=2),
-             node("scores", "aten::bmm", ["q", "kt"], ["s"]),
-             node("softmax", "aten::softmax.int", ["s"], ["a"], dim=-1),
-             node("mix", "aten::bmm", ["a", "v"], ["m"]),
-             node("norm", "aten::layer_norm", ["m", "ln.w", "ln.b"], ["y"], normalized_shape=[32])]
+    nodes = [
+        node("kt", "aten::transpose.int", ["k"], ["kt"], dim0=1, dim1=2),
+        node("scores", "aten::bmm", ["q", "kt"], ["s"]),
+        node("softmax", "aten::softmax.int", ["s"], ["a"], dim=-1),
+        node("mix", "aten::bmm", ["a", "v"], ["m"]),
+        node("norm", "aten::layer_norm", ["m", "ln.w", "ln.b"], ["y"], normalized_shape=[32]),
+    ]
     shape = ["N", 16, 32]
     session = graph_model("attention", {"q": shape, "k": shape, "v": shape}, nodes, weights)
     return "attention", session, lambda n: [random((n, 16, 32), 10 * n + i) for i in range(3)]
@@ -99,10 +109,21 @@ def torch_models(folder):
 
     torch.manual_seed(0)
     models = {
-        "torch_mlp": (nn.Sequential(nn.Linear(24, 64), nn.LayerNorm(64), nn.GELU(), nn.Linear(64, 24),
-                                    nn.Softmax(dim=-1)), (24,)),
-        "torch_conv1d": (nn.Sequential(nn.Conv1d(4, 16, 5, padding=2), nn.BatchNorm1d(16), nn.ReLU(),
-                                       nn.AdaptiveAvgPool1d(4), nn.Flatten(), nn.Linear(64, 6)), (4, 40)),
+        "torch_mlp": (
+            nn.Sequential(nn.Linear(24, 64), nn.LayerNorm(64), nn.GELU(), nn.Linear(64, 24), nn.Softmax(dim=-1)),
+            (24,),
+        ),
+        "torch_conv1d": (
+            nn.Sequential(
+                nn.Conv1d(4, 16, 5, padding=2),
+                nn.BatchNorm1d(16),
+                nn.ReLU(),
+                nn.AdaptiveAvgPool1d(4),
+                nn.Flatten(),
+                nn.Linear(64, 6),
+            ),
+            (4, 40),
+        ),
     }
     loaded = []
     for name, (model, shape) in models.items():
@@ -119,12 +140,14 @@ def op_calls():
     """(op, inputs, attrs) for the calls, with an out= array for each."""
     a, b = random((64, 96), 20), random((96,), 21)
     m1, m2 = random((33, 40), 22), random((40, 17), 23)
-    calls = [("aten::add.Tensor", (a, b), {}),
-             ("aten::relu", (a,), {}),
-             ("aten::softmax.int", (a,), {"dim": 1}),
-             ("aten::mm", (m1, m2), {}),
-             ("aten::sum.dim_IntList", (a,), {"dim": [0]}),
-             ("aten::cat", ([a, a],), {"dim": 0})]
+    calls = [
+        ("aten::add.Tensor", (a, b), {}),
+        ("aten::relu", (a,), {}),
+        ("aten::softmax.int", (a,), {"dim": 1}),
+        ("aten::mm", (m1, m2), {}),
+        ("aten::sum.dim_IntList", (a,), {"dim": [0]}),
+        ("aten::cat", ([a, a],), {"dim": 0}),
+    ]
     return [(op, inputs, attrs, np.empty_like(opgraph.ops.call(op, *inputs, **attrs))) for op, inputs, attrs in calls]
 
 
@@ -174,21 +197,33 @@ def soak(runs=10_000, calls=100_000, tolerance_mb=4.0, with_torch=True, report=p
                     pass
         elapsed = time.perf_counter() - started
         rss_end = rss_bytes()
-        del models, inputs, the_calls, first
+        del models, inputs, the_calls
+        first.clear()
     growth = rss_end - (rss_warm if rss_warm is not None else rss_start)
     figures = {
-        "runs": runs, "calls": done_calls, "seconds": elapsed,
-        "runs_per_second": runs / elapsed, "calls_per_second": done_calls / elapsed,
-        "rss_start_mb": rss_start / 2**20, "rss_warm_mb": (rss_warm or rss_start) / 2**20, "rss_end_mb": rss_end / 2**20,
-        "growth_mb": growth / 2**20, "tolerance_mb": tolerance_mb, "mismatches": mismatches,
+        "runs": runs,
+        "calls": done_calls,
+        "seconds": elapsed,
+        "runs_per_second": runs / elapsed,
+        "calls_per_second": done_calls / elapsed,
+        "rss_start_mb": rss_start / 2**20,
+        "rss_warm_mb": (rss_warm or rss_start) / 2**20,
+        "rss_end_mb": rss_end / 2**20,
+        "growth_mb": growth / 2**20,
+        "tolerance_mb": tolerance_mb,
+        "mismatches": mismatches,
     }
     figures["ok"] = growth <= tolerance_mb * 2**20 and not mismatches
-    report(f"soak: {runs} Session runs and {done_calls} op calls in {elapsed:.2f} s "
-           f"({figures['runs_per_second']:.0f} runs/s with their calls, {figures['calls_per_second']:.0f} calls/s)")
-    report(f"soak: RSS {figures['rss_start_mb']:.1f} MB at start (before the models load), "
-           f"{figures['rss_warm_mb']:.1f} MB warm (after {warm_step} steps), {figures['rss_end_mb']:.1f} MB at the end: "
-           f"{figures['growth_mb']:+.2f} MB since warm, {growth / max(1, runs - warm_step):+.0f} bytes a step "
-           f"(tolerance {tolerance_mb} MB)")
+    report(
+        f"soak: {runs} Session runs and {done_calls} op calls in {elapsed:.2f} s "
+        f"({figures['runs_per_second']:.0f} runs/s with their calls, {figures['calls_per_second']:.0f} calls/s)"
+    )
+    report(
+        f"soak: RSS {figures['rss_start_mb']:.1f} MB at start (before the models load), "
+        f"{figures['rss_warm_mb']:.1f} MB warm (after {warm_step} steps), {figures['rss_end_mb']:.1f} MB at the end: "
+        f"{figures['growth_mb']:+.2f} MB since warm, {growth / max(1, runs - warm_step):+.0f} bytes a step "
+        f"(tolerance {tolerance_mb} MB)"
+    )
     if mismatches:
         report(f"soak: results that changed between runs: {mismatches}")
     report("soak: " + ("flat" if figures["ok"] else "FAILED"))

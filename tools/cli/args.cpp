@@ -36,8 +36,8 @@ Args Args::parse(const Command& command, std::span<char* const> argv) {
         throw UsageError(detail::concat("unexpected argument '", word, "'; '", command.name, "' takes only flags"));
       }
       if (!args.operand_.empty()) {
-        throw UsageError(detail::concat("unexpected argument '", word, "' after ", command.operand, " '",
-                                        args.operand_, "'"));
+        throw UsageError(
+            detail::concat("unexpected argument '", word, "' after ", command.operand, " '", args.operand_, "'"));
       }
       args.operand_ = word;
       continue;
@@ -46,8 +46,8 @@ Args Args::parse(const Command& command, std::span<char* const> argv) {
     const std::string_view name = word.substr(0, equals);
     const Flag* flag = find_flag(command, name);
     if (flag == nullptr) {
-      throw UsageError(detail::concat("unknown flag '", name, "'; the flags of '", command.name, "' are: ",
-                                      flag_names(command)));
+      throw UsageError(
+          detail::concat("unknown flag '", name, "'; the flags of '", command.name, "' are: ", flag_names(command)));
     }
     std::vector<std::string>& values = args.values_[flag->name];
     if (!values.empty() && !flag->repeatable) throw UsageError(detail::concat(flag->name, " is given twice"));

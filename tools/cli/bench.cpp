@@ -10,8 +10,8 @@
 
 #include "commands.h"
 #include "model.h"
-#include "report.h"
 #include "opgraph/core/thread_pool.h"
+#include "report.h"
 
 namespace opgraph::cli {
 namespace {

@@ -35,8 +35,8 @@ int inspect_main(const Args& args) {
   const std::unordered_map<std::string, ValueInfo> types = infer_shapes(graph);
 
   std::cout << "model: " << path << "\n";
-  std::cout << "graph: " << (graph.name.empty() ? "(unnamed)" : graph.name) << ", .opg format version "
-            << kOpgVersion << "\n";
+  std::cout << "graph: " << (graph.name.empty() ? "(unnamed)" : graph.name) << ", .opg format version " << kOpgVersion
+            << "\n";
   print_values("inputs", session.inputs());
   print_values("outputs", session.outputs());
 
@@ -52,8 +52,8 @@ int inspect_main(const Args& args) {
     for (const NodeInput& input : node.inputs) inputs.push_back(node_input_str(input));
     for (const std::string& output : node.outputs) outputs.push_back(output + ": " + types.at(output).type_str());
     for (const NodeAttr& attr : node.attrs) attrs.push_back(attr.name + "=" + attr_str(attr.value));
-    rows.push_back({std::to_string(i), node.name, node.op_type, joined(inputs, "-"), joined(outputs, "-"),
-                    joined(attrs)});
+    rows.push_back(
+        {std::to_string(i), node.name, node.op_type, joined(inputs, "-"), joined(outputs, "-"), joined(attrs)});
     if (sources) rows.back().push_back(node.source.empty() ? "-" : node.source);
   }
   print_table(std::cout, rows);

@@ -65,8 +65,8 @@ int run(const Command& command, std::span<char* const> argv) {
 
 int main(int argc, char** argv) {
   using namespace opgraph::cli;
-  if (argc < 2) return fail("opgraph", "no command given; the commands are: " + command_names() +
-                                           " (see 'opgraph --help')", 2);
+  if (argc < 2)
+    return fail("opgraph", "no command given; the commands are: " + command_names() + " (see 'opgraph --help')", 2);
   const std::string name = argv[1];
   if (name == "--help" || name == "-h" || name == "help") {
     std::cout << tool_help();
@@ -75,6 +75,6 @@ int main(int argc, char** argv) {
   for (const Command& command : commands()) {
     if (command.name == name) return run(command, std::span<char* const>(argv + 2, argc - 2));
   }
-  return fail("opgraph", "unknown command '" + name + "'; the commands are: " + command_names() +
-                             " (see 'opgraph --help')", 2);
+  return fail("opgraph",
+              "unknown command '" + name + "'; the commands are: " + command_names() + " (see 'opgraph --help')", 2);
 }

@@ -32,8 +32,8 @@ size_t input_index(const Session& session, const std::string& name) {
   }
   std::vector<std::string> names;
   for (const ValueInfo& input : inputs) names.push_back(input.name);
-  throw Error(detail::concat("--input ", name, "=...: no input named '", name, "'; the graph's inputs are: ",
-                             joined(names, "none")));
+  throw Error(detail::concat("--input ", name, "=...: no input named '", name,
+                             "'; the graph's inputs are: ", joined(names, "none")));
 }
 
 // The symbolic dimensions of the inputs, in order of appearance.
@@ -54,10 +54,10 @@ DimBindings dims_from_flags(const Session& session, const Args& args) {
   DimBindings dims;
   for (const std::string& text : args.values("--dim")) {
     const auto [symbol, size] = split_assignment("--dim", text, "SYMBOL=SIZE");
-    OPGRAPH_CHECK(std::find(symbols.begin(), symbols.end(), symbol) != symbols.end(), "--dim ", text,
-                  ": no input has the dimension '", symbol, "'",
-                  symbols.empty() ? std::string("; the inputs have static shapes")
-                                  : "; their symbols are: " + joined(symbols));
+    OPGRAPH_CHECK(
+        std::find(symbols.begin(), symbols.end(), symbol) != symbols.end(), "--dim ", text,
+        ": no input has the dimension '", symbol, "'",
+        symbols.empty() ? std::string("; the inputs have static shapes") : "; their symbols are: " + joined(symbols));
     OPGRAPH_CHECK(dims.emplace(symbol, parse_integer("--dim " + symbol, size, 0)).second, "--dim: ", symbol,
                   " is given twice");
   }
@@ -108,9 +108,9 @@ void bind_symbols(const ValueInfo& declared, const Tensor& input, const std::str
     const Dim& dim = declared.shape[d];
     if (!dim.is_symbolic()) continue;
     const auto [bound, added] = dims.emplace(dim.symbol, input.shape()[d]);
-    OPGRAPH_CHECK(added || bound->second == input.shape()[d], "input '", declared.name, "' (", file, ", ",
-                  input.str(), ") has ", dim.symbol, " = ", input.shape()[d], ", but ", dim.symbol, " is ",
-                  bound->second, " (from --dim or an earlier input)");
+    OPGRAPH_CHECK(added || bound->second == input.shape()[d], "input '", declared.name, "' (", file, ", ", input.str(),
+                  ") has ", dim.symbol, " = ", input.shape()[d], ", but ", dim.symbol, " is ", bound->second,
+                  " (from --dim or an earlier input)");
   }
 }
 

@@ -41,8 +41,8 @@ int profile_main(const Args& args) {
                     fixed(all_us > 0 ? 100 * node_us[i] / all_us : 0, "%.1f%%")});
   }
   print_table(std::cout, rows);
-  std::cout << "wrote " << trace << ": " << events.size() << " events (" << nodes.size() << " nodes x "
-            << iterations << " runs); open it in Perfetto (ui.perfetto.dev) or chrome://tracing\n";
+  std::cout << "wrote " << trace << ": " << events.size() << " events (" << nodes.size() << " nodes x " << iterations
+            << " runs); open it in Perfetto (ui.perfetto.dev) or chrome://tracing\n";
   return 0;
 }
 

@@ -39,8 +39,8 @@ int native_suite(const LoadedLibrary& library) {
         ++passed;
       } else {
         ++failed;
-        failures.push_back(name + ", " + check_name(result.check) + ", sample " + std::to_string(result.sample) +
-                           " (" + sample_str(op.samples[result.sample]) + "): " + result.failure);
+        failures.push_back(name + ", " + check_name(result.check) + ", sample " + std::to_string(result.sample) + " (" +
+                           sample_str(op.samples[result.sample]) + "): " + result.failure);
       }
     }
     TableRow row = {name, std::to_string(op.samples.size())};
@@ -93,8 +93,8 @@ int test_package_main(const Args& args) {
     return failed == 0 ? 0 : 1;
   }
   std::cout << "\n" << std::flush;
-  const bool front_ends_passed = run_process({python.string(), "-m", "opgraph.testing", "--front-ends-only",
-                                              library.path});
+  const bool front_ends_passed =
+      run_process({python.string(), "-m", "opgraph.testing", "--front-ends-only", library.path});
   return failed == 0 && front_ends_passed ? 0 : 1;
 }
 

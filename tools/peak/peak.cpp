@@ -119,16 +119,15 @@ struct Fma {
 
 Fma fma_gflops(int threads, bool avx512) {
   const int lanes = avx512 ? 16 : 8;
-  const Seconds seconds = best_parallel_seconds(threads, 20, [avx512](int) {
-    fma_sink = avx512 ? fma_avx512(kFmaIterations) : fma_avx2(kFmaIterations);
-  });
+  const Seconds seconds = best_parallel_seconds(
+      threads, 20, [avx512](int) { fma_sink = avx512 ? fma_avx512(kFmaIterations) : fma_avx2(kFmaIterations); });
   const double per_thread = 2.0 * lanes * kChains * kFmaIterations / 1e9;
   return {per_thread / seconds.thread_cpu, per_thread * threads / seconds.wall};
 }
 
 // The triad, built for the widest vector unit the CPU has.
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void triad(double* a, const double* b, const double* c, double scalar, long begin, long end) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void triad(double* a, const double* b, const double* c,
+                                                                        double scalar, long begin, long end) {
   for (long i = begin; i < end; ++i) a[i] = b[i] + scalar * c[i];
 }
 

@@ -17,8 +17,8 @@ namespace {
 
 void check_vector(const sdk::Meta& t, const char* name, const char* size_name, int64_t size) {
   OPGRAPH_SDK_CHECK(t.dim() == 1, name, ": expected rank 1, got ", t.str());
-  OPGRAPH_SDK_CHECK(t.size(0) == size, name, ": expected shape [", size, "] (", size_name, "=", size,
-                    "), got ", t.str());
+  OPGRAPH_SDK_CHECK(t.size(0) == size, name, ": expected shape [", size, "] (", size_name, "=", size, "), got ",
+                    t.str());
 }
 
 void check_dtype_like(const sdk::Meta& t, const char* name, const sdk::Meta& input) {
@@ -51,13 +51,12 @@ std::vector<sdk::Meta> conv1d_backward_shape(sdk::Meta grad_output, sdk::Meta in
 template <typename Body>
 void parallel(const sdk::Context& ctx, int64_t n, int64_t work, Body body) {
   constexpr int64_t min_chunk_work = int64_t(1) << 19;
-  ctx.parallel_for(0, n, std::max<int64_t>(1, min_chunk_work / std::max<int64_t>(work, 1)),
-                   std::move(body));
+  ctx.parallel_for(0, n, std::max<int64_t>(1, min_chunk_work / std::max<int64_t>(work, 1)), std::move(body));
 }
 
 template <typename T>
-void forward(sdk::OutputTensor out, sdk::InputTensor input, sdk::InputTensor kernel, int64_t n,
-             int64_t kn, const sdk::Context& ctx) {
+void forward(sdk::OutputTensor out, sdk::InputTensor input, sdk::InputTensor kernel, int64_t n, int64_t kn,
+             const sdk::Context& ctx) {
   const T* in = input.data<T>();
   const T* k = kernel.data<T>();
   T* o = out.data<T>();
@@ -66,8 +65,7 @@ void forward(sdk::OutputTensor out, sdk::InputTensor input, sdk::InputTensor ker
 
 template <typename T>
 void backward(sdk::OutputTensor grad_input, sdk::OutputTensor grad_kernel, sdk::InputTensor grad_output,
-              sdk::InputTensor input, sdk::InputTensor kernel, int64_t n, int64_t kn,
-              const sdk::Context& ctx) {
+              sdk::InputTensor input, sdk::InputTensor kernel, int64_t n, int64_t kn, const sdk::Context& ctx) {
   const T* g = grad_output.data<T>();
   const T* in = input.data<T>();
   const T* k = kernel.data<T>();
@@ -89,16 +87,15 @@ void on_element_type(sdk::DType dtype, Fn&& fn) {
 }
 
 // The shape functions have checked dtypes and sizes; inputs are contiguous.
-void conv1d_cpu(sdk::OutputTensor out, sdk::InputTensor input, sdk::InputTensor kernel,
-                int64_t input_size, int64_t conv_size, sdk::Context ctx) {
-  on_element_type(input.dtype(), [&](auto zero) {
-    forward<decltype(zero)>(out, input, kernel, input_size, conv_size, ctx);
-  });
+void conv1d_cpu(sdk::OutputTensor out, sdk::InputTensor input, sdk::InputTensor kernel, int64_t input_size,
+                int64_t conv_size, sdk::Context ctx) {
+  on_element_type(input.dtype(),
+                  [&](auto zero) { forward<decltype(zero)>(out, input, kernel, input_size, conv_size, ctx); });
 }
 
-void conv1d_backward_cpu(sdk::OutputTensor grad_input, sdk::OutputTensor grad_kernel,
-                         sdk::InputTensor grad_output, sdk::InputTensor input, sdk::InputTensor kernel,
-                         int64_t input_size, int64_t conv_size, sdk::Context ctx) {
+void conv1d_backward_cpu(sdk::OutputTensor grad_input, sdk::OutputTensor grad_kernel, sdk::InputTensor grad_output,
+                         sdk::InputTensor input, sdk::InputTensor kernel, int64_t input_size, int64_t conv_size,
+                         sdk::Context ctx) {
   on_element_type(input.dtype(), [&](auto zero) {
     backward<decltype(zero)>(grad_input, grad_kernel, grad_output, input, kernel, input_size, conv_size, ctx);
   });
@@ -142,7 +139,8 @@ void declare_samples(sdk::Library& m) {
   auto bad = [&](const char* op, std::vector<sdk::SampleTensor> inputs, int64_t n, int64_t kn, const char* error) {
     m.sample(op, {.inputs = std::move(inputs), .attrs = {{"input_size", n}, {"conv_size", kn}}, .error = error});
   };
-  bad("conv1d", {{DType::Int64, {15}}, {DType::Int64, {4}}}, 15, 4, "input: expected float32 or float64, got int64[15]");
+  bad("conv1d", {{DType::Int64, {15}}, {DType::Int64, {4}}}, 15, 4,
+      "input: expected float32 or float64, got int64[15]");
   bad("conv1d", {{DType::Float32, {15}}, {DType::Float32, {3}}}, 15, 4,
       "kernel: expected shape [4] (conv_size=4), got float32[3]");
   bad("conv1d", {{DType::Float32, {15}}, {DType::Float32, {4}}}, 15, 0, "conv_size: expected at least 1, got 0");
@@ -155,9 +153,10 @@ void declare_samples(sdk::Library& m) {
 OPGRAPH_LIBRARY(examples, m) {
   m.def("conv1d(Tensor input, Tensor kernel, *, int input_size, int conv_size) -> Tensor", conv1d_shape,
         {.backward = "conv1d_backward"});
-  m.def("conv1d_backward(Tensor grad_output, Tensor input, Tensor kernel, *, int input_size, "
-        "int conv_size) -> (Tensor grad_input, Tensor grad_kernel)",
-        conv1d_backward_shape);
+  m.def(
+      "conv1d_backward(Tensor grad_output, Tensor input, Tensor kernel, *, int input_size, "
+      "int conv_size) -> (Tensor grad_input, Tensor grad_kernel)",
+      conv1d_backward_shape);
   m.impl("conv1d", sdk::Device::CPU, conv1d_cpu);
   m.impl("conv1d_backward", sdk::Device::CPU, conv1d_backward_cpu);
 #ifdef OPGRAPH_PACKAGE_HAS_CUDA

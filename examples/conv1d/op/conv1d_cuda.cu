@@ -120,7 +120,6 @@ void backward(const T* grad_output, const T* input, const T* kernel, T* grad_inp
 template void forward<float>(const float*, const float*, float*, int64_t, int64_t, void*);
 template void forward<double>(const double*, const double*, double*, int64_t, int64_t, void*);
 template void backward<float>(const float*, const float*, const float*, float*, float*, int64_t, int64_t, void*);
-template void backward<double>(const double*, const double*, const double*, double*, double*, int64_t, int64_t,
-                               void*);
+template void backward<double>(const double*, const double*, const double*, double*, double*, int64_t, int64_t, void*);
 
 }  // namespace conv1d::cuda

@@ -40,9 +40,8 @@ CONV1D_INLINE auto& at(T* p) {
 // compile time, so arrays of vectors live in registers, not memory.
 template <int N, typename F>
 CONV1D_INLINE void unroll(F&& f) {
-  [&]<int... I>(std::integer_sequence<int, I...>) [[gnu::always_inline]] {
-    (f(std::integral_constant<int, I>{}), ...);
-  }(std::make_integer_sequence<int, N>{});
+  [&]<int... I>(std::integer_sequence<int, I...>)
+      [[gnu::always_inline]] { (f(std::integral_constant<int, I>{}), ...); }(std::make_integer_sequence<int, N>{});
 }
 
 // R * L outputs at `out` (L lanes per vector), all of whose taps lie inside
@@ -70,8 +69,7 @@ CONV1D_INLINE void block(const T* in, const V* w, T* out, int64_t kn) {
 }
 
 template <typename T, int Bytes, int R>
-CONV1D_INLINE void forward(const T* in, const T* k, T* out, int64_t n, int64_t kn, int64_t begin,
-                           int64_t end) {
+CONV1D_INLINE void forward(const T* in, const T* k, T* out, int64_t n, int64_t kn, int64_t begin, int64_t end) {
   using V = typename Vec<T, Bytes>::type;
   constexpr int64_t B = R * Bytes / sizeof(T);
   int64_t i = begin;
@@ -102,9 +100,7 @@ CONV1D_INLINE T dot(const T* a, const T* b, int64_t n) {
   V acc[4] = {};
   int64_t i = 0;
   for (; i + 4 * L <= n; i += 4 * L) {
-    unroll<4>([&](auto r) [[gnu::always_inline]] {
-      acc[r] = at<V>(a + i + L * r) * at<V>(b + i + L * r) + acc[r];
-    });
+    unroll<4>([&](auto r) [[gnu::always_inline]] { acc[r] = at<V>(a + i + L * r) * at<V>(b + i + L * r) + acc[r]; });
   }
   const V v = (acc[0] + acc[1]) + (acc[2] + acc[3]);
   T sum = 0;
@@ -130,16 +126,15 @@ CONV1D_INLINE void correlate(const T* g, const T* in, T* k, int64_t n, int64_t b
 // One instance of each kernel per instruction set. R accumulators plus the
 // R-vector input window fit the register file: 32 vector registers with
 // AVX-512, 16 below it.
-#define CONV1D_ISA(name, isa, bytes, R)                                                        \
-  template <typename T>                                                                      \
-  [[gnu::target(isa)]] void forward_##name(const T* in, const T* k, T* out, int64_t n,       \
-                                           int64_t kn, int64_t begin, int64_t end) {         \
-    forward<T, bytes, R>(in, k, out, n, kn, begin, end);                                     \
-  }                                                                                          \
-  template <typename T>                                                                      \
-  [[gnu::target(isa)]] void correlate_##name(const T* g, const T* in, T* k, int64_t n,       \
-                                             int64_t begin, int64_t end) {                   \
-    correlate<T, bytes>(g, in, k, n, begin, end);                                            \
+#define CONV1D_ISA(name, isa, bytes, R)                                                                              \
+  template <typename T>                                                                                              \
+  [[gnu::target(isa)]] void forward_##name(const T* in, const T* k, T* out, int64_t n, int64_t kn, int64_t begin,    \
+                                           int64_t end) {                                                            \
+    forward<T, bytes, R>(in, k, out, n, kn, begin, end);                                                             \
+  }                                                                                                                  \
+  template <typename T>                                                                                              \
+  [[gnu::target(isa)]] void correlate_##name(const T* g, const T* in, T* k, int64_t n, int64_t begin, int64_t end) { \
+    correlate<T, bytes>(g, in, k, n, begin, end);                                                                    \
   }
 CONV1D_ISA(avx512, "avx512f", 64, 12)
 CONV1D_ISA(avx2, "avx2,fma", 32, 7)
@@ -149,10 +144,9 @@ CONV1D_ISA(sse2, "sse2", 16, 6)
 enum class Isa { SSE2, AVX2, AVX512 };
 
 inline Isa best_isa() {
-  static const Isa isa = __builtin_cpu_supports("avx512f") ? Isa::AVX512
-                         : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-                             ? Isa::AVX2
-                             : Isa::SSE2;
+  static const Isa isa = __builtin_cpu_supports("avx512f")                                 ? Isa::AVX512
+                         : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? Isa::AVX2
+                                                                                           : Isa::SSE2;
   return isa;
 }
 
@@ -160,8 +154,7 @@ inline Isa best_isa() {
 
 // Outputs [begin, end) of out[i] = sum_{j < kn, i + j < n} in[i + j] * k[j].
 template <typename T>
-void conv1d_forward(const T* in, const T* k, T* out, int64_t n, int64_t kn, int64_t begin,
-                    int64_t end) {
+void conv1d_forward(const T* in, const T* k, T* out, int64_t n, int64_t kn, int64_t begin, int64_t end) {
   switch (detail::best_isa()) {
     case detail::Isa::AVX512: return detail::forward_avx512(in, k, out, n, kn, begin, end);
     case detail::Isa::AVX2: return detail::forward_avx2(in, k, out, n, kn, begin, end);
@@ -173,22 +166,19 @@ void conv1d_forward(const T* in, const T* k, T* out, int64_t n, int64_t kn, int6
 // the forward convolution of grad_out, front-padded with kn - 1 zeros, with
 // the reversed kernel.
 template <typename T>
-void conv1d_grad_input(const T* grad_out, const T* k, T* grad_input, int64_t kn, int64_t begin,
-                       int64_t end) {
+void conv1d_grad_input(const T* grad_out, const T* k, T* grad_input, int64_t kn, int64_t begin, int64_t end) {
   if (begin >= end) return;
   const int64_t padded_begin = begin - (kn - 1);
   std::vector<T> window(end - padded_begin, T(0));
   const int64_t first = std::max<int64_t>(padded_begin, 0);
   std::copy(grad_out + first, grad_out + end, window.begin() + (first - padded_begin));
   const std::vector<T> reversed(std::reverse_iterator(k + kn), std::reverse_iterator(k));
-  conv1d_forward(window.data(), reversed.data(), grad_input + begin, end - padded_begin, kn, 0,
-                 end - begin);
+  conv1d_forward(window.data(), reversed.data(), grad_input + begin, end - padded_begin, kn, 0, end - begin);
 }
 
 // Taps [begin, end) of grad_kernel[j] = sum_{i + j < n} grad_out[i] * in[i + j].
 template <typename T>
-void conv1d_grad_kernel(const T* grad_out, const T* in, T* grad_kernel, int64_t n, int64_t begin,
-                        int64_t end) {
+void conv1d_grad_kernel(const T* grad_out, const T* in, T* grad_kernel, int64_t n, int64_t begin, int64_t end) {
   switch (detail::best_isa()) {
     case detail::Isa::AVX512: return detail::correlate_avx512(grad_out, in, grad_kernel, n, begin, end);
     case detail::Isa::AVX2: return detail::correlate_avx2(grad_out, in, grad_kernel, n, begin, end);

@@ -40,15 +40,42 @@ std::optional<DType> complex_dtype_of(DType dtype);
 
 template <typename T>
 struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::Float32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::Float64; };
-template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::Int8; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::UInt8; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::Int32; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::Int64; };
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
-template <> struct DTypeOf<std::complex<float>> { static constexpr DType value = DType::Complex64; };
-template <> struct DTypeOf<std::complex<double>> { static constexpr DType value = DType::Complex128; };
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::Float32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::Float64;
+};
+template <>
+struct DTypeOf<int8_t> {
+  static constexpr DType value = DType::Int8;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::UInt8;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::Int32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::Int64;
+};
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DType::Bool;
+};
+template <>
+struct DTypeOf<std::complex<float>> {
+  static constexpr DType value = DType::Complex64;
+};
+template <>
+struct DTypeOf<std::complex<double>> {
+  static constexpr DType value = DType::Complex128;
+};
 template <typename T>
 inline constexpr DType dtype_of = DTypeOf<T>::value;
 template <typename T>

@@ -27,9 +27,9 @@ std::string concat(Args&&... args) {
 }  // namespace opgraph
 
 // Throws opgraph::Error with the streamed arguments as message unless `cond`.
-#define OPGRAPH_CHECK(cond, ...)                                   \
-  do {                                                             \
-    if (!(cond)) {                                                 \
+#define OPGRAPH_CHECK(cond, ...)                                      \
+  do {                                                                \
+    if (!(cond)) {                                                    \
       throw ::opgraph::Error(::opgraph::detail::concat(__VA_ARGS__)); \
-    }                                                              \
+    }                                                                 \
   } while (0)

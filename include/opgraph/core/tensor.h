@@ -58,8 +58,8 @@ class Tensor {
   static Tensor zeros(Shape shape, DType dtype, Device device = Device::cpu());
   // Wraps memory owned by someone else. `release` runs once, when the last
   // view of the tensor goes away (may be empty for memory that outlives it).
-  static Tensor from_blob(void* data, Shape shape, Strides strides, DType dtype,
-                          std::function<void()> release = {}, Device device = Device::cpu());
+  static Tensor from_blob(void* data, Shape shape, Strides strides, DType dtype, std::function<void()> release = {},
+                          Device device = Device::cpu());
 
   bool defined() const { return static_cast<bool>(storage_); }
   DType dtype() const { return meta_.dtype; }

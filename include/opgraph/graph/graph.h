@@ -93,8 +93,8 @@ struct NodeAttr {
 
 struct Node {
   std::string name;
-  std::string op_type;             // qualified op name: "aten::conv2d"
-  std::vector<NodeInput> inputs;   // one per tensor argument of the schema, in order
+  std::string op_type;            // qualified op name: "aten::conv2d"
+  std::vector<NodeInput> inputs;  // one per tensor argument of the schema, in order
   std::vector<std::string> outputs;
   std::vector<NodeAttr> attrs;
   // Where the node comes from in the model's source ("model.py:42 x = self.fc(x)"),
@@ -112,9 +112,9 @@ struct Graph {
   std::string name;
   std::vector<ValueInfo> inputs;
   std::vector<std::string> outputs;
-  std::vector<ValueInfo> constants;  // static shapes; the data travels beside the graph
-  std::vector<Node> nodes;           // topological order
-  std::vector<std::string> packages; // op packages the nodes need (names or paths)
+  std::vector<ValueInfo> constants;   // static shapes; the data travels beside the graph
+  std::vector<Node> nodes;            // topological order
+  std::vector<std::string> packages;  // op packages the nodes need (names or paths)
 
   // Throws opgraph::Error naming the field for JSON that is malformed or does
   // not follow the schema above.

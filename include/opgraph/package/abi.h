@@ -40,7 +40,7 @@ enum {
   OG_INT32 = 6,
   OG_INT64 = 7,
   OG_BOOL = 8,
-  OG_COMPLEX64 = 9,  /* interleaved (real, imaginary) float32 pairs */
+  OG_COMPLEX64 = 9, /* interleaved (real, imaginary) float32 pairs */
   OG_COMPLEX128 = 10,
 };
 
@@ -94,27 +94,25 @@ enum {
 typedef struct og_attr {
   const char* name;
   int32_t kind;
-  int64_t i; /* BOOL, INT, DTYPE */
-  double f;  /* FLOAT */
-  const char* s;          /* STRING (NUL-terminated) */
-  const int64_t* ints;    /* INTS */
-  const double* floats;   /* FLOATS */
-  int64_t length;         /* STRING, INTS, FLOATS */
+  int64_t i;            /* BOOL, INT, DTYPE */
+  double f;             /* FLOAT */
+  const char* s;        /* STRING (NUL-terminated) */
+  const int64_t* ints;  /* INTS */
+  const double* floats; /* FLOATS */
+  int64_t length;       /* STRING, INTS, FLOATS */
 } og_attr;
 
-typedef struct og_error og_error;       /* where a callback leaves its message */
-typedef struct og_outputs og_outputs;   /* where a shape function writes metas */
-typedef struct og_context og_context;   /* per-call execution context */
+typedef struct og_error og_error;     /* where a callback leaves its message */
+typedef struct og_outputs og_outputs; /* where a shape function writes metas */
+typedef struct og_context og_context; /* per-call execution context */
 typedef struct og_registrar og_registrar;
 
 /* num_inputs counts tensor arguments: a Tensor[] is one input. */
-typedef int32_t (*og_shape_fn)(void* user, const og_tensor* inputs, int32_t num_inputs,
-                               const og_attr* attrs, int32_t num_attrs,
-                               og_outputs* outputs, og_error* error);
-typedef int32_t (*og_kernel_fn)(void* user, og_context* context,
-                                const og_tensor* inputs, int32_t num_inputs,
-                                const og_tensor* outputs, int32_t num_outputs,
-                                const og_attr* attrs, int32_t num_attrs, og_error* error);
+typedef int32_t (*og_shape_fn)(void* user, const og_tensor* inputs, int32_t num_inputs, const og_attr* attrs,
+                               int32_t num_attrs, og_outputs* outputs, og_error* error);
+typedef int32_t (*og_kernel_fn)(void* user, og_context* context, const og_tensor* inputs, int32_t num_inputs,
+                                const og_tensor* outputs, int32_t num_outputs, const og_attr* attrs, int32_t num_attrs,
+                                og_error* error);
 /* A chunk [begin, end) of a parallel loop. Must not fail: the SDK catches. */
 typedef void (*og_task_fn)(void* user, int64_t begin, int64_t end);
 
@@ -132,7 +130,7 @@ typedef struct og_op_def {
 } og_op_def;
 
 typedef struct og_kernel_def {
-  const char* op;  /* op name as in its schema; namespace optional */
+  const char* op; /* op name as in its schema; namespace optional */
   int32_t device_type;
   og_kernel_fn kernel;
   void* kernel_user;
@@ -152,7 +150,7 @@ typedef struct og_sample_tensor {
   int32_t ndim;
   const int64_t* shape;
   int32_t layout;
-  int32_t none; /* a `Tensor?` given as None */
+  int32_t none;     /* a `Tensor?` given as None */
   double low, high; /* the values' range */
 } og_sample_tensor;
 
@@ -164,7 +162,7 @@ typedef struct og_sample_def {
   int32_t num_list_sizes;
   const og_attr* attrs; /* by name, any order; defaults fill the rest */
   int32_t num_attrs;
-  double tolerance; /* 0: the dtype's default */
+  double tolerance;  /* 0: the dtype's default */
   const char* error; /* NULL for a good sample, else the text its error must contain */
 } og_sample_def;
 
@@ -174,11 +172,10 @@ typedef struct og_host_api {
   void (*set_error)(og_error* error, const char* message);
   int32_t (*def_op)(og_registrar* registrar, const og_op_def* def, og_error* error);
   int32_t (*def_kernel)(og_registrar* registrar, const og_kernel_def* def, og_error* error);
-  int32_t (*set_output)(og_outputs* outputs, int32_t index, int32_t dtype, int32_t ndim,
-                        const int64_t* shape, og_error* error);
+  int32_t (*set_output)(og_outputs* outputs, int32_t index, int32_t dtype, int32_t ndim, const int64_t* shape,
+                        og_error* error);
   int32_t (*num_threads)(og_context* context);
-  void (*parallel_for)(og_context* context, int64_t begin, int64_t end, int64_t grain,
-                       og_task_fn task, void* user);
+  void (*parallel_for)(og_context* context, int64_t begin, int64_t end, int64_t grain, og_task_fn task, void* user);
   /* 1.2. The stream a kernel for a device launches its work on (for CUDA a
    * cudaStream_t; NULL is the legacy default stream, and what the CPU gets). */
   void* (*stream)(og_context* context);
@@ -200,8 +197,8 @@ typedef struct og_api_base {
 } og_api_base;
 
 /* Frozen. `ns` receives the package's namespace (static storage). */
-typedef int32_t (*og_package_init_fn)(const og_api_base* base, og_registrar* registrar,
-                                      og_error* error, const char** ns);
+typedef int32_t (*og_package_init_fn)(const og_api_base* base, og_registrar* registrar, og_error* error,
+                                      const char** ns);
 
 #ifdef __cplusplus
 }

@@ -7,8 +7,8 @@
 namespace opgraph {
 
 struct LoadedLibrary {
-  std::string path;  // canonical path of the shared library
-  std::string ns;    // the package's namespace
+  std::string path;              // canonical path of the shared library
+  std::string ns;                // the package's namespace
   std::vector<std::string> ops;  // qualified names of the ops it registered
 };
 

@@ -40,8 +40,7 @@ class Attrs {
   const T& get(std::string_view name) const {
     const AttrValue& value = get(name);
     const T* typed = std::get_if<T>(&value);
-    OPGRAPH_CHECK(typed != nullptr, "attribute '", name, "' holds ", attr_str(value),
-                  ", not the requested type");
+    OPGRAPH_CHECK(typed != nullptr, "attribute '", name, "' holds ", attr_str(value), ", not the requested type");
     return *typed;
   }
 

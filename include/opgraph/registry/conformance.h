@@ -18,8 +18,8 @@ enum class Check { Reference, Twice, Threads, Error };
 
 struct CheckResult {
   Check check;
-  size_t sample;        // index into OpDef::samples
-  std::string failure;  // empty when it passed
+  size_t sample;         // index into OpDef::samples
+  std::string failure;   // empty when it passed
   bool skipped = false;  // Reference on an op without a reference implementation
 };
 

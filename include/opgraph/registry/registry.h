@@ -33,8 +33,7 @@ namespace opgraph {
 
 // Input metas (flat, as above; null for a `Tensor?` given as None) and
 // attributes -> output metas. Throws opgraph::Error for inputs it rejects.
-using ShapeFn = std::function<std::vector<TensorMeta>(std::span<const TensorMeta* const> inputs,
-                                                      const Attrs& attrs)>;
+using ShapeFn = std::function<std::vector<TensorMeta>(std::span<const TensorMeta* const> inputs, const Attrs& attrs)>;
 
 struct KernelContext {
   ThreadPool* pool;
@@ -166,8 +165,7 @@ class Registry {
 std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
 // The same from input metas alone (null for a `Tensor?` given as None), as a
 // tracer that holds no data asks it (PyTorch's fake tensors).
-std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const TensorMeta* const> inputs,
-                                      const Attrs& attrs);
+std::vector<TensorMeta> infer_outputs(const OpDef& op, std::span<const TensorMeta* const> inputs, const Attrs& attrs);
 
 struct CallOptions {
   bool reference = false;  // run OpDef::reference instead of the device kernel
@@ -185,11 +183,10 @@ inline Shape unreported_shape() { return {-1}; }
 // Runs the op writing into caller-allocated `outputs`, after checking inputs
 // against the schema and outputs against the shape function. Not for an op
 // with data-dependent shapes, whose output shapes only call() gives back.
-void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-              const Attrs& attrs, CallOptions options = {});
+void call_out(const OpDef& op, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs& attrs,
+              CallOptions options = {});
 // Allocates the outputs from the shape function, then call_out().
-std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
-                         CallOptions options = {});
+std::vector<Tensor> call(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, CallOptions options = {});
 // By name, binding the attributes. An op with one Tensor[] argument gives it
 // every input that its other tensor arguments leave; one with several needs
 // their lengths, given to Attrs::bind() and the call above.

@@ -17,15 +17,15 @@ namespace opgraph {
 
 // The value of a non-tensor argument (an "attribute"). monostate is None.
 // Device, Layout and MemoryFormat values are carried as their names.
-using AttrValue = std::variant<std::monostate, bool, int64_t, double, std::string,
-                               std::vector<int64_t>, std::vector<double>, DType>;
+using AttrValue =
+    std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<int64_t>, std::vector<double>, DType>;
 
 std::string attr_str(const AttrValue& value);  // as a schema default: None, 3, [0, 1], "same"
 
 struct Type {
   enum class Kind : uint8_t {
     Tensor,
-    Int,         // int and SymInt
+    Int,  // int and SymInt
     Float,
     Bool,
     Str,

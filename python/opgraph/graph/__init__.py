@@ -16,4 +16,15 @@ from .session import CPU, Accelerator, InferenceSession, Model
 from .types import DeviceRef, DType, TensorType
 from .values import Value
 
-__all__ = ["Accelerator", "CPU", "DType", "DeviceRef", "Graph", "InferenceSession", "Model", "TensorType", "Value", "ops"]
+__all__ = [
+    "Accelerator",
+    "CPU",
+    "DType",
+    "DeviceRef",
+    "Graph",
+    "InferenceSession",
+    "Model",
+    "TensorType",
+    "Value",
+    "ops",
+]

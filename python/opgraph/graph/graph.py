@@ -80,10 +80,15 @@ class Graph:
         if out_types is not None and len(out_types) != len(schema.returns):
             raise Error(f"{op}: out_types: expected {len(schema.returns)} types, got {len(out_types)}")
         node = self._fresh(schema.name)
-        outputs = [Value(self, f"{node}_out{i}" if len(schema.returns) > 1 else node,
-                         _type(out_types[i]) if out_types else None) for i in range(len(schema.returns))]
-        self.nodes.append({"name": node, "op_type": op, "inputs": node_inputs,
-                           "outputs": [v.name for v in outputs], "attrs": encoded})
+        outputs = [
+            Value(
+                self, f"{node}_out{i}" if len(schema.returns) > 1 else node, _type(out_types[i]) if out_types else None
+            )
+            for i in range(len(schema.returns))
+        ]
+        self.nodes.append(
+            {"name": node, "op_type": op, "inputs": node_inputs, "outputs": [v.name for v in outputs], "attrs": encoded}
+        )
         self.values.update({v.name: v for v in outputs})
         return outputs
 
@@ -165,4 +170,3 @@ def _input_name(graph, op, argument, value):
     if value.graph is not graph:
         raise Error(f"{op}: {argument.name}: value '{value.name}' belongs to another graph")
     return value.name
-

@@ -16,5 +16,18 @@ from .load import load
 from .names import ir_name, runtime_name
 from .verify import VerifyReport, verify
 
-__all__ = ["IR", "IRExecutor", "NodeInfo", "OpNode", "TensorMeta", "VerifyReport", "export_model", "extract_ir",
-           "ir_name", "load", "ops", "runtime_name", "verify"]
+__all__ = [
+    "IR",
+    "IRExecutor",
+    "NodeInfo",
+    "OpNode",
+    "TensorMeta",
+    "VerifyReport",
+    "export_model",
+    "extract_ir",
+    "ir_name",
+    "load",
+    "ops",
+    "runtime_name",
+    "verify",
+]

@@ -40,8 +40,10 @@ def _inputs(ir, given, dims, high):
             elif dim in dims:
                 shape.append(int(dims[dim]))
             else:
-                raise Error(f"opgraph.ir verify: input '{meta.name}' has the symbolic dimension '{dim}': give its "
-                            f"size with --dim {dim}=N, or the input with --input {meta.name}=file.npy")
+                raise Error(
+                    f"opgraph.ir verify: input '{meta.name}' has the symbolic dimension '{dim}': give its "
+                    f"size with --dim {dim}=N, or the input with --input {meta.name}=file.npy"
+                )
         if meta.dtype.startswith("float"):
             values = generator.standard_normal(shape).astype(meta.dtype)
         elif meta.dtype == "bool":
@@ -72,8 +74,10 @@ def main(argv=None):
         print(f"error: {e}", file=sys.stderr)
         return 2
     if divergence is None:
-        print(f"{args.model}: every node's output on the Session matches PyTorch within rtol {args.rtol}, "
-              f"atol {args.atol} ({len(ir.nodes)} nodes)")
+        print(
+            f"{args.model}: every node's output on the Session matches PyTorch within rtol {args.rtol}, "
+            f"atol {args.atol} ({len(ir.nodes)} nodes)"
+        )
         return 0
     print(f"{args.model}: {divergence}")
     return 1

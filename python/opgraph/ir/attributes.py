@@ -12,24 +12,48 @@ from .schema import ATTRIBUTE_KINDS
 _MEMORY_FORMATS = ["contiguous_format", "preserve_format", "channels_last", "channels_last_3d"]
 _LAYOUTS = ["strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "_mkldnn", "jagged"]
 # The dtypes the runtime holds, under the names the graph JSON uses.
-_DTYPES = {torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
-           torch.bfloat16: "bfloat16", torch.int8: "int8", torch.int32: "int32", torch.int64: "int64",
-           torch.uint8: "uint8", torch.bool: "bool", torch.complex64: "complex64", torch.complex128: "complex128"}
+_DTYPES = {
+    torch.float32: "float32",
+    torch.float64: "float64",
+    torch.float16: "float16",
+    torch.bfloat16: "bfloat16",
+    torch.int8: "int8",
+    torch.int32: "int32",
+    torch.int64: "int64",
+    torch.uint8: "uint8",
+    torch.bool: "bool",
+    torch.complex64: "complex64",
+    torch.complex128: "complex128",
+}
 _TORCH_DTYPES = {name: dtype for dtype, name in _DTYPES.items()}
 # ...and dtype defaults as c10::ScalarType numbers (randperm's dtype=4).
-_SCALAR_TYPES = {0: torch.uint8, 1: torch.int8, 3: torch.int32, 4: torch.int64, 5: torch.float16, 6: torch.float32,
-                 7: torch.float64, 9: torch.complex64, 10: torch.complex128, 11: torch.bool, 15: torch.bfloat16}
+_SCALAR_TYPES = {
+    0: torch.uint8,
+    1: torch.int8,
+    3: torch.int32,
+    4: torch.int64,
+    5: torch.float16,
+    6: torch.float32,
+    7: torch.float64,
+    9: torch.complex64,
+    10: torch.complex128,
+    11: torch.bool,
+    15: torch.bfloat16,
+}
 
 
 def unsupported(op_type, argument, value):
-    return Error(f"opgraph.ir: {op_type}: argument '{argument.name}' of type {argument.type} cannot be held in the "
-                 f"IR (got {value!r}); the IR holds tensors and {', '.join(ATTRIBUTE_KINDS)} values and lists")
+    return Error(
+        f"opgraph.ir: {op_type}: argument '{argument.name}' of type {argument.type} cannot be held in the "
+        f"IR (got {value!r}); the IR holds tensors and {', '.join(ATTRIBUTE_KINDS)} values and lists"
+    )
 
 
 def dtype_name(op_type, what, dtype):
     if dtype not in _DTYPES:
-        raise Error(f"opgraph.ir: {op_type}: {what}: dtype {dtype} is not one opgraph holds "
-                    f"({', '.join(_DTYPES.values())})")
+        raise Error(
+            f"opgraph.ir: {op_type}: {what}: dtype {dtype} is not one opgraph holds ({', '.join(_DTYPES.values())})"
+        )
     return _DTYPES[dtype]
 
 

@@ -30,9 +30,15 @@ def extract_ir(model, inputs, *, strict=False, dynamic_shapes=None, decompose=No
 
 
 def _default_conversion(node_info: NodeInfo) -> OpNode:
-    return OpNode(name=node_info.name, op_type=str(node_info.target), inputs=node_info.input_metas,
-                  outputs=node_info.output_metas, attrs=node_info.attrs, tensor_args=node_info.tensor_args,
-                  source=node_info.source)
+    return OpNode(
+        name=node_info.name,
+        op_type=str(node_info.target),
+        inputs=node_info.input_metas,
+        outputs=node_info.output_metas,
+        attrs=node_info.attrs,
+        tensor_args=node_info.tensor_args,
+        source=node_info.source,
+    )
 
 
 class _Converter:
@@ -65,16 +71,20 @@ class _Converter:
 
     def meta(self, name, value, what):
         if not isinstance(value, torch.Tensor):
-            raise Error(f"opgraph.ir: {what} '{name}' is a {type(value).__name__}, not a tensor; the IR holds "
-                        f"tensor values only")
-        return TensorMeta(name, [self.dim(s) for s in value.shape],
-                          attributes.dtype_name(what, name, value.dtype))
+            raise Error(
+                f"opgraph.ir: {what} '{name}' is a {type(value).__name__}, not a tensor; the IR holds "
+                f"tensor values only"
+            )
+        return TensorMeta(name, [self.dim(s) for s in value.shape], attributes.dtype_name(what, name, value.dtype))
 
     def run(self):
         signature = self.exported.graph_signature
         state = {**self.exported.state_dict, **self.exported.constants}
-        lifted = {**signature.inputs_to_parameters, **signature.inputs_to_buffers,
-                  **signature.inputs_to_lifted_tensor_constants}
+        lifted = {
+            **signature.inputs_to_parameters,
+            **signature.inputs_to_buffers,
+            **signature.inputs_to_lifted_tensor_constants,
+        }
         node_names = {node.name for node in self.exported.graph.nodes}
         inputs, outputs = [], []
         for node in self.exported.graph.nodes:
@@ -96,8 +106,9 @@ class _Converter:
 
     def output_meta(self, value):
         if not isinstance(value, torch.fx.Node) or value.name not in self.metas:
-            raise Error(f"opgraph.ir: {self.name} returns {value!r}; the IR's outputs are tensors computed by the "
-                        f"graph")
+            raise Error(
+                f"opgraph.ir: {self.name} returns {value!r}; the IR's outputs are tensors computed by the graph"
+            )
         return self.metas[value.name]
 
     def call(self, node):
@@ -108,24 +119,32 @@ class _Converter:
         if symbolic.computes_a_size(node):
             return  # read where an op's argument uses it (symbolic.resolve)
         if isinstance(node.target, torch._ops.HigherOrderOperator):
-            raise Error(f"opgraph.ir: {self.name}: node '{node.name}' calls the higher-order op "
-                        f"{node.target.name()}, which the IR cannot hold: control flow (cond, while_loop, map, scan) "
-                        f"has no graph form here; compute both branches and select with torch.where, or unroll the "
-                        f"loop{symbolic.source_line(node)}")
+            raise Error(
+                f"opgraph.ir: {self.name}: node '{node.name}' calls the higher-order op "
+                f"{node.target.name()}, which the IR cannot hold: control flow (cond, while_loop, map, scan) "
+                f"has no graph form here; compute both branches and select with torch.where, or unroll the "
+                f"loop{symbolic.source_line(node)}"
+            )
         if not isinstance(node.target, torch._ops.OpOverload):
-            raise Error(f"opgraph.ir: {self.name}: node '{node.name}' calls {node.target}, which is not an op "
-                        f"the IR can hold{symbolic.source_line(node)}")
+            raise Error(
+                f"opgraph.ir: {self.name}: node '{node.name}' calls {node.target}, which is not an op "
+                f"the IR can hold{symbolic.source_line(node)}"
+            )
         if not isinstance(node.meta["val"], (torch.Tensor, list, tuple)):
-            raise Error(f"opgraph.ir: {self.name}: node '{node.name}' ({node.target}) computes a "
-                        f"{type(node.meta['val']).__name__}, not a tensor, which the graph cannot hold"
-                        f"{symbolic.source_line(node)}")
+            raise Error(
+                f"opgraph.ir: {self.name}: node '{node.name}' ({node.target}) computes a "
+                f"{type(node.meta['val']).__name__}, not a tensor, which the graph cannot hold"
+                f"{symbolic.source_line(node)}"
+            )
         node_info = self.node_info(node)
         op_type = str(node.target)
         convert = get_conversion_fn(op_type) or _default_conversion
         op_node = convert(node_info)
         if not isinstance(op_node, OpNode):
-            raise Error(f"opgraph.ir: the conversion function of {op_type} returned {type(op_node).__name__}, "
-                        f"expected an OpNode")
+            raise Error(
+                f"opgraph.ir: the conversion function of {op_type} returned {type(op_node).__name__}, "
+                f"expected an OpNode"
+            )
         if not op_node.tensor_args and op_node.inputs is node_info.input_metas:
             op_node.tensor_args = node_info.tensor_args
         op_node.source = op_node.source or node_info.source
@@ -144,23 +163,36 @@ class _Converter:
                     value = symbolic.resolve(node, argument, value, self.name, self.in_graph_symbols)
                 attrs[argument.name] = attributes.to_ir(op_type, argument, value)
             elif argument.is_list:
-                tensor_args[argument.name] = [None if v is None else self.tensor_input(node, argument, v, input_metas)
-                                              for v in value]
+                tensor_args[argument.name] = [
+                    None if v is None else self.tensor_input(node, argument, v, input_metas) for v in value
+                ]
             elif value is None:
                 tensor_args[argument.name] = None
             else:
                 tensor_args[argument.name] = self.tensor_input(node, argument, value, input_metas, promoted)
-        return NodeInfo(node.name, node.op, node.target, node.args, node.kwargs, input_metas,
-                        self.output_metas(node), attrs, tensor_args, symbolic.source(node))
+        return NodeInfo(
+            node.name,
+            node.op,
+            node.target,
+            node.args,
+            node.kwargs,
+            input_metas,
+            self.output_metas(node),
+            attrs,
+            tensor_args,
+            symbolic.source(node),
+        )
 
     def tensor_input(self, node, argument, value, input_metas, promoted=None):
         """Appends the meta of a tensor argument's value; a Python number becomes a 0-d constant. A
         tensor of another dtype than ``promoted`` is converted to it first (see _promoted_dtype)."""
         if symbolic.is_symbolic(value):
-            raise Error(f"opgraph.ir: {self.name}: node '{node.name}' ({node.target}) gives the tensor argument "
-                        f"'{argument.name}' a number computed from symbolic sizes ({value.meta['val']}), which the "
-                        f"graph cannot hold; compute it from a tensor (x.new_tensor, torch.arange) or export with "
-                        f"static shapes{symbolic.source_line(node)}")
+            raise Error(
+                f"opgraph.ir: {self.name}: node '{node.name}' ({node.target}) gives the tensor argument "
+                f"'{argument.name}' a number computed from symbolic sizes ({value.meta['val']}), which the "
+                f"graph cannot hold; compute it from a tensor (x.new_tensor, torch.arange) or export with "
+                f"static shapes{symbolic.source_line(node)}"
+            )
         if isinstance(value, torch.fx.Node):
             meta = self.metas[value.name]
             if promoted is not None and argument.name not in _NOT_PROMOTED and meta.dtype != promoted:
@@ -179,8 +211,16 @@ class _Converter:
         name = f"{node.name}_{meta.name}_as_{dtype}"
         if name not in self.metas:
             self.metas[name] = TensorMeta(name, list(meta.shape), dtype)
-            self.nodes.append(OpNode(name, "aten._to_copy.default", [meta], [self.metas[name]], {"dtype": dtype},
-                                     source=symbolic.source(node)))
+            self.nodes.append(
+                OpNode(
+                    name,
+                    "aten._to_copy.default",
+                    [meta],
+                    [self.metas[name]],
+                    {"dtype": dtype},
+                    source=symbolic.source(node),
+                )
+            )
         return self.metas[name]
 
     def output_metas(self, node):

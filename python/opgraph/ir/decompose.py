@@ -41,8 +41,13 @@ def decomposition_table(mode=KEEP_SUPPORTED):
     # kernel runs them. Core ops are not taken from this table: some of its
     # entries lower them further, to prims the runtime has no name for.
     for op, decomposition in torch._decomp.decomposition_table.items():
-        if (isinstance(op, torch._ops.OpOverload) and op.namespace == "aten" and torch.Tag.core not in op.tags
-                and op not in table and not _has_kernel(op, kept)):
+        if (
+            isinstance(op, torch._ops.OpOverload)
+            and op.namespace == "aten"
+            and torch.Tag.core not in op.tags
+            and op not in table
+            and not _has_kernel(op, kept)
+        ):
             table[op] = decomposition
     return table
 
@@ -55,11 +60,19 @@ def mode_of(decompose):
     """``extract_ir``'s ``decompose`` (None/"auto", True/"core", False/"none", or a table) as a table."""
     if isinstance(decompose, dict):
         return decompose
-    modes = {None: KEEP_SUPPORTED, True: CORE_ATEN, False: FUNCTIONAL_ONLY,
-             KEEP_SUPPORTED: KEEP_SUPPORTED, CORE_ATEN: CORE_ATEN, FUNCTIONAL_ONLY: FUNCTIONAL_ONLY}
+    modes = {
+        None: KEEP_SUPPORTED,
+        True: CORE_ATEN,
+        False: FUNCTIONAL_ONLY,
+        KEEP_SUPPORTED: KEEP_SUPPORTED,
+        CORE_ATEN: CORE_ATEN,
+        FUNCTIONAL_ONLY: FUNCTIONAL_ONLY,
+    }
     if not isinstance(decompose, (bool, str, type(None))) or decompose not in modes:
-        raise _C.Error(f"opgraph.ir.extract_ir: decompose: expected None, 'auto', True, 'core', False, 'none' or "
-                       f"a decomposition table (dict), got {decompose!r}")
+        raise _C.Error(
+            f"opgraph.ir.extract_ir: decompose: expected None, 'auto', True, 'core', False, 'none' or "
+            f"a decomposition table (dict), got {decompose!r}"
+        )
     return decomposition_table(modes[decompose])
 
 

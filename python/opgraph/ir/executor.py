@@ -23,16 +23,19 @@ class IRExecutor:
         """Every value of a run (inputs, weights, each node's outputs) by name."""
         if len(inputs) != len(self.ir.inputs):
             names = ", ".join(m.name for m in self.ir.inputs)
-            raise Error(f"IRExecutor.run: {self.ir.name} takes {len(self.ir.inputs)} inputs ({names}), "
-                        f"got {len(inputs)}")
+            raise Error(
+                f"IRExecutor.run: {self.ir.name} takes {len(self.ir.inputs)} inputs ({names}), got {len(inputs)}"
+            )
         values = dict(self.ir.weights)
         values.update({meta.name: torch.as_tensor(x) for meta, x in zip(self.ir.inputs, inputs)})
         dims = symbolic.bind(self.ir.inputs, [values[meta.name] for meta in self.ir.inputs])
         for node in self.ir.nodes:
             outputs = self.run_node(node, [values[meta.name] for meta in node.inputs], dims)
             if len(outputs) != len(node.outputs):
-                raise Error(f"IRExecutor: node '{node.name}' ({node.op_type}) gave {len(outputs)} outputs, "
-                            f"the IR expects {len(node.outputs)}")
+                raise Error(
+                    f"IRExecutor: node '{node.name}' ({node.op_type}) gave {len(outputs)} outputs, "
+                    f"the IR expects {len(node.outputs)}"
+                )
             values.update({meta.name: value for meta, value in zip(node.outputs, outputs)})
         return values
 
@@ -44,17 +47,21 @@ class IRExecutor:
         attrs = node.attrs
         if dims:
             arguments = {argument.name: argument for argument in schema.arguments(node.op_type)}
-            attrs = {name: symbolic.evaluate(arguments[name], value, dims) if name in arguments else value
-                     for name, value in attrs.items()}
+            attrs = {
+                name: symbolic.evaluate(arguments[name], value, dims) if name in arguments else value
+                for name, value in attrs.items()
+            }
         return list(execute(inputs, attrs))
 
 
 def _aten_fallback(node, inputs, dims):
     op = schema.torch_op(node.op_type)
     if op is None:
-        raise Error(f"IRExecutor: no way to run node '{node.name}': op '{node.op_type}' is not in torch.ops and has "
-                    f"no execution function; register one with @register_executor('{node.op_type}') from "
-                    f"opgraph.ir.ops")
+        raise Error(
+            f"IRExecutor: no way to run node '{node.name}': op '{node.op_type}' is not in torch.ops and has "
+            f"no execution function; register one with @register_executor('{node.op_type}') from "
+            f"opgraph.ir.ops"
+        )
     arguments = schema.arguments(node.op_type)
     positions = node.tensor_positions(arguments)
     args, kwargs = [], {}
@@ -72,4 +79,3 @@ def _aten_fallback(node, inputs, dims):
     if isinstance(result, torch.Tensor):
         return [result]
     return [item for part in result for item in (part if isinstance(part, (list, tuple)) else [part])]
-

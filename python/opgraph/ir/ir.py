@@ -3,24 +3,24 @@ call), ``NodeInfo`` (what a conversion function is given about an FX node) and
 ``IR`` (the graph: inputs, nodes in execution order, outputs, weights)."""
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any
 
 import torch
 
-Dim = Union[int, str]  # a size, or a symbolic dimension ("s0") or expression of them ("2*s0")
+Dim = int | str  # a size, or a symbolic dimension ("s0") or expression of them ("2*s0")
 
 
 @dataclass
 class TensorMeta:
     name: str
-    shape: List[Dim]
+    shape: list[Dim]
     dtype: str  # "float32", as opgraph names dtypes
 
 
 # Where each tensor argument of an op's schema is in OpNode.inputs: an index,
 # a list of indices (Tensor[], None for an absent element of Tensor?[]), or
 # None for an absent Tensor?.
-TensorArgs = Dict[str, Union[int, None, List[Optional[int]]]]
+TensorArgs = dict[str, int | None | list[int | None]]
 
 
 def pick(where, items):
@@ -35,9 +35,9 @@ def pick(where, items):
 class OpNode:
     name: str
     op_type: str  # "aten.conv2d.default", "custom.fused_gate"
-    inputs: List[TensorMeta]
-    outputs: List[TensorMeta]
-    attrs: Dict[str, Any]  # every non-tensor argument of the schema, by name, defaults filled
+    inputs: list[TensorMeta]
+    outputs: list[TensorMeta]
+    attrs: dict[str, Any]  # every non-tensor argument of the schema, by name, defaults filled
     # Empty means the inputs are the schema's tensor arguments in order, one each.
     tensor_args: TensorArgs = field(default_factory=dict)
     source: str = ""  # the model's line behind the node ("model.py:42 x = self.fc(x)"), where known
@@ -56,11 +56,11 @@ class NodeInfo:
     name: str  # "conv2d_1"
     op: str  # "call_function"
     target: Any  # torch.ops.aten.conv2d.default
-    args: Tuple[Any, ...]  # the FX node's arguments
-    kwargs: Dict[str, Any]
-    input_metas: List[TensorMeta]
-    output_metas: List[TensorMeta]
-    attrs: Dict[str, Any]  # extracted from the schema
+    args: tuple[Any, ...]  # the FX node's arguments
+    kwargs: dict[str, Any]
+    input_metas: list[TensorMeta]
+    output_metas: list[TensorMeta]
+    attrs: dict[str, Any]  # extracted from the schema
     tensor_args: TensorArgs = field(default_factory=dict)
     source: str = ""
 
@@ -68,10 +68,10 @@ class NodeInfo:
 @dataclass
 class IR:
     name: str
-    inputs: List[TensorMeta]
-    outputs: List[TensorMeta]
-    nodes: List[OpNode]
-    weights: Dict[str, torch.Tensor]  # constants by value name
+    inputs: list[TensorMeta]
+    outputs: list[TensorMeta]
+    nodes: list[OpNode]
+    weights: dict[str, torch.Tensor]  # constants by value name
 
     def to_graph(self):
         """The runtime's ``opgraph.Graph`` of this IR."""
@@ -89,8 +89,14 @@ class IR:
         """An ``opgraph.Session`` running this IR on the C++ runtime (options as ``opgraph.Session``'s)."""
         from .. import _C
 
-        return _C.Session(self.to_graph(), weights=self._runtime_weights(), threads=threads,
-                          package_paths=list(package_paths), profile=profile, optimize=optimize)
+        return _C.Session(
+            self.to_graph(),
+            weights=self._runtime_weights(),
+            threads=threads,
+            package_paths=list(package_paths),
+            profile=profile,
+            optimize=optimize,
+        )
 
     def _runtime_weights(self):
         return {name: w.detach().contiguous() for name, w in self.weights.items()}
@@ -98,8 +104,10 @@ class IR:
     def __str__(self):
         lines = [f"IR {self.name}: inputs {', '.join(_meta_str(m) for m in self.inputs)}"]
         for node in self.nodes:
-            lines.append(f"  {', '.join(m.name for m in node.outputs)} = {node.op_type}"
-                         f"({', '.join(m.name for m in node.inputs)})")
+            lines.append(
+                f"  {', '.join(m.name for m in node.outputs)} = {node.op_type}"
+                f"({', '.join(m.name for m in node.inputs)})"
+            )
         lines.append(f"  outputs {', '.join(m.name for m in self.outputs)}; {len(self.weights)} weights")
         return "\n".join(lines)
 

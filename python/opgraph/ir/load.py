@@ -30,17 +30,23 @@ def load(path, package_paths=()):
         return TensorMeta(name, list(info.shape), info.dtype)
 
     nodes = [_node(entry, meta) for entry in document["nodes"]]
-    return IR(document.get("name") or Path(path).stem, [meta(v["name"]) for v in document["inputs"]],
-              [meta(v["name"]) for v in document["outputs"]], nodes,
-              {name: torch.from_numpy(array) for name, array in weights.items()})
+    return IR(
+        document.get("name") or Path(path).stem,
+        [meta(v["name"]) for v in document["inputs"]],
+        [meta(v["name"]) for v in document["outputs"]],
+        nodes,
+        {name: torch.from_numpy(array) for name, array in weights.items()},
+    )
 
 
 def _node(entry, meta):
     op_type = ir_name(entry["op_type"])
     tensor_arguments = [a for a in schema.arguments(op_type) if a.is_tensor]
     if len(tensor_arguments) != len(entry["inputs"]):
-        raise Error(f"opgraph.ir.load: node '{entry['name']}' ({op_type}) has {len(entry['inputs'])} inputs, its "
-                    f"schema {len(tensor_arguments)} tensor arguments")
+        raise Error(
+            f"opgraph.ir.load: node '{entry['name']}' ({op_type}) has {len(entry['inputs'])} inputs, its "
+            f"schema {len(tensor_arguments)} tensor arguments"
+        )
     inputs, tensor_args = [], {}
 
     def position(name):
@@ -53,5 +59,12 @@ def _node(entry, meta):
         else:
             tensor_args[argument.name] = None if value is None else position(value)
     attrs = {name: attributes.from_json(value) for name, value in entry.get("attrs", {}).items()}
-    return OpNode(entry["name"], op_type, inputs, [meta(name) for name in entry["outputs"]], attrs, tensor_args,
-                  entry.get("source", ""))
+    return OpNode(
+        entry["name"],
+        op_type,
+        inputs,
+        [meta(name) for name in entry["outputs"]],
+        attrs,
+        tensor_args,
+        entry.get("source", ""),
+    )

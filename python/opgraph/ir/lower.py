@@ -50,10 +50,17 @@ def _node(node):
             attrs[argument.name] = attributes.to_json(node.op_type, argument, value)
     unknown = node.attrs.keys() - {a.name for a in arguments}
     if unknown:
-        raise Error(f"opgraph.ir: node '{node.name}' ({node.op_type}) has attributes {sorted(unknown)} that its "
-                    f"schema does not declare; the runtime takes {[a.name for a in arguments if not a.is_tensor]}")
-    entry = {"name": node.name, "op_type": runtime_name(node.op_type), "inputs": inputs,
-             "outputs": [meta.name for meta in node.outputs], "attrs": attrs}
+        raise Error(
+            f"opgraph.ir: node '{node.name}' ({node.op_type}) has attributes {sorted(unknown)} that its "
+            f"schema does not declare; the runtime takes {[a.name for a in arguments if not a.is_tensor]}"
+        )
+    entry = {
+        "name": node.name,
+        "op_type": runtime_name(node.op_type),
+        "inputs": inputs,
+        "outputs": [meta.name for meta in node.outputs],
+        "attrs": attrs,
+    }
     if node.source:
         entry["source"] = node.source
     return entry

@@ -3,7 +3,7 @@ op registered with torch.library) or else from opgraph's registry, as one
 list of ``Argument`` either way."""
 
 from dataclasses import dataclass
-from typing import Any, List, Optional
+from typing import Any
 
 import torch
 
@@ -32,7 +32,7 @@ class Argument:
         return self.kind == "Tensor"
 
 
-def torch_op(op_type) -> Optional[torch._ops.OpOverload]:
+def torch_op(op_type) -> torch._ops.OpOverload | None:
     """``torch.ops.<ns>.<name>.<overload>`` for ``op_type``, or None when torch has no such op."""
     namespace, _, rest = op_type.partition(".")
     name, _, overload = rest.partition(".")
@@ -43,7 +43,7 @@ def torch_op(op_type) -> Optional[torch._ops.OpOverload]:
         return None
 
 
-def arguments(op_type) -> List[Argument]:
+def arguments(op_type) -> list[Argument]:
     """The arguments of ``op_type``'s schema; raises opgraph.Error when neither torch nor opgraph knows the op."""
     op = torch_op(op_type)
     if op is not None:
@@ -51,8 +51,10 @@ def arguments(op_type) -> List[Argument]:
     try:
         schema = _C.op_schema(runtime_name(op_type))
     except Error:
-        raise Error(f"opgraph.ir: op '{op_type}' has no schema: it is neither in torch.ops nor in opgraph's "
-                    f"registry; load the op package that defines it") from None
+        raise Error(
+            f"opgraph.ir: op '{op_type}' has no schema: it is neither in torch.ops nor in opgraph's "
+            f"registry; load the op package that defines it"
+        ) from None
     return [_from_opgraph(a) for a in schema.arguments]
 
 
@@ -77,13 +79,29 @@ def _base_kind(spelling):
 def _from_torch(argument):
     kind, is_list, optional = _torch_kind(argument.real_type)
     has_default = argument.has_default_value()
-    return Argument(argument.name, kind, is_list, optional, argument.kwarg_only, has_default,
-                    argument.default_value if has_default else None, str(argument.real_type))
+    return Argument(
+        argument.name,
+        kind,
+        is_list,
+        optional,
+        argument.kwarg_only,
+        has_default,
+        argument.default_value if has_default else None,
+        str(argument.real_type),
+    )
 
 
 def _from_opgraph(argument):
     """From opgraph's spelling: "int[2]?", "Tensor?[]", "SymInt"."""
     element, _, size = argument.type.partition("[")
     optional = argument.type.endswith("?") or element.endswith("?")
-    return Argument(argument.name, _base_kind(element.rstrip("?")), bool(size), optional, argument.kwarg_only,
-                    argument.has_default, argument.default if argument.has_default else None, argument.type)
+    return Argument(
+        argument.name,
+        _base_kind(element.rstrip("?")),
+        bool(size),
+        optional,
+        argument.kwarg_only,
+        argument.has_default,
+        argument.default if argument.has_default else None,
+        argument.type,
+    )

@@ -46,9 +46,11 @@ def resolve(node, argument, value, where, in_graph_symbols):
         value = value.meta["val"]
     if not isinstance(value, torch.SymInt):
         if isinstance(value, _SYMBOLIC):
-            raise Error(f"opgraph.ir: {where}: node '{node.name}' ({node.target}) gives argument '{argument.name}' "
-                        f"the value {value}, computed from symbolic sizes; the graph holds integer sizes only"
-                        f"{source_line(node)}")
+            raise Error(
+                f"opgraph.ir: {where}: node '{node.name}' ({node.target}) gives argument '{argument.name}' "
+                f"the value {value}, computed from symbolic sizes; the graph holds integer sizes only"
+                f"{source_line(node)}"
+            )
         return value
     expr = value.node.expr
     if expr.is_number:
@@ -57,9 +59,11 @@ def resolve(node, argument, value, where, in_graph_symbols):
     try:
         return _print(expr)
     except ValueError as e:
-        raise Error(f"opgraph.ir: {where}: node '{node.name}' ({node.target}) gives argument '{argument.name}' the "
-                    f"size {expr}, which uses {e}; the graph's size expressions hold + - * // % only"
-                    f"{source_line(node)}") from None
+        raise Error(
+            f"opgraph.ir: {where}: node '{node.name}' ({node.target}) gives argument '{argument.name}' the "
+            f"size {expr}, which uses {e}; the graph's size expressions hold + - * // % only"
+            f"{source_line(node)}"
+        ) from None
 
 
 def _print(expr):
@@ -108,8 +112,11 @@ def source(node):
     trace = node.meta.get("stack_trace")
     # The innermost frame of the model's own code: not torch's layers nor its
     # generated code ("<eval_with_key>").
-    frames = [frame for frame in re.findall(r'File "([^"]+)", line (\d+), in \S+\n\s*(.*)', trace or "")
-              if not frame[0].startswith(("<", _TORCH_FOLDER))]
+    frames = [
+        frame
+        for frame in re.findall(r'File "([^"]+)", line (\d+), in \S+\n\s*(.*)', trace or "")
+        if not frame[0].startswith(("<", _TORCH_FOLDER))
+    ]
     if not frames:
         return ""
     path, line, code = frames[-1]

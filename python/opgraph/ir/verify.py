@@ -4,7 +4,6 @@ C++ ``Session``, and reports each path's largest error per output; with
 differs from the same node run in PyTorch (``first_divergence``)."""
 
 from dataclasses import dataclass, field
-from typing import List, Optional
 
 import numpy as np
 import torch
@@ -17,8 +16,8 @@ from .ir import IR
 @dataclass
 class PathResult:
     path: str  # "IRExecutor", "Session"
-    errors: List[float] = field(default_factory=list)  # max absolute error per output
-    failure: Optional[str] = None  # why the path did not run, or which outputs are off
+    errors: list[float] = field(default_factory=list)  # max absolute error per output
+    failure: str | None = None  # why the path did not run, or which outputs are off
 
     @property
     def ok(self):
@@ -28,25 +27,28 @@ class PathResult:
 @dataclass
 class Divergence:
     """The first node whose output on the Session is off from the IRExecutor's beyond tolerance."""
+
     node: str
     op_type: str
     output: str
-    inputs: List[str]  # "name: float32[2, 8]"
+    inputs: list[str]  # "name: float32[2, 8]"
     max_abs_error: float
     max_rel_error: float
     source: str
 
     def __str__(self):
-        return (f"first divergent node '{self.node}' ({self.op_type}), output '{self.output}': max abs error "
-                f"{self.max_abs_error:.3g}, max rel error {self.max_rel_error:.3g}; inputs "
-                f"{', '.join(self.inputs) or '-'}" + (f"; model line: {self.source}" if self.source else ""))
+        return (
+            f"first divergent node '{self.node}' ({self.op_type}), output '{self.output}': max abs error "
+            f"{self.max_abs_error:.3g}, max rel error {self.max_rel_error:.3g}; inputs "
+            f"{', '.join(self.inputs) or '-'}" + (f"; model line: {self.source}" if self.source else "")
+        )
 
 
 @dataclass
 class VerifyReport:
     model: str
-    paths: List[PathResult]
-    first_divergence: Optional[Divergence] = None  # with per_node=True, where the Session first goes wrong
+    paths: list[PathResult]
+    first_divergence: Divergence | None = None  # with per_node=True, where the Session first goes wrong
 
     @property
     def ok(self):
@@ -59,15 +61,17 @@ class VerifyReport:
         lines = [f"verify {self.model}: {'ok' if self.ok else 'FAILED'}"]
         for p in self.paths:
             errors = ", ".join(f"{e:.3g}" for e in p.errors) or "-"
-            lines.append(f"  {p.path:<11} max abs error per output: {errors}"
-                         + ("" if p.ok else f"  FAILED: {p.failure}"))
+            lines.append(
+                f"  {p.path:<11} max abs error per output: {errors}" + ("" if p.ok else f"  FAILED: {p.failure}")
+            )
         if self.first_divergence is not None:
             lines.append(f"  {self.first_divergence}")
         return "\n".join(lines)
 
 
-def verify(model, inputs, rtol=1e-4, atol=1e-4, *, ir=None, dynamic_shapes=None, package_paths=(), threads=None,
-           per_node=False):
+def verify(
+    model, inputs, rtol=1e-4, atol=1e-4, *, ir=None, dynamic_shapes=None, package_paths=(), threads=None, per_node=False
+):
     """A ``VerifyReport`` comparing the IR paths with ``model(*inputs)``.
     ``ir`` defaults to ``extract_ir(model, inputs, dynamic_shapes=...)``. With
     ``per_node``, every node's outputs on the Session are compared with the
@@ -84,13 +88,17 @@ def verify(model, inputs, rtol=1e-4, atol=1e-4, *, ir=None, dynamic_shapes=None,
             return VerifyReport(name, [PathResult("IRExecutor", failure=reason), PathResult("Session", failure=reason)])
     paths = [
         _check("IRExecutor", lambda: IRExecutor(ir).run(*inputs), expected, rtol, atol),
-        _check("Session", lambda: ir.to_session(threads=threads, package_paths=package_paths).run(*inputs),
-               expected, rtol, atol),
+        _check(
+            "Session",
+            lambda: ir.to_session(threads=threads, package_paths=package_paths).run(*inputs),
+            expected,
+            rtol,
+            atol,
+        ),
     ]
     report = VerifyReport(name, paths)
     if per_node:
-        report.first_divergence = first_divergence(ir, inputs, rtol, atol, package_paths=package_paths,
-                                                   threads=threads)
+        report.first_divergence = first_divergence(ir, inputs, rtol, atol, package_paths=package_paths, threads=threads)
     return report
 
 
@@ -115,8 +123,13 @@ def first_divergence(ir, inputs, rtol=1e-4, atol=1e-4, *, package_paths=(), thre
             if np.allclose(a, e, rtol=rtol, atol=atol, equal_nan=True):
                 continue
             diff = np.abs(a - e)
-            return _divergence(node, meta, expected, float(np.nanmax(diff)),
-                               float(np.nanmax(diff / np.maximum(np.abs(e), np.finfo(np.float64).tiny))))
+            return _divergence(
+                node,
+                meta,
+                expected,
+                float(np.nanmax(diff)),
+                float(np.nanmax(diff / np.maximum(np.abs(e), np.finfo(np.float64).tiny))),
+            )
     return None
 
 
@@ -127,8 +140,9 @@ def _widened(values):
 
 
 def _divergence(node, meta, values, abs_error, rel_error):
-    inputs = [f"{m.name}: {str(values[m.name].dtype).removeprefix('torch.')}{list(values[m.name].shape)}"
-              for m in node.inputs]
+    inputs = [
+        f"{m.name}: {str(values[m.name].dtype).removeprefix('torch.')}{list(values[m.name].shape)}" for m in node.inputs
+    ]
     return Divergence(node.name, node.op_type, meta.name, inputs, abs_error, rel_error, node.source)
 
 

@@ -21,8 +21,19 @@ class Conv2D(Layer):
 
     weight_names = ("W", "b")
 
-    def __init__(self, filters, kernel_size, stride=1, padding=0, activation=None, initializer="he", dilation=1,
-                 groups=1, name=None, dtype=np.float32):
+    def __init__(
+        self,
+        filters,
+        kernel_size,
+        stride=1,
+        padding=0,
+        activation=None,
+        initializer="he",
+        dilation=1,
+        groups=1,
+        name=None,
+        dtype=np.float32,
+    ):
         super().__init__(name, dtype)
         self.filters = filters
         self.kernel_size = _pair(kernel_size, "kernel_size")
@@ -39,19 +50,25 @@ class Conv2D(Layer):
             return (0, 0)
         if padding == "same":
             if self.stride != (1, 1) or any(k % 2 == 0 for k in self.kernel_size):
-                raise Error(f"{self.name}: padding='same' needs stride 1 and odd kernel sizes, got stride "
-                            f"{self.stride} and kernel {self.kernel_size}")
+                raise Error(
+                    f"{self.name}: padding='same' needs stride 1 and odd kernel sizes, got stride "
+                    f"{self.stride} and kernel {self.kernel_size}"
+                )
             return tuple(d * (k - 1) // 2 for k, d in zip(self.kernel_size, self.dilation))
         return _pair(padding, "padding")
 
     def build(self, input_shape):
         if len(input_shape) != 4:
-            raise Error(f"{self.name}: expected input of rank 4 (batch, channels, height, width), got shape "
-                        f"{tuple(input_shape)}")
+            raise Error(
+                f"{self.name}: expected input of rank 4 (batch, channels, height, width), got shape "
+                f"{tuple(input_shape)}"
+            )
         channels = input_shape[1]
         if channels % self.groups or self.filters % self.groups:
-            raise Error(f"{self.name}: groups={self.groups} must divide the input channels ({channels}) and "
-                        f"filters ({self.filters})")
+            raise Error(
+                f"{self.name}: groups={self.groups} must divide the input channels ({channels}) and "
+                f"filters ({self.filters})"
+            )
         super().build(input_shape)
         kh, kw = self.kernel_size
         shape = (self.filters, channels // self.groups, kh, kw)
@@ -72,6 +89,7 @@ class Conv2D(Layer):
 
     def backward(self, grad):
         x = self.require_saved(self._x)
-        dx, self.dW, self.db = conv2d.backward(x, self.W, grad, self._y, self.b, act=self.activation,
-                                               **self._geometry())
+        dx, self.dW, self.db = conv2d.backward(
+            x, self.W, grad, self._y, self.b, act=self.activation, **self._geometry()
+        )
         return dx

@@ -22,8 +22,10 @@ class Dense(Layer):
 
     def build(self, input_shape):
         if len(input_shape) != 2:
-            raise Error(f"{self.name}: expected input of rank 2 (batch, features), got shape {tuple(input_shape)}; "
-                        "put a Flatten before it")
+            raise Error(
+                f"{self.name}: expected input of rank 2 (batch, features), got shape {tuple(input_shape)}; "
+                "put a Flatten before it"
+            )
         super().build(input_shape)
         features = input_shape[1]
         self.W = self.initializer((features, self.units), features, self.units, self.rng, self.dtype)

@@ -21,8 +21,10 @@ class Optimizer:
         for name, parameter in parameters.items():
             gradient = gradients[name]
             if gradient.shape != parameter.shape:
-                raise Error(f"{type(self).__name__}.step: {name}: gradient shape {gradient.shape} does not match "
-                            f"the parameter's {parameter.shape}")
+                raise Error(
+                    f"{type(self).__name__}.step: {name}: gradient shape {gradient.shape} does not match "
+                    f"the parameter's {parameter.shape}"
+                )
             self.update(name, parameter, gradient)
 
     def update(self, name, parameter, gradient):

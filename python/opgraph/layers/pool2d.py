@@ -17,8 +17,10 @@ class _Pool2D(Layer):
 
     def build(self, input_shape):
         if len(input_shape) != 4:
-            raise Error(f"{self.name}: expected input of rank 4 (batch, channels, height, width), got shape "
-                        f"{tuple(input_shape)}")
+            raise Error(
+                f"{self.name}: expected input of rank 4 (batch, channels, height, width), got shape "
+                f"{tuple(input_shape)}"
+            )
         super().build(input_shape)
 
     def call(self, x):

@@ -77,12 +77,18 @@ class Sequential:
 
     def parameters(self):
         """Every weight, keyed ``"<index>.<layer name>.<weight>"``."""
-        return {f"{i}.{layer.name}.{name}": value for i, layer in enumerate(self.layers)
-                for name, value in layer.parameters().items()}
+        return {
+            f"{i}.{layer.name}.{name}": value
+            for i, layer in enumerate(self.layers)
+            for name, value in layer.parameters().items()
+        }
 
     def gradients(self):
-        return {f"{i}.{layer.name}.{name}": value for i, layer in enumerate(self.layers)
-                for name, value in layer.gradients().items()}
+        return {
+            f"{i}.{layer.name}.{name}": value
+            for i, layer in enumerate(self.layers)
+            for name, value in layer.gradients().items()
+        }
 
     def train_on_batch(self, x, y):
         """One optimizer step on a batch; returns (loss, accuracy) before the step."""
@@ -105,7 +111,7 @@ class Sequential:
                 print(f"Epoch {epoch + 1}/{epochs}")
             total_loss = total_correct = 0.0
             for b in range(batches):
-                rows = order[b * batch_size:(b + 1) * batch_size]
+                rows = order[b * batch_size : (b + 1) * batch_size]
                 loss, accuracy = self.train_on_batch(x[rows], y[rows])
                 total_loss += loss * len(rows)
                 total_correct += accuracy * len(rows)
@@ -125,23 +131,26 @@ class Sequential:
         loss = self.loss or SoftmaxCrossEntropy()
         total_loss = correct = 0.0
         for start in range(0, len(x), batch_size):
-            logits = self.forward(x[start:start + batch_size])
-            total_loss += loss(logits, y[start:start + batch_size]) * len(logits)
-            correct += _accuracy(logits, y[start:start + batch_size]) * len(logits)
+            logits = self.forward(x[start : start + batch_size])
+            total_loss += loss(logits, y[start : start + batch_size]) * len(logits)
+            correct += _accuracy(logits, y[start : start + batch_size]) * len(logits)
         return total_loss / len(x), correct / len(x)
 
     def predict(self, x, batch_size=256):
         """The last layer's output for every row of ``x``, in inference mode."""
         x = as_array(x)
-        return np.concatenate([self.forward(x[start:start + batch_size]) for start in range(0, len(x), batch_size)])
+        return np.concatenate([self.forward(x[start : start + batch_size]) for start in range(0, len(x), batch_size)])
 
     def save_weights(self, path):
         from safetensors.numpy import save_file
 
         if not self.built:
             raise Error(f"{self.name}: save_weights() before the model is built")
-        save_file({name: np.ascontiguousarray(value) for name, value in self.parameters().items()}, str(path),
-                  metadata={"format": "opgraph.layers"})
+        save_file(
+            {name: np.ascontiguousarray(value) for name, value in self.parameters().items()},
+            str(path),
+            metadata={"format": "opgraph.layers"},
+        )
 
     def load_weights(self, path):
         """Loads weights saved by save_weights() into this (built) model; every
@@ -154,12 +163,15 @@ class Sequential:
         parameters = self.parameters()
         missing, unexpected = parameters.keys() - stored.keys(), stored.keys() - parameters.keys()
         if missing or unexpected:
-            raise Error(f"{self.name}: load_weights({str(path)!r}): missing {sorted(missing)}, "
-                        f"unexpected {sorted(unexpected)}")
+            raise Error(
+                f"{self.name}: load_weights({str(path)!r}): missing {sorted(missing)}, unexpected {sorted(unexpected)}"
+            )
         for name, value in parameters.items():
             if stored[name].shape != value.shape or stored[name].dtype != value.dtype:
-                raise Error(f"{self.name}: load_weights({str(path)!r}): {name}: expected {value.dtype}{list(value.shape)}, "
-                            f"got {stored[name].dtype}{list(stored[name].shape)}")
+                raise Error(
+                    f"{self.name}: load_weights({str(path)!r}): {name}: expected {value.dtype}{list(value.shape)}, "
+                    f"got {stored[name].dtype}{list(stored[name].shape)}"
+                )
             value[...] = stored[name]
 
 

@@ -23,8 +23,9 @@ class SoftmaxCrossEntropy:
         if target.dtype.kind not in "iu":
             raise Error(f"{self.name}: target: expected integer class indices, got dtype {target.dtype}")
         self._target = target.astype(np.int64, copy=False)
-        loss, self._probabilities = cross_entropy.forward(as_array(logits), self._target, self.ignore_index,
-                                                          self.label_smoothing)
+        loss, self._probabilities = cross_entropy.forward(
+            as_array(logits), self._target, self.ignore_index, self.label_smoothing
+        )
         return float(loss)
 
     @property
@@ -34,5 +35,4 @@ class SoftmaxCrossEntropy:
     def backward(self, grad=1.0):
         if self._probabilities is None:
             raise Error(f"{self.name}: backward() before a forward call")
-        return cross_entropy.backward(self._probabilities, self._target, grad, self.ignore_index,
-                                      self.label_smoothing)
+        return cross_entropy.backward(self._probabilities, self._target, grad, self.ignore_index, self.label_smoothing)

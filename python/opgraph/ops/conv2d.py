@@ -27,15 +27,44 @@ def forward(X, W, b=None, attrs=None, *, stride=1, padding=0, dilation=1, groups
     (a Conv2DAttrs) replaces the keywords stride to act."""
     if attrs is not None:
         stride, padding, dilation, groups, act = attrs.stride, attrs.padding, attrs.dilation, attrs.groups, attrs.act
-    return call("opgraph::conv2d", X, W, b, stride=stride, padding=padding, dilation=dilation, groups=groups,
-                activation=act or "none", out=out)
+    return call(
+        "opgraph::conv2d",
+        X,
+        W,
+        b,
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        groups=groups,
+        activation=act or "none",
+        out=out,
+    )
 
 
 def backward(X, W, grad_output, output=None, b=None, stride=1, padding=0, dilation=1, groups=1, act=None):
     """Gradients ``(dX, dW, db)`` of ``forward``; ``output`` (the forward's
     result) is needed only with an activation."""
     if not act or act == "none":
-        return call("opgraph::conv2d_backward", grad_output, X, W, stride=stride, padding=padding,
-                    dilation=dilation, groups=groups)
-    return call("opgraph::conv2d_act_backward", grad_output, X, W, b, output, stride=stride, padding=padding,
-                dilation=dilation, groups=groups, activation=act)
+        return call(
+            "opgraph::conv2d_backward",
+            grad_output,
+            X,
+            W,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+            groups=groups,
+        )
+    return call(
+        "opgraph::conv2d_act_backward",
+        grad_output,
+        X,
+        W,
+        b,
+        output,
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        groups=groups,
+        activation=act,
+    )

@@ -9,12 +9,19 @@ from . import call
 def forward(logits, target, ignore_index=-100, label_smoothing=0.0):
     """``(loss, probabilities)``: the mean loss over rows whose target is not
     ``ignore_index``, and softmax(logits)."""
-    return call("opgraph::softmax_cross_entropy", logits, target, ignore_index=ignore_index,
-                label_smoothing=label_smoothing)
+    return call(
+        "opgraph::softmax_cross_entropy", logits, target, ignore_index=ignore_index, label_smoothing=label_smoothing
+    )
 
 
 def backward(probabilities, target, grad_loss=1.0, ignore_index=-100, label_smoothing=0.0):
     """Gradient with respect to the logits, scaled by ``grad_loss``."""
     grad = np.asarray(grad_loss, dtype=np.asarray(probabilities).dtype)
-    return call("opgraph::softmax_cross_entropy_backward", grad, probabilities, target, ignore_index=ignore_index,
-                label_smoothing=label_smoothing)
+    return call(
+        "opgraph::softmax_cross_entropy_backward",
+        grad,
+        probabilities,
+        target,
+        ignore_index=ignore_index,
+        label_smoothing=label_smoothing,
+    )

@@ -17,8 +17,9 @@ def _check(kind):
 
 def forward(X, kind="max", kernel_size=2, stride=None, padding=0, out=None):
     _check(kind)
-    return call(f"aten::{kind}_pool2d", X, kernel_size=kernel_size, stride=stride or kernel_size, padding=padding,
-                out=out)
+    return call(
+        f"aten::{kind}_pool2d", X, kernel_size=kernel_size, stride=stride or kernel_size, padding=padding, out=out
+    )
 
 
 def backward(X, grad_output, kind="max", kernel_size=2, stride=None, padding=0):
@@ -26,7 +27,17 @@ def backward(X, grad_output, kind="max", kernel_size=2, stride=None, padding=0):
     _check(kind)
     stride = stride or kernel_size
     if kind == "max":
-        return call("opgraph::max_pool2d_backward", grad_output, X, kernel_size=kernel_size, stride=stride,
-                    padding=padding)
-    return call("aten::avg_pool2d_backward", grad_output, X, kernel_size=kernel_size, stride=stride, padding=padding,
-                ceil_mode=False, count_include_pad=True, divisor_override=None)
+        return call(
+            "opgraph::max_pool2d_backward", grad_output, X, kernel_size=kernel_size, stride=stride, padding=padding
+        )
+    return call(
+        "aten::avg_pool2d_backward",
+        grad_output,
+        X,
+        kernel_size=kernel_size,
+        stride=stride,
+        padding=padding,
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    )

@@ -26,8 +26,9 @@ _SOURCE = Path(__file__).resolve().parent / "csrc"
 def _library() -> ctypes.CDLL:
     cache = Path(os.environ.get("OPGRAPH_CACHE_DIR", Path.home() / ".cache" / "opgraph"))
     build_dir = cache / f"torch-kernels-{__version__}-torch-{torch.__version__}"
-    path = build_package(_SOURCE, target="opgraph_torch_kernels", build_dir=build_dir,
-                         prefix_paths=[torch.utils.cmake_prefix_path])
+    path = build_package(
+        _SOURCE, target="opgraph_torch_kernels", build_dir=build_dir, prefix_paths=[torch.utils.cmake_prefix_path]
+    )
     library = ctypes.CDLL(str(path))
     library.opgraph_torch_register_cpu.restype = ctypes.c_char_p
     library.opgraph_torch_register_cpu.argtypes = [ctypes.c_char_p] * 3

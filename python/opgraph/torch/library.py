@@ -29,8 +29,9 @@ class CustomOpLibrary:
     def __getattr__(self, name):
         ops = self.__dict__.get("_ops", {})
         if name not in ops:
-            raise AttributeError(f"op package '{self.namespace}' has no op '{name}'; it has: "
-                                 f"{', '.join(ops) or '(none)'}")
+            raise AttributeError(
+                f"op package '{self.namespace}' has no op '{name}'; it has: {', '.join(ops) or '(none)'}"
+            )
         return ops[name]
 
     def __dir__(self):
@@ -75,18 +76,22 @@ class BoundOp:
         names = [a.name for a in op.signature.arguments if not a.is_tensor]
         unknown = [key for key in attributes if key not in names]
         if unknown:
-            raise Error(f"{op.name}: unknown attribute {', '.join(map(repr, unknown))}; "
-                        f"its attributes are: {', '.join(names) or '(none)'}")
+            raise Error(
+                f"{op.name}: unknown attribute {', '.join(map(repr, unknown))}; "
+                f"its attributes are: {', '.join(names) or '(none)'}"
+            )
         self.op = op
         self.attributes = dict(attributes)
         self._out_names = op.signature.out_names()
         self._input_names = [a.name for a in op.signature.arguments if a.is_tensor]
 
     def __call__(self, *tensors):
-        outputs, inputs = tensors[:len(self._out_names)], tensors[len(self._out_names):]
+        outputs, inputs = tensors[: len(self._out_names)], tensors[len(self._out_names) :]
         if len(outputs) != len(self._out_names) or len(inputs) > len(self._input_names):
-            raise Error(f"{self.op.name}: expected the outputs ({', '.join(self._out_names)}) then the inputs "
-                        f"({', '.join(self._input_names)}), got {len(tensors)} tensors")
+            raise Error(
+                f"{self.op.name}: expected the outputs ({', '.join(self._out_names)}) then the inputs "
+                f"({', '.join(self._input_names)}), got {len(tensors)} tensors"
+            )
         self.op.out(**dict(zip(self._input_names, inputs)), **self.attributes, **dict(zip(self._out_names, outputs)))
         return outputs[0] if len(outputs) == 1 else outputs
 

@@ -52,7 +52,9 @@ def register_op(name: str, kernels: str = "python") -> RegisteredOp:
         return _registered[name]
     signature = OpSignature(name)
     namespace = signature.namespace
-    library = _libraries.get(namespace) or _libraries.setdefault(namespace, torch.library.Library(namespace, "FRAGMENT"))
+    library = _libraries.get(namespace) or _libraries.setdefault(
+        namespace, torch.library.Library(namespace, "FRAGMENT")
+    )
     qualified = f"{namespace}::{signature.op_name}"
     functional = qualified + (f".{signature.overload}" if signature.overload else "")
     out = f"{qualified}.{signature.out_overload_name}"
@@ -65,8 +67,10 @@ def register_op(name: str, kernels: str = "python") -> RegisteredOp:
         from . import cpp_kernels
 
         if op_devices(name) != ["cpu"]:
-            raise Error(f"{name}: the C++ kernels run CPU kernels only; the op has kernels for: "
-                        f"{', '.join(op_devices(name)) or '(none)'}")
+            raise Error(
+                f"{name}: the C++ kernels run CPU kernels only; the op has kernels for: "
+                f"{', '.join(op_devices(name)) or '(none)'}"
+            )
         cpp_kernels.register_cpu(name, functional.split("::", 1)[1], out.split("::", 1)[1])
     else:
         for device in op_devices(name):
@@ -82,8 +86,18 @@ def register_op(name: str, kernels: str = "python") -> RegisteredOp:
 # -- kernels ----------------------------------------------------------------------
 
 
-_NUMPY_DTYPES = {torch.float32, torch.float64, torch.float16, torch.int8, torch.uint8, torch.int32, torch.int64,
-                 torch.bool, torch.complex64, torch.complex128}
+_NUMPY_DTYPES = {
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.int8,
+    torch.uint8,
+    torch.int32,
+    torch.int64,
+    torch.bool,
+    torch.complex64,
+    torch.complex128,
+}
 
 
 def _borrowable(t):
@@ -114,8 +128,22 @@ def _device_of(tensors):
     return first.device if first is not None else torch.device("cpu")
 
 
-_DTYPE_NAMES = {torch_dtype(n): n for n in ("float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32",
-                                             "int64", "bool", "complex64", "complex128")}
+_DTYPE_NAMES = {
+    torch_dtype(n): n
+    for n in (
+        "float32",
+        "float64",
+        "float16",
+        "bfloat16",
+        "int8",
+        "uint8",
+        "int32",
+        "int64",
+        "bool",
+        "complex64",
+        "complex128",
+    )
+}
 
 
 def _meta(t):
@@ -139,8 +167,10 @@ def _functional_kernel(signature):
         tensors, attrs = signature.split(args, kwargs)
         metas = [[_meta(x) for x in t] if isinstance(t, (list, tuple)) else _meta(t) for t in tensors]
         device = _device_of(tensors)
-        outputs = [torch.empty(shape, dtype=torch_dtype(dtype), device=device)
-                   for dtype, shape in infer_output_metas(name, metas, **attrs)]
+        outputs = [
+            torch.empty(shape, dtype=torch_dtype(dtype), device=device)
+            for dtype, shape in infer_output_metas(name, metas, **attrs)
+        ]
         with _on_torch_stream(device):
             call(name, *_borrowable(tensors), out=_borrowable(outputs), **attrs)
         return outputs[0] if single else tuple(outputs)
@@ -155,8 +185,7 @@ def _out_kernel(signature):
         outs = [kwargs.pop(n) for n in out_names]
         tensors, attrs = signature.split(args, kwargs)
         # opgraph writes contiguous outputs; a strided `out` gets the result copied in.
-        targets = [o if o.is_contiguous() else torch.empty_like(o, memory_format=torch.contiguous_format)
-                   for o in outs]
+        targets = [o if o.is_contiguous() else torch.empty_like(o, memory_format=torch.contiguous_format) for o in outs]
         with _on_torch_stream(_device_of(tensors)):
             call(name, *_borrowable(tensors), out=_borrowable(targets), **attrs)
         for o, target in zip(outs, targets):
@@ -177,8 +206,10 @@ def _check_devices(signature, tensors):
     available = op_devices(signature.name)
     for device in devices:
         if device.type not in available:
-            raise Error(f"{signature.name}: no kernel for device {device}; it has kernels for: "
-                        f"{', '.join(available) or '(none)'}")
+            raise Error(
+                f"{signature.name}: no kernel for device {device}; it has kernels for: "
+                f"{', '.join(available) or '(none)'}"
+            )
 
 
 def _fake_outputs(signature, tensors, attrs):
@@ -192,8 +223,10 @@ def _functional_fake(signature):
 
     def fake(*args, **kwargs):
         tensors, attrs = signature.split(args, kwargs)
-        outputs = [torch.empty(shape, dtype=dtype, device=device)
-                   for dtype, shape, device in _fake_outputs(signature, tensors, attrs)]
+        outputs = [
+            torch.empty(shape, dtype=dtype, device=device)
+            for dtype, shape, device in _fake_outputs(signature, tensors, attrs)
+        ]
         return outputs[0] if single else tuple(outputs)
 
     return fake
@@ -209,8 +242,10 @@ def _out_fake(signature):
         tensors, attrs = signature.split(args, kwargs)
         for label, o, (dtype, shape, device) in zip(labels, outs, _fake_outputs(signature, tensors, attrs)):
             if o.dtype != dtype or list(o.shape) != list(shape):
-                raise Error(f"{signature.name}: {label} must be {dtype_name(dtype)}{list(shape)}, got "
-                            f"{dtype_name(o.dtype)}{list(o.shape)}")
+                raise Error(
+                    f"{signature.name}: {label} must be {dtype_name(dtype)}{list(shape)}, got "
+                    f"{dtype_name(o.dtype)}{list(o.shape)}"
+                )
             if o.device != device:
                 raise Error(f"{signature.name}: {label} is on {o.device}, the inputs on {device}")
 
@@ -244,9 +279,11 @@ def _register_autograd(signature, functional, library, kernels):
         return tuple(result)
 
     if any(a.kwarg_only for a in signature.arguments):
+
         def setup_context(ctx, inputs, keyword_only_inputs, output):
             save(ctx, inputs, keyword_only_inputs)
     else:
+
         def setup_context(ctx, inputs, output):
             save(ctx, inputs, {})
 

@@ -58,8 +58,10 @@ def output_metas(name, tensors, attrs):
                 try:
                     hint = int(guarding_hint_or_throw(size))
                 except Exception:  # an unbacked size: no value to run the shape function on
-                    raise Error(f"{name}: cannot infer output sizes from the data-dependent size {size}; "
-                                "its shape function needs sizes with known values") from None
+                    raise Error(
+                        f"{name}: cannot infer output sizes from the data-dependent size {size}; "
+                        "its shape function needs sizes with known values"
+                    ) from None
                 symbols[size.node.expr] = (size, hint)
 
     def infer(moved=None):
@@ -101,7 +103,9 @@ def output_metas(name, tensors, attrs):
         int(symbols[key][0])  # guards the size to its hint
     outputs = []
     for (dtype, shape), follows in zip(base, followers):
-        sizes = [symbols[next(iter(f))][0] if len(f) == 1 and not f & specialize else value
-                 for value, f in zip(shape, follows)]
+        sizes = [
+            symbols[next(iter(f))][0] if len(f) == 1 and not f & specialize else value
+            for value, f in zip(shape, follows)
+        ]
         outputs.append((dtype, sizes))
     return outputs

@@ -31,14 +31,14 @@ double rounded_scalar_attr(const Attrs& attrs, std::string_view name, DType dtyp
 // gelu's `approximate`: true for "tanh", false for "none".
 bool tanh_approximation(const Attrs& attrs) {
   const std::string& approximate = attrs.get<std::string>("approximate");
-  OPGRAPH_CHECK(approximate == "none" || approximate == "tanh",
-                "approximate: expected \"none\" or \"tanh\", got \"", approximate, "\"");
+  OPGRAPH_CHECK(approximate == "none" || approximate == "tanh", "approximate: expected \"none\" or \"tanh\", got \"",
+                approximate, "\"");
   return approximate == "tanh";
 }
 
 // PyTorch's constants for gelu, so that results match it to rounding.
 constexpr double kSqrtHalf = std::numbers::sqrt2 / 2;
-constexpr double kInvSqrt2Pi = std::numbers::inv_sqrtpi * kSqrtHalf;  // 1 / sqrt(2 pi)
+constexpr double kInvSqrt2Pi = std::numbers::inv_sqrtpi * kSqrtHalf;      // 1 / sqrt(2 pi)
 constexpr double kBeta = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
 constexpr double kKappa = 0.044715;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
@@ -55,7 +55,9 @@ struct Relu {
   Relu(const Attrs&, DType) {}
   // Written so that NaN passes through, as in torch.relu.
   template <typename T>
-  T operator()(T x) const { return x < T(0) ? T(0) : x; }
+  T operator()(T x) const {
+    return x < T(0) ? T(0) : x;
+  }
 };
 
 // gelu and its gradient: kTanh for approximate="tanh" (see define_gelu).
@@ -74,21 +76,27 @@ struct Silu {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Silu(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T x) const { return x / (T(1) + fast_exp(-x)); }
+  T operator()(T x) const {
+    return x / (T(1) + fast_exp(-x));
+  }
 };
 
 struct Sigmoid {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Sigmoid(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T x) const { return sigmoid(x); }
+  T operator()(T x) const {
+    return sigmoid(x);
+  }
 };
 
 struct Tanh {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Tanh(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T x) const { return fast_tanh(x); }
+  T operator()(T x) const {
+    return fast_tanh(x);
+  }
 };
 
 struct Hardtanh {
@@ -119,28 +127,36 @@ struct Exp {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Exp(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T x) const { return fast_exp(x); }
+  T operator()(T x) const {
+    return fast_exp(x);
+  }
 };
 
 struct Sqrt {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Sqrt(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T x) const { return std::sqrt(x); }
+  T operator()(T x) const {
+    return std::sqrt(x);
+  }
 };
 
 struct Rsqrt {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Rsqrt(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T x) const { return T(1) / std::sqrt(x); }
+  T operator()(T x) const {
+    return T(1) / std::sqrt(x);
+  }
 };
 
 struct Erf {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Erf(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T x) const { return fast_erf(x); }
+  T operator()(T x) const {
+    return fast_erf(x);
+  }
 };
 
 // x ** exponent. The exponents transformer code writes (2, 3, 0.5, -1) are
@@ -166,7 +182,9 @@ struct RsubScalar {
   RsubScalar(const Attrs& attrs, DType dtype)
       : other(rounded_scalar_attr(attrs, "other", dtype)), alpha(rounded_scalar_attr(attrs, "alpha", dtype)) {}
   template <typename T>
-  T operator()(T x) const { return T(other) - T(alpha) * x; }
+  T operator()(T x) const {
+    return T(other) - T(alpha) * x;
+  }
   double other, alpha;
 };
 
@@ -192,7 +210,8 @@ struct Clamp {
 struct Elu {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Elu(const Attrs& attrs, DType dtype)
-      : alpha(rounded_scalar_attr(attrs, "alpha", dtype)), scale(rounded_scalar_attr(attrs, "scale", dtype)),
+      : alpha(rounded_scalar_attr(attrs, "alpha", dtype)),
+        scale(rounded_scalar_attr(attrs, "scale", dtype)),
         input_scale(rounded_scalar_attr(attrs, "input_scale", dtype)) {}
   template <typename T>
   T operator()(T x) const {
@@ -205,7 +224,9 @@ struct LeakyRelu {
   static constexpr std::array<const char*, 1> inputs{"self"};
   LeakyRelu(const Attrs& attrs, DType dtype) : negative_slope(rounded_scalar_attr(attrs, "negative_slope", dtype)) {}
   template <typename T>
-  T operator()(T x) const { return x > T(0) ? x : x * T(negative_slope); }
+  T operator()(T x) const {
+    return x > T(0) ? x : x * T(negative_slope);
+  }
   double negative_slope;
 };
 
@@ -221,14 +242,18 @@ struct Hardsigmoid {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Hardsigmoid(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T x) const { return hard_sigmoid(x); }
+  T operator()(T x) const {
+    return hard_sigmoid(x);
+  }
 };
 
 struct Hardswish {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Hardswish(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T x) const { return x * hard_sigmoid(x); }
+  T operator()(T x) const {
+    return x * hard_sigmoid(x);
+  }
 };
 
 // Inference only: dropout is the identity when not training. Training needs a
@@ -238,11 +263,14 @@ struct Dropout {
   Dropout(const Attrs& attrs, DType) {
     const double p = attrs.get<double>("p");
     OPGRAPH_CHECK(p >= 0 && p <= 1, "p: expected a probability in [0, 1], got ", p);
-    OPGRAPH_CHECK(!attrs.get<bool>("train"), "train: training-mode dropout is not supported by this op "
+    OPGRAPH_CHECK(!attrs.get<bool>("train"),
+                  "train: training-mode dropout is not supported by this op "
                   "(it runs inference only); expected train=False, got train=True");
   }
   template <typename T>
-  T operator()(T x) const { return x; }
+  T operator()(T x) const {
+    return x;
+  }
 };
 
 // Gradients: the incoming gradient, then the forward op's input or output.
@@ -251,7 +279,9 @@ struct ThresholdBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
   ThresholdBackward(const Attrs& attrs, DType dtype) : threshold(rounded_scalar_attr(attrs, "threshold", dtype)) {}
   template <typename T>
-  T operator()(T grad, T x) const { return x <= T(threshold) ? T(0) : grad; }
+  T operator()(T grad, T x) const {
+    return x <= T(threshold) ? T(0) : grad;
+  }
   double threshold;
 };
 
@@ -290,7 +320,9 @@ struct SigmoidBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "output"};
   SigmoidBackward(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T grad, T y) const { return grad * (T(1) - y) * y; }
+  T operator()(T grad, T y) const {
+    return grad * (T(1) - y) * y;
+  }
 };
 
 // tanh' = 1 - y^2 in terms of the forward output y.
@@ -298,7 +330,9 @@ struct TanhBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "output"};
   TanhBackward(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T grad, T y) const { return grad * (T(1) - y * y); }
+  T operator()(T grad, T y) const {
+    return grad * (T(1) - y * y);
+  }
 };
 
 // The gradients of relu, sigmoid and tanh from the forward input, shaped as
@@ -308,7 +342,9 @@ struct ReluBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
   ReluBackward(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T grad, T x) const { return x <= T(0) ? T(0) : grad; }
+  T operator()(T grad, T x) const {
+    return x <= T(0) ? T(0) : grad;
+  }
 };
 
 struct SigmoidInputBackward {
@@ -336,7 +372,9 @@ struct HardtanhBackward {
   HardtanhBackward(const Attrs& attrs, DType dtype)
       : min_val(rounded_scalar_attr(attrs, "min_val", dtype)), max_val(rounded_scalar_attr(attrs, "max_val", dtype)) {}
   template <typename T>
-  T operator()(T grad, T x) const { return x <= T(min_val) || x >= T(max_val) ? T(0) : grad; }
+  T operator()(T grad, T x) const {
+    return x <= T(min_val) || x >= T(max_val) ? T(0) : grad;
+  }
   double min_val, max_val;
 };
 
@@ -371,12 +409,10 @@ void register_activation_ops(Registry& registry) {
   define_gelu<GeluBackward>(
       registry, "aten::gelu_backward(Tensor grad_output, Tensor self, *, str approximate=\"none\") -> Tensor");
   define_elementwise<SiluBackward>(registry, "aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor");
-  define_elementwise<SigmoidBackward>(registry,
-                                      "aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor");
+  define_elementwise<SigmoidBackward>(registry, "aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor");
   define_elementwise<TanhBackward>(registry, "aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor");
   define_elementwise<HardtanhBackward>(
-      registry,
-      "aten::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor");
+      registry, "aten::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor");
 
   define_elementwise<ReluBackward>(registry, "opgraph::relu_backward(Tensor grad_output, Tensor self) -> Tensor");
   define_elementwise<SigmoidInputBackward>(registry,
@@ -386,15 +422,14 @@ void register_activation_ops(Registry& registry) {
   // `backward` names an op taking (grad, the forward inputs, the forward
   // attributes): ATen's where it has that form, opgraph's where it does not.
   define_elementwise<Relu>(registry, "aten::relu(Tensor self) -> Tensor", "opgraph::relu_backward");
-  define_gelu<Gelu>(registry, "aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor",
-                    "aten::gelu_backward");
+  define_gelu<Gelu>(registry, "aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", "aten::gelu_backward");
   define_elementwise<Silu>(registry, "aten::silu(Tensor self) -> Tensor", "aten::silu_backward");
   define_elementwise<Sigmoid>(registry, "aten::sigmoid(Tensor self) -> Tensor", "opgraph::sigmoid_backward");
   define_elementwise<Tanh>(registry, "aten::tanh(Tensor self) -> Tensor", "opgraph::tanh_backward");
   define_elementwise<Hardtanh>(registry, "aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
                                "aten::hardtanh_backward");
-  define_elementwise<Elu>(
-      registry, "aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor");
+  define_elementwise<Elu>(registry,
+                          "aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor");
   define_elementwise<LeakyRelu>(registry, "aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor");
   define_elementwise<Hardswish>(registry, "aten::hardswish(Tensor self) -> Tensor");
   define_elementwise<Hardsigmoid>(registry, "aten::hardsigmoid(Tensor self) -> Tensor");

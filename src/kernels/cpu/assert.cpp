@@ -35,8 +35,8 @@ std::vector<TensorMeta> constrain_range_shape(std::span<const TensorMeta* const>
   const double size = scalar_attr(attrs, "size");
   const auto* min = std::get_if<int64_t>(&attrs.get("min"));
   const auto* max = std::get_if<int64_t>(&attrs.get("max"));
-  OPGRAPH_CHECK(size >= (min ? *min : 0) && (!max || size <= *max), "size: expected a size in [",
-                min ? *min : 0, ", ", max ? std::to_string(*max) : "inf", "], got ", size);
+  OPGRAPH_CHECK(size >= (min ? *min : 0) && (!max || size <= *max), "size: expected a size in [", min ? *min : 0, ", ",
+                max ? std::to_string(*max) : "inf", "], got ", size);
   return {};
 }
 
@@ -48,8 +48,7 @@ void register_assert_ops(Registry& registry) {
   define(registry, {"aten::_assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? stride=None, "
                     "ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()",
                     assert_tensor_metadata_shape, no_work, no_work});
-  define(registry, {"aten::_assert_scalar(Scalar self, str assert_msg) -> ()", assert_scalar_shape, no_work,
-                    no_work});
+  define(registry, {"aten::_assert_scalar(Scalar self, str assert_msg) -> ()", assert_scalar_shape, no_work, no_work});
   define(registry, {"aten::sym_constrain_range_for_size(Scalar size, *, int? min=None, int? max=None) -> ()",
                     constrain_range_shape, no_work, no_work});
 }

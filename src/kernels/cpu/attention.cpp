@@ -52,14 +52,14 @@ Shape broadcast_batch(std::span<const TensorMeta* const> operands, std::span<con
     for (size_t i = 1; i <= own.size(); ++i) {
       int64_t extent = own[own.size() - i];
       if (gqa && i == 1 && k > 0 && extent != query_heads) {
-        OPGRAPH_CHECK(extent > 0 && query_heads % extent == 0, names[k], ": with enable_gqa, the query's ",
-                      query_heads, " heads (dim -3) must be a multiple of its heads, got ", operands[k]->str());
+        OPGRAPH_CHECK(extent > 0 && query_heads % extent == 0, names[k], ": with enable_gqa, the query's ", query_heads,
+                      " heads (dim -3) must be a multiple of its heads, got ", operands[k]->str());
         extent = query_heads;
       }
       int64_t& out = batch[rank - i];
       OPGRAPH_CHECK(out == 1 || extent == 1 || out == extent, names[k], ": batch dims of ", operands[k]->str(),
-                    " do not broadcast with the query's and the others' (dim ", -int64_t(i) - 2, ": ", extent,
-                    " vs ", out, ")");
+                    " do not broadcast with the query's and the others' (dim ", -int64_t(i) - 2, ": ", extent, " vs ",
+                    out, ")");
       out = out == 1 ? extent : out;
     }
   }
@@ -72,8 +72,7 @@ std::vector<TensorMeta> attention_shape(std::span<const TensorMeta* const> input
   check_floating(query, "query");
   for (auto [t, name] : {std::pair{&query, "query"}, {&key, "key"}, {&value, "value"}}) {
     OPGRAPH_CHECK(t->dim() >= 2, name, ": expected rank 2 or more (..., sequence, features), got ", t->str());
-    OPGRAPH_CHECK(t->dtype == query.dtype, name, ": expected ", dtype_name(query.dtype), " like query, got ",
-                  t->str());
+    OPGRAPH_CHECK(t->dtype == query.dtype, name, ": expected ", dtype_name(query.dtype), " like query, got ", t->str());
   }
   OPGRAPH_CHECK(key.shape.back() == query.shape.back(), "key: expected ", query.shape.back(),
                 " features (dim -1) like query ", query.str(), ", got ", key.str());
@@ -86,8 +85,7 @@ std::vector<TensorMeta> attention_shape(std::span<const TensorMeta* const> input
   Shape shape = broadcast_batch(inputs.first(3), names, gqa);
   const int64_t L = query.shape.end()[-2], S = key.shape.end()[-2];
   if (mask != nullptr) {
-    OPGRAPH_CHECK(!attrs.get<bool>("is_causal"), "attn_mask: expected None when is_causal is True, got ",
-                  mask->str());
+    OPGRAPH_CHECK(!attrs.get<bool>("is_causal"), "attn_mask: expected None when is_causal is True, got ", mask->str());
     OPGRAPH_CHECK(mask->dtype == DType::Bool || mask->dtype == query.dtype, "attn_mask: expected bool or ",
                   dtype_name(query.dtype), ", got ", mask->str());
     Shape full = shape;
@@ -98,8 +96,8 @@ std::vector<TensorMeta> attention_shape(std::span<const TensorMeta* const> input
       const int64_t extent = mask->shape[mask->shape.size() - i];
       broadcasts = extent == 1 || extent == full[full.size() - i];
     }
-    OPGRAPH_CHECK(broadcasts, "attn_mask: expected a shape that broadcasts to the scores' ", shape_str(full),
-                  ", got ", mask->str());
+    OPGRAPH_CHECK(broadcasts, "attn_mask: expected a shape that broadcasts to the scores' ", shape_str(full), ", got ",
+                  mask->str());
   }
   shape.push_back(L);
   shape.push_back(value.shape.back());
@@ -284,8 +282,8 @@ void apply_mask(const Attention& a, const Tensor& mask, int64_t b, int64_t i, T*
 // Query rows [i0, i1) of batch b: scores, mask, softmax and the product
 // with v for one block.
 template <typename T, int64_t TileRows>
-void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out, int64_t b, int64_t i0,
-                     int64_t i1, Scratch<T>& scratch) {
+void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out, int64_t b, int64_t i0, int64_t i1,
+                     Scratch<T>& scratch) {
   const T* q = inputs[0].data_ptr<const T>() + a.q_offsets[b];
   const T* k = inputs[1].data_ptr<const T>() + a.k_offsets[b];
   const T* v = inputs[2].data_ptr<const T>() + a.v_offsets[b];
@@ -411,14 +409,16 @@ void attention_reference(const KernelContext&, std::span<const Tensor> inputs, s
         double max = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j < a.S; ++j) {
           double dot = 0;
-          for (int64_t e = 0; e < a.E; ++e) dot += double(q[a.q_offsets[b] + i * a.E + e]) * k[a.k_offsets[b] + j * a.E + e];
+          for (int64_t e = 0; e < a.E; ++e)
+            dot += double(q[a.q_offsets[b] + i * a.E + e]) * k[a.k_offsets[b] + j * a.E + e];
           p[j] = dot * a.scale;
           if (a.has_mask) p[j] += static_cast<double>(mask_value<T>(a, inputs[3], b, i, j));
           if (a.causal && j > i) p[j] = -std::numeric_limits<double>::infinity();
           max = std::max(max, p[j]);
         }
         double sum = 0;
-        for (int64_t j = 0; j < a.S; ++j) sum += p[j] = max == -std::numeric_limits<double>::infinity() ? 0.0 : std::exp(p[j] - max);
+        for (int64_t j = 0; j < a.S; ++j)
+          sum += p[j] = max == -std::numeric_limits<double>::infinity() ? 0.0 : std::exp(p[j] - max);
         for (int64_t c = 0; c < a.Ev; ++c) {
           double acc = 0;
           for (int64_t j = 0; j < a.S; ++j) acc += p[j] * v[a.v_offsets[b] + j * a.Ev + c];

@@ -36,14 +36,22 @@ void dispatch_arithmetic(DType dtype, bool integers, const char* argument, Fn&& 
   switch (dtype) {
     case DType::Float32: return fn(float{});
     case DType::Float64: return fn(double{});
-    case DType::Int32: if (integers) return fn(int32_t{}); break;
-    case DType::Int64: if (integers) return fn(int64_t{}); break;
-    case DType::Complex64: if constexpr (kComplex) return fn(std::complex<float>{}); break;
-    case DType::Complex128: if constexpr (kComplex) return fn(std::complex<double>{}); break;
+    case DType::Int32:
+      if (integers) return fn(int32_t{});
+      break;
+    case DType::Int64:
+      if (integers) return fn(int64_t{});
+      break;
+    case DType::Complex64:
+      if constexpr (kComplex) return fn(std::complex<float>{});
+      break;
+    case DType::Complex128:
+      if constexpr (kComplex) return fn(std::complex<double>{});
+      break;
     default: break;
   }
   const char* expected = integers ? (kComplex ? "float32, float64, int32, int64, complex64 or complex128"
-                                               : "float32, float64, int32 or int64")
+                                              : "float32, float64, int32 or int64")
                                   : (kComplex ? "float32, float64, complex64 or complex128" : "float32 or float64");
   throw Error(detail::concat(argument, ": expected ", expected, ", got ", dtype_name(dtype)));
 }
@@ -171,8 +179,10 @@ struct Fmod {
   static constexpr bool integers = true, divides = true;
   template <typename T>
   static auto make(const Attrs&) {
-    if constexpr (std::is_integral_v<T>) return [](T a, T b) { return integer_fmod(a, b); };
-    else return [](T a, T b) { return std::fmod(a, b); };
+    if constexpr (std::is_integral_v<T>)
+      return [](T a, T b) { return integer_fmod(a, b); };
+    else
+      return [](T a, T b) { return std::fmod(a, b); };
   }
 };
 // Python's modulo: the result takes the divisor's sign.
@@ -182,8 +192,10 @@ struct Remainder {
   static auto make(const Attrs&) {
     return [](T a, T b) {
       T r;
-      if constexpr (std::is_integral_v<T>) r = integer_fmod(a, b);
-      else r = std::fmod(a, b);
+      if constexpr (std::is_integral_v<T>)
+        r = integer_fmod(a, b);
+      else
+        r = std::fmod(a, b);
       return r != 0 && (r < 0) != (b < 0) ? static_cast<T>(r + b) : r;
     };
   }
@@ -192,8 +204,10 @@ struct DivTrunc {
   static constexpr bool integers = true, divides = true;
   template <typename T>
   static auto make(const Attrs&) {
-    if constexpr (std::is_integral_v<T>) return [](T a, T b) { return integer_quotient(a, b); };
-    else return [](T a, T b) { return std::trunc(a / b); };
+    if constexpr (std::is_integral_v<T>)
+      return [](T a, T b) { return integer_quotient(a, b); };
+    else
+      return [](T a, T b) { return std::trunc(a / b); };
   }
 };
 // PyTorch's floor division: for floats, the quotient of a - fmod(a, b),
@@ -268,8 +282,8 @@ struct Operand {
 // out like it): the other operand is a scalar, or a row repeated along the
 // leading dims. fn(full element, other element). False if neither applies.
 template <typename T, typename Fn>
-bool broadcast_full(const KernelContext& context, const T* full, Operand<T> other, T* y,
-                    std::span<const int64_t> shape, Fn fn) {
+bool broadcast_full(const KernelContext& context, const T* full, Operand<T> other, T* y, std::span<const int64_t> shape,
+                    Fn fn) {
   const int64_t n = shape_numel(shape), cols = shape_numel(other.shape);
   if (cols == 1) {
     const T b = *other.data;
@@ -494,8 +508,8 @@ std::vector<TensorMeta> clamp_tensor_shape(std::span<const TensorMeta* const> in
 // min(max(x, min), max) in PyTorch's order (max wins when min > max), NaN from
 // any of the three giving NaN. A bound given as None is the dtype's extreme.
 template <bool kReference>
-void clamp_tensor_kernel(const KernelContext& context, std::span<const Tensor> inputs,
-                         std::span<const Tensor> outputs, const Attrs&) {
+void clamp_tensor_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                         const Attrs&) {
   dispatch_arithmetic(outputs[0].dtype(), true, "self", [&](auto zero) {
     using T = decltype(zero);
     using Limits = std::numeric_limits<T>;
@@ -545,8 +559,7 @@ void bitwise_scalar_kernel(const KernelContext& context, std::span<const Tensor>
 template <typename Fn>
 void define_bitwise_scalar(Registry& registry, const char* schema,
                            std::source_location where = std::source_location::current()) {
-  define(registry, {schema, bitwise_scalar_shape, bitwise_scalar_kernel<Fn, false>,
-                    bitwise_scalar_kernel<Fn, true>},
+  define(registry, {schema, bitwise_scalar_shape, bitwise_scalar_kernel<Fn, false>, bitwise_scalar_kernel<Fn, true>},
          where);
 }
 
@@ -579,8 +592,8 @@ void logical_kernel(const KernelContext& context, std::span<const Tensor> inputs
     using T = decltype(zero);
     T self_number{}, other_number{};
     map_broadcast<bool, kReference>(
-        context, outputs[0], [](T a, T b) { return Fn{}(a != T(0), b != T(0)); },
-        truth_operand(inputs[0], self_number), truth_operand(inputs[1], other_number));
+        context, outputs[0], [](T a, T b) { return Fn{}(a != T(0), b != T(0)); }, truth_operand(inputs[0], self_number),
+        truth_operand(inputs[1], other_number));
   });
 }
 

@@ -30,22 +30,22 @@ ShapeFn gradient_shape(const char* forward) {
     dispatch_floating(self.dtype, "self", [](auto) {});
     const std::array<const TensorMeta*, 2> operands{&self, &other};
     const TensorMeta output = Registry::global().get(forward).shape_fn(operands, attrs)[0];
-    OPGRAPH_CHECK(grad == output, "grad_output: expected ", output.str(), " (the output of ", forward,
-                  " for self ", self.str(), " and other ", other.str(), "), got ", grad.str());
+    OPGRAPH_CHECK(grad == output, "grad_output: expected ", output.str(), " (the output of ", forward, " for self ",
+                  self.str(), " and other ", other.str(), "), got ", grad.str());
     return {self, other};
   };
 }
 
 // add: (grad, sign * alpha * grad); sub is add with sign -1.
 KernelFn add_gradient(double sign, bool reference) {
-  return [=](const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-             const Attrs& attrs) {
-    const Tensor& grad = inputs[0];
-    sum_into(grad, outputs[0], reference);
-    const double scale = sign * scalar_attr(attrs, "alpha");
-    sum_into(scale == 1 ? grad : run("aten::mul.Scalar", {grad}, {{"other", scale}}, reference)[0], outputs[1],
-             reference);
-  };
+  return
+      [=](const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs& attrs) {
+        const Tensor& grad = inputs[0];
+        sum_into(grad, outputs[0], reference);
+        const double scale = sign * scalar_attr(attrs, "alpha");
+        sum_into(scale == 1 ? grad : run("aten::mul.Scalar", {grad}, {{"other", scale}}, reference)[0], outputs[1],
+                 reference);
+      };
 }
 
 // mul: (grad * other, grad * self).

@@ -75,8 +75,8 @@ void coalesce(Shape& shape, std::array<Strides, N>& strides) {
 // (numel / shape.back(), shape.back()); offsets[k] is where the row starts in
 // operand k. An odometer over the outer dims keeps the offsets current.
 template <size_t N, typename Row>
-void for_each_row(std::span<const int64_t> shape, const std::array<Strides, N>& strides, int64_t begin,
-                  int64_t end, const Row& row) {
+void for_each_row(std::span<const int64_t> shape, const std::array<Strides, N>& strides, int64_t begin, int64_t end,
+                  const Row& row) {
   const size_t outer = shape.size() - 1;
   std::vector<int64_t> index(outer);
   std::array<int64_t, N> offsets{};

@@ -42,8 +42,7 @@ struct AnyDType {
 // Bitwise ops take bool and integers, as in PyTorch.
 struct IntegralDType {
   static void check(DType dtype, const char* argument) {
-    OPGRAPH_CHECK(!is_floating_point(dtype), argument, ": expected bool or an integer dtype, got ",
-                  dtype_name(dtype));
+    OPGRAPH_CHECK(!is_floating_point(dtype), argument, ": expected bool or an integer dtype, got ", dtype_name(dtype));
   }
 };
 struct Eq : AnyDType, std::equal_to<> {};
@@ -165,9 +164,8 @@ std::vector<TensorMeta> where_shape(std::span<const TensorMeta* const> inputs, c
   } else {
     const TensorMeta& tensor = *inputs[1];
     const bool self_is_scalar = kScalar == ScalarBranch::Self;
-    dispatch_elementwise(tensor.dtype, self_is_scalar ? "other" : "self", [&](auto zero) {
-      scalar_attr_as<decltype(zero)>(attrs, self_is_scalar ? "self" : "other");
-    });
+    dispatch_elementwise(tensor.dtype, self_is_scalar ? "other" : "self",
+                         [&](auto zero) { scalar_attr_as<decltype(zero)>(attrs, self_is_scalar ? "self" : "other"); });
     return {{tensor.dtype, broadcast_shapes(condition.shape, tensor.shape)}};
   }
 }
@@ -190,8 +188,8 @@ void where_kernel(const KernelContext& context, std::span<const Tensor> inputs, 
       other = operand(inputs[2], other_storage, "other");
     }
     const Input<bool> condition{inputs[0].data_ptr<const bool>(), inputs[0].shape()};
-    map_broadcast<T, kReference>(context, outputs[0], [](bool c, T a, T b) { return c ? a : b; }, condition, self,
-                                 other);
+    map_broadcast<T, kReference>(
+        context, outputs[0], [](bool c, T a, T b) { return c ? a : b; }, condition, self, other);
   });
 }
 
@@ -219,8 +217,8 @@ std::vector<TensorMeta> masked_fill_shape(std::span<const TensorMeta* const> inp
 }
 
 template <bool kScalar, bool kReference>
-void masked_fill_kernel(const KernelContext& context, std::span<const Tensor> inputs,
-                        std::span<const Tensor> outputs, const Attrs& attrs) {
+void masked_fill_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                        const Attrs& attrs) {
   dispatch_elementwise(outputs[0].dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     T value{};

@@ -48,12 +48,12 @@ std::vector<TensorMeta> cat_shape(std::span<const TensorMeta* const> tensors, co
   for (size_t i = 0; i < tensors.size(); ++i) {
     const TensorMeta& t = *tensors[i];
     if (skipped_by_cat(t)) continue;
-    OPGRAPH_CHECK(t.dim() == first.dim(), element(i), ": expected rank ", first.dim(), " like ", first_name,
-                  ", got ", t.str());
+    OPGRAPH_CHECK(t.dim() == first.dim(), element(i), ": expected rank ", first.dim(), " like ", first_name, ", got ",
+                  t.str());
     for (int64_t d = 0; d < t.dim(); ++d) {
       OPGRAPH_CHECK(d == dim || t.shape[d] == first.shape[d], element(i), ": expected size ", first.shape[d],
-                    " in dimension ", d, " like ", first_name, ", got ", t.str(),
-                    " (sizes must match except in dim ", dim, ")");
+                    " in dimension ", d, " like ", first_name, ", got ", t.str(), " (sizes must match except in dim ",
+                    dim, ")");
     }
     shape[dim] += t.shape[dim];
   }
@@ -191,8 +191,8 @@ void place_elements(const Tensor& input, const Tensor& out, Destination&& destin
     const std::vector<int64_t> target = destination(index);
     int64_t position = 0;
     for (size_t d = 0; d < target.size(); ++d) position += target[d] * out_strides[d];
-    std::memcpy(static_cast<char*>(out.data()) + position * item,
-                static_cast<const char*>(input.data()) + flat * item, static_cast<size_t>(item));
+    std::memcpy(static_cast<char*>(out.data()) + position * item, static_cast<const char*>(input.data()) + flat * item,
+                static_cast<size_t>(item));
     for (size_t d = index.size(); d-- > 0;) {
       if (++index[d] < input.size(static_cast<int64_t>(d))) break;
       index[d] = 0;

@@ -34,11 +34,12 @@ namespace {
 // for all.
 std::vector<int64_t> per_dimension(const std::vector<int64_t>& values, int64_t spatial, const char* name,
                                    int64_t lowest) {
-  OPGRAPH_CHECK(values.size() == 1 || static_cast<int64_t>(values.size()) == spatial, name, ": expected 1 or ",
-                spatial, " values, got ", shape_str(values));
+  OPGRAPH_CHECK(values.size() == 1 || static_cast<int64_t>(values.size()) == spatial, name, ": expected 1 or ", spatial,
+                " values, got ", shape_str(values));
   std::vector<int64_t> out(spatial, values[0]);
   if (values.size() > 1) out = values;
-  for (int64_t v : out) OPGRAPH_CHECK(v >= lowest, name, ": expected values of at least ", lowest, ", got ", shape_str(values));
+  for (int64_t v : out)
+    OPGRAPH_CHECK(v >= lowest, name, ": expected values of at least ", lowest, ", got ", shape_str(values));
   return out;
 }
 
@@ -65,16 +66,16 @@ Shape conv_output(const TensorMeta& input, const TensorMeta& weight, const Tenso
   OPGRAPH_CHECK(channels % p.groups == 0 && out_channels % p.groups == 0, "groups: ", p.groups,
                 " must divide the input channels (", channels, ") and output channels (", out_channels, ")");
   if (p.transposed) {
-    OPGRAPH_CHECK(weight.shape[0] == channels, "weight: expected ", channels, " input channels (input ",
-                  input.str(), ") in a transposed convolution's weight, got ", weight.str());
+    OPGRAPH_CHECK(weight.shape[0] == channels, "weight: expected ", channels, " input channels (input ", input.str(),
+                  ") in a transposed convolution's weight, got ", weight.str());
   } else {
     OPGRAPH_CHECK(checked_mul(weight.shape[1], p.groups, "groups") == channels, "weight: expected ",
                   channels / p.groups, " input channels per group (input ", input.str(), ", groups ", p.groups,
                   "), got ", weight.str());
   }
   if (bias) {
-    OPGRAPH_CHECK(bias->dtype == input.dtype && bias->dim() == 1 && bias->shape[0] == out_channels,
-                  "bias: expected ", dtype_name(input.dtype), "[", out_channels, "], got ", bias->str());
+    OPGRAPH_CHECK(bias->dtype == input.dtype && bias->dim() == 1 && bias->shape[0] == out_channels, "bias: expected ",
+                  dtype_name(input.dtype), "[", out_channels, "], got ", bias->str());
   }
   Shape out{input.shape[0], out_channels};
   for (int64_t d = 0; d < p.spatial; ++d) {
@@ -243,9 +244,12 @@ ForwardPlan build_forward(const ConvDims& d, bool has_bias, Activation activatio
   const tag caller_src = layouts ? layouts->src : d.plain_activations;
   const tag caller_dst = layouts ? layouts->dst : d.plain_activations;
   auto plan = [&](const dnnl::convolution_forward::primitive_desc& pd) {
-    return ForwardPlan{dnnl::convolution_forward(pd), ConvOperand::input(d.src_md(caller_src), pd.src_desc()),
+    return ForwardPlan{dnnl::convolution_forward(pd),
+                       ConvOperand::input(d.src_md(caller_src), pd.src_desc()),
                        ConvOperand::input(d.weights_md(d.plain_weights), pd.weights_desc()),
-                       ConvOperand::output(d.dst_md(caller_dst), pd.dst_desc()), bias, pd.scratchpad_desc()};
+                       ConvOperand::output(d.dst_md(caller_dst), pd.dst_desc()),
+                       bias,
+                       pd.scratchpad_desc()};
   };
   if (layouts) {
     // oneDNN has direct kernels from a plain input to blocks only for few
@@ -253,8 +257,8 @@ ForwardPlan build_forward(const ConvDims& d, bool has_bias, Activation activatio
     const auto caller_layouts = describe(layouts->src, layouts->dst);
     return plan(is_direct(caller_layouts) ? caller_layouts : describe(layouts->dst, layouts->dst));
   }
-  const bool pointwise = std::all_of(d.weights.end() - (d.src.size() - 2), d.weights.end(),
-                                     [](int64_t extent) { return extent == 1; });
+  const bool pointwise =
+      std::all_of(d.weights.end() - (d.src.size() - 2), d.weights.end(), [](int64_t extent) { return extent == 1; });
   const auto plain_input = describe(d.plain_activations, pointwise ? d.plain_activations : tag::any);
   if (pointwise || is_direct(plain_input)) return plan(plain_input);
   if (d.src[0] > 1) {
@@ -364,8 +368,8 @@ const void* converted_weights(const KernelContext& context, const std::shared_pt
   if (!plan->weights.convert || !context.is_constant(1)) return nullptr;
   key.push_back(reinterpret_cast<intptr_t>(weight.data()));
   const std::shared_ptr<const void> kept = context.constants->get(key, [&] {
-    auto converted = std::make_shared<Tensor>(
-        Tensor::empty({static_cast<int64_t>(plan->weights.chosen.get_size())}, DType::UInt8));
+    auto converted =
+        std::make_shared<Tensor>(Tensor::empty({static_cast<int64_t>(plan->weights.chosen.get_size())}, DType::UInt8));
     dnnl::memory plain(plan->weights.plain, onednn_engine(), weight.data());
     dnnl::memory chosen(plan->weights.chosen, onednn_engine(), converted->data());
     plan->weights.convert.execute(stream, plain, chosen);
@@ -431,9 +435,12 @@ DeconvPlan build_deconv(const ConvDims& d, bool has_bias, Activation activation)
                                         d.src_md(any), d.weights_md(any), bias, d.dst_md(any), d.strides, d.dilates,
                                         d.padding, d.padding_r),
       attr, onednn_engine());
-  return {dnnl::deconvolution_forward(pd), ConvOperand::input(d.src_md(d.plain_activations), pd.src_desc()),
+  return {dnnl::deconvolution_forward(pd),
+          ConvOperand::input(d.src_md(d.plain_activations), pd.src_desc()),
           ConvOperand::input(d.weights_md(d.plain_weights), pd.weights_desc()),
-          ConvOperand::output(d.dst_md(d.plain_activations), pd.dst_desc()), bias, pd.scratchpad_desc()};
+          ConvOperand::output(d.dst_md(d.plain_activations), pd.dst_desc()),
+          bias,
+          pd.scratchpad_desc()};
 }
 
 void onednn_deconv(const KernelContext& given_context, const Tensor& input, const Tensor& weight, const Tensor& bias,
@@ -537,8 +544,8 @@ std::vector<TensorMeta> fused_conv2d_shape(std::span<const TensorMeta* const> in
 }
 
 template <int64_t Spatial, Form F, bool Reference>
-void run_conv(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-              const Attrs& attrs, Activation activation) {
+void run_conv(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs& attrs,
+              Activation activation) {
   const ConvParams p = op_params<Spatial, F>(attrs, in[1].meta());
   const Tensor input = batched(in[0], p.spatial + 2), result = batched(out[0], p.spatial + 2);
   conv_forward(context, input, in[1], in[2], result, p, activation, Reference);
@@ -560,52 +567,62 @@ void fused_conv2d_cpu(const KernelContext& context, std::span<const Tensor> in, 
 template <int64_t Spatial, Form F>
 void define_conv(Registry& registry, const char* schema, const char* backward = nullptr,
                  std::source_location where = std::source_location::current()) {
-  define(registry,
-         {schema, conv_shape<Spatial, F>, conv_cpu<Spatial, F, false>, conv_cpu<Spatial, F, true>, backward}, where);
+  define(registry, {schema, conv_shape<Spatial, F>, conv_cpu<Spatial, F, false>, conv_cpu<Spatial, F, true>, backward},
+         where);
 }
 
 }  // namespace
 
 // Registered after register_conv_backward_ops, whose ops the 2-D ones name.
 void register_conv_ops(Registry& registry) {
-  define_conv<1, Form::Plain>(registry, "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, "
-                                        "SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, "
-                                        "SymInt groups=1) -> Tensor");
-  define_conv<2, Form::Plain>(registry, "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, "
-                                        "SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, "
-                                        "SymInt groups=1) -> Tensor",
+  define_conv<1, Form::Plain>(registry,
+                              "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, "
+                              "SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, "
+                              "SymInt groups=1) -> Tensor");
+  define_conv<2, Form::Plain>(registry,
+                              "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, "
+                              "SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, "
+                              "SymInt groups=1) -> Tensor",
                               "opgraph::conv2d_backward");
-  define_conv<3, Form::Plain>(registry, "aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, "
-                                        "SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], "
-                                        "SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor");
-  define_conv<1, Form::StrPadding>(registry, "aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
-                                             "SymInt[1] stride=[1], str padding=\"valid\", SymInt[1] dilation=[1], "
-                                             "SymInt groups=1) -> Tensor");
-  define_conv<2, Form::StrPadding>(registry, "aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
-                                             "SymInt[2] stride=[1, 1], str padding=\"valid\", "
-                                             "SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor");
-  define_conv<3, Form::StrPadding>(registry, "aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
-                                             "SymInt[3] stride=[1, 1, 1], str padding=\"valid\", "
-                                             "SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor");
-  define_conv<1, Form::Transposed>(registry, "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, "
-                                             "SymInt[1] stride=[1], SymInt[1] padding=[0], "
-                                             "SymInt[1] output_padding=[0], SymInt groups=1, "
-                                             "SymInt[1] dilation=[1]) -> Tensor");
-  define_conv<2, Form::Transposed>(registry, "aten::conv_transpose2d.input(Tensor input, Tensor weight, "
-                                             "Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], "
-                                             "SymInt[2] output_padding=[0, 0], SymInt groups=1, "
-                                             "SymInt[2] dilation=[1, 1]) -> Tensor");
-  define_conv<3, Form::Transposed>(registry, "aten::conv_transpose3d.input(Tensor input, Tensor weight, "
-                                             "Tensor? bias=None, SymInt[3] stride=[1, 1, 1], "
-                                             "SymInt[3] padding=[0, 0, 0], SymInt[3] output_padding=[0, 0, 0], "
-                                             "SymInt groups=1, SymInt[3] dilation=[1, 1, 1]) -> Tensor");
-  define_conv<0, Form::Any>(registry, "aten::convolution(Tensor input, Tensor weight, Tensor? bias, "
-                                      "SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, "
-                                      "SymInt[] output_padding, SymInt groups) -> Tensor");
-  define(registry, {"opgraph::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
-                    "int[2] padding=0, int[2] dilation=1, int groups=1, *, str activation=\"none\") -> Tensor",
-                    fused_conv2d_shape, fused_conv2d_cpu<false>, fused_conv2d_cpu<true>,
-                    "opgraph::conv2d_act_backward"});
+  define_conv<3, Form::Plain>(registry,
+                              "aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, "
+                              "SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], "
+                              "SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor");
+  define_conv<1, Form::StrPadding>(registry,
+                                   "aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
+                                   "SymInt[1] stride=[1], str padding=\"valid\", SymInt[1] dilation=[1], "
+                                   "SymInt groups=1) -> Tensor");
+  define_conv<2, Form::StrPadding>(registry,
+                                   "aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
+                                   "SymInt[2] stride=[1, 1], str padding=\"valid\", "
+                                   "SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor");
+  define_conv<3, Form::StrPadding>(registry,
+                                   "aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
+                                   "SymInt[3] stride=[1, 1, 1], str padding=\"valid\", "
+                                   "SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor");
+  define_conv<1, Form::Transposed>(registry,
+                                   "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, "
+                                   "SymInt[1] stride=[1], SymInt[1] padding=[0], "
+                                   "SymInt[1] output_padding=[0], SymInt groups=1, "
+                                   "SymInt[1] dilation=[1]) -> Tensor");
+  define_conv<2, Form::Transposed>(registry,
+                                   "aten::conv_transpose2d.input(Tensor input, Tensor weight, "
+                                   "Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], "
+                                   "SymInt[2] output_padding=[0, 0], SymInt groups=1, "
+                                   "SymInt[2] dilation=[1, 1]) -> Tensor");
+  define_conv<3, Form::Transposed>(registry,
+                                   "aten::conv_transpose3d.input(Tensor input, Tensor weight, "
+                                   "Tensor? bias=None, SymInt[3] stride=[1, 1, 1], "
+                                   "SymInt[3] padding=[0, 0, 0], SymInt[3] output_padding=[0, 0, 0], "
+                                   "SymInt groups=1, SymInt[3] dilation=[1, 1, 1]) -> Tensor");
+  define_conv<0, Form::Any>(registry,
+                            "aten::convolution(Tensor input, Tensor weight, Tensor? bias, "
+                            "SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, "
+                            "SymInt[] output_padding, SymInt groups) -> Tensor");
+  define(registry,
+         {"opgraph::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+          "int[2] padding=0, int[2] dilation=1, int groups=1, *, str activation=\"none\") -> Tensor",
+          fused_conv2d_shape, fused_conv2d_cpu<false>, fused_conv2d_cpu<true>, "opgraph::conv2d_act_backward"});
 }
 
 }  // namespace opgraph::kernels

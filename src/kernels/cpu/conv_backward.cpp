@@ -95,16 +95,16 @@ BackwardPlan build_backward(const ConvDims& d, bool has_bias) {
   // The forward primitive these are the gradients of: a hint oneDNN picks
   // the backward implementations and layouts by.
   const convolution_forward::primitive_desc forward(
-      convolution_forward::desc(dnnl::prop_kind::forward_training, direct, d.src_md(any), d.weights_md(any),
-                                bias, d.dst_md(any), d.strides, d.dilates, d.padding, d.padding_r),
+      convolution_forward::desc(dnnl::prop_kind::forward_training, direct, d.src_md(any), d.weights_md(any), bias,
+                                d.dst_md(any), d.strides, d.dilates, d.padding, d.padding_r),
       engine);
   const convolution_backward_data::primitive_desc data(
       convolution_backward_data::desc(direct, d.src_md(any), d.weights_md(any), d.dst_md(any), d.strides, d.dilates,
                                       d.padding, d.padding_r),
       with_caller_scratchpad(), engine, forward);
   const convolution_backward_weights::primitive_desc weights(
-      convolution_backward_weights::desc(direct, d.src_md(any), d.weights_md(any), bias, d.dst_md(any),
-                                         d.strides, d.dilates, d.padding, d.padding_r),
+      convolution_backward_weights::desc(direct, d.src_md(any), d.weights_md(any), bias, d.dst_md(any), d.strides,
+                                         d.dilates, d.padding, d.padding_r),
       with_caller_scratchpad(), engine, forward);
   const auto activations = d.plain_activations, plain_weights = d.plain_weights;
   return {convolution_backward_data(data),

@@ -34,8 +34,8 @@ int64_t blocks_of(int64_t channels, int64_t block) { return (channels + block - 
 // The plain dims [N, C, H, W] of a blocked tensor of `channels` channels;
 // checks its blocks.
 Shape plain_dims(const TensorMeta& blocked, int64_t channels, int64_t block, const char* name) {
-  OPGRAPH_CHECK(blocked.dim() == 5 && blocked.shape[1] == blocks_of(channels, block) && blocked.shape[4] == block,
-                name, ": expected [N, ", blocks_of(channels, block), ", H, W, ", block, "] (", channels,
+  OPGRAPH_CHECK(blocked.dim() == 5 && blocked.shape[1] == blocks_of(channels, block) && blocked.shape[4] == block, name,
+                ": expected [N, ", blocks_of(channels, block), ", H, W, ", block, "] (", channels,
                 " channels in blocks of ", block, "), got ", blocked.str());
   return {blocked.shape[0], channels, blocked.shape[2], blocked.shape[3]};
 }
@@ -50,23 +50,23 @@ Shape blocked_dims(const Shape& plain, int64_t block) {
 void convert_blocks(const KernelContext& context, const Shape& plain, int64_t block, const float* from, float* to,
                     bool to_blocked) {
   const int64_t channels = plain[1], blocks = blocks_of(channels, block), pixels = plain[2] * plain[3];
-  context.pool->parallel_for(0, plain[0] * blocks, std::max<int64_t>(1, 4096 / std::max<int64_t>(pixels, 1)),
-                             [&](int64_t begin, int64_t end) {
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t n = task / blocks, c0 = task % blocks * block, lanes = std::min(block, channels - c0);
-      const int64_t blocked_base = task * pixels * block, plain_base = (n * channels + c0) * pixels;
-      for (int64_t s = 0; s < pixels; ++s) {
-        for (int64_t lane = 0; lane < block; ++lane) {
-          const int64_t b = blocked_base + s * block + lane, p = plain_base + lane * pixels + s;
-          if (to_blocked) {
-            to[b] = lane < lanes ? from[p] : 0.0f;
-          } else if (lane < lanes) {
-            to[p] = from[b];
+  context.pool->parallel_for(
+      0, plain[0] * blocks, std::max<int64_t>(1, 4096 / std::max<int64_t>(pixels, 1)), [&](int64_t begin, int64_t end) {
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t n = task / blocks, c0 = task % blocks * block, lanes = std::min(block, channels - c0);
+          const int64_t blocked_base = task * pixels * block, plain_base = (n * channels + c0) * pixels;
+          for (int64_t s = 0; s < pixels; ++s) {
+            for (int64_t lane = 0; lane < block; ++lane) {
+              const int64_t b = blocked_base + s * block + lane, p = plain_base + lane * pixels + s;
+              if (to_blocked) {
+                to[b] = lane < lanes ? from[p] : 0.0f;
+              } else if (lane < lanes) {
+                to[p] = from[b];
+              }
+            }
           }
         }
-      }
-    }
-  });
+      });
 }
 
 // ---- opgraph::conv2d_nchwc ---------------------------------------------------
@@ -74,8 +74,8 @@ void convert_blocks(const KernelContext& context, const Shape& plain, int64_t bl
 ConvParams nchwc_params(const Attrs& attrs) {
   ConvParams p = conv_params(attrs, 2);
   const std::vector<int64_t>& end = attrs.get<std::vector<int64_t>>("padding_end");
-  OPGRAPH_CHECK(end.size() == 2 && end[0] >= 0 && end[1] >= 0,
-                "padding_end: expected 2 values of at least 0, got ", shape_str(end));
+  OPGRAPH_CHECK(end.size() == 2 && end[0] >= 0 && end[1] >= 0, "padding_end: expected 2 values of at least 0, got ",
+                shape_str(end));
   p.padding_end = end;
   return p;
 }
@@ -132,8 +132,7 @@ void conv2d_nchwc_cpu(const KernelContext& context, std::span<const Tensor> in, 
   const Shape input = input_dims(in[0].meta(), in[1].meta(), p, block);
   const Shape result = plain_dims(out[0].meta(), in[1].size(0), block, "output");
   if (in[1].numel() == 0) return conv2d_nchwc_reference(context, in, out, attrs);  // oneDNN sums no empty channels
-  const ConvLayouts layouts{in[0].dim() == 5 ? blocked_tag(block) : dnnl::memory::format_tag::nchw,
-                            blocked_tag(block)};
+  const ConvLayouts layouts{in[0].dim() == 5 ? blocked_tag(block) : dnnl::memory::format_tag::nchw, blocked_tag(block)};
   conv_forward_in_layouts(context, in[0], input, in[1], in[2], out[0], result, p, activation_attr(attrs), layouts);
 }
 

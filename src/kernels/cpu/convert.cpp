@@ -47,8 +47,8 @@ void dispatch_copyable(DType dtype, const char* argument, Fn&& fn) {
 }
 
 void check_convertible(DType from, DType to) {
-  OPGRAPH_CHECK(!is_complex(from) || is_complex(to), "dtype: converting ", dtype_name(from), " to ",
-                dtype_name(to), " would drop the imaginary part; take the real part first (torch.real)");
+  OPGRAPH_CHECK(!is_complex(from) || is_complex(to), "dtype: converting ", dtype_name(from), " to ", dtype_name(to),
+                " would drop the imaginary part; take the real part first (torch.real)");
 }
 
 struct Conversion {
@@ -97,8 +97,9 @@ void convert_kernel(const KernelContext& context, std::span<const Tensor> inputs
   dispatch_copyable(source.dtype(), "source", [&]<typename From>(From) {
     dispatch_copyable(out.dtype(), "dtype", [&]<typename To>(To) {
       if constexpr (!is_complex_v<From> || is_complex_v<To>) {
-        map_broadcast<To, kReference>(context, out, [](From x) { return static_cast<To>(x); },
-                                      Input<From>{source.data_ptr<const From>(), source.shape()});
+        map_broadcast<To, kReference>(
+            context, out, [](From x) { return static_cast<To>(x); },
+            Input<From>{source.data_ptr<const From>(), source.shape()});
       }
     });
   });
@@ -119,8 +120,7 @@ std::vector<TensorMeta> resize_shape(std::span<const TensorMeta* const> inputs, 
   return {{self.dtype, size}};
 }
 
-void resize_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs&) {
+void resize_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs&) {
   const Tensor &self = inputs[0], &out = outputs[0];
   const size_t kept = std::min(self.nbytes(), out.nbytes());
   std::memcpy(out.data(), self.data(), kept);

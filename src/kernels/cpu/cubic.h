@@ -10,7 +10,7 @@ namespace opgraph::kernels {
 template <typename T>
 std::array<T, 4> cubic_weights(T t) {
   constexpr T A = T(-0.75);
-  auto near = [&](T x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };          // |x| <= 1
+  auto near = [&](T x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };       // |x| <= 1
   auto far = [&](T x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };  // 1 < |x| < 2
   return {far(t + 1), near(t), near(1 - t), far(2 - t)};
 }

@@ -84,8 +84,8 @@ void nonzero_kernel(const KernelContext& context, std::span<const Tensor> inputs
 }
 
 // One element at a time, its index by division.
-void nonzero_reference(const KernelContext& context, std::span<const Tensor> inputs,
-                       std::span<const Tensor> outputs, const Attrs&) {
+void nonzero_reference(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                       const Attrs&) {
   const Tensor& self = inputs[0];
   const int64_t rank = self.dim();
   auto* out = outputs[0].data_ptr<int64_t>();

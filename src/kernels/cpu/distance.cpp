@@ -144,13 +144,14 @@ void cdist_cpu(const KernelContext& context, std::span<const Tensor> in, std::sp
   dispatch_floating(in[0].dtype(), "x1", [&](auto zero) {
     using T = decltype(zero);
     dispatch_norm<T>(c.p, [&](auto measure) {
-      parallel_rows(context, out[0].numel() / c.r_rows, c.r_rows * std::max<int64_t>(c.m, 1), [&](int64_t f, int64_t l) {
-        dispatch_cpu([&] {
-          cdist_rows<T>(in[0], in[1], out[0], c, f, l, [&](const T* a, const T* others, T* dst) {
-            for (int64_t j = 0; j < c.r_rows; ++j) dst[j] = measure(a, others + j * c.m, c.m, T(c.p));
-          });
-        });
-      });
+      parallel_rows(context, out[0].numel() / c.r_rows, c.r_rows * std::max<int64_t>(c.m, 1),
+                    [&](int64_t f, int64_t l) {
+                      dispatch_cpu([&] {
+                        cdist_rows<T>(in[0], in[1], out[0], c, f, l, [&](const T* a, const T* others, T* dst) {
+                          for (int64_t j = 0; j < c.r_rows; ++j) dst[j] = measure(a, others + j * c.m, c.m, T(c.p));
+                        });
+                      });
+                    });
     });
   });
 }
@@ -446,8 +447,8 @@ void register_distance_ops(Registry& registry) {
                     cdist_cpu, cdist_reference});
   define(registry, {"aten::cdist(Tensor x1, Tensor x2, float p=2.0, int? compute_mode=None) -> Tensor", cdist_shape,
                     cdist_cpu, cdist_reference});
-  define(registry, {"aten::_pdist_forward(Tensor self, float p=2.0) -> Tensor", pdist_shape, pdist_cpu,
-                    pdist_reference});
+  define(registry,
+         {"aten::_pdist_forward(Tensor self, float p=2.0) -> Tensor", pdist_shape, pdist_cpu, pdist_reference});
   define(registry, {"aten::pdist(Tensor self, float p=2.0) -> Tensor", pdist_shape, pdist_cpu, pdist_reference});
   define(registry, {"aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) "
                     "-> Tensor",

@@ -22,8 +22,8 @@ void dispatch_elementwise(DType dtype, const char* argument, Fn&& fn) {
     case DType::Int64: return fn(int64_t{});
     case DType::Bool: return fn(bool{});
     default:
-      throw Error(detail::concat(argument, ": expected float32, float64, int64, int32 or bool, got ",
-                                 dtype_name(dtype)));
+      throw Error(
+          detail::concat(argument, ": expected float32, float64, int64, int32 or bool, got ", dtype_name(dtype)));
   }
 }
 
@@ -48,8 +48,8 @@ T element_as(const Tensor& t, int64_t i = 0) {
 template <typename T>
 T exact_scalar(double value, const char* argument) {
   if constexpr (!std::is_floating_point_v<T>) {
-    OPGRAPH_CHECK(std::nearbyint(value) == value, argument, ": expected a whole number for a ",
-                  dtype_name(dtype_of<T>), " tensor (no type promotion), got ", value);
+    OPGRAPH_CHECK(std::nearbyint(value) == value, argument, ": expected a whole number for a ", dtype_name(dtype_of<T>),
+                  " tensor (no type promotion), got ", value);
   }
   return static_cast<T>(value);
 }

@@ -54,7 +54,8 @@ void dispatch_accepted(DType dtype, const char* argument, Fn&& fn) {
       default: break;
     }
     throw Error(detail::concat(argument, ": expected float32, float64, int32",
-                               kAccepts == Accepts::All ? ", int64 or bool" : " or int64", ", got ", dtype_name(dtype)));
+                               kAccepts == Accepts::All ? ", int64 or bool" : " or int64", ", got ",
+                               dtype_name(dtype)));
   }
 }
 
@@ -88,10 +89,10 @@ std::vector<TensorMeta> elementwise_shape(std::span<const TensorMeta* const> inp
   const TensorMeta& first = *inputs[0];
   dispatch_accepted<Op>(first.dtype, Op::inputs[0], [](auto) {});
   for (size_t i = 1; i < inputs.size(); ++i) {
-    OPGRAPH_CHECK(inputs[i]->dtype == first.dtype, Op::inputs[i], ": expected ", dtype_name(first.dtype),
-                  " like ", Op::inputs[0], ", got ", dtype_name(inputs[i]->dtype));
-    OPGRAPH_CHECK(inputs[i]->shape == first.shape, Op::inputs[i], ": expected shape ", shape_str(first.shape),
-                  " like ", Op::inputs[0], ", got ", shape_str(inputs[i]->shape));
+    OPGRAPH_CHECK(inputs[i]->dtype == first.dtype, Op::inputs[i], ": expected ", dtype_name(first.dtype), " like ",
+                  Op::inputs[0], ", got ", dtype_name(inputs[i]->dtype));
+    OPGRAPH_CHECK(inputs[i]->shape == first.shape, Op::inputs[i], ": expected shape ", shape_str(first.shape), " like ",
+                  Op::inputs[0], ", got ", shape_str(inputs[i]->shape));
   }
   static_cast<void>(Op(attrs, first.dtype));
   return {{gives_bool<Op>() ? DType::Bool : first.dtype, first.shape}};

@@ -34,15 +34,15 @@ T scalar_as(const AttrValue& value) {
 // Where each op takes its parts from.
 struct Fill {
   enum Source { kAttribute, kSelf, kScalar } shape, dtype;  // kScalar: 0-d
-  const char* value;  // the Scalar attribute to fill with, or null for `constant`
-  int constant;       // 0 or 1, when `value` is null
+  const char* value;                                        // the Scalar attribute to fill with, or null for `constant`
+  int constant;                                             // 0 or 1, when `value` is null
   bool options = true;  // the schema ends in kFactoryOptions (dtype, layout, device, pin_memory)
 };
 
 template <const Fill& kFill>
 std::vector<TensorMeta> fill_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
   if (kFill.options) check_placement(attrs, kLayout | kDevice);
-  const Shape shape = kFill.shape == Fill::kSelf ? inputs[0]->shape
+  const Shape shape = kFill.shape == Fill::kSelf     ? inputs[0]->shape
                       : kFill.shape == Fill::kScalar ? Shape{}
                                                      : size_attr(attrs, "size");
   DType dtype = DType::Float32;
@@ -58,8 +58,7 @@ std::vector<TensorMeta> fill_shape(std::span<const TensorMeta* const> inputs, co
 
 // One loop serves as fast kernel and reference: a fill is already plain.
 template <const Fill& kFill>
-void fill_kernel(const KernelContext&, std::span<const Tensor>, std::span<const Tensor> outputs,
-                 const Attrs& attrs) {
+void fill_kernel(const KernelContext&, std::span<const Tensor>, std::span<const Tensor> outputs, const Attrs& attrs) {
   dispatch_elementwise(outputs[0].dtype(), "dtype", [&](auto zero) {
     using T = decltype(zero);
     T value = static_cast<T>(kFill.constant);
@@ -106,8 +105,8 @@ Range range_of(const Attrs& attrs) {
   OPGRAPH_CHECK(std::isfinite(start) && std::isfinite(end), "start and end: expected finite values, got ", start,
                 " and ", end);
   OPGRAPH_CHECK(step != 0, "step: expected a non-zero step, got 0");
-  OPGRAPH_CHECK(step > 0 ? end >= start : end <= start, "step: ", step, " does not lead from start ", start,
-                " to end ", end);
+  OPGRAPH_CHECK(step > 0 ? end >= start : end <= start, "step: ", step, " does not lead from start ", start, " to end ",
+                end);
   return {start, step, static_cast<int64_t>(std::ceil((end - start) / step))};
 }
 
@@ -128,13 +127,13 @@ std::vector<TensorMeta> arange_shape(std::span<const TensorMeta* const>, const A
 }
 
 // start + i * step, computed in double as PyTorch does before rounding.
-void arange_kernel(const KernelContext&, std::span<const Tensor>, std::span<const Tensor> outputs,
-                   const Attrs& attrs) {
+void arange_kernel(const KernelContext&, std::span<const Tensor>, std::span<const Tensor> outputs, const Attrs& attrs) {
   const Range range = range_of(attrs);
   dispatch_elementwise(outputs[0].dtype(), "dtype", [&](auto zero) {
     using T = decltype(zero);
     T* out = outputs[0].data_ptr<T>();
-    for (int64_t i = 0; i < range.length; ++i) out[i] = static_cast<T>(range.start + static_cast<double>(i) * range.step);
+    for (int64_t i = 0; i < range.length; ++i)
+      out[i] = static_cast<T>(range.start + static_cast<double>(i) * range.step);
   });
 }
 
@@ -146,8 +145,8 @@ void register_factory_ops(Registry& registry) {
   };
   const std::string like_tail = ", MemoryFormat? memory_format=None";
   define(registry, {schema("arange(Scalar end, *, ").c_str(), arange_shape, arange_kernel, arange_kernel});
-  define(registry, {schema("arange.start(Scalar start, Scalar end, *, ").c_str(), arange_shape, arange_kernel,
-                    arange_kernel});
+  define(registry,
+         {schema("arange.start(Scalar start, Scalar end, *, ").c_str(), arange_shape, arange_kernel, arange_kernel});
   define(registry, {schema("arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ").c_str(), arange_shape,
                     arange_kernel, arange_kernel});
   define_fill<kFull>(registry, schema("full(SymInt[] size, Scalar fill_value, *, ").c_str());

@@ -210,8 +210,7 @@ void dispatch_complex(DType dtype, const char* argument, Fn&& fn) {
   switch (dtype) {
     case DType::Complex64: return fn(float{});
     case DType::Complex128: return fn(double{});
-    default:
-      throw Error(detail::concat(argument, ": expected complex64 or complex128, got ", dtype_name(dtype)));
+    default: throw Error(detail::concat(argument, ": expected complex64 or complex128, got ", dtype_name(dtype)));
   }
 }
 
@@ -325,9 +324,9 @@ std::vector<TensorMeta> c2r_shape(std::span<const TensorMeta* const> inputs, con
   const std::vector<int64_t> dims = checked_dims(self, attrs);
   const int64_t length = attrs.get<int64_t>("last_dim_size");
   OPGRAPH_CHECK(length >= 1, "last_dim_size: expected at least 1, got ", length);
-  OPGRAPH_CHECK(self.shape[dims.back()] >= length / 2 + 1, "self: expected at least last_dim_size / 2 + 1 = ",
-                length / 2 + 1, " points along dim ", dims.back(), " for last_dim_size ", length, ", got ",
-                self.str());
+  OPGRAPH_CHECK(self.shape[dims.back()] >= length / 2 + 1,
+                "self: expected at least last_dim_size / 2 + 1 = ", length / 2 + 1, " points along dim ", dims.back(),
+                " for last_dim_size ", length, ", got ", self.str());
   Shape shape = self.shape;
   shape[dims.back()] = length;
   return {{real_part_dtype(self.dtype), shape}};
@@ -417,8 +416,8 @@ void register_fft_ops(Registry& registry) {
                     spectrum_kernel<false, true>, spectrum_kernel<true, true>});
   define(registry, {"aten::_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor",
                     c2r_shape, c2r_kernel<false>, c2r_kernel<true>});
-  define(registry, {"aten::_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor",
-                    c2c_shape, spectrum_kernel<false, false>, spectrum_kernel<true, false>});
+  define(registry, {"aten::_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor", c2c_shape,
+                    spectrum_kernel<false, false>, spectrum_kernel<true, false>});
   define(registry, {"aten::view_as_real(Tensor(a) self) -> Tensor(a)", view_as_real_shape, reinterpret_cpu,
                     reinterpret_reference});
   define(registry, {"aten::view_as_complex(Tensor(a) self) -> Tensor(a)", view_as_complex_shape, reinterpret_cpu,

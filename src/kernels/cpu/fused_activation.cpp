@@ -15,11 +15,11 @@ namespace opgraph::kernels {
 namespace {
 
 constexpr std::array<std::pair<std::string_view, Activation>, 6> kActivations{{{"none", Activation::None},
-                                                                                {"relu", Activation::ReLU},
-                                                                                {"gelu", Activation::GELU},
-                                                                                {"sigmoid", Activation::Sigmoid},
-                                                                                {"tanh", Activation::Tanh},
-                                                                                {"relu6", Activation::ReLU6}}};
+                                                                               {"relu", Activation::ReLU},
+                                                                               {"gelu", Activation::GELU},
+                                                                               {"sigmoid", Activation::Sigmoid},
+                                                                               {"tanh", Activation::Tanh},
+                                                                               {"relu6", Activation::ReLU6}}};
 constexpr float kReLU6Max = 6.0f;
 
 // oneDNN's algorithm for f': ReLU, sigmoid, tanh and ReLU6 (a clip) in the
@@ -150,8 +150,7 @@ void multiply_by_activation_grad(Activation activation, T* grad, const T* output
   }
 }
 
-template void multiply_by_activation_grad<float>(Activation, float*, const float*, const float*, int64_t,
-                                                 ThreadPool&);
+template void multiply_by_activation_grad<float>(Activation, float*, const float*, const float*, int64_t, ThreadPool&);
 template void multiply_by_activation_grad<double>(Activation, double*, const double*, const double*, int64_t,
                                                   ThreadPool&);
 

@@ -20,12 +20,12 @@ namespace {
 std::vector<TensorMeta> gather_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
   const TensorMeta &self = *inputs[0], &index = *inputs[1];
   check_index_dtype(index);
-  OPGRAPH_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1), "index: expected rank ",
-                self.dim(), " like self ", self.str(), ", got ", index.str());
+  OPGRAPH_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1), "index: expected rank ", self.dim(),
+                " like self ", self.str(), ", got ", index.str());
   const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
   for (int64_t d = 0; d < index.dim() && index.dim() == self.dim(); ++d) {
-    OPGRAPH_CHECK(d == dim || index.shape[d] <= self.shape[d], "index: expected at most ", self.shape[d],
-                  " in dim ", d, " like self ", self.str(), ", got ", index.str());
+    OPGRAPH_CHECK(d == dim || index.shape[d] <= self.shape[d], "index: expected at most ", self.shape[d], " in dim ", d,
+                  " like self ", self.str(), ", got ", index.str());
   }
   dispatch_elementwise(self.dtype, "self", [](auto) {});
   return {{self.dtype, index.shape}};
@@ -189,8 +189,7 @@ std::vector<TensorMeta> index_shape(std::span<const TensorMeta* const> inputs, c
 // directly and contiguously (the dims after the last indexed one) are copied
 // as one block per step, or with kReference element by element.
 template <bool kReference>
-void index_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                  const Attrs&) {
+void index_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs&) {
   const Tensor &self = inputs[0], &out = outputs[0];
   if (out.numel() == 0) return;
   const Indexing plan = plan_indexing(self.meta(), inputs.subspan(1));
@@ -219,8 +218,8 @@ void register_gather_ops(Registry& registry) {
                     gather_shape, gather_kernel, gather_kernel});
   define(registry, {"aten::index_select(Tensor self, int dim, Tensor index) -> Tensor", index_select_shape,
                     index_select_kernel<false>, index_select_kernel<true>});
-  define(registry, {"aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", index_shape,
-                    index_kernel<false>, index_kernel<true>});
+  define(registry, {"aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", index_shape, index_kernel<false>,
+                    index_kernel<true>});
 }
 
 }  // namespace opgraph::kernels

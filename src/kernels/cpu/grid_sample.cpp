@@ -35,9 +35,8 @@ Sampling sampling_of(const TensorMeta& input, const TensorMeta& grid, const Attr
   OPGRAPH_CHECK(grid.dtype == input.dtype, "grid: expected the input's dtype ", dtype_name(input.dtype), ", got ",
                 grid.str());
   OPGRAPH_CHECK(input.dim() == 4, "input: expected rank 4 (batch, channels, height, width), got ", input.str());
-  OPGRAPH_CHECK(grid.dim() == 4 && grid.shape[0] == input.shape[0] && grid.shape[3] == 2,
-                "grid: expected (", input.shape[0], ", height, width, 2) for input ", input.str(), ", got ",
-                grid.str());
+  OPGRAPH_CHECK(grid.dim() == 4 && grid.shape[0] == input.shape[0] && grid.shape[3] == 2, "grid: expected (",
+                input.shape[0], ", height, width, 2) for input ", input.str(), ", got ", grid.str());
   OPGRAPH_CHECK(input.shape[2] > 0 && input.shape[3] > 0, "input: expected a non-empty plane, got ", input.str());
   const int64_t interpolation = attrs.get<int64_t>("interpolation_mode");
   const int64_t padding = attrs.get<int64_t>("padding_mode");
@@ -45,8 +44,15 @@ Sampling sampling_of(const TensorMeta& input, const TensorMeta& grid, const Attr
                 "interpolation_mode: expected 0 (bilinear), 1 (nearest) or 2 (bicubic), got ", interpolation);
   OPGRAPH_CHECK(padding >= 0 && padding <= 2, "padding_mode: expected 0 (zeros), 1 (border) or 2 (reflection), got ",
                 padding);
-  return {static_cast<Interpolation>(interpolation), static_cast<Padding>(padding), attrs.get<bool>("align_corners"),
-          input.shape[0], input.shape[1], input.shape[2], input.shape[3], grid.shape[1], grid.shape[2]};
+  return {static_cast<Interpolation>(interpolation),
+          static_cast<Padding>(padding),
+          attrs.get<bool>("align_corners"),
+          input.shape[0],
+          input.shape[1],
+          input.shape[2],
+          input.shape[3],
+          grid.shape[1],
+          grid.shape[2]};
 }
 
 // [-1, 1] -> input coordinates: the corner pixels' centres (align_corners)

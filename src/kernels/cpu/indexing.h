@@ -10,8 +10,8 @@
 namespace opgraph::kernels {
 
 inline void check_index_dtype(const TensorMeta& index, const char* argument = "index") {
-  OPGRAPH_CHECK(index.dtype == DType::Int64 || index.dtype == DType::Int32, argument,
-                ": expected int64 or int32, got ", index.str());
+  OPGRAPH_CHECK(index.dtype == DType::Int64 || index.dtype == DType::Int32, argument, ": expected int64 or int32, got ",
+                index.str());
 }
 
 // index[i] as a position in [0, n); kNegative: counting from the end below 0.

@@ -35,8 +35,7 @@ TensorMeta loss_meta(std::span<const TensorMeta* const> inputs, const Attrs& att
   OPGRAPH_CHECK(inputs[2] == nullptr || *inputs[2] == expected_weight, "weight: expected None or ",
                 expected_weight.str(), ", got ", inputs[2] ? inputs[2]->str() : "");
   const int64_t reduction = attrs.get<int64_t>("reduction");
-  OPGRAPH_CHECK(reduction >= 0 && reduction <= 2, "reduction: expected 0 (none), 1 (mean) or 2 (sum), got ",
-                reduction);
+  OPGRAPH_CHECK(reduction >= 0 && reduction <= 2, "reduction: expected 0 (none), 1 (mean) or 2 (sum), got ", reduction);
   return reduction == 0 ? TensorMeta{self.dtype, target_shape} : TensorMeta{self.dtype, {}};
 }
 
@@ -51,8 +50,7 @@ std::vector<TensorMeta> nll_loss_forward_shape(std::span<const TensorMeta* const
 
 std::vector<TensorMeta> cross_entropy_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
   const double smoothing = attrs.get<double>("label_smoothing");
-  OPGRAPH_CHECK(smoothing == 0.0, "label_smoothing: expected 0.0 (label smoothing is not supported), got ",
-                smoothing);
+  OPGRAPH_CHECK(smoothing == 0.0, "label_smoothing: expected 0.0 (label smoothing is not supported), got ", smoothing);
   return nll_loss_shape(inputs, attrs);
 }
 
@@ -69,7 +67,7 @@ std::vector<TensorMeta> nll_loss_backward_shape(std::span<const TensorMeta* cons
 
 struct LossArgs {
   int64_t batch, classes, spatial;  // self viewed as (batch, classes, spatial)
-  bool batched;                      // self is (N, C, ...) rather than (C)
+  bool batched;                     // self is (N, C, ...) rather than (C)
   Reduction reduction;
   int64_t ignore_index;
 
@@ -80,9 +78,12 @@ struct LossArgs {
 
 LossArgs loss_args(const Tensor& self, const Attrs& attrs) {
   const bool batched = self.dim() > 1;
-  return {batched ? self.size(0) : 1, self.size(batched ? 1 : 0),
-          batched ? product(std::span(self.shape()).subspan(2)) : 1, batched,
-          static_cast<Reduction>(attrs.get<int64_t>("reduction")), attrs.get<int64_t>("ignore_index")};
+  return {batched ? self.size(0) : 1,
+          self.size(batched ? 1 : 0),
+          batched ? product(std::span(self.shape()).subspan(2)) : 1,
+          batched,
+          static_cast<Reduction>(attrs.get<int64_t>("reduction")),
+          attrs.get<int64_t>("ignore_index")};
 }
 
 // The class target element r names, or -1 when it is ignore_index.
@@ -176,7 +177,7 @@ void nll_loss_backward_cpu(const KernelContext&, std::span<const Tensor> inputs,
     for (int64_t r = 0; r < args.rows(); ++r) {
       const int64_t c = target_class(target, r, args);
       if (c < 0) continue;
-      const T g = args.reduction == Reduction::None ? grad[r]
+      const T g = args.reduction == Reduction::None   ? grad[r]
                   : args.reduction == Reduction::Mean ? grad[0] / total_weight
                                                       : grad[0];
       dx[args.at(r, c)] = -(w ? w[c] : T(1)) * g;
@@ -215,8 +216,8 @@ KernelFn loss_reference(Kind kind) {
 }
 
 // Visits every entry of self and asks whether the loss used it.
-void nll_loss_backward_reference(const KernelContext&, std::span<const Tensor> inputs,
-                                 std::span<const Tensor> outputs, const Attrs& attrs) {
+void nll_loss_backward_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                                 const Attrs& attrs) {
   const LossArgs args = loss_args(inputs[1], attrs);
   const int64_t* target = inputs[2].data_ptr<const int64_t>();
   dispatch_floating(inputs[1].dtype(), "self", [&](auto zero) {

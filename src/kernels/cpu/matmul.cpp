@@ -40,8 +40,7 @@ std::vector<TensorMeta> batched_shape(std::span<const TensorMeta* const> in, con
 }
 
 template <bool Reference>
-void batched_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                 const Attrs&) {
+void batched_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs&) {
   const size_t rank = out[0].shape().size();
   run_product(context,
               {operand(in[0], rank), operand(in[1], rank), operand(out[0], rank), std::nullopt, Activation::None,
@@ -59,8 +58,8 @@ std::vector<TensorMeta> linear_shape(std::span<const TensorMeta* const> in, cons
   check_inner(x, x.shape.back(), weight, weight.shape[1]);
   if (in[2]) {
     check_dtypes(x, "input", *in[2], "bias");
-    OPGRAPH_CHECK(in[2]->dim() == 1 && in[2]->shape[0] == weight.shape[0], "bias: expected ",
-                  dtype_name(x.dtype), "[", weight.shape[0], "], got ", in[2]->str());
+    OPGRAPH_CHECK(in[2]->dim() == 1 && in[2]->shape[0] == weight.shape[0], "bias: expected ", dtype_name(x.dtype), "[",
+                  weight.shape[0], "], got ", in[2]->str());
   }
   Shape shape = x.shape;
   shape.back() = weight.shape[0];
@@ -73,15 +72,18 @@ void run_linear(const KernelContext& context, std::span<const Tensor> in, std::s
   // Leading dimensions of a contiguous input fold into the rows.
   const int64_t k = in[0].shape().back(), n = in[1].size(0);
   const int64_t rows = k == 0 ? out[0].numel() / std::max<int64_t>(n, 1) : in[0].numel() / k;
-  Product p{operand(in[0], {rows, k}, {k, 1}, 2), operand(in[1], 2, /*transposed=*/true),
-            operand(out[0], {rows, n}, {n, 1}, 2), std::nullopt, activation, is_constant_matrix(context, 1, in[1])};
+  Product p{operand(in[0], {rows, k}, {k, 1}, 2),
+            operand(in[1], 2, /*transposed=*/true),
+            operand(out[0], {rows, n}, {n, 1}, 2),
+            std::nullopt,
+            activation,
+            is_constant_matrix(context, 1, in[1])};
   if (in[2].defined()) p.bias = operand(in[2], {1, n}, {n, 1}, 2);
   run_product(context, p, out[0].dtype(), Reference);
 }
 
 template <bool Reference>
-void linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                const Attrs&) {
+void linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs&) {
   run_linear<Reference>(context, in, out, Activation::None);
 }
 
@@ -179,8 +181,8 @@ void addmm_cpu(const KernelContext& context, std::span<const Tensor> in, std::sp
   const double beta = scalar_attr(attrs, "beta"), alpha = scalar_attr(attrs, "alpha");
   const Tensor& self = in[0];
   Operand bias = operand(self, 2);
-  Product p{operand(in[1], 2), operand(in[2], 2), operand(out[0], 2), std::nullopt, Activation::None,
-            is_constant_matrix(context, 2, in[2])};
+  Product p{operand(in[1], 2), operand(in[2], 2), operand(out[0], 2),
+            std::nullopt,      Activation::None,  is_constant_matrix(context, 2, in[2])};
   if (alpha == 1.0 && beta == 1.0) {
     p.bias = bias;
     return run_product(context, p, out[0].dtype(), Reference);
@@ -219,8 +221,7 @@ void baddbmm_cpu(const KernelContext& context, std::span<const Tensor> in, std::
 std::vector<TensorMeta> matmul_shape(std::span<const TensorMeta* const> in, const Attrs&) {
   const TensorMeta &a = *in[0], &b = *in[1];
   check_dtypes(a, "self", b, "other");
-  OPGRAPH_CHECK(a.dim() >= 1 && b.dim() >= 1, "expected operands of rank 1 or more, got ", a.str(), " and ",
-                b.str());
+  OPGRAPH_CHECK(a.dim() >= 1 && b.dim() >= 1, "expected operands of rank 1 or more, got ", a.str(), " and ", b.str());
   const int64_t k_a = a.shape.back(), k_b = b.dim() == 1 ? b.shape[0] : b.shape[b.dim() - 2];
   check_inner(a, k_a, b, k_b);
   Shape shape = broadcast_batch(std::span(a.shape).first(std::max<int64_t>(a.dim() - 2, 0)),
@@ -231,8 +232,7 @@ std::vector<TensorMeta> matmul_shape(std::span<const TensorMeta* const> in, cons
 }
 
 template <bool Reference>
-void matmul_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                const Attrs&) {
+void matmul_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs&) {
   const Tensor &a = in[0], &b = in[1];
   const size_t rank = std::max<size_t>({a.shape().size(), b.shape().size(), 2});
   auto as_matrix = [rank](const Tensor& t, bool is_left) {
@@ -245,18 +245,22 @@ void matmul_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
   for (size_t d = 0; d + 2 < rank; ++d) dst_shape[d] = left.shape[d] == 1 ? right.shape[d] : left.shape[d];
   dst_shape[rank - 2] = left.shape[rank - 2];
   dst_shape[rank - 1] = right.shape[rank - 1];
-  Product p{left, right, operand(out[0], dst_shape, contiguous_strides(dst_shape), rank), std::nullopt,
-            Activation::None, is_constant_matrix(context, 1, b)};
+  Product p{left,
+            right,
+            operand(out[0], dst_shape, contiguous_strides(dst_shape), rank),
+            std::nullopt,
+            Activation::None,
+            is_constant_matrix(context, 1, b)};
   run_product(context, p, out[0].dtype(), Reference);
 }
 
 }  // namespace
 
 void register_matmul_ops(Registry& registry) {
-  define(registry, {"aten::mm(Tensor self, Tensor mat2) -> Tensor", batched_shape<2>, batched_cpu<false>,
-                    batched_cpu<true>});
-  define(registry, {"aten::bmm(Tensor self, Tensor mat2) -> Tensor", batched_shape<3>, batched_cpu<false>,
-                    batched_cpu<true>});
+  define(registry,
+         {"aten::mm(Tensor self, Tensor mat2) -> Tensor", batched_shape<2>, batched_cpu<false>, batched_cpu<true>});
+  define(registry,
+         {"aten::bmm(Tensor self, Tensor mat2) -> Tensor", batched_shape<3>, batched_cpu<false>, batched_cpu<true>});
   define(registry, {"aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
                     addmm_shape, addmm_cpu<false>, addmm_cpu<true>});
   define(registry, {"aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
@@ -268,8 +272,8 @@ void register_matmul_ops(Registry& registry) {
                     linear_backward_shape, linear_backward_cpu<false>, linear_backward_cpu<true>});
   define(registry, {"aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", linear_shape,
                     linear_cpu<false>, linear_cpu<true>, "opgraph::linear_backward"});
-  define(registry, {"aten::matmul(Tensor self, Tensor other) -> Tensor", matmul_shape, matmul_cpu<false>,
-                    matmul_cpu<true>});
+  define(registry,
+         {"aten::matmul(Tensor self, Tensor other) -> Tensor", matmul_shape, matmul_cpu<false>, matmul_cpu<true>});
   define(registry, {"opgraph::linear(Tensor input, Tensor weight, Tensor? bias=None, *, str activation=\"none\") "
                     "-> Tensor",
                     fused_linear_shape, fused_linear_cpu<false>, fused_linear_cpu<true>});

@@ -26,8 +26,8 @@ namespace {
 void check_optional(const TensorMeta* meta, const char* argument, const Shape& shape, const TensorMeta& input) {
   if (meta == nullptr) return;
   const TensorMeta expected{input.dtype, shape};
-  OPGRAPH_CHECK(*meta == expected, argument, ": expected ", expected.str(), " to match input ", input.str(),
-                ", got ", meta->str());
+  OPGRAPH_CHECK(*meta == expected, argument, ": expected ", expected.str(), " to match input ", input.str(), ", got ",
+                meta->str());
 }
 
 template <typename T>
@@ -56,8 +56,9 @@ template <typename T>
 std::pair<T, double> row_moments(const T* x, int64_t n) {
   const T mean = static_cast<T>(row_sum(x, n) / static_cast<double>(n));
   const double var = reduce_lanes(
-      n, 0.0, [=](int64_t i) { return static_cast<double>((x[i] - mean) * (x[i] - mean)); },
-      [](double a, double c) { return a + c; }) / static_cast<double>(n);
+                         n, 0.0, [=](int64_t i) { return static_cast<double>((x[i] - mean) * (x[i] - mean)); },
+                         [](double a, double c) { return a + c; }) /
+                     static_cast<double>(n);
   return {mean, var};
 }
 
@@ -249,8 +250,8 @@ void layer_norm_backward_cpu(const KernelContext& context, std::span<const Tenso
 //   grad_weight[f] = sum(grad_out * xhat), grad_bias[f] = sum(grad_out) over f's elements.
 template <typename Feature>
 void normalized_rows_backward_reference(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                                        const std::array<bool, 3>& mask, int64_t rows, int64_t cols,
-                                        int64_t features, Feature feature) {
+                                        const std::array<bool, 3>& mask, int64_t rows, int64_t cols, int64_t features,
+                                        Feature feature) {
   dispatch_floating(inputs[1].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const T* dy = inputs[0].data_ptr<const T>();
@@ -329,8 +330,7 @@ std::vector<TensorMeta> native_group_norm_shape(std::span<const TensorMeta* cons
   const TensorMeta input = group_norm_input(inputs, g);
   const int64_t total = checked_mul(checked_mul(g.batch, g.channels, "C"), g.plane, "HxW");
   OPGRAPH_CHECK(input.shape[0] == g.batch && input.shape[1] == g.channels && input.numel() == total,
-                "input: expected N=", g.batch, " x C=", g.channels, " x HxW=", g.plane, " elements, got ",
-                input.str());
+                "input: expected N=", g.batch, " x C=", g.channels, " x HxW=", g.plane, " elements, got ", input.str());
   const TensorMeta stats{input.dtype, {g.batch, g.groups}};
   return {input, stats, stats};
 }
@@ -441,8 +441,7 @@ std::vector<TensorMeta> native_group_norm_backward_shape(std::span<const TensorM
   check_same_meta(*inputs[3], "rstd", forward[2], "the forward's rstd (N, group)");
   const std::array<bool, 3> mask = output_mask(attrs);
   const TensorMeta per_channel{forward[0].dtype, {attrs.get<int64_t>("C")}};
-  return {unless_masked(mask[0], forward[0]), unless_masked(mask[1], per_channel),
-          unless_masked(mask[2], per_channel)};
+  return {unless_masked(mask[0], forward[0]), unless_masked(mask[1], per_channel), unless_masked(mask[2], per_channel)};
 }
 
 void group_norm_backward_cpu(const KernelContext& context, std::span<const Tensor> inputs,
@@ -707,7 +706,7 @@ void run_batch_norm(const KernelContext& context, std::span<const Tensor> inputs
   dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const T* x = inputs[0].data_ptr<const T>();
-    const ChannelStats stats = !training ? running_stats<T>(inputs[3], inputs[4], eps)
+    const ChannelStats stats = !training   ? running_stats<T>(inputs[3], inputs[4], eps)
                                : Reference ? batch_stats_reference(layout, x, eps)
                                            : batch_stats(context, layout, x, eps);
     if (Reference) {

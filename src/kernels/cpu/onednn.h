@@ -47,8 +47,7 @@ inline KernelContext on_calling_thread(const KernelContext& context) {
 
 // `context`, run on the calling thread alone when the call's work is small
 // (below `bound` flops).
-inline KernelContext context_for_work(const KernelContext& context, int64_t flops,
-                                      int64_t bound = kSmallWorkFlops) {
+inline KernelContext context_for_work(const KernelContext& context, int64_t flops, int64_t bound = kSmallWorkFlops) {
   return flops < bound ? on_calling_thread(context) : context;
 }
 
@@ -91,8 +90,7 @@ inline dnnl::primitive_attr with_caller_scratchpad(dnnl::primitive_attr attr = {
 // Runs `primitive` with `args` and, when `scratchpad` is not empty, the
 // calling thread's scratch as its scratchpad.
 inline void execute_with_scratchpad(const dnnl::primitive& primitive, dnnl::stream& stream,
-                                    std::unordered_map<int, dnnl::memory> args,
-                                    const dnnl::memory::desc& scratchpad) {
+                                    std::unordered_map<int, dnnl::memory> args, const dnnl::memory::desc& scratchpad) {
   if (scratchpad.get_size() > 0) {
     args.insert_or_assign(DNNL_ARG_SCRATCHPAD,
                           dnnl::memory(scratchpad, onednn_engine(), thread_scratch(scratchpad.get_size())));

@@ -43,8 +43,7 @@ Padding padding_of(const TensorMeta& self, const std::vector<int64_t>& pad, cons
   Padding padding{std::vector<int64_t>(self.shape.size(), 0), self.shape};
   for (size_t k = 0; k < pad.size() / 2; ++k) {
     const size_t d = self.shape.size() - 1 - k;
-    const int64_t extent =
-        checked_add(checked_add(self.shape[d], pad[2 * k], argument), pad[2 * k + 1], argument);
+    const int64_t extent = checked_add(checked_add(self.shape[d], pad[2 * k], argument), pad[2 * k + 1], argument);
     OPGRAPH_CHECK(extent >= least, argument, ": ", shape_str(pad), " gives dim ", d, " of input ", self.str(),
                   " extent ", extent, ", expected at least ", least);
     padding.before[d] = pad[2 * k];
@@ -99,9 +98,9 @@ Padding padding_for(const TensorMeta& self, const PadArgs& args) {
     for (size_t k = 0; k < args.pad.size() && kMode != Mode::kReplicate; ++k) {
       const int64_t n = self.shape[self.shape.size() - 1 - k / 2];
       OPGRAPH_CHECK(kMode == Mode::kReflect ? args.pad[k] < n : args.pad[k] <= n, args.argument, ": ",
-                    shape_str(args.pad), " must stay ", kMode == Mode::kReflect ? "below" : "within",
-                    " the extent it ", kMode == Mode::kReflect ? "reflects" : "wraps", ", but ", args.pad[k],
-                    " pads a dim of extent ", n, " of input ", self.str());
+                    shape_str(args.pad), " must stay ", kMode == Mode::kReflect ? "below" : "within", " the extent it ",
+                    kMode == Mode::kReflect ? "reflects" : "wraps", ", but ", args.pad[k], " pads a dim of extent ", n,
+                    " of input ", self.str());
       // ATen crops a circular pad's input first; wrapping that is not this map.
       OPGRAPH_CHECK(kMode != Mode::kCircular || args.pad[k] >= 0, args.argument, ": ", shape_str(args.pad),
                     " crops, which a circular pad does not take here");
@@ -218,14 +217,16 @@ void pad_reference(const KernelContext&, std::span<const Tensor> inputs, std::sp
 
 template <Mode kMode, int kDims, PadArgsFn args_of = spatial_pad_args>
 void define_pad(Registry& registry, const char* schema, std::source_location where = std::source_location::current()) {
-  define(registry, {schema, pad_shape<kMode, kDims, args_of>, pad_kernel<kMode, kDims, args_of>,
-                    pad_reference<kMode, kDims, args_of>},
+  define(registry,
+         {schema, pad_shape<kMode, kDims, args_of>, pad_kernel<kMode, kDims, args_of>,
+          pad_reference<kMode, kDims, args_of>},
          where);
 }
 
 // aten::pad runs the kernels above for its mode.
 std::vector<TensorMeta> any_pad_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  return with_pad_mode(attrs, [&]<Mode kMode, int kDims>() { return pad_shape<kMode, kDims, pad_args>(inputs, attrs); });
+  return with_pad_mode(attrs,
+                       [&]<Mode kMode, int kDims>() { return pad_shape<kMode, kDims, pad_args>(inputs, attrs); });
 }
 
 template <bool kReference>

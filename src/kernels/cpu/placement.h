@@ -16,8 +16,7 @@ namespace opgraph::kernels {
 // Whether `value` is None or one of `names`. Layout and MemoryFormat arrive
 // as names with or without PyTorch's "torch." in front (torch.strided); a
 // Device is printed without it ("cpu", "cpu:0").
-inline bool none_or_one_of(const AttrValue& value, std::initializer_list<std::string_view> names,
-                           bool torch_prefix) {
+inline bool none_or_one_of(const AttrValue& value, std::initializer_list<std::string_view> names, bool torch_prefix) {
   const auto* name = std::get_if<std::string>(&value);
   if (name == nullptr) return std::holds_alternative<std::monostate>(value);
   std::string_view bare = *name;
@@ -31,8 +30,7 @@ enum Placement : unsigned { kNone = 0, kLayout = 1, kDevice = 2, kMemoryFormat =
 inline void check_placement(const Attrs& attrs, unsigned placement) {
   if (placement & kLayout) {
     const AttrValue& value = attrs.get("layout");
-    OPGRAPH_CHECK(none_or_one_of(value, {"strided"}, true), "layout: expected None or strided, got ",
-                  attr_str(value));
+    OPGRAPH_CHECK(none_or_one_of(value, {"strided"}, true), "layout: expected None or strided, got ", attr_str(value));
   }
   if (placement & kDevice) {
     const AttrValue& value = attrs.get("device");

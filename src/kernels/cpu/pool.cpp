@@ -59,10 +59,11 @@ Pooling windows(const TensorMeta& input, const Attrs& attrs, int dims, bool has_
   const auto kernel = per_axis(attrs.get<std::vector<int64_t>>("kernel_size"), "kernel_size", dims, {});
   OPGRAPH_CHECK(kernel.size() == static_cast<size_t>(dims), "kernel_size: expected 1 or ", dims, " values, got none");
   const auto stride = per_axis(attrs.get<std::vector<int64_t>>("stride"), "stride", dims, kernel);
-  const auto padding = per_axis(attrs.get<std::vector<int64_t>>("padding"), "padding", dims, std::vector<int64_t>(dims));
+  const auto padding =
+      per_axis(attrs.get<std::vector<int64_t>>("padding"), "padding", dims, std::vector<int64_t>(dims));
   const std::vector<int64_t> ones(dims, 1);
-  const auto dilation = has_dilation ? per_axis(attrs.get<std::vector<int64_t>>("dilation"), "dilation", dims, ones)
-                                     : ones;
+  const auto dilation =
+      has_dilation ? per_axis(attrs.get<std::vector<int64_t>>("dilation"), "dilation", dims, ones) : ones;
   const bool ceil_mode = attrs.get<bool>("ceil_mode");
   Pooling p;
   p.dims = dims;
@@ -319,7 +320,8 @@ void adaptive_cpu(const KernelContext& context, std::span<const Tensor> in, std:
 template <int Dims>
 void adaptive_reference(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                         const Attrs& attrs) {
-  run_pool<Reduce::Average, false, false>(context, in[0], Tensor(), out[0], adaptive_windows<Dims>(in[0].meta(), attrs));
+  run_pool<Reduce::Average, false, false>(context, in[0], Tensor(), out[0],
+                                          adaptive_windows<Dims>(in[0].meta(), attrs));
 }
 
 // --- gradients
@@ -384,8 +386,8 @@ void avg_pool_backward_cpu(const KernelContext& context, std::span<const Tensor>
 // _adaptive_avg_pool2d_backward(grad_output, self): the windows come from the
 // two shapes.
 Pooling adaptive_backward_windows(const TensorMeta& grad, const TensorMeta& self) {
-  OPGRAPH_CHECK(grad.dim() == self.dim() && grad.dim() >= 2, "grad_output: expected rank ", self.dim(),
-                " like self ", self.str(), ", got ", grad.str());
+  OPGRAPH_CHECK(grad.dim() == self.dim() && grad.dim() >= 2, "grad_output: expected rank ", self.dim(), " like self ",
+                self.str(), ", got ", grad.str());
   return adaptive_pooling(self, {grad.shape[grad.dim() - 2], grad.shape[grad.dim() - 1]}, 2);
 }
 
@@ -426,10 +428,10 @@ void register_pool_ops(Registry& registry) {
   define(registry, {"opgraph::max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
                     "int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
                     max_pool_backward_shape, max_pool_backward_cpu<true>, max_pool_backward_cpu<false>});
-  define(registry, {"aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
-                    "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
-                    max_pool_indices_backward_shape, max_pool_indices_backward_cpu<true>,
-                    max_pool_indices_backward_cpu<false>});
+  define(registry,
+         {"aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
+          "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+          max_pool_indices_backward_shape, max_pool_indices_backward_cpu<true>, max_pool_indices_backward_cpu<false>});
   define(registry, {"aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
                     "int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
                     avg_pool_backward_shape, avg_pool_backward_cpu<true>, avg_pool_backward_cpu<false>});
@@ -441,14 +443,14 @@ void register_pool_ops(Registry& registry) {
   define(registry, {"aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
                     "int[3] dilation=1, bool ceil_mode=False) -> Tensor",
                     max_pool_shape<3>, max_pool_cpu<3>, max_pool_reference<3>});
-  define(registry, {"aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
-                    "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
-                    max_pool_with_indices_shape<2>, max_pool_with_indices_cpu<2, true>,
-                    max_pool_with_indices_cpu<2, false>});
-  define(registry, {"aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], "
-                    "int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
-                    max_pool_with_indices_shape<3>, max_pool_with_indices_cpu<3, true>,
-                    max_pool_with_indices_cpu<3, false>});
+  define(registry,
+         {"aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
+          "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+          max_pool_with_indices_shape<2>, max_pool_with_indices_cpu<2, true>, max_pool_with_indices_cpu<2, false>});
+  define(registry,
+         {"aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], "
+          "int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+          max_pool_with_indices_shape<3>, max_pool_with_indices_cpu<3, true>, max_pool_with_indices_cpu<3, false>});
   define(registry, {"aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
                     "bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
                     avg_pool_shape<1>, avg_pool_cpu<1>, avg_pool_reference<1>});

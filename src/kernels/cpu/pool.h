@@ -98,8 +98,8 @@ void run_pool_fast(const KernelContext& context, const Tensor& input, const Tens
 // 2-D only.
 bool is_2x2_stride_2(const Pooling& p);
 void run_max_pool_2x2(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p);
-void run_max_pool_2x2_backward(const KernelContext& context, const Tensor& input, const Tensor& grad,
-                               const Tensor& out, const Pooling& p);
+void run_max_pool_2x2_backward(const KernelContext& context, const Tensor& input, const Tensor& grad, const Tensor& out,
+                               const Pooling& p);
 // Each plane's average, for any number of spatial dims.
 void run_global_average(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p);
 

@@ -317,8 +317,7 @@ void run_global_average(const KernelContext& context, const Tensor& input, const
   });
 }
 
-template void run_pool_fast<Reduce::Max>(const KernelContext&, const Tensor&, const Tensor&, const Pooling&,
-                                         int64_t*);
+template void run_pool_fast<Reduce::Max>(const KernelContext&, const Tensor&, const Tensor&, const Pooling&, int64_t*);
 template void run_pool_fast<Reduce::Average>(const KernelContext&, const Tensor&, const Tensor&, const Pooling&,
                                              int64_t*);
 

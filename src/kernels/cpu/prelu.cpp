@@ -19,8 +19,8 @@ Channels channels_of(const TensorMeta& self) {
 
 std::vector<TensorMeta> prelu_shape(std::span<const TensorMeta* const> in, const Attrs&) {
   const TensorMeta &self = *in[0], &weight = *in[1];
-  OPGRAPH_CHECK(self.dtype == DType::Float32 || self.dtype == DType::Float64,
-                "self: expected float32 or float64, got ", self.str());
+  OPGRAPH_CHECK(self.dtype == DType::Float32 || self.dtype == DType::Float64, "self: expected float32 or float64, got ",
+                self.str());
   OPGRAPH_CHECK(weight.dtype == self.dtype, "weight: expected ", dtype_name(self.dtype), " like self, got ",
                 weight.str());
   const int64_t channels = channels_of(self).channels;

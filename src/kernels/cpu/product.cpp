@@ -54,9 +54,9 @@ dnnl::matmul::primitive_desc matmul_desc(const Product& p, bool packed_w) {
   attr.set_post_ops(post_ops);
   // The descriptor outlives the primitive_desc: stepping through the
   // implementations reads it.
-  const dnnl::memory::desc w = packed_w ? dnnl::memory::desc(describe(p.w).dims(), dnnl::memory::data_type::f32,
-                                                              dnnl::memory::format_tag::any)
-                                         : describe(p.w);
+  const dnnl::memory::desc w =
+      packed_w ? dnnl::memory::desc(describe(p.w).dims(), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any)
+               : describe(p.w);
   const dnnl::matmul::desc desc(describe(p.a), w, p.bias ? describe(*p.bias) : dnnl::memory::desc(), describe(p.dst));
   dnnl::matmul::primitive_desc pd(desc, attr, onednn_engine());
   if (p.dst.shape[p.dst.shape.size() - 2] < kTallRows) return pd;
@@ -218,8 +218,7 @@ void plain_product(const Product& p) {
 // previous multiply-add, and the MLP's 784 x 512 and 512 x 512 products took
 // 40% longer. Eight lanes at a time then cover most of the rest.
 template <int Rows>
-OPGRAPH_ROW_KERNEL_CLONES
-void dots(const float* a, const float* w, int64_t row_stride, int64_t n, float* out) {
+OPGRAPH_ROW_KERNEL_CLONES void dots(const float* a, const float* w, int64_t row_stride, int64_t n, float* out) {
   constexpr int kLanes = 32, kTailLanes = 8;
   float partial[Rows][kLanes] = {};
   int64_t i = 0;
@@ -246,8 +245,7 @@ void dots(const float* a, const float* w, int64_t row_stride, int64_t n, float* 
 // prefetcher has several streams to fetch (a third of the time of one row
 // per pass on a 4096 x 4096 matrix).
 template <int Rows>
-OPGRAPH_ROW_KERNEL_CLONES
-void axpys(const float* a, const float* w, int64_t row_stride, float* y, int64_t n) {
+OPGRAPH_ROW_KERNEL_CLONES void axpys(const float* a, const float* w, int64_t row_stride, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     float sum = 0;
     for (int r = 0; r < Rows; ++r) sum += a[r] * w[r * row_stride + i];
@@ -331,8 +329,12 @@ std::optional<Product> batches_as_rows(const Product& p) {
   auto matrix = [rank](const Operand& op, int64_t rows, int64_t row_stride) {
     return Operand{op.data, {rows, op.shape[rank - 1]}, {row_stride, op.strides[rank - 1]}};
   };
-  Product stacked{matrix(p.a, rows, *a_rows), matrix(p.w, p.w.shape[rank - 2], p.w.strides[rank - 2]),
-                  matrix(p.dst, rows, *dst_rows), std::nullopt, p.activation, p.constant_w};
+  Product stacked{matrix(p.a, rows, *a_rows),
+                  matrix(p.w, p.w.shape[rank - 2], p.w.strides[rank - 2]),
+                  matrix(p.dst, rows, *dst_rows),
+                  std::nullopt,
+                  p.activation,
+                  p.constant_w};
   if (p.bias) stacked.bias = matrix(*p.bias, 1, 0);
   return stacked;
 }
@@ -382,9 +384,10 @@ void column_sums(const KernelContext& context, const Tensor& m, int64_t rows, in
     using T = decltype(zero);
     std::fill_n(ones.data_ptr<T>(), rows, T(1));
   });
-  run_product(context, {operand(ones, 2), operand(m, {rows, cols}, {cols, 1}, 2), operand(out, {1, cols}, {cols, 1}, 2),
-                        std::nullopt},
-              m.dtype(), reference);
+  run_product(
+      context,
+      {operand(ones, 2), operand(m, {rows, cols}, {cols, 1}, 2), operand(out, {1, cols}, {cols, 1}, 2), std::nullopt},
+      m.dtype(), reference);
 }
 
 void check_dtypes(const TensorMeta& a, const char* a_name, const TensorMeta& b, const char* b_name) {

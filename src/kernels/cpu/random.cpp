@@ -179,9 +179,7 @@ void dropout_kernel(const KernelContext& context, std::span<const Tensor> inputs
 }  // namespace
 
 void register_random_ops(Registry& registry) {
-  const auto schema = [](const char* head) {
-    return detail::concat("aten::", head, kFactoryOptions, ") -> Tensor");
-  };
+  const auto schema = [](const char* head) { return detail::concat("aten::", head, kFactoryOptions, ") -> Tensor"); };
   define(registry, {schema("rand(SymInt[] size, *, ").c_str(), random_shape,
                     random_kernel<Distribution::Uniform, false>, random_kernel<Distribution::Uniform, true>});
   define(registry, {schema("randn(SymInt[] size, *, ").c_str(), random_shape,

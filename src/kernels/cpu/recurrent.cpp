@@ -82,30 +82,31 @@ void check_states(Rnn& r, std::span<const TensorMeta* const> in) {
   const int64_t states = r.layers * r.directions;
   OPGRAPH_CHECK(h0.shape == Shape({states, r.batch, r.output}), h0_name, ": expected [", states, ", ", r.batch, ", ",
                 r.output, "] (num_layers * directions, batch, hidden), got ", h0.str());
-  OPGRAPH_CHECK(c0.shape == Shape({states, r.batch, r.hidden}), "hx[1] (c_0): expected [", states, ", ", r.batch,
-                ", ", r.hidden, "] (num_layers * directions, batch, hidden), got ", c0.str());
+  OPGRAPH_CHECK(c0.shape == Shape({states, r.batch, r.hidden}), "hx[1] (c_0): expected [", states, ", ", r.batch, ", ",
+                r.hidden, "] (num_layers * directions, batch, hidden), got ", c0.str());
 }
 
 // params: per layer and direction w_ih [G * H, in], w_hh [G * H, P], then
 // with biases b_ih and b_hh [G * H], then with projections w_hr [P, H].
 void check_params(const Rnn& r, std::span<const TensorMeta* const> in, size_t count) {
   const int64_t states = r.layers * r.directions;
-  OPGRAPH_CHECK(count == static_cast<size_t>(states * r.per_direction), "params: expected ",
-                states * r.per_direction, " tensors (", r.layers, " layers x ", r.directions, " directions x ",
-                r.per_direction, ": w_ih, w_hh", r.has_biases ? ", b_ih, b_hh" : "",
-                r.projections ? ", w_hr" : "", "), got ", count);
+  OPGRAPH_CHECK(count == static_cast<size_t>(states * r.per_direction), "params: expected ", states * r.per_direction,
+                " tensors (", r.layers, " layers x ", r.directions, " directions x ", r.per_direction, ": w_ih, w_hh",
+                r.has_biases ? ", b_ih, b_hh" : "", r.projections ? ", w_hr" : "", "), got ", count);
   for (int64_t layer = 0; layer < r.layers; ++layer) {
     for (int64_t d = 0; d < r.directions; ++d) {
-      const Shape shapes[] = {{r.gate_rows(), r.layer_input(layer)}, {r.gate_rows(), r.output}, {r.gate_rows()},
-                              {r.gate_rows()}, {r.output, r.hidden}};
+      const Shape shapes[] = {{r.gate_rows(), r.layer_input(layer)},
+                              {r.gate_rows(), r.output},
+                              {r.gate_rows()},
+                              {r.gate_rows()},
+                              {r.output, r.hidden}};
       for (int k = 0; k < 5; ++k) {
         if ((k == 2 || k == 3) && !r.has_biases) continue;
         if (k == 4 && !r.projections) continue;
         const size_t i = r.param(layer, d, k);
         const TensorMeta expected{in[0]->dtype, shapes[k]};
         OPGRAPH_CHECK(*in[i] == expected, "params[", i - r.params, "] (", kParamNames[k], " of layer ", layer,
-                      d == 1 ? ", reverse direction" : "", "): expected ", expected.str(), ", got ",
-                      in[i]->str());
+                      d == 1 ? ", reverse direction" : "", "): expected ", expected.str(), ", got ", in[i]->str());
       }
     }
   }
@@ -128,8 +129,8 @@ Rnn describe(Cell cell, std::span<const TensorMeta* const> in, const Attrs& attr
   r.steps = x.shape[r.batch_first ? 1 : 0];
   r.batch = x.shape[r.batch_first ? 0 : 1];
   r.input_size = x.shape[2];
-  OPGRAPH_CHECK(r.steps >= 1, "input: expected a sequence of at least 1 step (dim ", r.batch_first ? 1 : 0,
-                "), got ", x.str());
+  OPGRAPH_CHECK(r.steps >= 1, "input: expected a sequence of at least 1 step (dim ", r.batch_first ? 1 : 0, "), got ",
+                x.str());
   r.layers = attrs.get<int64_t>("num_layers");
   OPGRAPH_CHECK(r.layers >= 1, "num_layers: expected at least 1, got ", r.layers);
   r.directions = attrs.get<bool>("bidirectional") ? 2 : 1;
@@ -190,8 +191,8 @@ void lstm_row(const T* __restrict x, int64_t x_gate, const T* __restrict g, int6
 // GRU: n = tanh(x_n + r * (W_hn h + b_hn)), h = (1 - z) * n + z * h_prev, where
 // g's n part holds W_hn h + b_hn.
 template <typename T>
-void gru_row(const T* __restrict x, int64_t x_gate, const T* __restrict g, int64_t g_gate,
-             const T* __restrict h_prev, T* __restrict h, int64_t units) {
+void gru_row(const T* __restrict x, int64_t x_gate, const T* __restrict g, int64_t g_gate, const T* __restrict h_prev,
+             T* __restrict h, int64_t units) {
   const T *xr = x, *xz = xr + x_gate, *xn = xz + x_gate;
   const T *gr = g, *gz = gr + g_gate, *gn = gz + g_gate;
   for (int64_t j = 0; j < units; ++j) {
@@ -289,11 +290,11 @@ template <typename T>
 struct Direction {
   const Rnn* r = nullptr;
   int64_t d = 0;
-  KernelContext context;     // what one slice's products run on
-  const T* gx = nullptr;     // the input's projection, [rows, gates * H] in the rows' order
-  T* out = nullptr;          // the layer's output, [rows, D * P]
-  const T* h0 = nullptr;     // this direction's [B, P] slice of h_0
-  T* c = nullptr;            // its [B, H] slice of c_n (LSTM), which starts as c_0's
+  KernelContext context;  // what one slice's products run on
+  const T* gx = nullptr;  // the input's projection, [rows, gates * H] in the rows' order
+  T* out = nullptr;       // the layer's output, [rows, D * P]
+  const T* h0 = nullptr;  // this direction's [B, P] slice of h_0
+  T* c = nullptr;         // its [B, H] slice of c_n (LSTM), which starts as c_0's
   Slices slices;
   std::vector<Product> products;  // per slice: h_{t-1} @ its columns of W_hh^T + b_hh
   Product projection;             // with proj_size: h = (o * tanh(c)) @ W_hr^T
@@ -336,8 +337,7 @@ struct Direction {
 
 template <typename T>
 Direction<T> make_direction(const KernelContext& context, const Rnn& r, std::span<const Tensor> in,
-                            std::span<const Tensor> outs, int64_t layer, int64_t d, T* out, const T* gx,
-                            bool alone) {
+                            std::span<const Tensor> outs, int64_t layer, int64_t d, T* out, const T* gx, bool alone) {
   const int64_t B = r.batch, H = r.hidden, P = r.output, G = r.gate_rows();
   const int64_t state = layer * r.directions + d;
   Direction<T> dir;
@@ -470,8 +470,8 @@ void run_rnn(const KernelContext& context, const Rnn& r, std::span<const Tensor>
     // split over the pool.
     for (int64_t d = 0; d < r.directions; ++d) {
       const size_t w_ih = r.param(layer, d, 0), b_ih = r.param(layer, d, 2);
-      Product p{matrix(seq, r.rows(), seq_width, seq_width), transposed(in[w_ih]),
-                matrix(gx[d].data(), r.rows(), G, G), row_bias(r.has_biases ? in[b_ih].data() : nullptr, G)};
+      Product p{matrix(seq, r.rows(), seq_width, seq_width), transposed(in[w_ih]), matrix(gx[d].data(), r.rows(), G, G),
+                row_bias(r.has_biases ? in[b_ih].data() : nullptr, G)};
       p.constant_w = is_constant_matrix(context, w_ih, in[w_ih]);
       run_product(context, p, dtype, false);
     }
@@ -587,8 +587,7 @@ void rnn_reference_typed(const Rnn& r, std::span<const Tensor> in, std::span<con
 }
 
 template <Cell C>
-void rnn_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
-                   const Attrs& attrs) {
+void rnn_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs& attrs) {
   const Rnn r = describe(C, in, attrs);
   dispatch_floating(in[0].dtype(), "input", [&](auto zero) { rnn_reference_typed<decltype(zero)>(r, in, out); });
 }

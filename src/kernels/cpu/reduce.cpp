@@ -277,8 +277,8 @@ struct ProdOp {
   template <typename T>
   ProdOf<T> fast(const T* x, int64_t n) const {
     using Acc = ProdAcc<T>;
-    return static_cast<ProdOf<T>>(reduce_lanes(
-        n, Acc{1}, [x](int64_t i) { return static_cast<Acc>(x[i]); }, [](Acc a, Acc b) { return a * b; }));
+    return static_cast<ProdOf<T>>(
+        reduce_lanes(n, Acc{1}, [x](int64_t i) { return static_cast<Acc>(x[i]); }, [](Acc a, Acc b) { return a * b; }));
   }
   template <typename T>
   ProdOf<T> plain(std::span<const T> row) const {
@@ -371,8 +371,8 @@ bool prefers(T a, T b) {
 // kernel finds the value with independent lanes, then its first place.
 template <bool kMax, typename T>
 Extreme<T> fast_extreme(const T* x, int64_t n) {
-  const T best = reduce_lanes(n, x[0], [x](int64_t i) { return x[i]; },
-                              [](T a, T b) { return prefers<kMax>(b, a) ? b : a; });
+  const T best =
+      reduce_lanes(n, x[0], [x](int64_t i) { return x[i]; }, [](T a, T b) { return prefers<kMax>(b, a) ? b : a; });
   int64_t i = 0;
   while (!(x[i] == best || (is_nan(best) && is_nan(x[i])))) ++i;
   return {x[i], i};  // -0.0 where that came first, though the lanes may have kept 0.0
@@ -413,8 +413,8 @@ struct ExtremeOp {
   template <typename T>
   auto fast(const T* x, int64_t n) const {
     if constexpr (kReturns == Returns::Value) {  // no index to find
-      return reduce_lanes(n, x[0], [x](int64_t i) { return x[i]; },
-                          [](T a, T b) { return prefers<kMax>(b, a) ? b : a; });
+      return reduce_lanes(
+          n, x[0], [x](int64_t i) { return x[i]; }, [](T a, T b) { return prefers<kMax>(b, a) ? b : a; });
     } else {
       return result(fast_extreme<kMax>(x, n));
     }
@@ -438,8 +438,7 @@ void register_reduce_ops(Registry& registry) {
                          "aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, "
                          "ScalarType? dtype=None) -> Tensor",
                          sum_cpu(Kind::Mean));
-  define_reduction<Mean>(registry, "aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-                         sum_cpu(Kind::Mean));
+  define_reduction<Mean>(registry, "aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", sum_cpu(Kind::Mean));
   define_reduction<ProdOp>(registry, "aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor");
   define_reduction<ProdOp>(registry,
                            "aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, "

@@ -151,8 +151,7 @@ double row_sum(const T* x, int64_t n) {
 template <typename T>
 T row_max(const T* x, int64_t n) {
   return reduce_lanes(
-      n, -std::numeric_limits<T>::infinity(), [x](int64_t i) { return x[i]; },
-      [](T a, T b) { return a > b ? a : b; });
+      n, -std::numeric_limits<T>::infinity(), [x](int64_t i) { return x[i]; }, [](T a, T b) { return a > b ? a : b; });
 }
 
 }  // namespace opgraph::kernels

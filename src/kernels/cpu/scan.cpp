@@ -94,8 +94,8 @@ Diff diff_of(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
     const TensorMeta* part = inputs[k];
     if (part == nullptr) continue;
     const char* name = k == 1 ? "prepend" : "append";
-    OPGRAPH_CHECK(part->dtype == self.dtype && part->dim() == self.dim(), name, ": expected a ",
-                  dtype_name(self.dtype), " tensor of rank ", self.dim(), " like self, got ", part->str());
+    OPGRAPH_CHECK(part->dtype == self.dtype && part->dim() == self.dim(), name, ": expected a ", dtype_name(self.dtype),
+                  " tensor of rank ", self.dim(), " like self, got ", part->str());
     for (int64_t d = 0; d < self.dim(); ++d) {
       OPGRAPH_CHECK(d == dim || part->shape[d] == self.shape[d], name, ": expected ", self.shape[d], " in dim ", d,
                     " like self ", self.str(), ", got ", part->str());

@@ -51,9 +51,11 @@ template <const Scatter& kScatter>
 Reduction reduction_of(const Attrs& attrs) {
   if (!kScatter.reduce_attribute) return {kScatter.reduce, true};
   const auto& name = attrs.get<std::string>("reduce");
-  static constexpr std::pair<std::string_view, Reduce> kNames[] = {
-      {"sum", Reduce::kSum}, {"prod", Reduce::kProd}, {"mean", Reduce::kMean},
-      {"amax", Reduce::kMax}, {"amin", Reduce::kMin}};
+  static constexpr std::pair<std::string_view, Reduce> kNames[] = {{"sum", Reduce::kSum},
+                                                                   {"prod", Reduce::kProd},
+                                                                   {"mean", Reduce::kMean},
+                                                                   {"amax", Reduce::kMax},
+                                                                   {"amin", Reduce::kMin}};
   for (const auto& [known, reduce] : kNames) {
     if (name == known) return {reduce, attrs.get<bool>("include_self")};
   }
@@ -73,15 +75,15 @@ std::vector<TensorMeta> scatter_shape(std::span<const TensorMeta* const> inputs,
                 "self: expected a numeric dtype for a reduction, got ", self.str());
   const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
   const Shape self_shape = at_least_1d(self.shape), index_shape = at_least_1d(index.shape);
-  OPGRAPH_CHECK(index_shape.size() == self_shape.size(), "index: expected rank ", self.dim(), " like self ",
-                self.str(), ", got ", index.str());
+  OPGRAPH_CHECK(index_shape.size() == self_shape.size(), "index: expected rank ", self.dim(), " like self ", self.str(),
+                ", got ", index.str());
   Shape src_shape = index_shape;  // a Scalar value stands for a src as large as index
   if (!kScatter.scalar) {
     const TensorMeta& src = *inputs[2];
     OPGRAPH_CHECK(src.dtype == self.dtype, "src: expected ", dtype_name(self.dtype), " like self, got ", src.str());
     src_shape = at_least_1d(src.shape);
-    OPGRAPH_CHECK(src_shape.size() == self_shape.size(), "src: expected rank ", self.dim(), " like self ",
-                  self.str(), ", got ", src.str());
+    OPGRAPH_CHECK(src_shape.size() == self_shape.size(), "src: expected rank ", self.dim(), " like self ", self.str(),
+                  ", got ", src.str());
   }
   for (size_t d = 0; d < index_shape.size(); ++d) {
     OPGRAPH_CHECK(index_shape[d] <= src_shape[d] && (static_cast<int64_t>(d) == dim || index_shape[d] <= self_shape[d]),
@@ -174,14 +176,14 @@ void scatter_kernel(const KernelContext& context, std::span<const Tensor> inputs
       const Index* at = index.data_ptr<const Index>();
       for_each_scatter<kReference>(context, self_shape, index_shape, src_shape, dim,
                                    [&](int64_t target, int64_t i, int64_t source) {
-        const int64_t t = target + position(at, i, n) * stride;
-        const T v = src[kScatter.scalar ? 0 : source];
-        if (counted && counts[t]++ == 0) {
-          y[t] = v;
-        } else {
-          y[t] = combine(reduction.reduce, y[t], v);
-        }
-      });
+                                     const int64_t t = target + position(at, i, n) * stride;
+                                     const T v = src[kScatter.scalar ? 0 : source];
+                                     if (counted && counts[t]++ == 0) {
+                                       y[t] = v;
+                                     } else {
+                                       y[t] = combine(reduction.reduce, y[t], v);
+                                     }
+                                   });
     });
     if (reduction.reduce == Reduce::kMean) {
       for (int64_t t = 0; t < out.numel(); ++t) {
@@ -367,8 +369,8 @@ void view_scatter_reference(const KernelContext&, std::span<const Tensor> inputs
 template <LayoutFn layout_of>
 void define_view_scatter(Registry& registry, const char* schema,
                          std::source_location where = std::source_location::current()) {
-  define(registry, {schema, view_scatter_shape<layout_of>, view_scatter_cpu<layout_of>,
-                    view_scatter_reference<layout_of>},
+  define(registry,
+         {schema, view_scatter_shape<layout_of>, view_scatter_cpu<layout_of>, view_scatter_reference<layout_of>},
          where);
 }
 
@@ -436,10 +438,9 @@ std::vector<TensorMeta> embedding_backward_shape(std::span<const TensorMeta* con
   const TensorMeta &grad = *inputs[0], &indices = *inputs[1];
   check_floating(grad, "grad_output");
   check_index_dtype(indices, "indices");
-  OPGRAPH_CHECK(grad.dim() == indices.dim() + 1 && std::equal(indices.shape.begin(), indices.shape.end(),
-                                                               grad.shape.begin()),
-                "grad_output: expected indices' shape ", shape_str(indices.shape), " and one more dim, got ",
-                grad.str());
+  OPGRAPH_CHECK(
+      grad.dim() == indices.dim() + 1 && std::equal(indices.shape.begin(), indices.shape.end(), grad.shape.begin()),
+      "grad_output: expected indices' shape ", shape_str(indices.shape), " and one more dim, got ", grad.str());
   const int64_t num_weights = attrs.get<int64_t>("num_weights");
   OPGRAPH_CHECK(num_weights >= 0, "num_weights: expected a non-negative count, got ", num_weights);
   return {{grad.dtype, {num_weights, grad.shape.back()}}};
@@ -497,7 +498,6 @@ void embedding_backward_kernel(const KernelContext& context, std::span<const Ten
     });
   });
 }
-
 
 // ---- _embedding_bag: sums, means or maxima of bags of embedding rows ------------
 
@@ -572,8 +572,10 @@ void bag_bookkeeping(const Bags<Index>& bags, int64_t num_weights, const Attrs& 
   const int64_t padding_idx = padding_index(attrs);
   const BagMode mode = bag_mode(attrs);
   if (attrs.get<bool>("include_last_offset")) {
-    OPGRAPH_CHECK(bags.offsets[bags.count] == bags.size, "offsets: with include_last_offset, expected the last offset "
-                  "to be ", bags.size, " (the number of indices), got ", int64_t{bags.offsets[bags.count]});
+    OPGRAPH_CHECK(bags.offsets[bags.count] == bags.size,
+                  "offsets: with include_last_offset, expected the last offset "
+                  "to be ",
+                  bags.size, " (the number of indices), got ", int64_t{bags.offsets[bags.count]});
   }
   for (int64_t b = 0; b < bags.count; ++b) {
     OPGRAPH_CHECK((b > 0 || bags.begin(b) == 0) && bags.begin(b) <= bags.end(b) && bags.end(b) <= bags.size,
@@ -601,8 +603,8 @@ void bag_bookkeeping(const Bags<Index>& bags, int64_t num_weights, const Attrs& 
 // Bags split over threads; each bag's rows added (or compared) whole, in
 // order. The reference accumulates each element of each bag in double.
 template <bool kReference>
-void embedding_bag_kernel(const KernelContext& context, std::span<const Tensor> inputs,
-                          std::span<const Tensor> outputs, const Attrs& attrs) {
+void embedding_bag_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                          const Attrs& attrs) {
   const Tensor &weight = inputs[0], &indices = inputs[1], &per_sample_weights = inputs[3];
   const int64_t num_weights = weight.size(0), dim = weight.size(1), padding_idx = padding_index(attrs);
   const BagMode mode = bag_mode(attrs);

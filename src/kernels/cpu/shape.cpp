@@ -23,8 +23,7 @@ using LayoutFn = Layout (*)(const TensorMeta& self, const Attrs& attrs);
 
 int64_t wrap(int64_t dim, int64_t rank, const char* argument) {
   const int64_t extent = std::max<int64_t>(rank, 1);  // a scalar takes dim 0 and -1
-  OPGRAPH_CHECK(dim >= -extent && dim < extent, argument, ": dimension ", dim, " is out of range for rank ",
-                rank);
+  OPGRAPH_CHECK(dim >= -extent && dim < extent, argument, ": dimension ", dim, " is out of range for rank ", rank);
   return dim < 0 ? dim + extent : dim;
 }
 
@@ -41,8 +40,8 @@ Shape infer_size(std::vector<int64_t> size, int64_t numel, const char* argument)
     if (extent != -1) known = checked_mul(known, extent, argument);
   }
   if (missing != size.end()) {
-    OPGRAPH_CHECK(known != 0 && numel % known == 0, argument, ": cannot infer -1 in ", shape_str(size),
-                  " for ", numel, " elements");
+    OPGRAPH_CHECK(known != 0 && numel % known == 0, argument, ": cannot infer -1 in ", shape_str(size), " for ", numel,
+                  " elements");
     *missing = numel / known;
   }
   OPGRAPH_CHECK(shape_numel(size) == numel, argument, ": shape ", shape_str(size), " holds ", shape_numel(size),
@@ -270,8 +269,8 @@ Layout as_strided(const TensorMeta& self, const Attrs& attrs) {
     empty = empty || size[d] == 0;
     if (size[d] > 0) last = checked_add(last, checked_mul(size[d] - 1, stride[d], "stride"), "stride");
   }
-  OPGRAPH_CHECK(empty || last < self.numel(), "size and stride: ", shape_str(size), " with strides ",
-                shape_str(stride), " and offset ", offset, " read element ", last, ", beyond input ", self.str());
+  OPGRAPH_CHECK(empty || last < self.numel(), "size and stride: ", shape_str(size), " with strides ", shape_str(stride),
+                " and offset ", offset, " read element ", last, ", beyond input ", self.str());
   return {size, stride, empty ? 0 : offset};
 }
 
@@ -334,8 +333,8 @@ Layout pixel_unshuffle(const TensorMeta& self, const Attrs& attrs) {
   const int64_t r = shuffle_factor(self, attrs, "downscale_factor");
   const size_t lead = self.shape.size() - 3;
   const int64_t channels = self.shape[lead], height = self.shape[lead + 1], width = self.shape[lead + 2];
-  OPGRAPH_CHECK(height % r == 0 && width % r == 0, "self: expected height and width divisible by downscale_factor ",
-                r, ", got ", self.str());
+  OPGRAPH_CHECK(height % r == 0 && width % r == 0, "self: expected height and width divisible by downscale_factor ", r,
+                ", got ", self.str());
   Layout out = leading_dims(self, lead);
   out.shape.insert(out.shape.end(), {channels, r, r, height / r, width / r});
   out.strides.insert(out.strides.end(), {height * width, width, 1, r * width, r});
@@ -431,8 +430,8 @@ void register_shape_ops(Registry& registry) {
                        "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
                        "opgraph::flatten_backward");
   define_view<slice_layout>(registry,
-                     "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
-                     "SymInt step=1) -> Tensor(a)");
+                            "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
+                            "SymInt step=1) -> Tensor(a)");
   define_view<squeeze>(registry, "aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)");
   define_view<squeeze_dims>(registry, "aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)");
   define_view<select_layout>(registry, "aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)");

@@ -82,7 +82,8 @@ void softmax_columns(Kind kind, const T* x, T* y, int64_t size, int64_t stride, 
     }
   }
   T factor[kColumnTile];  // 1 / sum for softmax, log(sum) for log_softmax
-  for (int64_t j = 0; j < width; ++j) factor[j] = static_cast<T>(kind == Kind::Softmax ? 1.0 / sum[j] : std::log(sum[j]));
+  for (int64_t j = 0; j < width; ++j)
+    factor[j] = static_cast<T>(kind == Kind::Softmax ? 1.0 / sum[j] : std::log(sum[j]));
   for (int64_t k = 0; k < size; ++k) {
     T* yk = y + k * stride;
     const T* xk = x + k * stride;
@@ -95,8 +96,7 @@ void softmax_columns(Kind kind, const T* x, T* y, int64_t size, int64_t stride, 
 }
 
 template <typename T>
-void softmax_backward_columns(Kind kind, const T* dy, const T* y, T* dx, int64_t size, int64_t stride,
-                              int64_t width) {
+void softmax_backward_columns(Kind kind, const T* dy, const T* y, T* dx, int64_t size, int64_t stride, int64_t width) {
   double sum[kColumnTile] = {};  // sum(dy * y) for softmax, sum(dy) for log_softmax
   for (int64_t k = 0; k < size; ++k) {
     const T* dyk = dy + k * stride;

@@ -34,8 +34,8 @@ void check_scores_and_target(const TensorMeta& scores, const char* name, const T
   OPGRAPH_CHECK(scores.dim() == 2, name, ": expected rank 2 (N, C), got ", scores.str());
   OPGRAPH_CHECK(scores.shape[1] > 0, name, ": expected at least one class, got ", scores.str());
   const TensorMeta expected{DType::Int64, {scores.shape[0]}};
-  OPGRAPH_CHECK(target == expected, "target: expected ", expected.str(), " (a class index per row of ", name,
-                " ", scores.str(), "), got ", target.str());
+  OPGRAPH_CHECK(target == expected, "target: expected ", expected.str(), " (a class index per row of ", name, " ",
+                scores.str(), "), got ", target.str());
 }
 
 std::vector<TensorMeta> forward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {

@@ -81,8 +81,9 @@ struct SortPairs {
 struct StableSort {
   template <typename T>
   void operator()(std::vector<Entry<T>>& line, int64_t, bool descending) const {
-    std::stable_sort(line.begin(), line.end(),
-                     [descending](const Entry<T>& a, const Entry<T>& b) { return before(a.value, b.value, descending); });
+    std::stable_sort(line.begin(), line.end(), [descending](const Entry<T>& a, const Entry<T>& b) {
+      return before(a.value, b.value, descending);
+    });
   }
 };
 
@@ -124,8 +125,9 @@ void select_kernel(const KernelContext& context, std::span<const Tensor> inputs,
 }  // namespace
 
 void register_sort_ops(Registry& registry) {
-  define(registry, {"aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
-                    select_shape<false>, select_kernel<false, SortPairs, false>, select_kernel<false, StableSort, true>});
+  define(registry,
+         {"aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+          select_shape<false>, select_kernel<false, SortPairs, false>, select_kernel<false, StableSort, true>});
   define(registry, {"aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
                     "(Tensor values, Tensor indices)",
                     select_shape<true>, select_kernel<true, SortPairs, false>, select_kernel<true, StableSort, true>});

@@ -95,7 +95,8 @@ void split_kernel(const KernelContext&, std::span<const Tensor> inputs, std::spa
 }
 
 template <PiecesFn pieces_of, bool kDropDim = false>
-void define_split(Registry& registry, const char* schema, std::source_location where = std::source_location::current()) {
+void define_split(Registry& registry, const char* schema,
+                  std::source_location where = std::source_location::current()) {
   define(registry,
          {schema, split_shape<pieces_of, kDropDim>, split_kernel<pieces_of, false>, split_kernel<pieces_of, true>},
          where);

@@ -28,7 +28,9 @@ struct Math {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Math(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T x) const { return kFn(x); }
+  T operator()(T x) const {
+    return kFn(x);
+  }
 };
 
 // |x|; the lowest integer wraps to itself, as in PyTorch.
@@ -57,8 +59,10 @@ void abs_kernel(const KernelContext& context, std::span<const Tensor> inputs, st
                 const Attrs& attrs) {
   const Tensor &self = inputs[0], &out = outputs[0];
   if (!is_complex(self.dtype())) {
-    if constexpr (kReference) return map_reference<Abs>(context, inputs, outputs, attrs);
-    else return map_fast<Abs>(context, inputs, outputs, attrs);
+    if constexpr (kReference)
+      return map_reference<Abs>(context, inputs, outputs, attrs);
+    else
+      return map_fast<Abs>(context, inputs, outputs, attrs);
   }
   const auto magnitudes = [&](auto zero) {
     using T = decltype(zero);
@@ -84,7 +88,9 @@ struct Sign {
   static constexpr Accepts accepts = Accepts::All;
   Sign(const Attrs&, DType) {}
   template <typename T>
-  T operator()(T x) const { return static_cast<T>((T(0) < x) - (x < T(0))); }
+  T operator()(T x) const {
+    return static_cast<T>((T(0) < x) - (x < T(0)));
+  }
 };
 
 // A rounding to an integral value: integers are theirs already.
@@ -117,7 +123,9 @@ struct IsNan {
   static constexpr Accepts accepts = Accepts::All;
   IsNan(const Attrs&, DType) {}
   template <typename T>
-  bool operator()(T x) const { return x != x; }
+  bool operator()(T x) const {
+    return x != x;
+  }
 };
 
 }  // namespace

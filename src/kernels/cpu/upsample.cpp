@@ -70,8 +70,8 @@ Resize resize_of(const TensorMeta& input, const Attrs& attrs, const Family& f) {
                   "expected exactly one of output_size and scale_factors, got output_size=", attr_str(sizes),
                   " and scale_factors=", attr_str(attrs.get("scale_factors")));
     if (factors != nullptr) {
-      OPGRAPH_CHECK(static_cast<int>(factors->size()) == f.dims, "scale_factors: expected ", f.dims,
-                    " values, got ", attr_str(attrs.get("scale_factors")));
+      OPGRAPH_CHECK(static_cast<int>(factors->size()) == f.dims, "scale_factors: expected ", f.dims, " values, got ",
+                    attr_str(attrs.get("scale_factors")));
       for (int d = 0; d < f.dims; ++d) {
         const double scale = (*factors)[d], extent = static_cast<double>(r.in[first + d]) * scale;
         OPGRAPH_CHECK(std::isfinite(scale) && scale > 0, "scale_factors: expected positive values, got ",
@@ -93,8 +93,8 @@ Resize resize_of(const TensorMeta& input, const Attrs& attrs, const Family& f) {
     for (int d = 0; d < f.dims; ++d) r.out[first + d] = (*size)[d];
   }
   for (int a = 0; a < 3; ++a) {
-    OPGRAPH_CHECK(r.in[a] > 0 && r.out[a] > 0, "input and output sizes must be greater than 0, got input ",
-                  input.str(), " and output sizes ", r.out[0], "x", r.out[1], "x", r.out[2]);
+    OPGRAPH_CHECK(r.in[a] > 0 && r.out[a] > 0, "input and output sizes must be greater than 0, got input ", input.str(),
+                  " and output sizes ", r.out[0], "x", r.out[1], "x", r.out[2]);
   }
   return r;
 }
@@ -220,9 +220,8 @@ void resample_cpu(const KernelContext& context, const Tensor& input, const Tenso
     const int64_t grain = std::max<int64_t>(1, kParallelElements / (r.in[2] + r.out[2]));
     context.pool->parallel_for(0, rows, grain, [&](int64_t first, int64_t last) {
       std::vector<T> line(static_cast<size_t>(r.in[2]));
-      dispatch_cpu([&] {
-        resample_rows<T>(input.data_ptr<T>(), output.data_ptr<T>(), r, taps, line.data(), first, last);
-      });
+      dispatch_cpu(
+          [&] { resample_rows<T>(input.data_ptr<T>(), output.data_ptr<T>(), r, taps, line.data(), first, last); });
     });
   });
 }
@@ -276,35 +275,61 @@ void define_upsample(Registry& registry, const char* schema, Family f,
 
 void register_upsample_ops(Registry& registry) {
   const Mode nearest = Mode::Nearest, linear = Mode::Linear, cubic = Mode::Cubic;
-  define_upsample(registry, "aten::upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, "
-                            "float[]? scale_factors) -> Tensor", {2, nearest, true});
-  define_upsample(registry, "aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
-                            "float[]? scale_factors) -> Tensor", {2, linear, true});
-  define_upsample(registry, "aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, "
-                            "float? scales_w=None) -> Tensor", {2, nearest, false});
-  define_upsample(registry, "aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, "
-                            "float? scales_h=None, float? scales_w=None) -> Tensor", {2, linear, false});
-  define_upsample(registry, "aten::upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor",
+  define_upsample(registry,
+                  "aten::upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, "
+                  "float[]? scale_factors) -> Tensor",
+                  {2, nearest, true});
+  define_upsample(registry,
+                  "aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
+                  "float[]? scale_factors) -> Tensor",
+                  {2, linear, true});
+  define_upsample(registry,
+                  "aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, "
+                  "float? scales_w=None) -> Tensor",
+                  {2, nearest, false});
+  define_upsample(registry,
+                  "aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, "
+                  "float? scales_h=None, float? scales_w=None) -> Tensor",
+                  {2, linear, false});
+  define_upsample(registry,
+                  "aten::upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor",
                   {1, nearest, false});
-  define_upsample(registry, "aten::upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, "
-                            "float[]? scale_factors) -> Tensor", {1, nearest, true});
-  define_upsample(registry, "aten::upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, "
-                            "float? scales=None) -> Tensor", {1, linear, false});
-  define_upsample(registry, "aten::upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
-                            "float[]? scale_factors) -> Tensor", {1, linear, true});
-  define_upsample(registry, "aten::upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, "
-                            "float? scales_h=None, float? scales_w=None) -> Tensor", {3, nearest, false});
-  define_upsample(registry, "aten::upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, "
-                            "float[]? scale_factors) -> Tensor", {3, nearest, true});
-  define_upsample(registry, "aten::upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, "
-                            "float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+  define_upsample(registry,
+                  "aten::upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, "
+                  "float[]? scale_factors) -> Tensor",
+                  {1, nearest, true});
+  define_upsample(registry,
+                  "aten::upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, "
+                  "float? scales=None) -> Tensor",
+                  {1, linear, false});
+  define_upsample(registry,
+                  "aten::upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
+                  "float[]? scale_factors) -> Tensor",
+                  {1, linear, true});
+  define_upsample(registry,
+                  "aten::upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, "
+                  "float? scales_h=None, float? scales_w=None) -> Tensor",
+                  {3, nearest, false});
+  define_upsample(registry,
+                  "aten::upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, "
+                  "float[]? scale_factors) -> Tensor",
+                  {3, nearest, true});
+  define_upsample(registry,
+                  "aten::upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, "
+                  "float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
                   {3, linear, false});
-  define_upsample(registry, "aten::upsample_trilinear3d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
-                            "float[]? scale_factors) -> Tensor", {3, linear, true});
-  define_upsample(registry, "aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, "
-                            "float? scales_h=None, float? scales_w=None) -> Tensor", {2, cubic, false});
-  define_upsample(registry, "aten::upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
-                            "float[]? scale_factors) -> Tensor", {2, cubic, true});
+  define_upsample(registry,
+                  "aten::upsample_trilinear3d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
+                  "float[]? scale_factors) -> Tensor",
+                  {3, linear, true});
+  define_upsample(registry,
+                  "aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, "
+                  "float? scales_h=None, float? scales_w=None) -> Tensor",
+                  {2, cubic, false});
+  define_upsample(registry,
+                  "aten::upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
+                  "float[]? scale_factors) -> Tensor",
+                  {2, cubic, true});
 }
 
 }  // namespace opgraph::kernels

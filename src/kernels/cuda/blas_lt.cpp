@@ -10,8 +10,8 @@ namespace opgraph::cuda {
 namespace {
 
 void check(cublasStatus_t status, const char* call) {
-  OPGRAPH_CHECK(status == CUBLAS_STATUS_SUCCESS, "cuBLASLt error in ", call, ": ", cublasLtGetStatusName(status),
-                " (", cublasLtGetStatusString(status), ")");
+  OPGRAPH_CHECK(status == CUBLAS_STATUS_SUCCESS, "cuBLASLt error in ", call, ": ", cublasLtGetStatusName(status), " (",
+                cublasLtGetStatusString(status), ")");
 }
 #define OPGRAPH_CUBLAS_CHECK(call) check((call), #call)
 
@@ -64,10 +64,10 @@ void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_
   OPGRAPH_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op.value, compute, type));
   const cublasOperation_t trans_first = b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t trans_second = a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op.value, CUBLASLT_MATMUL_DESC_TRANSA, &trans_first,
-                                                      sizeof(trans_first)));
-  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op.value, CUBLASLT_MATMUL_DESC_TRANSB, &trans_second,
-                                                      sizeof(trans_second)));
+  OPGRAPH_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(op.value, CUBLASLT_MATMUL_DESC_TRANSA, &trans_first, sizeof(trans_first)));
+  OPGRAPH_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(op.value, CUBLASLT_MATMUL_DESC_TRANSB, &trans_second, sizeof(trans_second)));
   const cublasLtEpilogue_t epilogue = bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
                                            : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
   OPGRAPH_CUBLAS_CHECK(
@@ -91,8 +91,8 @@ void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_
   const Tensor workspace = Tensor::empty({static_cast<int64_t>(kWorkspaceBytes)}, DType::UInt8, c.device());
   Descriptor<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> preference;
   OPGRAPH_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference.value));
-  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      preference.value, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kWorkspaceBytes, sizeof(kWorkspaceBytes)));
+  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference.value, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                            &kWorkspaceBytes, sizeof(kWorkspaceBytes)));
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
   OPGRAPH_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle(), op.value, first.value, second.value, result.value,
@@ -105,8 +105,8 @@ void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_
   const void* alpha = single ? static_cast<const void*>(&one_f) : &one;
   const void* beta = accumulate ? alpha : single ? static_cast<const void*>(&zero_f) : &zero;
   OPGRAPH_CUBLAS_CHECK(cublasLtMatmul(handle(), op.value, alpha, b.data, first.value, a.data, second.value, beta,
-                                      c.data(), result.value, c.data(), result.value, &heuristic.algo,
-                                      workspace.data(), kWorkspaceBytes, stream));
+                                      c.data(), result.value, c.data(), result.value, &heuristic.algo, workspace.data(),
+                                      kWorkspaceBytes, stream));
 }
 
 }  // namespace opgraph::cuda

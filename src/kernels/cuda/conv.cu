@@ -131,8 +131,8 @@ void forward(const Conv& c, const Tensor& input, const Tensor& weight, const Ten
       OPGRAPH_CUDA_CHECK(cudaGetLastError());
       // out_g (OC/g x OH*OW) = W_g (OC/g x C/g*KH*KW) @ columns
       matmul(matrix(output, at<T>(output, output_offset(c, n, g)), ocg, c.column_cols()),
-             {at<const T>(weight, g * ocg * c.column_rows()), false}, {columns.data(), false}, ocg,
-             c.column_cols(), c.column_rows(), nullptr, false, stream);
+             {at<const T>(weight, g * ocg * c.column_rows()), false}, {columns.data(), false}, ocg, c.column_cols(),
+             c.column_rows(), nullptr, false, stream);
     }
   }
   add_bias_and_activate(output, bias, activation, stream, c.column_cols());
@@ -191,8 +191,8 @@ void conv2d_backward_kernel(const KernelContext& context, std::span<const Tensor
 
 // Inputs: grad_output, input, weight, bias?, output. The activation's
 // gradient first (GELU recomputes its pre-activation), then the convolution's.
-void conv2d_act_backward_kernel(const KernelContext& context, std::span<const Tensor> in,
-                                std::span<const Tensor> out, const Attrs& attrs) {
+void conv2d_act_backward_kernel(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                                const Attrs& attrs) {
   const Conv c = conv_of(in[1], in[2], in[0], attrs);
   const cudaStream_t stream = stream_of(context);
   const Activation activation = kernels::activation_attr(attrs);

@@ -39,8 +39,8 @@ __device__ bool counts(int64_t target, int64_t classes, int64_t ignore_index, in
 }
 
 template <typename T>
-__global__ void forward_rows(const T* logits, const int64_t* target, T* probabilities, int64_t classes,
-                             Options o, Totals* totals) {
+__global__ void forward_rows(const T* logits, const int64_t* target, T* probabilities, int64_t classes, Options o,
+                             Totals* totals) {
   __shared__ T shared[32];
   const int64_t row = blockIdx.x;
   const T* x = logits + row * classes;
@@ -67,9 +67,9 @@ __global__ void mean_loss(const Totals* totals, T* loss) {
   *loss = totals->count == 0 ? T(NAN) : T(totals->loss / double(totals->count));
 }
 
-__global__ void count_rows(const int64_t* target, int64_t rows, int64_t classes, int64_t ignore_index,
-                           Totals* totals) {
-  for (int64_t row = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; row < rows; row += int64_t(gridDim.x) * blockDim.x) {
+__global__ void count_rows(const int64_t* target, int64_t rows, int64_t classes, int64_t ignore_index, Totals* totals) {
+  for (int64_t row = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; row < rows;
+       row += int64_t(gridDim.x) * blockDim.x) {
     if (counts(target[row], classes, ignore_index, row, totals)) atomicAdd(&totals->count, 1ull);
   }
 }
@@ -89,7 +89,9 @@ __global__ void backward_elements(const T* grad_loss, const T* p, const int64_t*
   }
 }
 
-Options options(const Attrs& attrs) { return {attrs.get<int64_t>("ignore_index"), attrs.get<double>("label_smoothing")}; }
+Options options(const Attrs& attrs) {
+  return {attrs.get<int64_t>("ignore_index"), attrs.get<double>("label_smoothing")};
+}
 
 Tensor zero_totals(Device device) {
   Tensor totals = Tensor::empty({sizeof(Totals)}, DType::UInt8, device);
@@ -135,8 +137,7 @@ void backward_kernel(const KernelContext& context, std::span<const Tensor> in, s
   const Tensor totals = zero_totals(context.device);
   auto* device_totals = static_cast<Totals*>(totals.data());
   const int64_t* target = in[2].data_ptr<const int64_t>();
-  count_rows<<<blocks_for(rows, kThreads), kThreads, 0, stream>>>(target, rows, classes, o.ignore_index,
-                                                                    device_totals);
+  count_rows<<<blocks_for(rows, kThreads), kThreads, 0, stream>>>(target, rows, classes, o.ignore_index, device_totals);
   kernels::dispatch_floating(in[1].dtype(), "probabilities", [&](auto zero) {
     using T = decltype(zero);
     backward_elements<T><<<blocks_for(rows * classes, kThreads), kThreads, 0, stream>>>(

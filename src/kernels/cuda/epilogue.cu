@@ -97,8 +97,8 @@ void column_sums(const Tensor& matrix, int64_t rows, const Tensor& sums, cudaStr
   if (sums.numel() == 0) return;
   kernels::dispatch_floating(sums.dtype(), "sums", [&](auto zero) {
     using T = decltype(zero);
-    sum_columns<T><<<blocks_for(sums.numel(), kThreads), kThreads, 0, stream>>>(
-        matrix.data_ptr<const T>(), sums.data_ptr<T>(), rows, sums.numel());
+    sum_columns<T><<<blocks_for(sums.numel(), kThreads), kThreads, 0, stream>>>(matrix.data_ptr<const T>(),
+                                                                                sums.data_ptr<T>(), rows, sums.numel());
   });
   OPGRAPH_CUDA_CHECK(cudaGetLastError());
 }

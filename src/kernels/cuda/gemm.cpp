@@ -15,8 +15,8 @@ using kernels::Activation;
 void fused_gemm(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out, Activation activation,
                 cudaStream_t stream) {
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-  const bool epilogue = out.dtype() == DType::Float32 && k > 0 &&
-                        (activation == Activation::None || activation == Activation::ReLU);
+  const bool epilogue =
+      out.dtype() == DType::Float32 && k > 0 && (activation == Activation::None || activation == Activation::ReLU);
   matmul(out, {a.data(), false}, {b.data(), false}, m, n, k, epilogue && bias.defined() ? bias.data() : nullptr,
          epilogue && activation == Activation::ReLU, stream);
   if (!epilogue) add_bias_and_activate(out, bias, activation, stream);

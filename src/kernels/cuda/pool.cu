@@ -115,36 +115,36 @@ __global__ void pool_backward(bool max, const T* grad_output, const T* input, T*
 constexpr int kThreads = 256;
 
 KernelFn forward_kernel(bool max) {
-  return [max](const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-               const Attrs& attrs) {
-    if (out[0].numel() == 0) return;
-    const auto pooling = max ? kernels::pool::max_pooling(in[0].meta(), attrs, 2)
-                             : kernels::pool::average_pooling(in[0].meta(), attrs, 2);
-    const Geometry g = geometry_of(pooling, in[0]);
-    kernels::dispatch_floating(in[0].dtype(), "self", [&](auto zero) {
-      using T = decltype(zero);
-      pool_forward<T><<<blocks_for(out[0].numel(), kThreads), kThreads, 0, stream_of(context)>>>(
-          max, in[0].data_ptr<const T>(), out[0].data_ptr<T>(), g);
-    });
-  };
+  return
+      [max](const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs& attrs) {
+        if (out[0].numel() == 0) return;
+        const auto pooling = max ? kernels::pool::max_pooling(in[0].meta(), attrs, 2)
+                                 : kernels::pool::average_pooling(in[0].meta(), attrs, 2);
+        const Geometry g = geometry_of(pooling, in[0]);
+        kernels::dispatch_floating(in[0].dtype(), "self", [&](auto zero) {
+          using T = decltype(zero);
+          pool_forward<T><<<blocks_for(out[0].numel(), kThreads), kThreads, 0, stream_of(context)>>>(
+              max, in[0].data_ptr<const T>(), out[0].data_ptr<T>(), g);
+        });
+      };
 }
 
 // Inputs: grad_output, self.
 KernelFn backward_kernel(bool max) {
-  return [max](const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-               const Attrs& attrs) {
-    const cudaStream_t stream = stream_of(context);
-    OPGRAPH_CUDA_CHECK(cudaMemsetAsync(out[0].data(), 0, out[0].nbytes(), stream));
-    if (in[0].numel() == 0) return;
-    const auto pooling = max ? kernels::pool::max_pooling(in[1].meta(), attrs, 2)
-                             : kernels::pool::average_pooling(in[1].meta(), attrs, 2);
-    const Geometry g = geometry_of(pooling, in[1]);
-    kernels::dispatch_floating(in[1].dtype(), "self", [&](auto zero) {
-      using T = decltype(zero);
-      pool_backward<T><<<blocks_for(in[0].numel(), kThreads), kThreads, 0, stream>>>(
-          max, in[0].data_ptr<const T>(), in[1].data_ptr<const T>(), out[0].data_ptr<T>(), g);
-    });
-  };
+  return
+      [max](const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs& attrs) {
+        const cudaStream_t stream = stream_of(context);
+        OPGRAPH_CUDA_CHECK(cudaMemsetAsync(out[0].data(), 0, out[0].nbytes(), stream));
+        if (in[0].numel() == 0) return;
+        const auto pooling = max ? kernels::pool::max_pooling(in[1].meta(), attrs, 2)
+                                 : kernels::pool::average_pooling(in[1].meta(), attrs, 2);
+        const Geometry g = geometry_of(pooling, in[1]);
+        kernels::dispatch_floating(in[1].dtype(), "self", [&](auto zero) {
+          using T = decltype(zero);
+          pool_backward<T><<<blocks_for(in[0].numel(), kThreads), kThreads, 0, stream>>>(
+              max, in[0].data_ptr<const T>(), in[1].data_ptr<const T>(), out[0].data_ptr<T>(), g);
+        });
+      };
 }
 
 }  // namespace

@@ -25,11 +25,15 @@ __device__ T block_reduce(T value, Op op, T* shared) {
 
 struct Sum {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a + b; }
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 struct Max {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+  __device__ T operator()(T a, T b) const {
+    return a > b ? a : b;
+  }
 };
 
 // The row's maximum and the log of sum(exp(x - max)), by the block's threads:

@@ -59,7 +59,9 @@ __global__ void softmax_columns(Kind kind, const T* x, T* y, Geometry g) {
 
 // softmax: dx = y * (dy - sum(dy * y)); log_softmax: dx = dy - exp(y) * sum(dy).
 template <typename T>
-__device__ T backward_term(Kind kind, T dy, T y) { return kind == Kind::Softmax ? dy * y : dy; }
+__device__ T backward_term(Kind kind, T dy, T y) {
+  return kind == Kind::Softmax ? dy * y : dy;
+}
 template <typename T>
 __device__ T backward_value(Kind kind, T dy, T y, T sum) {
   return kind == Kind::Softmax ? y * (dy - sum) : dy - exp(y) * sum;
@@ -110,8 +112,8 @@ KernelFn softmax_kernel(Kind kind) {
       T* out = outputs[0].data_ptr<T>();
       if (g.inner == 1) {
         over_rows(g.outer, [&](int64_t first, int64_t count) {
-          softmax_rows<T><<<unsigned(count), kRowThreads, 0, stream>>>(kind, in + first * g.size,
-                                                                        out + first * g.size, g.size);
+          softmax_rows<T>
+              <<<unsigned(count), kRowThreads, 0, stream>>>(kind, in + first * g.size, out + first * g.size, g.size);
         });
       } else {
         softmax_columns<T><<<blocks_for(g.outer * g.inner, 256), 256, 0, stream>>>(kind, in, out, g);
@@ -135,8 +137,8 @@ KernelFn softmax_backward_kernel(Kind kind) {
       if (g.inner == 1) {
         over_rows(g.outer, [&](int64_t first, int64_t count) {
           const int64_t offset = first * g.size;
-          softmax_backward_rows<T><<<unsigned(count), kRowThreads, 0, stream>>>(kind, dy + offset, out + offset,
-                                                                                 dx + offset, g.size);
+          softmax_backward_rows<T>
+              <<<unsigned(count), kRowThreads, 0, stream>>>(kind, dy + offset, out + offset, dx + offset, g.size);
         });
       } else {
         softmax_backward_columns<T><<<blocks_for(g.outer * g.inner, 256), 256, 0, stream>>>(kind, dy, out, dx, g);

@@ -90,8 +90,8 @@ void register_scalar_arithmetic(Registry& registry) {
   mul.push_back(bad({tensor(I64, {3})}, fraction_error, {{"other", 1.5}}));
   registry.add_samples("aten::mul.Scalar", mul);
 
-  std::vector<Sample> rsub = with_scalars({F32, F64}, {{"other", int64_t{3}}, {"alpha", int64_t{2}}},
-                                          {{"other", 0.5}, {"alpha", 1.5}});
+  std::vector<Sample> rsub =
+      with_scalars({F32, F64}, {{"other", int64_t{3}}, {"alpha", int64_t{2}}}, {{"other", 0.5}, {"alpha", 1.5}});
   rsub.push_back(bad({tensor(I64, {3})}, floats_error, {{"other", int64_t{1}}}));
   rsub.push_back(bad({tensor(B, {3})}, "self: expected float32 or float64, got bool", {{"other", int64_t{1}}}));
   registry.add_samples("aten::rsub.Scalar", rsub);
@@ -106,16 +106,20 @@ void register_scalar_arithmetic(Registry& registry) {
   // Each rounding mode; integers only with one (their true quotient is a float).
   std::vector<Sample> div_mode;
   for (const char* mode : {"trunc", "floor"}) {
-    for (Sample& sample : with_scalars({F32, F64, I32, I64}, {{"other", int64_t{-3}}, {"rounding_mode", std::string(mode)}},
-                                       {{"other", 0.75}, {"rounding_mode", std::string(mode)}})) {
+    for (Sample& sample :
+         with_scalars({F32, F64, I32, I64}, {{"other", int64_t{-3}}, {"rounding_mode", std::string(mode)}},
+                      {{"other", 0.75}, {"rounding_mode", std::string(mode)}})) {
       div_mode.push_back(std::move(sample));
     }
   }
-  div_mode.push_back(good({tensor(F64, {4, 3}, Layout::Transposed)}, {{"other", 1.5}, {"rounding_mode", std::monostate{}}}));
+  div_mode.push_back(
+      good({tensor(F64, {4, 3}, Layout::Transposed)}, {{"other", 1.5}, {"rounding_mode", std::monostate{}}}));
   div_mode.push_back(bad({tensor(F32, {3})}, "rounding_mode: expected None, \"trunc\" or \"floor\", got \"x\"",
                          {{"other", int64_t{2}}, {"rounding_mode", std::string("x")}}));
-  div_mode.push_back(bad({tensor(I64, {3})}, zero_error, {{"other", int64_t{0}}, {"rounding_mode", std::string("trunc")}}));
-  div_mode.push_back(bad({tensor(I64, {3})}, int_quotient, {{"other", int64_t{2}}, {"rounding_mode", std::monostate{}}}));
+  div_mode.push_back(
+      bad({tensor(I64, {3})}, zero_error, {{"other", int64_t{0}}, {"rounding_mode", std::string("trunc")}}));
+  div_mode.push_back(
+      bad({tensor(I64, {3})}, int_quotient, {{"other", int64_t{2}}, {"rounding_mode", std::monostate{}}}));
   registry.add_samples("aten::div.Scalar_mode", div_mode);
 
   std::vector<Sample> modulo = with_scalars({F32, F64, I32, I64}, {{"other", int64_t{-3}}}, {{"other", 1.5}}, -9, 9);
@@ -143,28 +147,31 @@ void register_tensor_arithmetic(Registry& registry) {
     sample.attrs = {{"rounding_mode", std::monostate{}}};
     div_mode.push_back(std::move(sample));
   }
-  div_mode.push_back(bad({tensor(F32, {3}), tensor(F32, {3})}, "rounding_mode: expected None, \"trunc\" or \"floor\", got \"x\"",
+  div_mode.push_back(bad({tensor(F32, {3}), tensor(F32, {3})},
+                         "rounding_mode: expected None, \"trunc\" or \"floor\", got \"x\"",
                          {{"rounding_mode", std::string("x")}}));
-  div_mode.push_back(bad({tensor(I64, {3}), tensor(I64, {3}).in(0, 0)}, zero_error,
-                         {{"rounding_mode", std::string("floor")}}));
+  div_mode.push_back(
+      bad({tensor(I64, {3}), tensor(I64, {3}).in(0, 0)}, zero_error, {{"rounding_mode", std::string("floor")}}));
   registry.add_samples("aten::div.Tensor_mode", div_mode);
 
   // Float bases positive (a negative base to a fraction is nan); integer exponents of either sign.
   std::vector<Sample> pow = broadcasting({F32, F64}, 0.5, 2);
   for (Sample& sample : broadcasting({I32, I64}, -3, 3)) pow.push_back(std::move(sample));
   pow.push_back(bad({tensor(B, {3}), tensor(B, {3})}, bool_pair));
-  pow.push_back(bad({tensor(F32, {3}), tensor(I64, {3})}, "other: expected float32 like self (there is no type promotion), got int64"));
+  pow.push_back(bad({tensor(F32, {3}), tensor(I64, {3})},
+                    "other: expected float32 like self (there is no type promotion), got int64"));
   registry.add_samples("aten::pow.Tensor_Tensor", pow);
 
   std::vector<Sample> pow_scalar = with_scalars({F32, F64}, {{"exponent", int64_t{3}}}, {{"exponent", 0.5}}, 0.5, 2);
   pow_scalar.push_back(good({tensor(F32, {2, 5})}, {{"exponent", -2.0}}));
   pow_scalar.push_back(bad({tensor(I64, {3})}, floats_error, {{"exponent", int64_t{2}}}));
-  pow_scalar.push_back(bad({tensor(B, {3})}, "self: expected float32 or float64, got bool", {{"exponent", int64_t{2}}}));
+  pow_scalar.push_back(
+      bad({tensor(B, {3})}, "self: expected float32 or float64, got bool", {{"exponent", int64_t{2}}}));
   registry.add_samples("aten::pow.Tensor_Scalar", pow_scalar);
 
   std::vector<Sample> scalar_base = with_scalars({F32, F64, I32, I64}, {{"self", int64_t{2}}}, {{"self", 2.5}}, -3, 4);
-  scalar_base.push_back(bad({tensor(B, {3})}, "exponent: expected float32, float64, int32 or int64, got bool",
-                            {{"self", int64_t{2}}}));
+  scalar_base.push_back(
+      bad({tensor(B, {3})}, "exponent: expected float32, float64, int32 or int64, got bool", {{"self", int64_t{2}}}));
   scalar_base.push_back(bad({tensor(DType::Int8, {3})}, "exponent: expected float32, float64, int32 or int64, got int8",
                             {{"self", int64_t{2}}}));
   registry.add_samples("aten::pow.Scalar", scalar_base);

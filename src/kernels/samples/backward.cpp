@@ -24,10 +24,12 @@ std::vector<Sample> gradient_pairs(const std::string& second, const std::vector<
     }
   }
   const std::vector<Attr>& attrs = attr_sets.front();
-  table.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {3})}, second + ": expected shape [2, 3] like grad_output, got [3]", attrs));
-  table.push_back(bad({tensor(I64, {2, 3}), tensor(I64, {2, 3})},
-                      "grad_output: expected float32 or float64, got int64", attrs));
-  table.push_back(bad({tensor(F32, {2, 3}), tensor(F64, {2, 3})}, second + ": expected float32 like grad_output, got float64", attrs));
+  table.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {3})},
+                      second + ": expected shape [2, 3] like grad_output, got [3]", attrs));
+  table.push_back(
+      bad({tensor(I64, {2, 3}), tensor(I64, {2, 3})}, "grad_output: expected float32 or float64, got int64", attrs));
+  table.push_back(bad({tensor(F32, {2, 3}), tensor(F64, {2, 3})},
+                      second + ": expected float32 like grad_output, got float64", attrs));
   return table;
 }
 
@@ -35,13 +37,16 @@ void register_activation_backwards(Registry& registry) {
   // sigmoid's and tanh's backward take the forward's output, in its range.
   registry.add_samples("aten::sigmoid_backward", gradient_pairs("output", {{}}, 0, 1));
   registry.add_samples("aten::tanh_backward", gradient_pairs("output", {{}}, -1, 1));
-  add_to_each(registry, {"aten::silu_backward", "opgraph::relu_backward", "opgraph::sigmoid_backward", "opgraph::tanh_backward"},
+  add_to_each(registry,
+              {"aten::silu_backward", "opgraph::relu_backward", "opgraph::sigmoid_backward", "opgraph::tanh_backward"},
               gradient_pairs("self", {{}}));
-  registry.add_samples("aten::gelu_backward",
-                       with(gradient_pairs("self", {{{"approximate", std::string("none")}}, {{"approximate", std::string("tanh")}}}),
-                            {bad({tensor(F32, {3}), tensor(F32, {3})}, "approximate: expected \"none\" or \"tanh\", got \"x\"",
-                                 {{"approximate", std::string("x")}})}));
-  registry.add_samples("aten::threshold_backward", gradient_pairs("self", {{{"threshold", 0.5}}, {{"threshold", int64_t{0}}}}));
+  registry.add_samples(
+      "aten::gelu_backward",
+      with(gradient_pairs("self", {{{"approximate", std::string("none")}}, {{"approximate", std::string("tanh")}}}),
+           {bad({tensor(F32, {3}), tensor(F32, {3})}, "approximate: expected \"none\" or \"tanh\", got \"x\"",
+                {{"approximate", std::string("x")}})}));
+  registry.add_samples("aten::threshold_backward",
+                       gradient_pairs("self", {{{"threshold", 0.5}}, {{"threshold", int64_t{0}}}}));
   registry.add_samples("aten::hardtanh_backward", gradient_pairs("self", {{{"min_val", int64_t{-1}}, {"max_val", 1.0}},
                                                                           {{"min_val", -0.5}, {"max_val", 1.5}}}));
 }
@@ -59,12 +64,14 @@ void register_softmax_backwards(Registry& registry) {
       table.push_back(good({tensor(dtype, output.shape), output.in(0, 1)}, {{"dim", dim}, {"input_dtype", dtype}}));
     }
   }
-  table.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {2, 3})}, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2",
+  table.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {2, 3})},
+                      "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2",
                       {{"dim", int64_t{2}}, {"input_dtype", F32}}));
   table.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {2, 3})},
                       "input_dtype: expected float32 like output (no conversion is supported), got float64",
                       {{"dim", int64_t{1}}, {"input_dtype", F64}}));
-  table.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {2, 4})}, "grad_output: expected float32[2, 4] like output, got float32[2, 3]",
+  table.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {2, 4})},
+                      "grad_output: expected float32[2, 4] like output, got float32[2, 3]",
                       {{"dim", int64_t{1}}, {"input_dtype", F32}}));
   add_to_each(registry, {"aten::_softmax_backward_data", "aten::_log_softmax_backward_data"}, table);
 }
@@ -105,23 +112,24 @@ void register_reshape_backwards(Registry& registry) {
   const std::string count = "grad_output: expected float32 with 24 elements like self float32[2, 3, 4], got float32[";
   registry.add_samples(
       "opgraph::flatten_backward",
-      with(retyped({F32, F64}, {good({tensor(F32, {2, 12}), tensor(F32, {2, 3, 4})}, {{"start_dim", int64_t{1}}}),
-                                good({tensor(F32, {1}), tensor(F32, {})}),
-                                good({tensor(F32, {0}), tensor(F32, {0, 3})}),
-                                good({tensor(F32, {4, 3}, Layout::Transposed), tensor(F32, {4, 3}, Layout::Strided)},
-                                     {{"start_dim", int64_t{1}}})}),
-           {bad({tensor(F32, {2, 11}), tensor(F32, {2, 3, 4})}, count + "2, 11]", {{"start_dim", int64_t{1}}}),
-            bad({tensor(F32, {5, 4}), tensor(F32, {2, 3, 4})}, count + "5, 4]")}));
+      with(
+          retyped({F32, F64}, {good({tensor(F32, {2, 12}), tensor(F32, {2, 3, 4})}, {{"start_dim", int64_t{1}}}),
+                               good({tensor(F32, {1}), tensor(F32, {})}), good({tensor(F32, {0}), tensor(F32, {0, 3})}),
+                               good({tensor(F32, {4, 3}, Layout::Transposed), tensor(F32, {4, 3}, Layout::Strided)},
+                                    {{"start_dim", int64_t{1}}})}),
+          {bad({tensor(F32, {2, 11}), tensor(F32, {2, 3, 4})}, count + "2, 11]", {{"start_dim", int64_t{1}}}),
+           bad({tensor(F32, {5, 4}), tensor(F32, {2, 3, 4})}, count + "5, 4]")}));
   for (const char* op : {"opgraph::reshape_backward", "opgraph::view_backward"}) {
     const std::string name = std::string(op) == "opgraph::view_backward" ? "size" : "shape";
     registry.add_samples(
-        op, with(retyped({F32, F64}, {good({tensor(F32, {6, 4}), tensor(F32, {2, 3, 4})}, {{name, Shape{6, -1}}}),
-                                      good({tensor(F32, {1}), tensor(F32, {})}, {{name, Shape{1}}}),
-                                      good({tensor(F32, {3, 0}), tensor(F32, {0, 3})}, {{name, Shape{3, 0}}}),
-                                      good({tensor(F32, {12}, Layout::Strided), tensor(F32, {4, 3}, Layout::Transposed)},
-                                           {{name, Shape{12}}})}),
-                 {bad({tensor(F32, {5, 4}), tensor(F32, {2, 3, 4})}, count + "5, 4]", {{name, Shape{5, 4}}}),
-                  bad({tensor(F32, {2, 11}), tensor(F32, {2, 3, 4})}, count + "2, 11]", {{name, Shape{2, 11}}})}));
+        op,
+        with(retyped({F32, F64}, {good({tensor(F32, {6, 4}), tensor(F32, {2, 3, 4})}, {{name, Shape{6, -1}}}),
+                                  good({tensor(F32, {1}), tensor(F32, {})}, {{name, Shape{1}}}),
+                                  good({tensor(F32, {3, 0}), tensor(F32, {0, 3})}, {{name, Shape{3, 0}}}),
+                                  good({tensor(F32, {12}, Layout::Strided), tensor(F32, {4, 3}, Layout::Transposed)},
+                                       {{name, Shape{12}}})}),
+             {bad({tensor(F32, {5, 4}), tensor(F32, {2, 3, 4})}, count + "5, 4]", {{name, Shape{5, 4}}}),
+              bad({tensor(F32, {2, 11}), tensor(F32, {2, 3, 4})}, count + "2, 11]", {{name, Shape{2, 11}}})}));
   }
 }
 

@@ -8,8 +8,7 @@ namespace opgraph::kernels::samples {
 namespace {
 
 std::vector<Sample> with_refusals(std::vector<Sample> table) {
-  table.push_back(bad({tensor(F32, {3}), tensor(F32, {4})},
-                      "shapes [3] and [4] cannot be broadcast together"));
+  table.push_back(bad({tensor(F32, {3}), tensor(F32, {4})}, "shapes [3] and [4] cannot be broadcast together"));
   table.push_back(bad({tensor(F32, {3}), tensor(F64, {3})},
                       "other: expected float32 like self (there is no type promotion), got float64"));
   return table;
@@ -18,8 +17,7 @@ std::vector<Sample> with_refusals(std::vector<Sample> table) {
 }  // namespace
 
 void register_binary_samples(Registry& registry) {
-  add_to_each(registry, {"aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::maximum",
-                         "aten::minimum"},
+  add_to_each(registry, {"aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::maximum", "aten::minimum"},
               with_refusals(broadcasting({F32, F64, I64}, -5, 5)));
   // Divisors away from zero, so that every dtype's quotient is well defined.
   add_to_each(registry, {"aten::div.Tensor"}, with_refusals(broadcasting({F32, F64}, 0.5, 3)));
@@ -29,8 +27,8 @@ void register_binary_samples(Registry& registry) {
   for (Sample& sample : out) sample.inputs.push_back(tensor(sample.inputs[0].dtype, {1}));
   out.push_back(bad({tensor(F32, {3}), tensor(F32, {3}), tensor(F64, {3})},
                     "out: expected float32 like the result (there is no type promotion), got float64[3]"));
-  out.push_back(bad({tensor(F32, {3}), tensor(F32, {4}), tensor(F32, {3})},
-                    "shapes [3] and [4] cannot be broadcast together"));
+  out.push_back(
+      bad({tensor(F32, {3}), tensor(F32, {4}), tensor(F32, {3})}, "shapes [3] and [4] cannot be broadcast together"));
   registry.add_samples("aten::atan2.out", out);
 }
 

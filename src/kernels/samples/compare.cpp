@@ -14,8 +14,8 @@ const std::string integral = "self: expected bool or an integer dtype, got float
 
 // Two broadcasting tensors, in `dtypes`, refused with shapes that do not
 // broadcast, `mixed` (self float32, other float64 or int64) and `wrong` (self of `dtype`).
-std::vector<Sample> pairs(std::initializer_list<DType> dtypes, DType other, const std::string& mixed,
-                          DType wrong, const std::string& wrong_error) {
+std::vector<Sample> pairs(std::initializer_list<DType> dtypes, DType other, const std::string& mixed, DType wrong,
+                          const std::string& wrong_error) {
   std::vector<Sample> table = broadcasting(dtypes, -2, 2);
   table.push_back(bad({tensor(I64, {3}), tensor(I64, {4})}, "shapes [3] and [4] cannot be broadcast together"));
   const DType self = other == F64 ? F32 : I32;
@@ -47,8 +47,8 @@ void register_compare_samples(Registry& registry) {
                "aten::ge.Tensor", "aten::logical_and", "aten::logical_or", "aten::logical_xor"},
               pairs({F32, F64, I32, I64, B}, F64, "other: expected float32 like self", DType::Complex64, any_real));
   add_to_each(registry,
-              {"aten::bitwise_and.Tensor", "aten::bitwise_or.Tensor", "aten::bitwise_xor.Tensor", "aten::__and__.Tensor",
-               "aten::__or__.Tensor"},
+              {"aten::bitwise_and.Tensor", "aten::bitwise_or.Tensor", "aten::bitwise_xor.Tensor",
+               "aten::__and__.Tensor", "aten::__or__.Tensor"},
               pairs({I32, I64, B}, I64, "other: expected int32 like self", F32, integral));
 
   add_to_each(registry,

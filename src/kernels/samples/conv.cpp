@@ -37,7 +37,8 @@ Shape input_shape(const Conv& c, size_t dims) {
 
 // The weight: (out, in / groups, kernel...), or transposed (in, out / groups, kernel...).
 Shape weight_shape(const Conv& c, size_t dims, bool transposed) {
-  Shape shape = transposed ? Shape{c.in_channels, c.out_channels / c.groups} : Shape{c.out_channels, c.in_channels / c.groups};
+  Shape shape =
+      transposed ? Shape{c.in_channels, c.out_channels / c.groups} : Shape{c.out_channels, c.in_channels / c.groups};
   shape.insert(shape.end(), dims, c.kernel);
   return shape;
 }
@@ -53,7 +54,8 @@ int64_t output_size(const Conv& c, bool transposed) {
 }
 
 Shape output_shape(const Conv& c, size_t dims, bool transposed) {
-  return spatial(c.batch < 0 ? Shape{c.out_channels} : Shape{c.batch, c.out_channels}, output_size(c, transposed), dims);
+  return spatial(c.batch < 0 ? Shape{c.out_channels} : Shape{c.batch, c.out_channels}, output_size(c, transposed),
+                 dims);
 }
 
 std::vector<SampleTensor> conv_inputs(const Conv& c, size_t dims, bool transposed, DType dtype) {
@@ -154,7 +156,8 @@ void register_conv_backward_samples(Registry& registry) {
   std::vector<SampleTensor> inputs = conv_inputs(c, 2, false, F32);
   inputs.pop_back();
   inputs.insert(inputs.begin(), tensor(F32, {1, 6, 4, 4}));
-  const std::string misshapen = "grad_output: expected float32[1, 6, 5, 5] like the convolution's output, got float32[1, 6, 4, 4]";
+  const std::string misshapen =
+      "grad_output: expected float32[1, 6, 5, 5] like the convolution's output, got float32[1, 6, 4, 4]";
   std::vector<SampleTensor> ints = inputs;
   for (SampleTensor& input : ints) input.dtype = I64;
   std::vector<Attr> attrs = window_attrs(c, 2);
@@ -188,7 +191,8 @@ void register_conv_samples(Registry& registry) {
     const std::string n = std::to_string(dims) + "d";
     std::vector<Sample> conv = with_refusals(convolutions(dims, "conv"), dims, {});
     const Conv small{1, 4, 2, 6, 3};
-    conv.push_back(bad(conv_inputs(small, dims, false, F32), "input: spatial size 2 (padded to 2) is smaller than the dilated kernel (3)",
+    conv.push_back(bad(conv_inputs(small, dims, false, F32),
+                       "input: spatial size 2 (padded to 2) is smaller than the dilated kernel (3)",
                        window_attrs(small, dims)));
     Conv grouped{1, 4, 5, 6, 3};
     grouped.groups = 2;
@@ -203,7 +207,8 @@ void register_conv_samples(Registry& registry) {
     }
     std::vector<Attr> bogus = window_attrs(small, dims);
     bogus[1].second = std::string("bogus");
-    same.push_back(bad(conv_inputs(small, dims, false, F32), "padding: expected \"valid\" or \"same\", got \"bogus\"", bogus));
+    same.push_back(
+        bad(conv_inputs(small, dims, false, F32), "padding: expected \"valid\" or \"same\", got \"bogus\"", bogus));
     registry.add_samples("aten::conv" + n + ".padding", same);
 
     std::vector<Sample> transpose =
@@ -237,9 +242,10 @@ void register_conv_samples(Registry& registry) {
   const Conv c{1, 4, 5, 6, 3};
   std::vector<Attr> silu = window_attrs(c, 2);
   silu.emplace_back("activation", std::string("silu"));
-  fused.push_back(bad(conv_inputs(c, 2, false, F32),
-                      "activation: expected one of \"none\", \"relu\", \"gelu\", \"sigmoid\", \"tanh\", \"relu6\", got \"silu\"",
-                      silu));
+  fused.push_back(
+      bad(conv_inputs(c, 2, false, F32),
+          "activation: expected one of \"none\", \"relu\", \"gelu\", \"sigmoid\", \"tanh\", \"relu6\", got \"silu\"",
+          silu));
   registry.add_samples("opgraph::conv2d", fused);
 
   register_conv_backward_samples(registry);
@@ -259,8 +265,8 @@ void register_conv_samples(Registry& registry) {
   std::vector<Attr> block12 = window_attrs(c, 2);
   block12.emplace_back("block", int64_t{12});
   blocked.push_back(bad(conv_inputs(c, 2, false, F32), "block: expected 8 or 16 channels, got 12", block12));
-  blocked.push_back(bad(conv_inputs(c, 2, false, F64), "input: expected float32, got float64[1, 4, 5, 5]",
-                        window_attrs(c, 2)));
+  blocked.push_back(
+      bad(conv_inputs(c, 2, false, F64), "input: expected float32, got float64[1, 4, 5, 5]", window_attrs(c, 2)));
   registry.add_samples("opgraph::conv2d_nchwc", blocked);
 }
 

@@ -32,10 +32,10 @@ void register_fills(Registry& registry) {
   const std::vector<Attr> by_size = {{"size", Shape{2, -3}}};
   // empty and its forms fill with zeros, as zeros does.
   for (const char* op : {"aten::zeros", "aten::ones", "aten::empty.memory_format"}) {
-    registry.add_samples(op, with(fills({}, {}, true), {bad({}, negative_size, by_size),
-                                                  bad({}, gpu, {{"size", Shape{2}}, on_gpu}),
-                                                  bad({}, "layout: expected None or strided, got \"sparse_coo\"",
-                                                      {{"size", Shape{2}}, {"layout", std::string("sparse_coo")}})}));
+    registry.add_samples(
+        op, with(fills({}, {}, true), {bad({}, negative_size, by_size), bad({}, gpu, {{"size", Shape{2}}, on_gpu}),
+                                       bad({}, "layout: expected None or strided, got \"sparse_coo\"",
+                                           {{"size", Shape{2}}, {"layout", std::string("sparse_coo")}})}));
   }
   // empty_strided: each size with its row-major strides, and with a transposed pair.
   std::vector<Sample> strided;
@@ -93,15 +93,16 @@ void register_fills(Registry& registry) {
     registry.add_samples(op, table);
   }
 
-  registry.add_samples("aten::scalar_tensor",
-                       with(fills({}, {{"s", 2.5}}, false), {bad({}, gpu, {{"s", 1.0}, on_gpu}),
-                                                      bad({}, "layout: expected None or strided, got \"sparse_coo\"",
-                                                          {{"s", 1.0}, {"layout", std::string("sparse_coo")}})}));
+  registry.add_samples("aten::scalar_tensor", with(fills({}, {{"s", 2.5}}, false),
+                                                   {bad({}, gpu, {{"s", 1.0}, on_gpu}),
+                                                    bad({}, "layout: expected None or strided, got \"sparse_coo\"",
+                                                        {{"s", 1.0}, {"layout", std::string("sparse_coo")}})}));
 
   std::vector<Sample> fill;
-  for (const Sample& sample : retyped({F32, F64, I32, I64, B}, {one({2, 3}, {{"value", int64_t{1}}}), one({}, {{"value", int64_t{0}}}),
-                                                              one({0, 4}, {{"value", int64_t{1}}}),
-                                                              one({4, 5}, {{"value", int64_t{1}}}, Layout::Transposed)})) {
+  for (const Sample& sample :
+       retyped({F32, F64, I32, I64, B},
+               {one({2, 3}, {{"value", int64_t{1}}}), one({}, {{"value", int64_t{0}}}),
+                one({0, 4}, {{"value", int64_t{1}}}), one({4, 5}, {{"value", int64_t{1}}}, Layout::Transposed)})) {
     fill.push_back(sample);
   }
   fill.push_back(one({3, 4}, {{"value", 2.5}}, Layout::Strided));
@@ -114,9 +115,10 @@ void register_ranges(Registry& registry) {
   auto range = [](AttrValue start, AttrValue end, AttrValue step, AttrValue dtype = std::monostate{}) {
     return good({}, {{"start", start}, {"end", end}, {"step", step}, {"dtype", dtype}});
   };
-  std::vector<Sample> start_step = {range(int64_t{0}, int64_t{5}, int64_t{1}),   range(0.0, 1.0, 0.25),
-                                    range(int64_t{5}, int64_t{-3}, int64_t{-2}), range(-1.5, 2.0, 0.5, F64),
-                                    range(int64_t{2}, int64_t{2}, int64_t{1}),   range(int64_t{0}, int64_t{7}, int64_t{3}, I32)};
+  std::vector<Sample> start_step = {
+      range(int64_t{0}, int64_t{5}, int64_t{1}),   range(0.0, 1.0, 0.25),
+      range(int64_t{5}, int64_t{-3}, int64_t{-2}), range(-1.5, 2.0, 0.5, F64),
+      range(int64_t{2}, int64_t{2}, int64_t{1}),   range(int64_t{0}, int64_t{7}, int64_t{3}, I32)};
   const Sample zero_step = bad({}, "step: expected a non-zero step, got 0",
                                {{"start", int64_t{0}}, {"end", int64_t{1}}, {"step", int64_t{0}}});
   const Sample wrong_way = bad({}, "step: 1 does not lead from start 5 to end 1",
@@ -136,12 +138,15 @@ void register_ranges(Registry& registry) {
   }
   start.push_back(range(1.5, 4.0, 1.0, F64));
   start.back().attrs.erase(start.back().attrs.begin() + 2);
-  for (const AttrValue& last : {AttrValue(5.5), AttrValue(int64_t{0}), AttrValue(int64_t{3})}) end.push_back(good({}, {{"end", last}}));
+  for (const AttrValue& last : {AttrValue(5.5), AttrValue(int64_t{0}), AttrValue(int64_t{3})})
+    end.push_back(good({}, {{"end", last}}));
   Sample backwards = wrong_way;
   backwards.attrs.pop_back();
-  registry.add_samples("aten::arange.start", with(start, {backwards, bad({}, gpu, {{"start", int64_t{0}}, {"end", int64_t{1}}, on_gpu})}));
-  registry.add_samples("aten::arange", with(end, {bad({}, "step: 1 does not lead from start 0 to end -1", {{"end", int64_t{-1}}}),
-                                                 bad({}, gpu, {{"end", int64_t{1}}, on_gpu})}));
+  registry.add_samples("aten::arange.start",
+                       with(start, {backwards, bad({}, gpu, {{"start", int64_t{0}}, {"end", int64_t{1}}, on_gpu})}));
+  registry.add_samples("aten::arange",
+                       with(end, {bad({}, "step: 1 does not lead from start 0 to end -1", {{"end", int64_t{-1}}}),
+                                  bad({}, gpu, {{"end", int64_t{1}}, on_gpu})}));
 }
 
 void register_conversions(Registry& registry) {
@@ -165,40 +170,51 @@ void register_conversions(Registry& registry) {
   to_copy.push_back(good({tensor(F32, {3})}, {{"memory_format", std::string("preserve_format")}}));
   const std::vector<Sample> refusals = {
       bad({tensor(F32, {3})}, gpu, {{"dtype", F64}, on_gpu}),
-      bad({tensor(F32, {3})}, "memory_format: expected None, contiguous_format or preserve_format, got \"channels_last\"",
+      bad({tensor(F32, {3})},
+          "memory_format: expected None, contiguous_format or preserve_format, got \"channels_last\"",
           {{"dtype", F64}, {"memory_format", std::string("channels_last")}})};
   auto refused = [&](std::vector<Sample> table) {
     table.insert(table.end(), refusals.begin(), refusals.end());
     return table;
   };
   registry.add_samples("aten::_to_copy", refused(to_copy));
-  registry.add_samples("aten::to.dtype", with(to_dtype, {bad({tensor(F32, {3})}, "memory_format", {{"dtype", F64}, {"memory_format", std::string("channels_last")}}),
-                                                        bad({tensor(DType::Complex64, {3})}, "would drop the imaginary part", {{"dtype", F32}})}));
+  registry.add_samples(
+      "aten::to.dtype",
+      with(to_dtype,
+           {bad({tensor(F32, {3})}, "memory_format", {{"dtype", F64}, {"memory_format", std::string("channels_last")}}),
+            bad({tensor(DType::Complex64, {3})}, "would drop the imaginary part", {{"dtype", F32}})}));
   registry.add_samples("aten::to.dtype_layout", refused(to_layout));
-  registry.add_samples("aten::to.device",
-                       with(to_device, {refusals[0], bad({tensor(F32, {3})}, "memory_format",
-                                                         {{"device", std::string("cpu")}, {"dtype", F64},
-                                                          {"memory_format", std::string("channels_last")}})}));
-  registry.add_samples("aten::type_as",
-                       with(type_as, {bad({tensor(DType::Complex64, {2, 3}), tensor(F32, {1})},
-                                          "dtype: converting complex64 to float32 would drop the imaginary part"),
-                                      bad({tensor(DType::Complex128, {2}), tensor(I64, {1})}, "would drop the imaginary part")}));
+  registry.add_samples(
+      "aten::to.device",
+      with(to_device,
+           {refusals[0],
+            bad({tensor(F32, {3})}, "memory_format",
+                {{"device", std::string("cpu")}, {"dtype", F64}, {"memory_format", std::string("channels_last")}})}));
+  registry.add_samples(
+      "aten::type_as",
+      with(type_as, {bad({tensor(DType::Complex64, {2, 3}), tensor(F32, {1})},
+                         "dtype: converting complex64 to float32 would drop the imaginary part"),
+                     bad({tensor(DType::Complex128, {2}), tensor(I64, {1})}, "would drop the imaginary part")}));
 
-  registry.add_samples("aten::view_as_real",
-                       with(retyped({DType::Complex64, DType::Complex128},
-                                    {good({tensor(F32, {2, 3})}), good({tensor(F32, {})}), good({tensor(F32, {0, 4})})}),
-                            {bad({tensor(F32, {2, 3})}, "self: expected complex64 or complex128, got float32"),
-                             bad({tensor(I64, {2})}, "got int64")}));
-  registry.add_samples("aten::view_as_complex",
-                       with(retyped({F32, F64}, {good({tensor(F32, {2, 3, 2})}), good({tensor(F32, {2})}), good({tensor(F32, {0, 2})})}),
-                            {bad({tensor(F32, {2, 3})}, "self: expected a last dim of size 2 (real, imaginary), got float32[2, 3]"),
-                             bad({tensor(F32, {})}, "self")}));
+  registry.add_samples(
+      "aten::view_as_real",
+      with(retyped({DType::Complex64, DType::Complex128},
+                   {good({tensor(F32, {2, 3})}), good({tensor(F32, {})}), good({tensor(F32, {0, 4})})}),
+           {bad({tensor(F32, {2, 3})}, "self: expected complex64 or complex128, got float32"),
+            bad({tensor(I64, {2})}, "got int64")}));
+  registry.add_samples(
+      "aten::view_as_complex",
+      with(retyped({F32, F64}, {good({tensor(F32, {2, 3, 2})}), good({tensor(F32, {2})}), good({tensor(F32, {0, 2})})}),
+           {bad({tensor(F32, {2, 3})}, "self: expected a last dim of size 2 (real, imaginary), got float32[2, 3]"),
+            bad({tensor(F32, {})}, "self")}));
 }
 
 void register_differences(Registry& registry) {
   // diff's inputs are self, prepend and append, the last two None unless given.
   const SampleTensor none = SampleTensor::absent();
-  auto alone = [&](Shape shape, std::vector<Attr> attrs) { return good({tensor(F32, std::move(shape)), none, none}, std::move(attrs)); };
+  auto alone = [&](Shape shape, std::vector<Attr> attrs) {
+    return good({tensor(F32, std::move(shape)), none, none}, std::move(attrs));
+  };
   registry.add_samples(
       "aten::diff",
       with(retyped({F32, F64, I32, I64, B},
@@ -212,9 +228,10 @@ void register_differences(Registry& registry) {
 
   registry.add_samples(
       "aten::prelu",
-      with(retyped({F32, F64}, {good({tensor(F32, {2, 3, 4}), tensor(F32, {3})}), good({tensor(F32, {2, 3, 4}), tensor(F32, {1})}),
-                                good({tensor(F32, {3}), tensor(F32, {1})}), good({tensor(F32, {0, 2}), tensor(F32, {2})}),
-                                good({tensor(F32, {5, 4}, Layout::Transposed), tensor(F32, {4}, Layout::Strided)})}),
+      with(retyped({F32, F64},
+                   {good({tensor(F32, {2, 3, 4}), tensor(F32, {3})}), good({tensor(F32, {2, 3, 4}), tensor(F32, {1})}),
+                    good({tensor(F32, {3}), tensor(F32, {1})}), good({tensor(F32, {0, 2}), tensor(F32, {2})}),
+                    good({tensor(F32, {5, 4}, Layout::Transposed), tensor(F32, {4}, Layout::Strided)})}),
            {bad({tensor(F32, {2, 3, 4}), tensor(F32, {2})},
                 "weight: expected 1 value or one per channel (3 for self float32[2, 3, 4]), got float32[2]"),
             bad({tensor(I64, {2, 3}), tensor(I64, {3})}, "self: expected float32 or float64, got int64[2, 3]")}));
@@ -225,8 +242,10 @@ void register_differences(Registry& registry) {
                    {one({12}, {{"size", Shape{3, 2}}, {"stride", Shape{2, 1}}}),
                     one({12}, {{"size", Shape{3, 2}}, {"stride", Shape{5, 1}}}),
                     one({3, 4}, {{"size", Shape{2, 2}}, {"stride", Shape{1, 3}}, {"storage_offset", int64_t{2}}}),
-                    one({5}, {{"size", Shape{4}}, {"stride", Shape{0}}}), one({5}, {{"size", Shape{0}}, {"stride", Shape{1}}})}),
-           {bad({tensor(F32, {12})}, "size and stride: [3, 2] with strides [6, 1] and offset 0 read element 13, beyond input float32[12]",
+                    one({5}, {{"size", Shape{4}}, {"stride", Shape{0}}}),
+                    one({5}, {{"size", Shape{0}}, {"stride", Shape{1}}})}),
+           {bad({tensor(F32, {12})},
+                "size and stride: [3, 2] with strides [6, 1] and offset 0 read element 13, beyond input float32[12]",
                 {{"size", Shape{3, 2}}, {"stride", Shape{6, 1}}}),
             bad({tensor(F32, {12})}, "size and stride: expected non-negative values, got [3, 2] and [-1, 1]",
                 {{"size", Shape{3, 2}}, {"stride", Shape{-1, 1}}})}));

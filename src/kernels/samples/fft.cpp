@@ -44,27 +44,29 @@ std::vector<Sample> transforms(std::initializer_list<DType> dtypes, Attrs attrs)
 
 void register_fft_samples(Registry& registry) {
   const std::string bad_norm = "normalization: expected 0 (none), 1 (1/sqrt(n)) or 2 (1/n), got 3";
-  registry.add_samples(
-      "aten::_fft_r2c",
-      with(transforms({F32, F64},
-                      [](const Shape& dims, int64_t norm, int64_t k) {
-                        return std::vector<Attr>{{"dim", dims}, {"normalization", norm}, {"onesided", k % 2 == 0}};
-                      }),
-           {bad({tensor(C64, {4, 6})}, "self: expected float32 or float64, got complex64[4, 6]",
-                {{"dim", Shape{1}}, {"normalization", int64_t{0}}, {"onesided", true}}),
-            bad({tensor(F32, {4, 6})}, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2",
-                {{"dim", Shape{2}}, {"normalization", int64_t{0}}, {"onesided", true}}),
-            bad({tensor(F32, {4, 6})}, bad_norm, {{"dim", Shape{1}}, {"normalization", int64_t{3}}, {"onesided", true}})}));
+  registry.add_samples("aten::_fft_r2c",
+                       with(transforms({F32, F64},
+                                       [](const Shape& dims, int64_t norm, int64_t k) {
+                                         return std::vector<Attr>{
+                                             {"dim", dims}, {"normalization", norm}, {"onesided", k % 2 == 0}};
+                                       }),
+                            {bad({tensor(C64, {4, 6})}, "self: expected float32 or float64, got complex64[4, 6]",
+                                 {{"dim", Shape{1}}, {"normalization", int64_t{0}}, {"onesided", true}}),
+                             bad({tensor(F32, {4, 6})}, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2",
+                                 {{"dim", Shape{2}}, {"normalization", int64_t{0}}, {"onesided", true}}),
+                             bad({tensor(F32, {4, 6})}, bad_norm,
+                                 {{"dim", Shape{1}}, {"normalization", int64_t{3}}, {"onesided", true}})}));
 
-  registry.add_samples(
-      "aten::_fft_c2c",
-      with(transforms({C64, DType::Complex128},
-                      [](const Shape& dims, int64_t norm, int64_t k) {
-                        return std::vector<Attr>{{"dim", dims}, {"normalization", norm}, {"forward", k % 2 == 0}};
-                      }),
-           {bad({tensor(F32, {4, 6})}, "self: expected complex64 or complex128, got float32",
-                {{"dim", Shape{1}}, {"normalization", int64_t{1}}, {"forward", true}}),
-            bad({tensor(C64, {4, 6})}, bad_norm, {{"dim", Shape{1}}, {"normalization", int64_t{3}}, {"forward", true}})}));
+  registry.add_samples("aten::_fft_c2c",
+                       with(transforms({C64, DType::Complex128},
+                                       [](const Shape& dims, int64_t norm, int64_t k) {
+                                         return std::vector<Attr>{
+                                             {"dim", dims}, {"normalization", norm}, {"forward", k % 2 == 0}};
+                                       }),
+                            {bad({tensor(F32, {4, 6})}, "self: expected complex64 or complex128, got float32",
+                                 {{"dim", Shape{1}}, {"normalization", int64_t{1}}, {"forward", true}}),
+                             bad({tensor(C64, {4, 6})}, bad_norm,
+                                 {{"dim", Shape{1}}, {"normalization", int64_t{3}}, {"forward", true}})}));
 
   // The last dim's output length: even (2 (n - 1)) and odd (2 n - 1) alternately.
   std::vector<Sample> c2r;

@@ -11,7 +11,9 @@ namespace opgraph::kernels::samples {
 namespace {
 
 // An index tensor into a dim of `size`.
-SampleTensor index(Shape shape, int64_t size, DType dtype = I64) { return tensor(dtype, std::move(shape)).in(0, size - 1); }
+SampleTensor index(Shape shape, int64_t size, DType dtype = I64) {
+  return tensor(dtype, std::move(shape)).in(0, size - 1);
+}
 
 // self, index (and src) along `dim`, as gather and the scatters take them.
 struct Along {
@@ -52,23 +54,24 @@ void register_gathers(Registry& registry) {
   registry.add_samples(
       "aten::gather",
       with(any_dtype(indexed_along(false, {})),
-           {bad({tensor(F32, {3, 4}), index({3, 2}, 4).in(11, 11)}, "index: 11 at position 0 is out of range for a dim of size 4",
-                {dim1}),
-            bad({tensor(F32, {3, 4}), index({3, 2, 2}, 4)}, "index: expected rank 2 like self float32[3, 4], got int64[3, 2, 2]",
-                {dim1}),
-            bad({tensor(F32, {3, 4}), index({4, 2}, 4)}, "index: expected at most 3 in dim 0 like self float32[3, 4], got int64[4, 2]",
-                {dim1})}));
+           {bad({tensor(F32, {3, 4}), index({3, 2}, 4).in(11, 11)},
+                "index: 11 at position 0 is out of range for a dim of size 4", {dim1}),
+            bad({tensor(F32, {3, 4}), index({3, 2, 2}, 4)},
+                "index: expected rank 2 like self float32[3, 4], got int64[3, 2, 2]", {dim1}),
+            bad({tensor(F32, {3, 4}), index({4, 2}, 4)},
+                "index: expected at most 3 in dim 0 like self float32[3, 4], got int64[4, 2]", {dim1})}));
 
   registry.add_samples(
       "aten::index_select",
-      with(any_dtype({good({tensor(F32, {3, 4}), index({5}, 4)}, {dim1}),
-                      good({tensor(F32, {3, 4}), index({2}, 3, I32)}, {{"dim", int64_t{0}}}),
-                      good({tensor(F32, {}), index({}, 1)}, {{"dim", int64_t{0}}}),
-                      good({tensor(F32, {4, 5}, Layout::Transposed), index({0}, 5)}, {dim1}),
-                      good({tensor(F32, {2, 6}, Layout::Strided), index({9}, 6)}, {{"dim", int64_t{-1}}})}),
-           {bad({tensor(F32, {3, 4}), index({2, 2}, 4)}, "index: expected a 0-d or 1-d tensor, got int64[2, 2]", {dim1}),
-            bad({tensor(F32, {3, 4}), index({5}, 4).in(10, 10)}, "index: 10 at position 0 is out of range for a dim of size 4",
-                {dim1})}));
+      with(
+          any_dtype({good({tensor(F32, {3, 4}), index({5}, 4)}, {dim1}),
+                     good({tensor(F32, {3, 4}), index({2}, 3, I32)}, {{"dim", int64_t{0}}}),
+                     good({tensor(F32, {}), index({}, 1)}, {{"dim", int64_t{0}}}),
+                     good({tensor(F32, {4, 5}, Layout::Transposed), index({0}, 5)}, {dim1}),
+                     good({tensor(F32, {2, 6}, Layout::Strided), index({9}, 6)}, {{"dim", int64_t{-1}}})}),
+          {bad({tensor(F32, {3, 4}), index({2, 2}, 4)}, "index: expected a 0-d or 1-d tensor, got int64[2, 2]", {dim1}),
+           bad({tensor(F32, {3, 4}), index({5}, 4).in(10, 10)},
+               "index: 10 at position 0 is out of range for a dim of size 4", {dim1})}));
 
   // index.Tensor: one index, one after a None, two that broadcast, negative ones.
   auto indices = [](std::vector<SampleTensor> inputs, std::string error = "") {
@@ -83,19 +86,23 @@ void register_gathers(Registry& registry) {
                       indices({tensor(F32, {3, 4}), index({2, 3}, 3).in(-3, 2), index({3}, 4).in(-4, 3)}),
                       indices({tensor(F32, {5}), index({}, 5)}),
                       indices({tensor(F32, {4, 6}, Layout::Transposed), index({0}, 4)}),
-                      indices({tensor(F32, {2, 3, 8}, Layout::Strided), SampleTensor::absent(), index({4, 1}, 3), index({5}, 8)})}),
+                      indices({tensor(F32, {2, 3, 8}, Layout::Strided), SampleTensor::absent(), index({4, 1}, 3),
+                               index({5}, 8)})}),
            {indices({tensor(F32, {3, 4}), tensor(B, {3})},
-                    "indices[0]: expected an int64 or int32 tensor (boolean masks give a data-dependent shape), got bool[3]"),
-            indices({tensor(F32, {3, 4}), index({5}, 3).in(10, 10)}, "index: 10 at position 0 is out of range for a dim of size 3")}));
+                    "indices[0]: expected an int64 or int32 tensor (boolean masks give a data-dependent shape), got "
+                    "bool[3]"),
+            indices({tensor(F32, {3, 4}), index({5}, 3).in(10, 10)},
+                    "index: 10 at position 0 is out of range for a dim of size 3")}));
 
   // index_put: values broadcast to the indexed part; repeated indices accumulate or pick one.
   std::vector<Sample> index_put;
   for (bool accumulate : {false, true}) {
-    for (Sample sample : retyped({F32, F64, I64}, {indices({tensor(F32, {3, 4}), index({5}, 3), tensor(F32, {4})}),
-                                                  indices({tensor(F32, {3, 4}), index({2}, 3), index({2}, 4), tensor(F32, {})}),
-                                                  indices({tensor(F32, {5}), index({0}, 5), tensor(F32, {0})}),
-                                                  indices({tensor(F32, {4, 6}, Layout::Transposed), SampleTensor::absent(),
-                                                           index({3}, 6, I32), tensor(F32, {4, 3})})})) {
+    for (Sample sample :
+         retyped({F32, F64, I64}, {indices({tensor(F32, {3, 4}), index({5}, 3), tensor(F32, {4})}),
+                                   indices({tensor(F32, {3, 4}), index({2}, 3), index({2}, 4), tensor(F32, {})}),
+                                   indices({tensor(F32, {5}), index({0}, 5), tensor(F32, {0})}),
+                                   indices({tensor(F32, {4, 6}, Layout::Transposed), SampleTensor::absent(),
+                                            index({3}, 6, I32), tensor(F32, {4, 3})})})) {
       sample.list_sizes = {sample.inputs.size() - 2};
       sample.attrs = {{"accumulate", accumulate}};
       index_put.push_back(std::move(sample));
@@ -116,8 +123,8 @@ void register_scatters(Registry& registry) {
   const std::vector<Sample> refusals = {
       bad({tensor(F32, {3, 4}), index({3, 2}, 4), tensor(F32, {2, 2})},
           "index: expected at most src's extents [2, 2] and, except in dim 1, self's [3, 4]; got int64[3, 2]", {dim1}),
-      bad({tensor(F32, {3, 4}), index({3, 2}, 4), tensor(F64, {3, 2})}, "src: expected float32 like self, got float64[3, 2]",
-          {dim1}),
+      bad({tensor(F32, {3, 4}), index({3, 2}, 4), tensor(F64, {3, 2})},
+          "src: expected float32 like self, got float64[3, 2]", {dim1}),
       bad({tensor(F32, {3, 4}), index({3, 2}, 4).in(10, 10), tensor(F32, {3, 2})},
           "index: 10 at position 0 is out of range for a dim of size 4", {dim1})};
   std::vector<Sample> scatter = any_dtype(indexed_along(true, {}));
@@ -128,12 +135,11 @@ void register_scatters(Registry& registry) {
   add.insert(add.end(), refusals.begin(), refusals.end());
   registry.add_samples("aten::scatter_add", add);
 
-  registry.add_samples(
-      "aten::scatter.value",
-      with(retyped({F32, F64, I64}, indexed_along(false, {{"value", int64_t{3}}})),
-           {bad({tensor(F32, {3, 4}), index({3, 2}, 4).in(10, 10)}, "index: 10 at position 0 is out of range for a dim of size 4",
-                {dim1, {"value", 1.5}}),
-            bad({tensor(F32, {3, 4}), index({3, 2, 2}, 4)}, "index", {dim1, {"value", 1.5}})}));
+  registry.add_samples("aten::scatter.value",
+                       with(retyped({F32, F64, I64}, indexed_along(false, {{"value", int64_t{3}}})),
+                            {bad({tensor(F32, {3, 4}), index({3, 2}, 4).in(10, 10)},
+                                 "index: 10 at position 0 is out of range for a dim of size 4", {dim1, {"value", 1.5}}),
+                             bad({tensor(F32, {3, 4}), index({3, 2, 2}, 4)}, "index", {dim1, {"value", 1.5}})}));
 
   std::vector<Sample> reduce;
   for (const char* mode : {"sum", "prod", "mean", "amax", "amin"}) {
@@ -159,8 +165,10 @@ void register_embeddings(Registry& registry) {
                                 good({tensor(F32, {6, 4}, Layout::Transposed), index({}, 6)}),
                                 good({tensor(F32, {5, 7}, Layout::Strided), index({0, 3}, 5)}),
                                 good({tensor(F32, {1, 1}), index({3}, 1)})}),
-           {bad({tensor(F32, {10, 3}), index({4}, 10).in(20, 20)}, "indices: index 20 at position 0 is out of range for 10 embeddings"),
-            bad({tensor(F32, {10}), index({4}, 10)}, "weight: expected rank 2 (num_embeddings, embedding_dim), got float32[10]"),
+           {bad({tensor(F32, {10, 3}), index({4}, 10).in(20, 20)},
+                "indices: index 20 at position 0 is out of range for 10 embeddings"),
+            bad({tensor(F32, {10}), index({4}, 10)},
+                "weight: expected rank 2 (num_embeddings, embedding_dim), got float32[10]"),
             bad({tensor(F32, {10, 3}), tensor(F32, {4})}, "indices: expected int64 or int32, got float32[4]")}));
 
   // Repeated indices sum their rows; scale_grad_by_freq divides by the count.
@@ -168,15 +176,16 @@ void register_embeddings(Registry& registry) {
     return good({tensor(F32, std::move(grad)), std::move(indices)},
                 {{"num_weights", num_weights}, {"padding_idx", padding_idx}, {"scale_grad_by_freq", scale}});
   };
-  const std::vector<Attr> attrs = {{"num_weights", int64_t{10}}, {"padding_idx", int64_t{-1}}, {"scale_grad_by_freq", false}};
+  const std::vector<Attr> attrs = {
+      {"num_weights", int64_t{10}}, {"padding_idx", int64_t{-1}}, {"scale_grad_by_freq", false}};
   registry.add_samples(
       "aten::embedding_dense_backward",
-      with(retyped({F32, F64}, {backward({4, 5, 3}, index({4, 5}, 10), 10, -1, false),
-                                backward({4, 3}, index({4}, 3, I32), 3, -1, true),
-                                backward({6, 2}, index({6}, 4), 4, 1, false), backward({0, 3}, index({0}, 5), 5, -1, true),
-                                backward({3}, index({}, 2), 2, 0, true)}),
-           {bad({tensor(F32, {4, 3}), index({5}, 10)}, "grad_output: expected indices' shape [5] and one more dim, got float32[4, 3]",
-                attrs),
+      with(retyped({F32, F64},
+                   {backward({4, 5, 3}, index({4, 5}, 10), 10, -1, false),
+                    backward({4, 3}, index({4}, 3, I32), 3, -1, true), backward({6, 2}, index({6}, 4), 4, 1, false),
+                    backward({0, 3}, index({0}, 5), 5, -1, true), backward({3}, index({}, 2), 2, 0, true)}),
+           {bad({tensor(F32, {4, 3}), index({5}, 10)},
+                "grad_output: expected indices' shape [5] and one more dim, got float32[4, 3]", attrs),
             bad({tensor(F32, {4, 3}), index({4}, 10).in(12, 12)}, "12", attrs)}));
 }
 
@@ -193,10 +202,11 @@ std::vector<Sample> bags(const std::vector<Attr>& extra) {
     return good({weight, index(std::move(indices), rows), tensor(I64, {offsets}).in(0, 0), per_sample}, attrs);
   };
   std::vector<Sample> table = retyped(
-      {F32, F64}, {bag(tensor(F32, {10, 3}), {6}, 1, 0, false), bag(tensor(F32, {10, 3}), {6}, 3, 1, false),
-                   bag(tensor(F32, {10, 3}), {7}, 2, 2, false), bag(tensor(F32, {10, 3}), {6}, 1, 0, true),
-                   bag(tensor(F32, {6, 4}, Layout::Transposed), {0}, 2, 0, false, true),  // the last offset ends the indices
-                   bag(tensor(F32, {5, 7}, Layout::Strided), {3}, 2, 1, false), bag(tensor(F32, {1, 1}), {4}, 1, 2, false)});
+      {F32, F64},
+      {bag(tensor(F32, {10, 3}), {6}, 1, 0, false), bag(tensor(F32, {10, 3}), {6}, 3, 1, false),
+       bag(tensor(F32, {10, 3}), {7}, 2, 2, false), bag(tensor(F32, {10, 3}), {6}, 1, 0, true),
+       bag(tensor(F32, {6, 4}, Layout::Transposed), {0}, 2, 0, false, true),  // the last offset ends the indices
+       bag(tensor(F32, {5, 7}, Layout::Strided), {3}, 2, 1, false), bag(tensor(F32, {1, 1}), {4}, 1, 2, false)});
   std::vector<Attr> sum = {{"mode", int64_t{0}}, {"include_last_offset", false}};
   sum.insert(sum.end(), extra.begin(), extra.end());
   std::vector<Attr> mean = sum;
@@ -224,31 +234,31 @@ void register_sorts(Registry& registry) {
   };
   std::vector<Sample> sort;
   for (bool descending : {false, true}) {
-    const std::vector<Sample> both = any_dtype({one({5, 7}, along({{"descending", descending}}, -1)),
-                                                one({3, 4, 5}, along({{"descending", descending}}, 1)),
-                                                one({}, along({{"descending", descending}}, 0)),
-                                                one({0, 4}, along({{"descending", descending}}, 1)),
-                                                one({6, 3}, along({{"descending", descending}}, 0), Layout::Transposed),
-                                                one({2, 300}, along({{"descending", descending}}, 1), Layout::Strided)});
+    const std::vector<Sample> both = any_dtype(
+        {one({5, 7}, along({{"descending", descending}}, -1)), one({3, 4, 5}, along({{"descending", descending}}, 1)),
+         one({}, along({{"descending", descending}}, 0)), one({0, 4}, along({{"descending", descending}}, 1)),
+         one({6, 3}, along({{"descending", descending}}, 0), Layout::Transposed),
+         one({2, 300}, along({{"descending", descending}}, 1), Layout::Strided)});
     sort.insert(sort.end(), both.begin(), both.end());
   }
-  sort.push_back(bad({tensor(F32, {3, 4})}, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2", {{"dim", int64_t{2}}}));
+  sort.push_back(bad({tensor(F32, {3, 4})}, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2",
+                     {{"dim", int64_t{2}}}));
   sort.push_back(bad({tensor(DType::Complex64, {3})}, "complex64"));
   registry.add_samples("aten::sort", sort);
 
   std::vector<Sample> topk;
   for (bool largest : {false, true}) {
-    const std::vector<Sample> both =
-        retyped({F32, F64, I32, I64}, {one({5, 7}, {{"k", int64_t{3}}, {"largest", largest}}),
-                                       one({3, 4, 5}, {{"k", int64_t{4}}, {"dim", int64_t{1}}, {"largest", largest}}),
-                                       one({4}, {{"k", int64_t{0}}, {"largest", largest}}),
-                                       one({0, 4}, {{"k", int64_t{2}}, {"largest", largest}}),
-                                       one({6, 3}, {{"k", int64_t{6}}, {"dim", int64_t{0}}, {"largest", largest}},
-                                                 Layout::Transposed),
-                                       one({2, 300}, {{"k", int64_t{17}}, {"largest", largest}}, Layout::Strided)});
+    const std::vector<Sample> both = retyped(
+        {F32, F64, I32, I64},
+        {one({5, 7}, {{"k", int64_t{3}}, {"largest", largest}}),
+         one({3, 4, 5}, {{"k", int64_t{4}}, {"dim", int64_t{1}}, {"largest", largest}}),
+         one({4}, {{"k", int64_t{0}}, {"largest", largest}}), one({0, 4}, {{"k", int64_t{2}}, {"largest", largest}}),
+         one({6, 3}, {{"k", int64_t{6}}, {"dim", int64_t{0}}, {"largest", largest}}, Layout::Transposed),
+         one({2, 300}, {{"k", int64_t{17}}, {"largest", largest}}, Layout::Strided)});
     topk.insert(topk.end(), both.begin(), both.end());
   }
-  topk.push_back(bad({tensor(F32, {3, 4})}, "k: expected a k in [0, 4] (the size of dim 1), got 5", {{"k", int64_t{5}}}));
+  topk.push_back(
+      bad({tensor(F32, {3, 4})}, "k: expected a k in [0, 4] (the size of dim 1), got 5", {{"k", int64_t{5}}}));
   topk.push_back(bad({tensor(F32, {3, 4})}, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2",
                      {{"k", int64_t{1}}, {"dim", int64_t{2}}}));
   registry.add_samples("aten::topk", topk);
@@ -279,34 +289,36 @@ void register_selections(Registry& registry) {
   }
   const std::string mask_dtype = "mask: expected a bool tensor, got float32[3]";
   add_to_each(registry, {"aten::masked_fill.Scalar", "aten::masked_fill_.Scalar"},
-              with(any_dtype(fill_scalar), {bad({tensor(F32, {2, 3}), tensor(F32, {3})}, mask_dtype, {{"value", 1.5}}),
-                                            bad({tensor(F32, {2, 3}), tensor(B, {4})}, "cannot be broadcast", {{"value", 1.5}})}));
-  registry.add_samples("aten::masked_fill.Tensor",
-                       with(any_dtype(fill_tensor),
-                            {bad({tensor(F32, {2, 3}), tensor(F32, {3}), tensor(F32, {})}, mask_dtype),
-                             bad({tensor(F32, {2, 3}), tensor(B, {3}), tensor(F32, {3})},
-                                 "value: expected a 0-d tensor, got float32[3]")}));
+              with(any_dtype(fill_scalar),
+                   {bad({tensor(F32, {2, 3}), tensor(F32, {3})}, mask_dtype, {{"value", 1.5}}),
+                    bad({tensor(F32, {2, 3}), tensor(B, {4})}, "cannot be broadcast", {{"value", 1.5}})}));
+  registry.add_samples(
+      "aten::masked_fill.Tensor",
+      with(any_dtype(fill_tensor), {bad({tensor(F32, {2, 3}), tensor(F32, {3}), tensor(F32, {})}, mask_dtype),
+                                    bad({tensor(F32, {2, 3}), tensor(B, {3}), tensor(F32, {3})},
+                                        "value: expected a 0-d tensor, got float32[3]")}));
   registry.add_samples("aten::masked_scatter",
-                       with(any_dtype(scatter),
-                            {bad({tensor(F32, {2, 3}), tensor(F32, {2, 3}), tensor(F32, {6})}, "mask: expected bool, got float32[2, 3]"),
-                             bad({tensor(F32, {2, 3}), tensor(B, {2, 3}), tensor(F32, {0})},
-                                 "source: mask holds more true elements than source's 0")}));
+                       with(any_dtype(scatter), {bad({tensor(F32, {2, 3}), tensor(F32, {2, 3}), tensor(F32, {6})},
+                                                     "mask: expected bool, got float32[2, 3]"),
+                                                 bad({tensor(F32, {2, 3}), tensor(B, {2, 3}), tensor(F32, {0})},
+                                                     "source: mask holds more true elements than source's 0")}));
   const std::string condition = "condition: expected a bool tensor, got float32[2, 3]";
-  registry.add_samples("aten::where.self",
-                       with(any_dtype(where),
-                            {bad({tensor(F32, {2, 3}), tensor(F32, {3}), tensor(F32, {2, 1})}, condition),
-                             bad({tensor(B, {2, 3}), tensor(F32, {3}), tensor(F64, {3})},
-                                 "other: expected float32 like self (no type promotion except from 0-d tensors), got float64[3]")}));
-  registry.add_samples("aten::where.ScalarOther",
-                       with(any_dtype(where_other),
-                            {bad({tensor(F32, {2, 3}), tensor(F32, {3})}, condition, {{"other", 1.5}}),
-                             bad({tensor(B, {2, 3}), tensor(I64, {3})},
-                                 "other: expected a whole number for a int64 tensor (no type promotion), got 1.5",
-                                 {{"other", 1.5}})}));
-  registry.add_samples("aten::where.ScalarSelf",
-                       with(any_dtype(where_self),
-                            {bad({tensor(F32, {2, 3}), tensor(F32, {3})}, condition, {{"self", 1.5}}),
-                             bad({tensor(B, {2, 3}), tensor(I64, {3})}, "got 1.5", {{"self", 1.5}})}));
+  registry.add_samples(
+      "aten::where.self",
+      with(any_dtype(where),
+           {bad({tensor(F32, {2, 3}), tensor(F32, {3}), tensor(F32, {2, 1})}, condition),
+            bad({tensor(B, {2, 3}), tensor(F32, {3}), tensor(F64, {3})},
+                "other: expected float32 like self (no type promotion except from 0-d tensors), got float64[3]")}));
+  registry.add_samples(
+      "aten::where.ScalarOther",
+      with(any_dtype(where_other),
+           {bad({tensor(F32, {2, 3}), tensor(F32, {3})}, condition, {{"other", 1.5}}),
+            bad({tensor(B, {2, 3}), tensor(I64, {3})},
+                "other: expected a whole number for a int64 tensor (no type promotion), got 1.5", {{"other", 1.5}})}));
+  registry.add_samples(
+      "aten::where.ScalarSelf",
+      with(any_dtype(where_self), {bad({tensor(F32, {2, 3}), tensor(F32, {3})}, condition, {{"self", 1.5}}),
+                                   bad({tensor(B, {2, 3}), tensor(I64, {3})}, "got 1.5", {{"self", 1.5}})}));
 }
 
 }  // namespace

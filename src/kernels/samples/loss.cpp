@@ -55,9 +55,9 @@ std::vector<Sample> nll_losses(bool backward, bool k_dims) {
       if (!k_dims && c.self.shape.size() > 2) continue;
       c.self.dtype = dtype;
       if (backward) {
-        table.push_back(good({tensor(dtype, loss_shape(c)), c.self, targets(c), weights(c, dtype),
-                              tensor(dtype, {}).in(1, 4)},
-                             loss_attrs(c)));
+        table.push_back(
+            good({tensor(dtype, loss_shape(c)), c.self, targets(c), weights(c, dtype), tensor(dtype, {}).in(1, 4)},
+                 loss_attrs(c)));
       } else {
         table.push_back(good({c.self, targets(c), weights(c, dtype)}, loss_attrs(c)));
       }
@@ -86,7 +86,8 @@ std::vector<Sample> with_refusals(std::vector<Sample> table, const std::vector<S
   table.push_back(bad(inputs(tensor(I32, {3}).in(0, 4)), "got int32[3]", mean));
   table.push_back(bad(inputs(good_target), "reduction: expected 0 (none), 1 (mean) or 2 (sum), got 3",
                       {{"reduction", int64_t{3}}, {"ignore_index", int64_t{-100}}}));
-  table.push_back(bad(inputs(good_target, tensor(F32, {4})), "weight: expected None or float32[5], got float32[4]", mean));
+  table.push_back(
+      bad(inputs(good_target, tensor(F32, {4})), "weight: expected None or float32[5], got float32[4]", mean));
   return table;
 }
 
@@ -112,8 +113,8 @@ void register_softmax_cross_entropy(Registry& registry) {
       backward.push_back(good({tensor(dtype, {}), probabilities.in(0, 1), targets(c)}, attrs));
     }
   }
-  forward.push_back(bad({tensor(F32, {3, 5, 2}), tensor(I64, {3}).in(0, 4)},
-                        "logits: expected rank 2 (N, C), got float32[3, 5, 2]"));
+  forward.push_back(
+      bad({tensor(F32, {3, 5, 2}), tensor(I64, {3}).in(0, 4)}, "logits: expected rank 2 (N, C), got float32[3, 5, 2]"));
   forward.push_back(bad({tensor(F32, {3, 5}), tensor(I64, {3}).in(13, 13)},
                         "target: row 0 has class index 13, out of range for 5 classes"));
   registry.add_samples("opgraph::softmax_cross_entropy", forward);

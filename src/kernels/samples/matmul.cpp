@@ -35,7 +35,8 @@ const char* const activations[] = {"none", "relu", "gelu", "sigmoid", "tanh", "r
 std::vector<Sample> activated(std::vector<Sample> table) {
   size_t next = 0;
   for (Sample& sample : table) {
-    if (sample.good()) sample.attrs.emplace_back("activation", std::string(activations[next++ % std::size(activations)]));
+    if (sample.good())
+      sample.attrs.emplace_back("activation", std::string(activations[next++ % std::size(activations)]));
   }
   return table;
 }
@@ -49,11 +50,14 @@ void register_fused_samples(Registry& registry) {
   for (const Sample& product : products({F32, F64})) {
     const int64_t n = product.inputs[1].shape[1];
     const DType dtype = product.inputs[0].dtype;
-    gemm.push_back(good({product.inputs[0], product.inputs[1], gemm.size() % 2 ? SampleTensor::absent() : tensor(dtype, {n})}));
+    gemm.push_back(
+        good({product.inputs[0], product.inputs[1], gemm.size() % 2 ? SampleTensor::absent() : tensor(dtype, {n})}));
   }
   gemm = activated(gemm);
-  gemm.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 4}), SampleTensor::absent()}, "inner dimensions 3 and 4 differ"));
-  gemm.push_back(bad({tensor(F32, {2, 3, 3}), tensor(F32, {3, 4}), SampleTensor::absent()}, "a: expected rank 2, got float32[2, 3, 3]"));
+  gemm.push_back(
+      bad({tensor(F32, {2, 3}), tensor(F32, {4, 4}), SampleTensor::absent()}, "inner dimensions 3 and 4 differ"));
+  gemm.push_back(bad({tensor(F32, {2, 3, 3}), tensor(F32, {3, 4}), SampleTensor::absent()},
+                     "a: expected rank 2, got float32[2, 3, 3]"));
   gemm.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {3, 4}), SampleTensor::absent()}, unknown_activation,
                      {{"activation", std::string("silu")}}));
   registry.add_samples("opgraph::gemm", gemm);
@@ -75,10 +79,12 @@ void register_fused_samples(Registry& registry) {
     sample.attrs = {{"activation", std::string(gemm_backward.size() % 2 ? "gelu" : "none")}};
     gemm_backward.push_back(std::move(sample));
   }
-  gemm_backward.push_back(bad({tensor(F32, {2, 5}), tensor(F32, {2, 3}), tensor(F32, {3, 4}), SampleTensor::absent(), tensor(F32, {2, 4})},
-                              "grad_output: expected float32[2, 4] like gemm's output, got float32[2, 5]"));
-  gemm_backward.push_back(bad({tensor(F32, {2, 4}), tensor(F32, {2, 3}), tensor(F32, {3, 4}), SampleTensor::absent(), tensor(F32, {2, 4})},
-                              unknown_activation, {{"activation", std::string("silu")}}));
+  gemm_backward.push_back(
+      bad({tensor(F32, {2, 5}), tensor(F32, {2, 3}), tensor(F32, {3, 4}), SampleTensor::absent(), tensor(F32, {2, 4})},
+          "grad_output: expected float32[2, 4] like gemm's output, got float32[2, 5]"));
+  gemm_backward.push_back(
+      bad({tensor(F32, {2, 4}), tensor(F32, {2, 3}), tensor(F32, {3, 4}), SampleTensor::absent(), tensor(F32, {2, 4})},
+          unknown_activation, {{"activation", std::string("silu")}}));
   registry.add_samples("opgraph::gemm_backward", gemm_backward);
 
   // opgraph::linear and its backward take aten::linear's operands.
@@ -98,7 +104,8 @@ void register_fused_samples(Registry& registry) {
   }
   linear_backward.push_back(bad({tensor(F32, {2, 5}), tensor(F32, {2, 3}), tensor(F32, {4, 3}), SampleTensor::absent()},
                                 "grad_output: expected float32[2, 4] like linear's output, got float32[2, 5]"));
-  linear_backward.push_back(bad({tensor(F32, {2, 4}), tensor(F32, {2, 3}), tensor(F32, {4, 4}), SampleTensor::absent()}, "differ"));
+  linear_backward.push_back(
+      bad({tensor(F32, {2, 4}), tensor(F32, {2, 3}), tensor(F32, {4, 4}), SampleTensor::absent()}, "differ"));
   registry.add_samples("opgraph::linear_backward", linear_backward);
 }
 
@@ -135,12 +142,14 @@ void register_affine_samples(Registry& registry) {
                            {{"beta", int64_t{0}}, {"alpha", 1.5}}));
     baddbmm.push_back(good({tensor(dtype, {5}), tensor(dtype, {2, 3, 4}), tensor(dtype, {2, 4, 5})}));
     baddbmm.push_back(good({tensor(dtype, {0, 1, 2}), tensor(dtype, {0, 1, 3}), tensor(dtype, {0, 3, 2})}));
-    baddbmm.push_back(good({tensor(dtype, {3, 1, 6}), tensor(dtype, {3, 5, 4}, Layout::Transposed), tensor(dtype, {3, 4, 6})},
-                           {{"beta", -1.0}}));
+    baddbmm.push_back(
+        good({tensor(dtype, {3, 1, 6}), tensor(dtype, {3, 5, 4}, Layout::Transposed), tensor(dtype, {3, 4, 6})},
+             {{"beta", -1.0}}));
   }
   baddbmm.push_back(bad({tensor(F32, {2, 3, 5}), tensor(F32, {2, 3, 4}), tensor(F32, {3, 4, 5})},
                         "mat2: expected batch 2 like self, got float32[3, 4, 5]"));
-  baddbmm.push_back(bad({tensor(F32, {2, 3, 5}), tensor(F32, {2, 3, 4}), tensor(F32, {2, 5, 5})}, "inner dimensions 4 and 5 differ"));
+  baddbmm.push_back(
+      bad({tensor(F32, {2, 3, 5}), tensor(F32, {2, 3, 4}), tensor(F32, {2, 5, 5})}, "inner dimensions 4 and 5 differ"));
   registry.add_samples("aten::baddbmm", baddbmm);
 
   // matmul: vectors, matrices and broadcast batches on either side.
@@ -152,9 +161,12 @@ void register_affine_samples(Registry& registry) {
     matmul.push_back(good({tensor(dtype, {5, 1, 2, 3}), tensor(dtype, {4, 3, 2})}));
     matmul.push_back(good({tensor(dtype, {0, 2, 3}), tensor(dtype, {3, 2})}));
   }
-  matmul.push_back(bad({tensor(F32, {3}), tensor(F32, {4})}, "cannot multiply float32[3] by float32[4]: inner dimensions 3 and 4 differ"));
-  matmul.push_back(bad({tensor(F32, {}), tensor(F32, {3})}, "expected operands of rank 1 or more, got float32[] and float32[3]"));
-  matmul.push_back(bad({tensor(I64, {2, 3}), tensor(I64, {3, 2})}, "self: expected float32 or float64, got int64[2, 3]"));
+  matmul.push_back(bad({tensor(F32, {3}), tensor(F32, {4})},
+                       "cannot multiply float32[3] by float32[4]: inner dimensions 3 and 4 differ"));
+  matmul.push_back(
+      bad({tensor(F32, {}), tensor(F32, {3})}, "expected operands of rank 1 or more, got float32[] and float32[3]"));
+  matmul.push_back(
+      bad({tensor(I64, {2, 3}), tensor(I64, {3, 2})}, "self: expected float32 or float64, got int64[2, 3]"));
   registry.add_samples("aten::matmul", matmul);
 }
 
@@ -188,7 +200,8 @@ void register_distance_samples(Registry& registry) {
     pdist.push_back(good({tensor(dtype, {4, 5}, Layout::Strided)}, {{"p", 3.0}}));
     pdist.push_back(good({tensor(dtype, {3, 0})}, {{"p", 2.0}}));
   }
-  pdist.push_back(bad({tensor(F32, {2, 5, 4})}, "self: expected a matrix (rows, features), got float32[2, 5, 4]", {{"p", 2.0}}));
+  pdist.push_back(
+      bad({tensor(F32, {2, 5, 4})}, "self: expected a matrix (rows, features), got float32[2, 5, 4]", {{"p", 2.0}}));
   pdist.push_back(bad({tensor(F32, {5, 4})}, "p: expected a non-negative value, got -1", {{"p", -1.0}}));
   add_to_each(registry, {"aten::pdist", "aten::_pdist_forward"}, pdist);
 }

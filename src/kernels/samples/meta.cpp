@@ -38,9 +38,11 @@ void register_meta_samples(Registry& registry) {
               with(layouts({}), {one({}, {})}));
   registry.add_samples(
       "aten::sym_is_contiguous",
-      with(layouts({}), {bad({tensor(F32, {2, 3})}, "memory_format: opgraph tensors are row-major (contiguous_format), got channels_last",
-                             {{"memory_format", std::string("channels_last")}}),
-                         bad({tensor(F32, {2, 3})}, "got channels_last_3d", {{"memory_format", std::string("channels_last_3d")}})}));
+      with(layouts({}),
+           {bad({tensor(F32, {2, 3})},
+                "memory_format: opgraph tensors are row-major (contiguous_format), got channels_last",
+                {{"memory_format", std::string("channels_last")}}),
+            bad({tensor(F32, {2, 3})}, "got channels_last_3d", {{"memory_format", std::string("channels_last_3d")}})}));
 
   registry.add_samples("aten::_local_scalar_dense",
                        with(any_dtype({one({}, {}), one({1}, {}), one({1, 1}, {}, Layout::Transposed)}),
@@ -48,11 +50,12 @@ void register_meta_samples(Registry& registry) {
                              bad({tensor(F32, {0})}, "self: expected a tensor with one element, got float32[0]")}));
 
   const std::string msg = "the size must be positive";
-  registry.add_samples("aten::_assert_scalar",
-                       {good({}, {{"self", int64_t{1}}, {"assert_msg", msg}}), good({}, {{"self", 2.5}, {"assert_msg", msg}}),
-                        good({}, {{"self", int64_t{-3}}, {"assert_msg", msg}}),
-                        bad({}, "assertion failed: the size must be positive", {{"self", int64_t{0}}, {"assert_msg", msg}}),
-                        bad({}, "assertion failed: the size must be positive", {{"self", 0.0}, {"assert_msg", msg}})});
+  registry.add_samples(
+      "aten::_assert_scalar",
+      {good({}, {{"self", int64_t{1}}, {"assert_msg", msg}}), good({}, {{"self", 2.5}, {"assert_msg", msg}}),
+       good({}, {{"self", int64_t{-3}}, {"assert_msg", msg}}),
+       bad({}, "assertion failed: the size must be positive", {{"self", int64_t{0}}, {"assert_msg", msg}}),
+       bad({}, "assertion failed: the size must be positive", {{"self", 0.0}, {"assert_msg", msg}})});
   registry.add_samples(
       "aten::_assert_tensor_metadata",
       with(any_dtype({one({2, 3}, {{"size", Shape{2, 3}}}), one({}, {{"size", Shape{}}}), one({0, 4}, {}),
@@ -63,23 +66,27 @@ void register_meta_samples(Registry& registry) {
   auto range = [](int64_t size, AttrValue min, AttrValue max) {
     return std::vector<Attr>{{"size", size}, {"min", std::move(min)}, {"max", std::move(max)}};
   };
-  registry.add_samples("aten::sym_constrain_range_for_size",
-                       {good({}, range(5, int64_t{2}, int64_t{10})), good({}, range(0, std::monostate{}, std::monostate{})),
-                        good({}, range(10, std::monostate{}, int64_t{10})),
-                        bad({}, "size: expected a size in [2, inf], got 1", range(1, int64_t{2}, std::monostate{})),
-                        bad({}, "size: expected a size in [0, 10], got 11", range(11, std::monostate{}, int64_t{10})),
-                        bad({}, "size: expected a size in [0, inf], got -1", range(-1, std::monostate{}, std::monostate{}))});
+  registry.add_samples(
+      "aten::sym_constrain_range_for_size",
+      {good({}, range(5, int64_t{2}, int64_t{10})), good({}, range(0, std::monostate{}, std::monostate{})),
+       good({}, range(10, std::monostate{}, int64_t{10})),
+       bad({}, "size: expected a size in [2, inf], got 1", range(1, int64_t{2}, std::monostate{})),
+       bad({}, "size: expected a size in [0, 10], got 11", range(11, std::monostate{}, int64_t{10})),
+       bad({}, "size: expected a size in [0, inf], got -1", range(-1, std::monostate{}, std::monostate{}))});
 
   // Blocks of 8 and 16 channels, the last block partly filled.
   registry.add_samples(
       "opgraph::nchwc_to_nchw",
       with({one({1, 2, 5, 5, 8}, {{"channels", int64_t{12}}}), one({0, 1, 2, 2, 16}, {{"channels", int64_t{16}}}),
-            one({2, 1, 3, 3, 8}, {{"channels", int64_t{1}}}), one({1, 3, 1, 4, 16}, {{"channels", int64_t{40}}}, Layout::Strided)},
-           {bad({tensor(F32, {1, 2, 5, 5, 8})}, "self: expected [N, 3, H, W, 8] (17 channels in blocks of 8), got float32[1, 2, 5, 5, 8]",
+            one({2, 1, 3, 3, 8}, {{"channels", int64_t{1}}}),
+            one({1, 3, 1, 4, 16}, {{"channels", int64_t{40}}}, Layout::Strided)},
+           {bad({tensor(F32, {1, 2, 5, 5, 8})},
+                "self: expected [N, 3, H, W, 8] (17 channels in blocks of 8), got float32[1, 2, 5, 5, 8]",
                 {{"channels", int64_t{17}}}),
             bad({tensor(F64, {1, 2, 5, 5, 8})}, "self: expected float32, got float64[1, 2, 5, 5, 8]",
                 {{"channels", int64_t{12}}}),
-            bad({tensor(F32, {1, 2, 5, 5})}, "self: expected a blocked [N, C/B, H, W, B] with B 8 or 16, got float32[1, 2, 5, 5]",
+            bad({tensor(F32, {1, 2, 5, 5})},
+                "self: expected a blocked [N, C/B, H, W, B] with B 8 or 16, got float32[1, 2, 5, 5]",
                 {{"channels", int64_t{12}}})}));
 }
 

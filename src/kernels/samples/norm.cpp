@@ -58,8 +58,12 @@ std::vector<Sample> layer_norms(bool backward) {
       std::vector<SampleTensor> inputs = {c.input, maybe(c.affine, dtype, normalized),
                                           maybe(c.affine, dtype, normalized)};
       if (backward) {
-        inputs = {tensor(dtype, shape), c.input, tensor(dtype, stats_shape(shape, c.normalized)),
-                  rstd(dtype, stats_shape(shape, c.normalized)), inputs[1], inputs[2]};
+        inputs = {tensor(dtype, shape),
+                  c.input,
+                  tensor(dtype, stats_shape(shape, c.normalized)),
+                  rstd(dtype, stats_shape(shape, c.normalized)),
+                  inputs[1],
+                  inputs[2]};
         attrs = {{"normalized_shape", normalized}, {"output_mask", std::vector<int64_t>{1, c.affine, 1}}};
       }
       table.push_back(good(std::move(inputs), attrs));
@@ -82,11 +86,11 @@ void register_layer_norms(Registry& registry) {
 
   std::vector<Sample> backward = layer_norms(true);
   const std::vector<Attr> attrs = {{"normalized_shape", Shape{4}}, {"output_mask", std::vector<int64_t>{1, 1, 1}}};
-  backward.push_back(bad({tensor(F32, {2, 3, 5}), tensor(F32, {2, 3, 4}), tensor(F32, {2, 3, 1}),
-                          rstd(F32, {2, 3, 1}), SampleTensor::absent(), SampleTensor::absent()},
+  backward.push_back(bad({tensor(F32, {2, 3, 5}), tensor(F32, {2, 3, 4}), tensor(F32, {2, 3, 1}), rstd(F32, {2, 3, 1}),
+                          SampleTensor::absent(), SampleTensor::absent()},
                          "grad_out: expected float32[2, 3, 4] like input, got float32[2, 3, 5]", attrs));
-  backward.push_back(bad({tensor(F32, {2, 3, 4}), tensor(F32, {2, 3, 4}), tensor(F32, {2, 3, 1}),
-                          rstd(F32, {2, 3, 1}), tensor(F32, {5}), SampleTensor::absent()},
+  backward.push_back(bad({tensor(F32, {2, 3, 4}), tensor(F32, {2, 3, 4}), tensor(F32, {2, 3, 1}), rstd(F32, {2, 3, 1}),
+                          tensor(F32, {5}), SampleTensor::absent()},
                          "weight", attrs));
   registry.add_samples("aten::native_layer_norm_backward", backward);
 }
@@ -136,8 +140,7 @@ std::vector<Sample> group_norms(std::string_view op) {
       } else {
         std::vector<Attr> attrs = sizes;
         attrs.emplace_back("output_mask", std::vector<int64_t>{1, 1, c.affine});
-        table.push_back(
-            good({tensor(dtype, shape), c.input, tensor(dtype, stats), rstd(dtype, stats), weight}, attrs));
+        table.push_back(good({tensor(dtype, shape), c.input, tensor(dtype, stats), rstd(dtype, stats), weight}, attrs));
       }
     }
   }
@@ -152,18 +155,18 @@ void register_group_norms(Registry& registry) {
   group_norm.push_back(bad({tensor(F32, {2, 6, 5}), tensor(F32, {5}), none},
                            "weight: expected float32[6] to match input float32[2, 6, 5], got float32[5]",
                            {{"num_groups", int64_t{3}}}));
-  group_norm.push_back(bad({tensor(I64, {2, 6, 5}), none, none},
-                           "input: expected float32 or float64, got int64", {{"num_groups", int64_t{3}}}));
+  group_norm.push_back(bad({tensor(I64, {2, 6, 5}), none, none}, "input: expected float32 or float64, got int64",
+                           {{"num_groups", int64_t{3}}}));
   registry.add_samples("aten::group_norm", group_norm);
 
   std::vector<Sample> native = group_norms("aten::native_group_norm");
   auto sizes = [](int64_t hxw, int64_t group) {
     return std::vector<Attr>{{"N", int64_t{2}}, {"C", int64_t{6}}, {"HxW", hxw}, {"group", group}, {"eps", 1e-5}};
   };
-  native.push_back(bad({tensor(F32, {2, 6, 5}), none, none}, "input: expected N=2 x C=6 x HxW=4 elements, got float32[2, 6, 5]",
-                       sizes(4, 3)));
-  native.push_back(bad({tensor(F32, {2, 6, 5}), none, none}, "groups: expected a divisor of the 6 channels, got 4",
-                       sizes(5, 4)));
+  native.push_back(bad({tensor(F32, {2, 6, 5}), none, none},
+                       "input: expected N=2 x C=6 x HxW=4 elements, got float32[2, 6, 5]", sizes(4, 3)));
+  native.push_back(
+      bad({tensor(F32, {2, 6, 5}), none, none}, "groups: expected a divisor of the 6 channels, got 4", sizes(5, 4)));
   registry.add_samples("aten::native_group_norm", native);
 
   std::vector<Sample> backward = group_norms("aten::native_group_norm_backward");
@@ -253,27 +256,26 @@ void register_batch_norms(Registry& registry) {
                            "input: expected rank 2 or more (N, C, ...), got float32[3]", train_cudnn));
   registry.add_samples("aten::batch_norm", batch_norm);
 
-  std::vector<Sample> no_training = batch_norms(true, with_stats, [](const BatchNormCase&) { return std::vector<Attr>{}; });
+  std::vector<Sample> no_training =
+      batch_norms(true, with_stats, [](const BatchNormCase&) { return std::vector<Attr>{}; });
   no_training.push_back(bad({tensor(F32, {2, 3, 4}), none, none, tensor(F32, {3}), tensor(F32, {2})},
                             "running_var: expected float32[3] to match input float32[2, 3, 4], got float32[2]",
                             with_momentum({})));
-  no_training.push_back(bad({tensor(I64, {2, 3, 4}), none, none, tensor(F32, {3}), tensor(F32, {3})}, int_input,
-                            with_momentum({})));
+  no_training.push_back(
+      bad({tensor(I64, {2, 3, 4}), none, none, tensor(F32, {3}), tensor(F32, {3})}, int_input, with_momentum({})));
   registry.add_samples("aten::_native_batch_norm_legit_no_training", no_training);
 
   std::vector<Sample> functional = batch_norms(true, with_stats, training);
-  functional.push_back(bad({tensor(F32, {2, 3, 4}), tensor(F32, {4}), none, tensor(F32, {3}), tensor(F32, {3})},
-                           weight_shape, train));
-  functional.push_back(bad({tensor(I64, {2, 3, 4}), none, none, tensor(F32, {3}), tensor(F32, {3})}, int_input,
-                           train));
+  functional.push_back(
+      bad({tensor(F32, {2, 3, 4}), tensor(F32, {4}), none, tensor(F32, {3}), tensor(F32, {3})}, weight_shape, train));
+  functional.push_back(bad({tensor(I64, {2, 3, 4}), none, none, tensor(F32, {3}), tensor(F32, {3})}, int_input, train));
   // _native_batch_norm_legit updates no running statistics in place: it is the functional form with fewer outputs.
   add_to_each(registry, {"aten::_native_batch_norm_legit_functional", "aten::_native_batch_norm_legit"}, functional);
 
-  std::vector<Sample> no_stats = batch_norms(false, all, [](const BatchNormCase&) {
-    return std::vector<Attr>{{"training", true}};
-  });
-  no_stats.push_back(bad({tensor(F32, {2, 3, 4}), none, none},
-                         "training: expected True without running statistics, got False", eval));
+  std::vector<Sample> no_stats =
+      batch_norms(false, all, [](const BatchNormCase&) { return std::vector<Attr>{{"training", true}}; });
+  no_stats.push_back(
+      bad({tensor(F32, {2, 3, 4}), none, none}, "training: expected True without running statistics, got False", eval));
   no_stats.push_back(bad({tensor(F32, {2, 3, 4}), tensor(F32, {4}), none}, weight_shape, train));
   registry.add_samples("aten::_native_batch_norm_legit.no_stats", no_stats);
 

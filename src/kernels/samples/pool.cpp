@@ -59,8 +59,7 @@ std::string rank_text(size_t dims) {
 // The refusals of every pooling op over `dims` spatial dims, with `attrs` a good window.
 void add_refusals(std::vector<Sample>& table, size_t dims, const std::vector<Attr>& attrs) {
   table.push_back(bad({tensor(F32, repeat(4, dims))}, rank_text(dims), attrs));
-  table.push_back(bad({tensor(I64, spatial({1, 2}, 4, dims))}, "self: expected float32 or float64, got int64",
-                      attrs));
+  table.push_back(bad({tensor(I64, spatial({1, 2}, 4, dims))}, "self: expected float32 or float64, got int64", attrs));
 }
 
 std::vector<Sample> max_pools(size_t dims) {
@@ -74,8 +73,8 @@ std::vector<Sample> max_pools(size_t dims) {
   add_refusals(table, dims, window_attrs(small, dims, true));
   Window large = small;
   large.kernel = 5, large.padding = 0;
-  table.push_back(bad({tensor(F32, spatial({1, 2}, 3, dims))}, "is smaller than the kernel (5)",
-                      window_attrs(large, dims, true)));
+  table.push_back(
+      bad({tensor(F32, spatial({1, 2}, 3, dims))}, "is smaller than the kernel (5)", window_attrs(large, dims, true)));
   Window padded = small;
   padded.padding = 2;
   table.push_back(bad({tensor(F32, spatial({1, 2}, 3, dims))}, "must be at most half of kernel_size",
@@ -158,8 +157,8 @@ std::vector<Sample> pool2d_backwards(bool average, bool indices) {
     misshapen.push_back(tensor(I64, {1, 2, 3, 2}).in(0, 24));
     mistyped.push_back(tensor(I64, {1, 2, 2, 2}).in(0, 24));
   }
-  table.push_back(bad(misshapen, "grad_output: expected float32[1, 2, 2, 2] like the pooled output, got float32[1, 2, 3, 2]",
-                      attrs));
+  table.push_back(bad(
+      misshapen, "grad_output: expected float32[1, 2, 2, 2] like the pooled output, got float32[1, 2, 3, 2]", attrs));
   table.push_back(bad(mistyped, "self: expected float32 or float64, got int64", attrs));
   if (indices) {
     table.push_back(bad({tensor(F32, {1, 2, 2, 2}), tensor(F32, {1, 2, 5, 5}), tensor(F32, {1, 2, 2, 2})},

@@ -39,8 +39,8 @@ using MakeAttrs = std::function<std::vector<Attr>(const Reduction&)>;
 
 // The reductions over `dims` in each of `dtypes`; `several`: the op takes a
 // list of dims (else the cases of one dim only).
-std::vector<Sample> reduced(std::initializer_list<DType> dtypes, bool several, const MakeAttrs& attrs,
-                            double low = -2, double high = 2) {
+std::vector<Sample> reduced(std::initializer_list<DType> dtypes, bool several, const MakeAttrs& attrs, double low = -2,
+                            double high = 2) {
   std::vector<Sample> table;
   for (DType dtype : dtypes) {
     for (Reduction reduction : reductions()) {
@@ -58,8 +58,8 @@ std::vector<Attr> one_dim(const Reduction& r) { return {{"dim", r.dims[0]}, {"ke
 // Refusals every op with dims gives: a dim out of range, and `dtype`, one it does not take.
 void add_refusals(std::vector<Sample>& table, const Attr& out_of_range, DType dtype, const std::string& dtype_error,
                   std::vector<Attr> dtype_attrs = {}) {
-  table.push_back(bad({tensor(F32, {3, 4})}, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2",
-                      {out_of_range}));
+  table.push_back(
+      bad({tensor(F32, {3, 4})}, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2", {out_of_range}));
   table.push_back(bad({tensor(dtype, {3, 4})}, dtype_error, std::move(dtype_attrs)));
 }
 
@@ -119,7 +119,8 @@ void register_products_and_tests(Registry& registry) {
   // Factors near 1, so that float products stay well inside their range.
   std::vector<Sample> prod_dim = reduced({F32, F64}, false, one_dim, 0.5, 1.5);
   for (const Sample& sample : reduced({I32, I64, B}, false, one_dim, -2, 2)) prod_dim.push_back(sample);
-  add_refusals(prod_dim, {"dim", int64_t{2}}, F32, "dtype: expected None or float32", {{"dim", int64_t{0}}, {"dtype", F64}});
+  add_refusals(prod_dim, {"dim", int64_t{2}}, F32, "dtype: expected None or float32",
+               {{"dim", int64_t{0}}, {"dtype", F64}});
   registry.add_samples("aten::prod.dim_int", prod_dim);
 
   std::vector<Sample> prod = elementwise({F32, F64, I32, I64, B}, 0.5, 1.5);
@@ -139,13 +140,14 @@ void register_products_and_tests(Registry& registry) {
   registry.add_samples("aten::any.dim", any_dim);
 
   std::vector<Sample> any = elementwise({F32, F64, I32, I64, B}, -1, 1);
-  any.push_back(bad({tensor(DType::Complex64, {3})}, "self: expected float32, float64, int64, int32 or bool, got complex64"));
+  any.push_back(
+      bad({tensor(DType::Complex64, {3})}, "self: expected float32, float64, int64, int32 or bool, got complex64"));
   any.push_back(bad({tensor(DType::Complex128, {2, 2})}, "got complex128"));
   registry.add_samples("aten::any", any);
 
   // A running sum along the dim: each dtype, integers and bool into int64.
-  std::vector<Sample> cumsum = reduced({F32, F64, I32, I64, B}, false,
-                                       [](const Reduction& r) { return std::vector<Attr>{{"dim", r.dims[0]}}; });
+  std::vector<Sample> cumsum =
+      reduced({F32, F64, I32, I64, B}, false, [](const Reduction& r) { return std::vector<Attr>{{"dim", r.dims[0]}}; });
   cumsum.push_back(good({tensor(F32, {3, 5})}, {{"dim", int64_t{1}}, {"dtype", F64}}));
   add_refusals(cumsum, {"dim", int64_t{2}}, F32, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got -3",
                {{"dim", int64_t{-3}}});

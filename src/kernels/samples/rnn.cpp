@@ -17,7 +17,7 @@ struct Stack {
 
 const std::vector<Stack>& stacks() {
   static const std::vector<Stack> cases = {
-      {5, 2, 1, true, false, false}, {5, 2, 1, true, false, true},  {4, 3, 1, true, true, false},
+      {5, 2, 1, true, false, false}, {5, 2, 1, true, false, true}, {4, 3, 1, true, true, false},
       {3, 2, 2, true, false, false}, {3, 1, 2, false, true, true}, {1, 1, 1, false, false, false},
   };
   return cases;
@@ -42,7 +42,7 @@ std::vector<SampleTensor> weights(const Stack& s, int64_t gates, DType dtype) {
 }
 
 std::vector<Attr> stack_attrs(const Stack& s) {
-  return {{"has_biases", s.biases}, {"num_layers", s.layers}, {"dropout", 0.0},
+  return {{"has_biases", s.biases}, {"num_layers", s.layers},           {"dropout", 0.0},
           {"train", false},         {"bidirectional", s.bidirectional}, {"batch_first", s.batch_first}};
 }
 

@@ -5,8 +5,7 @@ namespace opgraph::kernels {
 namespace samples {
 
 std::vector<SampleTensor> elementwise_inputs(DType dtype, double low, double high) {
-  std::vector<SampleTensor> inputs = {tensor(dtype, {}),        tensor(dtype, {0}),
-                                      tensor(dtype, {1}),       tensor(dtype, {7}),
+  std::vector<SampleTensor> inputs = {tensor(dtype, {}), tensor(dtype, {0}), tensor(dtype, {1}), tensor(dtype, {7}),
                                       tensor(dtype, {3, 1, 5}), tensor(dtype, {4, 6}, Layout::Transposed),
                                       tensor(dtype, {2, 9}, Layout::Strided),
                                       // past the kernels' parallel threshold, in uneven chunks

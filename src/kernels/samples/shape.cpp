@@ -41,7 +41,8 @@ void register_reshapes(Registry& registry) {
                       one({2, 0, 3}, {{"start_dim", int64_t{0}}, {"end_dim", int64_t{1}}}),
                       one({3, 4}, {{"start_dim", int64_t{0}}, {"end_dim", int64_t{1}}}, Layout::Transposed),
                       one({2, 5}, {{"start_dim", int64_t{1}}, {"end_dim", int64_t{1}}}, Layout::Strided)}),
-           {refused({2, 3, 4}, "start_dim 2 must not come after end_dim 1", {{"start_dim", int64_t{2}}, {"end_dim", int64_t{1}}}),
+           {refused({2, 3, 4}, "start_dim 2 must not come after end_dim 1",
+                    {{"start_dim", int64_t{2}}, {"end_dim", int64_t{1}}}),
             refused({2, 3}, "end_dim: dimension 2 is out of range for rank 2", {{"end_dim", int64_t{2}}})}));
 
   registry.add_samples(
@@ -50,25 +51,29 @@ void register_reshapes(Registry& registry) {
                       one({6, 2}, {{"dim", int64_t{1}}, {"sizes", ints({1, 2})}}),
                       one({0, 4}, {{"dim", int64_t{1}}, {"sizes", ints({2, -1})}}),
                       one({4, 6}, {{"dim", int64_t{-1}}, {"sizes", ints({3, -1})}}, Layout::Transposed)}),
-           {refused({6, 2}, "sizes: shape [4, 2] holds 8 elements, the input has 6", {{"dim", int64_t{0}}, {"sizes", ints({4, 2})}}),
-            refused({6, 2}, "dim: dimension 2 is out of range for rank 2", {{"dim", int64_t{2}}, {"sizes", ints({1, 2})}})}));
+           {refused({6, 2}, "sizes: shape [4, 2] holds 8 elements, the input has 6",
+                    {{"dim", int64_t{0}}, {"sizes", ints({4, 2})}}),
+            refused({6, 2}, "dim: dimension 2 is out of range for rank 2",
+                    {{"dim", int64_t{2}}, {"sizes", ints({1, 2})}})}));
 
   // resize_ runs as the functional form: self's elements in order, zeros past them.
   registry.add_samples(
       "aten::resize_",
-      with(any_dtype({one({2, 3}, {{"size", ints({3, 3})}}), one({2, 3}, {{"size", ints({2})}}), one({2, 3}, {{"size", ints({0})}}),
-                      one({}, {{"size", ints({4})}}), one({3, 4}, {{"size", ints({12})}}, Layout::Transposed),
+      with(any_dtype({one({2, 3}, {{"size", ints({3, 3})}}), one({2, 3}, {{"size", ints({2})}}),
+                      one({2, 3}, {{"size", ints({0})}}), one({}, {{"size", ints({4})}}),
+                      one({3, 4}, {{"size", ints({12})}}, Layout::Transposed),
                       one({2, 5}, {{"size", ints({})}}, Layout::Strided)}),
            {refused({2, 3}, "size: expected extents of at least 0, got [2, -1]", {{"size", ints({2, -1})}}),
             refused({2, 3}, "memory_format", {{"size", ints({6})}, {"memory_format", std::string("channels_last")}})}));
 
   registry.add_samples(
       "aten::sum_to_size",
-      with(retyped({F32, F64}, {one({2, 3}, {{"size", ints({1, 3})}}), one({2, 3}, {{"size", ints({2, 3})}}),
-                                one({4, 5}, {{"size", ints({4, 1})}}, Layout::Transposed),
-                                one({0, 3}, {{"size", ints({1, 3})}}), one({2, 3, 4}, {{"size", ints({3, 1})}}),
-                                one({2, 8}, {{"size", ints({})}}, Layout::Strided)}),
-           {refused({2, 3}, "size: expected a shape that broadcasts to self's [2, 3], got [2, 1, 3]", {{"size", ints({2, 1, 3})}}),
+      with(retyped({F32, F64},
+                   {one({2, 3}, {{"size", ints({1, 3})}}), one({2, 3}, {{"size", ints({2, 3})}}),
+                    one({4, 5}, {{"size", ints({4, 1})}}, Layout::Transposed), one({0, 3}, {{"size", ints({1, 3})}}),
+                    one({2, 3, 4}, {{"size", ints({3, 1})}}), one({2, 8}, {{"size", ints({})}}, Layout::Strided)}),
+           {refused({2, 3}, "size: expected a shape that broadcasts to self's [2, 3], got [2, 1, 3]",
+                    {{"size", ints({2, 1, 3})}}),
             refused({2, 3}, "got [4]", {{"size", ints({4})}})}));
 }
 
@@ -79,22 +84,25 @@ void register_permutations(Registry& registry) {
                       one({0, 5}, {{"dims", ints({1, 0})}}), one({3, 4}, {{"dims", ints({-1, 0})}}, Layout::Transposed),
                       one({2, 3, 4}, {{"dims", ints({1, 2, 0})}}, Layout::Strided)}),
            {refused({2, 3, 4}, "dims: dimension 0 repeats in [0, 0, 1]", {{"dims", ints({0, 0, 1})}}),
-            refused({2, 3, 4}, "dims: expected 3 dimensions for input float32[2, 3, 4], got [0, 1]", {{"dims", ints({0, 1})}})}));
+            refused({2, 3, 4}, "dims: expected 3 dimensions for input float32[2, 3, 4], got [0, 1]",
+                    {{"dims", ints({0, 1})}})}));
 
-  registry.add_samples(
-      "aten::transpose.int",
-      with(any_dtype({one({2, 3, 4}, {{"dim0", int64_t{0}}, {"dim1", int64_t{2}}}),
-                      one({5}, {{"dim0", int64_t{0}}, {"dim1", int64_t{-1}}}),
-                      one({0, 3}, {{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}),
-                      one({3, 4}, {{"dim0", int64_t{-1}}, {"dim1", int64_t{-2}}}, Layout::Transposed),
-                      one({2, 7}, {{"dim0", int64_t{1}}, {"dim1", int64_t{0}}}, Layout::Strided)}),
-           {refused({2, 3, 4}, "dim1: dimension 3 is out of range for rank 3", {{"dim0", int64_t{0}}, {"dim1", int64_t{3}}}),
-            refused({2, 3, 4}, "dim0: dimension -4 is out of range for rank 3", {{"dim0", int64_t{-4}}, {"dim1", int64_t{0}}})}));
+  registry.add_samples("aten::transpose.int",
+                       with(any_dtype({one({2, 3, 4}, {{"dim0", int64_t{0}}, {"dim1", int64_t{2}}}),
+                                       one({5}, {{"dim0", int64_t{0}}, {"dim1", int64_t{-1}}}),
+                                       one({0, 3}, {{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}),
+                                       one({3, 4}, {{"dim0", int64_t{-1}}, {"dim1", int64_t{-2}}}, Layout::Transposed),
+                                       one({2, 7}, {{"dim0", int64_t{1}}, {"dim1", int64_t{0}}}, Layout::Strided)}),
+                            {refused({2, 3, 4}, "dim1: dimension 3 is out of range for rank 3",
+                                     {{"dim0", int64_t{0}}, {"dim1", int64_t{3}}}),
+                             refused({2, 3, 4}, "dim0: dimension -4 is out of range for rank 3",
+                                     {{"dim0", int64_t{-4}}, {"dim1", int64_t{0}}})}));
 
-  registry.add_samples("aten::t", with(any_dtype({one({3, 4}, {}), one({3}, {}), one({}, {}), one({0, 2}, {}),
-                                                  one({4, 5}, {}, Layout::Transposed), one({2, 3}, {}, Layout::Strided)}),
-                                       {refused({2, 3, 4}, "self: expected a tensor of rank 2 or less, got float32[2, 3, 4]", {}),
-                                        refused({1, 2, 3, 4}, "got float32[1, 2, 3, 4]", {})}));
+  registry.add_samples("aten::t",
+                       with(any_dtype({one({3, 4}, {}), one({3}, {}), one({}, {}), one({0, 2}, {}),
+                                       one({4, 5}, {}, Layout::Transposed), one({2, 3}, {}, Layout::Strided)}),
+                            {refused({2, 3, 4}, "self: expected a tensor of rank 2 or less, got float32[2, 3, 4]", {}),
+                             refused({1, 2, 3, 4}, "got float32[1, 2, 3, 4]", {})}));
 
   registry.add_samples(
       "aten::expand",
@@ -114,20 +122,22 @@ void register_permutations(Registry& registry) {
 
   registry.add_samples(
       "aten::repeat",
-      with(any_dtype({one({2, 3}, {{"repeats", ints({2, 1, 2})}}), one({}, {{"repeats", ints({3})}}),
-                      one({0, 2}, {{"repeats", ints({2, 3})}}), one({3, 4}, {{"repeats", ints({1, 2})}}, Layout::Transposed),
-                      one({2, 3}, {{"repeats", ints({0, 1})}}), one({2, 3}, {{"repeats", ints({2, 2})}}, Layout::Strided)}),
-           {refused({2, 3}, "repeats: expected at least 2 values for input float32[2, 3], got [2]", {{"repeats", ints({2})}}),
+      with(any_dtype(
+               {one({2, 3}, {{"repeats", ints({2, 1, 2})}}), one({}, {{"repeats", ints({3})}}),
+                one({0, 2}, {{"repeats", ints({2, 3})}}), one({3, 4}, {{"repeats", ints({1, 2})}}, Layout::Transposed),
+                one({2, 3}, {{"repeats", ints({0, 1})}}), one({2, 3}, {{"repeats", ints({2, 2})}}, Layout::Strided)}),
+           {refused({2, 3}, "repeats: expected at least 2 values for input float32[2, 3], got [2]",
+                    {{"repeats", ints({2})}}),
             refused({2, 3}, "repeats: expected non-negative values, got [-1, 1]", {{"repeats", ints({-1, 1})}})}));
 }
 
 void register_squeezes(Registry& registry) {
-  registry.add_samples(
-      "aten::squeeze.dim",
-      with(any_dtype({one({3, 1}, {{"dim", int64_t{1}}}), one({3, 1}, {{"dim", int64_t{0}}}), one({}, {{"dim", int64_t{0}}}),
-                      one({1, 0}, {{"dim", int64_t{0}}}), one({1, 4}, {{"dim", int64_t{-2}}}, Layout::Transposed)}),
-           {refused({3, 1}, "dim: dimension 2 is out of range for rank 2", {{"dim", int64_t{2}}}),
-            refused({3, 1}, "dim: dimension -3 is out of range for rank 2", {{"dim", int64_t{-3}}})}));
+  registry.add_samples("aten::squeeze.dim",
+                       with(any_dtype({one({3, 1}, {{"dim", int64_t{1}}}), one({3, 1}, {{"dim", int64_t{0}}}),
+                                       one({}, {{"dim", int64_t{0}}}), one({1, 0}, {{"dim", int64_t{0}}}),
+                                       one({1, 4}, {{"dim", int64_t{-2}}}, Layout::Transposed)}),
+                            {refused({3, 1}, "dim: dimension 2 is out of range for rank 2", {{"dim", int64_t{2}}}),
+                             refused({3, 1}, "dim: dimension -3 is out of range for rank 2", {{"dim", int64_t{-3}}})}));
 
   registry.add_samples(
       "aten::squeeze.dims",
@@ -136,12 +146,12 @@ void register_squeezes(Registry& registry) {
            {refused({3, 1, 1}, "dim: dimension 3 is out of range for rank 3", {{"dim", ints({3})}}),
             refused({3, 1, 1}, "dimension -4 is out of range for rank 3", {{"dim", ints({-4})}})}));
 
-  registry.add_samples(
-      "aten::unsqueeze",
-      with(any_dtype({one({3}, {{"dim", int64_t{1}}}), one({}, {{"dim", int64_t{0}}}), one({2, 3}, {{"dim", int64_t{-1}}}),
-                      one({0, 2}, {{"dim", int64_t{1}}}), one({3, 4}, {{"dim", int64_t{0}}}, Layout::Transposed)}),
-           {refused({3}, "dim: dimension 2 is out of range for rank 2", {{"dim", int64_t{2}}}),
-            refused({3}, "dim: dimension -3 is out of range for rank 2", {{"dim", int64_t{-3}}})}));
+  registry.add_samples("aten::unsqueeze",
+                       with(any_dtype({one({3}, {{"dim", int64_t{1}}}), one({}, {{"dim", int64_t{0}}}),
+                                       one({2, 3}, {{"dim", int64_t{-1}}}), one({0, 2}, {{"dim", int64_t{1}}}),
+                                       one({3, 4}, {{"dim", int64_t{0}}}, Layout::Transposed)}),
+                            {refused({3}, "dim: dimension 2 is out of range for rank 2", {{"dim", int64_t{2}}}),
+                             refused({3}, "dim: dimension -3 is out of range for rank 2", {{"dim", int64_t{-3}}})}));
 }
 
 // A Tensor[] of `shapes` (the sample's list size is their count).
@@ -154,12 +164,15 @@ Sample listed(std::vector<SampleTensor> tensors, std::vector<Attr> attrs, std::s
 void register_joins_and_splits(Registry& registry) {
   registry.add_samples(
       "aten::cat",
-      with(any_dtype({listed({tensor(F32, {2, 3}), tensor(F32, {1, 3})}, {{"dim", int64_t{0}}}),
-                      listed({tensor(F32, {2, 3}), tensor(F32, {2, 0})}, {{"dim", int64_t{1}}}),
-                      listed({tensor(F32, {2, 3}, Layout::Transposed), tensor(F32, {2, 5}, Layout::Strided)}, {{"dim", int64_t{-1}}}),
-                      listed({tensor(F32, {2, 3}), tensor(F32, {0})}, {{"dim", int64_t{0}}}),  // a legacy empty 1-d: skipped
-                      listed({tensor(F32, {4})}, {{"dim", int64_t{0}}}),
-                      listed({tensor(F32, {1, 2, 3}), tensor(F32, {1, 2, 3}), tensor(F32, {1, 2, 3})}, {{"dim", int64_t{1}}})}),
+      with(any_dtype(
+               {listed({tensor(F32, {2, 3}), tensor(F32, {1, 3})}, {{"dim", int64_t{0}}}),
+                listed({tensor(F32, {2, 3}), tensor(F32, {2, 0})}, {{"dim", int64_t{1}}}),
+                listed({tensor(F32, {2, 3}, Layout::Transposed), tensor(F32, {2, 5}, Layout::Strided)},
+                       {{"dim", int64_t{-1}}}),
+                listed({tensor(F32, {2, 3}), tensor(F32, {0})}, {{"dim", int64_t{0}}}),  // a legacy empty 1-d: skipped
+                listed({tensor(F32, {4})}, {{"dim", int64_t{0}}}),
+                listed({tensor(F32, {1, 2, 3}), tensor(F32, {1, 2, 3}), tensor(F32, {1, 2, 3})},
+                       {{"dim", int64_t{1}}})}),
            {listed({tensor(F32, {2, 3}), tensor(F32, {1, 4})}, {{"dim", int64_t{0}}},
                    "tensors[1]: expected size 3 in dimension 1 like tensors[0], got float32[1, 4]"),
             listed({tensor(F32, {2, 3}), tensor(F64, {1, 3})}, {{"dim", int64_t{0}}},
@@ -172,11 +185,13 @@ void register_joins_and_splits(Registry& registry) {
       with(any_dtype({listed({tensor(F32, {2, 3}), tensor(F32, {2, 3})}, {{"dim", int64_t{2}}}),
                       listed({tensor(F32, {}), tensor(F32, {})}, {{"dim", int64_t{0}}}),
                       listed({tensor(F32, {0, 3}), tensor(F32, {0, 3})}, {{"dim", int64_t{1}}}),
-                      listed({tensor(F32, {3, 4}, Layout::Transposed), tensor(F32, {3, 4}, Layout::Strided)}, {{"dim", int64_t{-1}}}),
+                      listed({tensor(F32, {3, 4}, Layout::Transposed), tensor(F32, {3, 4}, Layout::Strided)},
+                             {{"dim", int64_t{-1}}}),
                       listed({tensor(F32, {5})}, {{"dim", int64_t{0}}})}),
            {listed({tensor(F32, {2, 3}), tensor(F32, {2, 4})}, {{"dim", int64_t{0}}},
                    "tensors[1]: expected shape [2, 3] like tensors[0], got float32[2, 4]"),
-            listed({tensor(F32, {2, 3})}, {{"dim", int64_t{3}}}, "dim: expected a dim in [-3, 2] for a tensor of rank 3, got 3")}));
+            listed({tensor(F32, {2, 3})}, {{"dim", int64_t{3}}},
+                   "dim: expected a dim in [-3, 2] for a tensor of rank 3, got 3")}));
 
   const Attr dim_out_of_range = {"dim", int64_t{2}};
   const std::string out_of_range = "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2";
@@ -186,7 +201,8 @@ void register_joins_and_splits(Registry& registry) {
                       one({5, 3}, {{"split_size", int64_t{5}}}),
                       one({3, 7}, {{"split_size", int64_t{3}}, {"dim", int64_t{1}}}, Layout::Transposed),
                       one({2, 6}, {{"split_size", int64_t{4}}, {"dim", int64_t{-1}}}, Layout::Strided)}),
-           {refused({5, 3}, "split_size: expected a positive size, got 0 for a dim of size 5", {{"split_size", int64_t{0}}}),
+           {refused({5, 3}, "split_size: expected a positive size, got 0 for a dim of size 5",
+                    {{"split_size", int64_t{0}}}),
             refused({5, 3}, "split_size: expected a positive size, got -1", {{"split_size", int64_t{-1}}})}));
 
   registry.add_samples(
@@ -195,7 +211,8 @@ void register_joins_and_splits(Registry& registry) {
                       one({4, 6}, {{"split_sizes", ints({1, 5})}, {"dim", int64_t{1}}}, Layout::Transposed),
                       one({0, 2}, {{"split_sizes", ints({0})}})}),
            {refused({5, 3}, "split_sizes: [2, 2] add up to 4, the dim has size 5", {{"split_sizes", ints({2, 2})}}),
-            refused({5, 3}, "split_sizes: expected non-negative sizes, got [-1, 6]", {{"split_sizes", ints({-1, 6})}})}));
+            refused({5, 3}, "split_sizes: expected non-negative sizes, got [-1, 6]",
+                    {{"split_sizes", ints({-1, 6})}})}));
 
   registry.add_samples(
       "aten::chunk",
@@ -207,48 +224,51 @@ void register_joins_and_splits(Registry& registry) {
 
   registry.add_samples(
       "aten::unbind.int",
-      with(any_dtype({one({3, 2}, {{"dim", int64_t{1}}}), one({1}, {{"dim", int64_t{0}}}), one({0, 2}, {{"dim", int64_t{1}}}),
-                      one({3, 4}, {{"dim", int64_t{0}}}, Layout::Transposed)}),
+      with(any_dtype({one({3, 2}, {{"dim", int64_t{1}}}), one({1}, {{"dim", int64_t{0}}}),
+                      one({0, 2}, {{"dim", int64_t{1}}}), one({3, 4}, {{"dim", int64_t{0}}}, Layout::Transposed)}),
            {refused({3, 2}, out_of_range, {dim_out_of_range}),
             refused({3, 2}, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got -3", {{"dim", int64_t{-3}}})}));
 }
 
 void register_slices(Registry& registry) {
-  registry.add_samples(
-      "aten::select.int",
-      with(any_dtype({one({2, 3, 4}, {{"dim", int64_t{1}}, {"index", int64_t{-1}}}),
-                      one({5}, {{"dim", int64_t{0}}, {"index", int64_t{2}}}),
-                      one({3, 4}, {{"dim", int64_t{0}}, {"index", int64_t{1}}}, Layout::Transposed),
-                      one({2, 6}, {{"dim", int64_t{1}}, {"index", int64_t{5}}}, Layout::Strided),
-                      one({0, 2}, {{"dim", int64_t{1}}, {"index", int64_t{0}}})}),
-           {refused({2, 3, 4}, "index: 3 is out of range for dim 1 of size 3", {{"dim", int64_t{1}}, {"index", int64_t{3}}}),
-            refused({2, 3, 4}, "dim", {{"dim", int64_t{3}}, {"index", int64_t{0}}})}));
+  registry.add_samples("aten::select.int",
+                       with(any_dtype({one({2, 3, 4}, {{"dim", int64_t{1}}, {"index", int64_t{-1}}}),
+                                       one({5}, {{"dim", int64_t{0}}, {"index", int64_t{2}}}),
+                                       one({3, 4}, {{"dim", int64_t{0}}, {"index", int64_t{1}}}, Layout::Transposed),
+                                       one({2, 6}, {{"dim", int64_t{1}}, {"index", int64_t{5}}}, Layout::Strided),
+                                       one({0, 2}, {{"dim", int64_t{1}}, {"index", int64_t{0}}})}),
+                            {refused({2, 3, 4}, "index: 3 is out of range for dim 1 of size 3",
+                                     {{"dim", int64_t{1}}, {"index", int64_t{3}}}),
+                             refused({2, 3, 4}, "dim", {{"dim", int64_t{3}}, {"index", int64_t{0}}})}));
 
   registry.add_samples(
       "aten::slice.Tensor",
-      with(any_dtype({one({2, 3, 4}, {{"dim", int64_t{2}}, {"start", int64_t{1}}, {"step", int64_t{2}}}),
-                      one({5}, {{"start", int64_t{-3}}}), one({5}, {{"start", int64_t{10}}}),
-                      one({0, 3}, {{"dim", int64_t{1}}, {"end", int64_t{2}}}),
-                      one({4, 5}, {{"dim", int64_t{1}}, {"start", int64_t{1}}, {"end", int64_t{4}}, {"step", int64_t{2}}},
-                          Layout::Transposed),
-                      one({3, 6}, {{"dim", int64_t{-1}}, {"end", int64_t{-2}}}, Layout::Strided)}),
+      with(any_dtype(
+               {one({2, 3, 4}, {{"dim", int64_t{2}}, {"start", int64_t{1}}, {"step", int64_t{2}}}),
+                one({5}, {{"start", int64_t{-3}}}), one({5}, {{"start", int64_t{10}}}),
+                one({0, 3}, {{"dim", int64_t{1}}, {"end", int64_t{2}}}),
+                one({4, 5}, {{"dim", int64_t{1}}, {"start", int64_t{1}}, {"end", int64_t{4}}, {"step", int64_t{2}}},
+                    Layout::Transposed),
+                one({3, 6}, {{"dim", int64_t{-1}}, {"end", int64_t{-2}}}, Layout::Strided)}),
            {refused({2, 3, 4}, "step: expected a positive step, got 0", {{"dim", int64_t{2}}, {"step", int64_t{0}}}),
             refused({2, 3}, "dim", {{"dim", int64_t{2}}})}));
 
   registry.add_samples(
       "aten::diagonal",
       with(any_dtype({one({3, 4}, {{"offset", int64_t{1}}}), one({3, 4}, {{"offset", int64_t{-1}}}),
-                      one({2, 3, 4}, {{"dim1", int64_t{1}}, {"dim2", int64_t{2}}}),
-                      one({4, 5}, {}, Layout::Transposed), one({0, 3}, {}), one({3, 4}, {{"offset", int64_t{10}}}),
+                      one({2, 3, 4}, {{"dim1", int64_t{1}}, {"dim2", int64_t{2}}}), one({4, 5}, {}, Layout::Transposed),
+                      one({0, 3}, {}), one({3, 4}, {{"offset", int64_t{10}}}),
                       one({3, 4}, {{"dim1", int64_t{1}}, {"dim2", int64_t{0}}}, Layout::Strided)}),
-           {refused({3, 4}, "dim1 and dim2: expected two different dims, got 0 twice", {{"dim1", int64_t{0}}, {"dim2", int64_t{0}}}),
+           {refused({3, 4}, "dim1 and dim2: expected two different dims, got 0 twice",
+                    {{"dim1", int64_t{0}}, {"dim2", int64_t{0}}}),
             refused({3, 4}, "dim", {{"dim1", int64_t{0}}, {"dim2", int64_t{2}}})}));
 
   // The scatters of a select and a slice: src shaped like the part it replaces.
   registry.add_samples(
       "aten::select_scatter",
       with(any_dtype({good({tensor(F32, {2, 3}), tensor(F32, {3})}, {{"dim", int64_t{0}}, {"index", int64_t{1}}}),
-                      good({tensor(F32, {4, 3}, Layout::Transposed), tensor(F32, {4})}, {{"dim", int64_t{1}}, {"index", int64_t{-1}}}),
+                      good({tensor(F32, {4, 3}, Layout::Transposed), tensor(F32, {4})},
+                           {{"dim", int64_t{1}}, {"index", int64_t{-1}}}),
                       good({tensor(F32, {5}), tensor(F32, {})}, {{"dim", int64_t{0}}, {"index", int64_t{4}}}),
                       good({tensor(F32, {2, 0}), tensor(F32, {0})}, {{"dim", int64_t{0}}, {"index", int64_t{0}}})}),
            {bad({tensor(F32, {2, 3}), tensor(F32, {2})},
@@ -274,12 +294,14 @@ void register_slices(Registry& registry) {
 void register_pads(Registry& registry) {
   registry.add_samples(
       "aten::constant_pad_nd",
-      with(any_dtype({one({2, 3}, {{"pad", ints({1, 2})}}), one({2, 3}, {{"pad", ints({1, 2, 0, 1})}, {"value", int64_t{1}}}),
-                      one({2, 3}, {{"pad", ints({-1, -1})}}), one({0, 3}, {{"pad", ints({1, 1})}}), one({}, {{"pad", ints({})}}),
-                      one({3, 4}, {{"pad", ints({1, 0, 2, 1})}}, Layout::Transposed),
+      with(any_dtype({one({2, 3}, {{"pad", ints({1, 2})}}),
+                      one({2, 3}, {{"pad", ints({1, 2, 0, 1})}, {"value", int64_t{1}}}),
+                      one({2, 3}, {{"pad", ints({-1, -1})}}), one({0, 3}, {{"pad", ints({1, 1})}}),
+                      one({}, {{"pad", ints({})}}), one({3, 4}, {{"pad", ints({1, 0, 2, 1})}}, Layout::Transposed),
                       one({2, 5}, {{"pad", ints({0, 3})}}, Layout::Strided)}),
            {refused({2, 3}, "pad: expected an even number of values, got [1, 2, 3]", {{"pad", ints({1, 2, 3})}}),
-            refused({2, 3}, "pad: 6 values pad more dims than input float32[2, 3] has", {{"pad", ints({1, 1, 1, 1, 1, 1})}}),
+            refused({2, 3}, "pad: 6 values pad more dims than input float32[2, 3] has",
+                    {{"pad", ints({1, 1, 1, 1, 1, 1})}}),
             refused({2, 3}, "pad: [-2, -2] gives dim 1 of input float32[2, 3] extent -1, expected at least 0",
                     {{"pad", ints({-2, -2})}})}));
 
@@ -296,21 +318,24 @@ void register_pads(Registry& registry) {
                     {{"pad", ints({3, 3})}, mode("reflect")}),
             refused({1, 2, 3}, "mode: expected constant, reflect, replicate or circular, got 'bogus'",
                     {{"pad", ints({1, 1})}, mode("bogus")}),
-            refused({2, 3}, "pad: [4, 1] must stay within the extent it wraps", {{"pad", ints({4, 1})}, mode("circular")})}));
+            refused({2, 3}, "pad: [4, 1] must stay within the extent it wraps",
+                    {{"pad", ints({4, 1})}, mode("circular")})}));
 
   // Reflection and replication over the last 1, 2 or 3 dims, batched and not.
   for (size_t dims : {1, 2, 3}) {
     const Shape unbatched = std::vector<int64_t>(dims + 1, 3), batched = std::vector<int64_t>(dims + 2, 4);
     std::vector<int64_t> pads(2 * dims, 2), small(2 * dims, 1);
     pads[0] = 0;
-    std::vector<Sample> table = retyped({F32, F64}, {one(unbatched, {{"padding", small}}), one(batched, {{"padding", pads}}),
-                                                     one(batched, {{"padding", small}}, Layout::Transposed),
-                                                     one(unbatched, {{"padding", pads}}, Layout::Strided)});
+    std::vector<Sample> table =
+        retyped({F32, F64}, {one(unbatched, {{"padding", small}}), one(batched, {{"padding", pads}}),
+                             one(batched, {{"padding", small}}, Layout::Transposed),
+                             one(unbatched, {{"padding", pads}}, Layout::Strided)});
     Shape empty_batch = batched;
     empty_batch[0] = 0;
     table.push_back(one(empty_batch, {{"padding", small}}));
     table.push_back(refused(Shape(dims, 4), "self: expected rank", {{"padding", small}}));
-    table.push_back(refused(batched, detail::concat("padding: expected ", 2 * dims, " values"), {{"padding", ints({1})}}));
+    table.push_back(
+        refused(batched, detail::concat("padding: expected ", 2 * dims, " values"), {{"padding", ints({1})}}));
     const std::string dims_name = std::to_string(dims) + "d";
     registry.add_samples("aten::replication_pad" + dims_name, table);
     Shape shallow = batched;
@@ -321,41 +346,48 @@ void register_pads(Registry& registry) {
 
   registry.add_samples(
       "aten::pixel_shuffle",
-      with(any_dtype({one({1, 8, 2, 3}, {{"upscale_factor", int64_t{2}}}), one({8, 2, 3}, {{"upscale_factor", int64_t{2}}}),
-                      one({0, 9, 1, 1}, {{"upscale_factor", int64_t{3}}}), one({2, 3, 4, 5}, {{"upscale_factor", int64_t{1}}}),
-                      one({1, 4, 3, 5}, {{"upscale_factor", int64_t{2}}}, Layout::Transposed)}),
-           {refused({1, 6, 2, 3}, "self: expected channels divisible by upscale_factor^2 = 4, got float32[1, 6, 2, 3]",
-                    {{"upscale_factor", int64_t{2}}}),
-            refused({4, 2}, "self: expected rank 3 or more (..., channels, height, width), got float32[4, 2]",
-                    {{"upscale_factor", int64_t{2}}})}));
+      with(
+          any_dtype(
+              {one({1, 8, 2, 3}, {{"upscale_factor", int64_t{2}}}), one({8, 2, 3}, {{"upscale_factor", int64_t{2}}}),
+               one({0, 9, 1, 1}, {{"upscale_factor", int64_t{3}}}), one({2, 3, 4, 5}, {{"upscale_factor", int64_t{1}}}),
+               one({1, 4, 3, 5}, {{"upscale_factor", int64_t{2}}}, Layout::Transposed)}),
+          {refused({1, 6, 2, 3}, "self: expected channels divisible by upscale_factor^2 = 4, got float32[1, 6, 2, 3]",
+                   {{"upscale_factor", int64_t{2}}}),
+           refused({4, 2}, "self: expected rank 3 or more (..., channels, height, width), got float32[4, 2]",
+                   {{"upscale_factor", int64_t{2}}})}));
 
   registry.add_samples(
       "aten::pixel_unshuffle",
-      with(any_dtype({one({1, 2, 4, 6}, {{"downscale_factor", int64_t{2}}}), one({2, 6, 3}, {{"downscale_factor", int64_t{3}}}),
-                      one({0, 1, 2, 2}, {{"downscale_factor", int64_t{2}}}), one({2, 3, 4, 5}, {{"downscale_factor", int64_t{1}}}),
+      with(any_dtype({one({1, 2, 4, 6}, {{"downscale_factor", int64_t{2}}}),
+                      one({2, 6, 3}, {{"downscale_factor", int64_t{3}}}),
+                      one({0, 1, 2, 2}, {{"downscale_factor", int64_t{2}}}),
+                      one({2, 3, 4, 5}, {{"downscale_factor", int64_t{1}}}),
                       one({1, 3, 4, 6}, {{"downscale_factor", int64_t{2}}}, Layout::Transposed)}),
-           {refused({1, 2, 5, 6}, "self: expected height and width divisible by downscale_factor 2, got float32[1, 2, 5, 6]",
+           {refused({1, 2, 5, 6},
+                    "self: expected height and width divisible by downscale_factor 2, got float32[1, 2, 5, 6]",
                     {{"downscale_factor", int64_t{2}}}),
             refused({4, 2}, "self: expected rank 3 or more", {{"downscale_factor", int64_t{2}}})}));
 }
 
 void register_copies(Registry& registry) {
-  const std::vector<Sample> copies = with(
-      any_dtype({one({2, 3}, {}), one({}, {}), one({0, 4}, {}), one({1}, {}), one({4, 5}, {}, Layout::Transposed),
-                 one({3, 6}, {}, Layout::Strided)}),
-      {refused({3}, "memory_format: expected None, contiguous_format or preserve_format, got \"channels_last\"",
-               {{"memory_format", std::string("channels_last")}}),
-       refused({3}, "got \"bogus\"", {{"memory_format", std::string("bogus")}})});
+  const std::vector<Sample> copies =
+      with(any_dtype({one({2, 3}, {}), one({}, {}), one({0, 4}, {}), one({1}, {}), one({4, 5}, {}, Layout::Transposed),
+                      one({3, 6}, {}, Layout::Strided)}),
+           {refused({3}, "memory_format: expected None, contiguous_format or preserve_format, got \"channels_last\"",
+                    {{"memory_format", std::string("channels_last")}}),
+            refused({3}, "got \"bogus\"", {{"memory_format", std::string("bogus")}})});
   add_to_each(registry, {"aten::clone", "aten::contiguous"}, copies);
 
   // src broadcast into self's shape, and of another dtype: copy converts.
-  std::vector<Sample> copy = any_dtype({good({tensor(F32, {2, 3}), tensor(F32, {3})}), good({tensor(F32, {}), tensor(F32, {})}),
-                                        good({tensor(F32, {0, 3}), tensor(F32, {1, 3})}),
-                                        good({tensor(F32, {4, 5}, Layout::Transposed), tensor(F32, {4, 5}, Layout::Strided)})});
+  std::vector<Sample> copy =
+      any_dtype({good({tensor(F32, {2, 3}), tensor(F32, {3})}), good({tensor(F32, {}), tensor(F32, {})}),
+                 good({tensor(F32, {0, 3}), tensor(F32, {1, 3})}),
+                 good({tensor(F32, {4, 5}, Layout::Transposed), tensor(F32, {4, 5}, Layout::Strided)})});
   copy.push_back(good({tensor(F32, {2, 3}), tensor(I64, {2, 3})}));
   copy.push_back(good({tensor(I32, {4}), tensor(F64, {4}).in(-100, 100)}));
   copy.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4})}, "shapes [2, 3] and [4] cannot be broadcast together"));
-  copy.push_back(bad({tensor(F32, {3}), tensor(F32, {2, 3})}, "src: expected a shape that broadcasts to float32[3], got float32[2, 3]"));
+  copy.push_back(bad({tensor(F32, {3}), tensor(F32, {2, 3})},
+                     "src: expected a shape that broadcasts to float32[3], got float32[2, 3]"));
   registry.add_samples("aten::copy", copy);
 }
 

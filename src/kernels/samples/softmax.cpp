@@ -7,12 +7,8 @@ namespace {
 
 std::vector<Sample> along_dims(std::vector<Attr> extra) {
   const std::vector<std::pair<SampleTensor, int64_t>> cases = {
-      {tensor(F32, {5, 7}), -1},
-      {tensor(F32, {3, 4, 5}), 1},
-      {tensor(F32, {6, 3}, Layout::Transposed), 0},
-      {tensor(F32, {4, 1}), 1},
-      {tensor(F32, {0, 4}), 1},
-      {tensor(F32, {2, 300}, Layout::Strided), 1},
+      {tensor(F32, {5, 7}), -1},    {tensor(F32, {3, 4, 5}), 1}, {tensor(F32, {6, 3}, Layout::Transposed), 0},
+      {tensor(F32, {4, 1}), 1},     {tensor(F32, {0, 4}), 1},    {tensor(F32, {2, 300}, Layout::Strided), 1},
       {tensor(F32, {67, 1031}), 1},  // past the parallel threshold
   };
   std::vector<Sample> table;
@@ -27,8 +23,7 @@ std::vector<Sample> along_dims(std::vector<Attr> extra) {
       table.push_back(good({input.in(-8, 8)}, attrs(dim)));
     }
   }
-  table.push_back(bad({tensor(F32, {3})}, "dim: expected a dim in [-1, 0] for a tensor of rank 1, got 2",
-                      attrs(2)));
+  table.push_back(bad({tensor(F32, {3})}, "dim: expected a dim in [-1, 0] for a tensor of rank 1, got 2", attrs(2)));
   table.push_back(bad({tensor(I64, {3})}, "self: expected float32 or float64, got int64", attrs(0)));
   return table;
 }

@@ -18,8 +18,12 @@ struct Blocks {
 
 const std::vector<Blocks>& blocks() {
   static const std::vector<Blocks> cases = {
-      {{1, 2, 5, 5}, 2, 1, 0, 1}, {{2, 5, 5}, 3, 1, 1, 2},       {{0, 3, 4, 4}, 2, 1, 0, 2},
-      {{1, 1, 1, 1}, 1, 1, 0, 1}, {{2, 3, 7, 6}, 3, 2, 1, 1, Layout::Transposed}, {{1, 2, 6, 8}, 2, 1, 1, 3, Layout::Strided},
+      {{1, 2, 5, 5}, 2, 1, 0, 1},
+      {{2, 5, 5}, 3, 1, 1, 2},
+      {{0, 3, 4, 4}, 2, 1, 0, 2},
+      {{1, 1, 1, 1}, 1, 1, 0, 1},
+      {{2, 3, 7, 6}, 3, 2, 1, 1, Layout::Transposed},
+      {{1, 2, 6, 8}, 2, 1, 1, 3, Layout::Strided},
   };
   return cases;
 }
@@ -55,17 +59,18 @@ void register_blocks(Registry& registry) {
   const Blocks two{{1, 2, 5, 5}, 2, 1, 0, 1};
   std::vector<Attr> large = block_attrs(two);
   large[0].second = Shape{6, 6};
-  im2col.push_back(bad({tensor(F32, {1, 2, 5, 5})}, "self: no sliding block fits in float32[1, 2, 5, 5] for kernel_size [6, 6]",
-                       large));
+  im2col.push_back(bad({tensor(F32, {1, 2, 5, 5})},
+                       "self: no sliding block fits in float32[1, 2, 5, 5] for kernel_size [6, 6]", large));
   im2col.push_back(bad({tensor(F32, {5, 5})}, "self", block_attrs(two)));
   registry.add_samples("aten::im2col", im2col);
 
   std::vector<Attr> attrs = block_attrs(two);
   attrs.emplace_back("output_size", Shape{5, 5});
-  col2im.push_back(bad({tensor(F32, {1, 8, 15})},
-                       "self: expected 4 x 4 sliding blocks in its last dim for output_size [5, 5], got float32[1, 8, 15]", attrs));
-  col2im.push_back(bad({tensor(F32, {1, 7, 16})}, "self: expected dim 1 to be divisible by the kernel's size 4, got float32[1, 7, 16]",
-                       attrs));
+  col2im.push_back(
+      bad({tensor(F32, {1, 8, 15})},
+          "self: expected 4 x 4 sliding blocks in its last dim for output_size [5, 5], got float32[1, 8, 15]", attrs));
+  col2im.push_back(bad({tensor(F32, {1, 7, 16})},
+                       "self: expected dim 1 to be divisible by the kernel's size 4, got float32[1, 7, 16]", attrs));
   registry.add_samples("aten::col2im", col2im);
 }
 
@@ -73,10 +78,8 @@ void register_grid_samples(Registry& registry) {
   // Coordinates in [-1.2, 1.2]: some samples fall past the border, where the padding mode decides.
   std::vector<Sample> table;
   const std::vector<std::pair<SampleTensor, Shape>> cases = {
-      {tensor(F32, {1, 2, 4, 5}), {1, 3, 3, 2}},
-      {tensor(F32, {2, 1, 1, 1}), {2, 2, 4, 2}},
-      {tensor(F32, {0, 2, 3, 3}), {0, 2, 2, 2}},
-      {tensor(F32, {1, 3, 6, 5}, Layout::Transposed), {1, 4, 1, 2}},
+      {tensor(F32, {1, 2, 4, 5}), {1, 3, 3, 2}}, {tensor(F32, {2, 1, 1, 1}), {2, 2, 4, 2}},
+      {tensor(F32, {0, 2, 3, 3}), {0, 2, 2, 2}}, {tensor(F32, {1, 3, 6, 5}, Layout::Transposed), {1, 4, 1, 2}},
       {tensor(F32, {2, 2, 4, 4}), {2, 0, 3, 2}},
   };
   size_t next = 0;
@@ -85,15 +88,17 @@ void register_grid_samples(Registry& registry) {
       for (int64_t padding : {0, 1, 2}) {
         auto [input, grid] = cases[next++ % cases.size()];
         input.dtype = dtype;
-        table.push_back(good({input, tensor(dtype, grid).in(-1.2, 1.2)}, {{"interpolation_mode", interpolation},
-                                                                          {"padding_mode", padding},
-                                                                          {"align_corners", next % 2 == 0}}));
+        table.push_back(
+            good({input, tensor(dtype, grid).in(-1.2, 1.2)},
+                 {{"interpolation_mode", interpolation}, {"padding_mode", padding}, {"align_corners", next % 2 == 0}}));
       }
     }
   }
-  const std::vector<Attr> bilinear = {{"interpolation_mode", int64_t{0}}, {"padding_mode", int64_t{0}}, {"align_corners", false}};
+  const std::vector<Attr> bilinear = {
+      {"interpolation_mode", int64_t{0}}, {"padding_mode", int64_t{0}}, {"align_corners", false}};
   table.push_back(bad({tensor(F32, {1, 2, 4, 5}), tensor(F32, {1, 3, 3, 3})},
-                      "grid: expected (1, height, width, 2) for input float32[1, 2, 4, 5], got float32[1, 3, 3, 3]", bilinear));
+                      "grid: expected (1, height, width, 2) for input float32[1, 2, 4, 5], got float32[1, 3, 3, 3]",
+                      bilinear));
   table.push_back(bad({tensor(F32, {1, 2, 4, 5}), tensor(F32, {1, 3, 3, 2})},
                       "interpolation_mode: expected 0 (bilinear), 1 (nearest) or 2 (bicubic), got 3",
                       {{"interpolation_mode", int64_t{3}}, {"padding_mode", int64_t{0}}, {"align_corners", false}}));
@@ -109,9 +114,11 @@ void register_attention(Registry& registry) {
   for (DType dtype : {F32, F64}) {
     auto t = [&](Shape shape, Layout layout = Layout::Contiguous) { return tensor(dtype, std::move(shape), layout); };
     table.push_back(good({t({2, 3, 4, 8}), t({2, 3, 5, 8}), t({2, 3, 5, 6}), none}));
-    table.push_back(good({t({2, 3, 4, 8}), t({2, 3, 5, 8}), t({2, 3, 5, 6}), none}, {{"is_causal", true}, {"scale", 0.5}}));
+    table.push_back(
+        good({t({2, 3, 4, 8}), t({2, 3, 5, 8}), t({2, 3, 5, 6}), none}, {{"is_causal", true}, {"scale", 0.5}}));
     table.push_back(good({t({2, 3, 4, 8}), t({2, 3, 5, 8}), t({2, 3, 5, 6}), tensor(B, {4, 5})}));
-    table.push_back(good({t({2, 3, 4, 8}), t({2, 3, 5, 8}, Layout::Transposed), t({2, 3, 5, 6}, Layout::Strided), t({4, 5})}));
+    table.push_back(
+        good({t({2, 3, 4, 8}), t({2, 3, 5, 8}, Layout::Transposed), t({2, 3, 5, 6}, Layout::Strided), t({4, 5})}));
     table.push_back(good({t({2, 4, 4, 8}), t({2, 2, 5, 8}), t({2, 2, 5, 6}), none}, {{"enable_gqa", true}}));
     table.push_back(good({t({4, 8}), t({5, 8}), t({5, 6}), none}));
     table.push_back(good({t({1, 0, 8}), t({1, 3, 8}), t({1, 3, 2}), none}));

@@ -19,8 +19,13 @@ struct Resize {
 
 const std::vector<Resize>& resizes() {
   static const std::vector<Resize> cases = {
-      {{1, 2}, 3, 6, 0},   {{2, 3}, 5, 3, 0}, {{0, 2}, 4, 4, 0},   {{1, 1}, 1, 1, 0},
-      {{1, 2}, 4, 7, 1.5, Layout::Transposed}, {{1, 3}, 6, 4, 0.5, Layout::Strided}, {{2, 2}, 3, 6, 2.5},
+      {{1, 2}, 3, 6, 0},
+      {{2, 3}, 5, 3, 0},
+      {{0, 2}, 4, 4, 0},
+      {{1, 1}, 1, 1, 0},
+      {{1, 2}, 4, 7, 1.5, Layout::Transposed},
+      {{1, 3}, 6, 4, 0.5, Layout::Strided},
+      {{2, 2}, 3, 6, 2.5},
   };
   return cases;
 }
@@ -55,25 +60,25 @@ std::vector<Sample> resampled(size_t dims, bool interpolating, bool vec) {
   std::vector<Attr> attrs = {{"output_size", repeat(4, dims)}};
   if (vec) attrs.emplace_back("scale_factors", std::monostate{});
   if (interpolating) attrs.emplace_back("align_corners", false);
-  table.push_back(bad({tensor(F32, spatial({2}, 3, dims))},
-                      detail::concat("input: expected rank ", dims + 2, " (batch, channels and ", dims, " spatial dims)"),
-                      attrs));
+  table.push_back(
+      bad({tensor(F32, spatial({2}, 3, dims))},
+          detail::concat("input: expected rank ", dims + 2, " (batch, channels and ", dims, " spatial dims)"), attrs));
   attrs[0].second = repeat(0, dims);
   table.push_back(bad({tensor(F32, spatial({1, 2}, 3, dims))}, "input and output sizes must be greater than 0", attrs));
   attrs[0].second = repeat(4, dims + 1);
-  table.push_back(bad({tensor(F32, spatial({1, 2}, 3, dims))}, detail::concat("output_size: expected ", dims, " sizes"),
-                      attrs));
+  table.push_back(
+      bad({tensor(F32, spatial({1, 2}, 3, dims))}, detail::concat("output_size: expected ", dims, " sizes"), attrs));
   if (vec) {
     attrs[0].second = repeat(4, dims);
     attrs[1].second = std::vector<double>(dims, 2.0);
-    table.push_back(bad({tensor(F32, spatial({1, 2}, 3, dims))}, "expected exactly one of output_size and scale_factors",
-                        attrs));
+    table.push_back(
+        bad({tensor(F32, spatial({1, 2}, 3, dims))}, "expected exactly one of output_size and scale_factors", attrs));
   }
   if (interpolating) {
     attrs[0].second = repeat(4, dims);
     if (vec) attrs[1].second = std::monostate{};
-    table.push_back(bad({tensor(I64, spatial({1, 2}, 3, dims))}, "input: expected float32 or float64, got int64",
-                        attrs));
+    table.push_back(
+        bad({tensor(I64, spatial({1, 2}, 3, dims))}, "input: expected float32 or float64, got int64", attrs));
   }
   return table;
 }

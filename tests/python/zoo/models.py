@@ -5,8 +5,8 @@ Each entry builds the model, gives its example inputs for a batch size, and
 says the batch sizes it runs at and the tolerance its outputs are held to. transformers models are built from configs (no downloads) and
 wrapped so that they return plain tensors."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 import transformers
@@ -63,6 +63,7 @@ def hf(model_class, config_class, conditioned=False, **config):
             well_conditioned(model)
         kwargs = {"use_cache": False} if "use_cache" in model.forward.__code__.co_varnames else {}
         return Tensors(model, **kwargs)
+
     return build
 
 
@@ -79,33 +80,76 @@ def audio(samples=1600):
 
 
 SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
-DECODER = dict(vocab_size=128, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-               intermediate_size=64, max_position_embeddings=64)
+DECODER = dict(
+    vocab_size=128,
+    hidden_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    intermediate_size=64,
+    max_position_embeddings=64,
+)
 
 T = transformers
 ENCODERS = [
     ZooModel("bert", hf(T.BertModel, T.BertConfig, vocab_size=128, **SMALL), token_ids(128)),
     ZooModel("roberta", hf(T.RobertaModel, T.RobertaConfig, vocab_size=128, **SMALL), token_ids(128)),
     ZooModel("xlm_roberta", hf(T.XLMRobertaModel, T.XLMRobertaConfig, vocab_size=128, **SMALL), token_ids(128)),
-    ZooModel("distilbert", hf(T.DistilBertModel, T.DistilBertConfig, vocab_size=128, dim=32, n_layers=2, n_heads=4,
-                              hidden_dim=64), token_ids(128)),
-    ZooModel("albert", hf(T.AlbertModel, T.AlbertConfig, vocab_size=128, embedding_size=16, **SMALL),
-             token_ids(128)),
-    ZooModel("electra", hf(T.ElectraModel, T.ElectraConfig, vocab_size=128, embedding_size=16, **SMALL),
-             token_ids(128)),
+    ZooModel(
+        "distilbert",
+        hf(T.DistilBertModel, T.DistilBertConfig, vocab_size=128, dim=32, n_layers=2, n_heads=4, hidden_dim=64),
+        token_ids(128),
+    ),
+    ZooModel("albert", hf(T.AlbertModel, T.AlbertConfig, vocab_size=128, embedding_size=16, **SMALL), token_ids(128)),
+    ZooModel(
+        "electra", hf(T.ElectraModel, T.ElectraConfig, vocab_size=128, embedding_size=16, **SMALL), token_ids(128)
+    ),
     ZooModel("deberta_v2", hf(T.DebertaV2Model, T.DebertaV2Config, vocab_size=128, **SMALL), token_ids(128)),
     ZooModel("mpnet", hf(T.MPNetModel, T.MPNetConfig, vocab_size=128, **SMALL), token_ids(128)),
-    ZooModel("t5_encoder", hf(T.T5EncoderModel, T.T5Config, vocab_size=128, d_model=32, d_kv=8, d_ff=64,
-                              num_layers=2, num_heads=4), token_ids(128)),
-    ZooModel("modernbert", hf(T.ModernBertModel, T.ModernBertConfig, vocab_size=128, pad_token_id=0, bos_token_id=1,
-                              eos_token_id=2, cls_token_id=1, sep_token_id=2, hidden_size=32,
-                              num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
-                              global_attn_every_n_layers=2, local_attention=8), token_ids(128)),
-    ZooModel("clip_text", hf(T.CLIPTextModel, T.CLIPTextConfig, vocab_size=128, max_position_embeddings=32, **SMALL),
-             token_ids(128)),
+    ZooModel(
+        "t5_encoder",
+        hf(T.T5EncoderModel, T.T5Config, vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4),
+        token_ids(128),
+    ),
+    ZooModel(
+        "modernbert",
+        hf(
+            T.ModernBertModel,
+            T.ModernBertConfig,
+            vocab_size=128,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            cls_token_id=1,
+            sep_token_id=2,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=64,
+            global_attn_every_n_layers=2,
+            local_attention=8,
+        ),
+        token_ids(128),
+    ),
+    ZooModel(
+        "clip_text",
+        hf(T.CLIPTextModel, T.CLIPTextConfig, vocab_size=128, max_position_embeddings=32, **SMALL),
+        token_ids(128),
+    ),
     # Token mixing by a 2-D Fourier transform over sequence and hidden dims (fftn(...).real).
-    ZooModel("fnet", hf(T.FNetModel, T.FNetConfig, vocab_size=128, hidden_size=32, num_hidden_layers=2,
-                        intermediate_size=64, max_position_embeddings=32), token_ids(128)),
+    ZooModel(
+        "fnet",
+        hf(
+            T.FNetModel,
+            T.FNetConfig,
+            vocab_size=128,
+            hidden_size=32,
+            num_hidden_layers=2,
+            intermediate_size=64,
+            max_position_embeddings=32,
+        ),
+        token_ids(128),
+    ),
 ]
 
 DECODERS = [
@@ -114,18 +158,35 @@ DECODERS = [
     ZooModel("qwen2", hf(T.Qwen2ForCausalLM, T.Qwen2Config, **DECODER), token_ids(128)),
     ZooModel("qwen3", hf(T.Qwen3ForCausalLM, T.Qwen3Config, head_dim=8, **DECODER), token_ids(128)),
     ZooModel("gemma", hf(T.GemmaForCausalLM, T.GemmaConfig, head_dim=8, **DECODER), token_ids(128)),
-    ZooModel("gemma2", hf(T.Gemma2ForCausalLM, T.Gemma2Config, head_dim=8, sliding_window=8, **DECODER),
-             token_ids(128)),
+    ZooModel(
+        "gemma2", hf(T.Gemma2ForCausalLM, T.Gemma2Config, head_dim=8, sliding_window=8, **DECODER), token_ids(128)
+    ),
     ZooModel("phi", hf(T.PhiForCausalLM, T.PhiConfig, **DECODER), token_ids(128)),
     ZooModel("phi3", hf(T.Phi3ForCausalLM, T.Phi3Config, pad_token_id=0, **DECODER), token_ids(128)),
-    ZooModel("gpt2", hf(T.GPT2LMHeadModel, T.GPT2Config, vocab_size=128, n_embd=32, n_layer=2, n_head=4,
-                        n_positions=64), token_ids(128)),
+    ZooModel(
+        "gpt2",
+        hf(T.GPT2LMHeadModel, T.GPT2Config, vocab_size=128, n_embd=32, n_layer=2, n_head=4, n_positions=64),
+        token_ids(128),
+    ),
     ZooModel("gpt_neox", hf(T.GPTNeoXForCausalLM, T.GPTNeoXConfig, vocab_size=128, **SMALL), token_ids(128)),
-    ZooModel("bloom", hf(T.BloomModel, T.BloomConfig, vocab_size=128, hidden_size=32, n_layer=2, n_head=4),
-             token_ids(128)),
-    ZooModel("opt", hf(T.OPTModel, T.OPTConfig, vocab_size=128, hidden_size=32, num_hidden_layers=2,
-                       num_attention_heads=4, ffn_dim=64, word_embed_proj_dim=32, max_position_embeddings=64),
-             token_ids(128)),
+    ZooModel(
+        "bloom", hf(T.BloomModel, T.BloomConfig, vocab_size=128, hidden_size=32, n_layer=2, n_head=4), token_ids(128)
+    ),
+    ZooModel(
+        "opt",
+        hf(
+            T.OPTModel,
+            T.OPTConfig,
+            vocab_size=128,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            ffn_dim=64,
+            word_embed_proj_dim=32,
+            max_position_embeddings=64,
+        ),
+        token_ids(128),
+    ),
 ]
 
 
@@ -144,6 +205,7 @@ def seq2seq(model_class, config_class, **config):
     def build():
         torch.manual_seed(0)
         return EncoderDecoder(model_class(config_class(**config)).eval())
+
     return build
 
 
@@ -152,17 +214,45 @@ def whisper_features(batch):
     return (torch.randn(batch, 16, 60, generator=g), torch.randint(0, 128, (batch, 5), generator=g))
 
 
-WHISPER = dict(vocab_size=128, num_mel_bins=16, d_model=32, encoder_layers=2, decoder_layers=2,
-               encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
-               max_source_positions=30, max_target_positions=32, decoder_start_token_id=1, pad_token_id=0)
+WHISPER = dict(
+    vocab_size=128,
+    num_mel_bins=16,
+    d_model=32,
+    encoder_layers=2,
+    decoder_layers=2,
+    encoder_attention_heads=4,
+    decoder_attention_heads=4,
+    encoder_ffn_dim=64,
+    decoder_ffn_dim=64,
+    max_source_positions=30,
+    max_target_positions=32,
+    decoder_start_token_id=1,
+    pad_token_id=0,
+)
 
 SEQ2SEQ = [
-    ZooModel("bart", seq2seq(T.BartModel, T.BartConfig, vocab_size=128, d_model=32, encoder_layers=2,
-                             decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
-                             encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64),
-             lambda b: token_ids(128)(b) + token_ids(128, seq=7)(b)),
-    ZooModel("t5", seq2seq(T.T5Model, T.T5Config, vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=2,
-                           num_heads=4), lambda b: token_ids(128)(b) + token_ids(128, seq=7)(b)),
+    ZooModel(
+        "bart",
+        seq2seq(
+            T.BartModel,
+            T.BartConfig,
+            vocab_size=128,
+            d_model=32,
+            encoder_layers=2,
+            decoder_layers=2,
+            encoder_attention_heads=4,
+            decoder_attention_heads=4,
+            encoder_ffn_dim=64,
+            decoder_ffn_dim=64,
+            max_position_embeddings=64,
+        ),
+        lambda b: token_ids(128)(b) + token_ids(128, seq=7)(b),
+    ),
+    ZooModel(
+        "t5",
+        seq2seq(T.T5Model, T.T5Config, vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4),
+        lambda b: token_ids(128)(b) + token_ids(128, seq=7)(b),
+    ),
     ZooModel("whisper", seq2seq(T.WhisperModel, T.WhisperConfig, **WHISPER), whisper_features),
 ]
 
@@ -179,41 +269,153 @@ class WhisperEncoder(nn.Module):
 VISION_SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
 
 VISION = [
-    ZooModel("resnet", hf(T.ResNetModel, T.ResNetConfig, conditioned=True, embedding_size=16, hidden_sizes=[16, 32, 48, 64],
-                          depths=[1, 1, 1, 1]), image()),
-    ZooModel("resnet_bottleneck", hf(T.ResNetModel, T.ResNetConfig, conditioned=True, embedding_size=16,
-                                     hidden_sizes=[32, 64], depths=[1, 2], layer_type="bottleneck"), image()),
-    ZooModel("regnet", hf(T.RegNetModel, T.RegNetConfig, conditioned=True, embedding_size=16, hidden_sizes=[16, 32, 48, 64],
-                          depths=[1, 1, 1, 1], groups_width=8), image()),
-    ZooModel("mobilenet_v1", hf(T.MobileNetV1Model, T.MobileNetV1Config, conditioned=True, depth_multiplier=0.25, image_size=32),
-             image()),
-    ZooModel("mobilenet_v2", hf(T.MobileNetV2Model, T.MobileNetV2Config, conditioned=True, depth_multiplier=0.25, image_size=32),
-             image()),
-    ZooModel("efficientnet", hf(T.EfficientNetModel, T.EfficientNetConfig, conditioned=True, width_coefficient=0.25,
-                                depth_coefficient=0.25, image_size=32, hidden_dim=320), image()),
-    ZooModel("convnext", hf(T.ConvNextModel, T.ConvNextConfig, hidden_sizes=[8, 16, 24, 32], depths=[1, 1, 1, 1]),
-             image()),
-    ZooModel("convnext_v2", hf(T.ConvNextV2Model, T.ConvNextV2Config, hidden_sizes=[8, 16, 24, 32],
-                               depths=[1, 1, 1, 1]), image()),
+    ZooModel(
+        "resnet",
+        hf(
+            T.ResNetModel,
+            T.ResNetConfig,
+            conditioned=True,
+            embedding_size=16,
+            hidden_sizes=[16, 32, 48, 64],
+            depths=[1, 1, 1, 1],
+        ),
+        image(),
+    ),
+    ZooModel(
+        "resnet_bottleneck",
+        hf(
+            T.ResNetModel,
+            T.ResNetConfig,
+            conditioned=True,
+            embedding_size=16,
+            hidden_sizes=[32, 64],
+            depths=[1, 2],
+            layer_type="bottleneck",
+        ),
+        image(),
+    ),
+    ZooModel(
+        "regnet",
+        hf(
+            T.RegNetModel,
+            T.RegNetConfig,
+            conditioned=True,
+            embedding_size=16,
+            hidden_sizes=[16, 32, 48, 64],
+            depths=[1, 1, 1, 1],
+            groups_width=8,
+        ),
+        image(),
+    ),
+    ZooModel(
+        "mobilenet_v1",
+        hf(T.MobileNetV1Model, T.MobileNetV1Config, conditioned=True, depth_multiplier=0.25, image_size=32),
+        image(),
+    ),
+    ZooModel(
+        "mobilenet_v2",
+        hf(T.MobileNetV2Model, T.MobileNetV2Config, conditioned=True, depth_multiplier=0.25, image_size=32),
+        image(),
+    ),
+    ZooModel(
+        "efficientnet",
+        hf(
+            T.EfficientNetModel,
+            T.EfficientNetConfig,
+            conditioned=True,
+            width_coefficient=0.25,
+            depth_coefficient=0.25,
+            image_size=32,
+            hidden_dim=320,
+        ),
+        image(),
+    ),
+    ZooModel(
+        "convnext", hf(T.ConvNextModel, T.ConvNextConfig, hidden_sizes=[8, 16, 24, 32], depths=[1, 1, 1, 1]), image()
+    ),
+    ZooModel(
+        "convnext_v2",
+        hf(T.ConvNextV2Model, T.ConvNextV2Config, hidden_sizes=[8, 16, 24, 32], depths=[1, 1, 1, 1]),
+        image(),
+    ),
     ZooModel("vit", hf(T.ViTModel, T.ViTConfig, image_size=32, patch_size=8, **VISION_SMALL), image()),
     ZooModel("deit", hf(T.DeiTModel, T.DeiTConfig, image_size=32, patch_size=8, **VISION_SMALL), image()),
     ZooModel("dinov2", hf(T.Dinov2Model, T.Dinov2Config, image_size=32, patch_size=8, **VISION_SMALL), image()),
-    ZooModel("swin", hf(T.SwinModel, T.SwinConfig, image_size=32, patch_size=2, embed_dim=16, depths=[1, 1],
-                        num_heads=[2, 4], window_size=4), image()),
-    ZooModel("segformer", hf(T.SegformerModel, T.SegformerConfig, num_encoder_blocks=2, depths=[1, 1],
-                             sr_ratios=[2, 1], hidden_sizes=[16, 32], num_attention_heads=[1, 2],
-                             patch_sizes=[7, 3], strides=[4, 2], mlp_ratios=[2, 2]), image()),
-    ZooModel("clip_vision", hf(T.CLIPVisionModel, T.CLIPVisionConfig, image_size=32, patch_size=8, **VISION_SMALL),
-             image()),
-    ZooModel("mobilevit", hf(T.MobileViTModel, T.MobileViTConfig, conditioned=True, image_size=32, hidden_sizes=[16, 24, 32],
-                             neck_hidden_sizes=[8, 8, 16, 16, 24, 24, 32]), image()),
+    ZooModel(
+        "swin",
+        hf(
+            T.SwinModel,
+            T.SwinConfig,
+            image_size=32,
+            patch_size=2,
+            embed_dim=16,
+            depths=[1, 1],
+            num_heads=[2, 4],
+            window_size=4,
+        ),
+        image(),
+    ),
+    ZooModel(
+        "segformer",
+        hf(
+            T.SegformerModel,
+            T.SegformerConfig,
+            num_encoder_blocks=2,
+            depths=[1, 1],
+            sr_ratios=[2, 1],
+            hidden_sizes=[16, 32],
+            num_attention_heads=[1, 2],
+            patch_sizes=[7, 3],
+            strides=[4, 2],
+            mlp_ratios=[2, 2],
+        ),
+        image(),
+    ),
+    ZooModel(
+        "clip_vision", hf(T.CLIPVisionModel, T.CLIPVisionConfig, image_size=32, patch_size=8, **VISION_SMALL), image()
+    ),
+    ZooModel(
+        "mobilevit",
+        hf(
+            T.MobileViTModel,
+            T.MobileViTConfig,
+            conditioned=True,
+            image_size=32,
+            hidden_sizes=[16, 24, 32],
+            neck_hidden_sizes=[8, 8, 16, 16, 24, 24, 32],
+        ),
+        image(),
+    ),
 ]
 
 AUDIO = [
-    ZooModel("wav2vec2", hf(T.Wav2Vec2Model, T.Wav2Vec2Config, conv_dim=[16, 16], conv_stride=[5, 2],
-                            conv_kernel=[10, 3], num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
-                            **SMALL), audio()),
-    ZooModel("hubert", hf(T.HubertModel, T.HubertConfig, conv_dim=[16, 16], conv_stride=[5, 2], conv_kernel=[10, 3],
-                          num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4, **SMALL), audio()),
+    ZooModel(
+        "wav2vec2",
+        hf(
+            T.Wav2Vec2Model,
+            T.Wav2Vec2Config,
+            conv_dim=[16, 16],
+            conv_stride=[5, 2],
+            conv_kernel=[10, 3],
+            num_conv_pos_embeddings=16,
+            num_conv_pos_embedding_groups=4,
+            **SMALL,
+        ),
+        audio(),
+    ),
+    ZooModel(
+        "hubert",
+        hf(
+            T.HubertModel,
+            T.HubertConfig,
+            conv_dim=[16, 16],
+            conv_stride=[5, 2],
+            conv_kernel=[10, 3],
+            num_conv_pos_embeddings=16,
+            num_conv_pos_embedding_groups=4,
+            **SMALL,
+        ),
+        audio(),
+    ),
     ZooModel("whisper_encoder", WhisperEncoder, lambda b: (whisper_features(b)[0],)),
 ]

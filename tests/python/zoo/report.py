@@ -1,7 +1,8 @@
 """Each zoo model's largest absolute error on the Session against PyTorch, per batch size.
 
-    .venv/bin/python tests/python/zoo/report.py [name ...]
+.venv/bin/python tests/python/zoo/report.py [name ...]
 """
+
 import sys
 import tempfile
 from pathlib import Path
@@ -18,8 +19,10 @@ def main(names):
             if names and entry.name not in names:
                 continue
             try:
-                errors = ", ".join(f"batch {batch}: {max_error(actual, expected):.2e}"
-                                   for batch, actual, expected in run_on_session(entry, Path(folder)))
+                errors = ", ".join(
+                    f"batch {batch}: {max_error(actual, expected):.2e}"
+                    for batch, actual, expected in run_on_session(entry, Path(folder))
+                )
             except Exception as e:  # a report lists every model, failed ones included
                 errors = f"FAILED {type(e).__name__}: {str(e).splitlines()[0][:200]}"
             print(f"{entry.name:<20} {entry.tolerance:>9.0e}  {errors}", flush=True)

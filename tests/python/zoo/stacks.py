@@ -86,9 +86,19 @@ class StyleTransfer(nn.Module):
     def __init__(self):
         super().__init__()
         self.body = nn.Sequential(
-            nn.ReflectionPad2d(2), nn.Conv2d(3, 8, 5), nn.InstanceNorm2d(8, affine=True), nn.ReLU(),
-            nn.ReflectionPad2d(1), nn.Conv2d(8, 12, 3, stride=2), nn.InstanceNorm2d(12), nn.ReLU(),
-            nn.Conv2d(12, 12, 3, padding=1), nn.PixelShuffle(2), nn.PReLU(3), nn.Tanh())
+            nn.ReflectionPad2d(2),
+            nn.Conv2d(3, 8, 5),
+            nn.InstanceNorm2d(8, affine=True),
+            nn.ReLU(),
+            nn.ReflectionPad2d(1),
+            nn.Conv2d(8, 12, 3, stride=2),
+            nn.InstanceNorm2d(12),
+            nn.ReLU(),
+            nn.Conv2d(12, 12, 3, padding=1),
+            nn.PixelShuffle(2),
+            nn.PReLU(3),
+            nn.Tanh(),
+        )
 
     def forward(self, x):
         return self.body(x)
@@ -194,8 +204,11 @@ STACKS = [
     ZooModel("video_3d", lambda: well_conditioned(Video3d()), volume),
     ZooModel("lstm", lambda: Recurrent("LSTM").eval(), sequence(12)),
     ZooModel("gru", lambda: Recurrent("GRU").eval(), sequence(12)),
-    ZooModel("audio_conv1d", lambda: AudioConv().eval(), lambda b: (torch.randn(b, 400,
-                                                                                generator=torch.Generator().manual_seed(b)),)),
+    ZooModel(
+        "audio_conv1d",
+        lambda: AudioConv().eval(),
+        lambda b: (torch.randn(b, 400, generator=torch.Generator().manual_seed(b)),),
+    ),
     ZooModel("transformer_stack", lambda: TransformerStack().eval(), sequence(32)),
     ZooModel("spectrogram", lambda: Spectrogram().eval(), audio(400)),
     ZooModel("fft_roundtrip", lambda: SpectralFilter().eval(), sequence(30, steps=4)),

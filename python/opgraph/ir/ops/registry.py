@@ -7,12 +7,12 @@ execution falls back to ``torch.ops.aten.<op>.<overload>``. A key names the
 op with or without its ``.default`` overload (``custom.fused_gate`` matches
 the node ``custom.fused_gate.default``)."""
 
-from typing import Callable, Dict, Optional
+from collections.abc import Callable
 
 from ..names import without_default
 
-_CONVERSION_REGISTRY: Dict[str, Callable] = {}
-_EXECUTION_REGISTRY: Dict[str, Callable] = {}
+_CONVERSION_REGISTRY: dict[str, Callable] = {}
+_EXECUTION_REGISTRY: dict[str, Callable] = {}
 
 
 def _register(registry, kind, op_type):
@@ -35,9 +35,9 @@ def register_executor(op_type: str):
     return _register(_EXECUTION_REGISTRY, "register_executor", op_type)
 
 
-def get_conversion_fn(op_type: str) -> Optional[Callable]:
+def get_conversion_fn(op_type: str) -> Callable | None:
     return _CONVERSION_REGISTRY.get(without_default(op_type))
 
 
-def get_execution_fn(op_type: str) -> Optional[Callable]:
+def get_execution_fn(op_type: str) -> Callable | None:
     return _EXECUTION_REGISTRY.get(without_default(op_type))

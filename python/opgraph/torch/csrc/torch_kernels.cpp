@@ -31,9 +31,9 @@ opgraph::DType to_opgraph(at::ScalarType type) {
 }
 
 at::ScalarType to_torch(opgraph::DType dtype) {
-  static constexpr at::ScalarType types[] = {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kChar,
-                                             at::kByte,  at::kInt,    at::kLong, at::kBool,
-                                             at::kComplexFloat, at::kComplexDouble};
+  static constexpr at::ScalarType types[] = {at::kFloat, at::kDouble,       at::kHalf,         at::kBFloat16,
+                                             at::kChar,  at::kByte,         at::kInt,          at::kLong,
+                                             at::kBool,  at::kComplexFloat, at::kComplexDouble};
   return types[static_cast<size_t>(dtype)];
 }
 
