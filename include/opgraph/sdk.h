@@ -503,8 +503,10 @@ struct Arity<std::tuple<P...>> {
 
 struct OpOptions {
   // Name of the op (in this package) that computes this op's gradients. It
-  // takes (grad of each output, then this op's inputs, then its attributes)
-  // and returns one gradient per tensor input.
+  // returns one gradient per tensor input and takes this op's attributes and,
+  // as tensor arguments, this op's inputs and outputs under their names and,
+  // under any other name, the gradient of each output in order: so
+  // (grad of each output, then this op's inputs) is one such signature.
   const char* backward = nullptr;
 };
 

@@ -18,6 +18,7 @@ else its kernel called from NumPy) within the sample's tolerance:
   opcheck   torch.library.opcheck on it
   compile   it inside torch.compile(fullgraph=True)
   export    torch.export of a module calling it, extract_ir, run on the Session
+            (for an ATen op: PyTorch's own op, which extraction hands to opgraph's kernel)
   graph     a one-node opgraph.graph Graph run by InferenceSession
   opg       that graph saved as .opg and run by the `opgraph run` command
   gradcheck torch.autograd.gradcheck through its backward op, float64 samples
@@ -136,6 +137,21 @@ def _compare(actual, expected, sample, what):
             np.testing.assert_array_equal(a, e, err_msg=what)
 
 
+def _flat(args):
+    """The tensors of grouped arguments, in order: a list's members, no None."""
+    return [t for a in args for t in (a if isinstance(a, list) else [a]) if t is not None]
+
+
+def _in_places(args, values):
+    """`args` again with `values` (one per tensor of _flat(args)) in the tensors' places."""
+    given = iter(values)
+
+    def place(a):
+        return None if a is None else next(given)
+
+    return [[place(t) for t in a] if isinstance(a, list) else place(a) for a in args]
+
+
 class _FrontEnds:
     """Calls one op through each front end."""
 
@@ -162,7 +178,10 @@ class _FrontEnds:
     def opcheck(self, args, attrs):
         import torch
 
-        torch.library.opcheck(self.torch_op(), tuple(map(_to_torch, args)), attrs)
+        inputs = tuple(map(_to_torch, args))
+        if any(np.isnan(o).any() for o in _as_list(self.torch_op()(*inputs, **attrs)) if o.dtype.kind in "fc"):
+            raise _Skip("an output is NaN, which opcheck's comparisons take as a mismatch")
+        torch.library.opcheck(self.torch_op(), inputs, attrs)
         return None
 
     def compile(self, args, attrs):
@@ -172,30 +191,52 @@ class _FrontEnds:
         torch._dynamo.reset()  # each sample compiles afresh, not as a recompilation of the last
         return torch.compile(lambda *xs: op(*xs, **attrs), fullgraph=True, dynamic=False)(*map(_to_torch, args))
 
+    def call_aten(self, args, attrs):
+        """PyTorch's own ATen op, every argument by its schema name."""
+        import torch
+
+        name, _, overload = self.op.split("::", 1)[1].partition(".")
+        op = getattr(getattr(torch.ops.aten, name), overload or "default")
+        schema = _C.op_schema(self.op).arguments
+        tensors = [a.name for a in schema if a.is_tensor]
+        types = {a.name: a.type for a in schema}
+        enums = ("ScalarType", "MemoryFormat", "Layout")  # named in opgraph, torch objects in PyTorch
+        keywords = {
+            n: getattr(torch, v) if types[n].rstrip("?") in enums and v is not None else v for n, v in attrs.items()
+        }
+        return op(**dict(zip(tensors, args)), **keywords)
+
     def export(self, args, attrs):
         import torch
 
         from .ir import extract_ir
 
-        op = self.torch_op()
+        flat = _flat(args)
+
+        def call(*xs):  # the sample's arguments again, the module's inputs in the tensors' places
+            rebuilt = _in_places(args, xs)
+            if self.op.startswith("aten::"):
+                return self.call_aten(rebuilt, attrs)
+            return self.torch_op()(*rebuilt, **attrs)
 
         class Call(torch.nn.Module):
             def forward(self, *xs):
-                return op(*xs, **attrs)
+                return call(*xs)
 
-        ir = extract_ir(Call(), tuple(map(_to_torch, args)))
-        return ir.to_session().run(*[np.array(a, order="C") for a in args if a is not None])
+        ir = extract_ir(Call(), tuple(map(_to_torch, flat)))
+        outputs = ir.to_session().run(*[np.array(t, order="C") for t in flat])
+        # The exported program returns the inputs an op writes first, then the op's own outputs.
+        return outputs[sum(a.alias.endswith("!") for a in _C.op_schema(self.op).arguments) :]
 
     def _graph(self, args, attrs):
         from .graph import DType, Graph, TensorType, ops
 
-        given = [a for a in args if a is not None]
+        given = _flat(args)
         types = [TensorType(DType.of(str(a.dtype)), list(a.shape)) for a in given]
         namespace = self.op.split("::", 1)[0]
         packages = [library.path for library in _C.loaded_libraries() if library.namespace == namespace]
         with Graph(self.op.replace("::", "_"), input_types=types, custom_extensions=packages) as graph:
-            values = iter(graph.inputs)
-            outputs = ops.call(self.op, *[None if a is None else next(values) for a in args], **attrs)
+            outputs = ops.call(self.op, *_in_places(args, graph.inputs), **attrs)
             graph.output(*(outputs if isinstance(outputs, (list, tuple)) else [outputs]))
         return graph, given
 
@@ -224,13 +265,20 @@ class _FrontEnds:
     def gradcheck(self, args, attrs):
         import torch
 
-        op = self.torch_op()
+        from .torch.registration import differentiable_outputs
+
+        op, differentiable = self.torch_op(), differentiable_outputs(self.op)
+
+        def differentiated(*xs):
+            outputs = op(*xs, **attrs)
+            return tuple(outputs[k] for k in differentiable) if isinstance(outputs, (tuple, list)) else outputs
+
         tensors = [
             _to_torch(a).clone().requires_grad_(a.dtype == np.float64) if isinstance(a, np.ndarray) else a for a in args
         ]
         if not any(isinstance(t, torch.Tensor) and t.requires_grad for t in tensors):
             raise _Skip("no float64 input")
-        if not torch.autograd.gradcheck(lambda *xs: op(*xs, **attrs), tuple(tensors), eps=1e-6, atol=1e-5):
+        if not torch.autograd.gradcheck(differentiated, tuple(tensors), eps=1e-6, atol=1e-5):
             raise AssertionError("gradcheck failed")
         return None
 
@@ -239,14 +287,25 @@ class _Skip(Exception):
     pass
 
 
+# ATen ops whose sample modules torch.export itself cannot export.
+_NOT_EXPORTABLE = {"aten::resize_": "torch.export's functionalization fails on resize_ (torch 2.13)"}
+
+
 def _applies(front_end, op):
     """Why `front_end` does not apply to `op` ('' when it does)."""
     namespace = op.split("::", 1)[0]
-    torch_side = front_end in ("eager", "opcheck", "compile", "export", "gradcheck")
+    torch_side = front_end in ("eager", "opcheck", "compile", "gradcheck")
     if torch_side and namespace == "aten":
         return "an ATen op: PyTorch's own"
     if front_end == "gradcheck" and not _C.op_backward(op):
         return "no backward op"
+    schema = _C.op_schema(op)
+    if front_end in ("graph", "opg", "export") and not schema.returns:
+        return "returns nothing: a graph's outputs are tensors"
+    if front_end == "export" and any(a.alias.endswith("!") and a.name == "out" for a in schema.arguments):
+        return "an out= overload: torch.export functionalizes it away"
+    if front_end == "export" and op in _NOT_EXPORTABLE:
+        return _NOT_EXPORTABLE[op]
     if (
         front_end in ("graph", "opg", "export")
         and _C.op_schema(op).returns
@@ -256,8 +315,9 @@ def _applies(front_end, op):
     return ""
 
 
-def check_op(op, front_ends=FRONT_ENDS, native=True):
-    """{column: Outcome} for `op`: 'native' (unless native=False), then each front end."""
+def check_op(op, front_ends=FRONT_ENDS, native=True, limit=None):
+    """{column: Outcome} for `op`: 'native' (unless native=False), then each
+    front end, on every sample or on the first `limit` good and bad ones."""
     results = {}
     samples = _C.op_samples(op)
     if native:
@@ -275,7 +335,8 @@ def check_op(op, front_ends=FRONT_ENDS, native=True):
         outcome = results[front_end] = Outcome(skipped=_applies(front_end, op))
         if outcome.skipped:
             continue
-        for index, sample in enumerate(samples):
+        for index in _chosen(samples, limit):
+            sample = samples[index]
             args, attrs, _ = _arguments(op, sample)
             where = f"sample {index} ({sample['text']})"
             if sample["error"]:
@@ -295,6 +356,15 @@ def check_op(op, front_ends=FRONT_ENDS, native=True):
             except Exception as e:  # noqa: BLE001 (every failure is reported, none stops the suite)
                 outcome.failures.append(f"{where}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
     return results
+
+
+def _chosen(samples, limit):
+    """The indices of every sample, or of the first `limit` good and the first `limit` bad ones."""
+    if limit is None:
+        return range(len(samples))
+    good = [i for i, s in enumerate(samples) if not s["error"]][:limit]
+    bad = [i for i, s in enumerate(samples) if s["error"]][:limit]
+    return sorted(good + bad)
 
 
 def _expect_error(calls, front_end, args, attrs, sample, where, outcome):

@@ -12,15 +12,17 @@
   tensors to opgraph without a copy (DLPack), and a fake kernel computed by
   the op's C++ shape function (see shapes.py);
 - autograd for the functional op from the op's registered backward op, which
-  takes the gradients of the outputs, then the op's inputs and attributes,
-  and returns a gradient per tensor input.
+  returns a gradient per tensor input and takes the op's attributes and, as
+  its tensor arguments, the op's inputs and outputs by their names (gemm's
+  ``a``, ``b``, ``output``) and, by any other name, the gradients of the
+  outputs in order (conv1d's ``grad_output``): see _backward_plan.
 """
 
 import contextlib
 
 import torch
 
-from .. import Error, op_backward, op_devices
+from .. import Error, op_backward, op_devices, op_schema
 from .. import cuda as opgraph_cuda
 from .._C import call, infer_output_metas
 from .shapes import output_metas
@@ -260,31 +262,88 @@ def _register_autograd(signature, functional, library, kernels):
         return  # the backward convention has no place for their gradients
     backward_name = op_backward(signature.name)
     backward_op = register_op(backward_name, kernels).functional if backward_name else None
+    plan, unused_gradients = _backward_plan(signature, backward_name) if backward_name else ([], [])
     tensor_positions = signature.positional_tensor_indices()
-    num_positional = signature.num_positional
 
-    def save(ctx, inputs, keyword_only_inputs):
+    def save(ctx, inputs, keyword_only_inputs, output):
         tensors, ctx.attrs = signature.split(inputs, keyword_only_inputs)
-        ctx.save_for_backward(*tensors)
+        outputs = list(output) if isinstance(output, (tuple, list)) else [output]
+        ctx.num_inputs = len(tensors)
+        ctx.save_for_backward(*tensors, *outputs)
+        ctx.set_materialize_grads(False)  # an output no loss reaches has None for its gradient
 
     def backward(ctx, *grads):
         if backward_op is None:
             raise RuntimeError(f"{signature.name}: is not differentiable (its package registers no backward op)")
-        gradients = backward_op(*grads, *ctx.saved_tensors, **ctx.attrs)
+        inputs, outputs = ctx.saved_tensors[: ctx.num_inputs], ctx.saved_tensors[ctx.num_inputs :]
+        for k in unused_gradients:
+            if grads[k] is not None:
+                raise RuntimeError(
+                    f"{signature.name}: its backward op {backward_name} takes no gradient for output "
+                    f"'{signature.return_names[k] or k}', which a differentiated result depends on"
+                )
+        values = {"input": inputs, "output": outputs}
+        arguments = [
+            (grads[k] if grads[k] is not None else torch.zeros_like(outputs[k])) if kind == "grad" else values[kind][k]
+            for kind, k in plan
+        ]
+        gradients = backward_op(*arguments, **ctx.attrs)
         if isinstance(gradients, torch.Tensor):
             gradients = (gradients,)
-        result = [None] * num_positional
+        # One per input PyTorch passed: it leaves out trailing arguments at their defaults (a bias of None).
+        needs = ctx.needs_input_grad
+        result = [None] * len(needs)
         for position, gradient in zip(tensor_positions, gradients):
-            result[position] = gradient if ctx.needs_input_grad[position] else None
+            if position < len(needs) and needs[position]:
+                result[position] = gradient
         return tuple(result)
 
     if any(a.kwarg_only for a in signature.arguments):
 
         def setup_context(ctx, inputs, keyword_only_inputs, output):
-            save(ctx, inputs, keyword_only_inputs)
+            save(ctx, inputs, keyword_only_inputs, output)
     else:
 
         def setup_context(ctx, inputs, output):
-            save(ctx, inputs, {})
+            save(ctx, inputs, {}, output)
 
     torch.library.register_autograd(functional, backward, setup_context=setup_context, lib=library)
+
+
+def differentiable_outputs(name):
+    """The indices of op `name`'s outputs whose gradients its backward op takes
+    (softmax_cross_entropy's loss, not its probabilities)."""
+    backward_name = op_backward(name)
+    if not backward_name:
+        return []
+    plan, _ = _backward_plan(OpSignature(name), backward_name)
+    return [k for kind, k in plan if kind == "grad"]
+
+
+def _backward_plan(signature, backward_name):
+    """Where each tensor argument of the backward op comes from: ("input", k)
+    for one named like the op's k-th tensor input, ("output", k) for one named
+    like its k-th output (``output`` for a single unnamed one), else ("grad",
+    k), the k-th output's gradient, in order. Also the outputs whose gradient
+    it does not take."""
+    inputs = [a.name for a in signature.arguments if a.is_tensor]
+    returns = signature.return_names
+    outputs = ["output"] if returns == [""] else returns
+    plan, next_gradient = [], 0
+    for argument in op_schema(backward_name).arguments:
+        if not argument.is_tensor:
+            continue
+        if argument.name in inputs:
+            plan.append(("input", inputs.index(argument.name)))
+        elif argument.name in outputs:
+            plan.append(("output", outputs.index(argument.name)))
+        else:
+            if next_gradient == len(returns):
+                raise Error(
+                    f"{signature.name}: its backward op {backward_name} takes '{argument.name}', which is neither "
+                    f"an input ({', '.join(inputs)}), an output ({', '.join(outputs)}) nor an output's gradient "
+                    f"(the op has {len(returns)} outputs)"
+                )
+            plan.append(("grad", next_gradient))
+            next_gradient += 1
+    return plan, list(range(next_gradient, len(returns)))

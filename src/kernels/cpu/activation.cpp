@@ -8,6 +8,7 @@
 // type for the fast kernel and in double for the reference.
 // exp, erf and tanh are vec_math.h's: vectorizable approximations in float,
 // libm's in double, so the reference holds float32 results to libm.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -188,18 +189,36 @@ struct RsubScalar {
   double other, alpha;
 };
 
-// clamp with optional bounds; a bound that is None does not apply.
+// clamp with optional bounds; a bound that is None does not apply. Integer
+// tensors (decomposed upsampling clamps its indexes) take integer bounds:
+// ATen would promote to float for a float bound, and opgraph does not promote.
 struct Clamp {
   static constexpr std::array<const char*, 1> inputs{"self"};
+  static constexpr Accepts accepts = Accepts::Numbers;
   Clamp(const Attrs& attrs, DType dtype)
       : min_val(bound(attrs, "min", dtype, -kInfinity)), max_val(bound(attrs, "max", dtype, kInfinity)) {}
   static double bound(const Attrs& attrs, const char* name, DType dtype, double none) {
-    return std::holds_alternative<std::monostate>(attrs.get(name)) ? none : rounded_scalar_attr(attrs, name, dtype);
+    const AttrValue& value = attrs.get(name);
+    if (std::holds_alternative<std::monostate>(value)) return none;
+    OPGRAPH_CHECK(is_floating_point(dtype) || std::holds_alternative<int64_t>(value), name,
+                  ": expected an integer bound for ", dtype_name(dtype), " self (there is no type promotion), got ",
+                  scalar_attr(attrs, name));
+    return rounded_scalar_attr(attrs, name, dtype);
   }
   template <typename T>
   T operator()(T x) const {
-    const T low = x < T(min_val) ? T(min_val) : x;
-    return low > T(max_val) ? T(max_val) : low;
+    if constexpr (std::is_integral_v<T>) {
+      // In double, where an infinite or out-of-range bound compares without overflow.
+      const double value = static_cast<double>(x);
+      return value < min_val ? saturate<T>(min_val) : value > max_val ? saturate<T>(max_val) : x;
+    } else {
+      const T low = x < T(min_val) ? T(min_val) : x;
+      return low > T(max_val) ? T(max_val) : low;
+    }
+  }
+  template <typename T>
+  static T saturate(double bound) {
+    return static_cast<T>(std::clamp<double>(bound, std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max()));
   }
   double min_val, max_val;
 };

@@ -54,8 +54,16 @@ void register_unary(Registry& registry) {
     clamp.push_back(good({tensor(dtype, {2, 6}, Layout::Strided)}, {{"max", int64_t{0}}}));
     clamp.push_back(good({tensor(dtype, {3, 3})}, {{"min", 1.0}, {"max", -1.0}}));
   }
-  clamp.push_back(bad({tensor(I64, {3})}, floats_error, {{"min", int64_t{0}}}));
-  clamp.push_back(bad({tensor(B, {3})}, "self: expected float32 or float64, got bool", {{"min", int64_t{0}}}));
+  for (DType dtype : {I32, I64}) {
+    clamp.push_back(good({tensor(dtype, {2, 7}, Layout::Transposed)}, {{"min", int64_t{-2}}, {"max", int64_t{3}}}));
+    clamp.push_back(good({tensor(dtype, {5})}, {{"max", int64_t{1} << 40}}));  // beyond int32: no overflow
+  }
+  clamp.push_back(bad({tensor(I64, {3})},
+                      "min: expected an integer bound for int64 self (there is no type "
+                      "promotion), got 0.5",
+                      {{"min", 0.5}}));
+  clamp.push_back(
+      bad({tensor(B, {3})}, "self: expected float32, float64, int32 or int64, got bool", {{"min", int64_t{0}}}));
   registry.add_samples("aten::clamp", clamp);
 
   std::vector<Sample> clamp_tensor;
