@@ -225,8 +225,11 @@ class _FrontEnds:
 
         ir = extract_ir(Call(), tuple(map(_to_torch, flat)))
         outputs = ir.to_session().run(*[np.array(t, order="C") for t in flat])
-        # The exported program returns the inputs an op writes first, then the op's own outputs.
-        return outputs[sum(a.alias.endswith("!") for a in _C.op_schema(self.op).arguments) :]
+        # The exported program returns the inputs an op writes first (where it kept the write: not
+        # detach_'s), then the op's own outputs.
+        schema = _C.op_schema(self.op)
+        written = sum(a.alias.endswith("!") for a in schema.arguments)
+        return outputs[max(0, min(written, len(outputs) - len(schema.returns))) :]
 
     def _graph(self, args, attrs):
         from .graph import DType, Graph, TensorType, ops

@@ -4,7 +4,8 @@
 // channel-blocked layout's conversion (conv_nchwc.cpp): 0-d, empty,
 // transposed and strided tensors in every dtype; dims out of range, tensors
 // of more than one value, memory formats opgraph does not keep and blocked
-// shapes that do not hold the channels are refused, as are failed assertions.
+// shapes that do not hold the channels are refused, as are failed assertions,
+// calls without a tensor and attributes an op does not have.
 #include "kernels/samples/samples.h"
 
 namespace opgraph::kernels::samples {
@@ -30,12 +31,14 @@ void register_meta_samples(Registry& registry) {
                         {{"dim", int64_t{-3}}}));
     registry.add_samples(op, table);
   }
-  // These take every tensor: no bad sample can be written for them, so they
-  // stay in tests/conformance/ops_without_samples.txt with their good ones.
-  add_to_each(registry,
-              {"aten::sym_numel", "aten::sym_storage_offset", "aten::alias", "aten::detach", "aten::detach_",
-               "aten::lift_fresh_copy"},
-              with(layouts({}), {one({}, {})}));
+  // These take every tensor: what they refuse is a call without one, or with an attribute they do not have.
+  add_to_each(
+      registry,
+      {"aten::sym_numel", "aten::sym_storage_offset", "aten::alias", "aten::detach", "aten::detach_",
+       "aten::lift_fresh_copy"},
+      with(layouts({}),
+           {one({}, {}), bad({SampleTensor::absent()}, "input 'self' is required but was not given"),
+            bad({tensor(F32, {2})}, "unexpected attribute 'dim'; its attributes are: (none)", {{"dim", int64_t{0}}})}));
   registry.add_samples(
       "aten::sym_is_contiguous",
       with(layouts({}),

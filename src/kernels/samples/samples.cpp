@@ -90,6 +90,7 @@ void register_sample_tables(Registry& registry) {
   samples::register_fft_samples(registry);
   samples::register_meta_samples(registry);
   samples::register_rnn_samples(registry);
+  samples::register_random_samples(registry);
 }
 
 }  // namespace opgraph::kernels

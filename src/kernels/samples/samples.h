@@ -100,5 +100,6 @@ void register_spatial_samples(Registry& registry);
 void register_fft_samples(Registry& registry);
 void register_meta_samples(Registry& registry);
 void register_rnn_samples(Registry& registry);
+void register_random_samples(Registry& registry);
 
 }  // namespace opgraph::kernels::samples
