@@ -89,6 +89,16 @@ def test_seed_003_layers_and_ops():
     assert output.splitlines() == ["Dense: (5, 3)", "gemm: (5, 3)", "Conv2D: (2, 4, 4, 3)"]
 
 
+def test_seed_004_registers_a_non_aten_op_and_its_debugging_tips_run():
+    output = run_seed("seed_004/main.py")
+    assert "op types: ['aten.linear.default', 'aten.split.Tensor', 'custom.fused_gate']" in output
+    assert "IR matches the model: True" in output
+    assert "Target: custom.fused_gate.default" in output  # 7.1, the FX graph's nodes
+    assert "Conversion: None" in output and "Conversion: <function convert_fused_gate" in output  # 7.2
+    assert "Execution: <function execute_fused_gate" in output
+    assert "  groups: int (kwarg_only=False)" in output  # 7.3, conv2d's schema
+
+
 def test_conv1d_reference_is_the_seeds():
     x, kernel = np.arange(15.0), np.arange(4.0)
     assert np.correlate(np.pad(x, (0, 3)), kernel, mode="valid").tolist() == CONV1D
