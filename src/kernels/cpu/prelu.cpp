@@ -62,8 +62,11 @@ void prelu_reference(const KernelContext&, std::span<const Tensor> in, std::span
 
 }  // namespace
 
-void register_prelu_ops(Registry& registry) {
-  define(registry, {"aten::prelu(Tensor self, Tensor weight) -> Tensor", prelu_shape, prelu_cpu, prelu_reference});
+void register_prelu_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "aten::prelu(Tensor self, Tensor weight) -> Tensor",
+                    .shape = prelu_shape,
+                    .cpu = prelu_cpu,
+                    .reference = prelu_reference});
 }
 
 }  // namespace opgraph::kernels

@@ -377,9 +377,15 @@ void view_reference(const KernelContext&, std::span<const Tensor> inputs, std::s
 }
 
 template <LayoutFn layout_of>
-void define_view(Registry& registry, const char* schema, const char* backward = nullptr,
+void define_view(BuiltinOps& builtins, const char* schema, const char* backward = nullptr,
                  std::source_location where = std::source_location::current()) {
-  define(registry, {schema, view_shape<layout_of>, view_cpu<layout_of>, view_reference<layout_of>, backward}, where);
+  define(builtins,
+         {.schema = schema,
+          .shape = view_shape<layout_of>,
+          .cpu = view_cpu<layout_of>,
+          .reference = view_reference<layout_of>,
+          .backward = backward},
+         where);
 }
 
 // embedding: out[..., :] = weight[indices[...], :].
@@ -418,38 +424,40 @@ void embedding_cpu(const KernelContext&, std::span<const Tensor> inputs, std::sp
 
 }  // namespace
 
-void register_shape_ops(Registry& registry) {
-  define_view<view>(registry, "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", "opgraph::view_backward");
-  define_view<view>(registry, "aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor");
-  define_view<reshape>(registry, "aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
+void register_shape_ops(BuiltinOps& builtins) {
+  define_view<view>(builtins, "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", "opgraph::view_backward");
+  define_view<view>(builtins, "aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor");
+  define_view<reshape>(builtins, "aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
                        "opgraph::reshape_backward");
-  define_view<permute>(registry, "aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)");
-  define_view<transpose>(registry, "aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)");
-  define_view<t>(registry, "aten::t(Tensor(a) self) -> Tensor(a)");
-  define_view<flatten>(registry,
+  define_view<permute>(builtins, "aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)");
+  define_view<transpose>(builtins, "aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)");
+  define_view<t>(builtins, "aten::t(Tensor(a) self) -> Tensor(a)");
+  define_view<flatten>(builtins,
                        "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
                        "opgraph::flatten_backward");
-  define_view<slice_layout>(registry,
+  define_view<slice_layout>(builtins,
                             "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
                             "SymInt step=1) -> Tensor(a)");
-  define_view<squeeze>(registry, "aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)");
-  define_view<squeeze_dims>(registry, "aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)");
-  define_view<select_layout>(registry, "aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)");
-  define_view<unflatten>(registry, "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)");
-  define_view<unsqueeze>(registry, "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)");
-  define_view<expand>(registry, "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)");
-  define_view<flip>(registry, "aten::flip(Tensor self, int[] dims) -> Tensor");
-  define_view<diagonal>(registry, "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)");
-  define_view<as_strided>(registry,
+  define_view<squeeze>(builtins, "aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)");
+  define_view<squeeze_dims>(builtins, "aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)");
+  define_view<select_layout>(builtins, "aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)");
+  define_view<unflatten>(builtins, "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)");
+  define_view<unsqueeze>(builtins, "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)");
+  define_view<expand>(builtins, "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)");
+  define_view<flip>(builtins, "aten::flip(Tensor self, int[] dims) -> Tensor");
+  define_view<diagonal>(builtins, "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)");
+  define_view<as_strided>(builtins,
                           "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
                           "SymInt? storage_offset=None) -> Tensor(a)");
-  define_view<repeat>(registry, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor");
-  define_view<pixel_shuffle>(registry, "aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor");
-  define_view<pixel_unshuffle>(registry, "aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor");
+  define_view<repeat>(builtins, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor");
+  define_view<pixel_shuffle>(builtins, "aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor");
+  define_view<pixel_unshuffle>(builtins, "aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor");
   // Rows are copied whole, so the plain loop is already the fast kernel.
-  define(registry, {"aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
-                    "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
-                    embedding_shape, embedding_cpu, embedding_cpu});
+  define(builtins, {.schema = "aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
+                              "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
+                    .shape = embedding_shape,
+                    .cpu = embedding_cpu,
+                    .reference = embedding_cpu});
 }
 
 }  // namespace opgraph::kernels
