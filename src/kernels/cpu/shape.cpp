@@ -10,6 +10,7 @@
 // of this kind all the same: flip walks dims with negative strides, repeat a
 // dim with stride 0, a pixel shuffle its channels' factors as spatial dims.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <numeric>
 
@@ -400,25 +401,41 @@ std::vector<TensorMeta> embedding_shape(std::span<const TensorMeta* const> input
   return {{weight.dtype, shape}};
 }
 
-template <typename Index>
-void gather_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) {
-  const int64_t rows = weight.size(0);
+// The row that position i of `indices` (int64 or int32) names; an error when
+// it is not one of weight's `rows`.
+int64_t embedding_row(const Tensor& indices, int64_t i, int64_t rows) {
+  const int64_t row = indices.dtype() == DType::Int64 ? indices.data_ptr<int64_t>()[i] : indices.data_ptr<int32_t>()[i];
+  OPGRAPH_CHECK(row >= 0 && row < rows, "indices: index ", row, " at position ", i, " is out of range for ", rows,
+                " embeddings");
+  return row;
+}
+
+// Rows are copied whole.
+void embedding_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                   const Attrs&) {
+  const Tensor &weight = inputs[0], &indices = inputs[1];
   const size_t row_bytes = static_cast<size_t>(weight.size(1)) * weight.itemsize();
-  const Index* index = indices.data_ptr<Index>();
   for (int64_t i = 0; i < indices.numel(); ++i) {
-    OPGRAPH_CHECK(index[i] >= 0 && index[i] < rows, "indices: index ", int64_t(index[i]), " at position ", i,
-                  " is out of range for ", rows, " embeddings");
-    std::memcpy(static_cast<char*>(out.data()) + i * row_bytes,
-                static_cast<const char*>(weight.data()) + index[i] * row_bytes, row_bytes);
+    std::memcpy(static_cast<char*>(outputs[0].data()) + i * row_bytes,
+                static_cast<const char*>(weight.data()) + embedding_row(indices, i, weight.size(0)) * row_bytes,
+                row_bytes);
   }
 }
 
-void embedding_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs&) {
-  if (inputs[1].dtype() == DType::Int64) {
-    gather_rows<int64_t>(inputs[0], inputs[1], outputs[0]);
-  } else {
-    gather_rows<int32_t>(inputs[0], inputs[1], outputs[0]);
+// Element by element: out[i, j] = weight[indices[i], j], each element its
+// itemsize bytes, whatever the dtype.
+void embedding_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                         const Attrs&) {
+  const Tensor &weight = inputs[0], &indices = inputs[1];
+  const int64_t columns = weight.size(1);
+  const size_t item = weight.itemsize();
+  const auto* from = static_cast<const std::byte*>(weight.data());
+  auto* to = static_cast<std::byte*>(outputs[0].data());
+  for (int64_t i = 0; i < indices.numel(); ++i) {
+    const int64_t row = embedding_row(indices, i, weight.size(0));
+    for (int64_t j = 0; j < columns; ++j) {
+      std::memcpy(to + (i * columns + j) * item, from + (row * columns + j) * item, item);
+    }
   }
 }
 
@@ -452,12 +469,11 @@ void register_shape_ops(BuiltinOps& builtins) {
   define_view<repeat>(builtins, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor");
   define_view<pixel_shuffle>(builtins, "aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor");
   define_view<pixel_unshuffle>(builtins, "aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor");
-  // Rows are copied whole, so the plain loop is already the fast kernel.
   define(builtins, {.schema = "aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
                               "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
                     .shape = embedding_shape,
                     .cpu = embedding_cpu,
-                    .reference = embedding_cpu});
+                    .reference = embedding_reference});
 }
 
 }  // namespace opgraph::kernels
