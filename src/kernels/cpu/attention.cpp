@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_dispatch.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/cpu/vec_math.h"
 #include "kernels/define.h"
 

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/dims.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {

@@ -25,6 +25,7 @@
 #include "kernels/cpu/output_mask.h"
 #include "kernels/cpu/primitive_cache.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 
 namespace opgraph::kernels {
 namespace {

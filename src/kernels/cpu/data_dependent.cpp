@@ -12,8 +12,9 @@
 #include <cstring>
 #include <numeric>
 
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/elementwise.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {

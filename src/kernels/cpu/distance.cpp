@@ -16,7 +16,9 @@
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/checked.h"
 #include "kernels/cpu/cpu_dispatch.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {

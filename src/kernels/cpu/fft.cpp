@@ -27,6 +27,8 @@
 #include <numbers>
 #include <vector>
 
+#include "kernels/cpu/dims.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
 #include "kernels/define.h"
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/indexing.h"
 #include "kernels/cpu/rows.h"

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "kernels/cpu/product.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {

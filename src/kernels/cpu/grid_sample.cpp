@@ -13,7 +13,7 @@
 #include <cmath>
 
 #include "kernels/cpu/cubic.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cpu/dims.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {

@@ -14,8 +14,11 @@
 
 #include "kernels/cpu/checked.h"
 #include "kernels/cpu/cpu_dispatch.h"
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/output_mask.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {

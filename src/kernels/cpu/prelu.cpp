@@ -1,7 +1,7 @@
 // aten::prelu: x where x > 0, else weight[c] * x, with c the channel (dim 1)
 // of each element, or one weight for every element (torch.nn.PReLU's
 // default, and the only form an input of rank below 2 takes).
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {

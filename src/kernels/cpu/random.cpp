@@ -13,7 +13,8 @@
 
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/factory.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/shape_checks.h"
 #include "opgraph/core/random.h"
 
 namespace opgraph {

@@ -26,7 +26,7 @@
 #include "kernels/cpu/cpu_dispatch.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/product.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/cpu/vec_math.h"
 #include "kernels/define.h"
 

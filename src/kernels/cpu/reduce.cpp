@@ -12,8 +12,11 @@
 #include <optional>
 #include <type_traits>
 
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 
 namespace opgraph::kernels {
 namespace {

@@ -6,7 +6,9 @@
 // columns.
 #include <memory>
 
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
 
 namespace opgraph::kernels {

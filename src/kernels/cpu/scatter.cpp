@@ -13,9 +13,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/indexing.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/cpu/view_layout.h"
 
 namespace opgraph::kernels {

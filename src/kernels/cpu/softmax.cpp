@@ -4,7 +4,10 @@
 #include <limits>
 
 #include "kernels/cpu/cpu_dispatch.h"
+#include "kernels/cpu/dims.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/cpu/softmax_row.h"
 #include "kernels/cpu/vec_math.h"
 #include "kernels/define.h"

@@ -9,7 +9,9 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/cpu/softmax_row.h"
 #include "kernels/define.h"
 

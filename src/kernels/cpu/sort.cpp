@@ -6,7 +6,9 @@
 // number, as in PyTorch. topk orders only the k first entries of a line.
 #include <algorithm>
 
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
 
 namespace opgraph::kernels {

@@ -3,6 +3,7 @@
 // the shape function decides from the input's size and the attributes.
 #include <cstring>
 
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/rows.h"
 #include "kernels/define.h"
 

@@ -16,7 +16,7 @@
 
 #include "kernels/cpu/cpu_dispatch.h"
 #include "kernels/cpu/cubic.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
