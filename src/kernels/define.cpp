@@ -4,7 +4,31 @@
 
 namespace opgraph::kernels {
 
-void define(Registry& registry, OpSpec spec, std::source_location where) {
+void BuiltinOps::add_samples(std::string_view op, const std::vector<Sample>& samples) {
+  auto it = samples_.find(op);
+  if (it == samples_.end()) it = samples_.emplace(std::string(op), std::vector<Sample>()).first;
+  it->second.insert(it->second.end(), samples.begin(), samples.end());
+}
+
+const std::vector<Sample>& BuiltinOps::samples(std::string_view op) const {
+  auto it = samples_.find(op);
+  OPGRAPH_CHECK(it != samples_.end(), "built-in op '", op, "' has no samples yet");
+  return it->second;
+}
+
+std::vector<OpDef> BuiltinOps::take() && {
+  for (OpDef& op : ops_) {
+    auto it = samples_.find(op.schema.qualified_name());
+    if (it == samples_.end()) continue;
+    op.samples = std::move(it->second);
+    samples_.erase(it);
+  }
+  OPGRAPH_CHECK(samples_.empty(), "samples for built-in op '", samples_.begin()->first,
+                "': no such built-in op is defined");
+  return std::move(ops_);
+}
+
+void define(BuiltinOps& builtins, OpSpec spec, std::source_location where) {
   OpDef op;
   op.schema = Schema::parse(spec.schema);
   op.shape_fn = std::move(spec.shape);
@@ -15,7 +39,7 @@ void define(Registry& registry, OpSpec spec, std::source_location where) {
   op.data_dependent_shapes = spec.data_dependent_shapes;
   op.source =
       detail::concat("built-in, ", std::filesystem::path(where.file_name()).filename().string(), ":", where.line());
-  registry.add(std::move(op));
+  builtins.add(std::move(op));
 }
 
 }  // namespace opgraph::kernels

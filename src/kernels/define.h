@@ -1,13 +1,21 @@
-// Registering a built-in op: schema, shape function, fast CPU kernel and its
-// reference implementation, in one call.
+// Defining a built-in op: schema, shape function, fast CPU kernel and its
+// reference implementation, in one call, into the built-in set
+// (kernels/builtin.h) that the registry receives as one batch.
 #pragma once
 
+#include <map>
 #include <source_location>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "opgraph/registry/registry.h"
 
 namespace opgraph::kernels {
 
+// Written with designated initializers ({.schema = ..., .shape = ..., .cpu =
+// ..., .reference = ...}), so that two fields of one type cannot trade places
+// unseen.
 struct OpSpec {
   const char* schema;
   ShapeFn shape;
@@ -18,7 +26,27 @@ struct OpSpec {
   bool data_dependent_shapes = false;  // see OpDef::data_dependent_shapes
 };
 
-void define(Registry& registry, OpSpec spec, std::source_location where = std::source_location::current());
+// The built-in ops and their sample tables as the op families define them, in
+// any order: nothing is checked against the rest of the set until the registry
+// receives it (Registry::add checks a batch's backward references after the
+// whole batch is in).
+class BuiltinOps {
+ public:
+  void add(OpDef op) { ops_.push_back(std::move(op)); }
+  // Appends to the samples of op `op`, which may be defined before or after.
+  void add_samples(std::string_view op, const std::vector<Sample>& samples);
+  // The samples added to `op` so far; an error if there are none.
+  const std::vector<Sample>& samples(std::string_view op) const;
+  // The ops, each with its samples; an error names a sample table whose op
+  // is not in the set.
+  std::vector<OpDef> take() &&;
+
+ private:
+  std::vector<OpDef> ops_;
+  std::map<std::string, std::vector<Sample>, std::less<>> samples_;
+};
+
+void define(BuiltinOps& builtins, OpSpec spec, std::source_location where = std::source_location::current());
 
 // Calls fn(T{}) with T the C++ type of a floating-point dtype; anything else is
 // an error naming the argument.

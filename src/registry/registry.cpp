@@ -4,7 +4,6 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "kernels/builtin.h"
 #include "opgraph/core/error.h"
 
 namespace opgraph {
@@ -55,15 +54,6 @@ std::string OpDef::input_name(size_t i, const Attrs& attrs) const {
     name = argument.type.is_list ? detail::concat(argument.name, "[", i - first, "]") : argument.name;
   });
   return name;
-}
-
-Registry& Registry::global() {
-  static Registry& registry = []() -> Registry& {
-    static Registry instance;
-    kernels::register_builtin_ops(instance);
-    return instance;
-  }();
-  return registry;
 }
 
 void Registry::add(OpDef op) {

@@ -134,6 +134,27 @@ TEST_F(RegistryTest, BackwardMustBeDeclared) {
   EXPECT_EQ(registry_.get("t::scale").backward, "t::scale_backward");
 }
 
+// A batch's backward references are looked up once the whole batch is in:
+// the op that names a backward may come before it or after it.
+TEST_F(RegistryTest, BackwardInBatchInAnyOrder) {
+  OpDef forward = scale_op("t::scale");
+  forward.backward = "t::scale_backward";
+  registry_.add({forward, scale_op("t::scale_backward")});
+  Registry reversed;
+  reversed.add({scale_op("t::scale_backward"), forward});
+  EXPECT_EQ(reversed.list(), registry_.list());
+}
+
+TEST_F(RegistryTest, DanglingBackwardNamesBothOpsAndAddsNone) {
+  OpDef forward = scale_op("t::scale", "forward.cpp:7");
+  forward.backward = "t::scale_backward";
+  const std::string message =
+      error_of([&] { registry_.add({scale_op("t::first"), forward, scale_op("t::scale_backwards")}); });
+  EXPECT_CONTAINS(message, "t::scale: its backward op 't::scale_backward' is not declared");
+  EXPECT_CONTAINS(message, "forward.cpp:7");
+  EXPECT_TRUE(registry_.list().empty());
+}
+
 TEST_F(RegistryTest, AddKernelForUndeclaredOpThrows) {
   const std::string message =
       error_of([&] { registry_.add_kernel("t::missing", DeviceType::CPU, scale_kernel, "k.cpp:3"); });

@@ -6,7 +6,7 @@ import torch
 from oracle import check_op
 
 import opgraph
-from opgraph.ops import call
+from opgraph.ops import call, call_reference
 
 aten = torch.ops.aten
 
@@ -120,10 +120,13 @@ def test_squeeze_dims(shape, dims):
     check_op("aten::squeeze.dims", lambda t: aten.squeeze(t, dims), tensor(shape), dim=dims)
 
 
+@pytest.mark.parametrize("weight_dtype", [np.float32, np.float64, np.float16, np.int32, np.int64, np.bool_])
 @pytest.mark.parametrize("index_dtype", [np.int64, np.int32])
 @pytest.mark.parametrize("indices_shape", [(5,), (2, 3), (0,), ()])
-def test_embedding(index_dtype, indices_shape):
-    weight = np.random.default_rng(0).standard_normal((11, 7)).astype(np.float32)
+def test_embedding(weight_dtype, index_dtype, indices_shape):
+    """The fast kernel (whole rows) and the reference (element by element)
+    agree with torch for weights of every item size."""
+    weight = (np.random.default_rng(0).standard_normal((11, 7)) * 10).astype(weight_dtype)
     indices = (np.arange(int(np.prod(indices_shape))) * 4 % 11).astype(index_dtype).reshape(indices_shape)
     check_op("aten::embedding", lambda w, i: aten.embedding(w, i.long()), weight, indices)
 
@@ -152,8 +155,11 @@ def test_bad_arguments(op, x, attrs, message):
         call(op, x, **attrs)
 
 
-def test_embedding_index_out_of_range():
+@pytest.mark.parametrize("run", [call, call_reference])
+def test_embedding_index_out_of_range(run):
     with pytest.raises(opgraph.Error, match="indices: index 11 at position 1 is out of range for 11 embeddings"):
-        call("aten::embedding", np.zeros((11, 2), np.float32), np.array([0, 11]))
+        run("aten::embedding", np.zeros((11, 2), np.float32), np.array([0, 11]))
+    with pytest.raises(opgraph.Error, match="indices: index -1 at position 0 is out of range for 11 embeddings"):
+        run("aten::embedding", np.zeros((11, 2), np.float32), np.array([-1], np.int32))
     with pytest.raises(opgraph.Error, match=r"indices: expected int64 or int32, got float32\[2\]"):
         call("aten::embedding", np.zeros((11, 2), np.float32), np.zeros(2, np.float32))

@@ -1,5 +1,7 @@
 """opgraph.ops family modules: require(), forward/backward against torch, errors."""
 
+import inspect
+
 import numpy as np
 import pytest
 import torch
@@ -33,8 +35,11 @@ def test_gemm_forward_backward(act):
     f = {None: lambda z: z, "relu": torch.relu, "gelu": F.gelu, "sigmoid": torch.sigmoid, "tanh": torch.tanh}[act]
     want, (da, db, dbias) = grads(lambda a, b, bias: f(a @ b + bias), a, b, bias, grad_output=gy)
     np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
-    for got, expected in zip(ops.gemm.backward(a, b, gy, y, bias, act=act), (da, db, dbias)):
+    for got, expected in zip(ops.gemm.backward(a, b, bias, gy, y, act=act), (da, db, dbias)):
         np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+    if act is None:  # the output is read only through an activation
+        for got, expected in zip(ops.gemm.backward(a, b, bias, grad_output=gy), (da, db, dbias)):
+            np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
 
 
 def test_gemm_writes_into_out():
@@ -52,7 +57,10 @@ def test_conv2d_forward_backward():
     gy = rng.standard_normal(y.shape)
     want, expected = grads(lambda x, w, b: torch.relu(F.conv2d(x, w, b, 2, 1, 1, 2)), x, w, b, grad_output=gy)
     np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
-    for got, e in zip(ops.conv2d.backward(x, w, gy, y, b, act="relu", **geometry), expected):
+    for got, e in zip(ops.conv2d.backward(x, w, b, gy, y, act="relu", **geometry), expected):
+        np.testing.assert_allclose(got, e, rtol=1e-10, atol=1e-12)
+    attrs = ops.conv2d.Conv2DAttrs(**geometry, act="relu")
+    for got, e in zip(ops.conv2d.backward(x, w, b, gy, ops.conv2d.forward(x, w, b, attrs), attrs), expected):
         np.testing.assert_allclose(got, e, rtol=1e-10, atol=1e-12)
 
 
@@ -76,7 +84,7 @@ def test_softmax_forward_backward(log):
     gy = np.random.default_rng(1).standard_normal(y.shape)
     want, (dx,) = grads(lambda x: (torch.log_softmax if log else torch.softmax)(x, 1), x, grad_output=gy)
     np.testing.assert_allclose(y, want, rtol=1e-12)
-    np.testing.assert_allclose(ops.softmax.backward(y, gy, dim=1, log=log), dx, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(ops.softmax.backward(gy, y, dim=1, log=log), dx, rtol=1e-10, atol=1e-14)
 
 
 def test_cross_entropy_forward_backward():
@@ -89,7 +97,7 @@ def test_cross_entropy_forward_backward():
     assert float(loss) == pytest.approx(want.item(), rel=1e-12)
     np.testing.assert_allclose(probabilities, torch.softmax(tl, 1).detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(
-        ops.cross_entropy.backward(probabilities, target, grad_loss=2.0), tl.grad.numpy(), rtol=1e-10, atol=1e-14
+        ops.cross_entropy.backward(target, 2.0, probabilities), tl.grad.numpy(), rtol=1e-10, atol=1e-14
     )
 
 
@@ -101,7 +109,7 @@ def test_activation_forward_backward(act):
     f = {"relu": torch.relu, "gelu": F.gelu, "sigmoid": torch.sigmoid, "tanh": torch.tanh, "silu": F.silu}[act]
     want, (dx,) = grads(f, x, grad_output=gy)
     np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(ops.activation.backward(x, y, gy, act), dx, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(ops.activation.backward(x, gy, y, act), dx, rtol=1e-10, atol=1e-14)
 
 
 def test_shape_errors_name_the_op_and_argument():
@@ -111,3 +119,44 @@ def test_shape_errors_name_the_op_and_argument():
         ops.conv2d.forward(np.ones((1, 3, 5, 5), np.float32), np.ones((2, 4, 3, 3), np.float32))
     with pytest.raises(opgraph.Error, match=r"unknown activation 'swish'"):
         ops.activation.forward(np.ones(3, np.float32), "swish")
+
+
+def test_backward_takes_inputs_then_parameters_then_grad_output():
+    """Each backward lists the forward's inputs and parameters it reads in the
+    forward's order, then grad_output, then the forward results it reads."""
+    orders = {
+        "gemm": ["A", "B", "bias", "grad_output", "output"],
+        "conv2d": ["X", "W", "b", "grad_output", "output"],
+        "pool2d": ["X", "grad_output"],
+        "softmax": ["grad_output", "output"],
+        "cross_entropy": ["target", "grad_output", "probabilities"],
+        "activation": ["X", "grad_output", "output"],
+    }
+    for family, order in orders.items():
+        module = ops.require(family)
+        forward = list(inspect.signature(module.forward).parameters)
+        backward = list(inspect.signature(module.backward).parameters)
+        assert backward[: len(order)] == order, family
+        read = [name for name in order if name in forward]
+        assert read == [name for name in forward if name in read], family
+        assert "act" in backward if "act" in forward else "act" not in backward, family
+
+
+@pytest.mark.parametrize(
+    "backward, act",
+    [
+        (lambda act: ops.gemm.backward(np.ones((2, 3)), np.ones((3, 4)), None, np.ones((2, 4)), act=act), "relu"),
+        (
+            lambda act: ops.conv2d.backward(
+                np.ones((1, 1, 3, 3)), np.ones((1, 1, 2, 2)), None, np.ones((1, 1, 2, 2)), act=act
+            ),
+            "tanh",
+        ),
+        (lambda act: ops.activation.backward(np.ones(3), np.ones(3), act=act), "sigmoid"),
+    ],
+)
+def test_backward_without_the_output_it_reads(backward, act):
+    with pytest.raises(
+        opgraph.Error, match=rf"output: expected the forward's output, which the gradient of act='{act}'"
+    ):
+        backward(act)

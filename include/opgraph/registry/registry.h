@@ -131,11 +131,11 @@ struct OpDef {
 
 class Registry {
  public:
-  // The process-wide registry that packages and built-in ops register into.
+  // The process-wide registry: the built-in ops, received once as one batch, and those packages add.
   static Registry& global();
 
-  // Adds ops all at once or, if any clashes with a registered op or with
-  // another in the batch, none of them; the error names both sources.
+  // Adds ops all at once, or none if one clashes with a registered op or another in the batch (the error names
+  // both sources) or names a backward op that neither declares: any op of the batch may be another's backward.
   void add(std::vector<OpDef> ops);
   void add(OpDef op);
   // Adds a kernel for an op that is already declared.

@@ -19,7 +19,7 @@ class Activation(Layer):
         return y
 
     def backward(self, grad):
-        return activation.backward(self.require_saved(self._x), self._y, grad, self.act)
+        return activation.backward(self.require_saved(self._x), grad, self._y, self.act)
 
 
 class ReLU(Activation):

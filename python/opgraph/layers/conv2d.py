@@ -90,6 +90,6 @@ class Conv2D(Layer):
     def backward(self, grad):
         x = self.require_saved(self._x)
         dx, self.dW, self.db = conv2d.backward(
-            x, self.W, grad, self._y, self.b, act=self.activation, **self._geometry()
+            x, self.W, self.b, grad, self._y, act=self.activation, **self._geometry()
         )
         return dx

@@ -41,5 +41,5 @@ class Dense(Layer):
 
     def backward(self, grad):
         x = self.require_saved(self._x)
-        dx, self.dW, self.db = gemm.backward(x, self.W, grad, self._y, self.b, act=self.activation)
+        dx, self.dW, self.db = gemm.backward(x, self.W, self.b, grad, self._y, act=self.activation)
         return dx

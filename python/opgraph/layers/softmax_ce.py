@@ -35,4 +35,4 @@ class SoftmaxCrossEntropy:
     def backward(self, grad=1.0):
         if self._probabilities is None:
             raise Error(f"{self.name}: backward() before a forward call")
-        return cross_entropy.backward(self._probabilities, self._target, grad, self.ignore_index, self.label_smoothing)
+        return cross_entropy.backward(self._target, grad, self._probabilities, self.ignore_index, self.label_smoothing)

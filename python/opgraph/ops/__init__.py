@@ -10,7 +10,11 @@ against.
 
 On top of ``call`` sits one module per op family, each with ``forward`` and
 ``backward``: ``gemm``, ``conv2d``, ``pool2d``, ``softmax``, ``cross_entropy``,
-``activation``. ``require(name)`` returns one by name.
+``activation``. ``require(name)`` returns one by name. They share one argument
+order: ``forward(inputs..., parameters..., attributes..., out=None)`` and
+``backward(inputs..., parameters..., grad_output, forward results...,
+attributes...)``, where a backward takes only the inputs, parameters and
+results its gradient reads, and ``act=`` names a fused activation.
 """
 
 import importlib
@@ -18,6 +22,17 @@ import importlib
 from .._C import call, call_reference
 
 FAMILIES = ("activation", "conv2d", "cross_entropy", "gemm", "pool2d", "softmax")
+
+
+def _require_output(where, output, needed_by):
+    """Raises an Error unless ``output``, the forward's result that a backward
+    reads for ``needed_by``, was given."""
+    if output is None:
+        from .._C import Error
+
+        raise Error(
+            f"{where}: output: expected the forward's output, which the gradient of {needed_by} reads; got None"
+        )
 
 
 def require(name):

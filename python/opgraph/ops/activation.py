@@ -1,7 +1,7 @@
 """Elementwise activations: ``relu``, ``gelu``, ``sigmoid``, ``tanh``, ``silu``."""
 
 from .._C import Error
-from . import call
+from . import _require_output, call
 
 # name -> (forward op, backward op, whether the backward takes the output rather than the input)
 _OPS = {
@@ -23,10 +23,13 @@ def forward(X, act="relu", out=None):
     return call(_ops(act)[0], X, out=out)
 
 
-def backward(X, output, grad_output, act="relu"):
-    """Gradient with respect to ``X``, from the input and the forward's output."""
+def backward(X, grad_output, output=None, act="relu"):
+    """Gradient with respect to ``X`` of ``forward(X, act)``, given the
+    gradient of its output; ``output`` (the forward's result) is needed for
+    the activations whose gradient reads it (sigmoid, tanh)."""
     _, op, from_output = _ops(act)
     if from_output:
+        _require_output("opgraph.ops.activation.backward", output, f"act={act!r}")
         return call(op, grad_output, output)
     if act == "relu":
         return call(op, grad_output, X, threshold=0)

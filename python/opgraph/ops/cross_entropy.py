@@ -14,9 +14,11 @@ def forward(logits, target, ignore_index=-100, label_smoothing=0.0):
     )
 
 
-def backward(probabilities, target, grad_loss=1.0, ignore_index=-100, label_smoothing=0.0):
-    """Gradient with respect to the logits, scaled by ``grad_loss``."""
-    grad = np.asarray(grad_loss, dtype=np.asarray(probabilities).dtype)
+def backward(target, grad_output, probabilities, ignore_index=-100, label_smoothing=0.0):
+    """Gradient with respect to the logits of ``forward(logits, target, ...)``
+    with the same attributes, given the gradient of its loss (a scalar) and the
+    probabilities it returned (the logits are not read)."""
+    grad = np.asarray(grad_output, dtype=np.asarray(probabilities).dtype)
     return call(
         "opgraph::softmax_cross_entropy_backward",
         grad,

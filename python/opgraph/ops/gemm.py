@@ -5,7 +5,7 @@ weights in. Activations: ``None``, ``"relu"``, ``"gelu"``, ``"sigmoid"``,
 ``"tanh"``.
 """
 
-from . import call
+from . import _require_output, call
 
 
 def forward(A, B, bias=None, act=None, out=None):
@@ -13,7 +13,12 @@ def forward(A, B, bias=None, act=None, out=None):
     return call("opgraph::gemm", A, B, bias, activation=act or "none", out=out)
 
 
-def backward(A, B, grad_output, output, bias=None, act=None):
-    """Gradients ``(dA, dB, dbias)`` of ``forward(A, B, bias, act)``, given the
-    gradient of its output and the output itself."""
+def backward(A, B, bias, grad_output, output=None, act=None):
+    """Gradients ``(dA, dB, dbias)`` of ``forward(A, B, bias, act=act)``, given
+    the gradient of its output; ``output`` (the forward's result) is needed
+    only with an activation."""
+    if act and act != "none":
+        _require_output("opgraph.ops.gemm.backward", output, f"act={act!r}")
+    else:
+        output = grad_output  # of the output's shape, and not read without an activation
     return call("opgraph::gemm_backward", grad_output, A, B, bias, output, activation=act or "none")

@@ -408,9 +408,9 @@ KernelFn by_approximation(Kernel exact, Kernel tanh) {
 
 // gelu and gelu_backward: Op<true> is the tanh form, Op<false> the exact one.
 template <template <bool> class Op>
-void define_gelu(Registry& registry, const char* schema, const char* backward = nullptr,
+void define_gelu(BuiltinOps& builtins, const char* schema, const char* backward = nullptr,
                  std::source_location where = std::source_location::current()) {
-  define(registry,
+  define(builtins,
          {.schema = schema,
           .shape = elementwise_shape<Op<false>>,
           .cpu = by_approximation(map_fast<Op<false>>, map_fast<Op<true>>),
@@ -421,46 +421,45 @@ void define_gelu(Registry& registry, const char* schema, const char* backward = 
 
 }  // namespace
 
-void register_activation_ops(Registry& registry) {
-  // Gradients first: a forward op may only name a backward op already declared.
+void register_activation_ops(BuiltinOps& builtins) {
   define_elementwise<ThresholdBackward>(
-      registry, "aten::threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor");
+      builtins, "aten::threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor");
   define_gelu<GeluBackward>(
-      registry, "aten::gelu_backward(Tensor grad_output, Tensor self, *, str approximate=\"none\") -> Tensor");
-  define_elementwise<SiluBackward>(registry, "aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor");
-  define_elementwise<SigmoidBackward>(registry, "aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor");
-  define_elementwise<TanhBackward>(registry, "aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor");
+      builtins, "aten::gelu_backward(Tensor grad_output, Tensor self, *, str approximate=\"none\") -> Tensor");
+  define_elementwise<SiluBackward>(builtins, "aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor");
+  define_elementwise<SigmoidBackward>(builtins, "aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor");
+  define_elementwise<TanhBackward>(builtins, "aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor");
   define_elementwise<HardtanhBackward>(
-      registry, "aten::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor");
+      builtins, "aten::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor");
 
-  define_elementwise<ReluBackward>(registry, "opgraph::relu_backward(Tensor grad_output, Tensor self) -> Tensor");
-  define_elementwise<SigmoidInputBackward>(registry,
+  define_elementwise<ReluBackward>(builtins, "opgraph::relu_backward(Tensor grad_output, Tensor self) -> Tensor");
+  define_elementwise<SigmoidInputBackward>(builtins,
                                            "opgraph::sigmoid_backward(Tensor grad_output, Tensor self) -> Tensor");
-  define_elementwise<TanhInputBackward>(registry, "opgraph::tanh_backward(Tensor grad_output, Tensor self) -> Tensor");
+  define_elementwise<TanhInputBackward>(builtins, "opgraph::tanh_backward(Tensor grad_output, Tensor self) -> Tensor");
 
   // `backward` names an op taking (grad, the forward inputs, the forward
   // attributes): ATen's where it has that form, opgraph's where it does not.
-  define_elementwise<Relu>(registry, "aten::relu(Tensor self) -> Tensor", "opgraph::relu_backward");
-  define_gelu<Gelu>(registry, "aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", "aten::gelu_backward");
-  define_elementwise<Silu>(registry, "aten::silu(Tensor self) -> Tensor", "aten::silu_backward");
-  define_elementwise<Sigmoid>(registry, "aten::sigmoid(Tensor self) -> Tensor", "opgraph::sigmoid_backward");
-  define_elementwise<Tanh>(registry, "aten::tanh(Tensor self) -> Tensor", "opgraph::tanh_backward");
-  define_elementwise<Hardtanh>(registry, "aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+  define_elementwise<Relu>(builtins, "aten::relu(Tensor self) -> Tensor", "opgraph::relu_backward");
+  define_gelu<Gelu>(builtins, "aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor", "aten::gelu_backward");
+  define_elementwise<Silu>(builtins, "aten::silu(Tensor self) -> Tensor", "aten::silu_backward");
+  define_elementwise<Sigmoid>(builtins, "aten::sigmoid(Tensor self) -> Tensor", "opgraph::sigmoid_backward");
+  define_elementwise<Tanh>(builtins, "aten::tanh(Tensor self) -> Tensor", "opgraph::tanh_backward");
+  define_elementwise<Hardtanh>(builtins, "aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
                                "aten::hardtanh_backward");
-  define_elementwise<Elu>(registry,
+  define_elementwise<Elu>(builtins,
                           "aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor");
-  define_elementwise<LeakyRelu>(registry, "aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor");
-  define_elementwise<Hardswish>(registry, "aten::hardswish(Tensor self) -> Tensor");
-  define_elementwise<Hardsigmoid>(registry, "aten::hardsigmoid(Tensor self) -> Tensor");
-  define_elementwise<Dropout>(registry, "aten::dropout(Tensor input, float p, bool train) -> Tensor");
-  define_elementwise<Neg>(registry, "aten::neg(Tensor self) -> Tensor");
-  define_elementwise<Exp>(registry, "aten::exp(Tensor self) -> Tensor");
-  define_elementwise<Sqrt>(registry, "aten::sqrt(Tensor self) -> Tensor");
-  define_elementwise<Rsqrt>(registry, "aten::rsqrt(Tensor self) -> Tensor");
-  define_elementwise<Erf>(registry, "aten::erf(Tensor self) -> Tensor");
-  define_elementwise<PowScalar>(registry, "aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor");
-  define_elementwise<RsubScalar>(registry, "aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
-  define_elementwise<Clamp>(registry, "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor");
+  define_elementwise<LeakyRelu>(builtins, "aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor");
+  define_elementwise<Hardswish>(builtins, "aten::hardswish(Tensor self) -> Tensor");
+  define_elementwise<Hardsigmoid>(builtins, "aten::hardsigmoid(Tensor self) -> Tensor");
+  define_elementwise<Dropout>(builtins, "aten::dropout(Tensor input, float p, bool train) -> Tensor");
+  define_elementwise<Neg>(builtins, "aten::neg(Tensor self) -> Tensor");
+  define_elementwise<Exp>(builtins, "aten::exp(Tensor self) -> Tensor");
+  define_elementwise<Sqrt>(builtins, "aten::sqrt(Tensor self) -> Tensor");
+  define_elementwise<Rsqrt>(builtins, "aten::rsqrt(Tensor self) -> Tensor");
+  define_elementwise<Erf>(builtins, "aten::erf(Tensor self) -> Tensor");
+  define_elementwise<PowScalar>(builtins, "aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor");
+  define_elementwise<RsubScalar>(builtins, "aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
+  define_elementwise<Clamp>(builtins, "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor");
 }
 
 }  // namespace opgraph::kernels

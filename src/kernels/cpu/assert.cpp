@@ -44,13 +44,20 @@ void no_work(const KernelContext&, std::span<const Tensor>, std::span<const Tens
 
 }  // namespace
 
-void register_assert_ops(Registry& registry) {
-  define(registry, {"aten::_assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? stride=None, "
-                    "ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()",
-                    assert_tensor_metadata_shape, no_work, no_work});
-  define(registry, {"aten::_assert_scalar(Scalar self, str assert_msg) -> ()", assert_scalar_shape, no_work, no_work});
-  define(registry, {"aten::sym_constrain_range_for_size(Scalar size, *, int? min=None, int? max=None) -> ()",
-                    constrain_range_shape, no_work, no_work});
+void register_assert_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "aten::_assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? stride=None, "
+                              "ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()",
+                    .shape = assert_tensor_metadata_shape,
+                    .cpu = no_work,
+                    .reference = no_work});
+  define(builtins, {.schema = "aten::_assert_scalar(Scalar self, str assert_msg) -> ()",
+                    .shape = assert_scalar_shape,
+                    .cpu = no_work,
+                    .reference = no_work});
+  define(builtins, {.schema = "aten::sym_constrain_range_for_size(Scalar size, *, int? min=None, int? max=None) -> ()",
+                    .shape = constrain_range_shape,
+                    .cpu = no_work,
+                    .reference = no_work});
 }
 
 }  // namespace opgraph::kernels

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_dispatch.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/cpu/vec_math.h"
 #include "kernels/define.h"
 
@@ -431,11 +433,14 @@ void attention_reference(const KernelContext&, std::span<const Tensor> inputs, s
 
 }  // namespace
 
-void register_attention_ops(Registry& registry) {
-  define(registry, {"aten::scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "
+void register_attention_ops(BuiltinOps& builtins) {
+  define(builtins,
+         {.schema = "aten::scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "
                     "Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, "
                     "bool enable_gqa=False) -> Tensor",
-                    attention_shape, attention_cpu, attention_reference});
+          .shape = attention_shape,
+          .cpu = attention_cpu,
+          .reference = attention_reference});
 }
 
 }  // namespace opgraph::kernels

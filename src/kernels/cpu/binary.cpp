@@ -423,9 +423,9 @@ std::vector<TensorMeta> binary_shape(std::span<const TensorMeta* const> inputs, 
 }
 
 template <typename Op, bool kScalar>
-void define_binary(Registry& registry, const char* schema, const char* backward = nullptr,
+void define_binary(BuiltinOps& builtins, const char* schema, const char* backward = nullptr,
                    std::source_location where = std::source_location::current()) {
-  define(registry,
+  define(builtins,
          {.schema = schema,
           .shape = binary_shape<Op, kScalar>,
           .cpu = binary_kernel<Op, kScalar, false>,
@@ -460,9 +460,9 @@ void div_mode_kernel(const KernelContext& context, std::span<const Tensor> input
 }
 
 template <bool kScalar>
-void define_div_mode(Registry& registry, const char* schema,
+void define_div_mode(BuiltinOps& builtins, const char* schema,
                      std::source_location where = std::source_location::current()) {
-  define(registry,
+  define(builtins,
          {.schema = schema,
           .shape = div_mode_shape<kScalar>,
           .cpu = div_mode_kernel<kScalar, false>,
@@ -557,9 +557,13 @@ void bitwise_scalar_kernel(const KernelContext& context, std::span<const Tensor>
 }
 
 template <typename Fn>
-void define_bitwise_scalar(Registry& registry, const char* schema,
+void define_bitwise_scalar(BuiltinOps& builtins, const char* schema,
                            std::source_location where = std::source_location::current()) {
-  define(registry, {schema, bitwise_scalar_shape, bitwise_scalar_kernel<Fn, false>, bitwise_scalar_kernel<Fn, true>},
+  define(builtins,
+         {.schema = schema,
+          .shape = bitwise_scalar_shape,
+          .cpu = bitwise_scalar_kernel<Fn, false>,
+          .reference = bitwise_scalar_kernel<Fn, true>},
          where);
 }
 
@@ -598,9 +602,14 @@ void logical_kernel(const KernelContext& context, std::span<const Tensor> inputs
 }
 
 template <typename Fn>
-void define_logical(Registry& registry, const char* schema,
+void define_logical(BuiltinOps& builtins, const char* schema,
                     std::source_location where = std::source_location::current()) {
-  define(registry, {schema, logical_shape, logical_kernel<Fn, false>, logical_kernel<Fn, true>}, where);
+  define(builtins,
+         {.schema = schema,
+          .shape = logical_shape,
+          .cpu = logical_kernel<Fn, false>,
+          .reference = logical_kernel<Fn, true>},
+         where);
 }
 
 // ---- sum_to_size ----------------------------------------------------------------
@@ -660,43 +669,43 @@ void sum_to_size_kernel(const KernelContext&, std::span<const Tensor> inputs, st
 
 }  // namespace
 
-void register_binary_ops(Registry& registry) {
-  define_binary<Add, false>(registry, "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+void register_binary_ops(BuiltinOps& builtins) {
+  define_binary<Add, false>(builtins, "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
                             "opgraph::add_backward");
-  define_binary<Sub, false>(registry, "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+  define_binary<Sub, false>(builtins, "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
                             "opgraph::sub_backward");
-  define_binary<Mul, false>(registry, "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", "opgraph::mul_backward");
-  define_binary<Div, false>(registry, "aten::div.Tensor(Tensor self, Tensor other) -> Tensor");
-  define_binary<Maximum, false>(registry, "aten::maximum(Tensor self, Tensor other) -> Tensor");
-  define_binary<Minimum, false>(registry, "aten::minimum(Tensor self, Tensor other) -> Tensor");
-  define_binary<Add, true>(registry, "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
-  define_binary<Sub, true>(registry, "aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
-  define_binary<Mul, true>(registry, "aten::mul.Scalar(Tensor self, Scalar other) -> Tensor");
-  define_binary<Div, true>(registry, "aten::div.Scalar(Tensor self, Scalar other) -> Tensor");
-  define_binary<Atan2, false>(registry, "aten::atan2(Tensor self, Tensor other) -> Tensor");
-  define(registry, {.schema = "aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+  define_binary<Mul, false>(builtins, "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", "opgraph::mul_backward");
+  define_binary<Div, false>(builtins, "aten::div.Tensor(Tensor self, Tensor other) -> Tensor");
+  define_binary<Maximum, false>(builtins, "aten::maximum(Tensor self, Tensor other) -> Tensor");
+  define_binary<Minimum, false>(builtins, "aten::minimum(Tensor self, Tensor other) -> Tensor");
+  define_binary<Add, true>(builtins, "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
+  define_binary<Sub, true>(builtins, "aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
+  define_binary<Mul, true>(builtins, "aten::mul.Scalar(Tensor self, Scalar other) -> Tensor");
+  define_binary<Div, true>(builtins, "aten::div.Scalar(Tensor self, Scalar other) -> Tensor");
+  define_binary<Atan2, false>(builtins, "aten::atan2(Tensor self, Tensor other) -> Tensor");
+  define(builtins, {.schema = "aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
                     .shape = atan2_out_shape,
                     .cpu = binary_kernel<Atan2, false, false>,
                     .reference = binary_kernel<Atan2, false, true>});
-  define_binary<Pow, false>(registry, "aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor");
-  define_binary<PowScalarBase, true>(registry, "aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor");
-  define_binary<Fmod, false>(registry, "aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor");
-  define_binary<Fmod, true>(registry, "aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor");
-  define_binary<Remainder, false>(registry, "aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor");
-  define_binary<Remainder, true>(registry, "aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor");
-  define_div_mode<false>(registry, "aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor");
-  define_div_mode<true>(registry, "aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor");
-  define(registry, {.schema = "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
+  define_binary<Pow, false>(builtins, "aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor");
+  define_binary<PowScalarBase, true>(builtins, "aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor");
+  define_binary<Fmod, false>(builtins, "aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor");
+  define_binary<Fmod, true>(builtins, "aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor");
+  define_binary<Remainder, false>(builtins, "aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor");
+  define_binary<Remainder, true>(builtins, "aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor");
+  define_div_mode<false>(builtins, "aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor");
+  define_div_mode<true>(builtins, "aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor");
+  define(builtins, {.schema = "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
                     .shape = clamp_tensor_shape,
                     .cpu = clamp_tensor_kernel<false>,
                     .reference = clamp_tensor_kernel<true>});
-  define_bitwise_scalar<std::bit_and<>>(registry, "aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor");
-  define_bitwise_scalar<std::bit_or<>>(registry, "aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor");
-  define_bitwise_scalar<std::bit_xor<>>(registry, "aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor");
-  define_logical<std::logical_and<>>(registry, "aten::logical_and(Tensor self, Tensor other) -> Tensor");
-  define_logical<std::logical_or<>>(registry, "aten::logical_or(Tensor self, Tensor other) -> Tensor");
-  define_logical<std::not_equal_to<>>(registry, "aten::logical_xor(Tensor self, Tensor other) -> Tensor");
-  define(registry, {.schema = "aten::sum_to_size(Tensor self, SymInt[] size) -> Tensor",
+  define_bitwise_scalar<std::bit_and<>>(builtins, "aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor");
+  define_bitwise_scalar<std::bit_or<>>(builtins, "aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor");
+  define_bitwise_scalar<std::bit_xor<>>(builtins, "aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor");
+  define_logical<std::logical_and<>>(builtins, "aten::logical_and(Tensor self, Tensor other) -> Tensor");
+  define_logical<std::logical_or<>>(builtins, "aten::logical_or(Tensor self, Tensor other) -> Tensor");
+  define_logical<std::not_equal_to<>>(builtins, "aten::logical_xor(Tensor self, Tensor other) -> Tensor");
+  define(builtins, {.schema = "aten::sum_to_size(Tensor self, SymInt[] size) -> Tensor",
                     .shape = sum_to_size_shape,
                     .cpu = sum_to_size_kernel<false>,
                     .reference = sum_to_size_kernel<true>});

@@ -58,16 +58,22 @@ KernelFn mul_gradient(bool reference) {
 
 }  // namespace
 
-void register_binary_backward_ops(Registry& registry) {
-  define(registry, {"opgraph::add_backward(Tensor grad_output, Tensor self, Tensor other, *, Scalar alpha=1) "
-                    "-> (Tensor grad_self, Tensor grad_other)",
-                    gradient_shape("aten::add.Tensor"), add_gradient(1, false), add_gradient(1, true)});
-  define(registry, {"opgraph::sub_backward(Tensor grad_output, Tensor self, Tensor other, *, Scalar alpha=1) "
-                    "-> (Tensor grad_self, Tensor grad_other)",
-                    gradient_shape("aten::sub.Tensor"), add_gradient(-1, false), add_gradient(-1, true)});
-  define(registry, {"opgraph::mul_backward(Tensor grad_output, Tensor self, Tensor other) "
-                    "-> (Tensor grad_self, Tensor grad_other)",
-                    gradient_shape("aten::mul.Tensor"), mul_gradient(false), mul_gradient(true)});
+void register_binary_backward_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "opgraph::add_backward(Tensor grad_output, Tensor self, Tensor other, *, Scalar alpha=1) "
+                              "-> (Tensor grad_self, Tensor grad_other)",
+                    .shape = gradient_shape("aten::add.Tensor"),
+                    .cpu = add_gradient(1, false),
+                    .reference = add_gradient(1, true)});
+  define(builtins, {.schema = "opgraph::sub_backward(Tensor grad_output, Tensor self, Tensor other, *, Scalar alpha=1) "
+                              "-> (Tensor grad_self, Tensor grad_other)",
+                    .shape = gradient_shape("aten::sub.Tensor"),
+                    .cpu = add_gradient(-1, false),
+                    .reference = add_gradient(-1, true)});
+  define(builtins, {.schema = "opgraph::mul_backward(Tensor grad_output, Tensor self, Tensor other) "
+                              "-> (Tensor grad_self, Tensor grad_other)",
+                    .shape = gradient_shape("aten::mul.Tensor"),
+                    .cpu = mul_gradient(false),
+                    .reference = mul_gradient(true)});
 }
 
 }  // namespace opgraph::kernels

@@ -95,22 +95,24 @@ void binary_kernel(const KernelContext& context, std::span<const Tensor> inputs,
 }
 
 template <typename Op, Result kResult, bool kScalar>
-void define_binary(Registry& registry, const char* schema,
+void define_binary(BuiltinOps& builtins, const char* schema,
                    std::source_location where = std::source_location::current()) {
-  define(registry,
-         {schema, binary_shape<Op, kResult, kScalar>, binary_kernel<Op, kResult, kScalar, false>,
-          binary_kernel<Op, kResult, kScalar, true>},
+  define(builtins,
+         {.schema = schema,
+          .shape = binary_shape<Op, kResult, kScalar>,
+          .cpu = binary_kernel<Op, kResult, kScalar, false>,
+          .reference = binary_kernel<Op, kResult, kScalar, true>},
          where);
 }
 
 // eq.Tensor, eq.Scalar, ... for one comparison.
 template <typename Op>
-void define_comparison(Registry& registry, const char* name,
+void define_comparison(BuiltinOps& builtins, const char* name,
                        std::source_location where = std::source_location::current()) {
   const std::string tensor = detail::concat("aten::", name, ".Tensor(Tensor self, Tensor other) -> Tensor");
   const std::string scalar = detail::concat("aten::", name, ".Scalar(Tensor self, Scalar other) -> Tensor");
-  define_binary<Op, Result::Bool, false>(registry, tensor.c_str(), where);
-  define_binary<Op, Result::Bool, true>(registry, scalar.c_str(), where);
+  define_binary<Op, Result::Bool, false>(builtins, tensor.c_str(), where);
+  define_binary<Op, Result::Bool, true>(builtins, scalar.c_str(), where);
 }
 
 // ---- logical_not and bitwise_not ---------------------------------------------
@@ -194,9 +196,14 @@ void where_kernel(const KernelContext& context, std::span<const Tensor> inputs, 
 }
 
 template <ScalarBranch kScalar>
-void define_where(Registry& registry, const char* schema,
+void define_where(BuiltinOps& builtins, const char* schema,
                   std::source_location where = std::source_location::current()) {
-  define(registry, {schema, where_shape<kScalar>, where_kernel<kScalar, false>, where_kernel<kScalar, true>}, where);
+  define(builtins,
+         {.schema = schema,
+          .shape = where_shape<kScalar>,
+          .cpu = where_kernel<kScalar, false>,
+          .reference = where_kernel<kScalar, true>},
+         where);
 }
 
 // masked_fill.Scalar takes `value` as an attribute, masked_fill.Tensor as a 0-d tensor.
@@ -235,37 +242,47 @@ void masked_fill_kernel(const KernelContext& context, std::span<const Tensor> in
 
 }  // namespace
 
-void register_compare_ops(Registry& registry) {
-  define_comparison<Eq>(registry, "eq");
-  define_comparison<Ne>(registry, "ne");
-  define_comparison<Lt>(registry, "lt");
-  define_comparison<Gt>(registry, "gt");
-  define_comparison<Le>(registry, "le");
-  define_comparison<Ge>(registry, "ge");
-  define_binary<And, Result::Same, false>(registry, "aten::__and__.Tensor(Tensor self, Tensor other) -> Tensor");
-  define_binary<And, Result::Same, false>(registry, "aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor");
-  define_binary<Or, Result::Same, false>(registry, "aten::__or__.Tensor(Tensor self, Tensor other) -> Tensor");
-  define_binary<Or, Result::Same, false>(registry, "aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor");
-  define_binary<Xor, Result::Same, false>(registry, "aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor");
-  define(registry, {"aten::logical_not(Tensor self) -> Tensor", logical_not_shape, not_kernel<true, false>,
-                    not_kernel<true, true>});
-  define(registry, {"aten::bitwise_not(Tensor self) -> Tensor", bitwise_not_shape, not_kernel<false, false>,
-                    not_kernel<false, true>});
-  define_where<ScalarBranch::None>(registry, "aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor");
-  define_where<ScalarBranch::Self>(registry,
+void register_compare_ops(BuiltinOps& builtins) {
+  define_comparison<Eq>(builtins, "eq");
+  define_comparison<Ne>(builtins, "ne");
+  define_comparison<Lt>(builtins, "lt");
+  define_comparison<Gt>(builtins, "gt");
+  define_comparison<Le>(builtins, "le");
+  define_comparison<Ge>(builtins, "ge");
+  define_binary<And, Result::Same, false>(builtins, "aten::__and__.Tensor(Tensor self, Tensor other) -> Tensor");
+  define_binary<And, Result::Same, false>(builtins, "aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor");
+  define_binary<Or, Result::Same, false>(builtins, "aten::__or__.Tensor(Tensor self, Tensor other) -> Tensor");
+  define_binary<Or, Result::Same, false>(builtins, "aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor");
+  define_binary<Xor, Result::Same, false>(builtins, "aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor");
+  define(builtins, {.schema = "aten::logical_not(Tensor self) -> Tensor",
+                    .shape = logical_not_shape,
+                    .cpu = not_kernel<true, false>,
+                    .reference = not_kernel<true, true>});
+  define(builtins, {.schema = "aten::bitwise_not(Tensor self) -> Tensor",
+                    .shape = bitwise_not_shape,
+                    .cpu = not_kernel<false, false>,
+                    .reference = not_kernel<false, true>});
+  define_where<ScalarBranch::None>(builtins, "aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor");
+  define_where<ScalarBranch::Self>(builtins,
                                    "aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor");
-  define_where<ScalarBranch::Other>(registry,
+  define_where<ScalarBranch::Other>(builtins,
                                     "aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor");
-  define(registry, {"aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
-                    masked_fill_shape<true>, masked_fill_kernel<true, false>, masked_fill_kernel<true, true>});
-  define(registry, {"aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
-                    masked_fill_shape<false>, masked_fill_kernel<false, false>, masked_fill_kernel<false, true>});
+  define(builtins, {.schema = "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
+                    .shape = masked_fill_shape<true>,
+                    .cpu = masked_fill_kernel<true, false>,
+                    .reference = masked_fill_kernel<true, true>});
+  define(builtins, {.schema = "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
+                    .shape = masked_fill_shape<false>,
+                    .cpu = masked_fill_kernel<false, false>,
+                    .reference = masked_fill_kernel<false, true>});
   // torch.export keeps the in-place form where a module fills a tensor it has
   // just made (nn.MultiheadAttention's padding mask), and later nodes read its
   // result. With outputs allocated by the caller it runs as the functional
   // form: the result is written to the output, self is left as it was.
-  define(registry, {"aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
-                    masked_fill_shape<true>, masked_fill_kernel<true, false>, masked_fill_kernel<true, true>});
+  define(builtins, {.schema = "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+                    .shape = masked_fill_shape<true>,
+                    .cpu = masked_fill_kernel<true, false>,
+                    .reference = masked_fill_kernel<true, true>});
 }
 
 }  // namespace opgraph::kernels

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/dims.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -233,9 +233,15 @@ void stack_reference(const KernelContext&, std::span<const Tensor> inputs, std::
 
 }  // namespace
 
-void register_concat_ops(Registry& registry) {
-  define(registry, {"aten::cat(Tensor[] tensors, int dim=0) -> Tensor", cat_shape, join_cpu, cat_reference});
-  define(registry, {"aten::stack(Tensor[] tensors, int dim=0) -> Tensor", stack_shape, join_cpu, stack_reference});
+void register_concat_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "aten::cat(Tensor[] tensors, int dim=0) -> Tensor",
+                    .shape = cat_shape,
+                    .cpu = join_cpu,
+                    .reference = cat_reference});
+  define(builtins, {.schema = "aten::stack(Tensor[] tensors, int dim=0) -> Tensor",
+                    .shape = stack_shape,
+                    .cpu = join_cpu,
+                    .reference = stack_reference});
 }
 
 }  // namespace opgraph::kernels

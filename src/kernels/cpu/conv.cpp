@@ -565,64 +565,71 @@ void fused_conv2d_cpu(const KernelContext& context, std::span<const Tensor> in, 
 
 // Registers an op of form F over `Spatial` dims (0 for aten::convolution).
 template <int64_t Spatial, Form F>
-void define_conv(Registry& registry, const char* schema, const char* backward = nullptr,
+void define_conv(BuiltinOps& builtins, const char* schema, const char* backward = nullptr,
                  std::source_location where = std::source_location::current()) {
-  define(registry, {schema, conv_shape<Spatial, F>, conv_cpu<Spatial, F, false>, conv_cpu<Spatial, F, true>, backward},
+  define(builtins,
+         {.schema = schema,
+          .shape = conv_shape<Spatial, F>,
+          .cpu = conv_cpu<Spatial, F, false>,
+          .reference = conv_cpu<Spatial, F, true>,
+          .backward = backward},
          where);
 }
 
 }  // namespace
 
-// Registered after register_conv_backward_ops, whose ops the 2-D ones name.
-void register_conv_ops(Registry& registry) {
-  define_conv<1, Form::Plain>(registry,
+void register_conv_ops(BuiltinOps& builtins) {
+  define_conv<1, Form::Plain>(builtins,
                               "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, "
                               "SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, "
                               "SymInt groups=1) -> Tensor");
-  define_conv<2, Form::Plain>(registry,
+  define_conv<2, Form::Plain>(builtins,
                               "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, "
                               "SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, "
                               "SymInt groups=1) -> Tensor",
                               "opgraph::conv2d_backward");
-  define_conv<3, Form::Plain>(registry,
+  define_conv<3, Form::Plain>(builtins,
                               "aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, "
                               "SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], "
                               "SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor");
-  define_conv<1, Form::StrPadding>(registry,
+  define_conv<1, Form::StrPadding>(builtins,
                                    "aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
                                    "SymInt[1] stride=[1], str padding=\"valid\", SymInt[1] dilation=[1], "
                                    "SymInt groups=1) -> Tensor");
-  define_conv<2, Form::StrPadding>(registry,
+  define_conv<2, Form::StrPadding>(builtins,
                                    "aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
                                    "SymInt[2] stride=[1, 1], str padding=\"valid\", "
                                    "SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor");
-  define_conv<3, Form::StrPadding>(registry,
+  define_conv<3, Form::StrPadding>(builtins,
                                    "aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
                                    "SymInt[3] stride=[1, 1, 1], str padding=\"valid\", "
                                    "SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor");
-  define_conv<1, Form::Transposed>(registry,
+  define_conv<1, Form::Transposed>(builtins,
                                    "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, "
                                    "SymInt[1] stride=[1], SymInt[1] padding=[0], "
                                    "SymInt[1] output_padding=[0], SymInt groups=1, "
                                    "SymInt[1] dilation=[1]) -> Tensor");
-  define_conv<2, Form::Transposed>(registry,
+  define_conv<2, Form::Transposed>(builtins,
                                    "aten::conv_transpose2d.input(Tensor input, Tensor weight, "
                                    "Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], "
                                    "SymInt[2] output_padding=[0, 0], SymInt groups=1, "
                                    "SymInt[2] dilation=[1, 1]) -> Tensor");
-  define_conv<3, Form::Transposed>(registry,
+  define_conv<3, Form::Transposed>(builtins,
                                    "aten::conv_transpose3d.input(Tensor input, Tensor weight, "
                                    "Tensor? bias=None, SymInt[3] stride=[1, 1, 1], "
                                    "SymInt[3] padding=[0, 0, 0], SymInt[3] output_padding=[0, 0, 0], "
                                    "SymInt groups=1, SymInt[3] dilation=[1, 1, 1]) -> Tensor");
-  define_conv<0, Form::Any>(registry,
+  define_conv<0, Form::Any>(builtins,
                             "aten::convolution(Tensor input, Tensor weight, Tensor? bias, "
                             "SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, "
                             "SymInt[] output_padding, SymInt groups) -> Tensor");
-  define(registry,
-         {"opgraph::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
-          "int[2] padding=0, int[2] dilation=1, int groups=1, *, str activation=\"none\") -> Tensor",
-          fused_conv2d_shape, fused_conv2d_cpu<false>, fused_conv2d_cpu<true>, "opgraph::conv2d_act_backward"});
+  define(builtins,
+         {.schema = "opgraph::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+                    "int[2] padding=0, int[2] dilation=1, int groups=1, *, str activation=\"none\") -> Tensor",
+          .shape = fused_conv2d_shape,
+          .cpu = fused_conv2d_cpu<false>,
+          .reference = fused_conv2d_cpu<true>,
+          .backward = "opgraph::conv2d_act_backward"});
 }
 
 }  // namespace opgraph::kernels

@@ -25,6 +25,7 @@
 #include "kernels/cpu/output_mask.h"
 #include "kernels/cpu/primitive_cache.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 
 namespace opgraph::kernels {
 namespace {
@@ -305,20 +306,28 @@ void conv2d_act_backward_cpu(const KernelContext& context, std::span<const Tenso
 
 }  // namespace
 
-// Registered before register_conv_ops, whose ops name these as their backward.
-void register_conv_backward_ops(Registry& registry) {
-  define(registry, {"aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, "
+void register_conv_backward_ops(BuiltinOps& builtins) {
+  define(builtins,
+         {.schema = "aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, "
                     "SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, "
                     "SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
-                    convolution_backward_shape, convolution_backward_cpu<false>, convolution_backward_cpu<true>});
-  define(registry, {"opgraph::conv2d_backward(Tensor grad_output, Tensor input, Tensor weight, int[2] stride=1, "
+          .shape = convolution_backward_shape,
+          .cpu = convolution_backward_cpu<false>,
+          .reference = convolution_backward_cpu<true>});
+  define(builtins,
+         {.schema = "opgraph::conv2d_backward(Tensor grad_output, Tensor input, Tensor weight, int[2] stride=1, "
                     "int[2] padding=0, int[2] dilation=1, int groups=1) "
                     "-> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
-                    conv2d_backward_shape, conv2d_backward_cpu<false>, conv2d_backward_cpu<true>});
-  define(registry, {"opgraph::conv2d_act_backward(Tensor grad_output, Tensor input, Tensor weight, Tensor? bias, "
+          .shape = conv2d_backward_shape,
+          .cpu = conv2d_backward_cpu<false>,
+          .reference = conv2d_backward_cpu<true>});
+  define(builtins,
+         {.schema = "opgraph::conv2d_act_backward(Tensor grad_output, Tensor input, Tensor weight, Tensor? bias, "
                     "Tensor output, int[2] stride=1, int[2] padding=0, int[2] dilation=1, int groups=1, *, "
                     "str activation=\"none\") -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
-                    conv2d_act_backward_shape, conv2d_act_backward_cpu<false>, conv2d_act_backward_cpu<true>});
+          .shape = conv2d_act_backward_shape,
+          .cpu = conv2d_act_backward_cpu<false>,
+          .reference = conv2d_act_backward_cpu<true>});
 }
 
 }  // namespace opgraph::kernels

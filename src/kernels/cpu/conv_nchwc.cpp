@@ -173,13 +173,18 @@ void nchwc_to_nchw_reference(const KernelContext&, std::span<const Tensor> in, s
 
 }  // namespace
 
-void register_conv_nchwc_ops(Registry& registry) {
-  define(registry, {"opgraph::conv2d_nchwc(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+void register_conv_nchwc_ops(BuiltinOps& builtins) {
+  define(builtins,
+         {.schema = "opgraph::conv2d_nchwc(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
                     "int[2] padding=0, int[2] padding_end=0, int[2] dilation=1, int groups=1, int block=16, *, "
                     "str activation=\"none\") -> Tensor",
-                    conv2d_nchwc_shape, conv2d_nchwc_cpu, conv2d_nchwc_reference});
-  define(registry, {"opgraph::nchwc_to_nchw(Tensor self, int channels) -> Tensor", nchwc_to_nchw_shape,
-                    nchwc_to_nchw_cpu, nchwc_to_nchw_reference});
+          .shape = conv2d_nchwc_shape,
+          .cpu = conv2d_nchwc_cpu,
+          .reference = conv2d_nchwc_reference});
+  define(builtins, {.schema = "opgraph::nchwc_to_nchw(Tensor self, int channels) -> Tensor",
+                    .shape = nchwc_to_nchw_shape,
+                    .cpu = nchwc_to_nchw_cpu,
+                    .reference = nchwc_to_nchw_reference});
 }
 
 }  // namespace opgraph::kernels

@@ -138,44 +138,54 @@ void resize_reference(const KernelContext&, std::span<const Tensor> inputs, std:
 }
 
 template <const Conversion& kConversion>
-void define_conversion(Registry& registry, const char* schema,
+void define_conversion(BuiltinOps& builtins, const char* schema,
                        std::source_location where = std::source_location::current()) {
-  define(registry, {schema, convert_shape<kConversion>, convert_kernel<false>, convert_kernel<true>}, where);
+  define(builtins,
+         {.schema = schema,
+          .shape = convert_shape<kConversion>,
+          .cpu = convert_kernel<false>,
+          .reference = convert_kernel<true>},
+         where);
 }
 
 }  // namespace
 
-void register_convert_ops(Registry& registry) {
-  define_conversion<kToCopy>(registry,
+void register_convert_ops(BuiltinOps& builtins) {
+  define_conversion<kToCopy>(builtins,
                              "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
                              "Device? device=None, bool? pin_memory=None, bool non_blocking=False, "
                              "MemoryFormat? memory_format=None) -> Tensor");
-  define_conversion<kToCopy>(registry,
+  define_conversion<kToCopy>(builtins,
                              "aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, "
                              "Device? device=None, bool? pin_memory=None, bool non_blocking=False, "
                              "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
-  define_conversion<kToDtype>(registry,
+  define_conversion<kToDtype>(builtins,
                               "aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, "
                               "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
-  define_conversion<kToDevice>(registry,
+  define_conversion<kToDevice>(builtins,
                                "aten::to.device(Tensor(a) self, Device device, ScalarType dtype, "
                                "bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) "
                                "-> Tensor(a)");
-  define_conversion<kCopy>(registry, "aten::type_as(Tensor self, Tensor other) -> Tensor");
-  define_conversion<kClone>(registry, "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor");
-  define_conversion<kClone>(registry,
+  define_conversion<kCopy>(builtins, "aten::type_as(Tensor self, Tensor other) -> Tensor");
+  define_conversion<kClone>(builtins, "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor");
+  define_conversion<kClone>(builtins,
                             "aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) "
                             "-> Tensor(a)");
-  define_conversion<kCopy>(registry, "aten::alias(Tensor(a) self) -> Tensor(a)");
-  define_conversion<kCopy>(registry, "aten::detach(Tensor(a) self) -> Tensor(a)");
+  define_conversion<kCopy>(builtins, "aten::alias(Tensor(a) self) -> Tensor(a)");
+  define_conversion<kCopy>(builtins, "aten::detach(Tensor(a) self) -> Tensor(a)");
   // torch.export keeps GPT-2's in-place detach_ of its causal mask; the values
   // do not change, so the functional form's copy is the same.
-  define_conversion<kCopy>(registry, "aten::detach_(Tensor(a!) self) -> Tensor(a!)");
-  define_conversion<kCopy>(registry, "aten::lift_fresh_copy(Tensor self) -> Tensor");
-  define(registry, {"aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", copy_shape,
-                    convert_kernel<false, 1>, convert_kernel<true, 1>});
-  define(registry, {"aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)",
-                    resize_shape, resize_cpu, resize_reference});
+  define_conversion<kCopy>(builtins, "aten::detach_(Tensor(a!) self) -> Tensor(a!)");
+  define_conversion<kCopy>(builtins, "aten::lift_fresh_copy(Tensor self) -> Tensor");
+  define(builtins, {.schema = "aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
+                    .shape = copy_shape,
+                    .cpu = convert_kernel<false, 1>,
+                    .reference = convert_kernel<true, 1>});
+  define(builtins,
+         {.schema = "aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)",
+          .shape = resize_shape,
+          .cpu = resize_cpu,
+          .reference = resize_reference});
 }
 
 }  // namespace opgraph::kernels

@@ -12,8 +12,9 @@
 #include <cstring>
 #include <numeric>
 
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/elementwise.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -169,24 +170,41 @@ void local_scalar_kernel(const KernelContext&, std::span<const Tensor> inputs, s
 
 }  // namespace
 
-void register_data_dependent_ops(Registry& registry) {
-  define(registry, {.schema = "aten::nonzero(Tensor self) -> Tensor",
+void register_data_dependent_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "aten::nonzero(Tensor self) -> Tensor",
                     .shape = nonzero_shape,
                     .cpu = nonzero_kernel,
                     .reference = nonzero_reference,
                     .data_dependent_shapes = true});
-  define(registry, {"aten::sym_size.int(Tensor self, int dim) -> SymInt", dim_scalar_shape, sym_size_kernel,
-                    sym_size_kernel, nullptr, true});
-  define(registry, {"aten::sym_numel(Tensor self) -> SymInt", int_scalar_shape, sym_numel_kernel, sym_numel_kernel,
-                    nullptr, true});
-  define(registry, {"aten::sym_stride.int(Tensor self, int dim) -> SymInt", dim_scalar_shape, sym_stride_kernel,
-                    sym_stride_kernel, nullptr, true});
-  define(registry, {"aten::sym_storage_offset(Tensor self) -> SymInt", int_scalar_shape, sym_storage_offset_kernel,
-                    sym_storage_offset_kernel, nullptr, true});
-  define(registry, {"aten::sym_is_contiguous(Tensor self, MemoryFormat memory_format=contiguous_format) -> SymBool",
-                    is_contiguous_shape, is_contiguous_kernel, is_contiguous_kernel});
-  define(registry, {"aten::_local_scalar_dense(Tensor self) -> Scalar", local_scalar_shape, local_scalar_kernel,
-                    local_scalar_kernel});
+  define(builtins, {.schema = "aten::sym_size.int(Tensor self, int dim) -> SymInt",
+                    .shape = dim_scalar_shape,
+                    .cpu = sym_size_kernel,
+                    .reference = sym_size_kernel,
+                    .accepts_strided_inputs = true});
+  define(builtins, {.schema = "aten::sym_numel(Tensor self) -> SymInt",
+                    .shape = int_scalar_shape,
+                    .cpu = sym_numel_kernel,
+                    .reference = sym_numel_kernel,
+                    .accepts_strided_inputs = true});
+  define(builtins, {.schema = "aten::sym_stride.int(Tensor self, int dim) -> SymInt",
+                    .shape = dim_scalar_shape,
+                    .cpu = sym_stride_kernel,
+                    .reference = sym_stride_kernel,
+                    .accepts_strided_inputs = true});
+  define(builtins, {.schema = "aten::sym_storage_offset(Tensor self) -> SymInt",
+                    .shape = int_scalar_shape,
+                    .cpu = sym_storage_offset_kernel,
+                    .reference = sym_storage_offset_kernel,
+                    .accepts_strided_inputs = true});
+  define(builtins,
+         {.schema = "aten::sym_is_contiguous(Tensor self, MemoryFormat memory_format=contiguous_format) -> SymBool",
+          .shape = is_contiguous_shape,
+          .cpu = is_contiguous_kernel,
+          .reference = is_contiguous_kernel});
+  define(builtins, {.schema = "aten::_local_scalar_dense(Tensor self) -> Scalar",
+                    .shape = local_scalar_shape,
+                    .cpu = local_scalar_kernel,
+                    .reference = local_scalar_kernel});
 }
 
 }  // namespace opgraph::kernels

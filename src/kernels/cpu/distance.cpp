@@ -16,7 +16,9 @@
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/checked.h"
 #include "kernels/cpu/cpu_dispatch.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -442,20 +444,34 @@ void im2col_reference(const KernelContext&, std::span<const Tensor> in, std::spa
 
 }  // namespace
 
-void register_distance_ops(Registry& registry) {
-  define(registry, {"aten::_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor", cdist_shape,
-                    cdist_cpu, cdist_reference});
-  define(registry, {"aten::cdist(Tensor x1, Tensor x2, float p=2.0, int? compute_mode=None) -> Tensor", cdist_shape,
-                    cdist_cpu, cdist_reference});
-  define(registry,
-         {"aten::_pdist_forward(Tensor self, float p=2.0) -> Tensor", pdist_shape, pdist_cpu, pdist_reference});
-  define(registry, {"aten::pdist(Tensor self, float p=2.0) -> Tensor", pdist_shape, pdist_cpu, pdist_reference});
-  define(registry, {"aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) "
+void register_distance_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "aten::_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor",
+                    .shape = cdist_shape,
+                    .cpu = cdist_cpu,
+                    .reference = cdist_reference});
+  define(builtins, {.schema = "aten::cdist(Tensor x1, Tensor x2, float p=2.0, int? compute_mode=None) -> Tensor",
+                    .shape = cdist_shape,
+                    .cpu = cdist_cpu,
+                    .reference = cdist_reference});
+  define(builtins, {.schema = "aten::_pdist_forward(Tensor self, float p=2.0) -> Tensor",
+                    .shape = pdist_shape,
+                    .cpu = pdist_cpu,
+                    .reference = pdist_reference});
+  define(builtins, {.schema = "aten::pdist(Tensor self, float p=2.0) -> Tensor",
+                    .shape = pdist_shape,
+                    .cpu = pdist_cpu,
+                    .reference = pdist_reference});
+  define(builtins,
+         {.schema = "aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) "
                     "-> Tensor",
-                    im2col_shape, im2col_cpu, im2col_reference});
-  define(registry, {"aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, "
-                    "int[2] padding, int[2] stride) -> Tensor",
-                    col2im_shape, col2im_cpu, col2im_reference});
+          .shape = im2col_shape,
+          .cpu = im2col_cpu,
+          .reference = im2col_reference});
+  define(builtins, {.schema = "aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, "
+                              "int[2] padding, int[2] stride) -> Tensor",
+                    .shape = col2im_shape,
+                    .cpu = col2im_cpu,
+                    .reference = col2im_reference});
 }
 
 }  // namespace opgraph::kernels

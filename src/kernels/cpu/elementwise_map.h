@@ -141,9 +141,9 @@ void map_reference(const KernelContext&, std::span<const Tensor> inputs, std::sp
 }
 
 template <typename Op>
-void define_elementwise(Registry& registry, const char* schema, const char* backward = nullptr,
+void define_elementwise(BuiltinOps& builtins, const char* schema, const char* backward = nullptr,
                         std::source_location where = std::source_location::current()) {
-  define(registry,
+  define(builtins,
          {.schema = schema,
           .shape = elementwise_shape<Op>,
           .cpu = map_fast<Op>,

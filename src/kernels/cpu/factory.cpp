@@ -68,8 +68,11 @@ void fill_kernel(const KernelContext&, std::span<const Tensor>, std::span<const 
 }
 
 template <const Fill& kFill>
-void define_fill(Registry& registry, const char* schema, std::source_location where = std::source_location::current()) {
-  define(registry, {schema, fill_shape<kFill>, fill_kernel<kFill>, fill_kernel<kFill>}, where);
+void define_fill(BuiltinOps& builtins, const char* schema,
+                 std::source_location where = std::source_location::current()) {
+  define(builtins,
+         {.schema = schema, .shape = fill_shape<kFill>, .cpu = fill_kernel<kFill>, .reference = fill_kernel<kFill>},
+         where);
 }
 
 constexpr Fill kFull{Fill::kAttribute, Fill::kAttribute, "fill_value", 0};
@@ -139,31 +142,38 @@ void arange_kernel(const KernelContext&, std::span<const Tensor>, std::span<cons
 
 }  // namespace
 
-void register_factory_ops(Registry& registry) {
+void register_factory_ops(BuiltinOps& builtins) {
   const auto schema = [](const char* head, const char* tail = "") {
     return detail::concat("aten::", head, kFactoryOptions, tail, ") -> Tensor");
   };
   const std::string like_tail = ", MemoryFormat? memory_format=None";
-  define(registry, {schema("arange(Scalar end, *, ").c_str(), arange_shape, arange_kernel, arange_kernel});
-  define(registry,
-         {schema("arange.start(Scalar start, Scalar end, *, ").c_str(), arange_shape, arange_kernel, arange_kernel});
-  define(registry, {schema("arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ").c_str(), arange_shape,
-                    arange_kernel, arange_kernel});
-  define_fill<kFull>(registry, schema("full(SymInt[] size, Scalar fill_value, *, ").c_str());
-  define_fill<kZeros>(registry, schema("zeros(SymInt[] size, *, ").c_str());
-  define_fill<kOnes>(registry, schema("ones(SymInt[] size, *, ").c_str());
-  define_fill<kZeros>(registry, schema("empty.memory_format(SymInt[] size, *, ", like_tail.c_str()).c_str());
-  define_fill<kZeros>(registry, schema("empty_strided(SymInt[] size, SymInt[] stride, *, ").c_str());
-  define_fill<kScalarTensor>(registry, schema("scalar_tensor(Scalar s, *, ").c_str());
-  define_fill<kFullLike>(registry, schema("full_like(Tensor self, Scalar fill_value, *, ", like_tail.c_str()).c_str());
-  define_fill<kZerosLike>(registry, schema("zeros_like(Tensor self, *, ", like_tail.c_str()).c_str());
-  define_fill<kOnesLike>(registry, schema("ones_like(Tensor self, *, ", like_tail.c_str()).c_str());
-  define_fill<kZerosLike>(registry, schema("empty_like(Tensor self, *, ", like_tail.c_str()).c_str());
-  define_fill<kNewFull>(registry, schema("new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ").c_str());
-  define_fill<kNewZeros>(registry, schema("new_zeros(Tensor self, SymInt[] size, *, ").c_str());
-  define_fill<kNewOnes>(registry, schema("new_ones(Tensor self, SymInt[] size, *, ").c_str());
-  define_fill<kNewZeros>(registry, schema("new_empty(Tensor self, SymInt[] size, *, ").c_str());
-  define_fill<kFillScalar>(registry, "aten::fill.Scalar(Tensor self, Scalar value) -> Tensor");
+  define(builtins, {.schema = schema("arange(Scalar end, *, ").c_str(),
+                    .shape = arange_shape,
+                    .cpu = arange_kernel,
+                    .reference = arange_kernel});
+  define(builtins, {.schema = schema("arange.start(Scalar start, Scalar end, *, ").c_str(),
+                    .shape = arange_shape,
+                    .cpu = arange_kernel,
+                    .reference = arange_kernel});
+  define(builtins, {.schema = schema("arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ").c_str(),
+                    .shape = arange_shape,
+                    .cpu = arange_kernel,
+                    .reference = arange_kernel});
+  define_fill<kFull>(builtins, schema("full(SymInt[] size, Scalar fill_value, *, ").c_str());
+  define_fill<kZeros>(builtins, schema("zeros(SymInt[] size, *, ").c_str());
+  define_fill<kOnes>(builtins, schema("ones(SymInt[] size, *, ").c_str());
+  define_fill<kZeros>(builtins, schema("empty.memory_format(SymInt[] size, *, ", like_tail.c_str()).c_str());
+  define_fill<kZeros>(builtins, schema("empty_strided(SymInt[] size, SymInt[] stride, *, ").c_str());
+  define_fill<kScalarTensor>(builtins, schema("scalar_tensor(Scalar s, *, ").c_str());
+  define_fill<kFullLike>(builtins, schema("full_like(Tensor self, Scalar fill_value, *, ", like_tail.c_str()).c_str());
+  define_fill<kZerosLike>(builtins, schema("zeros_like(Tensor self, *, ", like_tail.c_str()).c_str());
+  define_fill<kOnesLike>(builtins, schema("ones_like(Tensor self, *, ", like_tail.c_str()).c_str());
+  define_fill<kZerosLike>(builtins, schema("empty_like(Tensor self, *, ", like_tail.c_str()).c_str());
+  define_fill<kNewFull>(builtins, schema("new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ").c_str());
+  define_fill<kNewZeros>(builtins, schema("new_zeros(Tensor self, SymInt[] size, *, ").c_str());
+  define_fill<kNewOnes>(builtins, schema("new_ones(Tensor self, SymInt[] size, *, ").c_str());
+  define_fill<kNewZeros>(builtins, schema("new_empty(Tensor self, SymInt[] size, *, ").c_str());
+  define_fill<kFillScalar>(builtins, "aten::fill.Scalar(Tensor self, Scalar value) -> Tensor");
 }
 
 }  // namespace opgraph::kernels

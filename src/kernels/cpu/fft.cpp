@@ -27,6 +27,8 @@
 #include <numbers>
 #include <vector>
 
+#include "kernels/cpu/dims.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
 #include "kernels/define.h"
 
@@ -411,17 +413,28 @@ void reinterpret_reference(const KernelContext&, std::span<const Tensor> inputs,
 
 }  // namespace
 
-void register_fft_ops(Registry& registry) {
-  define(registry, {"aten::_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor", r2c_shape,
-                    spectrum_kernel<false, true>, spectrum_kernel<true, true>});
-  define(registry, {"aten::_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor",
-                    c2r_shape, c2r_kernel<false>, c2r_kernel<true>});
-  define(registry, {"aten::_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor", c2c_shape,
-                    spectrum_kernel<false, false>, spectrum_kernel<true, false>});
-  define(registry, {"aten::view_as_real(Tensor(a) self) -> Tensor(a)", view_as_real_shape, reinterpret_cpu,
-                    reinterpret_reference});
-  define(registry, {"aten::view_as_complex(Tensor(a) self) -> Tensor(a)", view_as_complex_shape, reinterpret_cpu,
-                    reinterpret_reference});
+void register_fft_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "aten::_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor",
+                    .shape = r2c_shape,
+                    .cpu = spectrum_kernel<false, true>,
+                    .reference = spectrum_kernel<true, true>});
+  define(builtins,
+         {.schema = "aten::_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor",
+          .shape = c2r_shape,
+          .cpu = c2r_kernel<false>,
+          .reference = c2r_kernel<true>});
+  define(builtins, {.schema = "aten::_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor",
+                    .shape = c2c_shape,
+                    .cpu = spectrum_kernel<false, false>,
+                    .reference = spectrum_kernel<true, false>});
+  define(builtins, {.schema = "aten::view_as_real(Tensor(a) self) -> Tensor(a)",
+                    .shape = view_as_real_shape,
+                    .cpu = reinterpret_cpu,
+                    .reference = reinterpret_reference});
+  define(builtins, {.schema = "aten::view_as_complex(Tensor(a) self) -> Tensor(a)",
+                    .shape = view_as_complex_shape,
+                    .cpu = reinterpret_cpu,
+                    .reference = reinterpret_reference});
 }
 
 }  // namespace opgraph::kernels

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "kernels/cpu/onednn.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/parallel.h"
 #include "opgraph/core/error.h"
 
 namespace opgraph::kernels {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/indexing.h"
 #include "kernels/cpu/rows.h"
@@ -213,13 +214,19 @@ void index_kernel(const KernelContext&, std::span<const Tensor> inputs, std::spa
 
 }  // namespace
 
-void register_gather_ops(Registry& registry) {
-  define(registry, {"aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-                    gather_shape, gather_kernel, gather_kernel});
-  define(registry, {"aten::index_select(Tensor self, int dim, Tensor index) -> Tensor", index_select_shape,
-                    index_select_kernel<false>, index_select_kernel<true>});
-  define(registry, {"aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", index_shape, index_kernel<false>,
-                    index_kernel<true>});
+void register_gather_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
+                    .shape = gather_shape,
+                    .cpu = gather_kernel,
+                    .reference = gather_kernel});
+  define(builtins, {.schema = "aten::index_select(Tensor self, int dim, Tensor index) -> Tensor",
+                    .shape = index_select_shape,
+                    .cpu = index_select_kernel<false>,
+                    .reference = index_select_kernel<true>});
+  define(builtins, {.schema = "aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
+                    .shape = index_shape,
+                    .cpu = index_kernel<false>,
+                    .reference = index_kernel<true>});
 }
 
 }  // namespace opgraph::kernels

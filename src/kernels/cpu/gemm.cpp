@@ -11,7 +11,7 @@
 #include <string>
 
 #include "kernels/cpu/product.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -138,13 +138,19 @@ void gemm_backward_reference(const KernelContext&, std::span<const Tensor> in, s
 
 }  // namespace
 
-void register_gemm_ops(Registry& registry) {
-  // A backward op is registered before the op that names it.
-  define(registry, {"opgraph::gemm_backward(Tensor grad_output, Tensor a, Tensor b, Tensor? bias, Tensor output, *, "
+void register_gemm_ops(BuiltinOps& builtins) {
+  define(builtins,
+         {.schema = "opgraph::gemm(Tensor a, Tensor b, Tensor? bias=None, *, str activation=\"none\") -> Tensor",
+          .shape = gemm_shape,
+          .cpu = gemm_cpu<false>,
+          .reference = gemm_cpu<true>,
+          .backward = "opgraph::gemm_backward"});
+  define(builtins,
+         {.schema = "opgraph::gemm_backward(Tensor grad_output, Tensor a, Tensor b, Tensor? bias, Tensor output, *, "
                     "str activation=\"none\") -> (Tensor grad_a, Tensor grad_b, Tensor grad_bias)",
-                    gemm_backward_shape, gemm_backward_cpu, gemm_backward_reference});
-  define(registry, {"opgraph::gemm(Tensor a, Tensor b, Tensor? bias=None, *, str activation=\"none\") -> Tensor",
-                    gemm_shape, gemm_cpu<false>, gemm_cpu<true>, "opgraph::gemm_backward"});
+          .shape = gemm_backward_shape,
+          .cpu = gemm_backward_cpu,
+          .reference = gemm_backward_reference});
 }
 
 }  // namespace opgraph::kernels

@@ -13,7 +13,7 @@
 #include <cmath>
 
 #include "kernels/cpu/cubic.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -205,14 +205,19 @@ void grid_sample_reference(const KernelContext&, std::span<const Tensor> in, std
 
 }  // namespace
 
-void register_grid_sample_ops(Registry& registry) {
-  define(registry, {"aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
+void register_grid_sample_ops(BuiltinOps& builtins) {
+  define(builtins,
+         {.schema = "aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
                     "bool align_corners) -> Tensor",
-                    grid_sample_shape, grid_sample_cpu, grid_sample_reference});
+          .shape = grid_sample_shape,
+          .cpu = grid_sample_cpu,
+          .reference = grid_sample_reference});
   // grid_sampler picks grid_sampler_2d or _3d by the input's rank; only 2-D is here.
-  define(registry, {"aten::grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
-                    "bool align_corners) -> Tensor",
-                    grid_sample_shape, grid_sample_cpu, grid_sample_reference});
+  define(builtins, {.schema = "aten::grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
+                              "bool align_corners) -> Tensor",
+                    .shape = grid_sample_shape,
+                    .cpu = grid_sample_cpu,
+                    .reference = grid_sample_reference});
 }
 
 }  // namespace opgraph::kernels

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cpu/dims.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -243,24 +246,24 @@ void nll_loss_backward_reference(const KernelContext&, std::span<const Tensor> i
 
 }  // namespace
 
-void register_loss_ops(Registry& registry) {
-  define(registry, {.schema = "aten::nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, "
+void register_loss_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "aten::nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, "
                               "Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
                     .shape = nll_loss_backward_shape,
                     .cpu = nll_loss_backward_cpu,
                     .reference = nll_loss_backward_reference});
-  define(registry, {.schema = "aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, "
+  define(builtins, {.schema = "aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, "
                               "SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
                     .shape = nll_loss_forward_shape,
                     .cpu = loss_cpu(Kind::Nll),
                     .reference = loss_reference(Kind::Nll),
                     .backward = "aten::nll_loss_backward"});
-  define(registry, {.schema = "aten::nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
+  define(builtins, {.schema = "aten::nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
                               "SymInt ignore_index=-100) -> Tensor",
                     .shape = nll_loss_shape,
                     .cpu = loss_cpu(Kind::Nll),
                     .reference = loss_reference(Kind::Nll)});
-  define(registry, {.schema = "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, "
+  define(builtins, {.schema = "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, "
                               "int reduction=1, SymInt ignore_index=-100, float label_smoothing=0.) -> Tensor",
                     .shape = cross_entropy_shape,
                     .cpu = loss_cpu(Kind::CrossEntropy),

@@ -256,27 +256,47 @@ void matmul_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
 
 }  // namespace
 
-void register_matmul_ops(Registry& registry) {
-  define(registry,
-         {"aten::mm(Tensor self, Tensor mat2) -> Tensor", batched_shape<2>, batched_cpu<false>, batched_cpu<true>});
-  define(registry,
-         {"aten::bmm(Tensor self, Tensor mat2) -> Tensor", batched_shape<3>, batched_cpu<false>, batched_cpu<true>});
-  define(registry, {"aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-                    addmm_shape, addmm_cpu<false>, addmm_cpu<true>});
-  define(registry, {"aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
+void register_matmul_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "aten::mm(Tensor self, Tensor mat2) -> Tensor",
+                    .shape = batched_shape<2>,
+                    .cpu = batched_cpu<false>,
+                    .reference = batched_cpu<true>});
+  define(builtins, {.schema = "aten::bmm(Tensor self, Tensor mat2) -> Tensor",
+                    .shape = batched_shape<3>,
+                    .cpu = batched_cpu<false>,
+                    .reference = batched_cpu<true>});
+  define(builtins,
+         {.schema = "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+          .shape = addmm_shape,
+          .cpu = addmm_cpu<false>,
+          .reference = addmm_cpu<true>});
+  define(builtins,
+         {.schema = "aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
                     "Tensor",
-                    baddbmm_shape, baddbmm_cpu<false>, baddbmm_cpu<true>});
-  // A backward op is registered before the op that names it.
-  define(registry, {"opgraph::linear_backward(Tensor grad_output, Tensor input, Tensor weight, Tensor? bias=None) "
+          .shape = baddbmm_shape,
+          .cpu = baddbmm_cpu<false>,
+          .reference = baddbmm_cpu<true>});
+  define(builtins,
+         {.schema = "opgraph::linear_backward(Tensor grad_output, Tensor input, Tensor weight, Tensor? bias=None) "
                     "-> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
-                    linear_backward_shape, linear_backward_cpu<false>, linear_backward_cpu<true>});
-  define(registry, {"aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", linear_shape,
-                    linear_cpu<false>, linear_cpu<true>, "opgraph::linear_backward"});
-  define(registry,
-         {"aten::matmul(Tensor self, Tensor other) -> Tensor", matmul_shape, matmul_cpu<false>, matmul_cpu<true>});
-  define(registry, {"opgraph::linear(Tensor input, Tensor weight, Tensor? bias=None, *, str activation=\"none\") "
+          .shape = linear_backward_shape,
+          .cpu = linear_backward_cpu<false>,
+          .reference = linear_backward_cpu<true>});
+  define(builtins, {.schema = "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+                    .shape = linear_shape,
+                    .cpu = linear_cpu<false>,
+                    .reference = linear_cpu<true>,
+                    .backward = "opgraph::linear_backward"});
+  define(builtins, {.schema = "aten::matmul(Tensor self, Tensor other) -> Tensor",
+                    .shape = matmul_shape,
+                    .cpu = matmul_cpu<false>,
+                    .reference = matmul_cpu<true>});
+  define(builtins,
+         {.schema = "opgraph::linear(Tensor input, Tensor weight, Tensor? bias=None, *, str activation=\"none\") "
                     "-> Tensor",
-                    fused_linear_shape, fused_linear_cpu<false>, fused_linear_cpu<true>});
+          .shape = fused_linear_shape,
+          .cpu = fused_linear_cpu<false>,
+          .reference = fused_linear_cpu<true>});
 }
 
 }  // namespace opgraph::kernels

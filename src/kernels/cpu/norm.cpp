@@ -14,8 +14,11 @@
 
 #include "kernels/cpu/checked.h"
 #include "kernels/cpu/cpu_dispatch.h"
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/output_mask.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -761,69 +764,69 @@ void instance_norm_cpu(const KernelContext& context, std::span<const Tensor> inp
 
 }  // namespace
 
-void register_norm_ops(Registry& registry) {
-  define(registry, {.schema = "aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
+void register_norm_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
                               "Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
                     .shape = native_layer_norm_shape,
                     .cpu = layer_norm_cpu,
                     .reference = layer_norm_reference});
-  define(registry, {.schema = "aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
+  define(builtins, {.schema = "aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
                               "Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor",
                     .shape = layer_norm_shape,
                     .cpu = layer_norm_cpu,
                     .reference = layer_norm_reference});
-  define(registry, {.schema = "aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] "
+  define(builtins, {.schema = "aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] "
                               "normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, "
                               "bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
                     .shape = native_layer_norm_backward_shape,
                     .cpu = layer_norm_backward_cpu,
                     .reference = layer_norm_backward_reference});
-  define(registry, {.schema = "aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, "
+  define(builtins, {.schema = "aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, "
                               "SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)",
                     .shape = native_group_norm_shape,
                     .cpu = native_group_norm_cpu<false>,
                     .reference = native_group_norm_cpu<true>});
-  define(registry, {.schema = "aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
+  define(builtins, {.schema = "aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
                               "float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor",
                     .shape = group_norm_shape,
                     .cpu = group_norm_cpu<false>,
                     .reference = group_norm_cpu<true>});
-  define(registry, {.schema = "aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, "
+  define(builtins, {.schema = "aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, "
                               "Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, "
                               "bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
                     .shape = native_group_norm_backward_shape,
                     .cpu = group_norm_backward_cpu,
                     .reference = group_norm_backward_reference});
-  define(registry, {.schema = "aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, "
+  define(builtins, {.schema = "aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, "
                               "Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) "
                               "-> (Tensor, Tensor, Tensor)",
                     .shape = batch_norm_no_training_shape,
                     .cpu = batch_norm_inference_cpu<false>,
                     .reference = batch_norm_inference_cpu<true>});
-  define(registry, {.schema = "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+  define(builtins, {.schema = "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
                               "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) "
                               "-> Tensor",
                     .shape = batch_norm_shape,
                     .cpu = batch_norm_cpu<false>,
                     .reference = batch_norm_cpu<true>});
-  define(registry, {.schema = "aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, "
+  define(builtins, {.schema = "aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, "
                               "Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, "
                               "float eps) -> (Tensor, Tensor, Tensor)",
                     .shape = batch_norm_legit_shape,
                     .cpu = batch_norm_cpu<false>,
                     .reference = batch_norm_cpu<true>});
-  define(registry, {.schema = "aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, "
+  define(builtins, {.schema = "aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, "
                               "bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
                     .shape = batch_norm_legit_shape,
                     .cpu = batch_norm_cpu<false>,
                     .reference = batch_norm_cpu<true>});
-  define(registry, {.schema = "aten::_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, "
+  define(builtins, {.schema = "aten::_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, "
                               "Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) "
                               "-> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)",
                     .shape = batch_norm_functional_shape,
                     .cpu = batch_norm_cpu<false>,
                     .reference = batch_norm_cpu<true>});
-  define(registry, {.schema = "aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+  define(builtins, {.schema = "aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
                               "Tensor? running_var, bool use_input_stats, float momentum, float eps, "
                               "bool cudnn_enabled) -> Tensor",
                     .shape = instance_norm_shape,

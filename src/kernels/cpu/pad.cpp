@@ -216,10 +216,13 @@ void pad_reference(const KernelContext&, std::span<const Tensor> inputs, std::sp
 }
 
 template <Mode kMode, int kDims, PadArgsFn args_of = spatial_pad_args>
-void define_pad(Registry& registry, const char* schema, std::source_location where = std::source_location::current()) {
-  define(registry,
-         {schema, pad_shape<kMode, kDims, args_of>, pad_kernel<kMode, kDims, args_of>,
-          pad_reference<kMode, kDims, args_of>},
+void define_pad(BuiltinOps& builtins, const char* schema,
+                std::source_location where = std::source_location::current()) {
+  define(builtins,
+         {.schema = schema,
+          .shape = pad_shape<kMode, kDims, args_of>,
+          .cpu = pad_kernel<kMode, kDims, args_of>,
+          .reference = pad_reference<kMode, kDims, args_of>},
          where);
 }
 
@@ -240,18 +243,21 @@ void any_pad_kernel(const KernelContext& context, std::span<const Tensor> inputs
 
 }  // namespace
 
-void register_pad_ops(Registry& registry) {
+void register_pad_ops(BuiltinOps& builtins) {
   define_pad<Mode::kConstant, 0, constant_pad_args>(
-      registry, "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor");
-  define_pad<Mode::kReflect, 1>(registry, "aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor");
-  define_pad<Mode::kReflect, 2>(registry, "aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor");
-  define_pad<Mode::kReflect, 3>(registry, "aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor");
-  define_pad<Mode::kReplicate, 1>(registry, "aten::replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor");
-  define_pad<Mode::kReplicate, 2>(registry, "aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor");
-  define_pad<Mode::kReplicate, 3>(registry, "aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor");
+      builtins, "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor");
+  define_pad<Mode::kReflect, 1>(builtins, "aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor");
+  define_pad<Mode::kReflect, 2>(builtins, "aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor");
+  define_pad<Mode::kReflect, 3>(builtins, "aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor");
+  define_pad<Mode::kReplicate, 1>(builtins, "aten::replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor");
+  define_pad<Mode::kReplicate, 2>(builtins, "aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor");
+  define_pad<Mode::kReplicate, 3>(builtins, "aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor");
   // torch.export keeps F.pad as aten::pad unless the graph is decomposed.
-  define(registry, {"aten::pad(Tensor self, SymInt[] pad, str mode=\"constant\", float? value=None) -> Tensor",
-                    any_pad_shape, any_pad_kernel<false>, any_pad_kernel<true>});
+  define(builtins,
+         {.schema = "aten::pad(Tensor self, SymInt[] pad, str mode=\"constant\", float? value=None) -> Tensor",
+          .shape = any_pad_shape,
+          .cpu = any_pad_kernel<false>,
+          .reference = any_pad_kernel<true>});
 }
 
 }  // namespace opgraph::kernels

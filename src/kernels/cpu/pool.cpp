@@ -422,54 +422,90 @@ Pooling average_pooling(const TensorMeta& input, const Attrs& attrs, int dims) {
 
 }  // namespace pool
 
-void register_pool_ops(Registry& registry) {
+void register_pool_ops(BuiltinOps& builtins) {
   // Gradient ops first: the forward ops name them. ATen's max_pool2d gradient
   // needs the forward's indices; this one finds the maxima again instead.
-  define(registry, {"opgraph::max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
-                    "int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
-                    max_pool_backward_shape, max_pool_backward_cpu<true>, max_pool_backward_cpu<false>});
-  define(registry,
-         {"aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
-          "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
-          max_pool_indices_backward_shape, max_pool_indices_backward_cpu<true>, max_pool_indices_backward_cpu<false>});
-  define(registry, {"aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
+  define(builtins, {.schema = "opgraph::max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
+                              "int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
+                    .shape = max_pool_backward_shape,
+                    .cpu = max_pool_backward_cpu<true>,
+                    .reference = max_pool_backward_cpu<false>});
+  define(builtins,
+         {.schema = "aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
+                    "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+          .shape = max_pool_indices_backward_shape,
+          .cpu = max_pool_indices_backward_cpu<true>,
+          .reference = max_pool_indices_backward_cpu<false>});
+  define(builtins,
+         {.schema = "aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
                     "int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
-                    avg_pool_backward_shape, avg_pool_backward_cpu<true>, avg_pool_backward_cpu<false>});
-  define(registry, {"aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor",
-                    adaptive_backward_shape, adaptive_backward_cpu<true>, adaptive_backward_cpu<false>});
-  define(registry, {"aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
-                    "int[2] dilation=1, bool ceil_mode=False) -> Tensor",
-                    max_pool_shape<2>, max_pool_cpu<2>, max_pool_reference<2>, "opgraph::max_pool2d_backward"});
-  define(registry, {"aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
-                    "int[3] dilation=1, bool ceil_mode=False) -> Tensor",
-                    max_pool_shape<3>, max_pool_cpu<3>, max_pool_reference<3>});
-  define(registry,
-         {"aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
-          "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
-          max_pool_with_indices_shape<2>, max_pool_with_indices_cpu<2, true>, max_pool_with_indices_cpu<2, false>});
-  define(registry,
-         {"aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], "
-          "int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
-          max_pool_with_indices_shape<3>, max_pool_with_indices_cpu<3, true>, max_pool_with_indices_cpu<3, false>});
-  define(registry, {"aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
-                    "bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-                    avg_pool_shape<1>, avg_pool_cpu<1>, avg_pool_reference<1>});
-  define(registry, {"aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+          .shape = avg_pool_backward_shape,
+          .cpu = avg_pool_backward_cpu<true>,
+          .reference = avg_pool_backward_cpu<false>});
+  define(builtins, {.schema = "aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor",
+                    .shape = adaptive_backward_shape,
+                    .cpu = adaptive_backward_cpu<true>,
+                    .reference = adaptive_backward_cpu<false>});
+  define(builtins, {.schema = "aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+                              "int[2] dilation=1, bool ceil_mode=False) -> Tensor",
+                    .shape = max_pool_shape<2>,
+                    .cpu = max_pool_cpu<2>,
+                    .reference = max_pool_reference<2>,
+                    .backward = "opgraph::max_pool2d_backward"});
+  define(builtins, {.schema = "aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
+                              "int[3] dilation=1, bool ceil_mode=False) -> Tensor",
+                    .shape = max_pool_shape<3>,
+                    .cpu = max_pool_cpu<3>,
+                    .reference = max_pool_reference<3>});
+  define(builtins, {.schema = "aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
+                              "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+                    .shape = max_pool_with_indices_shape<2>,
+                    .cpu = max_pool_with_indices_cpu<2, true>,
+                    .reference = max_pool_with_indices_cpu<2, false>});
+  define(builtins, {.schema = "aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], "
+                              "int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+                    .shape = max_pool_with_indices_shape<3>,
+                    .cpu = max_pool_with_indices_cpu<3, true>,
+                    .reference = max_pool_with_indices_cpu<3, false>});
+  define(builtins, {.schema = "aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
+                              "bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
+                    .shape = avg_pool_shape<1>,
+                    .cpu = avg_pool_cpu<1>,
+                    .reference = avg_pool_reference<1>});
+  define(builtins,
+         {.schema = "aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
                     "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-                    avg_pool_shape<2>, avg_pool_cpu<2>, avg_pool_reference<2>, "aten::avg_pool2d_backward"});
-  define(registry, {"aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
+          .shape = avg_pool_shape<2>,
+          .cpu = avg_pool_cpu<2>,
+          .reference = avg_pool_reference<2>,
+          .backward = "aten::avg_pool2d_backward"});
+  define(builtins,
+         {.schema = "aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
                     "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-                    avg_pool_shape<3>, avg_pool_cpu<3>, avg_pool_reference<3>});
-  define(registry, {"aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor", adaptive_shape<1>,
-                    adaptive_cpu<1>, adaptive_reference<1>});
-  define(registry, {"aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", adaptive_shape<2>,
-                    adaptive_cpu<2>, adaptive_reference<2>});
-  define(registry, {"aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", adaptive_shape<2>,
-                    adaptive_cpu<2>, adaptive_reference<2>, "aten::_adaptive_avg_pool2d_backward"});
-  define(registry, {"aten::adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor", adaptive_shape<3>,
-                    adaptive_cpu<3>, adaptive_reference<3>});
-  define(registry, {"aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor", adaptive_shape<3>,
-                    adaptive_cpu<3>, adaptive_reference<3>});
+          .shape = avg_pool_shape<3>,
+          .cpu = avg_pool_cpu<3>,
+          .reference = avg_pool_reference<3>});
+  define(builtins, {.schema = "aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor",
+                    .shape = adaptive_shape<1>,
+                    .cpu = adaptive_cpu<1>,
+                    .reference = adaptive_reference<1>});
+  define(builtins, {.schema = "aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
+                    .shape = adaptive_shape<2>,
+                    .cpu = adaptive_cpu<2>,
+                    .reference = adaptive_reference<2>});
+  define(builtins, {.schema = "aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
+                    .shape = adaptive_shape<2>,
+                    .cpu = adaptive_cpu<2>,
+                    .reference = adaptive_reference<2>,
+                    .backward = "aten::_adaptive_avg_pool2d_backward"});
+  define(builtins, {.schema = "aten::adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor",
+                    .shape = adaptive_shape<3>,
+                    .cpu = adaptive_cpu<3>,
+                    .reference = adaptive_reference<3>});
+  define(builtins, {.schema = "aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor",
+                    .shape = adaptive_shape<3>,
+                    .cpu = adaptive_cpu<3>,
+                    .reference = adaptive_reference<3>});
 }
 
 }  // namespace opgraph::kernels

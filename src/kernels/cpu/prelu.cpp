@@ -1,7 +1,7 @@
 // aten::prelu: x where x > 0, else weight[c] * x, with c the channel (dim 1)
 // of each element, or one weight for every element (torch.nn.PReLU's
 // default, and the only form an input of rank below 2 takes).
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -62,8 +62,11 @@ void prelu_reference(const KernelContext&, std::span<const Tensor> in, std::span
 
 }  // namespace
 
-void register_prelu_ops(Registry& registry) {
-  define(registry, {"aten::prelu(Tensor self, Tensor weight) -> Tensor", prelu_shape, prelu_cpu, prelu_reference});
+void register_prelu_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "aten::prelu(Tensor self, Tensor weight) -> Tensor",
+                    .shape = prelu_shape,
+                    .cpu = prelu_cpu,
+                    .reference = prelu_reference});
 }
 
 }  // namespace opgraph::kernels

@@ -13,7 +13,8 @@
 
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/factory.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/shape_checks.h"
 #include "opgraph/core/random.h"
 
 namespace opgraph {
@@ -178,17 +179,26 @@ void dropout_kernel(const KernelContext& context, std::span<const Tensor> inputs
 
 }  // namespace
 
-void register_random_ops(Registry& registry) {
+void register_random_ops(BuiltinOps& builtins) {
   const auto schema = [](const char* head) { return detail::concat("aten::", head, kFactoryOptions, ") -> Tensor"); };
-  define(registry, {schema("rand(SymInt[] size, *, ").c_str(), random_shape,
-                    random_kernel<Distribution::Uniform, false>, random_kernel<Distribution::Uniform, true>});
-  define(registry, {schema("randn(SymInt[] size, *, ").c_str(), random_shape,
-                    random_kernel<Distribution::Normal, false>, random_kernel<Distribution::Normal, true>});
-  define(registry, {"aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, "
+  define(builtins, {.schema = schema("rand(SymInt[] size, *, ").c_str(),
+                    .shape = random_shape,
+                    .cpu = random_kernel<Distribution::Uniform, false>,
+                    .reference = random_kernel<Distribution::Uniform, true>});
+  define(builtins, {.schema = schema("randn(SymInt[] size, *, ").c_str(),
+                    .shape = random_shape,
+                    .cpu = random_kernel<Distribution::Normal, false>,
+                    .reference = random_kernel<Distribution::Normal, true>});
+  define(builtins,
+         {.schema = "aten::randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, "
                     "bool? pin_memory=None) -> Tensor",
-                    randperm_shape, randperm_kernel, randperm_kernel});
-  define(registry, {"aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", dropout_shape,
-                    dropout_kernel<false>, dropout_kernel<true>});
+          .shape = randperm_shape,
+          .cpu = randperm_kernel,
+          .reference = randperm_kernel});
+  define(builtins, {.schema = "aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
+                    .shape = dropout_shape,
+                    .cpu = dropout_kernel<false>,
+                    .reference = dropout_kernel<true>});
 }
 
 }  // namespace kernels

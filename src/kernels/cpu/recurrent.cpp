@@ -26,7 +26,7 @@
 #include "kernels/cpu/cpu_dispatch.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/product.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/cpu/vec_math.h"
 #include "kernels/define.h"
 
@@ -594,13 +594,19 @@ void rnn_reference(const KernelContext&, std::span<const Tensor> in, std::span<c
 
 }  // namespace
 
-void register_recurrent_ops(Registry& registry) {
-  define(registry, {"aten::lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, "
+void register_recurrent_ops(BuiltinOps& builtins) {
+  define(builtins,
+         {.schema = "aten::lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, "
                     "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)",
-                    rnn_shape<Cell::Lstm>, rnn_cpu<Cell::Lstm>, rnn_reference<Cell::Lstm>});
-  define(registry, {"aten::gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, "
+          .shape = rnn_shape<Cell::Lstm>,
+          .cpu = rnn_cpu<Cell::Lstm>,
+          .reference = rnn_reference<Cell::Lstm>});
+  define(builtins,
+         {.schema = "aten::gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, "
                     "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)",
-                    rnn_shape<Cell::Gru>, rnn_cpu<Cell::Gru>, rnn_reference<Cell::Gru>});
+          .shape = rnn_shape<Cell::Gru>,
+          .cpu = rnn_cpu<Cell::Gru>,
+          .reference = rnn_reference<Cell::Gru>});
 }
 
 }  // namespace opgraph::kernels

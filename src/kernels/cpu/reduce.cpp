@@ -12,8 +12,11 @@
 #include <optional>
 #include <type_traits>
 
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 
 namespace opgraph::kernels {
 namespace {
@@ -177,9 +180,11 @@ void reduction_reference(const KernelContext&, std::span<const Tensor> inputs, s
 }
 
 template <typename Op>
-void define_reduction(Registry& registry, const char* schema, KernelFn cpu = reduction_cpu<Op>,
+void define_reduction(BuiltinOps& builtins, const char* schema, KernelFn cpu = reduction_cpu<Op>,
                       std::source_location where = std::source_location::current()) {
-  define(registry, {schema, reduction_shape<Op>, std::move(cpu), reduction_reference<Op>}, where);
+  define(builtins,
+         {.schema = schema, .shape = reduction_shape<Op>, .cpu = std::move(cpu), .reference = reduction_reference<Op>},
+         where);
 }
 
 // ---- sum and mean ------------------------------------------------------------------
@@ -427,42 +432,42 @@ struct ExtremeOp {
 
 }  // namespace
 
-void register_reduce_ops(Registry& registry) {
+void register_reduce_ops(BuiltinOps& builtins) {
   using Sum = SumOp<Kind::Sum>;
   using Mean = SumOp<Kind::Mean>;
-  define_reduction<Sum>(registry,
+  define_reduction<Sum>(builtins,
                         "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "
                         "ScalarType? dtype=None) -> Tensor",
                         sum_cpu(Kind::Sum));
-  define_reduction<Mean>(registry,
+  define_reduction<Mean>(builtins,
                          "aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, "
                          "ScalarType? dtype=None) -> Tensor",
                          sum_cpu(Kind::Mean));
-  define_reduction<Mean>(registry, "aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", sum_cpu(Kind::Mean));
-  define_reduction<ProdOp>(registry, "aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor");
-  define_reduction<ProdOp>(registry,
+  define_reduction<Mean>(builtins, "aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", sum_cpu(Kind::Mean));
+  define_reduction<ProdOp>(builtins, "aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor");
+  define_reduction<ProdOp>(builtins,
                            "aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, "
                            "ScalarType? dtype=None) -> Tensor");
-  define_reduction<VarOp>(registry,
+  define_reduction<VarOp>(builtins,
                           "aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, "
                           "bool keepdim=False) -> Tensor");
-  define_reduction<VarOp>(registry,
+  define_reduction<VarOp>(builtins,
                           "aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor");
-  define_reduction<AnyOp>(registry, "aten::any(Tensor self) -> Tensor");
-  define_reduction<AnyOp>(registry, "aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor");
-  define_reduction<AnyOp>(registry, "aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor");
+  define_reduction<AnyOp>(builtins, "aten::any(Tensor self) -> Tensor");
+  define_reduction<AnyOp>(builtins, "aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor");
+  define_reduction<AnyOp>(builtins, "aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor");
   define_reduction<ExtremeOp<true, Returns::Value>>(
-      registry, "aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor");
+      builtins, "aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor");
   define_reduction<ExtremeOp<false, Returns::Value>>(
-      registry, "aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor");
+      builtins, "aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor");
   define_reduction<ExtremeOp<true, Returns::Index>>(
-      registry, "aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor");
+      builtins, "aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor");
   define_reduction<ExtremeOp<false, Returns::Index>>(
-      registry, "aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor");
+      builtins, "aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor");
   define_reduction<ExtremeOp<true, Returns::Both>>(
-      registry, "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
+      builtins, "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
   define_reduction<ExtremeOp<false, Returns::Both>>(
-      registry, "aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
+      builtins, "aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
 }
 
 }  // namespace opgraph::kernels

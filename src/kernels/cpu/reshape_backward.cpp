@@ -37,12 +37,15 @@ void reshape_backward_reference(const KernelContext&, std::span<const Tensor> in
 
 }  // namespace
 
-void register_reshape_backward_ops(Registry& registry) {
+void register_reshape_backward_ops(BuiltinOps& builtins) {
   for (const char* schema : {"opgraph::view_backward(Tensor grad_output, Tensor self, SymInt[] size) -> Tensor",
                              "opgraph::reshape_backward(Tensor grad_output, Tensor self, SymInt[] shape) -> Tensor",
                              "opgraph::flatten_backward(Tensor grad_output, Tensor self, int start_dim=0, "
                              "int end_dim=-1) -> Tensor"}) {
-    define(registry, {schema, reshape_backward_shape, reshape_backward_cpu, reshape_backward_reference});
+    define(builtins, {.schema = schema,
+                      .shape = reshape_backward_shape,
+                      .cpu = reshape_backward_cpu,
+                      .reference = reshape_backward_reference});
   }
 }
 

@@ -9,27 +9,11 @@
 #include <span>
 #include <vector>
 
+#include "kernels/cpu/dims.h"
+#include "kernels/cpu/parallel.h"
 #include "opgraph/registry/registry.h"
 
 namespace opgraph::kernels {
-
-// Below this many elements a job runs on the calling thread: waking workers
-// costs more than it saves. PyTorch's grain size (at::internal::GRAIN_SIZE).
-inline constexpr int64_t kParallelElements = int64_t(1) << 15;
-
-// `dim` in [-rank, rank) (a scalar counts as rank 1, as in ATen) -> [0, rank).
-inline int64_t wrap_dim(int64_t dim, int64_t rank, const char* argument) {
-  const int64_t extent = std::max<int64_t>(rank, 1);
-  OPGRAPH_CHECK(dim >= -extent && dim < extent, argument, ": expected a dim in [", -extent, ", ", extent - 1,
-                "] for a tensor of rank ", rank, ", got ", dim);
-  return dim < 0 ? dim + extent : dim;
-}
-
-inline int64_t product(std::span<const int64_t> extents) {
-  int64_t n = 1;
-  for (int64_t e : extents) n *= e;
-  return n;
-}
 
 // The order of dims that keeps the others in place and moves `dims` last.
 inline std::vector<int64_t> dims_last_order(int64_t rank, std::span<const int64_t> dims) {
@@ -63,39 +47,6 @@ struct DimLayout {
 inline DimLayout layout_around(std::span<const int64_t> shape, int64_t dim) {
   if (shape.empty()) return {1, 1, 1};
   return {product(shape.first(dim)), shape[dim], product(shape.subspan(dim + 1))};
-}
-
-// Input checks shared by the shape functions.
-inline void check_floating(const TensorMeta& meta, const char* argument) {
-  OPGRAPH_CHECK(meta.dtype == DType::Float32 || meta.dtype == DType::Float64, argument,
-                ": expected float32 or float64, got ", meta.str());
-}
-
-inline void check_same_meta(const TensorMeta& meta, const char* argument, const TensorMeta& like,
-                            const char* like_argument) {
-  OPGRAPH_CHECK(meta == like, argument, ": expected ", like.str(), " like ", like_argument, ", got ", meta.str());
-}
-
-// A `ScalarType? dtype` argument: only None or the input's own dtype, since
-// the kernels compute in the input's type.
-inline void check_dtype_argument(const Attrs& attrs, const char* argument, DType input) {
-  const AttrValue& value = attrs.get(argument);
-  if (std::holds_alternative<std::monostate>(value)) return;
-  const DType requested = std::get<DType>(value);
-  OPGRAPH_CHECK(requested == input, argument, ": expected None or ", dtype_name(input),
-                " (the input's dtype; conversion is not supported), got ", dtype_name(requested));
-}
-
-// Runs body(begin, end) over [0, rows), on the pool's threads once the rows
-// hold enough elements to pay for them.
-template <typename Body>
-void parallel_rows(const KernelContext& context, int64_t rows, int64_t cols, Body&& body) {
-  const int64_t grain = std::max<int64_t>(1, kParallelElements / std::max<int64_t>(cols, 1));
-  if (rows <= grain || context.pool == nullptr) {
-    if (rows > 0) body(int64_t{0}, rows);
-    return;
-  }
-  context.pool->parallel_for(0, rows, grain, body);
 }
 
 // Reducing along a dim that is not the last walks columns, kColumnTile at a

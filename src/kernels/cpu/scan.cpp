@@ -6,7 +6,9 @@
 // columns.
 #include <memory>
 
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
 
 namespace opgraph::kernels {
@@ -167,12 +169,16 @@ void diff_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span
 
 }  // namespace
 
-void register_scan_ops(Registry& registry) {
-  define(registry, {"aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", cumsum_shape,
-                    cumsum_kernel<false>, cumsum_kernel<true>});
-  define(registry, {"aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) "
-                    "-> Tensor",
-                    diff_shape, diff_kernel, diff_kernel});
+void register_scan_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+                    .shape = cumsum_shape,
+                    .cpu = cumsum_kernel<false>,
+                    .reference = cumsum_kernel<true>});
+  define(builtins, {.schema = "aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) "
+                              "-> Tensor",
+                    .shape = diff_shape,
+                    .cpu = diff_kernel,
+                    .reference = diff_kernel});
 }
 
 }  // namespace opgraph::kernels

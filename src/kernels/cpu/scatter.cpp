@@ -13,9 +13,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/indexing.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/cpu/view_layout.h"
 
 namespace opgraph::kernels {
@@ -194,9 +195,13 @@ void scatter_kernel(const KernelContext& context, std::span<const Tensor> inputs
 }
 
 template <const Scatter& kScatter>
-void define_scatter(Registry& registry, const char* schema,
+void define_scatter(BuiltinOps& builtins, const char* schema,
                     std::source_location where = std::source_location::current()) {
-  define(registry, {schema, scatter_shape<kScatter>, scatter_kernel<kScatter, false>, scatter_kernel<kScatter, true>},
+  define(builtins,
+         {.schema = schema,
+          .shape = scatter_shape<kScatter>,
+          .cpu = scatter_kernel<kScatter, false>,
+          .reference = scatter_kernel<kScatter, true>},
          where);
 }
 
@@ -367,10 +372,13 @@ void view_scatter_reference(const KernelContext&, std::span<const Tensor> inputs
 }
 
 template <LayoutFn layout_of>
-void define_view_scatter(Registry& registry, const char* schema,
+void define_view_scatter(BuiltinOps& builtins, const char* schema,
                          std::source_location where = std::source_location::current()) {
-  define(registry,
-         {schema, view_scatter_shape<layout_of>, view_scatter_cpu<layout_of>, view_scatter_reference<layout_of>},
+  define(builtins,
+         {.schema = schema,
+          .shape = view_scatter_shape<layout_of>,
+          .cpu = view_scatter_cpu<layout_of>,
+          .reference = view_scatter_reference<layout_of>},
          where);
 }
 
@@ -675,44 +683,62 @@ void embedding_bag_kernel(const KernelContext& context, std::span<const Tensor> 
 
 }  // namespace
 
-void register_scatter_ops(Registry& registry) {
-  define_scatter<kScatterSrc>(registry, "aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor");
-  define_scatter<kScatterValue>(registry,
+void register_scatter_ops(BuiltinOps& builtins) {
+  define_scatter<kScatterSrc>(builtins, "aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor");
+  define_scatter<kScatterValue>(builtins,
                                 "aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor");
-  define_scatter<kScatterAdd>(registry, "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor");
-  define_scatter<kScatterReduce>(registry,
+  define_scatter<kScatterAdd>(builtins, "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor");
+  define_scatter<kScatterReduce>(builtins,
                                  "aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, "
                                  "*, bool include_self=True) -> Tensor");
-  define(registry, {"aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
-                    index_put_shape, index_put_kernel<false>, index_put_kernel<true>});
+  define(builtins,
+         {.schema = "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
+          .shape = index_put_shape,
+          .cpu = index_put_kernel<false>,
+          .reference = index_put_kernel<true>});
   // torch.export keeps the in-place form of x[mask] = v; with outputs
   // allocated by the caller it runs as the functional form, self unchanged.
-  define(registry, {"aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) "
+  define(builtins,
+         {.schema = "aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) "
                     "-> Tensor(a!)",
-                    index_put_shape, index_put_kernel<false>, index_put_kernel<true>});
-  define_view_scatter<select_layout>(registry,
+          .shape = index_put_shape,
+          .cpu = index_put_kernel<false>,
+          .reference = index_put_kernel<true>});
+  define_view_scatter<select_layout>(builtins,
                                      "aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor");
-  define_view_scatter<slice_layout>(registry,
+  define_view_scatter<slice_layout>(builtins,
                                     "aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, "
                                     "SymInt? end=None, SymInt step=1) -> Tensor");
-  define(registry, {"aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", masked_scatter_shape,
-                    masked_scatter_kernel<false>, masked_scatter_kernel<true>});
-  define(registry, {"aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
-                    "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
-                    embedding_backward_shape, embedding_backward_kernel<false>, embedding_backward_kernel<true>});
-  define(registry, {"aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, "
+  define(builtins, {.schema = "aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
+                    .shape = masked_scatter_shape,
+                    .cpu = masked_scatter_kernel<false>,
+                    .reference = masked_scatter_kernel<true>});
+  define(builtins, {.schema = "aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
+                              "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
+                    .shape = embedding_backward_shape,
+                    .cpu = embedding_backward_kernel<false>,
+                    .reference = embedding_backward_kernel<true>});
+  define(builtins,
+         {.schema = "aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, "
                     "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, "
                     "bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)",
-                    embedding_bag_shape, embedding_bag_kernel<false>, embedding_bag_kernel<true>});
+          .shape = embedding_bag_shape,
+          .cpu = embedding_bag_kernel<false>,
+          .reference = embedding_bag_kernel<true>});
   // torch.export keeps nn.EmbeddingBag as these unless the graph is decomposed.
-  define(registry, {"aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, "
-                    "bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, "
-                    "bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)",
-                    embedding_bag_shape, embedding_bag_kernel<false>, embedding_bag_kernel<true>});
-  define(registry, {"aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, "
+  define(builtins, {.schema = "aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, "
+                              "bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, "
+                              "bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)",
+                    .shape = embedding_bag_shape,
+                    .cpu = embedding_bag_kernel<false>,
+                    .reference = embedding_bag_kernel<true>});
+  define(builtins,
+         {.schema = "aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, "
                     "int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) "
                     "-> (Tensor, Tensor, Tensor, Tensor)",
-                    embedding_bag_shape, embedding_bag_kernel<false>, embedding_bag_kernel<true>});
+          .shape = embedding_bag_shape,
+          .cpu = embedding_bag_kernel<false>,
+          .reference = embedding_bag_kernel<true>});
 }
 
 }  // namespace opgraph::kernels

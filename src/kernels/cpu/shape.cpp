@@ -10,6 +10,7 @@
 // of this kind all the same: flip walks dims with negative strides, repeat a
 // dim with stride 0, a pixel shuffle its channels' factors as spatial dims.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <numeric>
 
@@ -377,9 +378,15 @@ void view_reference(const KernelContext&, std::span<const Tensor> inputs, std::s
 }
 
 template <LayoutFn layout_of>
-void define_view(Registry& registry, const char* schema, const char* backward = nullptr,
+void define_view(BuiltinOps& builtins, const char* schema, const char* backward = nullptr,
                  std::source_location where = std::source_location::current()) {
-  define(registry, {schema, view_shape<layout_of>, view_cpu<layout_of>, view_reference<layout_of>, backward}, where);
+  define(builtins,
+         {.schema = schema,
+          .shape = view_shape<layout_of>,
+          .cpu = view_cpu<layout_of>,
+          .reference = view_reference<layout_of>,
+          .backward = backward},
+         where);
 }
 
 // embedding: out[..., :] = weight[indices[...], :].
@@ -394,62 +401,79 @@ std::vector<TensorMeta> embedding_shape(std::span<const TensorMeta* const> input
   return {{weight.dtype, shape}};
 }
 
-template <typename Index>
-void gather_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) {
-  const int64_t rows = weight.size(0);
+// The row that position i of `indices` (int64 or int32) names; an error when
+// it is not one of weight's `rows`.
+int64_t embedding_row(const Tensor& indices, int64_t i, int64_t rows) {
+  const int64_t row = indices.dtype() == DType::Int64 ? indices.data_ptr<int64_t>()[i] : indices.data_ptr<int32_t>()[i];
+  OPGRAPH_CHECK(row >= 0 && row < rows, "indices: index ", row, " at position ", i, " is out of range for ", rows,
+                " embeddings");
+  return row;
+}
+
+// Rows are copied whole.
+void embedding_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                   const Attrs&) {
+  const Tensor &weight = inputs[0], &indices = inputs[1];
   const size_t row_bytes = static_cast<size_t>(weight.size(1)) * weight.itemsize();
-  const Index* index = indices.data_ptr<Index>();
   for (int64_t i = 0; i < indices.numel(); ++i) {
-    OPGRAPH_CHECK(index[i] >= 0 && index[i] < rows, "indices: index ", int64_t(index[i]), " at position ", i,
-                  " is out of range for ", rows, " embeddings");
-    std::memcpy(static_cast<char*>(out.data()) + i * row_bytes,
-                static_cast<const char*>(weight.data()) + index[i] * row_bytes, row_bytes);
+    std::memcpy(static_cast<char*>(outputs[0].data()) + i * row_bytes,
+                static_cast<const char*>(weight.data()) + embedding_row(indices, i, weight.size(0)) * row_bytes,
+                row_bytes);
   }
 }
 
-void embedding_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs&) {
-  if (inputs[1].dtype() == DType::Int64) {
-    gather_rows<int64_t>(inputs[0], inputs[1], outputs[0]);
-  } else {
-    gather_rows<int32_t>(inputs[0], inputs[1], outputs[0]);
+// Element by element: out[i, j] = weight[indices[i], j], each element its
+// itemsize bytes, whatever the dtype.
+void embedding_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                         const Attrs&) {
+  const Tensor &weight = inputs[0], &indices = inputs[1];
+  const int64_t columns = weight.size(1);
+  const size_t item = weight.itemsize();
+  const auto* from = static_cast<const std::byte*>(weight.data());
+  auto* to = static_cast<std::byte*>(outputs[0].data());
+  for (int64_t i = 0; i < indices.numel(); ++i) {
+    const int64_t row = embedding_row(indices, i, weight.size(0));
+    for (int64_t j = 0; j < columns; ++j) {
+      std::memcpy(to + (i * columns + j) * item, from + (row * columns + j) * item, item);
+    }
   }
 }
 
 }  // namespace
 
-void register_shape_ops(Registry& registry) {
-  define_view<view>(registry, "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", "opgraph::view_backward");
-  define_view<view>(registry, "aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor");
-  define_view<reshape>(registry, "aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
+void register_shape_ops(BuiltinOps& builtins) {
+  define_view<view>(builtins, "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", "opgraph::view_backward");
+  define_view<view>(builtins, "aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor");
+  define_view<reshape>(builtins, "aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
                        "opgraph::reshape_backward");
-  define_view<permute>(registry, "aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)");
-  define_view<transpose>(registry, "aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)");
-  define_view<t>(registry, "aten::t(Tensor(a) self) -> Tensor(a)");
-  define_view<flatten>(registry,
+  define_view<permute>(builtins, "aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)");
+  define_view<transpose>(builtins, "aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)");
+  define_view<t>(builtins, "aten::t(Tensor(a) self) -> Tensor(a)");
+  define_view<flatten>(builtins,
                        "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
                        "opgraph::flatten_backward");
-  define_view<slice_layout>(registry,
+  define_view<slice_layout>(builtins,
                             "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
                             "SymInt step=1) -> Tensor(a)");
-  define_view<squeeze>(registry, "aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)");
-  define_view<squeeze_dims>(registry, "aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)");
-  define_view<select_layout>(registry, "aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)");
-  define_view<unflatten>(registry, "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)");
-  define_view<unsqueeze>(registry, "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)");
-  define_view<expand>(registry, "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)");
-  define_view<flip>(registry, "aten::flip(Tensor self, int[] dims) -> Tensor");
-  define_view<diagonal>(registry, "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)");
-  define_view<as_strided>(registry,
+  define_view<squeeze>(builtins, "aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)");
+  define_view<squeeze_dims>(builtins, "aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)");
+  define_view<select_layout>(builtins, "aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)");
+  define_view<unflatten>(builtins, "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)");
+  define_view<unsqueeze>(builtins, "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)");
+  define_view<expand>(builtins, "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)");
+  define_view<flip>(builtins, "aten::flip(Tensor self, int[] dims) -> Tensor");
+  define_view<diagonal>(builtins, "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)");
+  define_view<as_strided>(builtins,
                           "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
                           "SymInt? storage_offset=None) -> Tensor(a)");
-  define_view<repeat>(registry, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor");
-  define_view<pixel_shuffle>(registry, "aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor");
-  define_view<pixel_unshuffle>(registry, "aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor");
-  // Rows are copied whole, so the plain loop is already the fast kernel.
-  define(registry, {"aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
-                    "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
-                    embedding_shape, embedding_cpu, embedding_cpu});
+  define_view<repeat>(builtins, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor");
+  define_view<pixel_shuffle>(builtins, "aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor");
+  define_view<pixel_unshuffle>(builtins, "aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor");
+  define(builtins, {.schema = "aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
+                              "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
+                    .shape = embedding_shape,
+                    .cpu = embedding_cpu,
+                    .reference = embedding_reference});
 }
 
 }  // namespace opgraph::kernels

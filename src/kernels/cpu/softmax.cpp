@@ -4,7 +4,10 @@
 #include <limits>
 
 #include "kernels/cpu/cpu_dispatch.h"
+#include "kernels/cpu/dims.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/cpu/softmax_row.h"
 #include "kernels/cpu/vec_math.h"
 #include "kernels/define.h"
@@ -234,23 +237,23 @@ KernelFn softmax_backward_reference(Kind kind) {
 
 }  // namespace
 
-void register_softmax_ops(Registry& registry) {
+void register_softmax_ops(BuiltinOps& builtins) {
   for (Kind kind : {Kind::Softmax, Kind::LogSoftmax}) {
     const bool log = kind == Kind::LogSoftmax;
-    define(registry, {.schema = log ? "aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+    define(builtins, {.schema = log ? "aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
                                       "ScalarType input_dtype) -> Tensor"
                                     : "aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
                                       "ScalarType input_dtype) -> Tensor",
                       .shape = softmax_backward_shape,
                       .cpu = softmax_backward_cpu(kind),
                       .reference = softmax_backward_reference(kind)});
-    define(registry, {.schema = log ? "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"
+    define(builtins, {.schema = log ? "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"
                                     : "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
                       .shape = underscore_softmax_shape,
                       .cpu = softmax_cpu(kind),
                       .reference = softmax_reference(kind),
                       .backward = log ? "aten::_log_softmax_backward_data" : "aten::_softmax_backward_data"});
-    define(registry, {.schema = log ? "aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"
+    define(builtins, {.schema = log ? "aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"
                                     : "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
                       .shape = softmax_int_shape,
                       .cpu = softmax_cpu(kind),

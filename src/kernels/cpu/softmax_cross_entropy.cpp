@@ -9,7 +9,9 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
+#include "kernels/cpu/shape_checks.h"
 #include "kernels/cpu/softmax_row.h"
 #include "kernels/define.h"
 
@@ -186,15 +188,14 @@ void backward_reference(const KernelContext&, std::span<const Tensor> in, std::s
 
 }  // namespace
 
-void register_softmax_cross_entropy_ops(Registry& registry) {
-  // A backward op is registered before the op that names it.
-  define(registry, {.schema = "opgraph::softmax_cross_entropy_backward(Tensor grad_loss, Tensor probabilities, "
+void register_softmax_cross_entropy_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "opgraph::softmax_cross_entropy_backward(Tensor grad_loss, Tensor probabilities, "
                               "Tensor target, *, int ignore_index=-100, float label_smoothing=0.0) "
                               "-> Tensor grad_logits",
                     .shape = backward_shape,
                     .cpu = backward_cpu,
                     .reference = backward_reference});
-  define(registry, {.schema = "opgraph::softmax_cross_entropy(Tensor logits, Tensor target, *, int ignore_index=-100, "
+  define(builtins, {.schema = "opgraph::softmax_cross_entropy(Tensor logits, Tensor target, *, int ignore_index=-100, "
                               "float label_smoothing=0.0) -> (Tensor loss, Tensor probabilities)",
                     .shape = forward_shape,
                     .cpu = forward_cpu,

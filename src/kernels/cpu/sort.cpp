@@ -6,7 +6,9 @@
 // number, as in PyTorch. topk orders only the k first entries of a line.
 #include <algorithm>
 
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/rows.h"
 
 namespace opgraph::kernels {
@@ -124,13 +126,17 @@ void select_kernel(const KernelContext& context, std::span<const Tensor> inputs,
 
 }  // namespace
 
-void register_sort_ops(Registry& registry) {
-  define(registry,
-         {"aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
-          select_shape<false>, select_kernel<false, SortPairs, false>, select_kernel<false, StableSort, true>});
-  define(registry, {"aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
-                    "(Tensor values, Tensor indices)",
-                    select_shape<true>, select_kernel<true, SortPairs, false>, select_kernel<true, StableSort, true>});
+void register_sort_ops(BuiltinOps& builtins) {
+  define(builtins,
+         {.schema = "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+          .shape = select_shape<false>,
+          .cpu = select_kernel<false, SortPairs, false>,
+          .reference = select_kernel<false, StableSort, true>});
+  define(builtins, {.schema = "aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
+                              "(Tensor values, Tensor indices)",
+                    .shape = select_shape<true>,
+                    .cpu = select_kernel<true, SortPairs, false>,
+                    .reference = select_kernel<true, StableSort, true>});
 }
 
 }  // namespace opgraph::kernels

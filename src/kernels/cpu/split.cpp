@@ -3,6 +3,7 @@
 // the shape function decides from the input's size and the attributes.
 #include <cstring>
 
+#include "kernels/cpu/dims.h"
 #include "kernels/cpu/rows.h"
 #include "kernels/define.h"
 
@@ -95,21 +96,24 @@ void split_kernel(const KernelContext&, std::span<const Tensor> inputs, std::spa
 }
 
 template <PiecesFn pieces_of, bool kDropDim = false>
-void define_split(Registry& registry, const char* schema,
+void define_split(BuiltinOps& builtins, const char* schema,
                   std::source_location where = std::source_location::current()) {
-  define(registry,
-         {schema, split_shape<pieces_of, kDropDim>, split_kernel<pieces_of, false>, split_kernel<pieces_of, true>},
+  define(builtins,
+         {.schema = schema,
+          .shape = split_shape<pieces_of, kDropDim>,
+          .cpu = split_kernel<pieces_of, false>,
+          .reference = split_kernel<pieces_of, true>},
          where);
 }
 
 }  // namespace
 
-void register_split_ops(Registry& registry) {
-  define_split<split>(registry, "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]");
+void register_split_ops(BuiltinOps& builtins) {
+  define_split<split>(builtins, "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]");
   define_split<split_with_sizes>(
-      registry, "aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]");
-  define_split<chunk>(registry, "aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]");
-  define_split<unbind, true>(registry, "aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]");
+      builtins, "aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]");
+  define_split<chunk>(builtins, "aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]");
+  define_split<unbind, true>(builtins, "aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]");
 }
 
 }  // namespace opgraph::kernels

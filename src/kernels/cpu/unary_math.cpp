@@ -130,35 +130,38 @@ struct IsNan {
 
 }  // namespace
 
-void register_unary_math_ops(Registry& registry) {
-  define_elementwise<Math<[](auto x) { return std::sin(x); }>>(registry, "aten::sin(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::cos(x); }>>(registry, "aten::cos(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::tan(x); }>>(registry, "aten::tan(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::asin(x); }>>(registry, "aten::asin(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::acos(x); }>>(registry, "aten::acos(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::atan(x); }>>(registry, "aten::atan(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::sinh(x); }>>(registry, "aten::sinh(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::cosh(x); }>>(registry, "aten::cosh(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::asinh(x); }>>(registry, "aten::asinh(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::acosh(x); }>>(registry, "aten::acosh(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::atanh(x); }>>(registry, "aten::atanh(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::expm1(x); }>>(registry, "aten::expm1(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return fast_log(x); }>>(registry, "aten::log(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::log2(x); }>>(registry, "aten::log2(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::log10(x); }>>(registry, "aten::log10(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return std::log1p(x); }>>(registry, "aten::log1p(Tensor self) -> Tensor");
-  define_elementwise<Math<[](auto x) { return decltype(x)(1) / x; }>>(registry,
+void register_unary_math_ops(BuiltinOps& builtins) {
+  define_elementwise<Math<[](auto x) { return std::sin(x); }>>(builtins, "aten::sin(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return std::cos(x); }>>(builtins, "aten::cos(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return std::tan(x); }>>(builtins, "aten::tan(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return std::asin(x); }>>(builtins, "aten::asin(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return std::acos(x); }>>(builtins, "aten::acos(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return std::atan(x); }>>(builtins, "aten::atan(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return std::sinh(x); }>>(builtins, "aten::sinh(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return std::cosh(x); }>>(builtins, "aten::cosh(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return std::asinh(x); }>>(builtins, "aten::asinh(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return std::acosh(x); }>>(builtins, "aten::acosh(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return std::atanh(x); }>>(builtins, "aten::atanh(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return std::expm1(x); }>>(builtins, "aten::expm1(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return fast_log(x); }>>(builtins, "aten::log(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return std::log2(x); }>>(builtins, "aten::log2(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return std::log10(x); }>>(builtins, "aten::log10(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return std::log1p(x); }>>(builtins, "aten::log1p(Tensor self) -> Tensor");
+  define_elementwise<Math<[](auto x) { return decltype(x)(1) / x; }>>(builtins,
                                                                       "aten::reciprocal(Tensor self) -> Tensor");
-  define(registry, {"aten::abs(Tensor self) -> Tensor", abs_shape, abs_kernel<false>, abs_kernel<true>});
-  define_elementwise<Sign>(registry, "aten::sign(Tensor self) -> Tensor");
-  define_elementwise<Rounding<[](auto x) { return std::ceil(x); }>>(registry, "aten::ceil(Tensor self) -> Tensor");
-  define_elementwise<Rounding<[](auto x) { return std::floor(x); }>>(registry, "aten::floor(Tensor self) -> Tensor");
-  define_elementwise<Rounding<[](auto x) { return std::trunc(x); }>>(registry, "aten::trunc(Tensor self) -> Tensor");
+  define(builtins, {.schema = "aten::abs(Tensor self) -> Tensor",
+                    .shape = abs_shape,
+                    .cpu = abs_kernel<false>,
+                    .reference = abs_kernel<true>});
+  define_elementwise<Sign>(builtins, "aten::sign(Tensor self) -> Tensor");
+  define_elementwise<Rounding<[](auto x) { return std::ceil(x); }>>(builtins, "aten::ceil(Tensor self) -> Tensor");
+  define_elementwise<Rounding<[](auto x) { return std::floor(x); }>>(builtins, "aten::floor(Tensor self) -> Tensor");
+  define_elementwise<Rounding<[](auto x) { return std::trunc(x); }>>(builtins, "aten::trunc(Tensor self) -> Tensor");
   // Halves to even, as PyTorch rounds, in the default rounding mode.
-  define_elementwise<Rounding<[](auto x) { return std::nearbyint(x); }>>(registry,
+  define_elementwise<Rounding<[](auto x) { return std::nearbyint(x); }>>(builtins,
                                                                          "aten::round(Tensor self) -> Tensor");
-  define_elementwise<IsInf>(registry, "aten::isinf(Tensor self) -> Tensor");
-  define_elementwise<IsNan>(registry, "aten::isnan(Tensor self) -> Tensor");
+  define_elementwise<IsInf>(builtins, "aten::isinf(Tensor self) -> Tensor");
+  define_elementwise<IsNan>(builtins, "aten::isnan(Tensor self) -> Tensor");
 }
 
 }  // namespace opgraph::kernels

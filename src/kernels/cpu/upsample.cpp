@@ -16,7 +16,7 @@
 
 #include "kernels/cpu/cpu_dispatch.h"
 #include "kernels/cpu/cubic.h"
-#include "kernels/cpu/rows.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -256,7 +256,7 @@ void resample_reference(const Tensor& input, const Tensor& output, const Resize&
   });
 }
 
-void define_upsample(Registry& registry, const char* schema, Family f,
+void define_upsample(BuiltinOps& builtins, const char* schema, Family f,
                      std::source_location where = std::source_location::current()) {
   auto shape = [f](std::span<const TensorMeta* const> in, const Attrs& attrs) -> std::vector<TensorMeta> {
     const Resize r = resize_of(*in[0], attrs, f);
@@ -268,65 +268,65 @@ void define_upsample(Registry& registry, const char* schema, Family f,
                  const Attrs& attrs) { resample_cpu(context, in[0], out[0], resize_of(in[0].meta(), attrs, f)); };
   auto reference = [f](const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
                        const Attrs& attrs) { resample_reference(in[0], out[0], resize_of(in[0].meta(), attrs, f)); };
-  define(registry, {schema, shape, cpu, reference}, where);
+  define(builtins, {.schema = schema, .shape = shape, .cpu = cpu, .reference = reference}, where);
 }
 
 }  // namespace
 
-void register_upsample_ops(Registry& registry) {
+void register_upsample_ops(BuiltinOps& builtins) {
   const Mode nearest = Mode::Nearest, linear = Mode::Linear, cubic = Mode::Cubic;
-  define_upsample(registry,
+  define_upsample(builtins,
                   "aten::upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, "
                   "float[]? scale_factors) -> Tensor",
                   {2, nearest, true});
-  define_upsample(registry,
+  define_upsample(builtins,
                   "aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
                   "float[]? scale_factors) -> Tensor",
                   {2, linear, true});
-  define_upsample(registry,
+  define_upsample(builtins,
                   "aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, "
                   "float? scales_w=None) -> Tensor",
                   {2, nearest, false});
-  define_upsample(registry,
+  define_upsample(builtins,
                   "aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, "
                   "float? scales_h=None, float? scales_w=None) -> Tensor",
                   {2, linear, false});
-  define_upsample(registry,
+  define_upsample(builtins,
                   "aten::upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor",
                   {1, nearest, false});
-  define_upsample(registry,
+  define_upsample(builtins,
                   "aten::upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, "
                   "float[]? scale_factors) -> Tensor",
                   {1, nearest, true});
-  define_upsample(registry,
+  define_upsample(builtins,
                   "aten::upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, "
                   "float? scales=None) -> Tensor",
                   {1, linear, false});
-  define_upsample(registry,
+  define_upsample(builtins,
                   "aten::upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
                   "float[]? scale_factors) -> Tensor",
                   {1, linear, true});
-  define_upsample(registry,
+  define_upsample(builtins,
                   "aten::upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, "
                   "float? scales_h=None, float? scales_w=None) -> Tensor",
                   {3, nearest, false});
-  define_upsample(registry,
+  define_upsample(builtins,
                   "aten::upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, "
                   "float[]? scale_factors) -> Tensor",
                   {3, nearest, true});
-  define_upsample(registry,
+  define_upsample(builtins,
                   "aten::upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, "
                   "float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
                   {3, linear, false});
-  define_upsample(registry,
+  define_upsample(builtins,
                   "aten::upsample_trilinear3d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
                   "float[]? scale_factors) -> Tensor",
                   {3, linear, true});
-  define_upsample(registry,
+  define_upsample(builtins,
                   "aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, "
                   "float? scales_h=None, float? scales_w=None) -> Tensor",
                   {2, cubic, false});
-  define_upsample(registry,
+  define_upsample(builtins,
                   "aten::upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
                   "float[]? scale_factors) -> Tensor",
                   {2, cubic, true});

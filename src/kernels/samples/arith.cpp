@@ -40,11 +40,11 @@ std::vector<Sample> with_scalars(std::initializer_list<DType> dtypes, const std:
   return table;
 }
 
-void register_unary(Registry& registry) {
+void register_unary(BuiltinOps& builtins) {
   std::vector<Sample> rounding = elementwise({F32, F64, I32, I64}, -5, 5);
   rounding.push_back(bad({tensor(B, {3})}, numeric_error));
   rounding.push_back(bad({tensor(DType::Int8, {2, 2})}, "self: expected float32, float64, int32 or int64, got int8"));
-  add_to_each(registry, {"aten::abs", "aten::neg", "aten::floor", "aten::ceil", "aten::round", "aten::trunc"},
+  add_to_each(builtins, {"aten::abs", "aten::neg", "aten::floor", "aten::ceil", "aten::round", "aten::trunc"},
               rounding);
 
   // Bounds on both sides, one side, and crossed (min > max: every element is max).
@@ -64,7 +64,7 @@ void register_unary(Registry& registry) {
                       {{"min", 0.5}}));
   clamp.push_back(
       bad({tensor(B, {3})}, "self: expected float32, float64, int32 or int64, got bool", {{"min", int64_t{0}}}));
-  registry.add_samples("aten::clamp", clamp);
+  builtins.add_samples("aten::clamp", clamp);
 
   std::vector<Sample> clamp_tensor;
   for (const Sample& pair : broadcasting({F32, F64}, -2, 2)) {
@@ -79,10 +79,10 @@ void register_unary(Registry& registry) {
                              "min: expected float32 like self (there is no type promotion), got float64[3]"));
   clamp_tensor.push_back(bad({tensor(F32, {3}), SampleTensor::absent(), tensor(F32, {4})},
                              "shapes [3] and [4] cannot be broadcast together"));
-  registry.add_samples("aten::clamp.Tensor", clamp_tensor);
+  builtins.add_samples("aten::clamp.Tensor", clamp_tensor);
 }
 
-void register_scalar_arithmetic(Registry& registry) {
+void register_scalar_arithmetic(BuiltinOps& builtins) {
   const std::string bool_error = "self: expected float32, float64, int32, int64, complex64 or complex128, got bool";
   const std::string fraction_error = "other: expected an integer for a int64 tensor (no type promotion), got 1.5";
   std::vector<Sample> add = with_scalars({F32, F64, I32, I64}, {{"other", int64_t{3}}, {"alpha", int64_t{-2}}},
@@ -91,25 +91,25 @@ void register_scalar_arithmetic(Registry& registry) {
   add.push_back(bad({tensor(I64, {3})}, fraction_error, {{"other", 1.5}}));
   add.push_back(bad({tensor(I64, {3})}, "alpha: expected an integer for a int64 tensor (no type promotion), got 1.5",
                     {{"other", int64_t{1}}, {"alpha", 1.5}}));
-  add_to_each(registry, {"aten::add.Scalar", "aten::sub.Scalar"}, add);
+  add_to_each(builtins, {"aten::add.Scalar", "aten::sub.Scalar"}, add);
 
   std::vector<Sample> mul = with_scalars({F32, F64, I32, I64}, {{"other", int64_t{-3}}}, {{"other", 0.5}});
   mul.push_back(bad({tensor(B, {3})}, bool_error, {{"other", int64_t{1}}}));
   mul.push_back(bad({tensor(I64, {3})}, fraction_error, {{"other", 1.5}}));
-  registry.add_samples("aten::mul.Scalar", mul);
+  builtins.add_samples("aten::mul.Scalar", mul);
 
   std::vector<Sample> rsub =
       with_scalars({F32, F64}, {{"other", int64_t{3}}, {"alpha", int64_t{2}}}, {{"other", 0.5}, {"alpha", 1.5}});
   rsub.push_back(bad({tensor(I64, {3})}, floats_error, {{"other", int64_t{1}}}));
   rsub.push_back(bad({tensor(B, {3})}, "self: expected float32 or float64, got bool", {{"other", int64_t{1}}}));
-  registry.add_samples("aten::rsub.Scalar", rsub);
+  builtins.add_samples("aten::rsub.Scalar", rsub);
 
   const std::string int_quotient = "self: expected float32, float64, complex64 or complex128, got int64";
   std::vector<Sample> div = with_scalars({F32, F64}, {{"other", int64_t{-3}}}, {{"other", 0.25}});
   div.push_back(good({tensor(F32, {5})}, {{"other", 0.0}}));  // inf and nan
   div.push_back(bad({tensor(I64, {3})}, int_quotient, {{"other", int64_t{2}}}));
   div.push_back(bad({tensor(B, {3})}, "got bool", {{"other", int64_t{2}}}));
-  registry.add_samples("aten::div.Scalar", div);
+  builtins.add_samples("aten::div.Scalar", div);
 
   // Each rounding mode; integers only with one (their true quotient is a float).
   std::vector<Sample> div_mode;
@@ -128,21 +128,21 @@ void register_scalar_arithmetic(Registry& registry) {
       bad({tensor(I64, {3})}, zero_error, {{"other", int64_t{0}}, {"rounding_mode", std::string("trunc")}}));
   div_mode.push_back(
       bad({tensor(I64, {3})}, int_quotient, {{"other", int64_t{2}}, {"rounding_mode", std::monostate{}}}));
-  registry.add_samples("aten::div.Scalar_mode", div_mode);
+  builtins.add_samples("aten::div.Scalar_mode", div_mode);
 
   std::vector<Sample> modulo = with_scalars({F32, F64, I32, I64}, {{"other", int64_t{-3}}}, {{"other", 1.5}}, -9, 9);
   modulo.push_back(bad({tensor(B, {3})}, numeric_error, {{"other", int64_t{2}}}));
   modulo.push_back(bad({tensor(I64, {3})}, zero_error, {{"other", int64_t{0}}}));
-  add_to_each(registry, {"aten::fmod.Scalar", "aten::remainder.Scalar"}, modulo);
+  add_to_each(builtins, {"aten::fmod.Scalar", "aten::remainder.Scalar"}, modulo);
 }
 
-void register_tensor_arithmetic(Registry& registry) {
+void register_tensor_arithmetic(BuiltinOps& builtins) {
   const std::string bool_pair = numeric_error;
   std::vector<Sample> modulo = divided(broadcasting({F32, F64, I32, I64}, -9, 9));
   modulo.push_back(bad({tensor(B, {3}), tensor(B, {3})}, bool_pair));
   modulo.push_back(bad({tensor(I64, {3}), tensor(I64, {3}).in(0, 0)}, zero_error));
   modulo.push_back(bad({tensor(F32, {3}), tensor(F64, {3})}, "other: expected float32 like self"));
-  add_to_each(registry, {"aten::fmod.Tensor", "aten::remainder.Tensor"}, modulo);
+  add_to_each(builtins, {"aten::fmod.Tensor", "aten::remainder.Tensor"}, modulo);
 
   std::vector<Sample> div_mode;
   for (const char* mode : {"trunc", "floor"}) {
@@ -160,7 +160,7 @@ void register_tensor_arithmetic(Registry& registry) {
                          {{"rounding_mode", std::string("x")}}));
   div_mode.push_back(
       bad({tensor(I64, {3}), tensor(I64, {3}).in(0, 0)}, zero_error, {{"rounding_mode", std::string("floor")}}));
-  registry.add_samples("aten::div.Tensor_mode", div_mode);
+  builtins.add_samples("aten::div.Tensor_mode", div_mode);
 
   // Float bases positive (a negative base to a fraction is nan); integer exponents of either sign.
   std::vector<Sample> pow = broadcasting({F32, F64}, 0.5, 2);
@@ -168,29 +168,29 @@ void register_tensor_arithmetic(Registry& registry) {
   pow.push_back(bad({tensor(B, {3}), tensor(B, {3})}, bool_pair));
   pow.push_back(bad({tensor(F32, {3}), tensor(I64, {3})},
                     "other: expected float32 like self (there is no type promotion), got int64"));
-  registry.add_samples("aten::pow.Tensor_Tensor", pow);
+  builtins.add_samples("aten::pow.Tensor_Tensor", pow);
 
   std::vector<Sample> pow_scalar = with_scalars({F32, F64}, {{"exponent", int64_t{3}}}, {{"exponent", 0.5}}, 0.5, 2);
   pow_scalar.push_back(good({tensor(F32, {2, 5})}, {{"exponent", -2.0}}));
   pow_scalar.push_back(bad({tensor(I64, {3})}, floats_error, {{"exponent", int64_t{2}}}));
   pow_scalar.push_back(
       bad({tensor(B, {3})}, "self: expected float32 or float64, got bool", {{"exponent", int64_t{2}}}));
-  registry.add_samples("aten::pow.Tensor_Scalar", pow_scalar);
+  builtins.add_samples("aten::pow.Tensor_Scalar", pow_scalar);
 
   std::vector<Sample> scalar_base = with_scalars({F32, F64, I32, I64}, {{"self", int64_t{2}}}, {{"self", 2.5}}, -3, 4);
   scalar_base.push_back(
       bad({tensor(B, {3})}, "exponent: expected float32, float64, int32 or int64, got bool", {{"self", int64_t{2}}}));
   scalar_base.push_back(bad({tensor(DType::Int8, {3})}, "exponent: expected float32, float64, int32 or int64, got int8",
                             {{"self", int64_t{2}}}));
-  registry.add_samples("aten::pow.Scalar", scalar_base);
+  builtins.add_samples("aten::pow.Scalar", scalar_base);
 }
 
 }  // namespace
 
-void register_arith_samples(Registry& registry) {
-  register_unary(registry);
-  register_scalar_arithmetic(registry);
-  register_tensor_arithmetic(registry);
+void register_arith_samples(BuiltinOps& builtins) {
+  register_unary(builtins);
+  register_scalar_arithmetic(builtins);
+  register_tensor_arithmetic(builtins);
 }
 
 }  // namespace opgraph::kernels::samples

@@ -33,25 +33,25 @@ std::vector<Sample> gradient_pairs(const std::string& second, const std::vector<
   return table;
 }
 
-void register_activation_backwards(Registry& registry) {
+void register_activation_backwards(BuiltinOps& builtins) {
   // sigmoid's and tanh's backward take the forward's output, in its range.
-  registry.add_samples("aten::sigmoid_backward", gradient_pairs("output", {{}}, 0, 1));
-  registry.add_samples("aten::tanh_backward", gradient_pairs("output", {{}}, -1, 1));
-  add_to_each(registry,
+  builtins.add_samples("aten::sigmoid_backward", gradient_pairs("output", {{}}, 0, 1));
+  builtins.add_samples("aten::tanh_backward", gradient_pairs("output", {{}}, -1, 1));
+  add_to_each(builtins,
               {"aten::silu_backward", "opgraph::relu_backward", "opgraph::sigmoid_backward", "opgraph::tanh_backward"},
               gradient_pairs("self", {{}}));
-  registry.add_samples(
+  builtins.add_samples(
       "aten::gelu_backward",
       with(gradient_pairs("self", {{{"approximate", std::string("none")}}, {{"approximate", std::string("tanh")}}}),
            {bad({tensor(F32, {3}), tensor(F32, {3})}, "approximate: expected \"none\" or \"tanh\", got \"x\"",
                 {{"approximate", std::string("x")}})}));
-  registry.add_samples("aten::threshold_backward",
+  builtins.add_samples("aten::threshold_backward",
                        gradient_pairs("self", {{{"threshold", 0.5}}, {{"threshold", int64_t{0}}}}));
-  registry.add_samples("aten::hardtanh_backward", gradient_pairs("self", {{{"min_val", int64_t{-1}}, {"max_val", 1.0}},
+  builtins.add_samples("aten::hardtanh_backward", gradient_pairs("self", {{{"min_val", int64_t{-1}}, {"max_val", 1.0}},
                                                                           {{"min_val", -0.5}, {"max_val", 1.5}}}));
 }
 
-void register_softmax_backwards(Registry& registry) {
+void register_softmax_backwards(BuiltinOps& builtins) {
   const std::vector<std::pair<SampleTensor, int64_t>> cases = {
       {tensor(F32, {5, 7}), -1}, {tensor(F32, {3, 4, 5}), 1}, {tensor(F32, {6, 3}, Layout::Transposed), 0},
       {tensor(F32, {4, 1}), 1},  {tensor(F32, {0, 4}), 1},    {tensor(F32, {2, 300}, Layout::Strided), 1},
@@ -73,7 +73,7 @@ void register_softmax_backwards(Registry& registry) {
   table.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {2, 4})},
                       "grad_output: expected float32[2, 4] like output, got float32[2, 3]",
                       {{"dim", int64_t{1}}, {"input_dtype", F32}}));
-  add_to_each(registry, {"aten::_softmax_backward_data", "aten::_log_softmax_backward_data"}, table);
+  add_to_each(builtins, {"aten::_softmax_backward_data", "aten::_log_softmax_backward_data"}, table);
 }
 
 // The shape self and other broadcast to (they do: broadcasting()'s pairs).
@@ -86,7 +86,7 @@ Shape broadcast(const Shape& a, const Shape& b) {
   return out;
 }
 
-void register_arithmetic_backwards(Registry& registry) {
+void register_arithmetic_backwards(BuiltinOps& builtins) {
   for (const char* op : {"opgraph::add_backward", "opgraph::sub_backward", "opgraph::mul_backward"}) {
     const bool alpha = std::string(op) != "opgraph::mul_backward";
     std::vector<Sample> table;
@@ -104,13 +104,13 @@ void register_arithmetic_backwards(Registry& registry) {
     table.push_back(bad({tensor(F32, {2, 4}), tensor(F32, {2, 3}), tensor(F32, {3})},
                         "grad_output: expected float32[2, 3] (the output of aten::" + name +
                             ".Tensor for self float32[2, 3] and other float32[3]), got float32[2, 4]"));
-    registry.add_samples(op, table);
+    builtins.add_samples(op, table);
   }
 }
 
-void register_reshape_backwards(Registry& registry) {
+void register_reshape_backwards(BuiltinOps& builtins) {
   const std::string count = "grad_output: expected float32 with 24 elements like self float32[2, 3, 4], got float32[";
-  registry.add_samples(
+  builtins.add_samples(
       "opgraph::flatten_backward",
       with(
           retyped({F32, F64}, {good({tensor(F32, {2, 12}), tensor(F32, {2, 3, 4})}, {{"start_dim", int64_t{1}}}),
@@ -121,7 +121,7 @@ void register_reshape_backwards(Registry& registry) {
            bad({tensor(F32, {5, 4}), tensor(F32, {2, 3, 4})}, count + "5, 4]")}));
   for (const char* op : {"opgraph::reshape_backward", "opgraph::view_backward"}) {
     const std::string name = std::string(op) == "opgraph::view_backward" ? "size" : "shape";
-    registry.add_samples(
+    builtins.add_samples(
         op,
         with(retyped({F32, F64}, {good({tensor(F32, {6, 4}), tensor(F32, {2, 3, 4})}, {{name, Shape{6, -1}}}),
                                   good({tensor(F32, {1}), tensor(F32, {})}, {{name, Shape{1}}}),
@@ -135,11 +135,11 @@ void register_reshape_backwards(Registry& registry) {
 
 }  // namespace
 
-void register_backward_samples(Registry& registry) {
-  register_activation_backwards(registry);
-  register_softmax_backwards(registry);
-  register_arithmetic_backwards(registry);
-  register_reshape_backwards(registry);
+void register_backward_samples(BuiltinOps& builtins) {
+  register_activation_backwards(builtins);
+  register_softmax_backwards(builtins);
+  register_arithmetic_backwards(builtins);
+  register_reshape_backwards(builtins);
 }
 
 }  // namespace opgraph::kernels::samples

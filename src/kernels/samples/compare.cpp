@@ -41,32 +41,32 @@ std::vector<Sample> with_scalar(std::initializer_list<DType> dtypes, bool fracti
 
 }  // namespace
 
-void register_compare_samples(Registry& registry) {
-  add_to_each(registry,
+void register_compare_samples(BuiltinOps& builtins) {
+  add_to_each(builtins,
               {"aten::eq.Tensor", "aten::ne.Tensor", "aten::lt.Tensor", "aten::gt.Tensor", "aten::le.Tensor",
                "aten::ge.Tensor", "aten::logical_and", "aten::logical_or", "aten::logical_xor"},
               pairs({F32, F64, I32, I64, B}, F64, "other: expected float32 like self", DType::Complex64, any_real));
-  add_to_each(registry,
+  add_to_each(builtins,
               {"aten::bitwise_and.Tensor", "aten::bitwise_or.Tensor", "aten::bitwise_xor.Tensor",
                "aten::__and__.Tensor", "aten::__or__.Tensor"},
               pairs({I32, I64, B}, I64, "other: expected int32 like self", F32, integral));
 
-  add_to_each(registry,
+  add_to_each(builtins,
               {"aten::eq.Scalar", "aten::ne.Scalar", "aten::lt.Scalar", "aten::gt.Scalar", "aten::le.Scalar",
                "aten::ge.Scalar"},
               with_scalar({F32, F64, I32, I64}, true, DType::Complex64, any_real));
-  add_to_each(registry, {"aten::bitwise_and.Scalar", "aten::bitwise_or.Scalar", "aten::bitwise_xor.Scalar"},
+  add_to_each(builtins, {"aten::bitwise_and.Scalar", "aten::bitwise_or.Scalar", "aten::bitwise_xor.Scalar"},
               with_scalar({I32, I64}, false, F32, integral));
 
   std::vector<Sample> tests = elementwise({F32, F64, I32, I64, B}, -2, 2);
   tests.push_back(bad({tensor(DType::Complex64, {3})}, "got complex64"));
   tests.push_back(bad({tensor(DType::Complex128, {2, 2})}, "got complex128"));
-  add_to_each(registry, {"aten::isnan", "aten::isinf", "aten::logical_not", "aten::sign"}, tests);
+  add_to_each(builtins, {"aten::isnan", "aten::isinf", "aten::logical_not", "aten::sign"}, tests);
 
   std::vector<Sample> bitwise_not = elementwise({I32, I64, B}, -5, 5);
   bitwise_not.push_back(bad({tensor(F32, {3})}, integral));
   bitwise_not.push_back(bad({tensor(F64, {2, 2})}, "self: expected bool or an integer dtype, got float64"));
-  registry.add_samples("aten::bitwise_not", bitwise_not);
+  builtins.add_samples("aten::bitwise_not", bitwise_not);
 }
 
 }  // namespace opgraph::kernels::samples

@@ -118,7 +118,7 @@ std::vector<Sample> with_refusals(std::vector<Sample> table, size_t dims, const 
 
 // The backward ops: grad_output shaped like the convolution's output, then
 // its input and weight (and for conv2d_act_backward, bias and output).
-void register_conv_backward_samples(Registry& registry) {
+void register_conv_backward_samples(BuiltinOps& builtins) {
   std::vector<Sample> aten, plain, activated;
   bool mask = false;
   for (DType dtype : {F32, F64}) {
@@ -163,7 +163,7 @@ void register_conv_backward_samples(Registry& registry) {
   std::vector<Attr> attrs = window_attrs(c, 2);
   plain.push_back(bad(inputs, misshapen, attrs));
   plain.push_back(bad(ints, "expected float32 or float64, got int64", attrs));
-  registry.add_samples("opgraph::conv2d_backward", plain);
+  builtins.add_samples("opgraph::conv2d_backward", plain);
 
   std::vector<Attr> aten_attrs = attrs;
   aten_attrs.emplace_back("transposed", false);
@@ -172,7 +172,7 @@ void register_conv_backward_samples(Registry& registry) {
   aten_attrs.emplace_back("output_mask", std::vector<int64_t>{1, 1, 1});
   aten.push_back(bad(inputs, misshapen, aten_attrs));
   aten.push_back(bad(ints, "expected float32 or float64, got int64", aten_attrs));
-  registry.add_samples("aten::convolution_backward", aten);
+  builtins.add_samples("aten::convolution_backward", aten);
 
   inputs.push_back(SampleTensor::absent());
   inputs.push_back(tensor(F32, {1, 6, 5, 5}));
@@ -181,12 +181,12 @@ void register_conv_backward_samples(Registry& registry) {
   inputs[0].shape = {1, 6, 5, 5};
   attrs.back().second = std::string("silu");
   activated.push_back(bad(inputs, "activation: expected one of", attrs));
-  registry.add_samples("opgraph::conv2d_act_backward", activated);
+  builtins.add_samples("opgraph::conv2d_act_backward", activated);
 }
 
 }  // namespace
 
-void register_conv_samples(Registry& registry) {
+void register_conv_samples(BuiltinOps& builtins) {
   for (size_t dims : {1, 2, 3}) {
     const std::string n = std::to_string(dims) + "d";
     std::vector<Sample> conv = with_refusals(convolutions(dims, "conv"), dims, {});
@@ -199,7 +199,7 @@ void register_conv_samples(Registry& registry) {
     std::vector<SampleTensor> misgrouped = conv_inputs(grouped, dims, false, F32);
     misgrouped[1].shape[1] = 3;
     conv.push_back(bad(misgrouped, "weight: expected 2 input channels per group", window_attrs(grouped, dims)));
-    registry.add_samples("aten::conv" + n, conv);
+    builtins.add_samples("aten::conv" + n, conv);
 
     std::vector<Sample> same = with_refusals(convolutions(dims, "same"), dims, {});
     for (Sample& sample : same) {
@@ -209,7 +209,7 @@ void register_conv_samples(Registry& registry) {
     bogus[1].second = std::string("bogus");
     same.push_back(
         bad(conv_inputs(small, dims, false, F32), "padding: expected \"valid\" or \"same\", got \"bogus\"", bogus));
-    registry.add_samples("aten::conv" + n + ".padding", same);
+    builtins.add_samples("aten::conv" + n + ".padding", same);
 
     std::vector<Sample> transpose =
         with_refusals(convolutions(dims, "transpose", true), dims, {{"output_padding", repeat(0, dims)}}, true);
@@ -217,7 +217,7 @@ void register_conv_samples(Registry& registry) {
     too_much.emplace_back("output_padding", repeat(2, dims));
     transpose.push_back(bad(conv_inputs(Conv{1, 4, 5, 6, 3, 2}, dims, true, F32),
                             "output_padding: expected values smaller than the stride or the dilation", too_much));
-    registry.add_samples(dims == 1 ? "aten::conv_transpose1d" : "aten::conv_transpose" + n + ".input", transpose);
+    builtins.add_samples(dims == 1 ? "aten::conv_transpose1d" : "aten::conv_transpose" + n + ".input", transpose);
   }
 
   std::vector<Sample> convolution;
@@ -227,7 +227,7 @@ void register_conv_samples(Registry& registry) {
       convolution.insert(convolution.end(), some.begin(), some.end());
     }
   }
-  registry.add_samples("aten::convolution",
+  builtins.add_samples("aten::convolution",
                        with_refusals(convolution, 2, {{"transposed", false}, {"output_padding", repeat(0, 2)}}));
 
   // The fused convolution and activation: each activation on the 2-d windows.
@@ -246,9 +246,9 @@ void register_conv_samples(Registry& registry) {
       bad(conv_inputs(c, 2, false, F32),
           "activation: expected one of \"none\", \"relu\", \"gelu\", \"sigmoid\", \"tanh\", \"relu6\", got \"silu\"",
           silu));
-  registry.add_samples("opgraph::conv2d", fused);
+  builtins.add_samples("opgraph::conv2d", fused);
 
-  register_conv_backward_samples(registry);
+  register_conv_backward_samples(builtins);
 
   // The convolution into the channel-blocked layout, from a plain input
   // (a blocked one must hold zeros past its channels, which random values do not).
@@ -267,7 +267,7 @@ void register_conv_samples(Registry& registry) {
   blocked.push_back(bad(conv_inputs(c, 2, false, F32), "block: expected 8 or 16 channels, got 12", block12));
   blocked.push_back(
       bad(conv_inputs(c, 2, false, F64), "input: expected float32, got float64[1, 4, 5, 5]", window_attrs(c, 2)));
-  registry.add_samples("opgraph::conv2d_nchwc", blocked);
+  builtins.add_samples("opgraph::conv2d_nchwc", blocked);
 }
 
 }  // namespace opgraph::kernels::samples

@@ -28,11 +28,11 @@ std::vector<Sample> fills(const std::vector<SampleTensor>& like, const std::vect
   return table;
 }
 
-void register_fills(Registry& registry) {
+void register_fills(BuiltinOps& builtins) {
   const std::vector<Attr> by_size = {{"size", Shape{2, -3}}};
   // empty and its forms fill with zeros, as zeros does.
   for (const char* op : {"aten::zeros", "aten::ones", "aten::empty.memory_format"}) {
-    registry.add_samples(
+    builtins.add_samples(
         op, with(fills({}, {}, true), {bad({}, negative_size, by_size), bad({}, gpu, {{"size", Shape{2}}, on_gpu}),
                                        bad({}, "layout: expected None or strided, got \"sparse_coo\"",
                                            {{"size", Shape{2}}, {"layout", std::string("sparse_coo")}})}));
@@ -47,11 +47,11 @@ void register_fills(Registry& registry) {
     strided.push_back(std::move(sample));
   }
   strided.push_back(good({}, {{"size", Shape{2, 3}}, {"stride", Shape{1, 2}}}));
-  registry.add_samples("aten::empty_strided",
+  builtins.add_samples("aten::empty_strided",
                        with(strided, {bad({}, negative_size, {{"size", Shape{2, -3}}, {"stride", Shape{1, 1}}}),
                                       bad({}, gpu, {{"size", Shape{2}}, {"stride", Shape{1}}, on_gpu})}));
 
-  registry.add_samples("aten::full", with(fills({}, {{"fill_value", int64_t{3}}}, true),
+  builtins.add_samples("aten::full", with(fills({}, {{"fill_value", int64_t{3}}}, true),
                                           {bad({}, negative_size, {{"size", Shape{2, -3}}, {"fill_value", 1.5}}),
                                            bad({}, gpu, {{"size", Shape{2}}, {"fill_value", 1.5}, on_gpu})}));
 
@@ -71,7 +71,7 @@ void register_fills(Registry& registry) {
     table.push_back(bad({tensor(F32, {2})}, gpu, attrs));
     attrs.back() = {"layout", std::string("sparse_coo")};
     table.push_back(bad({tensor(F32, {2})}, "layout: expected None or strided, got \"sparse_coo\"", attrs));
-    registry.add_samples(op, table);
+    builtins.add_samples(op, table);
   }
   for (const char* op : {"aten::new_zeros", "aten::new_ones", "aten::new_full", "aten::new_empty"}) {
     const bool full = std::string(op) == "aten::new_full";
@@ -90,10 +90,10 @@ void register_fills(Registry& registry) {
     value.back() = {"size", Shape{2}};
     value.push_back(on_gpu);
     table.push_back(bad({tensor(F32, {2})}, gpu, value));
-    registry.add_samples(op, table);
+    builtins.add_samples(op, table);
   }
 
-  registry.add_samples("aten::scalar_tensor", with(fills({}, {{"s", 2.5}}, false),
+  builtins.add_samples("aten::scalar_tensor", with(fills({}, {{"s", 2.5}}, false),
                                                    {bad({}, gpu, {{"s", 1.0}, on_gpu}),
                                                     bad({}, "layout: expected None or strided, got \"sparse_coo\"",
                                                         {{"s", 1.0}, {"layout", std::string("sparse_coo")}})}));
@@ -108,10 +108,10 @@ void register_fills(Registry& registry) {
   fill.push_back(one({3, 4}, {{"value", 2.5}}, Layout::Strided));
   fill.push_back(bad({tensor(DType::Complex64, {3})}, "complex64", {{"value", 1.0}}));
   fill.push_back(bad({tensor(DType::Complex128, {3})}, "complex128", {{"value", 1.0}}));
-  registry.add_samples("aten::fill.Scalar", fill);
+  builtins.add_samples("aten::fill.Scalar", fill);
 }
 
-void register_ranges(Registry& registry) {
+void register_ranges(BuiltinOps& builtins) {
   auto range = [](AttrValue start, AttrValue end, AttrValue step, AttrValue dtype = std::monostate{}) {
     return good({}, {{"start", start}, {"end", end}, {"step", step}, {"dtype", dtype}});
   };
@@ -123,7 +123,7 @@ void register_ranges(Registry& registry) {
                                {{"start", int64_t{0}}, {"end", int64_t{1}}, {"step", int64_t{0}}});
   const Sample wrong_way = bad({}, "step: 1 does not lead from start 5 to end 1",
                                {{"start", int64_t{5}}, {"end", int64_t{1}}, {"step", int64_t{1}}});
-  registry.add_samples("aten::arange.start_step", with(start_step, {zero_step, wrong_way}));
+  builtins.add_samples("aten::arange.start_step", with(start_step, {zero_step, wrong_way}));
 
   // arange.start and arange: the ranges of step 1, without the attributes they lack.
   std::vector<Sample> start, end;
@@ -142,14 +142,14 @@ void register_ranges(Registry& registry) {
     end.push_back(good({}, {{"end", last}}));
   Sample backwards = wrong_way;
   backwards.attrs.pop_back();
-  registry.add_samples("aten::arange.start",
+  builtins.add_samples("aten::arange.start",
                        with(start, {backwards, bad({}, gpu, {{"start", int64_t{0}}, {"end", int64_t{1}}, on_gpu})}));
-  registry.add_samples("aten::arange",
+  builtins.add_samples("aten::arange",
                        with(end, {bad({}, "step: 1 does not lead from start 0 to end -1", {{"end", int64_t{-1}}}),
                                   bad({}, gpu, {{"end", int64_t{1}}, on_gpu})}));
 }
 
-void register_conversions(Registry& registry) {
+void register_conversions(BuiltinOps& builtins) {
   // Each dtype to each of a few others; values inside every dtype's range.
   const std::vector<SampleTensor> inputs = {tensor(F32, {2, 3}), tensor(F64, {4, 5}, Layout::Transposed),
                                             tensor(I64, {3, 4}, Layout::Strided), tensor(B, {0, 2}), tensor(I32, {})};
@@ -177,45 +177,45 @@ void register_conversions(Registry& registry) {
     table.insert(table.end(), refusals.begin(), refusals.end());
     return table;
   };
-  registry.add_samples("aten::_to_copy", refused(to_copy));
-  registry.add_samples(
+  builtins.add_samples("aten::_to_copy", refused(to_copy));
+  builtins.add_samples(
       "aten::to.dtype",
       with(to_dtype,
            {bad({tensor(F32, {3})}, "memory_format", {{"dtype", F64}, {"memory_format", std::string("channels_last")}}),
             bad({tensor(DType::Complex64, {3})}, "would drop the imaginary part", {{"dtype", F32}})}));
-  registry.add_samples("aten::to.dtype_layout", refused(to_layout));
-  registry.add_samples(
+  builtins.add_samples("aten::to.dtype_layout", refused(to_layout));
+  builtins.add_samples(
       "aten::to.device",
       with(to_device,
            {refusals[0],
             bad({tensor(F32, {3})}, "memory_format",
                 {{"device", std::string("cpu")}, {"dtype", F64}, {"memory_format", std::string("channels_last")}})}));
-  registry.add_samples(
+  builtins.add_samples(
       "aten::type_as",
       with(type_as, {bad({tensor(DType::Complex64, {2, 3}), tensor(F32, {1})},
                          "dtype: converting complex64 to float32 would drop the imaginary part"),
                      bad({tensor(DType::Complex128, {2}), tensor(I64, {1})}, "would drop the imaginary part")}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::view_as_real",
       with(retyped({DType::Complex64, DType::Complex128},
                    {good({tensor(F32, {2, 3})}), good({tensor(F32, {})}), good({tensor(F32, {0, 4})})}),
            {bad({tensor(F32, {2, 3})}, "self: expected complex64 or complex128, got float32"),
             bad({tensor(I64, {2})}, "got int64")}));
-  registry.add_samples(
+  builtins.add_samples(
       "aten::view_as_complex",
       with(retyped({F32, F64}, {good({tensor(F32, {2, 3, 2})}), good({tensor(F32, {2})}), good({tensor(F32, {0, 2})})}),
            {bad({tensor(F32, {2, 3})}, "self: expected a last dim of size 2 (real, imaginary), got float32[2, 3]"),
             bad({tensor(F32, {})}, "self")}));
 }
 
-void register_differences(Registry& registry) {
+void register_differences(BuiltinOps& builtins) {
   // diff's inputs are self, prepend and append, the last two None unless given.
   const SampleTensor none = SampleTensor::absent();
   auto alone = [&](Shape shape, std::vector<Attr> attrs) {
     return good({tensor(F32, std::move(shape)), none, none}, std::move(attrs));
   };
-  registry.add_samples(
+  builtins.add_samples(
       "aten::diff",
       with(retyped({F32, F64, I32, I64, B},
                    {alone({3, 5}, {}), alone({3, 5}, {{"n", int64_t{2}}, {"dim", int64_t{0}}}),
@@ -226,7 +226,7 @@ void register_differences(Registry& registry) {
             bad({tensor(F32, {3, 5}), tensor(F32, {2, 1}), none},
                 "prepend: expected 3 in dim 0 like self float32[3, 5], got float32[2, 1]")}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::prelu",
       with(retyped({F32, F64},
                    {good({tensor(F32, {2, 3, 4}), tensor(F32, {3})}), good({tensor(F32, {2, 3, 4}), tensor(F32, {1})}),
@@ -236,7 +236,7 @@ void register_differences(Registry& registry) {
                 "weight: expected 1 value or one per channel (3 for self float32[2, 3, 4]), got float32[2]"),
             bad({tensor(I64, {2, 3}), tensor(I64, {3})}, "self: expected float32 or float64, got int64[2, 3]")}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::as_strided",
       with(retyped({F32, F64, I64, B},
                    {one({12}, {{"size", Shape{3, 2}}, {"stride", Shape{2, 1}}}),
@@ -253,11 +253,11 @@ void register_differences(Registry& registry) {
 
 }  // namespace
 
-void register_factory_samples(Registry& registry) {
-  register_fills(registry);
-  register_ranges(registry);
-  register_conversions(registry);
-  register_differences(registry);
+void register_factory_samples(BuiltinOps& builtins) {
+  register_fills(builtins);
+  register_ranges(builtins);
+  register_conversions(builtins);
+  register_differences(builtins);
 }
 
 }  // namespace opgraph::kernels::samples

@@ -42,9 +42,9 @@ std::vector<Sample> transforms(std::initializer_list<DType> dtypes, Attrs attrs)
 
 }  // namespace
 
-void register_fft_samples(Registry& registry) {
+void register_fft_samples(BuiltinOps& builtins) {
   const std::string bad_norm = "normalization: expected 0 (none), 1 (1/sqrt(n)) or 2 (1/n), got 3";
-  registry.add_samples("aten::_fft_r2c",
+  builtins.add_samples("aten::_fft_r2c",
                        with(transforms({F32, F64},
                                        [](const Shape& dims, int64_t norm, int64_t k) {
                                          return std::vector<Attr>{
@@ -57,7 +57,7 @@ void register_fft_samples(Registry& registry) {
                              bad({tensor(F32, {4, 6})}, bad_norm,
                                  {{"dim", Shape{1}}, {"normalization", int64_t{3}}, {"onesided", true}})}));
 
-  registry.add_samples("aten::_fft_c2c",
+  builtins.add_samples("aten::_fft_c2c",
                        with(transforms({C64, DType::Complex128},
                                        [](const Shape& dims, int64_t norm, int64_t k) {
                                          return std::vector<Attr>{
@@ -86,7 +86,7 @@ void register_fft_samples(Registry& registry) {
                     {{"dim", Shape{1}}, {"normalization", int64_t{0}}, {"last_dim_size", int64_t{0}}}));
   c2r.push_back(bad({tensor(F32, {4, 4})}, "self: expected complex64 or complex128, got float32",
                     {{"dim", Shape{1}}, {"normalization", int64_t{0}}, {"last_dim_size", int64_t{6}}}));
-  registry.add_samples("aten::_fft_c2r", c2r);
+  builtins.add_samples("aten::_fft_c2r", c2r);
 }
 
 }  // namespace opgraph::kernels::samples

@@ -49,9 +49,9 @@ std::vector<Sample> indexed_along(bool with_src, const std::vector<Attr>& attrs)
   return table;
 }
 
-void register_gathers(Registry& registry) {
+void register_gathers(BuiltinOps& builtins) {
   const Attr dim1 = {"dim", int64_t{1}};
-  registry.add_samples(
+  builtins.add_samples(
       "aten::gather",
       with(any_dtype(indexed_along(false, {})),
            {bad({tensor(F32, {3, 4}), index({3, 2}, 4).in(11, 11)},
@@ -61,7 +61,7 @@ void register_gathers(Registry& registry) {
             bad({tensor(F32, {3, 4}), index({4, 2}, 4)},
                 "index: expected at most 3 in dim 0 like self float32[3, 4], got int64[4, 2]", {dim1})}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::index_select",
       with(
           any_dtype({good({tensor(F32, {3, 4}), index({5}, 4)}, {dim1}),
@@ -79,7 +79,7 @@ void register_gathers(Registry& registry) {
     sample.list_sizes = {inputs.size() - 1};
     return sample;
   };
-  registry.add_samples(
+  builtins.add_samples(
       "aten::index.Tensor",
       with(any_dtype({indices({tensor(F32, {3, 4}), index({5}, 3)}),
                       indices({tensor(F32, {3, 4}), SampleTensor::absent(), index({5}, 4, I32)}),
@@ -115,10 +115,10 @@ void register_gathers(Registry& registry) {
   index_put.push_back(wrong_values);
   index_put.push_back(out_of_range);
   // index_put_ runs as the functional form (the result in its own output).
-  add_to_each(registry, {"aten::index_put", "aten::index_put_"}, index_put);
+  add_to_each(builtins, {"aten::index_put", "aten::index_put_"}, index_put);
 }
 
-void register_scatters(Registry& registry) {
+void register_scatters(BuiltinOps& builtins) {
   const Attr dim1 = {"dim", int64_t{1}};
   const std::vector<Sample> refusals = {
       bad({tensor(F32, {3, 4}), index({3, 2}, 4), tensor(F32, {2, 2})},
@@ -129,13 +129,13 @@ void register_scatters(Registry& registry) {
           "index: 10 at position 0 is out of range for a dim of size 4", {dim1})};
   std::vector<Sample> scatter = any_dtype(indexed_along(true, {}));
   scatter.insert(scatter.end(), refusals.begin(), refusals.end());
-  registry.add_samples("aten::scatter.src", scatter);
+  builtins.add_samples("aten::scatter.src", scatter);
 
   std::vector<Sample> add = retyped({F32, F64, I32, I64}, indexed_along(true, {}));
   add.insert(add.end(), refusals.begin(), refusals.end());
-  registry.add_samples("aten::scatter_add", add);
+  builtins.add_samples("aten::scatter_add", add);
 
-  registry.add_samples("aten::scatter.value",
+  builtins.add_samples("aten::scatter.value",
                        with(retyped({F32, F64, I64}, indexed_along(false, {{"value", int64_t{3}}})),
                             {bad({tensor(F32, {3, 4}), index({3, 2}, 4).in(10, 10)},
                                  "index: 10 at position 0 is out of range for a dim of size 4", {dim1, {"value", 1.5}}),
@@ -154,11 +154,11 @@ void register_scatters(Registry& registry) {
                        {dim1, {"reduce", std::string("bogus")}}));
   reduce.push_back(bad({tensor(F32, {3, 4}), index({3, 2}, 4), tensor(F64, {3, 2})},
                        "src: expected float32 like self, got float64[3, 2]", {dim1, {"reduce", std::string("sum")}}));
-  registry.add_samples("aten::scatter_reduce.two", reduce);
+  builtins.add_samples("aten::scatter_reduce.two", reduce);
 }
 
-void register_embeddings(Registry& registry) {
-  registry.add_samples(
+void register_embeddings(BuiltinOps& builtins) {
+  builtins.add_samples(
       "aten::embedding",
       with(retyped({F32, F64}, {good({tensor(F32, {10, 3}), index({4, 5}, 10)}),
                                 good({tensor(F32, {10, 3}), index({4}, 10, I32)}, {{"padding_idx", int64_t{2}}}),
@@ -178,7 +178,7 @@ void register_embeddings(Registry& registry) {
   };
   const std::vector<Attr> attrs = {
       {"num_weights", int64_t{10}}, {"padding_idx", int64_t{-1}}, {"scale_grad_by_freq", false}};
-  registry.add_samples(
+  builtins.add_samples(
       "aten::embedding_dense_backward",
       with(retyped({F32, F64},
                    {backward({4, 5, 3}, index({4, 5}, 10), 10, -1, false),
@@ -220,13 +220,13 @@ std::vector<Sample> bags(const std::vector<Attr>& extra) {
   return table;
 }
 
-void register_bags(Registry& registry) {
-  add_to_each(registry, {"aten::embedding_bag", "aten::_embedding_bag"}, bags({}));
-  registry.add_samples("aten::embedding_bag.padding_idx",
+void register_bags(BuiltinOps& builtins) {
+  add_to_each(builtins, {"aten::embedding_bag", "aten::_embedding_bag"}, bags({}));
+  builtins.add_samples("aten::embedding_bag.padding_idx",
                        bags({{"scale_grad_by_freq", false}, {"sparse", false}, {"padding_idx", int64_t{3}}}));
 }
 
-void register_sorts(Registry& registry) {
+void register_sorts(BuiltinOps& builtins) {
   // Small integer ranges tie: the kernels must break ties alike.
   const auto along = [](std::vector<Attr> attrs, int64_t dim) {
     attrs.emplace_back("dim", dim);
@@ -244,7 +244,7 @@ void register_sorts(Registry& registry) {
   sort.push_back(bad({tensor(F32, {3, 4})}, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2",
                      {{"dim", int64_t{2}}}));
   sort.push_back(bad({tensor(DType::Complex64, {3})}, "complex64"));
-  registry.add_samples("aten::sort", sort);
+  builtins.add_samples("aten::sort", sort);
 
   std::vector<Sample> topk;
   for (bool largest : {false, true}) {
@@ -261,15 +261,15 @@ void register_sorts(Registry& registry) {
       bad({tensor(F32, {3, 4})}, "k: expected a k in [0, 4] (the size of dim 1), got 5", {{"k", int64_t{5}}}));
   topk.push_back(bad({tensor(F32, {3, 4})}, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2",
                      {{"k", int64_t{1}}, {"dim", int64_t{2}}}));
-  registry.add_samples("aten::topk", topk);
+  builtins.add_samples("aten::topk", topk);
 
   std::vector<Sample> nonzero = elementwise({F32, F64, I32, I64, B}, -1, 1);
   nonzero.push_back(bad({tensor(DType::Complex64, {3})}, "complex64"));
   nonzero.push_back(bad({tensor(DType::Complex128, {2, 2})}, "complex128"));
-  registry.add_samples("aten::nonzero", nonzero);
+  builtins.add_samples("aten::nonzero", nonzero);
 }
 
-void register_selections(Registry& registry) {
+void register_selections(BuiltinOps& builtins) {
   // (self, mask) pairs that broadcast, as the masked ops and where take them.
   const std::vector<std::pair<SampleTensor, SampleTensor>> masked = {
       {tensor(F32, {2, 3}), tensor(B, {3})},
@@ -288,34 +288,34 @@ void register_selections(Registry& registry) {
     where_self.push_back(good({mask, self}, {{"self", int64_t{2}}}));
   }
   const std::string mask_dtype = "mask: expected a bool tensor, got float32[3]";
-  add_to_each(registry, {"aten::masked_fill.Scalar", "aten::masked_fill_.Scalar"},
+  add_to_each(builtins, {"aten::masked_fill.Scalar", "aten::masked_fill_.Scalar"},
               with(any_dtype(fill_scalar),
                    {bad({tensor(F32, {2, 3}), tensor(F32, {3})}, mask_dtype, {{"value", 1.5}}),
                     bad({tensor(F32, {2, 3}), tensor(B, {4})}, "cannot be broadcast", {{"value", 1.5}})}));
-  registry.add_samples(
+  builtins.add_samples(
       "aten::masked_fill.Tensor",
       with(any_dtype(fill_tensor), {bad({tensor(F32, {2, 3}), tensor(F32, {3}), tensor(F32, {})}, mask_dtype),
                                     bad({tensor(F32, {2, 3}), tensor(B, {3}), tensor(F32, {3})},
                                         "value: expected a 0-d tensor, got float32[3]")}));
-  registry.add_samples("aten::masked_scatter",
+  builtins.add_samples("aten::masked_scatter",
                        with(any_dtype(scatter), {bad({tensor(F32, {2, 3}), tensor(F32, {2, 3}), tensor(F32, {6})},
                                                      "mask: expected bool, got float32[2, 3]"),
                                                  bad({tensor(F32, {2, 3}), tensor(B, {2, 3}), tensor(F32, {0})},
                                                      "source: mask holds more true elements than source's 0")}));
   const std::string condition = "condition: expected a bool tensor, got float32[2, 3]";
-  registry.add_samples(
+  builtins.add_samples(
       "aten::where.self",
       with(any_dtype(where),
            {bad({tensor(F32, {2, 3}), tensor(F32, {3}), tensor(F32, {2, 1})}, condition),
             bad({tensor(B, {2, 3}), tensor(F32, {3}), tensor(F64, {3})},
                 "other: expected float32 like self (no type promotion except from 0-d tensors), got float64[3]")}));
-  registry.add_samples(
+  builtins.add_samples(
       "aten::where.ScalarOther",
       with(any_dtype(where_other),
            {bad({tensor(F32, {2, 3}), tensor(F32, {3})}, condition, {{"other", 1.5}}),
             bad({tensor(B, {2, 3}), tensor(I64, {3})},
                 "other: expected a whole number for a int64 tensor (no type promotion), got 1.5", {{"other", 1.5}})}));
-  registry.add_samples(
+  builtins.add_samples(
       "aten::where.ScalarSelf",
       with(any_dtype(where_self), {bad({tensor(F32, {2, 3}), tensor(F32, {3})}, condition, {{"self", 1.5}}),
                                    bad({tensor(B, {2, 3}), tensor(I64, {3})}, "got 1.5", {{"self", 1.5}})}));
@@ -323,13 +323,13 @@ void register_selections(Registry& registry) {
 
 }  // namespace
 
-void register_gather_samples(Registry& registry) {
-  register_gathers(registry);
-  register_scatters(registry);
-  register_embeddings(registry);
-  register_bags(registry);
-  register_sorts(registry);
-  register_selections(registry);
+void register_gather_samples(BuiltinOps& builtins) {
+  register_gathers(builtins);
+  register_scatters(builtins);
+  register_embeddings(builtins);
+  register_bags(builtins);
+  register_sorts(builtins);
+  register_selections(builtins);
 }
 
 }  // namespace opgraph::kernels::samples

@@ -91,15 +91,15 @@ std::vector<Sample> with_refusals(std::vector<Sample> table, const std::vector<S
   return table;
 }
 
-void register_nll_losses(Registry& registry) {
-  add_to_each(registry, {"aten::nll_loss", "aten::cross_entropy_loss"}, with_refusals(nll_losses(false, true)));
-  registry.add_samples("aten::nll_loss_forward", with_refusals(nll_losses(false, false)));
-  registry.add_samples("aten::nll_loss_backward",
+void register_nll_losses(BuiltinOps& builtins) {
+  add_to_each(builtins, {"aten::nll_loss", "aten::cross_entropy_loss"}, with_refusals(nll_losses(false, true)));
+  builtins.add_samples("aten::nll_loss_forward", with_refusals(nll_losses(false, false)));
+  builtins.add_samples("aten::nll_loss_backward",
                        with_refusals(nll_losses(true, false), {tensor(F32, {})}, {tensor(F32, {})}));
 }
 
 // The fused softmax cross entropy over (N, C) logits, and its backward.
-void register_softmax_cross_entropy(Registry& registry) {
+void register_softmax_cross_entropy(BuiltinOps& builtins) {
   std::vector<Sample> forward, backward;
   for (DType dtype : {F32, F64}) {
     for (const Loss& c : losses()) {
@@ -117,18 +117,18 @@ void register_softmax_cross_entropy(Registry& registry) {
       bad({tensor(F32, {3, 5, 2}), tensor(I64, {3}).in(0, 4)}, "logits: expected rank 2 (N, C), got float32[3, 5, 2]"));
   forward.push_back(bad({tensor(F32, {3, 5}), tensor(I64, {3}).in(13, 13)},
                         "target: row 0 has class index 13, out of range for 5 classes"));
-  registry.add_samples("opgraph::softmax_cross_entropy", forward);
+  builtins.add_samples("opgraph::softmax_cross_entropy", forward);
   backward.push_back(bad({tensor(F32, {3}), tensor(F32, {3, 5}), tensor(I64, {3}).in(0, 4)},
                          "grad_loss: expected float32[] like the loss, got float32[3]"));
   backward.push_back(bad({tensor(F32, {}), tensor(F32, {3, 5}), tensor(I64, {3}).in(13, 13)}, "13"));
-  registry.add_samples("opgraph::softmax_cross_entropy_backward", backward);
+  builtins.add_samples("opgraph::softmax_cross_entropy_backward", backward);
 }
 
 }  // namespace
 
-void register_loss_samples(Registry& registry) {
-  register_nll_losses(registry);
-  register_softmax_cross_entropy(registry);
+void register_loss_samples(BuiltinOps& builtins) {
+  register_nll_losses(builtins);
+  register_softmax_cross_entropy(builtins);
 }
 
 }  // namespace opgraph::kernels::samples

@@ -44,7 +44,7 @@ std::vector<Sample> activated(std::vector<Sample> table) {
 const std::string unknown_activation =
     "activation: expected one of \"none\", \"relu\", \"gelu\", \"sigmoid\", \"tanh\", \"relu6\", got \"silu\"";
 
-void register_fused_samples(Registry& registry) {
+void register_fused_samples(BuiltinOps& builtins) {
   // a @ b (+ bias), activated; bias None on every other product.
   std::vector<Sample> gemm;
   for (const Sample& product : products({F32, F64})) {
@@ -60,7 +60,7 @@ void register_fused_samples(Registry& registry) {
                      "a: expected rank 2, got float32[2, 3, 3]"));
   gemm.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {3, 4}), SampleTensor::absent()}, unknown_activation,
                      {{"activation", std::string("silu")}}));
-  registry.add_samples("opgraph::gemm", gemm);
+  builtins.add_samples("opgraph::gemm", gemm);
 
   // The backward of gemm: the gradient and the forward's output, shaped like
   // a @ b. The fast kernel takes f'(z) from that output where f allows
@@ -85,16 +85,16 @@ void register_fused_samples(Registry& registry) {
   gemm_backward.push_back(
       bad({tensor(F32, {2, 4}), tensor(F32, {2, 3}), tensor(F32, {3, 4}), SampleTensor::absent(), tensor(F32, {2, 4})},
           unknown_activation, {{"activation", std::string("silu")}}));
-  registry.add_samples("opgraph::gemm_backward", gemm_backward);
+  builtins.add_samples("opgraph::gemm_backward", gemm_backward);
 
   // opgraph::linear and its backward take aten::linear's operands.
-  std::vector<Sample> linear = activated(registry.get("aten::linear").samples);
+  std::vector<Sample> linear = activated(builtins.samples("aten::linear"));
   linear.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 3}), SampleTensor::absent()}, unknown_activation,
                        {{"activation", std::string("silu")}}));
-  registry.add_samples("opgraph::linear", linear);
+  builtins.add_samples("opgraph::linear", linear);
 
   std::vector<Sample> linear_backward;
-  for (const Sample& forward : registry.get("aten::linear").samples) {
+  for (const Sample& forward : builtins.samples("aten::linear")) {
     if (!forward.good()) continue;
     Shape out = forward.inputs[0].shape;
     out.back() = forward.inputs[1].shape[0];
@@ -106,10 +106,10 @@ void register_fused_samples(Registry& registry) {
                                 "grad_output: expected float32[2, 4] like linear's output, got float32[2, 5]"));
   linear_backward.push_back(
       bad({tensor(F32, {2, 4}), tensor(F32, {2, 3}), tensor(F32, {4, 4}), SampleTensor::absent()}, "differ"));
-  registry.add_samples("opgraph::linear_backward", linear_backward);
+  builtins.add_samples("opgraph::linear_backward", linear_backward);
 }
 
-void register_affine_samples(Registry& registry) {
+void register_affine_samples(BuiltinOps& builtins) {
   // self + alpha * (mat1 @ mat2): self broadcast from a row, a column, a scalar, or full.
   std::vector<Sample> addmm;
   const std::vector<Shape> added = {{5}, {3, 1}, {}, {3, 5}};
@@ -134,7 +134,7 @@ void register_affine_samples(Registry& registry) {
                       "self: float32[4] does not broadcast to the product's shape [2, 3]"));
   addmm.push_back(bad({tensor(I64, {3}), tensor(I64, {2, 4}), tensor(I64, {4, 3})},
                       "mat1: expected float32 or float64, got int64[2, 4]"));
-  registry.add_samples("aten::addmm", addmm);
+  builtins.add_samples("aten::addmm", addmm);
 
   std::vector<Sample> baddbmm;
   for (DType dtype : {F32, F64}) {
@@ -150,7 +150,7 @@ void register_affine_samples(Registry& registry) {
                         "mat2: expected batch 2 like self, got float32[3, 4, 5]"));
   baddbmm.push_back(
       bad({tensor(F32, {2, 3, 5}), tensor(F32, {2, 3, 4}), tensor(F32, {2, 5, 5})}, "inner dimensions 4 and 5 differ"));
-  registry.add_samples("aten::baddbmm", baddbmm);
+  builtins.add_samples("aten::baddbmm", baddbmm);
 
   // matmul: vectors, matrices and broadcast batches on either side.
   std::vector<Sample> matmul = products({F32, F64});
@@ -167,10 +167,10 @@ void register_affine_samples(Registry& registry) {
       bad({tensor(F32, {}), tensor(F32, {3})}, "expected operands of rank 1 or more, got float32[] and float32[3]"));
   matmul.push_back(
       bad({tensor(I64, {2, 3}), tensor(I64, {3, 2})}, "self: expected float32 or float64, got int64[2, 3]"));
-  registry.add_samples("aten::matmul", matmul);
+  builtins.add_samples("aten::matmul", matmul);
 }
 
-void register_distance_samples(Registry& registry) {
+void register_distance_samples(BuiltinOps& builtins) {
   // p = 0 counts differences, 1 and 2 the usual norms, 3 a general one.
   std::vector<Sample> cdist;
   const double norms[] = {2.0, 1.0, 0.0, 3.0};
@@ -190,7 +190,7 @@ void register_distance_samples(Registry& registry) {
                       {{"p", 2.0}, {"compute_mode", std::monostate{}}}));
   cdist.push_back(bad({tensor(F32, {3, 4}), tensor(F32, {5, 4})}, "p: expected a non-negative value, got -1",
                       {{"p", -1.0}, {"compute_mode", std::monostate{}}}));
-  add_to_each(registry, {"aten::cdist", "aten::_cdist_forward"}, cdist);
+  add_to_each(builtins, {"aten::cdist", "aten::_cdist_forward"}, cdist);
 
   std::vector<Sample> pdist;
   for (DType dtype : {F32, F64}) {
@@ -203,16 +203,16 @@ void register_distance_samples(Registry& registry) {
   pdist.push_back(
       bad({tensor(F32, {2, 5, 4})}, "self: expected a matrix (rows, features), got float32[2, 5, 4]", {{"p", 2.0}}));
   pdist.push_back(bad({tensor(F32, {5, 4})}, "p: expected a non-negative value, got -1", {{"p", -1.0}}));
-  add_to_each(registry, {"aten::pdist", "aten::_pdist_forward"}, pdist);
+  add_to_each(builtins, {"aten::pdist", "aten::_pdist_forward"}, pdist);
 }
 
 }  // namespace
 
-void register_matmul_samples(Registry& registry) {
+void register_matmul_samples(BuiltinOps& builtins) {
   std::vector<Sample> mm = products({F32, F64});
   mm.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 5})}, "inner dimensions 3 and 4 differ"));
   mm.push_back(bad({tensor(F32, {3}), tensor(F32, {3, 5})}, "self: expected rank 2, got float32[3]"));
-  registry.add_samples("aten::mm", mm);
+  builtins.add_samples("aten::mm", mm);
 
   std::vector<Sample> bmm;
   for (DType dtype : {F32, F64}) {
@@ -222,7 +222,7 @@ void register_matmul_samples(Registry& registry) {
   }
   bmm.push_back(bad({tensor(F32, {2, 3, 4}), tensor(F32, {2, 5, 5})}, "inner dimensions 4 and 5 differ"));
   bmm.push_back(bad({tensor(F32, {3, 4}), tensor(F32, {4, 5})}, "self: expected rank 3, got float32[3, 4]"));
-  registry.add_samples("aten::bmm", bmm);
+  builtins.add_samples("aten::bmm", bmm);
 
   std::vector<Sample> linear;
   for (DType dtype : {F32, F64}) {
@@ -233,11 +233,11 @@ void register_matmul_samples(Registry& registry) {
   }
   linear.push_back(bad({tensor(F32, {4, 6}), tensor(F32, {3, 5}), SampleTensor::absent()}, "differ"));
   linear.push_back(bad({tensor(F32, {4, 6}), tensor(F64, {3, 6}), SampleTensor::absent()}, "float32"));
-  registry.add_samples("aten::linear", linear);
+  builtins.add_samples("aten::linear", linear);
 
-  register_fused_samples(registry);
-  register_affine_samples(registry);
-  register_distance_samples(registry);
+  register_fused_samples(builtins);
+  register_affine_samples(builtins);
+  register_distance_samples(builtins);
 }
 
 }  // namespace opgraph::kernels::samples

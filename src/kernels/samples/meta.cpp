@@ -21,7 +21,7 @@ const std::string out_of_range = "dim: expected a dim in [-2, 1] for a tensor of
 
 }  // namespace
 
-void register_meta_samples(Registry& registry) {
+void register_meta_samples(BuiltinOps& builtins) {
   for (const char* op : {"aten::sym_size.int", "aten::sym_stride.int"}) {
     std::vector<Sample> table = layouts({{"dim", int64_t{1}}});
     const std::vector<Sample> first = layouts({{"dim", int64_t{-2}}});
@@ -29,17 +29,17 @@ void register_meta_samples(Registry& registry) {
     table.push_back(bad({tensor(F32, {2, 3})}, out_of_range, {{"dim", int64_t{2}}}));
     table.push_back(bad({tensor(F32, {2, 3})}, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got -3",
                         {{"dim", int64_t{-3}}}));
-    registry.add_samples(op, table);
+    builtins.add_samples(op, table);
   }
   // These take every tensor: what they refuse is a call without one, or with an attribute they do not have.
   add_to_each(
-      registry,
+      builtins,
       {"aten::sym_numel", "aten::sym_storage_offset", "aten::alias", "aten::detach", "aten::detach_",
        "aten::lift_fresh_copy"},
       with(layouts({}),
            {one({}, {}), bad({SampleTensor::absent()}, "input 'self' is required but was not given"),
             bad({tensor(F32, {2})}, "unexpected attribute 'dim'; its attributes are: (none)", {{"dim", int64_t{0}}})}));
-  registry.add_samples(
+  builtins.add_samples(
       "aten::sym_is_contiguous",
       with(layouts({}),
            {bad({tensor(F32, {2, 3})},
@@ -47,19 +47,19 @@ void register_meta_samples(Registry& registry) {
                 {{"memory_format", std::string("channels_last")}}),
             bad({tensor(F32, {2, 3})}, "got channels_last_3d", {{"memory_format", std::string("channels_last_3d")}})}));
 
-  registry.add_samples("aten::_local_scalar_dense",
+  builtins.add_samples("aten::_local_scalar_dense",
                        with(any_dtype({one({}, {}), one({1}, {}), one({1, 1}, {}, Layout::Transposed)}),
                             {bad({tensor(F32, {3})}, "self: expected a tensor with one element, got float32[3]"),
                              bad({tensor(F32, {0})}, "self: expected a tensor with one element, got float32[0]")}));
 
   const std::string msg = "the size must be positive";
-  registry.add_samples(
+  builtins.add_samples(
       "aten::_assert_scalar",
       {good({}, {{"self", int64_t{1}}, {"assert_msg", msg}}), good({}, {{"self", 2.5}, {"assert_msg", msg}}),
        good({}, {{"self", int64_t{-3}}, {"assert_msg", msg}}),
        bad({}, "assertion failed: the size must be positive", {{"self", int64_t{0}}, {"assert_msg", msg}}),
        bad({}, "assertion failed: the size must be positive", {{"self", 0.0}, {"assert_msg", msg}})});
-  registry.add_samples(
+  builtins.add_samples(
       "aten::_assert_tensor_metadata",
       with(any_dtype({one({2, 3}, {{"size", Shape{2, 3}}}), one({}, {{"size", Shape{}}}), one({0, 4}, {}),
                       one({4, 5}, {{"size", Shape{4, 5}}, {"device", std::string("cpu")}}, Layout::Transposed)}),
@@ -69,7 +69,7 @@ void register_meta_samples(Registry& registry) {
   auto range = [](int64_t size, AttrValue min, AttrValue max) {
     return std::vector<Attr>{{"size", size}, {"min", std::move(min)}, {"max", std::move(max)}};
   };
-  registry.add_samples(
+  builtins.add_samples(
       "aten::sym_constrain_range_for_size",
       {good({}, range(5, int64_t{2}, int64_t{10})), good({}, range(0, std::monostate{}, std::monostate{})),
        good({}, range(10, std::monostate{}, int64_t{10})),
@@ -78,7 +78,7 @@ void register_meta_samples(Registry& registry) {
        bad({}, "size: expected a size in [0, inf], got -1", range(-1, std::monostate{}, std::monostate{}))});
 
   // Blocks of 8 and 16 channels, the last block partly filled.
-  registry.add_samples(
+  builtins.add_samples(
       "opgraph::nchwc_to_nchw",
       with({one({1, 2, 5, 5, 8}, {{"channels", int64_t{12}}}), one({0, 1, 2, 2, 16}, {{"channels", int64_t{16}}}),
             one({2, 1, 3, 3, 8}, {{"channels", int64_t{1}}}),

@@ -72,7 +72,7 @@ std::vector<Sample> layer_norms(bool backward) {
   return table;
 }
 
-void register_layer_norms(Registry& registry) {
+void register_layer_norms(BuiltinOps& builtins) {
   std::vector<Sample> forward = layer_norms(false);
   const std::vector<Attr> last = {{"normalized_shape", Shape{4}}, {"eps", 1e-5}};
   forward.push_back(bad({tensor(F32, {2, 3, 4}), tensor(F32, {4}), SampleTensor::absent()},
@@ -82,7 +82,7 @@ void register_layer_norms(Registry& registry) {
                         "weight: expected float32[4] to match input float32[2, 3, 4], got float32[5]", last));
   forward.push_back(bad({tensor(I64, {2, 3, 4}), SampleTensor::absent(), SampleTensor::absent()},
                         "input: expected float32 or float64, got int64", last));
-  add_to_each(registry, {"aten::layer_norm", "aten::native_layer_norm"}, forward);
+  add_to_each(builtins, {"aten::layer_norm", "aten::native_layer_norm"}, forward);
 
   std::vector<Sample> backward = layer_norms(true);
   const std::vector<Attr> attrs = {{"normalized_shape", Shape{4}}, {"output_mask", std::vector<int64_t>{1, 1, 1}}};
@@ -92,7 +92,7 @@ void register_layer_norms(Registry& registry) {
   backward.push_back(bad({tensor(F32, {2, 3, 4}), tensor(F32, {2, 3, 4}), tensor(F32, {2, 3, 1}), rstd(F32, {2, 3, 1}),
                           tensor(F32, {5}), SampleTensor::absent()},
                          "weight", attrs));
-  registry.add_samples("aten::native_layer_norm_backward", backward);
+  builtins.add_samples("aten::native_layer_norm_backward", backward);
 }
 
 struct GroupNormCase {
@@ -147,7 +147,7 @@ std::vector<Sample> group_norms(std::string_view op) {
   return table;
 }
 
-void register_group_norms(Registry& registry) {
+void register_group_norms(BuiltinOps& builtins) {
   std::vector<Sample> group_norm = group_norms("aten::group_norm");
   const SampleTensor none = SampleTensor::absent();
   group_norm.push_back(bad({tensor(F32, {2, 6, 5}), none, none}, "groups: expected a divisor of the 6 channels, got 4",
@@ -157,7 +157,7 @@ void register_group_norms(Registry& registry) {
                            {{"num_groups", int64_t{3}}}));
   group_norm.push_back(bad({tensor(I64, {2, 6, 5}), none, none}, "input: expected float32 or float64, got int64",
                            {{"num_groups", int64_t{3}}}));
-  registry.add_samples("aten::group_norm", group_norm);
+  builtins.add_samples("aten::group_norm", group_norm);
 
   std::vector<Sample> native = group_norms("aten::native_group_norm");
   auto sizes = [](int64_t hxw, int64_t group) {
@@ -167,7 +167,7 @@ void register_group_norms(Registry& registry) {
                        "input: expected N=2 x C=6 x HxW=4 elements, got float32[2, 6, 5]", sizes(4, 3)));
   native.push_back(
       bad({tensor(F32, {2, 6, 5}), none, none}, "groups: expected a divisor of the 6 channels, got 4", sizes(5, 4)));
-  registry.add_samples("aten::native_group_norm", native);
+  builtins.add_samples("aten::native_group_norm", native);
 
   std::vector<Sample> backward = group_norms("aten::native_group_norm_backward");
   std::vector<Attr> attrs = sizes(5, 3);
@@ -176,7 +176,7 @@ void register_group_norms(Registry& registry) {
                          "mean: expected float32[2, 3] like the forward's mean (N, group), got float32[2, 2]", attrs));
   backward.push_back(bad({tensor(F32, {2, 6, 4}), tensor(F32, {2, 6, 5}), tensor(F32, {2, 3}), rstd(F32, {2, 3}), none},
                          "grad_out", attrs));
-  registry.add_samples("aten::native_group_norm_backward", backward);
+  builtins.add_samples("aten::native_group_norm_backward", backward);
 }
 
 struct BatchNormCase {
@@ -233,7 +233,7 @@ std::vector<Sample> batch_norms(bool with_stats, Fits fits, Mode mode) {
   return table;
 }
 
-void register_batch_norms(Registry& registry) {
+void register_batch_norms(BuiltinOps& builtins) {
   const SampleTensor none = SampleTensor::absent();
   const auto all = [](const BatchNormCase&) { return true; };
   const auto with_stats = [](const BatchNormCase& c) { return c.stats; };
@@ -254,7 +254,7 @@ void register_batch_norms(Registry& registry) {
   batch_norm.push_back(bad({tensor(I64, {2, 3, 4}), none, none, none, none}, int_input, train_cudnn));
   batch_norm.push_back(bad({tensor(F32, {3}), none, none, none, none},
                            "input: expected rank 2 or more (N, C, ...), got float32[3]", train_cudnn));
-  registry.add_samples("aten::batch_norm", batch_norm);
+  builtins.add_samples("aten::batch_norm", batch_norm);
 
   std::vector<Sample> no_training =
       batch_norms(true, with_stats, [](const BatchNormCase&) { return std::vector<Attr>{}; });
@@ -263,21 +263,21 @@ void register_batch_norms(Registry& registry) {
                             with_momentum({})));
   no_training.push_back(
       bad({tensor(I64, {2, 3, 4}), none, none, tensor(F32, {3}), tensor(F32, {3})}, int_input, with_momentum({})));
-  registry.add_samples("aten::_native_batch_norm_legit_no_training", no_training);
+  builtins.add_samples("aten::_native_batch_norm_legit_no_training", no_training);
 
   std::vector<Sample> functional = batch_norms(true, with_stats, training);
   functional.push_back(
       bad({tensor(F32, {2, 3, 4}), tensor(F32, {4}), none, tensor(F32, {3}), tensor(F32, {3})}, weight_shape, train));
   functional.push_back(bad({tensor(I64, {2, 3, 4}), none, none, tensor(F32, {3}), tensor(F32, {3})}, int_input, train));
   // _native_batch_norm_legit updates no running statistics in place: it is the functional form with fewer outputs.
-  add_to_each(registry, {"aten::_native_batch_norm_legit_functional", "aten::_native_batch_norm_legit"}, functional);
+  add_to_each(builtins, {"aten::_native_batch_norm_legit_functional", "aten::_native_batch_norm_legit"}, functional);
 
   std::vector<Sample> no_stats =
       batch_norms(false, all, [](const BatchNormCase&) { return std::vector<Attr>{{"training", true}}; });
   no_stats.push_back(
       bad({tensor(F32, {2, 3, 4}), none, none}, "training: expected True without running statistics, got False", eval));
   no_stats.push_back(bad({tensor(F32, {2, 3, 4}), tensor(F32, {4}), none}, weight_shape, train));
-  registry.add_samples("aten::_native_batch_norm_legit.no_stats", no_stats);
+  builtins.add_samples("aten::_native_batch_norm_legit.no_stats", no_stats);
 
   // Instance norm: the statistics of each (sample, channel), or the running ones.
   std::vector<Sample> instance = batch_norms(true, all, [](const BatchNormCase& c) {
@@ -293,15 +293,15 @@ void register_batch_norms(Registry& registry) {
                          with_momentum({{"use_input_stats", false}, {"cudnn_enabled", false}})));
   instance.push_back(bad({tensor(F32, {2, 3, 4}), tensor(F32, {4}), none, none, none}, weight_shape,
                          with_momentum({{"use_input_stats", true}, {"cudnn_enabled", false}})));
-  registry.add_samples("aten::instance_norm", instance);
+  builtins.add_samples("aten::instance_norm", instance);
 }
 
 }  // namespace
 
-void register_norm_samples(Registry& registry) {
-  register_layer_norms(registry);
-  register_group_norms(registry);
-  register_batch_norms(registry);
+void register_norm_samples(BuiltinOps& builtins) {
+  register_layer_norms(builtins);
+  register_group_norms(builtins);
+  register_batch_norms(builtins);
 }
 
 }  // namespace opgraph::kernels::samples

@@ -182,19 +182,19 @@ std::vector<Sample> adaptive_backwards() {
 
 }  // namespace
 
-void register_pool_samples(Registry& registry) {
-  add_to_each(registry, {"aten::max_pool2d", "aten::max_pool2d_with_indices"}, max_pools(2));
-  add_to_each(registry, {"aten::max_pool3d", "aten::max_pool3d_with_indices"}, max_pools(3));
-  registry.add_samples("aten::avg_pool1d", avg_pools(1, false));
-  registry.add_samples("aten::avg_pool2d", avg_pools(2, true));
-  registry.add_samples("aten::avg_pool3d", avg_pools(3, true));
-  registry.add_samples("aten::adaptive_avg_pool1d", adaptive_pools(1));
-  add_to_each(registry, {"aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d"}, adaptive_pools(2));
-  add_to_each(registry, {"aten::adaptive_avg_pool3d", "aten::_adaptive_avg_pool3d"}, adaptive_pools(3));
-  registry.add_samples("aten::avg_pool2d_backward", pool2d_backwards(true, false));
-  registry.add_samples("aten::max_pool2d_with_indices_backward", pool2d_backwards(false, true));
-  registry.add_samples("opgraph::max_pool2d_backward", pool2d_backwards(false, false));
-  registry.add_samples("aten::_adaptive_avg_pool2d_backward", adaptive_backwards());
+void register_pool_samples(BuiltinOps& builtins) {
+  add_to_each(builtins, {"aten::max_pool2d", "aten::max_pool2d_with_indices"}, max_pools(2));
+  add_to_each(builtins, {"aten::max_pool3d", "aten::max_pool3d_with_indices"}, max_pools(3));
+  builtins.add_samples("aten::avg_pool1d", avg_pools(1, false));
+  builtins.add_samples("aten::avg_pool2d", avg_pools(2, true));
+  builtins.add_samples("aten::avg_pool3d", avg_pools(3, true));
+  builtins.add_samples("aten::adaptive_avg_pool1d", adaptive_pools(1));
+  add_to_each(builtins, {"aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d"}, adaptive_pools(2));
+  add_to_each(builtins, {"aten::adaptive_avg_pool3d", "aten::_adaptive_avg_pool3d"}, adaptive_pools(3));
+  builtins.add_samples("aten::avg_pool2d_backward", pool2d_backwards(true, false));
+  builtins.add_samples("aten::max_pool2d_with_indices_backward", pool2d_backwards(false, true));
+  builtins.add_samples("opgraph::max_pool2d_backward", pool2d_backwards(false, false));
+  builtins.add_samples("aten::_adaptive_avg_pool2d_backward", adaptive_backwards());
 }
 
 }  // namespace opgraph::kernels::samples

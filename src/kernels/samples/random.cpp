@@ -32,9 +32,9 @@ std::vector<Sample> empty_random() {
 
 }  // namespace
 
-void register_random_samples(Registry& registry) {
+void register_random_samples(BuiltinOps& builtins) {
   const std::string out_of_range = "p: expected a probability in [0, 1], got 1.5";
-  registry.add_samples(
+  builtins.add_samples(
       "aten::dropout",
       with(dropout_inputs({{"p", 0.5}, {"train", false}}),
            {bad({tensor(F32, {3})}, out_of_range, {{"p", 1.5}, {"train", false}}),
@@ -44,13 +44,13 @@ void register_random_samples(Registry& registry) {
   std::vector<Sample> native = dropout_inputs({{"p", 0.0}, {"train", true}});
   for (const Sample& sample : dropout_inputs({{"p", 1.0}, {"train", true}})) native.push_back(sample);
   for (const Sample& sample : dropout_inputs({{"p", 0.5}, {"train", false}})) native.push_back(sample);
-  registry.add_samples("aten::native_dropout",
+  builtins.add_samples("aten::native_dropout",
                        with(native, {bad({tensor(F32, {3})}, "p: expected a probability in [0, 1], got -0.5",
                                          {{"p", -0.5}, {"train", true}}),
                                      bad({tensor(F32, {3})}, out_of_range, {{"p", 1.5}, {"train", false}})}));
 
-  registry.add_samples("aten::rand", empty_random());
-  registry.add_samples("aten::randn", empty_random());
+  builtins.add_samples("aten::rand", empty_random());
+  builtins.add_samples("aten::randn", empty_random());
 
   std::vector<Sample> randperm;
   for (int64_t n : {0, 1}) {
@@ -58,7 +58,7 @@ void register_random_samples(Registry& registry) {
       randperm.push_back(good({}, {{"n", n}, {"dtype", dtype}}));
     }
   }
-  registry.add_samples(
+  builtins.add_samples(
       "aten::randperm",
       with(randperm, {bad({}, "n: expected a non-negative length, got -1", {{"n", int64_t{-1}}}),
                       bad({}, "dtype: expected a numeric dtype, got bool", {{"n", int64_t{3}}, {"dtype", B}})}));

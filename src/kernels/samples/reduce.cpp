@@ -67,83 +67,83 @@ const std::string floats_only = "self: expected float32 or float64, got int64[3,
 const std::string no_identity =
     "self: expected a non-zero size along reduced dim 0 (this reduction has no identity), got float32[0, 4]";
 
-void register_sums(Registry& registry) {
+void register_sums(BuiltinOps& builtins) {
   std::vector<Sample> sums = reduced({F32, F64}, true, dim_list);
   sums.push_back(good({tensor(F64, {2, 3, 4})}, {{"dim", std::monostate{}}}));
   add_refusals(sums, {"dim", std::vector<int64_t>{2}}, I64, floats_only, {{"dim", std::vector<int64_t>{0}}});
   sums.push_back(bad({tensor(F32, {3, 4})}, "dim: expected distinct dims, dim 1 appears more than once in [1, -1]",
                      {{"dim", std::vector<int64_t>{1, -1}}}));
-  add_to_each(registry, {"aten::sum.dim_IntList", "aten::mean.dim"}, sums);
+  add_to_each(builtins, {"aten::sum.dim_IntList", "aten::mean.dim"}, sums);
 
   std::vector<Sample> mean = elementwise({F32, F64}, -2, 2);
   mean.push_back(bad({tensor(I64, {3, 4})}, floats_only));
   mean.push_back(bad({tensor(F32, {3})}, "dtype: expected None or float32", {{"dtype", F64}}));
-  registry.add_samples("aten::mean", mean);
+  builtins.add_samples("aten::mean", mean);
 
   // Rows of one element divide by zero when unbiased: nan, as in PyTorch.
   std::vector<Sample> var_dim = reduced({F32, F64}, true, [](const Reduction& r) {
     return std::vector<Attr>{{"dim", r.dims}, {"unbiased", !r.keepdim}, {"keepdim", r.keepdim}};
   });
   add_refusals(var_dim, {"dim", std::vector<int64_t>{2}}, I64, floats_only, {{"dim", std::vector<int64_t>{0}}});
-  registry.add_samples("aten::var.dim", var_dim);
+  builtins.add_samples("aten::var.dim", var_dim);
 
   std::vector<Sample> var_correction = reduced({F32, F64}, true, [](const Reduction& r) {
     return std::vector<Attr>{{"dim", r.dims}, {"correction", r.keepdim ? 0.5 : 2.0}, {"keepdim", r.keepdim}};
   });
   var_correction.push_back(good({tensor(F64, {7, 3}, Layout::Transposed)}, {{"dim", std::monostate{}}}));
   add_refusals(var_correction, {"dim", std::vector<int64_t>{2}}, I64, floats_only);
-  registry.add_samples("aten::var.correction", var_correction);
+  builtins.add_samples("aten::var.correction", var_correction);
 }
 
-void register_extremes(Registry& registry) {
+void register_extremes(BuiltinOps& builtins) {
   std::vector<Sample> amax = reduced({F32, F64, I32, I64, B}, true, dim_list);
   add_refusals(amax, {"dim", std::vector<int64_t>{2}}, F32, no_identity, {{"dim", std::vector<int64_t>{0}}});
   amax.back().inputs[0].shape = {0, 4};
-  add_to_each(registry, {"aten::amax", "aten::amin"}, amax);
+  add_to_each(builtins, {"aten::amax", "aten::amin"}, amax);
 
   // Values in [-2, 2]: integer rows with ties, where the first index wins.
   std::vector<Sample> max = reduced({F32, F64, I32, I64, B}, false, one_dim);
   add_refusals(max, {"dim", int64_t{2}}, F32, no_identity, {{"dim", int64_t{0}}});
   max.back().inputs[0].shape = {0, 4};
-  add_to_each(registry, {"aten::max.dim", "aten::min.dim"}, max);
+  add_to_each(builtins, {"aten::max.dim", "aten::min.dim"}, max);
 
   std::vector<Sample> argmax = reduced({F32, F64, I32, I64}, false, one_dim);
   argmax.push_back(good({tensor(I64, {4, 5}, Layout::Transposed)}, {{"dim", std::monostate{}}}));
   argmax.push_back(good({tensor(F32, {})}, {{"dim", std::monostate{}}, {"keepdim", true}}));
   add_refusals(argmax, {"dim", int64_t{2}}, B, "self: expected a numeric dtype, got bool[3, 4]");
   argmax.push_back(bad({tensor(F32, {0, 4})}, no_identity, {{"dim", int64_t{0}}}));
-  add_to_each(registry, {"aten::argmax", "aten::argmin"}, argmax);
+  add_to_each(builtins, {"aten::argmax", "aten::argmin"}, argmax);
 }
 
-void register_products_and_tests(Registry& registry) {
+void register_products_and_tests(BuiltinOps& builtins) {
   // Factors near 1, so that float products stay well inside their range.
   std::vector<Sample> prod_dim = reduced({F32, F64}, false, one_dim, 0.5, 1.5);
   for (const Sample& sample : reduced({I32, I64, B}, false, one_dim, -2, 2)) prod_dim.push_back(sample);
   add_refusals(prod_dim, {"dim", int64_t{2}}, F32, "dtype: expected None or float32",
                {{"dim", int64_t{0}}, {"dtype", F64}});
-  registry.add_samples("aten::prod.dim_int", prod_dim);
+  builtins.add_samples("aten::prod.dim_int", prod_dim);
 
   std::vector<Sample> prod = elementwise({F32, F64, I32, I64, B}, 0.5, 1.5);
   prod.push_back(bad({tensor(F32, {3})}, "dtype: expected None or float32", {{"dtype", F64}}));
   prod.push_back(bad({tensor(I32, {3})}, "dtype: expected None or int64", {{"dtype", F32}}));
-  registry.add_samples("aten::prod", prod);
+  builtins.add_samples("aten::prod", prod);
 
   std::vector<Sample> any_dims = reduced({F32, I64, B}, true, dim_list, -1, 1);
   any_dims.push_back(good({tensor(B, {2, 3, 4})}, {{"dim", std::monostate{}}}));
   add_refusals(any_dims, {"dim", std::vector<int64_t>{2}}, F32, "dim: expected distinct dims",
                {{"dim", std::vector<int64_t>{0, 0}}});
-  registry.add_samples("aten::any.dims", any_dims);
+  builtins.add_samples("aten::any.dims", any_dims);
 
   std::vector<Sample> any_dim = reduced({F32, I64, B}, false, one_dim, -1, 1);
   add_refusals(any_dim, {"dim", int64_t{2}}, F32, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got -3",
                {{"dim", int64_t{-3}}});
-  registry.add_samples("aten::any.dim", any_dim);
+  builtins.add_samples("aten::any.dim", any_dim);
 
   std::vector<Sample> any = elementwise({F32, F64, I32, I64, B}, -1, 1);
   any.push_back(
       bad({tensor(DType::Complex64, {3})}, "self: expected float32, float64, int64, int32 or bool, got complex64"));
   any.push_back(bad({tensor(DType::Complex128, {2, 2})}, "got complex128"));
-  registry.add_samples("aten::any", any);
+  builtins.add_samples("aten::any", any);
 
   // A running sum along the dim: each dtype, integers and bool into int64.
   std::vector<Sample> cumsum =
@@ -151,15 +151,15 @@ void register_products_and_tests(Registry& registry) {
   cumsum.push_back(good({tensor(F32, {3, 5})}, {{"dim", int64_t{1}}, {"dtype", F64}}));
   add_refusals(cumsum, {"dim", int64_t{2}}, F32, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got -3",
                {{"dim", int64_t{-3}}});
-  registry.add_samples("aten::cumsum", cumsum);
+  builtins.add_samples("aten::cumsum", cumsum);
 }
 
 }  // namespace
 
-void register_reduce_samples(Registry& registry) {
-  register_sums(registry);
-  register_extremes(registry);
-  register_products_and_tests(registry);
+void register_reduce_samples(BuiltinOps& builtins) {
+  register_sums(builtins);
+  register_extremes(builtins);
+  register_products_and_tests(builtins);
 }
 
 }  // namespace opgraph::kernels::samples

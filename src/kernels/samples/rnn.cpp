@@ -79,9 +79,9 @@ std::vector<Sample> layers(bool lstm) {
 
 }  // namespace
 
-void register_rnn_samples(Registry& registry) {
-  registry.add_samples("aten::lstm.input", layers(true));
-  registry.add_samples("aten::gru.input", layers(false));
+void register_rnn_samples(BuiltinOps& builtins) {
+  builtins.add_samples("aten::lstm.input", layers(true));
+  builtins.add_samples("aten::gru.input", layers(false));
 }
 
 }  // namespace opgraph::kernels::samples

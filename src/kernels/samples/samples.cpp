@@ -63,34 +63,34 @@ std::vector<Sample> with(std::vector<Sample> table, std::initializer_list<Sample
   return table;
 }
 
-void add_to_each(Registry& registry, std::initializer_list<const char*> ops, const std::vector<Sample>& samples) {
-  for (const char* op : ops) registry.add_samples(op, samples);
+void add_to_each(BuiltinOps& builtins, std::initializer_list<const char*> ops, const std::vector<Sample>& samples) {
+  for (const char* op : ops) builtins.add_samples(op, samples);
 }
 
 }  // namespace samples
 
-void register_sample_tables(Registry& registry) {
-  samples::register_unary_samples(registry);
-  samples::register_binary_samples(registry);
-  samples::register_softmax_samples(registry);
-  samples::register_matmul_samples(registry);
-  samples::register_reduce_samples(registry);
-  samples::register_pool_samples(registry);
-  samples::register_norm_samples(registry);
-  samples::register_compare_samples(registry);
-  samples::register_arith_samples(registry);
-  samples::register_shape_samples(registry);
-  samples::register_gather_samples(registry);
-  samples::register_conv_samples(registry);
-  samples::register_loss_samples(registry);
-  samples::register_backward_samples(registry);
-  samples::register_upsample_samples(registry);
-  samples::register_factory_samples(registry);
-  samples::register_spatial_samples(registry);
-  samples::register_fft_samples(registry);
-  samples::register_meta_samples(registry);
-  samples::register_rnn_samples(registry);
-  samples::register_random_samples(registry);
+void register_sample_tables(BuiltinOps& builtins) {
+  samples::register_unary_samples(builtins);
+  samples::register_binary_samples(builtins);
+  samples::register_softmax_samples(builtins);
+  samples::register_matmul_samples(builtins);
+  samples::register_reduce_samples(builtins);
+  samples::register_pool_samples(builtins);
+  samples::register_norm_samples(builtins);
+  samples::register_compare_samples(builtins);
+  samples::register_arith_samples(builtins);
+  samples::register_shape_samples(builtins);
+  samples::register_gather_samples(builtins);
+  samples::register_conv_samples(builtins);
+  samples::register_loss_samples(builtins);
+  samples::register_backward_samples(builtins);
+  samples::register_upsample_samples(builtins);
+  samples::register_factory_samples(builtins);
+  samples::register_spatial_samples(builtins);
+  samples::register_fft_samples(builtins);
+  samples::register_meta_samples(builtins);
+  samples::register_rnn_samples(builtins);
+  samples::register_random_samples(builtins);
 }
 
 }  // namespace opgraph::kernels

@@ -1,5 +1,6 @@
 // The built-in ops' sample tables (registry/sample.h), one file per op
-// family, added to the ops after they are registered. A table lists the
+// family, joined to their ops when the built-in set is handed to the
+// registry (BuiltinOps::take). A table lists the
 // shapes that hurt (0-d, empty, one element, odd sizes, transposed and
 // strided views, broadcasting corners), every dtype the op claims, and bad
 // samples with the text their error must contain.
@@ -9,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "opgraph/registry/registry.h"
+#include "kernels/define.h"
 
 namespace opgraph::kernels::samples {
 
@@ -78,28 +79,28 @@ inline Shape spatial(Shape lead, int64_t size, size_t dims) {
 std::vector<Sample> with(std::vector<Sample> table, std::initializer_list<Sample> more);
 
 // Adds `samples` to each op of `ops`.
-void add_to_each(Registry& registry, std::initializer_list<const char*> ops, const std::vector<Sample>& samples);
+void add_to_each(BuiltinOps& builtins, std::initializer_list<const char*> ops, const std::vector<Sample>& samples);
 
-void register_unary_samples(Registry& registry);
-void register_binary_samples(Registry& registry);
-void register_softmax_samples(Registry& registry);
-void register_matmul_samples(Registry& registry);
-void register_reduce_samples(Registry& registry);
-void register_pool_samples(Registry& registry);
-void register_norm_samples(Registry& registry);
-void register_compare_samples(Registry& registry);
-void register_arith_samples(Registry& registry);
-void register_shape_samples(Registry& registry);
-void register_gather_samples(Registry& registry);
-void register_conv_samples(Registry& registry);
-void register_loss_samples(Registry& registry);
-void register_backward_samples(Registry& registry);
-void register_upsample_samples(Registry& registry);
-void register_factory_samples(Registry& registry);
-void register_spatial_samples(Registry& registry);
-void register_fft_samples(Registry& registry);
-void register_meta_samples(Registry& registry);
-void register_rnn_samples(Registry& registry);
-void register_random_samples(Registry& registry);
+void register_unary_samples(BuiltinOps& builtins);
+void register_binary_samples(BuiltinOps& builtins);
+void register_softmax_samples(BuiltinOps& builtins);
+void register_matmul_samples(BuiltinOps& builtins);
+void register_reduce_samples(BuiltinOps& builtins);
+void register_pool_samples(BuiltinOps& builtins);
+void register_norm_samples(BuiltinOps& builtins);
+void register_compare_samples(BuiltinOps& builtins);
+void register_arith_samples(BuiltinOps& builtins);
+void register_shape_samples(BuiltinOps& builtins);
+void register_gather_samples(BuiltinOps& builtins);
+void register_conv_samples(BuiltinOps& builtins);
+void register_loss_samples(BuiltinOps& builtins);
+void register_backward_samples(BuiltinOps& builtins);
+void register_upsample_samples(BuiltinOps& builtins);
+void register_factory_samples(BuiltinOps& builtins);
+void register_spatial_samples(BuiltinOps& builtins);
+void register_fft_samples(BuiltinOps& builtins);
+void register_meta_samples(BuiltinOps& builtins);
+void register_rnn_samples(BuiltinOps& builtins);
+void register_random_samples(BuiltinOps& builtins);
 
 }  // namespace opgraph::kernels::samples

@@ -16,7 +16,7 @@ Sample refused(Shape shape, std::string error, std::vector<Attr> attrs) {
 // A list attribute.
 AttrValue ints(std::initializer_list<int64_t> values) { return std::vector<int64_t>(values); }
 
-void register_reshapes(Registry& registry) {
+void register_reshapes(BuiltinOps& builtins) {
   for (const char* name : {"size", "shape"}) {
     // A transposed input split in its last dim still has a view; a strided one is flattened.
     const std::string holds = "[5, 4] holds 20 elements, the input has 24";
@@ -29,13 +29,13 @@ void register_reshapes(Registry& registry) {
               refused({2, 3, 4}, "only one dimension can be -1, got [-1, -1]", {{name, ints({-1, -1})}}),
               refused({2, 3, 4}, "cannot infer -1 in [7, -1] for 24 elements", {{name, ints({7, -1})}})});
     if (std::string(name) == "size") {
-      add_to_each(registry, {"aten::view", "aten::_unsafe_view"}, table);
+      add_to_each(builtins, {"aten::view", "aten::_unsafe_view"}, table);
     } else {
-      registry.add_samples("aten::reshape", table);
+      builtins.add_samples("aten::reshape", table);
     }
   }
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::flatten.using_ints",
       with(any_dtype({one({2, 3, 4}, {{"start_dim", int64_t{1}}}), one({}, {{"start_dim", int64_t{0}}}),
                       one({2, 0, 3}, {{"start_dim", int64_t{0}}, {"end_dim", int64_t{1}}}),
@@ -45,7 +45,7 @@ void register_reshapes(Registry& registry) {
                     {{"start_dim", int64_t{2}}, {"end_dim", int64_t{1}}}),
             refused({2, 3}, "end_dim: dimension 2 is out of range for rank 2", {{"end_dim", int64_t{2}}})}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::unflatten.int",
       with(any_dtype({one({6, 2}, {{"dim", int64_t{0}}, {"sizes", ints({2, 3})}}),
                       one({6, 2}, {{"dim", int64_t{1}}, {"sizes", ints({1, 2})}}),
@@ -57,7 +57,7 @@ void register_reshapes(Registry& registry) {
                     {{"dim", int64_t{2}}, {"sizes", ints({1, 2})}})}));
 
   // resize_ runs as the functional form: self's elements in order, zeros past them.
-  registry.add_samples(
+  builtins.add_samples(
       "aten::resize_",
       with(any_dtype({one({2, 3}, {{"size", ints({3, 3})}}), one({2, 3}, {{"size", ints({2})}}),
                       one({2, 3}, {{"size", ints({0})}}), one({}, {{"size", ints({4})}}),
@@ -66,7 +66,7 @@ void register_reshapes(Registry& registry) {
            {refused({2, 3}, "size: expected extents of at least 0, got [2, -1]", {{"size", ints({2, -1})}}),
             refused({2, 3}, "memory_format", {{"size", ints({6})}, {"memory_format", std::string("channels_last")}})}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::sum_to_size",
       with(retyped({F32, F64},
                    {one({2, 3}, {{"size", ints({1, 3})}}), one({2, 3}, {{"size", ints({2, 3})}}),
@@ -77,8 +77,8 @@ void register_reshapes(Registry& registry) {
             refused({2, 3}, "got [4]", {{"size", ints({4})}})}));
 }
 
-void register_permutations(Registry& registry) {
-  registry.add_samples(
+void register_permutations(BuiltinOps& builtins) {
+  builtins.add_samples(
       "aten::permute",
       with(any_dtype({one({2, 3, 4}, {{"dims", ints({2, 0, 1})}}), one({}, {{"dims", ints({})}}),
                       one({0, 5}, {{"dims", ints({1, 0})}}), one({3, 4}, {{"dims", ints({-1, 0})}}, Layout::Transposed),
@@ -87,7 +87,7 @@ void register_permutations(Registry& registry) {
             refused({2, 3, 4}, "dims: expected 3 dimensions for input float32[2, 3, 4], got [0, 1]",
                     {{"dims", ints({0, 1})}})}));
 
-  registry.add_samples("aten::transpose.int",
+  builtins.add_samples("aten::transpose.int",
                        with(any_dtype({one({2, 3, 4}, {{"dim0", int64_t{0}}, {"dim1", int64_t{2}}}),
                                        one({5}, {{"dim0", int64_t{0}}, {"dim1", int64_t{-1}}}),
                                        one({0, 3}, {{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}),
@@ -98,13 +98,13 @@ void register_permutations(Registry& registry) {
                              refused({2, 3, 4}, "dim0: dimension -4 is out of range for rank 3",
                                      {{"dim0", int64_t{-4}}, {"dim1", int64_t{0}}})}));
 
-  registry.add_samples("aten::t",
+  builtins.add_samples("aten::t",
                        with(any_dtype({one({3, 4}, {}), one({3}, {}), one({}, {}), one({0, 2}, {}),
                                        one({4, 5}, {}, Layout::Transposed), one({2, 3}, {}, Layout::Strided)}),
                             {refused({2, 3, 4}, "self: expected a tensor of rank 2 or less, got float32[2, 3, 4]", {}),
                              refused({1, 2, 3, 4}, "got float32[1, 2, 3, 4]", {})}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::expand",
       with(any_dtype({one({3, 1}, {{"size", ints({2, 3, 4})}}), one({3, 1}, {{"size", ints({-1, 4})}}),
                       one({}, {{"size", ints({2, 3})}}), one({1}, {{"size", ints({0})}}),
@@ -112,7 +112,7 @@ void register_permutations(Registry& registry) {
            {refused({3, 2}, "size: cannot expand float32[3, 2] to [3, 4]", {{"size", ints({3, 4})}}),
             refused({3, 1}, "size: [4] has fewer dimensions than input float32[3, 1]", {{"size", ints({4})}})}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::flip",
       with(any_dtype({one({2, 3, 4}, {{"dims", ints({0, 2})}}), one({}, {{"dims", ints({})}}),
                       one({0, 3}, {{"dims", ints({1})}}), one({3, 4}, {{"dims", ints({-1})}}, Layout::Transposed),
@@ -120,7 +120,7 @@ void register_permutations(Registry& registry) {
            {refused({2, 3, 4}, "dims: dimension 0 repeats in [0, 0]", {{"dims", ints({0, 0})}}),
             refused({2, 3}, "dimension 2 is out of range for rank 2", {{"dims", ints({2})}})}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::repeat",
       with(any_dtype(
                {one({2, 3}, {{"repeats", ints({2, 1, 2})}}), one({}, {{"repeats", ints({3})}}),
@@ -131,22 +131,22 @@ void register_permutations(Registry& registry) {
             refused({2, 3}, "repeats: expected non-negative values, got [-1, 1]", {{"repeats", ints({-1, 1})}})}));
 }
 
-void register_squeezes(Registry& registry) {
-  registry.add_samples("aten::squeeze.dim",
+void register_squeezes(BuiltinOps& builtins) {
+  builtins.add_samples("aten::squeeze.dim",
                        with(any_dtype({one({3, 1}, {{"dim", int64_t{1}}}), one({3, 1}, {{"dim", int64_t{0}}}),
                                        one({}, {{"dim", int64_t{0}}}), one({1, 0}, {{"dim", int64_t{0}}}),
                                        one({1, 4}, {{"dim", int64_t{-2}}}, Layout::Transposed)}),
                             {refused({3, 1}, "dim: dimension 2 is out of range for rank 2", {{"dim", int64_t{2}}}),
                              refused({3, 1}, "dim: dimension -3 is out of range for rank 2", {{"dim", int64_t{-3}}})}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::squeeze.dims",
       with(any_dtype({one({3, 1, 1}, {{"dim", ints({1, 2})}}), one({1, 3, 1}, {{"dim", ints({0, 1})}}),
                       one({}, {{"dim", ints({})}}), one({1, 5}, {{"dim", ints({0})}}, Layout::Transposed)}),
            {refused({3, 1, 1}, "dim: dimension 3 is out of range for rank 3", {{"dim", ints({3})}}),
             refused({3, 1, 1}, "dimension -4 is out of range for rank 3", {{"dim", ints({-4})}})}));
 
-  registry.add_samples("aten::unsqueeze",
+  builtins.add_samples("aten::unsqueeze",
                        with(any_dtype({one({3}, {{"dim", int64_t{1}}}), one({}, {{"dim", int64_t{0}}}),
                                        one({2, 3}, {{"dim", int64_t{-1}}}), one({0, 2}, {{"dim", int64_t{1}}}),
                                        one({3, 4}, {{"dim", int64_t{0}}}, Layout::Transposed)}),
@@ -161,8 +161,8 @@ Sample listed(std::vector<SampleTensor> tensors, std::vector<Attr> attrs, std::s
   return sample;
 }
 
-void register_joins_and_splits(Registry& registry) {
-  registry.add_samples(
+void register_joins_and_splits(BuiltinOps& builtins) {
+  builtins.add_samples(
       "aten::cat",
       with(any_dtype(
                {listed({tensor(F32, {2, 3}), tensor(F32, {1, 3})}, {{"dim", int64_t{0}}}),
@@ -180,7 +180,7 @@ void register_joins_and_splits(Registry& registry) {
             listed({tensor(F32, {2, 3}), tensor(F32, {1, 3})}, {{"dim", int64_t{2}}},
                    "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2")}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::stack",
       with(any_dtype({listed({tensor(F32, {2, 3}), tensor(F32, {2, 3})}, {{"dim", int64_t{2}}}),
                       listed({tensor(F32, {}), tensor(F32, {})}, {{"dim", int64_t{0}}}),
@@ -195,7 +195,7 @@ void register_joins_and_splits(Registry& registry) {
 
   const Attr dim_out_of_range = {"dim", int64_t{2}};
   const std::string out_of_range = "dim: expected a dim in [-2, 1] for a tensor of rank 2, got 2";
-  registry.add_samples(
+  builtins.add_samples(
       "aten::split.Tensor",
       with(any_dtype({one({5, 3}, {{"split_size", int64_t{2}}}), one({0, 3}, {{"split_size", int64_t{0}}}),
                       one({5, 3}, {{"split_size", int64_t{5}}}),
@@ -205,7 +205,7 @@ void register_joins_and_splits(Registry& registry) {
                     {{"split_size", int64_t{0}}}),
             refused({5, 3}, "split_size: expected a positive size, got -1", {{"split_size", int64_t{-1}}})}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::split_with_sizes",
       with(any_dtype({one({5, 3}, {{"split_sizes", ints({2, 3})}}), one({5, 3}, {{"split_sizes", ints({0, 5})}}),
                       one({4, 6}, {{"split_sizes", ints({1, 5})}, {"dim", int64_t{1}}}, Layout::Transposed),
@@ -214,7 +214,7 @@ void register_joins_and_splits(Registry& registry) {
             refused({5, 3}, "split_sizes: expected non-negative sizes, got [-1, 6]",
                     {{"split_sizes", ints({-1, 6})}})}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::chunk",
       with(any_dtype({one({5, 3}, {{"chunks", int64_t{2}}}), one({5, 3}, {{"chunks", int64_t{7}}}),
                       one({0, 3}, {{"chunks", int64_t{3}}}),
@@ -222,7 +222,7 @@ void register_joins_and_splits(Registry& registry) {
            {refused({5, 3}, "chunks: expected a positive number of chunks, got 0", {{"chunks", int64_t{0}}}),
             refused({5, 3}, out_of_range, {{"chunks", int64_t{2}}, dim_out_of_range})}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::unbind.int",
       with(any_dtype({one({3, 2}, {{"dim", int64_t{1}}}), one({1}, {{"dim", int64_t{0}}}),
                       one({0, 2}, {{"dim", int64_t{1}}}), one({3, 4}, {{"dim", int64_t{0}}}, Layout::Transposed)}),
@@ -230,8 +230,8 @@ void register_joins_and_splits(Registry& registry) {
             refused({3, 2}, "dim: expected a dim in [-2, 1] for a tensor of rank 2, got -3", {{"dim", int64_t{-3}}})}));
 }
 
-void register_slices(Registry& registry) {
-  registry.add_samples("aten::select.int",
+void register_slices(BuiltinOps& builtins) {
+  builtins.add_samples("aten::select.int",
                        with(any_dtype({one({2, 3, 4}, {{"dim", int64_t{1}}, {"index", int64_t{-1}}}),
                                        one({5}, {{"dim", int64_t{0}}, {"index", int64_t{2}}}),
                                        one({3, 4}, {{"dim", int64_t{0}}, {"index", int64_t{1}}}, Layout::Transposed),
@@ -241,7 +241,7 @@ void register_slices(Registry& registry) {
                                      {{"dim", int64_t{1}}, {"index", int64_t{3}}}),
                              refused({2, 3, 4}, "dim", {{"dim", int64_t{3}}, {"index", int64_t{0}}})}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::slice.Tensor",
       with(any_dtype(
                {one({2, 3, 4}, {{"dim", int64_t{2}}, {"start", int64_t{1}}, {"step", int64_t{2}}}),
@@ -253,7 +253,7 @@ void register_slices(Registry& registry) {
            {refused({2, 3, 4}, "step: expected a positive step, got 0", {{"dim", int64_t{2}}, {"step", int64_t{0}}}),
             refused({2, 3}, "dim", {{"dim", int64_t{2}}})}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::diagonal",
       with(any_dtype({one({3, 4}, {{"offset", int64_t{1}}}), one({3, 4}, {{"offset", int64_t{-1}}}),
                       one({2, 3, 4}, {{"dim1", int64_t{1}}, {"dim2", int64_t{2}}}), one({4, 5}, {}, Layout::Transposed),
@@ -264,7 +264,7 @@ void register_slices(Registry& registry) {
             refused({3, 4}, "dim", {{"dim1", int64_t{0}}, {"dim2", int64_t{2}}})}));
 
   // The scatters of a select and a slice: src shaped like the part it replaces.
-  registry.add_samples(
+  builtins.add_samples(
       "aten::select_scatter",
       with(any_dtype({good({tensor(F32, {2, 3}), tensor(F32, {3})}, {{"dim", int64_t{0}}, {"index", int64_t{1}}}),
                       good({tensor(F32, {4, 3}, Layout::Transposed), tensor(F32, {4})},
@@ -277,7 +277,7 @@ void register_slices(Registry& registry) {
             bad({tensor(F32, {2, 3}), tensor(F32, {3})}, "index: 2 is out of range for dim 0 of size 2",
                 {{"dim", int64_t{0}}, {"index", int64_t{2}}})}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::slice_scatter",
       with(any_dtype({good({tensor(F32, {4, 3}), tensor(F32, {2, 3})}, {{"start", int64_t{1}}, {"end", int64_t{3}}}),
                       good({tensor(F32, {3, 6}, Layout::Transposed), tensor(F32, {3, 3})},
@@ -291,8 +291,8 @@ void register_slices(Registry& registry) {
                 {{"start", int64_t{1}}, {"end", int64_t{3}}, {"step", int64_t{0}}})}));
 }
 
-void register_pads(Registry& registry) {
-  registry.add_samples(
+void register_pads(BuiltinOps& builtins) {
+  builtins.add_samples(
       "aten::constant_pad_nd",
       with(any_dtype({one({2, 3}, {{"pad", ints({1, 2})}}),
                       one({2, 3}, {{"pad", ints({1, 2, 0, 1})}, {"value", int64_t{1}}}),
@@ -306,7 +306,7 @@ void register_pads(Registry& registry) {
                     {{"pad", ints({-2, -2})}})}));
 
   const auto mode = [](const char* name) { return Attr{"mode", std::string(name)}; };
-  registry.add_samples(
+  builtins.add_samples(
       "aten::pad",
       with(retyped({F32, F64}, {one({1, 2, 3}, {{"pad", ints({1, 1})}, mode("reflect")}),
                                 one({1, 2, 3}, {{"pad", ints({1, 1})}, mode("circular")}),
@@ -337,14 +337,14 @@ void register_pads(Registry& registry) {
     table.push_back(
         refused(batched, detail::concat("padding: expected ", 2 * dims, " values"), {{"padding", ints({1})}}));
     const std::string dims_name = std::to_string(dims) + "d";
-    registry.add_samples("aten::replication_pad" + dims_name, table);
+    builtins.add_samples("aten::replication_pad" + dims_name, table);
     Shape shallow = batched;
     shallow.back() = 2;
     table.push_back(refused(shallow, "must stay below the extent it reflects", {{"padding", pads}}));
-    registry.add_samples("aten::reflection_pad" + dims_name, table);
+    builtins.add_samples("aten::reflection_pad" + dims_name, table);
   }
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::pixel_shuffle",
       with(
           any_dtype(
@@ -356,7 +356,7 @@ void register_pads(Registry& registry) {
            refused({4, 2}, "self: expected rank 3 or more (..., channels, height, width), got float32[4, 2]",
                    {{"upscale_factor", int64_t{2}}})}));
 
-  registry.add_samples(
+  builtins.add_samples(
       "aten::pixel_unshuffle",
       with(any_dtype({one({1, 2, 4, 6}, {{"downscale_factor", int64_t{2}}}),
                       one({2, 6, 3}, {{"downscale_factor", int64_t{3}}}),
@@ -369,14 +369,14 @@ void register_pads(Registry& registry) {
             refused({4, 2}, "self: expected rank 3 or more", {{"downscale_factor", int64_t{2}}})}));
 }
 
-void register_copies(Registry& registry) {
+void register_copies(BuiltinOps& builtins) {
   const std::vector<Sample> copies =
       with(any_dtype({one({2, 3}, {}), one({}, {}), one({0, 4}, {}), one({1}, {}), one({4, 5}, {}, Layout::Transposed),
                       one({3, 6}, {}, Layout::Strided)}),
            {refused({3}, "memory_format: expected None, contiguous_format or preserve_format, got \"channels_last\"",
                     {{"memory_format", std::string("channels_last")}}),
             refused({3}, "got \"bogus\"", {{"memory_format", std::string("bogus")}})});
-  add_to_each(registry, {"aten::clone", "aten::contiguous"}, copies);
+  add_to_each(builtins, {"aten::clone", "aten::contiguous"}, copies);
 
   // src broadcast into self's shape, and of another dtype: copy converts.
   std::vector<Sample> copy =
@@ -388,19 +388,19 @@ void register_copies(Registry& registry) {
   copy.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4})}, "shapes [2, 3] and [4] cannot be broadcast together"));
   copy.push_back(bad({tensor(F32, {3}), tensor(F32, {2, 3})},
                      "src: expected a shape that broadcasts to float32[3], got float32[2, 3]"));
-  registry.add_samples("aten::copy", copy);
+  builtins.add_samples("aten::copy", copy);
 }
 
 }  // namespace
 
-void register_shape_samples(Registry& registry) {
-  register_reshapes(registry);
-  register_permutations(registry);
-  register_squeezes(registry);
-  register_joins_and_splits(registry);
-  register_slices(registry);
-  register_pads(registry);
-  register_copies(registry);
+void register_shape_samples(BuiltinOps& builtins) {
+  register_reshapes(builtins);
+  register_permutations(builtins);
+  register_squeezes(builtins);
+  register_joins_and_splits(builtins);
+  register_slices(builtins);
+  register_pads(builtins);
+  register_copies(builtins);
 }
 
 }  // namespace opgraph::kernels::samples

@@ -30,9 +30,9 @@ std::vector<Sample> along_dims(std::vector<Attr> extra) {
 
 }  // namespace
 
-void register_softmax_samples(Registry& registry) {
-  add_to_each(registry, {"aten::softmax.int", "aten::log_softmax.int"}, along_dims({}));
-  add_to_each(registry, {"aten::_softmax", "aten::_log_softmax"}, along_dims({{"half_to_float", false}}));
+void register_softmax_samples(BuiltinOps& builtins) {
+  add_to_each(builtins, {"aten::softmax.int", "aten::log_softmax.int"}, along_dims({}));
+  add_to_each(builtins, {"aten::_softmax", "aten::_log_softmax"}, along_dims({{"half_to_float", false}}));
 }
 
 }  // namespace opgraph::kernels::samples

@@ -40,7 +40,7 @@ int64_t fitting(const Blocks& b, int64_t size) {
   return (size + 2 * b.padding - b.dilation * (b.kernel - 1) - 1) / b.stride + 1;
 }
 
-void register_blocks(Registry& registry) {
+void register_blocks(BuiltinOps& builtins) {
   std::vector<Sample> im2col, col2im;
   for (DType dtype : {F32, F64}) {
     for (const Blocks& b : blocks()) {
@@ -62,7 +62,7 @@ void register_blocks(Registry& registry) {
   im2col.push_back(bad({tensor(F32, {1, 2, 5, 5})},
                        "self: no sliding block fits in float32[1, 2, 5, 5] for kernel_size [6, 6]", large));
   im2col.push_back(bad({tensor(F32, {5, 5})}, "self", block_attrs(two)));
-  registry.add_samples("aten::im2col", im2col);
+  builtins.add_samples("aten::im2col", im2col);
 
   std::vector<Attr> attrs = block_attrs(two);
   attrs.emplace_back("output_size", Shape{5, 5});
@@ -71,10 +71,10 @@ void register_blocks(Registry& registry) {
           "self: expected 4 x 4 sliding blocks in its last dim for output_size [5, 5], got float32[1, 8, 15]", attrs));
   col2im.push_back(bad({tensor(F32, {1, 7, 16})},
                        "self: expected dim 1 to be divisible by the kernel's size 4, got float32[1, 7, 16]", attrs));
-  registry.add_samples("aten::col2im", col2im);
+  builtins.add_samples("aten::col2im", col2im);
 }
 
-void register_grid_samples(Registry& registry) {
+void register_grid_samples(BuiltinOps& builtins) {
   // Coordinates in [-1.2, 1.2]: some samples fall past the border, where the padding mode decides.
   std::vector<Sample> table;
   const std::vector<std::pair<SampleTensor, Shape>> cases = {
@@ -104,10 +104,10 @@ void register_grid_samples(Registry& registry) {
                       {{"interpolation_mode", int64_t{3}}, {"padding_mode", int64_t{0}}, {"align_corners", false}}));
   table.push_back(bad({tensor(F32, {1, 2, 4, 5, 3}), tensor(F32, {1, 3, 3, 2, 3})},
                       "input: expected rank 4 (batch, channels, height, width), got float32[1, 2, 4, 5, 3]", bilinear));
-  add_to_each(registry, {"aten::grid_sampler", "aten::grid_sampler_2d"}, table);
+  add_to_each(builtins, {"aten::grid_sampler", "aten::grid_sampler_2d"}, table);
 }
 
-void register_attention(Registry& registry) {
+void register_attention(BuiltinOps& builtins) {
   // query (..., L, E), key (..., S, E), value (..., S, Ev), an optional mask.
   const SampleTensor none = SampleTensor::absent();
   std::vector<Sample> table;
@@ -127,15 +127,15 @@ void register_attention(Registry& registry) {
                       "key: expected 8 features (dim -1) like query float32[2, 3, 4, 8], got float32[2, 3, 5, 7]"));
   table.push_back(bad({tensor(F32, {2, 3, 4, 8}), tensor(F32, {2, 3, 5, 8}), tensor(F32, {2, 3, 5, 6}), none},
                       "dropout_p: expected 0.0 (inference), got 0.5", {{"dropout_p", 0.5}}));
-  registry.add_samples("aten::scaled_dot_product_attention", table);
+  builtins.add_samples("aten::scaled_dot_product_attention", table);
 }
 
 }  // namespace
 
-void register_spatial_samples(Registry& registry) {
-  register_blocks(registry);
-  register_grid_samples(registry);
-  register_attention(registry);
+void register_spatial_samples(BuiltinOps& builtins) {
+  register_blocks(builtins);
+  register_grid_samples(builtins);
+  register_attention(builtins);
 }
 
 }  // namespace opgraph::kernels::samples

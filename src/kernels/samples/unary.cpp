@@ -15,19 +15,19 @@ std::vector<Sample> float_unary(double low, double high) {
 
 }  // namespace
 
-void register_unary_samples(Registry& registry) {
-  add_to_each(registry, {"aten::relu", "aten::sigmoid",     "aten::tanh",      "aten::silu",     "aten::gelu",
+void register_unary_samples(BuiltinOps& builtins) {
+  add_to_each(builtins, {"aten::relu", "aten::sigmoid",     "aten::tanh",      "aten::silu",     "aten::gelu",
                          "aten::elu",  "aten::hardsigmoid", "aten::hardswish", "aten::hardtanh", "aten::leaky_relu",
                          "aten::exp",  "aten::expm1",       "aten::erf",       "aten::sin",      "aten::cos",
                          "aten::tan",  "aten::sinh",        "aten::cosh",      "aten::atan",     "aten::asinh"},
               float_unary(-2, 2));
-  add_to_each(registry, {"aten::acos", "aten::asin", "aten::atanh"}, float_unary(-0.9, 0.9));
-  add_to_each(registry, {"aten::acosh"}, float_unary(1.1, 3));
-  add_to_each(registry, {"aten::log", "aten::log2", "aten::log10", "aten::sqrt", "aten::rsqrt", "aten::reciprocal"},
+  add_to_each(builtins, {"aten::acos", "aten::asin", "aten::atanh"}, float_unary(-0.9, 0.9));
+  add_to_each(builtins, {"aten::acosh"}, float_unary(1.1, 3));
+  add_to_each(builtins, {"aten::log", "aten::log2", "aten::log10", "aten::sqrt", "aten::rsqrt", "aten::reciprocal"},
               float_unary(0.1, 3));
-  add_to_each(registry, {"aten::log1p"}, float_unary(-0.5, 3));
+  add_to_each(builtins, {"aten::log1p"}, float_unary(-0.5, 3));
   // The attribute checks of the ops that take one.
-  registry.add_samples(
+  builtins.add_samples(
       "aten::gelu",
       {good({tensor(F32, {5})}, {{"approximate", std::string("tanh")}}),
        bad({tensor(F32, {5})}, "approximate: expected \"none\" or \"tanh\"", {{"approximate", std::string("erf")}}),

@@ -85,17 +85,17 @@ std::vector<Sample> resampled(size_t dims, bool interpolating, bool vec) {
 
 }  // namespace
 
-void register_upsample_samples(Registry& registry) {
+void register_upsample_samples(BuiltinOps& builtins) {
   const std::pair<const char*, size_t> nearest[] = {{"nearest1d", 1}, {"nearest2d", 2}, {"nearest3d", 3}};
   const std::pair<const char*, size_t> interpolating[] = {
       {"linear1d", 1}, {"bilinear2d", 2}, {"bicubic2d", 2}, {"trilinear3d", 3}};
   for (const auto& [name, dims] : nearest) {
-    registry.add_samples(std::string("aten::upsample_") + name, resampled(dims, false, false));
-    registry.add_samples(std::string("aten::upsample_") + name + ".vec", resampled(dims, false, true));
+    builtins.add_samples(std::string("aten::upsample_") + name, resampled(dims, false, false));
+    builtins.add_samples(std::string("aten::upsample_") + name + ".vec", resampled(dims, false, true));
   }
   for (const auto& [name, dims] : interpolating) {
-    registry.add_samples(std::string("aten::upsample_") + name, resampled(dims, true, false));
-    registry.add_samples(std::string("aten::upsample_") + name + ".vec", resampled(dims, true, true));
+    builtins.add_samples(std::string("aten::upsample_") + name, resampled(dims, true, false));
+    builtins.add_samples(std::string("aten::upsample_") + name + ".vec", resampled(dims, true, true));
   }
 }
 
