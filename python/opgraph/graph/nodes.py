@@ -1,4 +1,5 @@
-"""Ops that add nodes to the graph being built (``with Graph(...)``).
+"""Functions that add nodes to the graph being built (``with Graph(...)``),
+public as ``opgraph.graph.ops``.
 
 ``custom(name, values, out_types, parameters)`` calls an op from the graph's
 custom extensions, as MAX's ``ops.custom``; the others call built-in ops, whose
@@ -8,8 +9,34 @@ output types come from their shape functions.
 import numpy as np
 
 from .._C import Error, op_schema
-from .graph import current_graph
+from .builder import current_graph
 from .types import DType
+
+__all__ = [
+    "custom",
+    "call",
+    "constant",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "matmul",
+    "linear",
+    "conv2d",
+    "max_pool2d",
+    "avg_pool2d",
+    "relu",
+    "gelu",
+    "sigmoid",
+    "tanh",
+    "softmax",
+    "layer_norm",
+    "flatten",
+    "reshape",
+    "transpose",
+    "permute",
+    "concat",
+]
 
 
 def custom(name, values, out_types, parameters=None, device=None):
