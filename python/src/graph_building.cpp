@@ -299,7 +299,8 @@ ValueInfo value_info_from_python(const std::string& where, std::string name, nb:
     ValueInfo info{std::move(name), dtype_from_python(dtype, "dtype"), {}};
     OPGRAPH_CHECK(PyList_Check(shape.ptr()) || PyTuple_Check(shape.ptr()),
                   "shape: expected a list of sizes and symbol names, got ", describe(shape));
-    for (size_t k = 0; nb::handle dim : nb::borrow<nb::sequence>(shape)) info.shape.push_back(dim_from_python(dim, k++));
+    for (size_t k = 0; nb::handle dim : nb::borrow<nb::sequence>(shape))
+      info.shape.push_back(dim_from_python(dim, k++));
     return info;
   });
 }
@@ -347,7 +348,8 @@ std::vector<std::string> add_graph_node(Graph& graph, const NodeSpec& spec, cons
 }
 
 nb::object node_attr_to_python(const NodeAttr& attr) {
-  if (const auto* sizes = std::get_if<std::vector<int64_t>>(&attr.value); sizes && (attr.bool_list || attr.is_symbolic())) {
+  if (const auto* sizes = std::get_if<std::vector<int64_t>>(&attr.value);
+      sizes && (attr.bool_list || attr.is_symbolic())) {
     nb::list items;
     for (size_t k = 0; k < sizes->size(); ++k) {
       if (attr.bool_list) {

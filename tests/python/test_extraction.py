@@ -15,8 +15,8 @@ from torch import nn
 import opgraph
 from opgraph.cli import executable
 from opgraph.ir import IRExecutor, decompose, extract_ir, load, verify
+from opgraph.ir import registry as ir_registry
 from opgraph.ir.names import runtime_name
-from opgraph.ir.ops import registry as ir_registry
 
 
 class InPlaceAndNoGrad(nn.Module):
