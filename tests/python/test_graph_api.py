@@ -163,3 +163,12 @@ def test_builder_errors():
             ops.call("aten::add.Tensor", x)
     with pytest.raises(opgraph.Error, match=r"no outputs; call graph.output"):
         graph.to_graph()
+
+
+def test_the_seed_names_are_the_builder_and_its_ops():
+    from opgraph.graph import GraphBuilder, nodes
+
+    assert Graph is GraphBuilder and Graph is not opgraph.Graph  # the builder, not the runtime's graph
+    assert ops.custom is nodes.custom and ops.call is nodes.call
+    assert [d.value for d in DType] == list(opgraph.dtypes.NAMES)
+    assert DType.of(torch.bfloat16) is DType.bfloat16 and DType.of(np.int32) is DType.int32

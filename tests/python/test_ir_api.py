@@ -310,3 +310,9 @@ def test_an_ir_of_package_ops_runs_on_the_session_and_round_trips(test_ops, tmp_
     loaded = ir.load(tmp_path / "package_ops.opg", package_paths=[test_ops.parent])
     assert [n.op_type for n in loaded.nodes] == ["test_ops.split_sign.default", "test_ops.add_bias.default"]
     assert loaded.nodes[1].tensor_args == {"x": 0, "bias": None}
+
+
+def test_the_seed_names_are_the_runtime_graph_values_and_the_conversion_registry():
+    assert ir.TensorMeta("x", ["s0", 2], "float32") == ir.ValueInfo("x", "float32", ["s0", 2])
+    assert ir.ValueInfo is opgraph.ValueInfo
+    assert ir.ops.register_op is registry.register_conversion and ir.ops.register_executor is register_executor

@@ -8,21 +8,7 @@ from .. import dtypes
 from .._C import Error
 
 
-class DType(enum.Enum):
-    """Element types, named as opgraph and NumPy name them (see ``opgraph.dtypes``)."""
-
-    float32 = "float32"
-    float64 = "float64"
-    float16 = "float16"
-    bfloat16 = "bfloat16"
-    int8 = "int8"
-    int32 = "int32"
-    int64 = "int64"
-    uint8 = "uint8"
-    bool = "bool"
-    complex64 = "complex64"
-    complex128 = "complex128"
-
+class _DTypeBase(enum.Enum):
     @classmethod
     def of(cls, value):
         """The DType of a DType, a name, a NumPy or a torch dtype."""
@@ -30,6 +16,11 @@ class DType(enum.Enum):
 
     def to_numpy(self):
         return dtypes.to_numpy(self.value)
+
+
+# Element types as MAX's DType enum spells them (DType.float32), one per
+# opgraph dtype: the members come from opgraph.dtypes, the one table.
+DType = _DTypeBase("DType", [(name, name) for name in dtypes.NAMES], module=__name__)
 
 
 class DeviceRef:
