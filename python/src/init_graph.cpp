@@ -135,11 +135,11 @@ void init_graph(nb::module_& m) {
                   "list[str]"),
           "Appends a call of op (qualified name) and returns its output names. inputs: one entry per tensor "
           "argument of the schema (a value name, None for an omitted Tensor?, a list for a Tensor[]); attrs: the "
-          "other arguments by name (an int or int[] may hold size expressions of symbolic dimensions, '2*N'), "
-          "bound to the schema as op calls bind them. Outputs and name default to names made from the op's (one "
-          "output per return of the schema; give the names of a Tensor[] return's items). An op the registry does not "
-          "know yet is kept as given (with outputs named) for verify() and Session to "
-          "check once its package is loaded.")
+          "other arguments by name (an int or int[] may hold size expressions of the inputs' symbolic dimensions, "
+          "'2*N'), bound to the schema as op calls bind them; op, inputs, outputs, name and source are this "
+          "method's own. outputs and name default to names made from the op's, one output per return of the "
+          "schema (a Tensor[] return's items need their names given). An op the registry does not know yet is "
+          "kept as given, outputs named, for verify() and Session to check once its package is loaded.")
       .def("add_output", &add_graph_output, nb::arg("name"), "Makes the value `name` an output of the graph.")
       .def(
           "verify", [](const Graph& g) { verify(g); },

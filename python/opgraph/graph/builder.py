@@ -76,7 +76,7 @@ class GraphBuilder:
             raise Error(f"{op}: out_types: expected {len(returns)} types, got {len(out_types)}")
         names = [_input_name(self, op, value) for value in inputs]
         attributes = {name: value.value if isinstance(value, DType) else value for name, value in attributes.items()}
-        outputs = self._graph.add_node(op, names, name=self._fresh(op.split("::")[1].split(".")[0]), **attributes)
+        outputs = self._graph.add_node(op, names, **attributes)  # named after the op: relu_3
         values = [Value(self, name, _type(out_types[i]) if out_types else None) for i, name in enumerate(outputs)]
         self.values.update({v.name: v for v in values})
         return values
