@@ -92,10 +92,10 @@ NodeInput node_input_from_python(nb::handle entry, const std::string& where) {
 void check_node_input(const Graph& graph, const NodeInput& input, const Argument* argument, const std::string& where) {
   if (argument != nullptr) {
     const Type& type = argument->type;
-    OPGRAPH_CHECK(!input.is_none() || type.optional, where, " (", type.str(), "): expected a value name, got None");
-    OPGRAPH_CHECK(input.is_none() || input.is_list == type.is_list, where, " (", type.str(), "): expected ",
-                  type.is_list ? "a list of value names" : "a value name", ", got ",
-                  input.is_list ? "a list" : "'" + input.values[0] + "'");
+    const char* expected = type.is_list ? "a list of value names" : "a value name";
+    OPGRAPH_CHECK(!input.is_none() || type.optional, where, " (", type.str(), "): expected ", expected, ", got None");
+    OPGRAPH_CHECK(input.is_none() || input.is_list == type.is_list, where, " (", type.str(), "): expected ", expected,
+                  ", got ", input.is_list ? "a list" : "'" + input.values[0] + "'");
   }
   for (const std::string& name : input.values) {
     if (name.empty()) {
