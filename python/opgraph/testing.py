@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _C
+from . import _C, arguments
 from ._C import Error
 
 FRONT_ENDS = ("numpy", "torch", "eager", "opcheck", "compile", "export", "graph", "opg", "gradcheck")
@@ -89,12 +89,12 @@ class Report:
 def _arguments(op, sample):
     """The sample's flat inputs grouped per tensor argument of the schema (a
     list for a Tensor[]), and the attributes."""
-    tensor_arguments = [a for a in _C.op_schema(op).arguments if a.is_tensor]
+    tensor_arguments = [a for a in arguments.of_op(op) if a.is_tensor]
     inputs, list_sizes = list(sample["inputs"]), list(sample["list_sizes"])
-    lists = sum(a.type.endswith("[]") for a in tensor_arguments)
+    lists = sum(a.is_tensor_list for a in tensor_arguments)
     grouped, at = [], 0
     for a in tensor_arguments:
-        if a.type.endswith("[]"):
+        if a.is_tensor_list:
             count = list_sizes.pop(0) if lists > 1 else len(inputs) - (len(tensor_arguments) - 1)
             grouped.append(inputs[at : at + count])
             at += count
@@ -161,9 +161,9 @@ class _FrontEnds:
 
     def torch_op(self):
         if self._torch_op is None:
-            from .torch.registration import register_op
+            from .torch.registration import register_torch_op
 
-            self._torch_op = register_op(self.op).functional
+            self._torch_op = register_torch_op(self.op).functional
         return self._torch_op
 
     def numpy(self, args, attrs):

@@ -202,6 +202,15 @@ static std::optional<std::string> dtype_name_of(nb::handle value) {
   return std::nullopt;
 }
 
+DType dtype_from_python(nb::handle value, const char* what) {
+  std::optional<std::string> name =
+      nb::isinstance<nb::str>(value) ? std::optional(nb::cast<std::string>(value)) : dtype_name_of(value);
+  std::optional<DType> dtype = name ? dtype_from_name(*name) : std::nullopt;
+  OPGRAPH_CHECK(dtype.has_value(), what, ": expected a dtype opgraph holds (a name such as 'float32', a NumPy or ",
+                "PyTorch dtype), got ", nb::type_name(value.type()).c_str(), " ", nb::repr(value).c_str());
+  return *dtype;
+}
+
 AttrValue attr_from_python(nb::handle value, const char* name) {
   PyObject* o = value.ptr();
   if (value.is_none()) return std::monostate{};

@@ -60,6 +60,9 @@ class ResultPlace {
   nb::handle device_input_;
 };
 
+// A dtype given as its name, a NumPy dtype (or scalar type) or a torch.dtype;
+// errors start with `what`.
+DType dtype_from_python(nb::handle value, const char* what);
 // Python value -> attribute value: None, bool, int, float, str, lists of
 // ints or floats, and dtypes (NumPy or PyTorch) by name.
 AttrValue attr_from_python(nb::handle value, const char* name);

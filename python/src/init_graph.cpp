@@ -1,11 +1,11 @@
-// The graph IR and .opg files from Python: opgraph.Graph, opgraph.ValueInfo,
-// save_opg and load_opg.
+// The graph IR and .opg files from Python: opgraph.Graph (read, and built
+// through graph_building.h), Node, NodeInput, ValueInfo, save_opg and load_opg.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
-#include "convert.h"
+#include "graph_building.h"
 
 namespace opgraph::python {
 
@@ -27,7 +27,15 @@ nb::dict metas_to_python(const std::unordered_map<std::string, ValueInfo>& value
 }  // namespace
 
 void init_graph(nb::module_& m) {
-  nb::class_<ValueInfo>(m, "ValueInfo", "The name, dtype and shape of a graph input, output or constant.")
+  nb::class_<ValueInfo>(m, "ValueInfo", "The name, dtype and shape of a graph value (an input, constant or output).")
+      .def(
+          "__init__",
+          [](ValueInfo* self, std::string name, nb::handle dtype, nb::handle shape) {
+            new (self) ValueInfo(value_info_from_python("ValueInfo", std::move(name), dtype, shape));
+          },
+          nb::arg("name"), nb::arg("dtype"), nb::arg("shape"),
+          nb::sig("def __init__(self, name: str, dtype: object, shape: Sequence[int | str]) -> None"),
+          "dtype: a name ('float32'), NumPy or PyTorch dtype; shape: sizes, and names for symbolic dimensions.")
       .def_ro("name", &ValueInfo::name)
       .def_prop_ro("dtype", [](const ValueInfo& v) { return std::string(dtype_name(v.dtype)); })
       .def_prop_ro(
@@ -36,24 +44,103 @@ void init_graph(nb::module_& m) {
       .def("__eq__", [](const ValueInfo& a, const ValueInfo& b) { return a == b; })
       .def("__repr__", [](const ValueInfo& v) { return "ValueInfo(" + v.name + ": " + v.type_str() + ")"; });
 
+  nb::class_<NodeInput>(m, "NodeInput",
+                        "What a node passes for one tensor argument: a value, a list of values (Tensor[]; an empty "
+                        "name is a None element of a Tensor?[]) or nothing (an omitted Tensor?).")
+      .def_static("value", &NodeInput::value, nb::arg("name"))
+      .def_static("list", &NodeInput::list, nb::arg("names"))
+      .def_static("none", &NodeInput::none)
+      .def_ro("values", &NodeInput::values)
+      .def_ro("is_list", &NodeInput::is_list)
+      .def_prop_ro("is_none", &NodeInput::is_none)
+      .def("__eq__", [](const NodeInput& a, const NodeInput& b) { return a == b; })
+      .def("__repr__", [](const NodeInput& input) {
+        if (input.is_none()) return std::string("NodeInput.none()");
+        if (!input.is_list) return "NodeInput.value('" + input.values[0] + "')";
+        std::string names;
+        for (const std::string& name : input.values) names += (names.empty() ? "'" : ", '") + name + "'";
+        return "NodeInput.list([" + names + "])";
+      });
+
+  nb::class_<Node>(m, "Node", "One op call of a graph: its tensor inputs, outputs and attributes.")
+      .def_ro("name", &Node::name)
+      .def_ro("op_type", &Node::op_type)
+      .def_ro("inputs", &Node::inputs, "One NodeInput per tensor argument of the op's schema, in order.")
+      .def_ro("outputs", &Node::outputs)
+      .def_prop_ro(
+          "attrs",
+          [](const Node& node) {
+            nb::dict attrs;
+            for (const NodeAttr& attr : node.attrs) attrs[attr.name.c_str()] = node_attr_to_python(attr);
+            return attrs;
+          },
+          nb::sig("def attrs(self) -> dict[str, object]"),
+          "Attributes by name; a size computed from symbolic dimensions is its expression (str).")
+      .def_ro("source", &Node::source)
+      .def("__eq__", [](const Node& a, const Node& b) { return a == b; })
+      .def("__repr__", [](const Node& node) { return "Node('" + node.name + "', " + node.op_type + ")"; });
+
   nb::class_<Graph>(m, "Graph",
-                    "A graph of op calls over named values, with inputs, constants and outputs. Its JSON form is "
-                    "the one opgraph's C++ API reads and writes.")
+                    "A graph of op calls over named values, with inputs, constants and outputs: built with add_input, "
+                    "add_constant, add_node and add_output, or read from JSON (the form opgraph's C++ API and CLI "
+                    "read and write).")
+      .def(
+          "__init__", [](Graph* self, std::string name) { (new (self) Graph())->name = std::move(name); },
+          nb::arg("name") = "")
       .def_static("from_json", &Graph::from_json, nb::arg("json"))
       .def(
           "to_json", [](const Graph& g, std::optional<int> indent) { return g.to_json(indent.value_or(-1)); },
           nb::arg("indent") = nb::none())
-      .def_ro("name", &Graph::name)
+      .def_rw("name", &Graph::name)
       .def_ro("inputs", &Graph::inputs)
       .def_ro("outputs", &Graph::outputs)
       .def_ro("constants", &Graph::constants)
-      .def_ro("packages", &Graph::packages)
+      .def_ro("nodes", &Graph::nodes)
+      .def_rw("packages", &Graph::packages, "The op packages the nodes need (names or paths); Session loads them.")
       .def_prop_ro("node_names",
                    [](const Graph& g) {
                      std::vector<std::string> names;
                      for (const Node& node : g.nodes) names.push_back(node.name);
                      return names;
                    })
+      .def(
+          "add_input",
+          [](Graph& g, std::string name, nb::handle dtype, nb::handle shape) {
+            add_graph_input(g, value_info_from_python("Graph.add_input", std::move(name), dtype, shape));
+            return g.inputs.back();
+          },
+          nb::arg("name"), nb::arg("dtype"), nb::arg("shape"),
+          nb::sig("def add_input(self, name: str, dtype: object, shape: Sequence[int | str]) -> ValueInfo"),
+          "Appends an input fed at each run; shape holds sizes and names of symbolic dimensions.")
+      .def(
+          "add_constant",
+          [](Graph& g, std::string name, nb::handle dtype, nb::handle shape) {
+            add_graph_constant(g, value_info_from_python("Graph.add_constant", std::move(name), dtype, shape));
+            return g.constants.back();
+          },
+          nb::arg("name"), nb::arg("dtype"), nb::arg("shape"),
+          nb::sig("def add_constant(self, name: str, dtype: object, shape: Sequence[int]) -> ValueInfo"),
+          "Declares a constant (a weight); its data goes beside the graph, to Session or save_opg.")
+      .def(
+          "add_node",
+          [](Graph& g, std::string op, nb::handle inputs, std::optional<std::vector<std::string>> outputs,
+             std::optional<std::string> name, std::string source, const nb::kwargs& attrs) {
+            return add_graph_node(g, {std::move(op), inputs, std::move(outputs), std::move(name), std::move(source)},
+                                  attrs);
+          },
+          nb::arg("op"), nb::arg("inputs"), nb::arg("outputs") = nb::none(), nb::kw_only(),
+          nb::arg("name") = nb::none(), nb::arg("source") = "", nb::arg("attrs"),
+          nb::sig("def add_node(self, op: str, inputs: Sequence[str | None | Sequence[str | None] | NodeInput], "
+                  "outputs: Sequence[str] | None = None, *, name: str | None = None, source: str = '', **attrs) -> "
+                  "list[str]"),
+          "Appends a call of op (qualified name) and returns its output names. inputs: one entry per tensor "
+          "argument of the schema (a value name, None for an omitted Tensor?, a list for a Tensor[]); attrs: the "
+          "other arguments by name (an int or int[] may hold size expressions of the inputs' symbolic dimensions, "
+          "'2*N'), bound to the schema as op calls bind them; op, inputs, outputs, name and source are this "
+          "method's own. outputs and name default to names made from the op's, one output per return of the "
+          "schema (a Tensor[] return's items need their names given). An op the registry does not know yet is "
+          "kept as given, outputs named, for verify() and Session to check once its package is loaded.")
+      .def("add_output", &add_graph_output, nb::arg("name"), "Makes the value `name` an output of the graph.")
       .def(
           "verify", [](const Graph& g) { verify(g); },
           "Checks the graph against the registry (load its packages first); raises opgraph.Error naming the node, "
@@ -62,6 +149,7 @@ void init_graph(nb::module_& m) {
           "infer_shapes", [](const Graph& g) { return metas_to_python(infer_shapes(g)); },
           nb::sig("def infer_shapes(self) -> dict[str, ValueInfo]"),
           "The ValueInfo of every value, by name; symbolic dimensions stay symbolic.")
+      .def("__copy__", [](const Graph& g) { return g; })
       .def("__eq__", [](const Graph& a, const Graph& b) { return a == b; })
       .def("__repr__", [](const Graph& g) {
         return detail::concat("Graph('", g.name, "', ", g.inputs.size(), " inputs, ", g.nodes.size(), " nodes, ",

@@ -180,11 +180,11 @@ def test_unbacked_sizes_become_symbols_of_their_own():
     x = torch.randn(4, 5)
     exported = export_without_size_checks(NonzeroRows(), x, dynamic_shapes=({0: torch.export.Dim("batch")},))
     model_ir = convert_program(exported)
-    assert model_ir.inputs[0].shape == ["s0", 5]
+    assert model_ir.inputs[0].shape == ("s0", 5)
     shapes = {meta.name: meta.shape for node in model_ir.nodes for meta in node.outputs}
-    assert shapes["nonzero"] == ["u0", 2]
-    assert shapes["index_select"] == ["u0", 5]
-    assert shapes["nonzero_1"] == ["u1", 2]
+    assert shapes["nonzero"] == ("u0", 2)
+    assert shapes["index_select"] == ("u0", 5)
+    assert shapes["nonzero_1"] == ("u1", 2)
 
 
 @pytest.mark.parametrize("dynamic", [False, True])

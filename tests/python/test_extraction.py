@@ -15,8 +15,8 @@ from torch import nn
 import opgraph
 from opgraph.cli import executable
 from opgraph.ir import IRExecutor, decompose, extract_ir, load, verify
+from opgraph.ir import registry as ir_registry
 from opgraph.ir.names import runtime_name
-from opgraph.ir.ops import registry as ir_registry
 
 
 class InPlaceAndNoGrad(nn.Module):
@@ -252,9 +252,10 @@ def test_a_size_the_graph_cannot_spell_is_an_error_naming_the_node_and_line(mode
 
 
 def test_an_attribute_that_is_not_a_size_expression_is_an_error():
-    from opgraph.ir import schema, symbolic
+    from opgraph import arguments
+    from opgraph.ir import symbolic
 
-    (size,) = [a for a in schema.arguments("aten.view.default") if a.name == "size"]
+    (size,) = [a for a in arguments.of_ir_op("aten.view.default") if a.name == "size"]
     assert symbolic.evaluate(size, ["(s0)*(2)", -1], {"s0": 3}) == [6, -1]
     with pytest.raises(opgraph.Error, match=r"argument 'size': 's0; import os' is not a size expression"):
         symbolic.evaluate(size, ["s0; import os"], {"s0": 3})

@@ -111,7 +111,7 @@ def test_custom_op_errors(conv1d_package):
             r"examples::conv1d",
         ):
             ops.custom(name="conv2d", values=[x, k], out_types=[TensorType(DType.float32, [9])])
-        with pytest.raises(opgraph.Error, match=r"unknown parameters \['size'\]"):
+        with pytest.raises(opgraph.Error, match=r"examples::conv1d\): unexpected attribute 'size'"):
             ops.custom(
                 name="conv1d",
                 values=[x, k],
@@ -148,13 +148,27 @@ def test_builder_errors():
         DeviceRef("tpu")
     with pytest.raises(opgraph.Error, match=r"DeviceRef: id: expected an int >= 0, got -1"):
         DeviceRef.GPU(-1)
-    with pytest.raises(opgraph.Error, match=r"unsupported dtype 'complex32'"):
+    with pytest.raises(opgraph.Error, match=r"dtype complex32 is not one opgraph holds"):
         DType.of("complex32")
     with Graph("g", input_types=[TensorType(DType.float32, [2, 3])]) as graph:
         (x,) = graph.inputs
-        with pytest.raises(opgraph.Error, match=r"aten::conv2d: stride: expected SymInt\[2\], got 'two'"):
+        with pytest.raises(
+            opgraph.Error, match=r"aten::conv2d\): attribute 'stride': the size expression 'two' names 'two'"
+        ):
             ops.conv2d(x, x, stride="two")
-        with pytest.raises(opgraph.Error, match=r"aten::add.Tensor: expected 2 tensor values"):
+        with pytest.raises(
+            opgraph.Error,
+            match=r"aten::add.Tensor\): inputs: expected 2 entries, one per tensor argument \(self, other\)",
+        ):
             ops.call("aten::add.Tensor", x)
     with pytest.raises(opgraph.Error, match=r"no outputs; call graph.output"):
         graph.to_graph()
+
+
+def test_the_seed_names_are_the_builder_and_its_ops():
+    from opgraph.graph import GraphBuilder, nodes
+
+    assert Graph is GraphBuilder and Graph is not opgraph.Graph  # the builder, not the runtime's graph
+    assert ops.custom is nodes.custom and ops.call is nodes.call
+    assert [d.value for d in DType] == list(opgraph.dtypes.NAMES)
+    assert DType.of(torch.bfloat16) is DType.bfloat16 and DType.of(np.int32) is DType.int32

@@ -9,10 +9,9 @@ import torch
 from torch import nn
 
 import opgraph
-from opgraph import ir
-from opgraph.ir import IR, IRExecutor, OpNode, TensorMeta, attributes, schema
-from opgraph.ir.lower import to_graph_dict
-from opgraph.ir.ops import get_conversion_fn, get_execution_fn, register_executor, register_op, registry
+from opgraph import arguments, ir
+from opgraph.ir import IR, IRExecutor, OpNode, TensorMeta, attributes, registry
+from opgraph.ir.ops import get_conversion_fn, get_execution_fn, register_executor, register_op
 
 
 @pytest.fixture
@@ -40,8 +39,13 @@ def nodes_by_op(model_ir):
     return {node.op_type: node for node in model_ir.nodes}
 
 
+def graph_document(model_ir):
+    """The runtime graph of ``model_ir`` as its JSON document, where every attribute says its type."""
+    return json.loads(model_ir.to_graph().to_json())
+
+
 def graph_nodes(model_ir):
-    return {node["name"]: node for node in to_graph_dict(model_ir)["nodes"]}
+    return {node["name"]: node for node in graph_document(model_ir)["nodes"]}
 
 
 @pytest.mark.parametrize(
@@ -135,8 +139,8 @@ def test_symbolic_batch_becomes_a_graph_dimension():
     model = nn.Sequential(nn.Linear(8, 4), nn.ReLU()).eval()
     model_ir = ir.extract_ir(model, (torch.randn(3, 8),), dynamic_shapes=({0: torch.export.Dim("batch")},))
     assert model_ir.inputs == [TensorMeta("input", ["s0", 8], "float32")]
-    assert model_ir.outputs[0].shape == ["s0", 4]
-    assert to_graph_dict(model_ir)["inputs"][0]["shape"] == ["s0", 8]
+    assert model_ir.outputs[0].shape == ("s0", 4)
+    assert model_ir.to_graph().inputs[0].shape == ("s0", 8)
 
 
 def test_register_op_replaces_the_default_conversion(clean_registries):
@@ -178,7 +182,7 @@ def test_an_op_with_no_executor_is_an_error_saying_how_to_register_one():
 
 
 def test_an_argument_type_the_ir_cannot_hold_names_the_op_and_argument():
-    generator = next(a for a in schema.arguments("aten.bernoulli.p") if a.name == "generator")
+    generator = next(a for a in arguments.of_ir_op("aten.bernoulli.p") if a.name == "generator")
     assert attributes.to_ir("aten.bernoulli.p", generator, None) is None  # absent is fine
     with pytest.raises(opgraph.Error, match="aten.bernoulli.p: argument 'generator' of type Optional.Generator"):
         attributes.to_ir("aten.bernoulli.p", generator, torch.Generator())
@@ -262,9 +266,9 @@ def test_save_and_load_round_trip(tmp_path):
 
 def test_loading_an_opg_whose_package_is_missing_names_the_package(tmp_path):
     model_ir = ir.extract_ir(nn.ReLU(), (torch.randn(3),))
-    document = to_graph_dict(model_ir)
-    document["packages"] = ["no_such_package"]
-    opgraph.save_opg(tmp_path / "m.opg", json.dumps(document), {})
+    graph = model_ir.to_graph()
+    graph.packages = ["no_such_package"]
+    opgraph.save_opg(tmp_path / "m.opg", graph, {})
     with pytest.raises(opgraph.Error, match="op package 'no_such_package' not found"):
         ir.load(tmp_path / "m.opg")
     with pytest.raises(opgraph.Error, match="op package 'no_such_package' not found"):
@@ -292,7 +296,7 @@ def test_an_ir_of_package_ops_runs_on_the_session_and_round_trips(test_ops, tmp_
     register_executor("test_ops.split_sign")(lambda inputs, attrs: [inputs[0].clamp(min=0), inputs[0].clamp(max=0)])
     register_executor("test_ops.add_bias")(lambda inputs, attrs: [inputs[0] + 0])
 
-    document = to_graph_dict(program)
+    document = graph_document(program)
     assert document["packages"] == ["opgraph_test_ops"]
     assert [node["inputs"] for node in document["nodes"]] == [["x"], ["neg", None]]
     assert document["nodes"][0]["outputs"] == ["pos", "neg"]
@@ -306,3 +310,9 @@ def test_an_ir_of_package_ops_runs_on_the_session_and_round_trips(test_ops, tmp_
     loaded = ir.load(tmp_path / "package_ops.opg", package_paths=[test_ops.parent])
     assert [n.op_type for n in loaded.nodes] == ["test_ops.split_sign.default", "test_ops.add_bias.default"]
     assert loaded.nodes[1].tensor_args == {"x": 0, "bias": None}
+
+
+def test_the_seed_names_are_the_runtime_graph_values_and_the_conversion_registry():
+    assert ir.TensorMeta("x", ["s0", 2], "float32") == ir.ValueInfo("x", "float32", ["s0", 2])
+    assert ir.ValueInfo is opgraph.ValueInfo
+    assert ir.ops.register_op is registry.register_conversion and ir.ops.register_executor is register_executor

@@ -8,7 +8,6 @@ import torch
 
 import opgraph
 from opgraph import ir
-from opgraph.ir.lower import to_graph_dict
 from opgraph.ir.ops import get_execution_fn
 
 TOLERANCE = dict(rtol=1e-4, atol=1e-4)
@@ -77,6 +76,6 @@ def test_the_registered_conversion_and_executor_of_fused_gate_are_used():
     (gate,) = [n for n in model_ir.nodes if "fused_gate" in n.op_type]
     assert gate.op_type == "custom.fused_gate"  # the registered conversion's spelling
     assert get_execution_fn(gate.op_type) is my_custom_ops.execute_fused_gate
-    assert to_graph_dict(model_ir)["packages"] == ["fused_gate"]
+    assert model_ir.to_graph().packages == ["fused_gate"]
     report = ir.verify(model, inputs, ir=model_ir)
     assert report.ok, str(report)

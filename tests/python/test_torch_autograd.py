@@ -6,7 +6,7 @@ PyTorch's gradients of the same computation."""
 import pytest
 import torch
 
-from opgraph.torch.registration import differentiable_outputs, register_op
+from opgraph.torch.registration import differentiable_outputs, register_torch_op
 
 
 def _leaves(*shapes, seed=0):
@@ -17,7 +17,7 @@ def _leaves(*shapes, seed=0):
 @pytest.mark.parametrize("activation", ["none", "relu", "gelu", "tanh"])
 @pytest.mark.parametrize("with_bias", [True, False])
 def test_gemm_gradients_match_torch(activation, with_bias):
-    gemm = register_op("opgraph::gemm").functional
+    gemm = register_torch_op("opgraph::gemm").functional
     a, b, bias = _leaves((5, 7), (7, 3), (3,))
     ours = gemm(a, b, bias if with_bias else None, activation=activation)
     ours.pow(2).sum().backward()
@@ -33,7 +33,7 @@ def test_gemm_gradients_match_torch(activation, with_bias):
 
 
 def test_conv2d_with_an_activation_matches_torch():
-    conv2d = register_op("opgraph::conv2d").functional
+    conv2d = register_torch_op("opgraph::conv2d").functional
     x, w, bias = _leaves((2, 4, 6, 6), (6, 2, 3, 3), (6,))
     attrs = dict(stride=[1, 1], padding=[1, 1], dilation=[1, 1], groups=2)
     conv2d(x, w, bias, **attrs, activation="relu").sum().backward()
@@ -46,7 +46,7 @@ def test_conv2d_with_an_activation_matches_torch():
 
 
 def test_softmax_cross_entropy_differentiates_its_loss_and_refuses_its_probabilities():
-    op = register_op("opgraph::softmax_cross_entropy").functional
+    op = register_torch_op("opgraph::softmax_cross_entropy").functional
     assert differentiable_outputs("opgraph::softmax_cross_entropy") == [0]
     (logits,) = _leaves((4, 6))
     target = torch.tensor([0, 5, 2, 2])

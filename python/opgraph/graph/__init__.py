@@ -11,7 +11,8 @@ them on opgraph's C++ executor.
 """
 
 from . import ops
-from .graph import Graph
+from .builder import GraphBuilder
+from .builder import GraphBuilder as Graph  # MAX's name
 from .session import CPU, Accelerator, InferenceSession, Model
 from .types import DeviceRef, DType, TensorType
 from .values import Value
@@ -22,6 +23,7 @@ __all__ = [
     "DType",
     "DeviceRef",
     "Graph",
+    "GraphBuilder",
     "InferenceSession",
     "Model",
     "TensorType",

@@ -4,7 +4,7 @@ like MAX's ``InferenceSession(devices=[CPU()]).load(graph).execute(...)``."""
 from .. import _C, cuda
 from .._C import Error
 from ..package import load_package
-from .graph import Graph
+from .builder import GraphBuilder
 from .types import DeviceRef
 
 
@@ -59,7 +59,7 @@ class InferenceSession:
         """A Model for a Graph built in Python, an opgraph.Graph (with
         ``weights_registry``: name -> array) or an .opg path."""
         options = dict(threads=self.num_threads, device=self.device.runtime_device())
-        if isinstance(graph, Graph):
+        if isinstance(graph, GraphBuilder):
             return Model(_C.Session(graph.to_graph(), weights=graph.constants, **options))
         if isinstance(graph, _C.Graph):
             return Model(_C.Session(graph, weights=weights_registry or {}, **options))

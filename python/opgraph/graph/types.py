@@ -4,39 +4,23 @@ import enum
 
 import numpy as np
 
+from .. import dtypes
 from .._C import Error
 
 
-class DType(enum.Enum):
-    """Element types, named as in the graph JSON and NumPy."""
-
-    float32 = "float32"
-    float64 = "float64"
-    float16 = "float16"
-    bfloat16 = "bfloat16"
-    int8 = "int8"
-    int32 = "int32"
-    int64 = "int64"
-    uint8 = "uint8"
-    bool = "bool"
-    complex64 = "complex64"
-    complex128 = "complex128"
-
+class _DTypeBase(enum.Enum):
     @classmethod
     def of(cls, value):
-        """The DType of a DType, a name or a NumPy dtype."""
-        if isinstance(value, cls):
-            return value
-        name = value if isinstance(value, str) else np.dtype(value).name
-        try:
-            return cls(name)
-        except ValueError:
-            raise Error(f"unsupported dtype {value!r}; expected one of {', '.join(d.value for d in cls)}") from None
+        """The DType of a DType, a name, a NumPy or a torch dtype."""
+        return value if isinstance(value, cls) else cls(dtypes.name_of(value))
 
     def to_numpy(self):
-        if self is DType.bfloat16:
-            raise Error("bfloat16 has no NumPy dtype")
-        return np.dtype(self.value)
+        return dtypes.to_numpy(self.value)
+
+
+# Element types as MAX's DType enum spells them (DType.float32), one per
+# opgraph dtype: the members come from opgraph.dtypes, the one table.
+DType = _DTypeBase("DType", [(name, name) for name in dtypes.NAMES], module=__name__)
 
 
 class DeviceRef:
@@ -93,9 +77,6 @@ class TensorType:
     @property
     def rank(self):
         return len(self.shape)
-
-    def to_json(self, name):
-        return {"name": name, "dtype": self.dtype.value, "shape": list(self.shape)}
 
     def __eq__(self, other):
         return isinstance(other, TensorType) and (self.dtype, self.shape) == (other.dtype, other.shape)

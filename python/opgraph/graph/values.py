@@ -37,10 +37,10 @@ class Value:
         return self.type.rank
 
     def _binary(self, op, other, reverse=False):
-        from . import ops
+        from . import nodes
 
-        other = other if isinstance(other, Value) else ops.constant(other, dtype=self.dtype)
-        return getattr(ops, op)(other, self) if reverse else getattr(ops, op)(self, other)
+        other = other if isinstance(other, Value) else nodes.constant(other, dtype=self.dtype)
+        return getattr(nodes, op)(other, self) if reverse else getattr(nodes, op)(self, other)
 
     def __add__(self, other):
         return self._binary("add", other)

@@ -7,11 +7,11 @@ Python executor for the IR, and lowering to opgraph's C++ runtime.
     print(verify(model, (x,)))          # each path's error against the model
 """
 
-from . import ops
+from . import ops, registry
 from .convert import extract_ir
 from .executor import IRExecutor
 from .export import export_model
-from .ir import IR, NodeInfo, OpNode, TensorMeta
+from .ir import IR, NodeInfo, OpNode, TensorMeta, ValueInfo
 from .load import load
 from .names import ir_name, runtime_name
 from .verify import VerifyReport, verify
@@ -22,12 +22,14 @@ __all__ = [
     "NodeInfo",
     "OpNode",
     "TensorMeta",
+    "ValueInfo",
     "VerifyReport",
     "export_model",
     "extract_ir",
     "ir_name",
     "load",
     "ops",
+    "registry",
     "runtime_name",
     "verify",
 ]

@@ -12,12 +12,13 @@ import sympy
 import torch
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
-from .._C import Error
-from . import attributes, schema, symbolic
+from .. import arguments, dtypes
+from .._C import Error, ValueInfo
+from . import attributes, symbolic
 from .decompose import functional_program
 from .export import export_model
-from .ir import IR, NodeInfo, OpNode, TensorMeta
-from .ops.registry import get_conversion_fn
+from .ir import IR, NodeInfo, OpNode, flatten
+from .registry import get_conversion_fn
 
 
 def extract_ir(model, inputs, *, strict=False, dynamic_shapes=None, decompose=None):
@@ -46,7 +47,7 @@ class _Converter:
         self.exported = exported
         self.name = name
         self.symbols = {}  # torch's sympy symbol -> our symbol
-        self.metas = {}  # FX node name -> TensorMeta
+        self.metas = {}  # FX node name -> ValueInfo
         self.weights = {}
         self.nodes = []
 
@@ -75,7 +76,8 @@ class _Converter:
                 f"opgraph.ir: {what} '{name}' is a {type(value).__name__}, not a tensor; the IR holds "
                 f"tensor values only"
             )
-        return TensorMeta(name, [self.dim(s) for s in value.shape], attributes.dtype_name(what, name, value.dtype))
+        dtype = dtypes.name_of(value.dtype, f"opgraph.ir: {what}: {name}")
+        return ValueInfo(name, dtype, [self.dim(s) for s in value.shape])
 
     def run(self):
         signature = self.exported.graph_signature
@@ -152,24 +154,21 @@ class _Converter:
 
     def node_info(self, node):
         op_type = str(node.target)
-        arguments = schema.arguments(op_type)
-        values = _bind(op_type, arguments, node.args, node.kwargs)
+        schema = arguments.of_ir_op(op_type)
+        values = _bind(op_type, schema, node.args, node.kwargs)
         promoted = _promoted_dtype(node)
-        input_metas, tensor_args, attrs = [], {}, {}
-        for argument in arguments:
+        grouped, attrs = {}, {}
+        for argument in schema:
             value = values[argument.name]
             if not argument.is_tensor:
                 if symbolic.is_symbolic(value):
                     value = symbolic.resolve(node, argument, value, self.name, self.in_graph_symbols)
                 attrs[argument.name] = attributes.to_ir(op_type, argument, value)
             elif argument.is_list:
-                tensor_args[argument.name] = [
-                    None if v is None else self.tensor_input(node, argument, v, input_metas) for v in value
-                ]
-            elif value is None:
-                tensor_args[argument.name] = None
+                grouped[argument.name] = [None if v is None else self.tensor_input(node, argument, v) for v in value]
             else:
-                tensor_args[argument.name] = self.tensor_input(node, argument, value, input_metas, promoted)
+                grouped[argument.name] = None if value is None else self.tensor_input(node, argument, value, promoted)
+        input_metas, tensor_args = flatten(grouped)
         return NodeInfo(
             node.name,
             node.op,
@@ -183,9 +182,9 @@ class _Converter:
             symbolic.source(node),
         )
 
-    def tensor_input(self, node, argument, value, input_metas, promoted=None):
-        """Appends the meta of a tensor argument's value; a Python number becomes a 0-d constant. A
-        tensor of another dtype than ``promoted`` is converted to it first (see _promoted_dtype)."""
+    def tensor_input(self, node, argument, value, promoted=None):
+        """The meta of a tensor argument's value; a Python number becomes a 0-d constant. A tensor of
+        another dtype than ``promoted`` is converted to it first (see _promoted_dtype)."""
         if symbolic.is_symbolic(value):
             raise Error(
                 f"opgraph.ir: {self.name}: node '{node.name}' ({node.target}) gives the tensor argument "
@@ -197,20 +196,18 @@ class _Converter:
             meta = self.metas[value.name]
             if promoted is not None and argument.name not in _NOT_PROMOTED and meta.dtype != promoted:
                 meta = self.converted(node, meta, promoted)
-        elif isinstance(value, (bool, int, float, complex)):
+            return meta
+        if isinstance(value, (bool, int, float, complex)):
             name = f"{node.name}_{argument.name}"
             self.weights[name] = torch.tensor(value)
-            meta = self.meta(name, self.weights[name], "constant")
-        else:
-            raise Error(f"opgraph.ir: {node.target}: argument '{argument.name}' expects a tensor, got {value!r}")
-        input_metas.append(meta)
-        return len(input_metas) - 1
+            return self.meta(name, self.weights[name], "constant")
+        raise Error(f"opgraph.ir: {node.target}: argument '{argument.name}' expects a tensor, got {value!r}")
 
     def converted(self, node, meta, dtype):
         """The meta of a new _to_copy node converting ``meta``'s value to ``dtype``, before ``node``."""
         name = f"{node.name}_{meta.name}_as_{dtype}"
         if name not in self.metas:
-            self.metas[name] = TensorMeta(name, list(meta.shape), dtype)
+            self.metas[name] = ValueInfo(name, dtype, meta.shape)
             self.nodes.append(
                 OpNode(
                     name,
@@ -262,13 +259,13 @@ def _promoted_dtype(node):
     dtype = result.dtype
     if dtype == torch.bool:  # a comparison: its operands meet in their common dtype
         dtype = functools.reduce(torch.promote_types, (t.dtype for t in operands))
-    return attributes.dtype_name(str(op), "result", dtype)
+    return dtypes.name_of(dtype, f"opgraph.ir: {op}: result")
 
 
-def _bind(op_type, arguments, args, kwargs):
+def _bind(op_type, schema, args, kwargs):
     """Each schema argument's value: given positionally, by keyword, or its default."""
     values = {}
-    for index, argument in enumerate(arguments):
+    for index, argument in enumerate(schema):
         if index < len(args) and not argument.kwarg_only:
             values[argument.name] = args[index]
         elif argument.name in kwargs:

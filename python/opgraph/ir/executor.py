@@ -4,10 +4,10 @@ registered execution function, else the op itself through ``torch.ops``
 
 import torch
 
+from .. import arguments
 from .._C import Error
-from . import attributes, schema, symbolic
-from .ir import pick
-from .ops.registry import get_execution_fn
+from . import attributes, symbolic
+from .registry import get_execution_fn
 
 
 class IRExecutor:
@@ -46,28 +46,28 @@ class IRExecutor:
             return _aten_fallback(node, inputs, dims or {})
         attrs = node.attrs
         if dims:
-            arguments = {argument.name: argument for argument in schema.arguments(node.op_type)}
+            by_name = {argument.name: argument for argument in arguments.of_ir_op(node.op_type)}
             attrs = {
-                name: symbolic.evaluate(arguments[name], value, dims) if name in arguments else value
+                name: symbolic.evaluate(by_name[name], value, dims) if name in by_name else value
                 for name, value in attrs.items()
             }
         return list(execute(inputs, attrs))
 
 
 def _aten_fallback(node, inputs, dims):
-    op = schema.torch_op(node.op_type)
+    op = arguments.torch_op(node.op_type)
     if op is None:
         raise Error(
             f"IRExecutor: no way to run node '{node.name}': op '{node.op_type}' is not in torch.ops and has "
             f"no execution function; register one with @register_executor('{node.op_type}') from "
             f"opgraph.ir.ops"
         )
-    arguments = schema.arguments(node.op_type)
-    positions = node.tensor_positions(arguments)
+    schema = arguments.of_torch_op(op)
+    tensors = iter(node.tensor_inputs(schema, inputs))
     args, kwargs = [], {}
-    for argument in arguments:
+    for argument in schema:
         if argument.is_tensor:
-            value = pick(positions.get(argument.name), inputs)
+            value = next(tensors)
         else:
             value = symbolic.evaluate(argument, node.attrs.get(argument.name, argument.default), dims)
             value = attributes.to_torch(argument, value)

@@ -1,20 +1,26 @@
-"""The IR: ``TensorMeta`` (a named value's shape and dtype), ``OpNode`` (one op
-call), ``NodeInfo`` (what a conversion function is given about an FX node) and
-``IR`` (the graph: inputs, nodes in execution order, outputs, weights)."""
+"""The IR: ``ValueInfo`` (a named value's dtype and shape: the runtime graph's
+own), ``OpNode`` (one op call), ``NodeInfo`` (what a conversion function is
+given about an FX node) and ``IR`` (the graph: inputs, nodes in execution
+order, outputs, weights).
+
+A node keeps its tensor inputs flat, as conversion and execution functions
+take them, with ``tensor_args`` saying which schema argument each belongs
+to; ``OpNode.tensor_inputs`` and ``flatten`` are the two directions between
+that and one entry per tensor argument."""
 
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from .._C import ValueInfo
+
 Dim = int | str  # a size, or a symbolic dimension ("s0") or expression of them ("2*s0")
 
 
-@dataclass
-class TensorMeta:
-    name: str
-    shape: list[Dim]
-    dtype: str  # "float32", as opgraph names dtypes
+def TensorMeta(name: str, shape: list[Dim], dtype: str) -> ValueInfo:  # noqa: N802 (seed 004's name)
+    """Seed 004's ``TensorMeta(name, shape, dtype)``: the ``ValueInfo`` of a value."""
+    return ValueInfo(name, dtype, shape)
 
 
 # Where each tensor argument of an op's schema is in OpNode.inputs: an index,
@@ -23,32 +29,48 @@ class TensorMeta:
 TensorArgs = dict[str, int | None | list[int | None]]
 
 
-def pick(where, items):
-    """What a TensorArgs entry refers to among ``items``: an item, a list of
-    them (None where a Tensor?[] element is absent), or None."""
-    if isinstance(where, list):
-        return [None if i is None else items[i] for i in where]
-    return None if where is None else items[where]
+def flatten(grouped: dict[str, Any]) -> tuple[list[Any], TensorArgs]:
+    """One entry per tensor argument (an item, a list of them with None for an
+    absent Tensor?[] element, or None) -> the flat items and their TensorArgs."""
+    items, where = [], {}
+
+    def position(item):
+        if item is None:
+            return None
+        items.append(item)
+        return len(items) - 1
+
+    for name, entry in grouped.items():
+        where[name] = [position(item) for item in entry] if isinstance(entry, list) else position(entry)
+    return items, where
 
 
 @dataclass
 class OpNode:
     name: str
     op_type: str  # "aten.conv2d.default", "custom.fused_gate"
-    inputs: list[TensorMeta]
-    outputs: list[TensorMeta]
+    inputs: list[ValueInfo]
+    outputs: list[ValueInfo]
     attrs: dict[str, Any]  # every non-tensor argument of the schema, by name, defaults filled
     # Empty means the inputs are the schema's tensor arguments in order, one each.
     tensor_args: TensorArgs = field(default_factory=dict)
     source: str = ""  # the model's line behind the node ("model.py:42 x = self.fc(x)"), where known
 
-    def tensor_positions(self, arguments) -> TensorArgs:
-        """Where each tensor argument among ``arguments`` (the op's schema) is
-        in ``inputs``: ``tensor_args``, or the inputs in order when it is empty."""
-        if self.tensor_args:
-            return self.tensor_args
+    def tensor_inputs(self, arguments, items=None) -> list[Any]:
+        """One entry per tensor argument among ``arguments`` (the op's schema):
+        what ``items`` (``inputs``, or anything parallel to them, such as their
+        names or a run's tensors) holds for it: an item, a list of them (None
+        where a Tensor?[] element is absent), or None for an absent Tensor?."""
+        items = self.inputs if items is None else items
         names = [argument.name for argument in arguments if argument.is_tensor]
-        return {name: k if k < len(self.inputs) else None for k, name in enumerate(names)}
+        where = self.tensor_args or {name: k if k < len(items) else None for k, name in enumerate(names)}
+        return [_pick(where.get(name), items) for name in names]
+
+
+def _pick(where, items):
+    if isinstance(where, list):
+        return [None if i is None else items[i] for i in where]
+    return None if where is None else items[where]
 
 
 @dataclass
@@ -58,8 +80,8 @@ class NodeInfo:
     target: Any  # torch.ops.aten.conv2d.default
     args: tuple[Any, ...]  # the FX node's arguments
     kwargs: dict[str, Any]
-    input_metas: list[TensorMeta]
-    output_metas: list[TensorMeta]
+    input_metas: list[ValueInfo]
+    output_metas: list[ValueInfo]
     attrs: dict[str, Any]  # extracted from the schema
     tensor_args: TensorArgs = field(default_factory=dict)
     source: str = ""
@@ -68,8 +90,8 @@ class NodeInfo:
 @dataclass
 class IR:
     name: str
-    inputs: list[TensorMeta]
-    outputs: list[TensorMeta]
+    inputs: list[ValueInfo]
+    outputs: list[ValueInfo]
     nodes: list[OpNode]
     weights: dict[str, torch.Tensor]  # constants by value name
 

@@ -3,8 +3,9 @@
 With a dynamic batch, torch.export writes ``view(x, [sym_size(x, 0), 12, 64])``:
 the size is an FX node (``sym_size.int``, or arithmetic on it), not a number.
 The IR keeps such a size as an expression of the graph's symbols ("s0",
-"(s0)*(4)"), which the runtime evaluates for each run's input sizes (graph
-JSON attribute types ``symint`` and ``symints``) and the IRExecutor as Python.
+"(s0)*(4)"), which the runtime evaluates for each run's input sizes (a str
+given to ``opgraph.Graph.add_node`` for an int or int[] attribute) and the
+IRExecutor as Python.
 The grammar is integers, symbols, + - * // % and parentheses: what sympy
 prints for torch's size arithmetic, rewritten here so that the C++ parser
 (src/graph/dim_expression.cpp) needs to know nothing of sympy."""

@@ -14,7 +14,7 @@ them the same way.
 """
 
 from .library import BoundOp, CustomOp, CustomOpLibrary
-from .registration import register_op
+from .registration import register_torch_op
 
 
 def load_library(path) -> CustomOpLibrary:
@@ -24,4 +24,4 @@ def load_library(path) -> CustomOpLibrary:
     return CustomOpLibrary(path)
 
 
-__all__ = ["BoundOp", "CustomOp", "CustomOpLibrary", "load_library", "register_op"]
+__all__ = ["BoundOp", "CustomOp", "CustomOpLibrary", "load_library", "register_torch_op"]

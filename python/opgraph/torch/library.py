@@ -2,7 +2,7 @@
 
 from .. import Error
 from ..package import load_package
-from .registration import register_op
+from .registration import register_torch_op
 
 
 class CustomOpLibrary:
@@ -48,7 +48,7 @@ class CustomOp:
     ``ops.conv1d[{"input_size": n, "conv_size": k}](output, x, kernel)``."""
 
     def __init__(self, name: str, kernels: str = "python"):
-        registered = register_op(name, kernels)
+        registered = register_torch_op(name, kernels)
         self.name = name
         self.signature = registered.signature
         #: torch.ops.<ns>.<op>.default and .out

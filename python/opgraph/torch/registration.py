@@ -22,11 +22,11 @@ import contextlib
 
 import torch
 
-from .. import Error, op_backward, op_devices, op_schema
+from .. import Error, dtypes, op_backward, op_devices, op_schema
 from .. import cuda as opgraph_cuda
 from .._C import call, infer_output_metas
 from .shapes import output_metas
-from .signature import OpSignature, dtype_name, torch_dtype
+from .signature import OpSignature
 
 _libraries = {}  # namespace -> torch.library.Library; ops stay registered while it lives
 _registered = {}  # qualified name -> RegisteredOp
@@ -43,7 +43,7 @@ class RegisteredOp:
         self.out = getattr(packet, signature.out_overload_name)
 
 
-def register_op(name: str, kernels: str = "python") -> RegisteredOp:
+def register_torch_op(name: str, kernels: str = "python") -> RegisteredOp:
     """Registers op `name` (loaded into opgraph) with torch.library once; later
     calls return the same registration. `kernels` picks the device kernels:
     "python" (functions registered with torch.library) or "cpp" (a boxed C++
@@ -88,18 +88,8 @@ def register_op(name: str, kernels: str = "python") -> RegisteredOp:
 # -- kernels ----------------------------------------------------------------------
 
 
-_NUMPY_DTYPES = {
-    torch.float32,
-    torch.float64,
-    torch.float16,
-    torch.int8,
-    torch.uint8,
-    torch.int32,
-    torch.int64,
-    torch.bool,
-    torch.complex64,
-    torch.complex128,
-}
+# The torch dtypes NumPy can view.
+_NUMPY_DTYPES = {dtypes.to_torch(name) for name in dtypes.NUMPY_NAMES}
 
 
 def _borrowable(t):
@@ -130,26 +120,8 @@ def _device_of(tensors):
     return first.device if first is not None else torch.device("cpu")
 
 
-_DTYPE_NAMES = {
-    torch_dtype(n): n
-    for n in (
-        "float32",
-        "float64",
-        "float16",
-        "bfloat16",
-        "int8",
-        "uint8",
-        "int32",
-        "int64",
-        "bool",
-        "complex64",
-        "complex128",
-    )
-}
-
-
 def _meta(t):
-    return None if t is None else (_DTYPE_NAMES.get(t.dtype) or dtype_name(t.dtype), t.shape)
+    return None if t is None else (dtypes.spelling(t.dtype), t.shape)
 
 
 def _on_torch_stream(device):
@@ -170,7 +142,7 @@ def _functional_kernel(signature):
         metas = [[_meta(x) for x in t] if isinstance(t, (list, tuple)) else _meta(t) for t in tensors]
         device = _device_of(tensors)
         outputs = [
-            torch.empty(shape, dtype=torch_dtype(dtype), device=device)
+            torch.empty(shape, dtype=dtypes.to_torch(dtype), device=device)
             for dtype, shape in infer_output_metas(name, metas, **attrs)
         ]
         with _on_torch_stream(device):
@@ -217,7 +189,7 @@ def _check_devices(signature, tensors):
 def _fake_outputs(signature, tensors, attrs):
     _check_devices(signature, tensors)
     device = _device_of(tensors)
-    return [(torch_dtype(dtype), shape, device) for dtype, shape in output_metas(signature.name, tensors, attrs)]
+    return [(dtypes.to_torch(dtype), shape, device) for dtype, shape in output_metas(signature.name, tensors, attrs)]
 
 
 def _functional_fake(signature):
@@ -245,8 +217,8 @@ def _out_fake(signature):
         for label, o, (dtype, shape, device) in zip(labels, outs, _fake_outputs(signature, tensors, attrs)):
             if o.dtype != dtype or list(o.shape) != list(shape):
                 raise Error(
-                    f"{signature.name}: {label} must be {dtype_name(dtype)}{list(shape)}, got "
-                    f"{dtype_name(o.dtype)}{list(o.shape)}"
+                    f"{signature.name}: {label} must be {dtypes.spelling(dtype)}{list(shape)}, got "
+                    f"{dtypes.spelling(o.dtype)}{list(o.shape)}"
                 )
             if o.device != device:
                 raise Error(f"{signature.name}: {label} is on {o.device}, the inputs on {device}")
@@ -261,7 +233,7 @@ def _register_autograd(signature, functional, library, kernels):
     if signature.has_tensor_lists or signature.has_kwarg_only_tensors:
         return  # the backward convention has no place for their gradients
     backward_name = op_backward(signature.name)
-    backward_op = register_op(backward_name, kernels).functional if backward_name else None
+    backward_op = register_torch_op(backward_name, kernels).functional if backward_name else None
     plan, unused_gradients = _backward_plan(signature, backward_name) if backward_name else ([], [])
     tensor_positions = signature.positional_tensor_indices()
 

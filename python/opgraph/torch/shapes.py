@@ -22,9 +22,8 @@ are made on the hints; the real kernel checks the actual sizes again.
 import torch
 from torch.fx.experimental.symbolic_shapes import guarding_hint_or_throw
 
-from .. import Error
+from .. import Error, dtypes
 from .._C import infer_output_metas
-from .signature import dtype_name
 
 
 def _is_symbolic(size) -> bool:
@@ -35,7 +34,7 @@ def _metas(tensors, size_of):
     """Per tensor argument: (dtype name, shape), None, or a list of them."""
 
     def meta(t):
-        return None if t is None else (dtype_name(t.dtype), [size_of(s) for s in t.shape])
+        return None if t is None else (dtypes.spelling(t.dtype), [size_of(s) for s in t.shape])
 
     return [[meta(t) for t in arg] if isinstance(arg, (list, tuple)) else meta(arg) for arg in tensors]
 

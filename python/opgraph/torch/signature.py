@@ -2,22 +2,11 @@
 (the functional op and its ``out`` variant) and the split of a dispatcher
 call into the tensor inputs and attributes that ``opgraph`` takes."""
 
-from typing import NamedTuple
-
 import torch
 
-from .. import op_schema
+from .. import arguments, op_schema
 
 _MISSING = object()
-
-
-def torch_dtype(name: str) -> torch.dtype:
-    """The torch dtype of an opgraph dtype name ("float32", "bfloat16", ...)."""
-    return getattr(torch, name)
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 def _attr_value(value):
@@ -25,14 +14,6 @@ def _attr_value(value):
     if isinstance(value, (torch.device, torch.layout, torch.memory_format)):
         return str(value).removeprefix("torch.")
     return value
-
-
-class Argument(NamedTuple):
-    name: str
-    type: str
-    is_tensor: bool
-    kwarg_only: bool
-    text: str  # as the schema spells it: "Tensor? bias=None"
 
 
 class OpSignature:
@@ -48,17 +29,11 @@ class OpSignature:
         self.overload = schema.overload
         self.qualified_name = schema.qualified_name
         self.text = str(schema)
-        self.arguments = [Argument(a.name, a.type, a.is_tensor, a.kwarg_only, str(a)) for a in schema.arguments]
+        self.arguments = arguments.of_schema(schema)
         self.return_names = [r.name for r in schema.returns]
-        self.has_tensor_lists = any(a.is_tensor and a.type.startswith("Tensor[") for a in self.arguments)
+        self.has_tensor_lists = any(a.is_tensor_list for a in self.arguments)
         self.has_kwarg_only_tensors = any(a.is_tensor and a.kwarg_only for a in self.arguments)
         self.num_positional = sum(not a.kwarg_only for a in self.arguments)
-        # For each argument: (is_tensor, kwarg_only, name, positional index).
-        self._plan = []
-        position = 0
-        for a in self.arguments:
-            self._plan.append((a.is_tensor, a.kwarg_only, a.name, position))
-            position += not a.kwarg_only
 
     # -- calls -------------------------------------------------------------
 
@@ -67,20 +42,18 @@ class OpSignature:
         an omitted ``Tensor?``; attributes by name, omitted ones left to their
         defaults)."""
         tensors, attrs = [], {}
-        for is_tensor, kwarg_only, name, position in self._plan:
-            if kwarg_only:
-                value = kwargs.get(name, _MISSING)
-            else:
-                value = args[position] if position < len(args) else kwargs.get(name, _MISSING)
-            if is_tensor:
+        for a in self.arguments:
+            given = not a.kwarg_only and a.position < len(args)
+            value = args[a.position] if given else kwargs.get(a.name, _MISSING)
+            if a.is_tensor:
                 tensors.append(None if value is _MISSING else value)
             elif value is not _MISSING:
-                attrs[name] = _attr_value(value)
+                attrs[a.name] = _attr_value(value)
         return tensors, attrs
 
     def positional_tensor_indices(self):
         """Index among the positional arguments of each tensor argument."""
-        return [position for is_tensor, kwarg_only, _, position in self._plan if is_tensor and not kwarg_only]
+        return [a.position for a in self.arguments if a.is_tensor and not a.kwarg_only]
 
     # -- schemas -----------------------------------------------------------
 

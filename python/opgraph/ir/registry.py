@@ -9,7 +9,7 @@ the node ``custom.fused_gate.default``)."""
 
 from collections.abc import Callable
 
-from ..names import without_default
+from .names import without_default
 
 _CONVERSION_REGISTRY: dict[str, Callable] = {}
 _EXECUTION_REGISTRY: dict[str, Callable] = {}
@@ -25,9 +25,13 @@ def _register(registry, kind, op_type):
     return decorator
 
 
-def register_op(op_type: str):
+def register_conversion(op_type: str):
     """Decorator: ``fn(node_info) -> OpNode`` converts nodes of ``op_type``."""
-    return _register(_CONVERSION_REGISTRY, "register_op", op_type)
+    return _register(_CONVERSION_REGISTRY, "register_conversion", op_type)
+
+
+# Seed 004's name.
+register_op = register_conversion
 
 
 def register_executor(op_type: str):
