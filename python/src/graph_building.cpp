@@ -93,7 +93,9 @@ void check_node_input(const Graph& graph, const NodeInput& input, const Argument
   if (argument != nullptr) {
     const Type& type = argument->type;
     const char* expected = type.is_list ? "a list of value names" : "a value name";
-    OPGRAPH_CHECK(!input.is_none() || type.optional, where, " (", type.str(), "): expected ", expected, ", got None");
+    // Worded as an op call's missing input is, so that a bad call reads alike from every front end.
+    OPGRAPH_CHECK(!input.is_none() || type.optional, where, " is required but was not given (", type.str(),
+                  ": expected ", expected, ", got None)");
     OPGRAPH_CHECK(input.is_none() || input.is_list == type.is_list, where, " (", type.str(), "): expected ", expected,
                   ", got ", input.is_list ? "a list" : "'" + input.values[0] + "'");
   }
@@ -212,7 +214,7 @@ const char* key_of(nb::handle key) {
 // The attributes of a call of a registered op: bound to its schema (types
 // checked, defaults filled in), in schema order.
 std::vector<NodeAttr> bound_attrs(const Graph& graph, const Schema& schema, const std::vector<NodeInput>& inputs,
-                                  const nb::kwargs& given) {
+                                  const nb::dict& given) {
   std::vector<size_t> list_sizes;
   for (const NodeInput& input : inputs) {
     if (input.is_list) list_sizes.push_back(input.values.size());
@@ -246,7 +248,7 @@ std::vector<NodeAttr> bound_attrs(const Graph& graph, const Schema& schema, cons
 }
 
 // The attributes of an op the registry does not know yet, as given.
-std::vector<NodeAttr> given_attrs(const nb::kwargs& given) {
+std::vector<NodeAttr> given_attrs(const nb::dict& given) {
   std::vector<NodeAttr> result;
   for (auto [key, value] : given) {
     const char* name = key_of(key);
@@ -325,7 +327,7 @@ void add_graph_output(Graph& graph, const std::string& name) {
   graph.outputs.push_back(name);
 }
 
-std::vector<std::string> add_graph_node(Graph& graph, const NodeSpec& spec, const nb::kwargs& attrs) {
+std::vector<std::string> add_graph_node(Graph& graph, const NodeSpec& spec, const nb::dict& attrs) {
   OPGRAPH_CHECK(spec.op.find("::") != std::string::npos, "Graph.add_node: op '", spec.op,
                 "' is not a qualified name (namespace::name[.overload])");
   const OpDef* op = Registry::global().find(spec.op);

@@ -36,7 +36,7 @@ struct NodeSpec {
 // are bound, defaults filled in; an op the registry does not know yet (its
 // package is loaded when the graph runs) is kept as given and checked by
 // verify() and Session. Errors name the node, its op and the argument.
-std::vector<std::string> add_graph_node(Graph& graph, const NodeSpec& spec, const nb::kwargs& attrs);
+std::vector<std::string> add_graph_node(Graph& graph, const NodeSpec& spec, const nb::dict& attrs);
 
 // An attribute as Python sees it: bool[] as bools, a symbolic size as its
 // expression string ("(s0)*(4)").

@@ -124,20 +124,28 @@ void init_graph(nb::module_& m) {
       .def(
           "add_node",
           [](Graph& g, std::string op, nb::handle inputs, std::optional<std::vector<std::string>> outputs,
-             std::optional<std::string> name, std::string source, const nb::kwargs& attrs) {
+             std::optional<std::string> name, std::string source, std::optional<nb::dict> attributes,
+             const nb::kwargs& keywords) {
+            nb::dict attrs = attributes ? nb::dict(*attributes) : nb::dict();
+            for (auto [key, value] : keywords) {
+              OPGRAPH_CHECK(!attrs.contains(key), "Graph.add_node: attribute '", nb::cast<std::string>(key),
+                            "' is given both by keyword and in attributes");
+              attrs[key] = value;
+            }
             return add_graph_node(g, {std::move(op), inputs, std::move(outputs), std::move(name), std::move(source)},
                                   attrs);
           },
           nb::arg("op"), nb::arg("inputs"), nb::arg("outputs") = nb::none(), nb::kw_only(),
-          nb::arg("name") = nb::none(), nb::arg("source") = "", nb::arg("attrs"),
+          nb::arg("name") = nb::none(), nb::arg("source") = "", nb::arg("attributes") = nb::none(), nb::arg("keywords"),
           nb::sig("def add_node(self, op: str, inputs: Sequence[str | None | Sequence[str | None] | NodeInput], "
-                  "outputs: Sequence[str] | None = None, *, name: str | None = None, source: str = '', **attrs) -> "
-                  "list[str]"),
+                  "outputs: Sequence[str] | None = None, *, name: str | None = None, source: str = '', "
+                  "attributes: Mapping[str, object] | None = None, **attrs) -> list[str]"),
           "Appends a call of op (qualified name) and returns its output names. inputs: one entry per tensor "
           "argument of the schema (a value name, None for an omitted Tensor?, a list for a Tensor[]); attrs: the "
           "other arguments by name (an int or int[] may hold size expressions of the inputs' symbolic dimensions, "
-          "'2*N'), bound to the schema as op calls bind them; op, inputs, outputs, name and source are this "
-          "method's own. outputs and name default to names made from the op's, one output per return of the "
+          "'2*N'), bound to the schema as op calls bind them; op, inputs, outputs, name, source and attributes "
+          "are this method's own: `attributes`, a mapping, passes the others too, and any name (pow.Scalar's "
+          "self). outputs and name default to names made from the op's, one output per return of the "
           "schema (a Tensor[] return's items need their names given). An op the registry does not know yet is "
           "kept as given, outputs named, for verify() and Session to check once its package is loaded.")
       .def("add_output", &add_graph_output, nb::arg("name"), "Makes the value `name` an output of the graph.")

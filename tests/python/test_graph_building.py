@@ -105,6 +105,30 @@ def test_an_op_the_registry_does_not_know_is_kept_for_verify_to_report():
         graph.add_node("mylib::later", ["y"])
 
 
+def test_attributes_by_mapping_take_any_name():
+    graph = Graph("power")
+    graph.add_input("x", "float32", [3])
+    # pow.Scalar's base is an argument named `self`, which no Python keyword can pass.
+    (y,) = graph.add_node("aten::pow.Scalar", ["x"], attributes={"self": 2.0})
+    graph.add_output(y)
+    x = np.array([0.0, 1.0, 3.0], np.float32)
+    np.testing.assert_allclose(opgraph.Session(graph).run(x)[0], 2.0**x)
+    with pytest.raises(opgraph.Error, match="attribute 'alpha' is given both by keyword and in attributes"):
+        graph.add_node("aten::add.Tensor", ["x", "x"], attributes={"alpha": 2}, alpha=3)
+
+
+def test_the_builder_names_each_item_of_a_tensor_list_return():
+    from opgraph.graph import DType, InferenceSession, TensorType, ops
+
+    with opgraph.graph.Graph("halves", input_types=[TensorType(DType.float32, [5, 3])]) as graph:
+        first, second = ops.call("aten::chunk", graph.inputs[0], chunks=2)
+        graph.output(first, second)
+    x = np.arange(15, dtype=np.float32).reshape(5, 3)
+    got = InferenceSession().load(graph).execute(x)
+    np.testing.assert_array_equal(got[0], x[:3])
+    np.testing.assert_array_equal(got[1], x[3:])
+
+
 def test_a_copy_is_independent():
     graph = linear_relu_graph()
     probe = copy.copy(graph)
@@ -126,7 +150,7 @@ def test_a_copy_is_independent():
         ),
         (
             lambda g: g.add_node("aten::relu", [None]),
-            r"input 'self' \(Tensor\): expected a value name, got None",
+            r"input 'self' is required but was not given \(Tensor: expected a value name, got None\)",
         ),
         (
             lambda g: g.add_node("aten::cat", ["x"]),

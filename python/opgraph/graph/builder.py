@@ -76,7 +76,11 @@ class GraphBuilder:
             raise Error(f"{op}: out_types: expected {len(returns)} types, got {len(out_types)}")
         names = [_input_name(self, op, value) for value in inputs]
         attributes = {name: value.value if isinstance(value, DType) else value for name, value in attributes.items()}
-        outputs = self._graph.add_node(op, names, **attributes)  # named after the op: relu_3
+        items = None
+        if any(r.type == "Tensor[]" for r in returns):  # as many as the shape function gives for these inputs
+            count = len(_C.infer_output_metas(op, [_meta(value) for value in inputs], **attributes))
+            items = [self._fresh(op.split("::")[1].split(".")[0] + "_item") for _ in range(count)]
+        outputs = self._graph.add_node(op, names, items, attributes=attributes)  # named after the op: relu_3
         values = [Value(self, name, _type(out_types[i]) if out_types else None) for i, name in enumerate(outputs)]
         self.values.update({v.name: v for v in values})
         return values
@@ -138,6 +142,13 @@ def _type(value):
     if not isinstance(value, TensorType):
         raise Error(f"expected a TensorType, got {value!r}")
     return value
+
+
+def _meta(value):
+    """(dtype name, shape) of a Value (None, or a list of them, as given), for infer_output_metas."""
+    if isinstance(value, (list, tuple)):
+        return [_meta(v) for v in value]
+    return None if value is None else (value.dtype.value, list(value.shape))
 
 
 def _shapes_agree(inferred, declared):

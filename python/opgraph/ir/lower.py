@@ -24,7 +24,7 @@ def to_graph(ir):
             [meta.name for meta in node.outputs],
             name=node.name,
             source=node.source,
-            **node.attrs,
+            attributes=node.attrs,
         )
     for meta in ir.outputs:
         graph.add_output(meta.name)
