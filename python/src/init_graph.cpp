@@ -41,7 +41,19 @@ void init_graph(nb::module_& m) {
       .def_prop_ro(
           "shape", [](const ValueInfo& v) { return shape_to_python(v.shape); },
           "A tuple of sizes, with symbolic dimensions as their names (str).")
-      .def("__eq__", [](const ValueInfo& a, const ValueInfo& b) { return a == b; })
+      .def(
+          "__eq__", [](const ValueInfo& a, const ValueInfo& b) { return a == b; }, nb::is_operator())
+      .def("__copy__", [](const ValueInfo& v) { return v; })
+      .def(
+          "__deepcopy__", [](const ValueInfo& v, nb::handle) { return v; }, nb::arg("memo"))
+      // Pickled as what __init__ takes, so that an IR holding its values pickles as before.
+      .def("__getstate__",
+           [](const ValueInfo& v) { return nb::make_tuple(v.name, dtype_name(v.dtype), shape_to_python(v.shape)); })
+      .def("__setstate__",
+           [](ValueInfo* self, const nb::tuple& state) {
+             new (self)
+                 ValueInfo(value_info_from_python("ValueInfo", nb::cast<std::string>(state[0]), state[1], state[2]));
+           })
       .def("__repr__", [](const ValueInfo& v) { return "ValueInfo(" + v.name + ": " + v.type_str() + ")"; });
 
   nb::class_<NodeInput>(m, "NodeInput",
@@ -53,7 +65,8 @@ void init_graph(nb::module_& m) {
       .def_ro("values", &NodeInput::values)
       .def_ro("is_list", &NodeInput::is_list)
       .def_prop_ro("is_none", &NodeInput::is_none)
-      .def("__eq__", [](const NodeInput& a, const NodeInput& b) { return a == b; })
+      .def(
+          "__eq__", [](const NodeInput& a, const NodeInput& b) { return a == b; }, nb::is_operator())
       .def("__repr__", [](const NodeInput& input) {
         if (input.is_none()) return std::string("NodeInput.none()");
         if (!input.is_list) return "NodeInput.value('" + input.values[0] + "')";
@@ -77,7 +90,8 @@ void init_graph(nb::module_& m) {
           nb::sig("def attrs(self) -> dict[str, object]"),
           "Attributes by name; a size computed from symbolic dimensions is its expression (str).")
       .def_ro("source", &Node::source)
-      .def("__eq__", [](const Node& a, const Node& b) { return a == b; })
+      .def(
+          "__eq__", [](const Node& a, const Node& b) { return a == b; }, nb::is_operator())
       .def("__repr__", [](const Node& node) { return "Node('" + node.name + "', " + node.op_type + ")"; });
 
   nb::class_<Graph>(m, "Graph",
@@ -158,7 +172,8 @@ void init_graph(nb::module_& m) {
           nb::sig("def infer_shapes(self) -> dict[str, ValueInfo]"),
           "The ValueInfo of every value, by name; symbolic dimensions stay symbolic.")
       .def("__copy__", [](const Graph& g) { return g; })
-      .def("__eq__", [](const Graph& a, const Graph& b) { return a == b; })
+      .def(
+          "__eq__", [](const Graph& a, const Graph& b) { return a == b; }, nb::is_operator())
       .def("__repr__", [](const Graph& g) {
         return detail::concat("Graph('", g.name, "', ", g.inputs.size(), " inputs, ", g.nodes.size(), " nodes, ",
                               g.outputs.size(), " outputs)");

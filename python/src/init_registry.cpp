@@ -34,7 +34,7 @@ void init_registry(nb::module_& m) {
       .def_prop_ro("qualified_name", &Schema::qualified_name)
       .def("__str__", &Schema::str)
       .def("__repr__", [](const Schema& s) { return "Schema(" + s.str() + ")"; })
-      .def("__eq__", [](const Schema& a, const Schema& b) { return a == b; });
+      .def("__eq__", [](const Schema& a, const Schema& b) { return a == b; }, nb::is_operator());
 
   m.def("parse_schema", &Schema::parse, nb::arg("text"),
         "Parses a schema such as 'ns::op(Tensor x, *, int k=1) -> Tensor'.");

@@ -201,3 +201,12 @@ def test_bad_input_names_what_is_wrong(build, message):
     with pytest.raises(opgraph.Error, match=message):
         build(graph)
     assert len(graph.nodes) == 0  # a failed add leaves the graph as it was
+
+
+def test_value_infos_compare_copy_and_pickle():
+    import pickle
+
+    value = opgraph.ValueInfo("x", "float32", [2, "N"])
+    assert value != None and value != "x" and value == opgraph.ValueInfo("x", np.float32, (2, "N"))  # noqa: E711
+    for again in (copy.copy(value), copy.deepcopy(value), pickle.loads(pickle.dumps(value))):
+        assert again == value and again.shape == (2, "N") and again.dtype == "float32"
