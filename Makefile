@@ -17,7 +17,7 @@ export OPGRAPH_WERROR ?= OFF
 SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake include src tools python tests/cpp tests/packages fuzz \
              -type f -not -path '*/__pycache__/*')
 
-.PHONY: demo test lint format test-asan test-tsan test-gpu fuzz soak bench clean
+.PHONY: demo test lint format stubs test-asan test-tsan test-gpu fuzz soak bench clean
 
 demo: $(STAMPS)/install
 	$(PYTHON) examples/conv1d/run.py
@@ -53,6 +53,13 @@ format: $(STAMPS)/venv
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/clang-format -i $(CXX_SOURCES)
+
+# python/opgraph/_C.pyi, the type stub of opgraph._C that editors and type
+# checkers read, as nanobind's stubgen writes it from the built module; run
+# after changing the bindings (python/src/), which tests/python/test_stubs.py
+# otherwise reports.
+stubs: $(STAMPS)/install
+	$(PYTHON) -m nanobind.stubgen -q -m opgraph._C -o python/opgraph/_C.pyi
 
 # The GPU tests, where an NVIDIA GPU is (they skip, saying why, elsewhere),
 # then again under compute-sanitizer's memcheck, which fails on any report.
