@@ -152,7 +152,8 @@ $(STAMPS)/venv: requirements.txt requirements-cuda.txt $(STAMPS)/apt
 # One CMake build (build/python) makes the Python package, libopgraph and the
 # C++ tests; pip reuses it, so a rebuild only compiles what changed.
 $(STAMPS)/install: $(STAMPS)/venv $(SOURCES)
-	$(PYTHON) -m pip install -q --no-build-isolation --no-deps .
+	$(PYTHON) -m pip install -q --no-build-isolation --no-deps -Cbuild-dir=$(BUILD) \
+	  -Ccmake.define.OPGRAPH_BUILD_TESTS=ON .
 	touch $@
 
 clean:
