@@ -9,11 +9,15 @@ PYTHON := $(VENV)/bin/python
 BUILD := build/python
 STAMPS := .stamps
 export PATH := $(abspath $(VENV))/bin:$(PATH)
+# ON makes compiler warnings in opgraph's own code errors, in the build pip
+# makes (pyproject.toml reads it from the environment) and in test-asan's;
+# .ci/run turns it on.
+export OPGRAPH_WERROR ?= OFF
 
 SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake include src tools python tests/cpp tests/packages fuzz \
              -type f -not -path '*/__pycache__/*')
 
-.PHONY: demo test lint format test-asan test-tsan test-gpu fuzz soak bench clean
+.PHONY: demo test lint format stubs test-asan test-tsan test-gpu fuzz soak bench clean
 
 demo: $(STAMPS)/install
 	$(PYTHON) examples/conv1d/run.py
@@ -50,6 +54,13 @@ format: $(STAMPS)/venv
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/clang-format -i $(CXX_SOURCES)
 
+# python/opgraph/_C.pyi, the type stub of opgraph._C that editors and type
+# checkers read, as nanobind's stubgen writes it from the built module; run
+# after changing the bindings (python/src/), which tests/python/test_stubs.py
+# otherwise reports.
+stubs: $(STAMPS)/install
+	$(PYTHON) -m nanobind.stubgen -q -m opgraph._C -o python/opgraph/_C.pyi
+
 # The GPU tests, where an NVIDIA GPU is (they skip, saying why, elsewhere),
 # then again under compute-sanitizer's memcheck, which fails on any report.
 GPU_TESTS := tests/python/test_cuda.py
@@ -67,7 +78,7 @@ ASAN_BUILD := build/asan
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 test-asan: $(STAMPS)/venv
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPGRAPH_BUILD_PYTHON=OFF \
-	  -DCMAKE_C_FLAGS="$(SANITIZE)" -DCMAKE_CXX_FLAGS="$(SANITIZE)" > /dev/null
+	  -DOPGRAPH_WERROR=$(OPGRAPH_WERROR) -DCMAKE_C_FLAGS="$(SANITIZE)" -DCMAKE_CXX_FLAGS="$(SANITIZE)" > /dev/null
 	cmake --build $(ASAN_BUILD)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j2
 
@@ -141,7 +152,8 @@ $(STAMPS)/venv: requirements.txt requirements-cuda.txt $(STAMPS)/apt
 # One CMake build (build/python) makes the Python package, libopgraph and the
 # C++ tests; pip reuses it, so a rebuild only compiles what changed.
 $(STAMPS)/install: $(STAMPS)/venv $(SOURCES)
-	$(PYTHON) -m pip install -q --no-build-isolation --no-deps .
+	$(PYTHON) -m pip install -q --no-build-isolation --no-deps -Cbuild-dir=$(BUILD) \
+	  -Ccmake.define.OPGRAPH_BUILD_TESTS=ON .
 	touch $@
 
 clean:

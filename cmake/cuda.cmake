@@ -38,11 +38,18 @@ if(OPGRAPH_WITH_CUDA)
   find_library(CUBLASLT_LIBRARY NAMES cublasLt libcublasLt.so.13
                HINTS ${CUDAToolkit_LIBRARY_DIR} ${OPGRAPH_CUBLAS_HINTS}/lib)
   if(NOT CUBLASLT_INCLUDE_DIR OR NOT CUBLASLT_LIBRARY)
-    message(FATAL_ERROR "the CUDA backend needs cuBLASLt: install the CUDA toolkit's or `pip install "
-                        "nvidia-cublas` (make does), or configure with -DOPGRAPH_CUDA=OFF")
+    set(why "the CUDA backend needs cuBLASLt: install the CUDA toolkit's or `pip install nvidia-cublas` (make does)")
+    if(NOT OPGRAPH_CUDA STREQUAL "AUTO")
+      message(FATAL_ERROR "${why}, or configure with -DOPGRAPH_CUDA=OFF")
+    endif()
+    # AUTO builds the backend where it can be built (`pip install` of the
+    # package with nvcc on PATH but no cuBLASLt in its build environment).
+    message(STATUS "opgraph: CUDA backend off: nvcc is here, but ${why}")
+    set(OPGRAPH_WITH_CUDA OFF)
+  else()
+    message(STATUS "opgraph: CUDA backend on (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures "
+                   "${CMAKE_CUDA_ARCHITECTURES}, cuBLASLt ${CUBLASLT_LIBRARY})")
   endif()
-  message(STATUS "opgraph: CUDA backend on (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures "
-                 "${CMAKE_CUDA_ARCHITECTURES}, cuBLASLt ${CUBLASLT_LIBRARY})")
 else()
   message(STATUS "opgraph: CUDA backend off")
 endif()

@@ -564,9 +564,9 @@ class SampleAttr {
 
 struct Sample {
   std::vector<SampleTensor> inputs;  // one per tensor argument; a Tensor[]'s elements in a row
-  std::vector<std::pair<std::string, SampleAttr>> attrs;
+  std::vector<std::pair<std::string, SampleAttr>> attrs = {};
   double tolerance = 0;                  // 0: the dtype's default
-  std::string error;                     // a bad sample: the text its error must contain
+  std::string error = {};                // a bad sample: the text its error must contain
   std::vector<int64_t> list_sizes = {};  // for ops with more than one Tensor[]
 };
 

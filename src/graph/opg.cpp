@@ -164,8 +164,7 @@ TensorEntry parse_entry(const std::string& name, const Json& entry, uint64_t dat
   OPGRAPH_CHECK(dtype.is_string(), where, ": dtype must be a string, got ", json_summary(dtype));
   std::optional<DType> known = dtype_from_safetensors(dtype.get<std::string>());
   OPGRAPH_CHECK(known, where, ": dtype '", dtype.get<std::string>(),
-                "' is not supported (opgraph reads F32, F64, "
-                "F16, BF16, I8, U8, I32, I64 and BOOL)");
+                "' is not supported (opgraph reads F32, F64, F16, BF16, I8, U8, I32, I64, BOOL, C64 and C128)");
   t.dtype = *known;
 
   const Json& shape = entry["shape"];

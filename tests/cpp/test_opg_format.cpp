@@ -138,6 +138,33 @@ TEST_F(OpgFormat, IsSafetensorsWithTheGraphInTheMetadata) {
   EXPECT_EQ(ranges.back().second, bytes.size() - 8 - length);
 }
 
+// Each dtype is written under its safetensors name and read back as it was.
+TEST_F(OpgFormat, EveryDtypeRoundTrips) {
+  Graph graph;
+  Weights weights;
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const auto dtype = static_cast<DType>(i);
+    const std::string name(dtype_name(dtype));
+    graph.constants.push_back({name, dtype, {3}});
+    Tensor weight = Tensor::empty({3}, dtype);
+    auto* bytes = static_cast<uint8_t*>(weight.data());
+    for (size_t b = 0; b < weight.nbytes(); ++b) bytes[b] = static_cast<uint8_t>((b + i) % 2);
+    weights.emplace(name, weight);
+  }
+  graph.outputs = {graph.constants[0].name};
+  save_opg(path_, graph, weights);
+  const json header = header_of(read_bytes(path_));
+  EXPECT_EQ(header["bfloat16"]["dtype"], "BF16");
+  EXPECT_EQ(header["complex64"]["dtype"], "C64");
+  EXPECT_EQ(header["complex128"]["dtype"], "C128");
+  const OpgFile loaded = load_opg(path_);
+  for (const auto& [name, weight] : weights) {
+    const Tensor& got = loaded.weights.at(name);
+    EXPECT_EQ(got.meta(), weight.meta()) << name;
+    EXPECT_EQ(std::memcmp(got.data(), weight.data(), weight.nbytes()), 0) << name;
+  }
+}
+
 TEST_F(OpgFormat, LoadsACraftedFile) {
   std::string data(16, '\0');
   const float values[4] = {1, 2, 3, 4};
@@ -238,7 +265,8 @@ TEST_F(OpgFormat, UnknownDtype) {
   json header = valid_header();
   header["b"]["dtype"] = "I16";
   EXPECT_EQ(load_error(header),
-            "tensor 'b': dtype 'I16' is not supported (opgraph reads F32, F64, F16, BF16, I8, U8, I32, I64 and BOOL)");
+            "tensor 'b': dtype 'I16' is not supported (opgraph reads F32, F64, F16, BF16, I8, U8, I32, I64, BOOL, C64 "
+            "and C128)");
   header["b"] = {{"dtype", "F32"}, {"shape", {2}}};
   EXPECT_EQ(load_error(header), "tensor 'b': missing 'data_offsets'");
 }

@@ -13,9 +13,16 @@ namespace {
 using testing::error_of;
 using Layout = SampleTensor::Layout;
 
+// A good sample of these inputs and no attributes.
+Sample sample_of(std::vector<SampleTensor> inputs) {
+  Sample sample;
+  sample.inputs = std::move(inputs);
+  return sample;
+}
+
 TEST(Samples, LayoutsAreViewsWithTheirStrides) {
-  Sample sample{{SampleTensor::of(DType::Float32, {4, 6}, Layout::Transposed),
-                 SampleTensor::of(DType::Float64, {2, 3}, Layout::Strided), SampleTensor::absent()}};
+  const Sample sample = sample_of({SampleTensor::of(DType::Float32, {4, 6}, Layout::Transposed),
+                                   SampleTensor::of(DType::Float64, {2, 3}, Layout::Strided), SampleTensor::absent()});
   const std::vector<Tensor> inputs = make_sample_inputs(sample, 7);
   ASSERT_EQ(inputs.size(), 3u);
   EXPECT_EQ(inputs[0].shape(), (Shape{4, 6}));
@@ -26,7 +33,7 @@ TEST(Samples, LayoutsAreViewsWithTheirStrides) {
 }
 
 TEST(Samples, ValuesStayInTheirRangeAndFollowTheSeed) {
-  Sample sample{{SampleTensor::of(DType::Int64, {200}).in(3, 5)}};
+  const Sample sample = sample_of({SampleTensor::of(DType::Int64, {200}).in(3, 5)});
   const Tensor values = make_sample_inputs(sample, 1)[0];
   for (int64_t i = 0; i < values.numel(); ++i) {
     EXPECT_GE(values.data_ptr<int64_t>()[i], 3);
@@ -37,7 +44,7 @@ TEST(Samples, ValuesStayInTheirRangeAndFollowTheSeed) {
 }
 
 TEST(Samples, DtypesWithoutValuesAreAnError) {
-  const Sample sample{{SampleTensor::of(DType::BFloat16, {2})}};
+  const Sample sample = sample_of({SampleTensor::of(DType::BFloat16, {2})});
   EXPECT_NE(error_of([&] { make_sample_inputs(sample, 0); }).find("make_sample_inputs: no values for bfloat16"),
             std::string::npos);
 }

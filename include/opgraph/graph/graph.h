@@ -86,7 +86,7 @@ struct NodeAttr {
   std::string name;
   AttrValue value;
   bool bool_list = false;
-  std::vector<std::string> expressions;
+  std::vector<std::string> expressions = {};
   bool is_symbolic() const { return !expressions.empty(); }
   bool operator==(const NodeAttr&) const = default;
 };
@@ -99,7 +99,7 @@ struct Node {
   std::vector<NodeAttr> attrs;
   // Where the node comes from in the model's source ("model.py:42 x = self.fc(x)"),
   // as extraction found it; empty when unknown. Only read by people.
-  std::string source;
+  std::string source = {};
 
   NamedAttrs named_attrs() const;  // views into attrs, for Attrs::bind
   // The attributes for one run's symbol sizes: symbolic ones evaluated.

@@ -34,7 +34,7 @@ struct SessionOptions {
   int threads = 0;
   // Where to find the packages the graph names: folders, or package files.
   // A package "mylib" is found as libmylib.so, mylib.so or mylib in a folder.
-  std::vector<std::string> package_paths;
+  std::vector<std::string> package_paths = {};
   // Record each node's wall time in each run (see write_chrome_trace).
   bool profile = false;
   // Rewrite the graph at load to run faster, outputs the same up to float

@@ -117,6 +117,11 @@ std::vector<TensorMeta> randperm_shape(std::span<const TensorMeta* const>, const
   return {{dtype, {n}}};
 }
 
+// The high half of a 64 x 64-bit product maps 64 random bits onto [0, i]
+// without a division. unsigned __int128 is a GCC and clang extension, which
+// __extension__ declares deliberate (no -Wpedantic warning).
+__extension__ typedef unsigned __int128 uint128;
+
 // Fisher-Yates, swapping place i with a place j <= i drawn from counter i:
 // each step needs the one before, so one loop serves as fast kernel and
 // reference.
@@ -127,7 +132,7 @@ void randperm_kernel(const KernelContext&, std::span<const Tensor>, std::span<co
   std::vector<int64_t> order(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) order[i] = i;
   for (int64_t i = n - 1; i > 0; --i) {
-    const auto j = static_cast<int64_t>((static_cast<unsigned __int128>(stream.bits(i)) * (i + 1)) >> 64);
+    const auto j = static_cast<int64_t>((static_cast<uint128>(stream.bits(i)) * (i + 1)) >> 64);
     std::swap(order[i], order[j]);
   }
   dispatch_elementwise(outputs[0].dtype(), "dtype", [&](auto zero) {

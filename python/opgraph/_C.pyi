@@ -1,0 +1,344 @@
+"""
+opgraph's C++ core: tensors, the op registry, op packages, op calls, graphs and sessions.
+"""
+
+from collections.abc import Sequence
+import os
+
+import numpy
+
+
+class Error(RuntimeError):
+    pass
+
+class Tensor:
+    """
+    An n-dimensional array over owned or borrowed memory. Exchanges data with NumPy, PyTorch and any DLPack producer without copying.
+    """
+
+    @property
+    def shape(self) -> tuple: ...
+
+    @property
+    def strides(self) -> tuple:
+        """Strides in elements, as DLPack and PyTorch count them."""
+
+    @property
+    def dtype(self) -> str: ...
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def ndim(self) -> int: ...
+
+    @property
+    def nbytes(self) -> int: ...
+
+    def numel(self) -> int: ...
+
+    def data_ptr(self) -> int: ...
+
+    def is_contiguous(self) -> bool: ...
+
+    def contiguous(self) -> Tensor: ...
+
+    def to(self, device: str) -> Tensor:
+        """
+        This tensor on `device` ('cpu', 'cuda', 'cuda:N'): itself when already there, else a copy.
+        """
+
+    def numpy(self) -> object:
+        """A NumPy array sharing this tensor's memory."""
+
+    def __array__(self, dtype: object | None = None, copy: object | None = None) -> object: ...
+
+    def __dlpack__(self, *args, **kwargs) -> object: ...
+
+    def __dlpack_device__(self) -> object: ...
+
+    def __repr__(self) -> str: ...
+
+def from_dlpack(array: object) -> Tensor:
+    """
+    Wraps any DLPack producer (or capsule) as an opgraph.Tensor, sharing its memory; the producer stays alive while the tensor does.
+    """
+
+def empty(shape: Sequence[int], dtype: str = 'float32', device: str = 'cpu') -> Tensor:
+    """
+    A new uninitialized tensor: 64-byte aligned on the CPU, from the stream-ordered pool on a GPU.
+    """
+
+class Argument:
+    """One argument or return of an op schema."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def is_tensor(self) -> bool: ...
+
+    @property
+    def optional(self) -> bool: ...
+
+    @property
+    def kwarg_only(self) -> bool: ...
+
+    @property
+    def alias(self) -> str: ...
+
+    @property
+    def has_default(self) -> bool: ...
+
+    @property
+    def default(self) -> object: ...
+
+    def __str__(self) -> str: ...
+
+    def __repr__(self) -> str: ...
+
+class Schema:
+    """An op schema in PyTorch's syntax."""
+
+    @property
+    def namespace(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def overload(self) -> str: ...
+
+    @property
+    def arguments(self) -> list[Argument]: ...
+
+    @property
+    def returns(self) -> list[Argument]: ...
+
+    @property
+    def qualified_name(self) -> str: ...
+
+    def __str__(self) -> str: ...
+
+    def __repr__(self) -> str: ...
+
+    def __eq__(self, arg: Schema, /) -> bool: ...
+
+def parse_schema(text: str) -> Schema:
+    """Parses a schema such as 'ns::op(Tensor x, *, int k=1) -> Tensor'."""
+
+class LoadedLibrary:
+    """An op package that has been loaded."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def namespace(self) -> str: ...
+
+    @property
+    def ops(self) -> list[str]: ...
+
+    def __repr__(self) -> str: ...
+
+def load_library(path: object) -> LoadedLibrary:
+    """
+    Loads an op package (a shared library) and registers its ops. Loading the same file again is harmless.
+    """
+
+def loaded_libraries() -> list[LoadedLibrary]: ...
+
+def load_packages(packages: Sequence[str], search_paths: Sequence[str] = []) -> None:
+    """
+    Loads the op packages a graph names (paths, or names found as lib<name>.so in search_paths or among the loaded packages); the error names the package and every place looked in.
+    """
+
+def list_ops() -> list[str]:
+    """Qualified names of every registered op, sorted."""
+
+def op_schema(name: str) -> Schema:
+    """The schema of a registered op; str() of it is the schema text."""
+
+def op_samples(name: str) -> list:
+    """
+    The op's declared samples (opgraph/registry/sample.h), each a dict: inputs (flat, NumPy arrays with the sample's layout, or None), list_sizes, attrs, tolerances (float32, float64), error ('' for a good sample), text. Values are drawn from a fixed seed per sample, as the native checks draw them.
+    """
+
+def check_samples(name: str) -> list:
+    """
+    The native checks of the op's samples (opgraph/registry/conformance.h): a list of (check, sample index, failure ('' if it passed), skipped).
+    """
+
+def op_backward(name: str) -> str:
+    """
+    Qualified name of the op computing this op's gradients, or '' if it has none.
+    """
+
+def op_devices(name: str) -> list[str]:
+    """The device types ('cpu', 'cuda') a registered op has kernels for."""
+
+def set_num_threads(num_threads: int) -> None:
+    """Sets the number of threads kernels use (the calling thread included)."""
+
+def get_num_threads() -> int: ...
+
+def manual_seed(seed: int) -> None:
+    """
+    Restarts the stream of the random ops (rand, randn, randperm, native_dropout) from a seed, as torch.manual_seed does: the same calls then give the same values, whatever the thread count.
+    """
+
+def get_cpu_capability() -> str:
+    """
+    The vector instructions the built-in kernels use: "avx512", "avx2" or "default" (baseline x86-64). The environment variable OPGRAPH_CPU_CAPABILITY, read once, lowers it.
+    """
+
+def call(name: str, /, *inputs: object, out: object = None, **attrs: object) -> object:
+    """
+    Runs a registered op. Tensor inputs are positional (any DLPack or buffer producer, zero-copy; None for an omitted `Tensor?`; a list or tuple of them for a `Tensor[]`), attributes are keywords. Returns new arrays (one, or a tuple): NumPy arrays on the CPU; on a GPU, arrays of the inputs' framework (torch, CuPy). Or fills `out` (an array or a sequence of arrays) and returns it. Device kernels run on opgraph.cuda's current stream, the legacy default stream unless set.
+    """
+
+def call_reference(name: str, /, *inputs: object, out: object = None, **attrs: object) -> object:
+    """
+    Like call(), but runs the op's plain reference implementation: the oracle its fast kernels are tested against.
+    """
+
+class ValueInfo:
+    """The name, dtype and shape of a graph input, output or constant."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dtype(self) -> str: ...
+
+    @property
+    def shape(self) -> tuple:
+        """A tuple of sizes, with symbolic dimensions as their names (str)."""
+
+    def __eq__(self, arg: ValueInfo, /) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
+class Graph:
+    """
+    A graph of op calls over named values, with inputs, constants and outputs. Its JSON form is the one opgraph's C++ API reads and writes.
+    """
+
+    @staticmethod
+    def from_json(json: str) -> Graph: ...
+
+    def to_json(self, indent: int | None = None) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def inputs(self) -> list[ValueInfo]: ...
+
+    @property
+    def outputs(self) -> list[str]: ...
+
+    @property
+    def constants(self) -> list[ValueInfo]: ...
+
+    @property
+    def packages(self) -> list[str]: ...
+
+    @property
+    def node_names(self) -> list[str]: ...
+
+    def verify(self) -> None:
+        """
+        Checks the graph against the registry (load its packages first); raises opgraph.Error naming the node, op and argument at fault.
+        """
+
+    def infer_shapes(self) -> dict[str, ValueInfo]:
+        """
+        The ValueInfo of every value, by name; symbolic dimensions stay symbolic.
+        """
+
+    def __eq__(self, arg: Graph, /) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
+def save_opg(path: str | os.PathLike, graph: Graph | str, weights: dict[str, object] | None = None) -> None:
+    """
+    Writes an .opg file (a safetensors file): the graph (an opgraph.Graph or its JSON) and one array per constant.
+    """
+
+def load_opg(path: str | os.PathLike) -> tuple[Graph, dict[str, numpy.ndarray]]:
+    """
+    Reads an .opg file: (graph, weights). The weights are NumPy arrays over the mapped file (writing to one changes this process's copy only).
+    """
+
+class Session:
+    """
+    A graph loaded to run: packages loaded, ops and kernels resolved, shapes inferred and memory planned once. run() may be called from several threads at once.
+    """
+
+    def __init__(self, source: str | os.PathLike | Graph, *, weights: dict[str, object] | None = None, threads: int | None = None, package_paths: Sequence[str | os.PathLike] = (), profile: bool = False, optimize: bool = True, device: str = 'cpu') -> None:
+        """
+        Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see opgraph.load_package); `profile` records each node's time in each run; `optimize` rewrites the graph at load to run faster (batch norms folded into convolutions, activations fused into the convolution or linear layer before them), outputs the same up to float rounding. `device` ('cpu', 'cuda', 'cuda:N') is where the graph runs: on a GPU every op needs a CUDA kernel, the weights are copied there, host inputs are copied in, and outputs come back to the host when the inputs came from it, else stay on the device in the inputs' framework (torch, CuPy).
+        """
+
+    def run(self, *inputs: object) -> list[numpy.ndarray] | dict[str, numpy.ndarray]:
+        """
+        Runs the graph on its inputs, given as arrays in graph order (run(x, y)), one list or tuple of them (run([x, y])), or one dict of input name -> array (run({'x': x, 'y': y})). Returns a list of NumPy arrays in graph output order, or for a dict a dict of output name -> array. A wrong count, an unknown or missing name, or an array of the wrong dtype or shape is an opgraph.Error naming the graph's inputs.
+        """
+
+    @property
+    def inputs(self) -> list[ValueInfo]:
+        """The graph inputs: ValueInfo, symbolic dimensions as str."""
+
+    @property
+    def outputs(self) -> list[ValueInfo]:
+        """The graph outputs, with their inferred dtypes and shapes."""
+
+    @property
+    def graph(self) -> Graph: ...
+
+    @property
+    def planned_peak_bytes(self) -> int:
+        """Bytes of the arena the memory plan of the latest run's shapes needs."""
+
+    @property
+    def naive_bytes(self) -> int:
+        """
+        Bytes the intermediate tensors of the latest run's shapes take with no reuse.
+        """
+
+    def write_chrome_trace(self, path: object) -> None:
+        """
+        Writes the profile (Session(..., profile=True)) as Chrome trace-event JSON.
+        """
+
+def infer_output_metas(name: str, input_metas: list, /, **attrs: object) -> list[tuple[str, tuple[int, ...]]]:
+    """
+    Runs an op's shape function on metas alone. `input_metas` has one entry per tensor argument: a (dtype name, shape) pair, None for an omitted `Tensor?`, or a list of pairs for a `Tensor[]`. Returns a (dtype name, shape) pair per output; raises opgraph.Error naming the op for inputs it rejects.
+    """
+
+def cuda_is_available() -> bool:
+    """
+    Whether CUDA kernels can run here: the backend is built and loads, and the driver reports a device.
+    """
+
+def cuda_unavailable_reason() -> str:
+    """Why CUDA is not available (empty when it is)."""
+
+def cuda_device_count() -> int: ...
+
+def cuda_synchronize(device: int = 0) -> None:
+    """Waits for the work opgraph queued on the device's current stream."""
+
+def cuda_current_stream(device: int = 0) -> int:
+    """
+    The calling thread's stream for the device, as an integer cudaStream_t (0: legacy default).
+    """
+
+def cuda_set_stream(device: int, stream: int) -> None:
+    """
+    Sets the calling thread's stream for the device (an integer cudaStream_t, as torch's Stream.cuda_stream and CuPy's Stream.ptr give).
+    """
