@@ -86,10 +86,12 @@ test-asan: $(STAMPS)/venv
 # they fail to start bookworm's llvm-symbolizer (a link into llvm-14) from PATH.
 SYMBOLIZER := $(realpath $(shell command -v llvm-symbolizer || command -v addr2line))
 
-# The C++ tests built apart (build/tsan, RelWithDebInfo, no Python module,
-# no CUDA) with ThreadSanitizer; any report fails the test. Those with
-# threads of their own (Concurrency.*, ThreadPoolTest.*, the Session's and
-# the registry's concurrent runs) are what it is for; the rest cost seconds.
+# The C++ tests and the conformance suite built apart (build/tsan,
+# RelWithDebInfo, no Python module, no CUDA) with ThreadSanitizer; any report
+# fails the test. Those with threads of their own (Concurrency.*,
+# ThreadPoolTest.*, the Session's and the registry's concurrent runs, and the
+# conformance suite's every sample from four threads at once) are what it is
+# for; the rest cost seconds.
 # Built with clang: GCC instruments the resolvers of target_clones functions,
 # which run while libopgraph is relocated, before ThreadSanitizer is set up,
 # and crash. clang links its own OpenMP runtime (libomp), whose Archer tool
@@ -106,7 +108,7 @@ test-tsan: $(STAMPS)/apt-fuzz $(STAMPS)/venv
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAPH_BUILD_PYTHON=OFF \
 	  -DOPGRAPH_CUDA=OFF -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 \
 	  -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread > /dev/null
-	cmake --build $(TSAN_BUILD) --target opgraph_tests
+	cmake --build $(TSAN_BUILD) --target opgraph_tests opgraph_conformance
 	OMP_TOOL_LIBRARIES=$(ARCHER) TSAN_OPTIONS="$(TSAN_RUN_OPTIONS)" \
 	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -j2 --exclude-regex '_corpus\.'
 

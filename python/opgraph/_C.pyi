@@ -206,7 +206,14 @@ def call_reference(name: str, /, *inputs: object, out: object = None, **attrs: o
     """
 
 class ValueInfo:
-    """The name, dtype and shape of a graph input, output or constant."""
+    """
+    The name, dtype and shape of a graph value (an input, constant or output).
+    """
+
+    def __init__(self, name: str, dtype: object, shape: Sequence[int | str]) -> None:
+        """
+        dtype: a name ('float32'), NumPy or PyTorch dtype; shape: sizes, and names for symbolic dimensions.
+        """
 
     @property
     def name(self) -> str: ...
@@ -220,12 +227,78 @@ class ValueInfo:
 
     def __eq__(self, arg: ValueInfo, /) -> bool: ...
 
+    def __copy__(self) -> ValueInfo: ...
+
+    def __deepcopy__(self, memo: object) -> ValueInfo: ...
+
+    def __getstate__(self) -> tuple: ...
+
+    def __setstate__(self, arg: tuple, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class NodeInput:
+    """
+    What a node passes for one tensor argument: a value, a list of values (Tensor[]; an empty name is a None element of a Tensor?[]) or nothing (an omitted Tensor?).
+    """
+
+    @staticmethod
+    def value(name: str) -> NodeInput: ...
+
+    @staticmethod
+    def list(names: Sequence[str]) -> NodeInput: ...
+
+    @staticmethod
+    def none() -> NodeInput: ...
+
+    @property
+    def values(self) -> list[str]: ...
+
+    @property
+    def is_list(self) -> bool: ...
+
+    @property
+    def is_none(self) -> bool: ...
+
+    def __eq__(self, arg: NodeInput, /) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
+class Node:
+    """One op call of a graph: its tensor inputs, outputs and attributes."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def op_type(self) -> str: ...
+
+    @property
+    def inputs(self) -> list[NodeInput]:
+        """One NodeInput per tensor argument of the op's schema, in order."""
+
+    @property
+    def outputs(self) -> list[str]: ...
+
+    @property
+    def attrs(self) -> dict[str, object]:
+        """
+        Attributes by name; a size computed from symbolic dimensions is its expression (str).
+        """
+
+    @property
+    def source(self) -> str: ...
+
+    def __eq__(self, arg: Node, /) -> bool: ...
+
     def __repr__(self) -> str: ...
 
 class Graph:
     """
-    A graph of op calls over named values, with inputs, constants and outputs. Its JSON form is the one opgraph's C++ API reads and writes.
+    A graph of op calls over named values, with inputs, constants and outputs: built with add_input, add_constant, add_node and add_output, or read from JSON (the form opgraph's C++ API and CLI read and write).
     """
+
+    def __init__(self, name: str = '') -> None: ...
 
     @staticmethod
     def from_json(json: str) -> Graph: ...
@@ -234,6 +307,9 @@ class Graph:
 
     @property
     def name(self) -> str: ...
+
+    @name.setter
+    def name(self, arg: str, /) -> None: ...
 
     @property
     def inputs(self) -> list[ValueInfo]: ...
@@ -245,10 +321,35 @@ class Graph:
     def constants(self) -> list[ValueInfo]: ...
 
     @property
-    def packages(self) -> list[str]: ...
+    def nodes(self) -> list[Node]: ...
+
+    @property
+    def packages(self) -> list[str]:
+        """The op packages the nodes need (names or paths); Session loads them."""
+
+    @packages.setter
+    def packages(self, arg: Sequence[str], /) -> None: ...
 
     @property
     def node_names(self) -> list[str]: ...
+
+    def add_input(self, name: str, dtype: object, shape: Sequence[int | str]) -> ValueInfo:
+        """
+        Appends an input fed at each run; shape holds sizes and names of symbolic dimensions.
+        """
+
+    def add_constant(self, name: str, dtype: object, shape: Sequence[int]) -> ValueInfo:
+        """
+        Declares a constant (a weight); its data goes beside the graph, to Session or save_opg.
+        """
+
+    def add_node(self, op: str, inputs: Sequence[str | None | Sequence[str | None] | NodeInput], outputs: Sequence[str] | None = None, *, name: str | None = None, source: str = '', attributes: Mapping[str, object] | None = None, **attrs) -> list[str]:
+        """
+        Appends a call of op (qualified name) and returns its output names. inputs: one entry per tensor argument of the schema (a value name, None for an omitted Tensor?, a list for a Tensor[]); attrs: the other arguments by name (an int or int[] may hold size expressions of the inputs' symbolic dimensions, '2*N'), bound to the schema as op calls bind them; op, inputs, outputs, name, source and attributes are this method's own: `attributes`, a mapping, passes the others too, and any name (pow.Scalar's self). outputs and name default to names made from the op's, one output per return of the schema (a Tensor[] return's items need their names given). An op the registry does not know yet is kept as given, outputs named, for verify() and Session to check once its package is loaded.
+        """
+
+    def add_output(self, name: str) -> None:
+        """Makes the value `name` an output of the graph."""
 
     def verify(self) -> None:
         """
@@ -259,6 +360,8 @@ class Graph:
         """
         The ValueInfo of every value, by name; symbolic dimensions stay symbolic.
         """
+
+    def __copy__(self) -> Graph: ...
 
     def __eq__(self, arg: Graph, /) -> bool: ...
 

@@ -40,7 +40,9 @@ TEST(BuiltinOps, EveryBuiltinAddsInReverseOrder) {
   EXPECT_EQ(registry.list(), Registry::global().list());
   for (const std::string& name : registry.list()) {
     const OpDef& op = registry.get(name);
-    if (!op.backward.empty()) EXPECT_TRUE(registry.contains(op.backward)) << name << " -> " << op.backward;
+    if (!op.backward.empty()) {
+      EXPECT_TRUE(registry.contains(op.backward)) << name << " -> " << op.backward;
+    }
     EXPECT_EQ(op.samples.size(), Registry::global().get(name).samples.size()) << name;
   }
 }
