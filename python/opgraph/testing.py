@@ -192,19 +192,15 @@ class _FrontEnds:
         return torch.compile(lambda *xs: op(*xs, **attrs), fullgraph=True, dynamic=False)(*map(_to_torch, args))
 
     def call_aten(self, args, attrs):
-        """PyTorch's own ATen op, every argument by its schema name."""
-        import torch
+        """PyTorch's own ATen op, every argument by its schema name, the
+        attributes as torch takes them (dtypes, layouts, ... as torch objects)."""
+        from .ir.attributes import to_torch
+        from .ir.names import ir_name
 
-        name, _, overload = self.op.split("::", 1)[1].partition(".")
-        op = getattr(getattr(torch.ops.aten, name), overload or "default")
-        schema = _C.op_schema(self.op).arguments
-        tensors = [a.name for a in schema if a.is_tensor]
-        types = {a.name: a.type for a in schema}
-        enums = ("ScalarType", "MemoryFormat", "Layout")  # named in opgraph, torch objects in PyTorch
-        keywords = {
-            n: getattr(torch, v) if types[n].rstrip("?") in enums and v is not None else v for n, v in attrs.items()
-        }
-        return op(**dict(zip(tensors, args)), **keywords)
+        schema = {a.name: a for a in arguments.of_op(self.op)}
+        tensors = [a.name for a in schema.values() if a.is_tensor]
+        keywords = {name: to_torch(schema[name], value) for name, value in attrs.items()}
+        return arguments.torch_op(ir_name(self.op))(**dict(zip(tensors, args)), **keywords)
 
     def export(self, args, attrs):
         import torch
@@ -303,18 +299,15 @@ def _applies(front_end, op):
     if front_end == "gradcheck" and not _C.op_backward(op):
         return "no backward op"
     schema = _C.op_schema(op)
-    if front_end in ("graph", "opg", "export") and not schema.returns:
-        return "returns nothing: a graph's outputs are tensors"
+    if front_end in ("graph", "opg", "export"):
+        if not schema.returns:
+            return "returns nothing: a graph's outputs are tensors"
+        if any(not r.type.startswith("Tensor") for r in schema.returns):
+            return "returns a scalar"
     if front_end == "export" and any(a.alias.endswith("!") and a.name == "out" for a in schema.arguments):
         return "an out= overload: torch.export functionalizes it away"
     if front_end == "export" and op in _NOT_EXPORTABLE:
         return _NOT_EXPORTABLE[op]
-    if (
-        front_end in ("graph", "opg", "export")
-        and _C.op_schema(op).returns
-        and any(not r.type.startswith("Tensor") for r in _C.op_schema(op).returns)
-    ):
-        return "returns a scalar"
     return ""
 
 
