@@ -294,7 +294,10 @@ def bench_elementwise():
 def bench_attention():
     """Fused attention against torch's F.scaled_dot_product_attention (its own
     fused CPU kernel): BERT-base heads at 128 and 512 tokens, with a padding
-    mask, causal, and a one-token decoding step over a long context."""
+    mask, causal, and a one-token decoding step over a long context; then the
+    real-size models' attention at batch 1: ViT-B/16's 197 patches,
+    Whisper-tiny's encoder over 1500 frames, GPT-2's causal prefill of 128
+    tokens and SmolLM-135M's, whose 9 query heads share 3 key/value heads."""
     padding = np.ones((8, 1, 1, 128), dtype=bool)
     padding[::2, ..., 100:] = False
     cases = [
@@ -302,6 +305,14 @@ def bench_attention():
         ("(8, 12, 128, 64) padding mask", [random(8, 12, 128, 64) for _ in range(3)] + [padding], {}),
         ("(1, 12, 512, 64) causal", [random(1, 12, 512, 64) for _ in range(3)], dict(is_causal=True)),
         ("(1, 12, 1, 64) x 1024 keys", [random(1, 12, 1, 64), random(1, 12, 1024, 64), random(1, 12, 1024, 64)], {}),
+        ("ViT-B (1, 12, 197, 64)", [random(1, 12, 197, 64) for _ in range(3)], {}),
+        ("Whisper-tiny (1, 6, 1500, 64)", [random(1, 6, 1500, 64) for _ in range(3)], {}),
+        ("GPT-2 (1, 12, 128, 64) causal", [random(1, 12, 128, 64) for _ in range(3)], dict(is_causal=True)),
+        (
+            "SmolLM (1, 9, 128, 64), 3 kv heads, causal",
+            [random(1, 9, 128, 64), random(1, 3, 128, 64), random(1, 3, 128, 64)],
+            dict(is_causal=True, enable_gqa=True),
+        ),
     ]
     for label, inputs, attrs in cases:
         compare(

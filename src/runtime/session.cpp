@@ -561,6 +561,11 @@ std::vector<ProfileEvent> Session::profile_events() const {
   return impl_->events;
 }
 
+void Session::clear_profile_events() const {
+  std::lock_guard<std::mutex> lock(impl_->profile_mutex);
+  impl_->events.clear();
+}
+
 void Session::write_chrome_trace(const std::string& path) const {
   opgraph::write_chrome_trace(path, impl_->graph, profile_events());
 }

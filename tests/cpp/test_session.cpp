@@ -413,6 +413,13 @@ TEST(Session, ProfilesEveryNodeOfEveryRun) {
       EXPECT_TRUE(event.contains(key)) << key;
     }
   }
+
+  session.clear_profile_events();
+  EXPECT_TRUE(session.profile_events().empty());
+  session.run(std::vector<Tensor>{random_tensor({2, 3, 8, 8}, 3)});
+  const std::vector<ProfileEvent> after_clear = session.profile_events();
+  ASSERT_EQ(after_clear.size(), 5u);
+  EXPECT_EQ(after_clear[0].run, 3u);
 }
 
 TEST(Session, ProfilesNothingUnlessAsked) {

@@ -76,6 +76,30 @@ def test_masks_match_torch(mask):
     check_op(NAME, sdpa(), q, k, v, MASKS[mask], tolerance=TOLERANCE[np.float32])
 
 
+def test_boolean_causal_mask_matches_is_causal():
+    # Exported Hugging Face decoders give causality as a boolean tensor: a
+    # block of rows skips the keys past its last True, across several blocks
+    # and a partial last one.
+    q, k, v = (sample((1, 3, 70, 16), seed=seed) for seed in range(3))
+    causal = np.tril(np.ones((1, 1, 70, 70), dtype=bool))
+    check_op(NAME, sdpa(), q, k, v, causal, tolerance=TOLERANCE[np.float32])
+    (by_mask,) = opgraph.ops.call(NAME, q, k, v, causal)
+    (by_flag,) = opgraph.ops.call(NAME, q, k, v, is_causal=True)
+    np.testing.assert_allclose(by_mask, by_flag, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 5, 40])
+def test_masks_with_keys_cut_per_row(rows):
+    # Each row attends a prefix of its own length (one row none at all), so a
+    # block's keys end at the longest prefix among its rows; one and two rows
+    # take the one-row path, whose softmax runs along each row.
+    q, k, v = sample((2, 2, rows, 32), seed=1), sample((2, 2, 50, 32), seed=2), sample((2, 2, 50, 24), seed=3)
+    lengths = np.random.default_rng(4).integers(0, 51, size=(2, 1, rows, 1))
+    lengths[0, 0, 0, 0] = 0
+    mask = np.arange(50) < lengths
+    check_op(NAME, sdpa(), q, k, v, mask, tolerance=TOLERANCE[np.float32])
+
+
 def test_grouped_query_attention():
     q, k, v = sample((1, 4, 5, 8), seed=1), sample((1, 2, 6, 8), seed=2), sample((1, 2, 6, 8), seed=3)
     check_op(NAME, sdpa(enable_gqa=True), q, k, v, enable_gqa=True, tolerance=TOLERANCE[np.float32])

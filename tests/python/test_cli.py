@@ -192,12 +192,22 @@ def test_profile_writes_one_event_per_node_per_run(tool, model, tmp_path):
     # The graph as it runs: each relu is applied by the convolution before it.
     nodes = ["conv0", "pool", "conv1", "flatten", "fc"]
     assert [e["name"] for e in events] == nodes * 3
-    assert [e["args"]["run"] for e in events] == [0] * 5 + [1] * 5 + [2] * 5
+    # Run 0 is the warm-up, not recorded.
+    assert [e["args"]["run"] for e in events] == [1] * 5 + [2] * 5 + [3] * 5
     assert all(e["ph"] == "X" and e["dur"] >= 0 for e in events)
     assert events[0]["args"]["op"] == "opgraph::conv2d"
     assert events[0]["args"]["shapes"].startswith("float32[2, 3, 12, 12], float32[8, 3, 3, 3], float32[8] -> ")
-    assert "wrote trace.json: 15 events (5 nodes x 3 runs)" in stdout
+    assert "wrote trace.json: 15 events (5 nodes x 3 runs after 1 warm-up)" in stdout
     assert re.search(r"^  2  conv1    opgraph::conv2d  +[0-9.]+  +[0-9.]+%$", stdout, re.M), stdout
+    # The by-op table: the two convolutions in one row.
+    assert re.search(r"^  opgraph::conv2d +2  +[0-9.]+  +[0-9.]+%$", stdout, re.M), stdout
+
+
+def test_profile_records_no_run_after_warmup_only_when_asked(tool, model, tmp_path):
+    path, _ = model
+    succeeds(tool("profile", path, "--trace", "trace.json", "--iters", 2, "--warmup", 0, "--dim", "N=2"))
+    events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    assert [e["args"]["run"] for e in events] == [0] * 5 + [1] * 5
 
 
 def test_help_describes_the_tool_and_each_command(tool):

@@ -105,6 +105,9 @@ class Session {
 
   // The events recorded so far (empty unless SessionOptions::profile).
   std::vector<ProfileEvent> profile_events() const;
+  // Forgets them: the runs after this are recorded alone (after warm-up
+  // runs, say, whose first one also packs weights and makes primitives).
+  void clear_profile_events() const;
   // Writes them as Chrome trace-event JSON, which chrome://tracing and
   // Perfetto open: one complete ("X") event per node per run.
   void write_chrome_trace(const std::string& path) const;

@@ -4,8 +4,7 @@
 // kRowBlock query rows, and holds only that block's scores (kRowBlock x S),
 // never the whole L x S matrix, from the product through the mask and the
 // softmax to the product with v. Both products run on small register tiles
-// whose vectors lie along the key positions (the scores) and along v's
-// columns (the output), so they vectorize without reordering any sum. A row
+// (see attention_block) that vectorize without reordering any sum. A row
 // whose every score is masked comes out as zeros, as PyTorch's does.
 #include <algorithm>
 #include <cmath>
@@ -23,7 +22,7 @@
 namespace opgraph::kernels {
 namespace {
 
-// Query rows per task: enough rows to reuse each column of k^T from cache,
+// Query rows per task: enough rows to reuse each row of k and v from cache,
 // few enough that the block of scores stays in L2 for long sequences.
 constexpr int64_t kRowBlock = 32;
 
@@ -178,25 +177,30 @@ T mask_value(const Attention& a, const Tensor& mask, int64_t b, int64_t i, int64
   return mask.data_ptr<const T>()[at];
 }
 
-// The two products run on register tiles of TileRows rows by kTileCols
-// columns: each vector of k^T (or v) loaded feeds TileRows multiply-adds,
-// and the accumulators stay in registers across the sum. Eight rows keep the
-// eight independent sums in flight that two FMA units of four cycles'
-// latency need, in AVX-512's 32 registers (twice the speed of four rows on
-// ViT-B's and BERT's attention); AVX2's 16 registers hold four rows of
-// two vectors each, and eight spill.
-constexpr int64_t kWideTileRows = 8, kTileRows = 4;
+// A block's scores are kept transposed, scores[j * kRowBlock + r] for key j
+// and query row r, so that both products read k and v where they lie and
+// vectors run along the block's query rows:
+// - scores = k q^T: a tile's rows are keys, broadcast from k's rows, and its
+//   vectors the block's query rows, from q^T (the block's rows transposed
+//   once, kRowBlock x E, where transposing k took S x E per head);
+// - out = scores^T v: a tile's rows are query rows, broadcast from the
+//   scores, and its vectors v's columns, read in place;
+// - the softmax over each query row's keys is a column of the scores: its
+//   max and sum are elementwise over key rows, with no horizontal sums.
+//
+// The tiles are TileRows rows by TileVectors vectors of kTileCols columns:
+// each broadcast feeds TileVectors multiply-adds, each vector loaded
+// TileRows, and the accumulators stay in registers across the sum. On
+// AVX-512, 8 rows by 2 vectors keep 16 independent sums in flight in its 32
+// registers with one broadcast per two multiply-adds (8 by 1 ran Whisper's
+// attention at 60 % of the FMA peak). A kTileCols vector is two of AVX2's 16
+// registers: 4 rows by 1 vector hold 8 of them, and more spill.
 constexpr int64_t kTileCols = 16;
+constexpr int64_t kWideTileRows = 8, kWideTileVectors = 2;
+constexpr int64_t kTileRows = 4, kTileVectors = 1;
+static_assert(kRowBlock % (kWideTileVectors * kTileCols) == 0 && kTileCols % kWideTileRows == 0);
 
 int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
-
-// The row stride of a scratch matrix of `cols` columns: whole tiles, and an odd
-// number of cache lines so that the rows a transposition writes in turn do
-// not all fall into the same cache set (a 4 KiB stride thrashes L1).
-int64_t padded_stride(int64_t cols) {
-  const int64_t stride = round_up(std::max<int64_t>(cols, 1), kTileCols);
-  return stride / kTileCols % 2 == 0 ? stride + kTileCols : stride;
-}
 
 // One row of a tile, as a GCC vector: its multiply-adds compile to whole
 // vector instructions for the CPU's width (one AVX-512 FMA for float), where
@@ -214,14 +218,23 @@ struct TileVector<double> {
 template <typename T>
 using TileRow = typename TileVector<T>::type;
 
-// c[r] = sum over k < depth of a[r * lda + k] * b[k * ldb + (0, kTileCols)], for TileRows rows.
-template <typename T, int64_t TileRows>
-void tile_product(const T* a, int64_t lda, const T* b, int64_t ldb, int64_t depth, TileRow<T> (&c)[TileRows]) {
-  for (TileRow<T>& row : c) row = TileRow<T>{};
+template <typename T, int64_t TileRows, int64_t TileVectors>
+using Tile = TileRow<T>[TileRows][TileVectors];
+
+// c[r][v] = sum over k < depth of a[r * a_row + k * a_depth] * b[k * ldb + v * kTileCols + (0, kTileCols)].
+template <typename T, int64_t TileRows, int64_t TileVectors>
+void tile_product(const T* a, int64_t a_row, int64_t a_depth, const T* b, int64_t ldb, int64_t depth,
+                  Tile<T, TileRows, TileVectors>& c) {
+  for (auto& row : c) {
+    for (TileRow<T>& vector : row) vector = TileRow<T>{};
+  }
   for (int64_t k = 0; k < depth; ++k) {
-    TileRow<T> bk;
-    std::memcpy(&bk, b + k * ldb, sizeof bk);
-    for (int64_t r = 0; r < TileRows; ++r) c[r] += a[r * lda + k] * bk;
+    TileRow<T> bk[TileVectors];
+    for (int64_t v = 0; v < TileVectors; ++v) std::memcpy(&bk[v], b + k * ldb + v * kTileCols, sizeof bk[v]);
+    for (int64_t r = 0; r < TileRows; ++r) {
+      const T ak = a[r * a_row + k * a_depth];
+      for (int64_t v = 0; v < TileVectors; ++v) c[r][v] += ak * bk[v];
+    }
   }
 }
 
@@ -243,129 +256,179 @@ T dot(const T* a, const T* b, int64_t n) {
 // Scratch for one task, reused across the tasks of a thread.
 template <typename T>
 struct Scratch {
-  Scratch(const Attention& a)
-      : ldk(padded_stride(a.S)),
-        ldv(padded_stride(a.Ev)),
-        query(static_cast<size_t>(kRowBlock * a.E)),
-        key_t(static_cast<size_t>(a.E * ldk)),
-        scores(static_cast<size_t>(kRowBlock * ldk)),
-        value(a.Ev % kTileCols == 0 ? 0 : static_cast<size_t>(a.S * ldv)),
-        inverse_sums(kRowBlock) {}
-  int64_t ldk, ldv;
-  // key_t holds keys [0, keys_transposed) of the k matrix at `keys`,
-  // transposed: the next block of queries on the same keys (the same batch,
-  // or another head of a group in grouped-query attention) reuses them.
-  // Transposing k for each block of 32 queries took half of Whisper's
-  // attention over 1500 positions.
-  const void* keys = nullptr;
-  int64_t keys_transposed = 0;
-  std::vector<T> query, key_t, scores, value, inverse_sums;
+  explicit Scratch(const Attention& a)
+      : query_t(static_cast<size_t>(a.E * kRowBlock)),
+        scores(static_cast<size_t>(a.S * kRowBlock)),
+        value(a.Ev % kTileCols == 0 ? 0 : static_cast<size_t>(a.S * round_up(a.Ev, kTileCols))),
+        row(static_cast<size_t>(a.S)) {}
+  std::vector<T> query_t, scores, value, row;
+  T inverse_sums[kRowBlock];
 };
 
-// Adds the mask to one row of scores over keys [0, S).
+// Adds the mask to query row i's scores over keys [0, S), score j at s[j * stride].
 template <typename T>
-void apply_mask(const Attention& a, const Tensor& mask, int64_t b, int64_t i, T* s, int64_t S) {
+void apply_mask(const Attention& a, const Tensor& mask, int64_t b, int64_t i, T* s, int64_t stride, int64_t S) {
   constexpr T kMinusInf = -std::numeric_limits<T>::infinity();
-  const int64_t row = a.mask_offsets[b] + i * a.mask_row_stride;
+  const int64_t row = a.mask_offsets[b] + i * a.mask_row_stride, step = a.mask_col_stride;
   if (a.bool_mask) {
     const bool* m = mask.data_ptr<const bool>() + row;
-    if (a.mask_col_stride == 0) {
-      if (!m[0]) std::fill(s, s + S, kMinusInf);
-    } else {
-      for (int64_t j = 0; j < S; ++j) s[j] = m[j] ? s[j] : kMinusInf;
+    for (int64_t j = 0; j < S; ++j) {
+      if (!m[j * step]) s[j * stride] = kMinusInf;
     }
   } else {
     const T* m = mask.data_ptr<const T>() + row;
-    const int64_t step = a.mask_col_stride;
-    for (int64_t j = 0; j < S; ++j) s[j] += m[j * step];
+    for (int64_t j = 0; j < S; ++j) s[j * stride] += m[j * step];
+  }
+}
+
+// Masks query row i's scores (score j at s[j * stride]) by the mask and by causality.
+template <typename T>
+void mask_row(const Attention& a, std::span<const Tensor> inputs, int64_t b, int64_t i, T* s, int64_t stride,
+              int64_t S) {
+  if (a.has_mask) apply_mask(a, inputs[3], b, i, s, stride, S);
+  if (a.causal) {
+    for (int64_t j = i + 1; j < S; ++j) s[j * stride] = -std::numeric_limits<T>::infinity();
+  }
+}
+
+// Keys [0, n) that some row of query rows [i0, i1) of batch b attends: a
+// causal block's end at its last row, a boolean mask's after the last True
+// of its rows. The block's products and softmax skip the keys past them,
+// whose weights are zero: a causal mask given as a tensor (as exported
+// Hugging Face models give it) then costs what is_causal does.
+int64_t block_keys(const Attention& a, const Tensor& mask, int64_t b, int64_t i0, int64_t i1) {
+  if (a.causal) return std::min(a.S, i1);
+  if (!a.bool_mask || a.mask_col_stride == 0) return a.S;
+  int64_t keys = 0;
+  for (int64_t i = i0; i < i1 && keys < a.S; ++i) {
+    const bool* m = mask.data_ptr<const bool>() + a.mask_offsets[b] + i * a.mask_row_stride;
+    int64_t end = a.S;
+    while (end > keys && !m[end - 1]) --end;
+    keys = std::max(keys, end);
+  }
+  return keys;
+}
+
+// Softmax over keys [0, S) of score columns [0, width), left unnormalized:
+// the product with v is scaled by the inverse sums instead, once per output
+// element. A column whose every score is masked gets weights and an inverse
+// sum of 0, so its output row is zeros.
+template <typename T>
+void softmax_columns(T* scores, int64_t S, int64_t width, T* inverse_sums) {
+  constexpr T kMinusInf = -std::numeric_limits<T>::infinity();
+  // A vector's columns at a time: loops of a constant kTileCols vectorize whole.
+  for (int64_t c0 = 0; c0 < width; c0 += kTileCols) {
+    T max[kTileCols], sum[kTileCols];
+    std::fill_n(max, kTileCols, kMinusInf);
+    std::fill_n(sum, kTileCols, T(0));
+    T* column = scores + c0;
+    for (int64_t j = 0; j < S; ++j) {
+      for (int64_t c = 0; c < kTileCols; ++c) max[c] = std::max(max[c], column[j * kRowBlock + c]);
+    }
+    for (int64_t c = 0; c < kTileCols; ++c) max[c] = max[c] == kMinusInf ? T(0) : max[c];
+    for (int64_t j = 0; j < S; ++j) {
+      for (int64_t c = 0; c < kTileCols; ++c) {
+        const T p = fast_exp(column[j * kRowBlock + c] - max[c]);
+        column[j * kRowBlock + c] = p;
+        sum[c] += p;
+      }
+    }
+    for (int64_t c = 0; c < kTileCols; ++c) inverse_sums[c0 + c] = sum[c] > 0 ? T(1) / sum[c] : T(0);
   }
 }
 
 // Query rows [i0, i1) of batch b: scores, mask, softmax and the product
 // with v for one block.
-template <typename T, int64_t TileRows>
+template <typename T, int64_t TileRows, int64_t TileVectors>
 void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out, int64_t b, int64_t i0, int64_t i1,
                      Scratch<T>& scratch) {
   const T* q = inputs[0].data_ptr<const T>() + a.q_offsets[b];
   const T* k = inputs[1].data_ptr<const T>() + a.k_offsets[b];
   const T* v = inputs[2].data_ptr<const T>() + a.v_offsets[b];
-  const int64_t E = a.E, Ev = a.Ev, ldk = scratch.ldk, rows = i1 - i0;
-  const int64_t tile_rows = round_up(rows, TileRows);
-  // A causal block sees keys up to its last row only: the rest are masked.
-  const int64_t S = a.causal ? std::min(a.S, i1) : a.S;
-  constexpr T kMinusInf = -std::numeric_limits<T>::infinity();
-
-  // The block's query rows, scaled, and zero rows up to whole tiles.
-  T* query = scratch.query.data();
-  for (int64_t r = 0; r < tile_rows; ++r) {
-    for (int64_t e = 0; e < E; ++e) query[r * E + e] = r < rows ? q[(i0 + r) * E + e] * static_cast<T>(a.scale) : 0;
-  }
+  const int64_t E = a.E, Ev = a.Ev, rows = i1 - i0;
+  const int64_t S = block_keys(a, inputs[3], b, i0, i1);
+  // Score columns in use: the block's rows, up to whole vectors.
+  const int64_t width = round_up(rows, kTileCols);
+  const T scale = static_cast<T>(a.scale);
   T* scores = scratch.scores.data();
-  TileRow<T> tile[TileRows];
+
   if (rows < kTileRows && E % kTileCols == 0) {
-    // A row or two (decoding one token): transposing k would cost more than
-    // the product. Each score is a dot product along k's contiguous rows.
+    // A row or two (decoding one token): a tile, or a softmax over whole
+    // vectors of columns, would be mostly padding. Each score is a dot
+    // product along q's and k's contiguous rows, and each row's softmax runs
+    // along its own scores.
+    T* row = scratch.row.data();
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t j = 0; j < S; ++j) scores[r * ldk + j] = dot(query + r * E, k + j * E, E);
+      for (int64_t j = 0; j < S; ++j) row[j] = dot(q + (i0 + r) * E, k + j * E, E) * scale;
+      mask_row(a, inputs, b, i0 + r, row, 1, S);
+      const T max = row_max(row, S);
+      const T shift = max == -std::numeric_limits<T>::infinity() ? T(0) : max;
+      for (int64_t j = 0; j < S; ++j) row[j] = fast_exp(row[j] - shift);
+      const double sum = row_sum(row, S);
+      scratch.inverse_sums[r] = sum > 0 ? static_cast<T>(1.0 / sum) : T(0);
+      for (int64_t j = 0; j < S; ++j) scores[j * kRowBlock + r] = row[j];
     }
   } else {
-    // k^T, so that score tiles read contiguous rows of it.
-    T* key_t = scratch.key_t.data();
-    if (scratch.keys != k) {
-      scratch.keys = k;
-      scratch.keys_transposed = 0;
+    // The block's query rows, scaled and transposed, zero past its rows.
+    T* query_t = scratch.query_t.data();
+    for (int64_t e = 0; e < E; ++e) {
+      for (int64_t r = 0; r < width; ++r) query_t[e * kRowBlock + r] = r < rows ? q[(i0 + r) * E + e] * scale : T(0);
     }
-    for (int64_t j = scratch.keys_transposed; j < S; ++j) {
-      for (int64_t e = 0; e < E; ++e) key_t[e * ldk + j] = k[j * E + e];
-    }
-    for (int64_t e = 0; e < E; ++e) std::fill(key_t + e * ldk + S, key_t + e * ldk + round_up(S, kTileCols), T(0));
-    scratch.keys_transposed = S;  // the zeros may have overwritten keys past S
-    for (int64_t r0 = 0; r0 < tile_rows; r0 += TileRows) {
-      for (int64_t j0 = 0; j0 < S; j0 += kTileCols) {
-        tile_product(query + r0 * E, E, key_t + j0, ldk, E, tile);
-        for (int64_t r = 0; r < TileRows; ++r) std::memcpy(scores + (r0 + r) * ldk + j0, &tile[r], sizeof tile[r]);
+    // Score rows [j0, j0 + Rows) of columns [c0, c0 + Vectors * kTileCols).
+    const auto score_tile = [&]<int64_t Rows, int64_t Vectors>(int64_t j0, int64_t c0) {
+      Tile<T, Rows, Vectors> tile;
+      tile_product(k + j0 * E, E, 1, query_t + c0, kRowBlock, E, tile);
+      for (int64_t r = 0; r < Rows; ++r) {
+        std::memcpy(scores + (j0 + r) * kRowBlock + c0, &tile[r], sizeof tile[r]);
       }
+    };
+    const auto score_columns = [&]<int64_t Vectors>(int64_t c0) {
+      int64_t j0 = 0;
+      for (; j0 + TileRows <= S; j0 += TileRows) score_tile.template operator()<TileRows, Vectors>(j0, c0);
+      for (; j0 < S; ++j0) score_tile.template operator()<1, Vectors>(j0, c0);
+    };
+    int64_t c0 = 0;
+    for (; c0 + TileVectors * kTileCols <= width; c0 += TileVectors * kTileCols) {
+      score_columns.template operator()<TileVectors>(c0);
     }
+    for (; c0 < width; c0 += kTileCols) score_columns.template operator()<1>(c0);
+    for (int64_t r = 0; r < rows; ++r) mask_row(a, inputs, b, i0 + r, scores + r, kRowBlock, S);
+    softmax_columns(scores, S, width, scratch.inverse_sums);
   }
 
-  // Softmax over each row, left unnormalized: the product with v is scaled
-  // by the inverse sum instead, once per output element.
-  for (int64_t r = 0; r < tile_rows; ++r) {
-    T* s = scores + r * ldk;
-    const int64_t i = i0 + r;
-    if (r < rows && a.has_mask) apply_mask(a, inputs[3], b, i, s, S);
-    if (r < rows && a.causal) std::fill(s + std::min(i + 1, S), s + S, kMinusInf);
-    const T max = r < rows ? row_max(s, S) : kMinusInf;
-    if (max == kMinusInf) {  // every position masked (or a padding row): zeros
-      std::fill(s, s + S, T(0));
-      scratch.inverse_sums[r] = 0;
-      continue;
-    }
-    for (int64_t j = 0; j < S; ++j) s[j] = fast_exp(s[j] - max);
-    scratch.inverse_sums[r] = static_cast<T>(1.0 / row_sum(s, S));
-  }
-
-  // v with its rows padded to whole tiles, unless they already are.
+  // v with its rows padded to whole vectors, unless they already are.
   const T* value = v;
   int64_t ldv = Ev;
   if (!scratch.value.empty()) {
-    ldv = scratch.ldv;
+    ldv = round_up(Ev, kTileCols);
     for (int64_t j = 0; j < S; ++j) {
       std::copy_n(v + j * Ev, Ev, scratch.value.data() + j * ldv);
-      std::fill(scratch.value.data() + j * ldv + Ev, scratch.value.data() + j * ldv + round_up(Ev, kTileCols), T(0));
+      std::fill(scratch.value.data() + j * ldv + Ev, scratch.value.data() + (j + 1) * ldv, T(0));
     }
     value = scratch.value.data();
   }
-  for (int64_t r0 = 0; r0 < tile_rows; r0 += TileRows) {
-    for (int64_t c0 = 0; c0 < Ev; c0 += kTileCols) {
-      tile_product(scores + r0 * ldk, ldk, value + c0, ldv, S, tile);
-      for (int64_t r = 0; r < std::min(TileRows, rows - r0); ++r) {
-        T* o = out + (b * a.L + i0 + r0 + r) * Ev + c0;
-        const T inverse = scratch.inverse_sums[r0 + r];
-        for (int64_t c = 0; c < std::min(kTileCols, Ev - c0); ++c) o[c] = tile[r][c] * inverse;
+  // Output rows [r0, r0 + Rows), columns [c0, c0 + Vectors * kTileCols).
+  const auto output_tile = [&]<int64_t Rows, int64_t Vectors>(int64_t r0, int64_t c0) {
+    Tile<T, Rows, Vectors> tile;
+    tile_product(scores + r0, 1, kRowBlock, value + c0, ldv, S, tile);
+    for (int64_t r = 0; r < Rows; ++r) {
+      T* o = out + (b * a.L + i0 + r0 + r) * Ev + c0;
+      const T inverse = scratch.inverse_sums[r0 + r];
+      for (int64_t c = 0; c < std::min(Vectors * kTileCols, Ev - c0); ++c) {
+        o[c] = tile[r][c / kTileCols][c % kTileCols] * inverse;
       }
     }
-  }
+  };
+  const auto output_rows = [&]<int64_t Rows>(int64_t r0) {
+    int64_t c0 = 0;
+    for (; c0 + TileVectors * kTileCols <= ldv; c0 += TileVectors * kTileCols) {
+      output_tile.template operator()<Rows, TileVectors>(r0, c0);
+    }
+    for (; c0 < ldv; c0 += kTileCols) output_tile.template operator()<Rows, 1>(r0, c0);
+  };
+  int64_t r0 = 0;
+  for (; r0 + TileRows <= rows; r0 += TileRows) output_rows.template operator()<TileRows>(r0);
+  for (; r0 < rows; ++r0) output_rows.template operator()<1>(r0);
 }
 
 void attention_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
@@ -383,9 +446,9 @@ void attention_cpu(const KernelContext& context, std::span<const Tensor> inputs,
         for (int64_t task = begin; task < end; ++task) {
           const int64_t b = task / blocks, i0 = task % blocks * kRowBlock, i1 = std::min(i0 + kRowBlock, a.L);
           if (wide) {
-            attention_block<T, kWideTileRows>(a, inputs, out, b, i0, i1, scratch);
+            attention_block<T, kWideTileRows, kWideTileVectors>(a, inputs, out, b, i0, i1, scratch);
           } else {
-            attention_block<T, kTileRows>(a, inputs, out, b, i0, i1, scratch);
+            attention_block<T, kTileRows, kTileVectors>(a, inputs, out, b, i0, i1, scratch);
           }
         }
       });
