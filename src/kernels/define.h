@@ -24,6 +24,7 @@ struct OpSpec {
   const char* backward = nullptr;  // qualified name of the gradient op
   bool accepts_strided_inputs = false;
   bool data_dependent_shapes = false;  // see OpDef::data_dependent_shapes
+  bool reshapes_input = false;         // see OpDef::reshapes_input
 };
 
 // The built-in ops and their sample tables as the op families define them, in

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <numeric>
 
 #include "graph/resolved.h"
 #include "opgraph/core/device_backend.h"
@@ -45,6 +46,7 @@ struct NodeCall {
   size_t inputs, outputs;
   uint64_t constant_inputs;  // bit k: input k is one of the graph's constants (KernelContext)
   bool shaped_by_run;        // see Impl::shaped_by_run
+  bool aliases;              // its output is its input's memory, reshaped: nothing to run (Impl::storage_of)
 };
 
 // A value that each run binds anew (a graph input, or a node output handed
@@ -108,6 +110,13 @@ struct Session::Impl {
   // there, so a graph without such ops is planned and run as it would be
   // without this.
   std::vector<bool> shaped_by_run;
+  // By ValueId: the value whose memory holds it. Itself, but for the output
+  // of a node whose op reshapes its input (OpDef::reshapes_input), which is
+  // that input's memory under its own shape: the node copies nothing. Only
+  // inputs the session holds for the whole run are shared that way (a value
+  // in the arena, whose lifetime then lasts as long as the output's, or a
+  // constant), and only into outputs that are not handed to the caller.
+  std::vector<ValueId> storage_of;
   std::unique_ptr<ThreadPool> own_pool;  // when options.threads asks for a count of its own
   DeviceBackend* backend = nullptr;      // options.device's, where it is not the CPU
   Clock::time_point epoch = Clock::now();
@@ -132,6 +141,7 @@ struct Session::Impl {
   void bind_constants(const Weights& weights);
   void resolve_kernels();
   void find_shaped_by_run();
+  void find_aliases();
   void compute_lifetimes();
   void find_run_bindings();
   std::vector<int64_t> check_inputs(std::span<const Tensor> inputs, DimBindings& dims) const;
@@ -172,6 +182,7 @@ Session::Impl::Impl(Graph graph_in, Weights weights, SessionOptions options_in,
     if (shaped_by_run[resolved.outputs[i]]) std::ranges::fill(output_info.back().shape, Dim("?"));
   }
   bind_constants(weights);
+  find_aliases();
   resolve_kernels();
   compute_lifetimes();
   find_run_bindings();
@@ -199,7 +210,9 @@ void Session::Impl::resolve_kernels() {
       if (node.inputs[k] && resolved.is_constant(*node.inputs[k])) constant_inputs |= uint64_t{1} << k;
     }
     const bool by_run = !node.outputs.empty() && shaped_by_run[node.outputs[0]];
-    calls.push_back({&kernel, &node.attrs, first, node.inputs.size(), node.outputs.size(), constant_inputs, by_run});
+    const bool aliases = node.outputs.size() == 1 && storage_of[node.outputs[0]] != node.outputs[0];
+    calls.push_back(
+        {&kernel, &node.attrs, first, node.inputs.size(), node.outputs.size(), constant_inputs, by_run, aliases});
     first += node.inputs.size() + node.outputs.size();
   }
 }
@@ -213,6 +226,20 @@ void Session::Impl::find_shaped_by_run() {
   }
 }
 
+void Session::Impl::find_aliases() {
+  std::vector<bool> graph_output(resolved.values.size(), false);
+  for (ValueId id : resolved.outputs) graph_output[id] = true;
+  storage_of.resize(resolved.values.size());
+  std::iota(storage_of.begin(), storage_of.end(), ValueId{0});
+  for (const ResolvedNode& node : resolved.nodes) {
+    if (!node.op->reshapes_input || node.outputs.size() != 1 || node.inputs.empty() || !node.inputs[0]) continue;
+    const ValueId root = storage_of[*node.inputs[0]], output = node.outputs[0];
+    const bool held =
+        resolved.is_constant(root) || (resolved.defined_by_node(root) && !graph_output[root] && !shaped_by_run[root]);
+    if (held && !graph_output[output] && !shaped_by_run[output]) storage_of[output] = root;
+  }
+}
+
 void Session::Impl::compute_lifetimes() {
   std::vector<bool> graph_output(resolved.values.size(), false);
   for (ValueId id : resolved.outputs) graph_output[id] = true;
@@ -222,6 +249,11 @@ void Session::Impl::compute_lifetimes() {
       if (input && lifetime_of[*input] != kNotInArena) lifetimes[lifetime_of[*input]].last_use = i;
     }
     for (ValueId output : resolved.nodes[i].outputs) {
+      // Held in its input's memory: reading it keeps that memory alive.
+      if (storage_of[output] != output) {
+        lifetime_of[output] = lifetime_of[storage_of[output]];
+        continue;
+      }
       // Returned to the caller, or shaped by the run: allocated on its own.
       if (graph_output[output] || shaped_by_run[output]) continue;
       lifetime_of[output] = lifetimes.size();
@@ -238,7 +270,8 @@ void Session::Impl::find_run_bindings() {
   constexpr size_t kUnbound = static_cast<size_t>(-1);
   binding_of.assign(resolved.values.size(), kUnbound);
   auto slots_of = [&](ValueId value) -> std::vector<size_t>* {
-    const bool per_run = value < resolved.inputs.size() || (resolved.defined_by_node(value) && !in_arena[value]);
+    const bool per_run = value < resolved.inputs.size() ||
+                         (resolved.defined_by_node(value) && !in_arena[value] && storage_of[value] == value);
     if (!per_run) return nullptr;
     if (binding_of[value] == kUnbound) {
       binding_of[value] = bindings.size();
@@ -313,6 +346,13 @@ std::shared_ptr<const ExecutionPlan> Session::Impl::make_plan(const DimBindings&
 #endif
   plan->arena_offsets.assign(resolved.values.size(), kNotInArena);
   for (size_t i = 0; i < lifetimes.size(); ++i) plan->arena_offsets[lifetimes[i].value] = plan->memory.offsets[i];
+  for (const ResolvedNode& node : resolved.nodes) {
+    if (node.outputs.size() != 1 || storage_of[node.outputs[0]] == node.outputs[0]) continue;
+    const TensorMeta &output = plan->metas[node.outputs[0]], &held = plan->metas[storage_of[node.outputs[0]]];
+    OPGRAPH_CHECK(output.dtype == held.dtype && output.numel() == held.numel(), node_label(*node.node),
+                  ": its op is defined to reshape its input, but its output ", output.str(),
+                  " does not hold the elements of its input's ", held.str());
+  }
   return plan;
 }
 
@@ -356,6 +396,10 @@ void Session::Impl::fill_workspace(Workspace& workspace) const {
     const TensorMeta& meta = plan.metas[lifetime.value];
     workspace.values[lifetime.value] =
         Tensor::from_blob(arena + plan.arena_offsets[lifetime.value], meta.shape, {}, meta.dtype, {}, options.device);
+  }
+  for (ValueId value = 0; value < storage_of.size(); ++value) {
+    if (storage_of[value] != value)
+      workspace.values[value] = workspace.values[storage_of[value]].view(plan.metas[value].shape);
   }
   workspace.tensors.clear();
   for (const ResolvedNode& node : resolved.nodes) {
@@ -425,7 +469,7 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
       context.device = options.device;
       if (call.shaped_by_run) {
         run_shaped_by_run(i, context, workspace);
-      } else {
+      } else if (!call.aliases) {  // an aliasing node's output is its input's memory already
         (*call.kernel)(context, node_inputs, node_outputs, attrs_of(i, *plan));
       }
       if (backend) backend->check_kernel(resolved.nodes[i].node->op_type);

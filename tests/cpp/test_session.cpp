@@ -385,6 +385,54 @@ TEST(Session, PlansReuseMemoryAlongAChain) {
   for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(y.data_ptr<float>()[i], std::max(0.0f, x.data_ptr<float>()[i]));
 }
 
+// Reshapes of an intermediate value and of a constant, which share their
+// input's memory, a value whose memory is free for reuse only once its
+// reshape has been read (c would otherwise be planned over a), and reshapes
+// handed to the caller, which are copies of their own.
+Graph reshapes() {
+  return Graph::from_json(R"({
+    "inputs": [{"name": "x", "dtype": "float32", "shape": [4, 6]}],
+    "constants": [{"name": "w", "dtype": "float32", "shape": [24]}],
+    "outputs": [{"name": "out"}, {"name": "a_out"}],
+    "nodes": [
+      {"name": "relu", "op_type": "aten::relu", "inputs": ["x"], "outputs": ["a"]},
+      {"name": "view_a", "op_type": "aten::view", "inputs": ["a"], "outputs": ["b"],
+       "attrs": {"size": {"type": "ints", "value": [2, 12]}}},
+      {"name": "neg", "op_type": "aten::neg", "inputs": ["x"], "outputs": ["c"]},
+      {"name": "view_c", "op_type": "aten::reshape", "inputs": ["c"], "outputs": ["d"],
+       "attrs": {"shape": {"type": "ints", "value": [2, 12]}}},
+      {"name": "add", "op_type": "aten::add.Tensor", "inputs": ["b", "d"], "outputs": ["e"]},
+      {"name": "view_w", "op_type": "aten::view", "inputs": ["w"], "outputs": ["w2"],
+       "attrs": {"size": {"type": "ints", "value": [2, 12]}}},
+      {"name": "mul", "op_type": "aten::mul.Tensor", "inputs": ["e", "w2"], "outputs": ["f"]},
+      {"name": "flatten", "op_type": "aten::flatten.using_ints", "inputs": ["f"], "outputs": ["out"]},
+      {"name": "unsqueeze", "op_type": "aten::unsqueeze", "inputs": ["b"], "outputs": ["a_out"],
+       "attrs": {"dim": {"type": "int", "value": 0}}}
+    ]})");
+}
+
+TEST(Session, ReshapesShareTheirInputsMemory) {
+  const Weights weights = {{"w", random_tensor({24}, 1)}};
+  const Session session(reshapes(), weights);
+  const Tensor x = random_tensor({4, 6}, 2);
+  const std::vector<Tensor> first = session.run(std::vector<Tensor>{x});
+  // Only relu's, neg's, add's and mul's outputs (24 floats each) are buffers.
+  EXPECT_EQ(session.naive_bytes(), 4u * 128);
+  const float* in = x.data_ptr<float>();
+  const float* w = weights.at("w").data_ptr<float>();
+  ASSERT_EQ(first[0].shape(), (Shape{24}));
+  ASSERT_EQ(first[1].shape(), (Shape{1, 2, 12}));
+  for (int64_t i = 0; i < 24; ++i) {
+    EXPECT_EQ(first[0].data_ptr<float>()[i], (std::max(in[i], 0.0f) - in[i]) * w[i]) << i;
+    EXPECT_EQ(first[1].data_ptr<float>()[i], std::max(in[i], 0.0f)) << i;
+  }
+  // The outputs are the caller's: a second run leaves them as they were.
+  const std::vector<Tensor> kept = {first[0].clone(), first[1].clone()};
+  session.run(std::vector<Tensor>{random_tensor({4, 6}, 3)});
+  EXPECT_TRUE(same_values(first[0], kept[0]));
+  EXPECT_TRUE(same_values(first[1], kept[1]));
+}
+
 TEST(Session, ProfilesEveryNodeOfEveryRun) {
   const Session session(small_cnn(), small_cnn_weights(), {.profile = true, .optimize = false});
   for (int r = 0; r < 3; ++r) session.run(std::vector<Tensor>{random_tensor({2, 3, 8, 8}, r)});

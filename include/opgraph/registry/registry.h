@@ -83,6 +83,12 @@ struct OpDef {
   // kernel here still never allocates. The caller then sees the leading
   // elements of each buffer as the output (see data_dependent_output()).
   bool data_dependent_shapes = false;
+  // Output 0 holds input 0's elements in the same order, with its dtype
+  // (view, reshape, unsqueeze, flatten, clone): a Session gives it input 0's
+  // memory and skips the kernel where input 0 is an intermediate value or a
+  // constant, as ONNX Runtime's kernels that declare an alias and
+  // ExecuTorch's view ops do. The kernel still copies for other callers.
+  bool reshapes_input = false;
   // Inputs the conformance suites run the op on (registry/sample.h).
   std::vector<Sample> samples;
 

@@ -137,14 +137,19 @@ void resize_reference(const KernelContext&, std::span<const Tensor> inputs, std:
   });
 }
 
+// Whether a conversion's output is its input's elements as they are
+// (OpDef::reshapes_input): a copy that keeps the dtype.
+enum class SameElements : bool { No, Yes };
+
 template <const Conversion& kConversion>
-void define_conversion(BuiltinOps& builtins, const char* schema,
+void define_conversion(BuiltinOps& builtins, const char* schema, SameElements same = SameElements::No,
                        std::source_location where = std::source_location::current()) {
   define(builtins,
          {.schema = schema,
           .shape = convert_shape<kConversion>,
           .cpu = convert_kernel<false>,
-          .reference = convert_kernel<true>},
+          .reference = convert_kernel<true>,
+          .reshapes_input = same == SameElements::Yes},
          where);
 }
 
@@ -167,16 +172,19 @@ void register_convert_ops(BuiltinOps& builtins) {
                                "bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) "
                                "-> Tensor(a)");
   define_conversion<kCopy>(builtins, "aten::type_as(Tensor self, Tensor other) -> Tensor");
-  define_conversion<kClone>(builtins, "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor");
+  // opgraph's tensors are contiguous whatever the memory format asked for.
+  define_conversion<kClone>(builtins, "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+                            SameElements::Yes);
   define_conversion<kClone>(builtins,
                             "aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) "
-                            "-> Tensor(a)");
-  define_conversion<kCopy>(builtins, "aten::alias(Tensor(a) self) -> Tensor(a)");
-  define_conversion<kCopy>(builtins, "aten::detach(Tensor(a) self) -> Tensor(a)");
+                            "-> Tensor(a)",
+                            SameElements::Yes);
+  define_conversion<kCopy>(builtins, "aten::alias(Tensor(a) self) -> Tensor(a)", SameElements::Yes);
+  define_conversion<kCopy>(builtins, "aten::detach(Tensor(a) self) -> Tensor(a)", SameElements::Yes);
   // torch.export keeps GPT-2's in-place detach_ of its causal mask; the values
   // do not change, so the functional form's copy is the same.
-  define_conversion<kCopy>(builtins, "aten::detach_(Tensor(a!) self) -> Tensor(a!)");
-  define_conversion<kCopy>(builtins, "aten::lift_fresh_copy(Tensor self) -> Tensor");
+  define_conversion<kCopy>(builtins, "aten::detach_(Tensor(a!) self) -> Tensor(a!)", SameElements::Yes);
+  define_conversion<kCopy>(builtins, "aten::lift_fresh_copy(Tensor self) -> Tensor", SameElements::Yes);
   define(builtins, {.schema = "aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
                     .shape = copy_shape,
                     .cpu = convert_kernel<false, 1>,

@@ -379,14 +379,23 @@ void view_reference(const KernelContext&, std::span<const Tensor> inputs, std::s
 
 template <LayoutFn layout_of>
 void define_view(BuiltinOps& builtins, const char* schema, const char* backward = nullptr,
-                 std::source_location where = std::source_location::current()) {
+                 std::source_location where = std::source_location::current(), bool reshapes_input = false) {
   define(builtins,
          {.schema = schema,
           .shape = view_shape<layout_of>,
           .cpu = view_cpu<layout_of>,
           .reference = view_reference<layout_of>,
-          .backward = backward},
+          .backward = backward,
+          .reshapes_input = reshapes_input},
          where);
+}
+
+// A view whose output is its input's elements in order, only shaped anew
+// (OpDef::reshapes_input).
+template <LayoutFn layout_of>
+void define_reshape(BuiltinOps& builtins, const char* schema, const char* backward = nullptr,
+                    std::source_location where = std::source_location::current()) {
+  define_view<layout_of>(builtins, schema, backward, where, /*reshapes_input=*/true);
 }
 
 // embedding: out[..., :] = weight[indices[...], :].
@@ -442,24 +451,24 @@ void embedding_reference(const KernelContext&, std::span<const Tensor> inputs, s
 }  // namespace
 
 void register_shape_ops(BuiltinOps& builtins) {
-  define_view<view>(builtins, "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", "opgraph::view_backward");
-  define_view<view>(builtins, "aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor");
-  define_view<reshape>(builtins, "aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
-                       "opgraph::reshape_backward");
+  define_reshape<view>(builtins, "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", "opgraph::view_backward");
+  define_reshape<view>(builtins, "aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor");
+  define_reshape<reshape>(builtins, "aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
+                          "opgraph::reshape_backward");
   define_view<permute>(builtins, "aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)");
   define_view<transpose>(builtins, "aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)");
   define_view<t>(builtins, "aten::t(Tensor(a) self) -> Tensor(a)");
-  define_view<flatten>(builtins,
-                       "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
-                       "opgraph::flatten_backward");
+  define_reshape<flatten>(builtins,
+                          "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
+                          "opgraph::flatten_backward");
   define_view<slice_layout>(builtins,
                             "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
                             "SymInt step=1) -> Tensor(a)");
-  define_view<squeeze>(builtins, "aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)");
-  define_view<squeeze_dims>(builtins, "aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)");
+  define_reshape<squeeze>(builtins, "aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)");
+  define_reshape<squeeze_dims>(builtins, "aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)");
   define_view<select_layout>(builtins, "aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)");
-  define_view<unflatten>(builtins, "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)");
-  define_view<unsqueeze>(builtins, "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)");
+  define_reshape<unflatten>(builtins, "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)");
+  define_reshape<unsqueeze>(builtins, "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)");
   define_view<expand>(builtins, "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)");
   define_view<flip>(builtins, "aten::flip(Tensor self, int[] dims) -> Tensor");
   define_view<diagonal>(builtins, "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)");
