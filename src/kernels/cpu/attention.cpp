@@ -272,7 +272,12 @@ void apply_mask(const Attention& a, const Tensor& mask, int64_t b, int64_t i, T*
   const int64_t row = a.mask_offsets[b] + i * a.mask_row_stride, step = a.mask_col_stride;
   if (a.bool_mask) {
     const bool* m = mask.data_ptr<const bool>() + row;
-    for (int64_t j = 0; j < S; ++j) {
+    // A row of the mask is mostly True (padding and causal masks): memchr
+    // finds its first False (a zero byte) at vector speed, and the scores
+    // before it stay as they are.
+    const void* first_false = step == 1 ? std::memchr(m, 0, static_cast<size_t>(S)) : m;
+    const int64_t from = first_false == nullptr ? S : static_cast<const bool*>(first_false) - m;
+    for (int64_t j = from; j < S; ++j) {
       if (!m[j * step]) s[j * stride] = kMinusInf;
     }
   } else {
