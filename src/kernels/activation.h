@@ -9,11 +9,18 @@
 
 namespace opgraph::kernels {
 
-enum class Activation { None, ReLU, GELU, Sigmoid, Tanh, ReLU6 };
+enum class Activation { None, ReLU, GELU, GELUTanh, Sigmoid, Tanh, ReLU6 };
 
-// "none" | "relu" | "gelu" | "sigmoid" | "tanh" | "relu6" (min(max(x, 0), 6),
+// "none" | "relu" | "gelu" (the erf form) | "gelu_tanh" (GELU's tanh
+// approximation, GPT-2's) | "sigmoid" | "tanh" | "relu6" (min(max(x, 0), 6),
 // MobileNet's hardtanh); anything else throws an Error listing them.
 Activation parse_activation(std::string_view name);
+
+// Whether f' needs the pre-activation z: GELU's output does not determine z
+// (GELU is not one-to-one), where ReLU's, sigmoid's, tanh's and ReLU6's do.
+inline bool derivative_needs_pre_activation(Activation activation) {
+  return activation == Activation::GELU || activation == Activation::GELUTanh;
+}
 // The op's "activation" attribute, parsed.
 Activation activation_attr(const Attrs& attrs);
 

@@ -18,6 +18,7 @@ ACTIVATIONS = {
     "none": lambda t: t,
     "relu": torch.relu,
     "gelu": F.gelu,  # the erf form, torch's default
+    "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
     "sigmoid": torch.sigmoid,
     "tanh": torch.tanh,
     "relu6": F.relu6,
@@ -258,7 +259,7 @@ def ones(*shape, dtype=np.float32):
             "opgraph::conv2d",
             [ones(1, 3, 8, 8), ones(4, 3, 3, 3)],
             dict(activation="swish"),
-            r'activation: expected one of "none", "relu", "gelu", "sigmoid", "tanh", "relu6", got "swish"',
+            r'activation: expected one of "none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "relu6", got "swish"',
         ),
         (
             "opgraph::conv2d_act_backward",

@@ -14,6 +14,7 @@ ACTIVATIONS = {
     "none": lambda z: z,
     "relu": torch.relu,
     "gelu": torch.nn.functional.gelu,
+    "gelu_tanh": lambda z: torch.nn.functional.gelu(z, approximate="tanh"),
     "sigmoid": torch.sigmoid,
     "tanh": torch.tanh,
     "relu6": torch.nn.functional.relu6,
@@ -176,7 +177,7 @@ F32 = np.float32
         (
             [np.ones((2, 3), F32), np.ones((3, 4), F32)],
             dict(activation="swish"),
-            r'activation: expected one of "none", "relu", "gelu", "sigmoid", "tanh", "relu6", got "swish"',
+            r'activation: expected one of "none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "relu6", got "swish"',
         ),
         (
             [np.ones((2, 3), F32), np.ones((4, 5), F32)],

@@ -1,6 +1,6 @@
 """The graph rewrites a Session makes at load (SessionOptions::optimize):
-batch norms folded into convolutions, activations fused into the convolution
-or linear layer before them. The rewritten graph gives the outputs of the
+batch norms folded into convolutions, activations fused into the convolution,
+linear layer or biased product before them. The rewritten graph gives the outputs of the
 graph as written and of PyTorch."""
 
 import json
@@ -89,7 +89,8 @@ def test_dynamic_batch_runs_the_rewritten_graph_at_every_size():
 
 class Shared(nn.Module):
     """A convolution whose output is also read by another node, a linear
-    layer whose output is a graph output, and a tanh-form gelu: none fuse."""
+    layer whose output is a graph output, and an activation no product
+    applies (silu): none fuse."""
 
     def __init__(self):
         super().__init__()
@@ -99,7 +100,7 @@ class Shared(nn.Module):
     def forward(self, x):
         c = self.conv(x)
         y = self.fc((torch.relu(c) + c).mean((2, 3)))
-        return y, torch.relu(y), nn.functional.gelu(self.fc(self.norm(c).mean((2, 3))), approximate="tanh")
+        return y, torch.relu(y), nn.functional.silu(self.fc(self.norm(c).mean((2, 3))))
 
 
 def test_nodes_whose_output_is_read_elsewhere_are_left_alone():
@@ -108,7 +109,7 @@ def test_nodes_whose_output_is_read_elsewhere_are_left_alone():
     session, got, plain = run_both(extract_ir(model, (x,)), x)
     types = op_types(session)
     assert types.count("aten::relu") == 2 and "aten::_native_batch_norm_legit_no_training" in types
-    assert "aten::gelu" in types
+    assert "aten::silu" in types
     assert not any(t.startswith("opgraph::") for t in types)
     for a, b in zip(got, plain):
         np.testing.assert_array_equal(a, b)
@@ -266,6 +267,40 @@ def test_written_out_tanh_gelu_becomes_one_node():
     gelus = [node for node in nodes(session) if node["op_type"] == "aten::gelu"]
     assert len(gelus) == 1 and gelus[0]["attrs"]["approximate"]["value"] == "tanh"
     assert types.count("aten::tanh") == 2  # the other coefficient's and the returned one's
+    with torch.no_grad():
+        expected = model(x)
+    for a, b, want in zip(got, plain, expected):
+        np.testing.assert_allclose(a, b, **FLOAT32_SUMS)
+        np.testing.assert_allclose(a, want.numpy(), **FLOAT32_SUMS)
+
+
+class Conv1DMlp(nn.Module):
+    """GPT-2's MLP: transformers' Conv1D layers (addmm with an [in, out]
+    weight, its rows viewed back into the input's leading shape) around the
+    tanh GELU written out; and a near miss, an addmm whose bias is scaled
+    (beta 0.5), which keeps its activation apart."""
+
+    def __init__(self):
+        super().__init__()
+        self.w_fc, self.b_fc = nn.Parameter(torch.randn(16, 64) * 0.3), nn.Parameter(torch.randn(64))
+        self.w_proj, self.b_proj = nn.Parameter(torch.randn(64, 16) * 0.3), nn.Parameter(torch.randn(16))
+
+    def forward(self, x):
+        rows = x.view(-1, 16)
+        h = NewGelu.gelu(torch.addmm(self.b_fc, rows, self.w_fc).view(*x.shape[:-1], 64))
+        scaled = nn.functional.gelu(torch.addmm(self.b_fc, rows, self.w_fc, beta=0.5), approximate="tanh")
+        return torch.addmm(self.b_proj, h.view(-1, 64), self.w_proj).view(x.shape), scaled
+
+
+def test_conv1d_product_applies_the_tanh_gelu_after_it():
+    torch.manual_seed(0)
+    model, x = Conv1DMlp().eval(), torch.randn(2, 5, 16)
+    session, got, plain = run_both(extract_ir(model, (x,)), x)
+    gemms = [node for node in nodes(session) if node["op_type"] == "opgraph::gemm"]
+    assert [node["attrs"]["activation"]["value"] for node in gemms] == ["gelu_tanh"]
+    types = op_types(session)
+    assert types.count("aten::addmm") == 2  # the projection, with no activation after it, and the scaled bias's
+    assert types.count("aten::gelu") == 1 and "aten::tanh" not in types
     with torch.no_grad():
         expected = model(x)
     for a, b, want in zip(got, plain, expected):

@@ -14,9 +14,12 @@ namespace opgraph {
 // - An inference batch norm after a 2-D convolution, with constant weight,
 //   bias and statistics, is folded into the convolution's weight and bias
 //   (new constants; the constants no node reads any more are dropped).
-// - relu, gelu (erf form), sigmoid, tanh or hardtanh(0, 6) after a 2-D convolution or a
-//   linear layer is applied by that op as it writes its output
-//   (opgraph::conv2d, opgraph::linear), saving a pass over the tensor.
+// - relu, gelu (erf or tanh form), sigmoid, tanh or hardtanh(0, 6) after a
+//   2-D convolution, a linear layer, or an addmm adding a constant vector
+//   bias to the product with a constant matrix (GPT-2's Conv1D) is applied
+//   by that op as it writes its output (opgraph::conv2d, opgraph::linear,
+//   opgraph::gemm), saving a pass over the tensor; also where a reshape
+//   (view, flatten...) lies between the two.
 // Each only where the first op's output feeds nothing else and is not a
 // graph output. The fused node keeps the first node's name.
 // - Then use_nchwc_layout.

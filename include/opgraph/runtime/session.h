@@ -39,7 +39,8 @@ struct SessionOptions {
   bool profile = false;
   // Rewrite the graph at load to run faster, outputs the same up to float
   // rounding (graph/optimize.h): batch norms folded into convolutions,
-  // activations fused into the convolution or linear layer before them,
+  // activations fused into the convolution, linear layer or biased product
+  // (addmm) before them,
   // convolution chains on channel-blocked activations.
   // graph() and the profile then show the rewritten graph.
   bool optimize = true;

@@ -259,7 +259,7 @@ void apply_activation_grad(const KernelContext& context, const Tensor& grad, std
                            const ConvParams& p, Activation activation) {
   const Tensor &input = in[1], &weight = in[2], &bias = in[3], &output = in[4];
   Tensor pre_activation;
-  if (activation == Activation::GELU) {
+  if (derivative_needs_pre_activation(activation)) {
     pre_activation = Tensor::empty(grad.meta());
     // The forward's context with this op's inputs, whose weight is not input 1.
     const KernelContext forward{context.pool};

@@ -14,22 +14,27 @@
 namespace opgraph::kernels {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, Activation>, 6> kActivations{{{"none", Activation::None},
+constexpr std::array<std::pair<std::string_view, Activation>, 7> kActivations{{{"none", Activation::None},
                                                                                {"relu", Activation::ReLU},
                                                                                {"gelu", Activation::GELU},
+                                                                               {"gelu_tanh", Activation::GELUTanh},
                                                                                {"sigmoid", Activation::Sigmoid},
                                                                                {"tanh", Activation::Tanh},
                                                                                {"relu6", Activation::ReLU6}}};
 constexpr float kReLU6Max = 6.0f;
+// GELU's tanh form: 0.5 z (1 + tanh(kGeluTanhScale (z + kGeluTanhCube z^3))).
+constexpr double kGeluTanhScale = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
+constexpr double kGeluTanhCube = 0.044715;
 
 // oneDNN's algorithm for f': ReLU, sigmoid, tanh and ReLU6 (a clip) in the
-// forms that read the forward's output, GELU from the pre-activation.
+// forms that read the forward's output, GELU's from the pre-activation.
 dnnl::algorithm backward_algorithm(Activation activation) {
   switch (activation) {
     case Activation::ReLU: return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
     case Activation::Sigmoid: return dnnl::algorithm::eltwise_logistic_use_dst_for_bwd;
     case Activation::Tanh: return dnnl::algorithm::eltwise_tanh_use_dst_for_bwd;
     case Activation::ReLU6: return dnnl::algorithm::eltwise_clip_v2_use_dst_for_bwd;
+    case Activation::GELUTanh: return dnnl::algorithm::eltwise_gelu_tanh;
     default: return dnnl::algorithm::eltwise_gelu_erf;
   }
 }
@@ -40,7 +45,7 @@ dnnl::algorithm backward_algorithm(Activation activation) {
 void onednn_activation_grad(Activation activation, float* grad, const float* output, const float* pre_activation,
                             int64_t count, ThreadPool& pool) {
   const dnnl::algorithm algorithm = backward_algorithm(activation);
-  const bool from_output = activation != Activation::GELU;
+  const bool from_output = !derivative_needs_pre_activation(activation);
   const KernelContext given{&pool};
   // Below PyTorch's grain size the call stays on the calling thread.
   const KernelContext context = count < kParallelElements ? on_calling_thread(given) : given;
@@ -62,6 +67,12 @@ void onednn_activation_grad(Activation activation, float* grad, const float* out
   stream.wait();
 }
 
+// d/dz of 0.5 z (1 + tanh(u)), u = kGeluTanhScale (z + kGeluTanhCube z^3).
+double gelu_tanh_derivative(double z) {
+  const double t = std::tanh(kGeluTanhScale * (z + kGeluTanhCube * z * z * z));
+  return 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * kGeluTanhScale * (1 + 3 * kGeluTanhCube * z * z);
+}
+
 // float64, which oneDNN does not compute, in the forms of PyTorch's
 // threshold_backward, sigmoid_backward, tanh_backward and gelu_backward.
 void plain_activation_grad(Activation activation, double* grad, const double* y, const double* z, int64_t count,
@@ -81,6 +92,7 @@ void plain_activation_grad(Activation activation, double* grad, const double* y,
           grad[i] = grad[i] * (cdf + z[i] * pdf);
           break;
         }
+        case Activation::GELUTanh: grad[i] = grad[i] * gelu_tanh_derivative(z[i]); break;
       }
     }
   });
@@ -92,9 +104,10 @@ Activation parse_activation(std::string_view name) {
   for (const auto& [known, activation] : kActivations) {
     if (name == known) return activation;
   }
-  throw Error(detail::concat(
-      "activation: expected one of \"none\", \"relu\", \"gelu\", \"sigmoid\", \"tanh\", \"relu6\", got \"", name,
-      "\""));
+  throw Error(
+      detail::concat("activation: expected one of \"none\", \"relu\", \"gelu\", \"gelu_tanh\", \"sigmoid\", \"tanh\", "
+                     "\"relu6\", got \"",
+                     name, "\""));
 }
 
 Activation activation_attr(const Attrs& attrs) { return parse_activation(attrs.get<std::string>("activation")); }
@@ -105,6 +118,7 @@ void append_activation_post_op(dnnl::post_ops& ops, Activation activation) {
     case Activation::None: return;
     case Activation::ReLU: return ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     case Activation::GELU: return ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+    case Activation::GELUTanh: return ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
     case Activation::Sigmoid: return ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
     case Activation::Tanh: return ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_tanh, 0.0f, 0.0f);
     case Activation::ReLU6: return ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip_v2, 0.0f, kReLU6Max);
@@ -116,6 +130,7 @@ double activation_reference(Activation activation, double z) {
     case Activation::None: return z;
     case Activation::ReLU: return z < 0 ? 0 : z;
     case Activation::GELU: return z * 0.5 * (1 + std::erf(z / std::numbers::sqrt2));
+    case Activation::GELUTanh: return z * 0.5 * (1 + std::tanh(kGeluTanhScale * (z + kGeluTanhCube * z * z * z)));
     case Activation::Sigmoid: return 1 / (1 + std::exp(-z));
     case Activation::Tanh: return std::tanh(z);
     case Activation::ReLU6: return std::min(std::max(z, 0.0), double(kReLU6Max));
@@ -129,6 +144,7 @@ double activation_derivative_reference(Activation activation, double z) {
     case Activation::ReLU: return z > 0 ? 1 : 0;
     case Activation::GELU:  // Phi(z) + z phi(z)
       return 0.5 * (1 + std::erf(z / std::numbers::sqrt2)) + z * std::exp(-z * z / 2) / std::sqrt(2 * std::numbers::pi);
+    case Activation::GELUTanh: return gelu_tanh_derivative(z);
     case Activation::Sigmoid: {
       const double s = 1 / (1 + std::exp(-z));
       return s * (1 - s);

@@ -37,9 +37,11 @@ std::vector<TensorMeta> gemm_shape(std::span<const TensorMeta* const> in, const 
   return {gemm_meta(in, attrs)};
 }
 
-// dst = f(a @ b + bias), the bias broadcast over the rows.
-Product gemm_product(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& dst, Activation activation) {
-  Product p{operand(a, 2), operand(b, 2), operand(dst, 2), std::nullopt, activation};
+// dst = f(a @ b + bias), the bias broadcast over the rows; `constant_b`: b
+// is a Session's weight, multiplied in the layout it was packed into once.
+Product gemm_product(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& dst, Activation activation,
+                     bool constant_b = false) {
+  Product p{operand(a, 2), operand(b, 2), operand(dst, 2), std::nullopt, activation, constant_b};
   const int64_t n = dst.size(1);
   if (bias.defined()) p.bias = operand(bias, {1, n}, {n, 1}, 2);
   return p;
@@ -48,7 +50,9 @@ Product gemm_product(const Tensor& a, const Tensor& b, const Tensor& bias, const
 template <bool Reference>
 void gemm_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
               const Attrs& attrs) {
-  run_product(context, gemm_product(in[0], in[1], in[2], out[0], activation_attr(attrs)), out[0].dtype(), Reference);
+  const Product p =
+      gemm_product(in[0], in[1], in[2], out[0], activation_attr(attrs), is_constant_matrix(context, 1, in[1]));
+  run_product(context, p, out[0].dtype(), Reference);
 }
 
 // --- Gradients. Inputs: grad_output, a, b, bias?, output (the forward's).
@@ -71,7 +75,7 @@ Tensor pre_activation_grad(const KernelContext& context, std::span<const Tensor>
   // not monotonic) and the fused forward never stored: recompute it, at the
   // cost of one more forward product.
   Tensor z;
-  if (activation == Activation::GELU) {
+  if (derivative_needs_pre_activation(activation)) {
     z = Tensor::empty(grad.meta());
     run_product(context, gemm_product(a, b, bias, z, Activation::None), z.dtype(), false);
   }

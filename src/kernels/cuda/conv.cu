@@ -202,7 +202,7 @@ void conv2d_act_backward_kernel(const KernelContext& context, std::span<const Te
     if (activation != Activation::None) {
       dz = in[0].clone();
       Tensor z;
-      if (activation == Activation::GELU) {
+      if (kernels::derivative_needs_pre_activation(activation)) {
         z = Tensor::empty(in[4].meta(), in[4].device());
         forward<T>(c, in[1], in[2], in[3], z, Activation::None, stream);
       }

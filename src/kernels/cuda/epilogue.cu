@@ -13,12 +13,22 @@ using kernels::Activation;
 
 constexpr int kThreads = 256;
 
+// GELU's tanh form: 0.5 z (1 + tanh(u)), u = kGeluTanhScale (z + kGeluTanhCube z^3).
+constexpr double kGeluTanhScale = 0.7978845608028654;  // sqrt(2 / pi)
+constexpr double kGeluTanhCube = 0.044715;
+
+template <typename T>
+__device__ T gelu_tanh_argument(T z) {
+  return T(kGeluTanhScale) * (z + T(kGeluTanhCube) * z * z * z);
+}
+
 template <typename T>
 __device__ T activate(Activation activation, T z) {
   switch (activation) {
     case Activation::None: return z;
     case Activation::ReLU: return z > 0 ? z : T(0);
     case Activation::GELU: return T(0.5) * z * (T(1) + erf(z * T(M_SQRT1_2)));
+    case Activation::GELUTanh: return T(0.5) * z * (T(1) + tanh(gelu_tanh_argument(z)));
     case Activation::Sigmoid: return T(1) / (T(1) + exp(-z));
     case Activation::Tanh: return tanh(z);
     case Activation::ReLU6: return z < 0 ? T(0) : (z > 6 ? T(6) : z);
@@ -26,7 +36,7 @@ __device__ T activate(Activation activation, T z) {
   return z;
 }
 
-// f'(z) from y = f(z), or from z itself for GELU (see the header).
+// f'(z) from y = f(z), or from z itself for GELU's two forms (see the header).
 template <typename T>
 __device__ T derivative(Activation activation, T y, T z) {
   switch (activation) {
@@ -34,6 +44,11 @@ __device__ T derivative(Activation activation, T y, T z) {
     case Activation::ReLU: return y > 0 ? T(1) : T(0);
     case Activation::GELU:
       return T(0.5) * (T(1) + erf(z * T(M_SQRT1_2))) + z * exp(T(-0.5) * z * z) * T(0.5 * M_2_SQRTPI * M_SQRT1_2);
+    case Activation::GELUTanh: {
+      const T t = tanh(gelu_tanh_argument(z));
+      return T(0.5) * (T(1) + t) +
+             T(0.5) * z * (T(1) - t * t) * T(kGeluTanhScale) * (T(1) + T(3 * kGeluTanhCube) * z * z);
+    }
     case Activation::Sigmoid: return y * (T(1) - y);
     case Activation::Tanh: return T(1) - y * y;
     case Activation::ReLU6: return y > 0 && y < 6 ? T(1) : T(0);

@@ -40,7 +40,7 @@ void gemm_backward_kernel(const KernelContext& context, std::span<const Tensor> 
     dz = grad.clone();
     // GELU's derivative needs z, which its output does not determine: recompute it.
     Tensor z;
-    if (activation == Activation::GELU) {
+    if (kernels::derivative_needs_pre_activation(activation)) {
       z = Tensor::empty(grad.meta(), grad.device());
       fused_gemm(a, b, bias, z, Activation::None, stream);
     }

@@ -232,7 +232,7 @@ void register_conv_samples(BuiltinOps& builtins) {
 
   // The fused convolution and activation: each activation on the 2-d windows.
   std::vector<Sample> fused;
-  const char* activations[] = {"none", "relu", "gelu", "sigmoid", "tanh", "relu6"};
+  const char* activations[] = {"none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "relu6"};
   size_t next = 0;
   for (Sample sample : convolutions(2, "conv")) {
     sample.attrs.emplace_back("activation", std::string(activations[next++ % std::size(activations)]));
@@ -242,10 +242,10 @@ void register_conv_samples(BuiltinOps& builtins) {
   const Conv c{1, 4, 5, 6, 3};
   std::vector<Attr> silu = window_attrs(c, 2);
   silu.emplace_back("activation", std::string("silu"));
-  fused.push_back(
-      bad(conv_inputs(c, 2, false, F32),
-          "activation: expected one of \"none\", \"relu\", \"gelu\", \"sigmoid\", \"tanh\", \"relu6\", got \"silu\"",
-          silu));
+  fused.push_back(bad(conv_inputs(c, 2, false, F32),
+                      "activation: expected one of \"none\", \"relu\", \"gelu\", \"gelu_tanh\", \"sigmoid\", \"tanh\", "
+                      "\"relu6\", got \"silu\"",
+                      silu));
   builtins.add_samples("opgraph::conv2d", fused);
 
   register_conv_backward_samples(builtins);

@@ -29,7 +29,7 @@ std::vector<Sample> products(std::initializer_list<DType> dtypes) {
   return table;
 }
 
-const char* const activations[] = {"none", "relu", "gelu", "sigmoid", "tanh", "relu6"};
+const char* const activations[] = {"none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "relu6"};
 
 // `table` with each good sample's activation the next of `activations`.
 std::vector<Sample> activated(std::vector<Sample> table) {
@@ -42,7 +42,8 @@ std::vector<Sample> activated(std::vector<Sample> table) {
 }
 
 const std::string unknown_activation =
-    "activation: expected one of \"none\", \"relu\", \"gelu\", \"sigmoid\", \"tanh\", \"relu6\", got \"silu\"";
+    "activation: expected one of \"none\", \"relu\", \"gelu\", \"gelu_tanh\", \"sigmoid\", \"tanh\", \"relu6\", got "
+    "\"silu\"";
 
 void register_fused_samples(BuiltinOps& builtins) {
   // a @ b (+ bias), activated; bias None on every other product.
