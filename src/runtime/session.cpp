@@ -14,6 +14,7 @@
 #include "opgraph/graph/optimize.h"
 #include "opgraph/package/loader.h"
 #include "opgraph/runtime/memory_plan.h"
+#include "runtime/output_pool.h"
 #include "runtime/trace.h"
 
 namespace opgraph {
@@ -117,6 +118,7 @@ struct Session::Impl {
   // in the arena, whose lifetime then lasts as long as the output's, or a
   // constant), and only into outputs that are not handed to the caller.
   std::vector<ValueId> storage_of;
+  std::shared_ptr<OutputPool> output_pool = std::make_shared<OutputPool>();  // the CPU outputs' buffers
   std::unique_ptr<ThreadPool> own_pool;  // when options.threads asks for a count of its own
   DeviceBackend* backend = nullptr;      // options.device's, where it is not the CPU
   Clock::time_point epoch = Clock::now();
@@ -451,7 +453,8 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
   }
   for (const RunBinding& binding : bindings) {
     if (resolved.defined_by_node(binding.value) && !shaped_by_run[binding.value]) {
-      bind(binding, Tensor::empty(plan->metas[binding.value], options.device));
+      const TensorMeta& meta = plan->metas[binding.value];
+      bind(binding, backend ? Tensor::empty(meta, options.device) : output_pool->take(meta));
     }
   }
 

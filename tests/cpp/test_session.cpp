@@ -254,6 +254,20 @@ TEST(Session, ReusedWorkspacesKeepNothingOfTheCaller) {
   EXPECT_EQ(second_x.storage_use_count(), 1) << "the input is still held by the session";
 }
 
+TEST(Session, AnOutputLetGoOfIsReusedByALaterRun) {
+  const Session session(testing::relu_chain(3), {});
+  const Tensor x = random_tensor({64, 64}, 4);
+  Tensor y = session.run(std::vector<Tensor>{x})[0];
+  const void* address = y.data();
+  const Tensor held = session.run(std::vector<Tensor>{x})[0];  // y still held: another buffer
+  EXPECT_NE(held.data(), address);
+  y = Tensor();
+  const Tensor again = session.run(std::vector<Tensor>{random_tensor({64, 64}, 5)})[0];
+  EXPECT_EQ(again.data(), address);
+  EXPECT_EQ(again.storage_use_count(), 1);
+  EXPECT_TRUE(same_values(held, session.run(std::vector<Tensor>{x})[0]));  // held was not written since
+}
+
 TEST(Session, ChecksTheWeights) {
   Weights weights = small_cnn_weights();
   weights.erase("fc.weight");

@@ -89,7 +89,9 @@ class Session {
   // from the first input that has them). Returns newly allocated outputs in
   // graph order. Safe to call from several threads at once: each run has its
   // own arena, and gives the same results as a run alone. On a GPU a run
-  // returns once its work on the stream is done.
+  // returns once its work on the stream is done. An output's memory is the
+  // caller's until the caller lets go of it; the session then keeps it for a
+  // later run's output of the same size (a few buffers at most).
   std::vector<Tensor> run(std::span<const Tensor> inputs) const;
   std::vector<Tensor> run(const std::unordered_map<std::string, Tensor>& inputs) const;
   std::vector<Tensor> run(std::span<const std::pair<std::string, Tensor>> inputs) const;
