@@ -16,6 +16,11 @@ enum class Activation { None, ReLU, GELU, GELUTanh, Sigmoid, Tanh, ReLU6 };
 // MobileNet's hardtanh); anything else throws an Error listing them.
 Activation parse_activation(std::string_view name);
 
+// GELU's tanh form, 0.5 z (1 + tanh(kGeluTanhScale (z + kGeluTanhCube z^3))),
+// with PyTorch's constants, for the CPU and CUDA kernels alike.
+inline constexpr double kGeluTanhScale = 0.7978845608028654;  // sqrt(2 / pi)
+inline constexpr double kGeluTanhCube = 0.044715;
+
 // Whether f' needs the pre-activation z: GELU's output does not determine z
 // (GELU is not one-to-one), where ReLU's, sigmoid's, tanh's and ReLU6's do.
 inline bool derivative_needs_pre_activation(Activation activation) {

@@ -1,37 +1,23 @@
 #include "runtime/output_pool.h"
 
-#include <cstdlib>
-
-#include "opgraph/core/error.h"
-
 namespace opgraph {
 
-OutputPool::~OutputPool() {
-  for (const auto& [bytes, buffer] : free_) std::free(buffer);
-}
-
 Tensor OutputPool::take(const TensorMeta& meta) {
-  // As Tensor::empty allocates: whole alignment units, at least one.
-  const size_t bytes =
-      (std::max<size_t>(meta.nbytes(), 1) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  void* buffer = nullptr;
+  const size_t bytes = meta.nbytes();
+  Tensor buffer;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = free_.find(bytes); it != free_.end()) {
-      buffer = it->second;
+      buffer = std::move(it->second);
       free_.erase(it);
     }
   }
-  if (buffer == nullptr) {
-    buffer = std::aligned_alloc(kTensorAlignment, bytes);
-    OPGRAPH_CHECK(buffer != nullptr, "out of memory allocating ", meta.nbytes(), " bytes for an output ", meta.str());
-  }
-  return Tensor::from_blob(buffer, meta.shape, {}, meta.dtype, [pool = weak_from_this(), buffer, bytes] {
-    if (const std::shared_ptr<OutputPool> alive = pool.lock()) {
-      alive->give_back(buffer, bytes);
-    } else {
-      std::free(buffer);
-    }
+  if (!buffer.defined()) buffer = Tensor::empty({static_cast<int64_t>(bytes)}, DType::UInt8);
+  // The output borrows the buffer's memory; the buffer itself goes with the
+  // release function, back to the pool or, if the pool is gone, away.
+  void* data = buffer.data();
+  return Tensor::from_blob(data, meta.shape, {}, meta.dtype, [pool = weak_from_this(), buffer = std::move(buffer)] {
+    if (const std::shared_ptr<OutputPool> alive = pool.lock()) alive->give_back(buffer);
   });
 }
 
@@ -40,15 +26,9 @@ size_t OutputPool::free_buffers() const {
   return free_.size();
 }
 
-void OutputPool::give_back(void* buffer, size_t bytes) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (free_.size() < kMaxFreeBuffers) {
-      free_.emplace(bytes, buffer);
-      return;
-    }
-  }
-  std::free(buffer);
+void OutputPool::give_back(const Tensor& buffer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (free_.size() < kMaxFreeBuffers) free_.emplace(buffer.nbytes(), buffer);
 }
 
 }  // namespace opgraph

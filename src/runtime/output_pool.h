@@ -28,7 +28,6 @@ class OutputPool : public std::enable_shared_from_this<OutputPool> {
   OutputPool() = default;
   OutputPool(const OutputPool&) = delete;
   OutputPool& operator=(const OutputPool&) = delete;
-  ~OutputPool();
 
   // A CPU tensor of `meta`, in a buffer given back earlier when one of its
   // size waits, else in a new one. Its storage goes back to the pool when
@@ -38,10 +37,10 @@ class OutputPool : public std::enable_shared_from_this<OutputPool> {
   size_t free_buffers() const;
 
  private:
-  void give_back(void* buffer, size_t bytes);
+  void give_back(const Tensor& buffer);
 
   mutable std::mutex mutex_;
-  std::multimap<size_t, void*> free_;  // by size in bytes
+  std::multimap<size_t, Tensor> free_;  // uint8 buffers, by size in bytes
 };
 
 }  // namespace opgraph

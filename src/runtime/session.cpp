@@ -143,6 +143,7 @@ struct Session::Impl {
   void bind_constants(const Weights& weights);
   void resolve_kernels();
   void find_shaped_by_run();
+  std::vector<bool> allocated_apart() const;
   void find_aliases();
   void compute_lifetimes();
   void find_run_bindings();
@@ -228,23 +229,28 @@ void Session::Impl::find_shaped_by_run() {
   }
 }
 
+// By ValueId: a node output returned to the caller or shaped by the run,
+// which is allocated on its own rather than in the arena.
+std::vector<bool> Session::Impl::allocated_apart() const {
+  std::vector<bool> apart = shaped_by_run;
+  for (ValueId id : resolved.outputs) apart[id] = true;
+  return apart;
+}
+
 void Session::Impl::find_aliases() {
-  std::vector<bool> graph_output(resolved.values.size(), false);
-  for (ValueId id : resolved.outputs) graph_output[id] = true;
+  const std::vector<bool> apart = allocated_apart();
   storage_of.resize(resolved.values.size());
   std::iota(storage_of.begin(), storage_of.end(), ValueId{0});
   for (const ResolvedNode& node : resolved.nodes) {
     if (!node.op->reshapes_input || node.outputs.size() != 1 || node.inputs.empty() || !node.inputs[0]) continue;
     const ValueId root = storage_of[*node.inputs[0]], output = node.outputs[0];
-    const bool held =
-        resolved.is_constant(root) || (resolved.defined_by_node(root) && !graph_output[root] && !shaped_by_run[root]);
-    if (held && !graph_output[output] && !shaped_by_run[output]) storage_of[output] = root;
+    const bool held = resolved.is_constant(root) || (resolved.defined_by_node(root) && !apart[root]);
+    if (held && !apart[output]) storage_of[output] = root;
   }
 }
 
 void Session::Impl::compute_lifetimes() {
-  std::vector<bool> graph_output(resolved.values.size(), false);
-  for (ValueId id : resolved.outputs) graph_output[id] = true;
+  const std::vector<bool> apart = allocated_apart();
   std::vector<size_t> lifetime_of(resolved.values.size(), kNotInArena);
   for (size_t i = 0; i < resolved.nodes.size(); ++i) {
     for (const std::optional<ValueId>& input : resolved.nodes[i].inputs) {
@@ -256,8 +262,7 @@ void Session::Impl::compute_lifetimes() {
         lifetime_of[output] = lifetime_of[storage_of[output]];
         continue;
       }
-      // Returned to the caller, or shaped by the run: allocated on its own.
-      if (graph_output[output] || shaped_by_run[output]) continue;
+      if (apart[output]) continue;
       lifetime_of[output] = lifetimes.size();
       lifetimes.push_back({output, i, i});
     }

@@ -16,6 +16,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/activation.h"
 #include "kernels/cpu/elementwise_map.h"
 #include "kernels/cpu/vec_math.h"
 
@@ -39,9 +40,8 @@ bool tanh_approximation(const Attrs& attrs) {
 
 // PyTorch's constants for gelu, so that results match it to rounding.
 constexpr double kSqrtHalf = std::numbers::sqrt2 / 2;
-constexpr double kInvSqrt2Pi = std::numbers::inv_sqrtpi * kSqrtHalf;      // 1 / sqrt(2 pi)
-constexpr double kBeta = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
-constexpr double kKappa = 0.044715;
+constexpr double kInvSqrt2Pi = std::numbers::inv_sqrtpi * kSqrtHalf;              // 1 / sqrt(2 pi)
+static_assert(kGeluTanhScale == std::numbers::sqrt2 * std::numbers::inv_sqrtpi);  // sqrt(2 / pi)
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 template <typename T>
@@ -68,7 +68,7 @@ struct Gelu {
   Gelu(const Attrs& attrs, DType) { tanh_approximation(attrs); }
   template <typename T>
   T operator()(T x) const {
-    if constexpr (kTanh) return T(0.5) * x * (T(1) + fast_tanh(T(kBeta) * (x + T(kKappa) * x * x * x)));
+    if constexpr (kTanh) return T(0.5) * x * (T(1) + fast_tanh(T(kGeluTanhScale) * (x + T(kGeluTanhCube) * x * x * x)));
     return x * T(0.5) * (T(1) + fast_erf(x * T(kSqrtHalf)));
   }
 };
@@ -312,10 +312,10 @@ struct GeluBackward {
   T operator()(T grad, T x) const {
     if constexpr (kTanh) {
       const T x_sq = x * x;
-      const T tanh_inner = fast_tanh(T(kBeta) * (x + T(kKappa) * x_sq * x));
+      const T tanh_inner = fast_tanh(T(kGeluTanhScale) * (x + T(kGeluTanhCube) * x_sq * x));
       const T left_derivative = T(0.5) * (T(1) + tanh_inner);
       const T right_derivative =
-          T(0.5) * x * (T(1) - tanh_inner * tanh_inner) * T(kBeta) * (T(1) + T(3 * kKappa) * x_sq);
+          T(0.5) * x * (T(1) - tanh_inner * tanh_inner) * T(kGeluTanhScale) * (T(1) + T(3 * kGeluTanhCube) * x_sq);
       return grad * (left_derivative + right_derivative);
     }
     const T cdf = T(0.5) * (T(1) + fast_erf(x * T(kSqrtHalf)));

@@ -238,6 +238,16 @@ void tile_product(const T* a, int64_t a_row, int64_t a_depth, const T* b, int64_
   }
 }
 
+// Calls step.template operator()<Count>(at) for steps over [0, n) of Count
+// units of `Unit`: Count = Wide while a whole wide step fits, then Count = 1
+// for the rest (a block's last keys or rows, or a last single vector).
+template <int64_t Wide, int64_t Unit = 1, typename Step>
+void in_steps(int64_t n, Step&& step) {
+  int64_t at = 0;
+  for (; at + Wide * Unit <= n; at += Wide * Unit) step.template operator()<Wide>(at);
+  for (; at < n; at += Unit) step.template operator()<1>(at);
+}
+
 // sum over e < n of a[e] * b[e], for n a multiple of kTileCols.
 template <typename T>
 T dot(const T* a, const T* b, int64_t n) {
@@ -379,24 +389,16 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
     for (int64_t e = 0; e < E; ++e) {
       for (int64_t r = 0; r < width; ++r) query_t[e * kRowBlock + r] = r < rows ? q[(i0 + r) * E + e] * scale : T(0);
     }
-    // Score rows [j0, j0 + Rows) of columns [c0, c0 + Vectors * kTileCols).
-    const auto score_tile = [&]<int64_t Rows, int64_t Vectors>(int64_t j0, int64_t c0) {
-      Tile<T, Rows, Vectors> tile;
-      tile_product(k + j0 * E, E, 1, query_t + c0, kRowBlock, E, tile);
-      for (int64_t r = 0; r < Rows; ++r) {
-        std::memcpy(scores + (j0 + r) * kRowBlock + c0, &tile[r], sizeof tile[r]);
-      }
-    };
-    const auto score_columns = [&]<int64_t Vectors>(int64_t c0) {
-      int64_t j0 = 0;
-      for (; j0 + TileRows <= S; j0 += TileRows) score_tile.template operator()<TileRows, Vectors>(j0, c0);
-      for (; j0 < S; ++j0) score_tile.template operator()<1, Vectors>(j0, c0);
-    };
-    int64_t c0 = 0;
-    for (; c0 + TileVectors * kTileCols <= width; c0 += TileVectors * kTileCols) {
-      score_columns.template operator()<TileVectors>(c0);
-    }
-    for (; c0 < width; c0 += kTileCols) score_columns.template operator()<1>(c0);
+    // Tiles of score rows [j0, j0 + Rows), columns [c0, c0 + Vectors * kTileCols).
+    in_steps<TileVectors, kTileCols>(width, [&]<int64_t Vectors>(int64_t c0) {
+      in_steps<TileRows>(S, [&]<int64_t Rows>(int64_t j0) {
+        Tile<T, Rows, Vectors> tile;
+        tile_product(k + j0 * E, E, 1, query_t + c0, kRowBlock, E, tile);
+        for (int64_t r = 0; r < Rows; ++r) {
+          std::memcpy(scores + (j0 + r) * kRowBlock + c0, &tile[r], sizeof tile[r]);
+        }
+      });
+    });
     for (int64_t r = 0; r < rows; ++r) mask_row(a, inputs, b, i0 + r, scores + r, kRowBlock, S);
     softmax_columns(scores, S, width, scratch.inverse_sums);
   }
@@ -412,28 +414,20 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
     }
     value = scratch.value.data();
   }
-  // Output rows [r0, r0 + Rows), columns [c0, c0 + Vectors * kTileCols).
-  const auto output_tile = [&]<int64_t Rows, int64_t Vectors>(int64_t r0, int64_t c0) {
-    Tile<T, Rows, Vectors> tile;
-    tile_product(scores + r0, 1, kRowBlock, value + c0, ldv, S, tile);
-    for (int64_t r = 0; r < Rows; ++r) {
-      T* o = out + (b * a.L + i0 + r0 + r) * Ev + c0;
-      const T inverse = scratch.inverse_sums[r0 + r];
-      for (int64_t c = 0; c < std::min(Vectors * kTileCols, Ev - c0); ++c) {
-        o[c] = tile[r][c / kTileCols][c % kTileCols] * inverse;
+  // Tiles of output rows [r0, r0 + Rows), columns [c0, c0 + Vectors * kTileCols).
+  in_steps<TileRows>(rows, [&]<int64_t Rows>(int64_t r0) {
+    in_steps<TileVectors, kTileCols>(ldv, [&]<int64_t Vectors>(int64_t c0) {
+      Tile<T, Rows, Vectors> tile;
+      tile_product(scores + r0, 1, kRowBlock, value + c0, ldv, S, tile);
+      for (int64_t r = 0; r < Rows; ++r) {
+        T* o = out + (b * a.L + i0 + r0 + r) * Ev + c0;
+        const T inverse = scratch.inverse_sums[r0 + r];
+        for (int64_t c = 0; c < std::min(Vectors * kTileCols, Ev - c0); ++c) {
+          o[c] = tile[r][c / kTileCols][c % kTileCols] * inverse;
+        }
       }
-    }
-  };
-  const auto output_rows = [&]<int64_t Rows>(int64_t r0) {
-    int64_t c0 = 0;
-    for (; c0 + TileVectors * kTileCols <= ldv; c0 += TileVectors * kTileCols) {
-      output_tile.template operator()<Rows, TileVectors>(r0, c0);
-    }
-    for (; c0 < ldv; c0 += kTileCols) output_tile.template operator()<Rows, 1>(r0, c0);
-  };
-  int64_t r0 = 0;
-  for (; r0 + TileRows <= rows; r0 += TileRows) output_rows.template operator()<TileRows>(r0);
-  for (; r0 < rows; ++r0) output_rows.template operator()<1>(r0);
+    });
+  });
 }
 
 void attention_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,

@@ -22,9 +22,6 @@ constexpr std::array<std::pair<std::string_view, Activation>, 7> kActivations{{{
                                                                                {"tanh", Activation::Tanh},
                                                                                {"relu6", Activation::ReLU6}}};
 constexpr float kReLU6Max = 6.0f;
-// GELU's tanh form: 0.5 z (1 + tanh(kGeluTanhScale (z + kGeluTanhCube z^3))).
-constexpr double kGeluTanhScale = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
-constexpr double kGeluTanhCube = 0.044715;
 
 // oneDNN's algorithm for f': ReLU, sigmoid, tanh and ReLU6 (a clip) in the
 // forms that read the forward's output, GELU's from the pre-activation.

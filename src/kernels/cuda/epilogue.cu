@@ -13,10 +13,10 @@ using kernels::Activation;
 
 constexpr int kThreads = 256;
 
-// GELU's tanh form: 0.5 z (1 + tanh(u)), u = kGeluTanhScale (z + kGeluTanhCube z^3).
-constexpr double kGeluTanhScale = 0.7978845608028654;  // sqrt(2 / pi)
-constexpr double kGeluTanhCube = 0.044715;
+using kernels::kGeluTanhCube;
+using kernels::kGeluTanhScale;
 
+// The argument of GELU's tanh form: kGeluTanhScale (z + kGeluTanhCube z^3).
 template <typename T>
 __device__ T gelu_tanh_argument(T z) {
   return T(kGeluTanhScale) * (z + T(kGeluTanhCube) * z * z * z);
