@@ -254,6 +254,35 @@ TEST(Session, ReusedWorkspacesKeepNothingOfTheCaller) {
   EXPECT_EQ(second_x.storage_use_count(), 1) << "the input is still held by the session";
 }
 
+// An op declared to reshape its input whose shape function disagrees: the
+// Session refuses to share the input's memory with an output that does not
+// hold the input's elements, naming the node.
+TEST(Session, AReshapeThatChangesTheElementCountIsRefused) {
+  if (Registry::global().find("test_session::grows") == nullptr) {
+    OpDef op;
+    op.schema = Schema::parse("test_session::grows(Tensor self) -> Tensor");
+    op.shape_fn = [](std::span<const TensorMeta* const> in, const Attrs&) {
+      return std::vector<TensorMeta>{{in[0]->dtype, {in[0]->numel() + 1}}};
+    };
+    op.kernels[static_cast<size_t>(DeviceType::CPU)] = [](const KernelContext&, std::span<const Tensor>,
+                                                          std::span<const Tensor>, const Attrs&) {};
+    op.reshapes_input = true;
+    op.source = "test_session.cpp";
+    Registry::global().add(std::move(op));
+  }
+  const Graph graph = Graph::from_json(R"({"inputs": [{"name": "x", "dtype": "float32", "shape": [4]}],
+    "outputs": [{"name": "z"}],
+    "nodes": [{"name": "relu", "op_type": "aten::relu", "inputs": ["x"], "outputs": ["y"]},
+              {"name": "grow", "op_type": "test_session::grows", "inputs": ["y"], "outputs": ["g"]},
+              {"name": "neg", "op_type": "aten::neg", "inputs": ["g"], "outputs": ["z"]}]})");
+  const std::string message = error_of([&] { Session(graph, {}); });
+  EXPECT_NE(message.find("its op is defined to reshape its input, but its output float32[5] does not hold the "
+                         "elements of its input's float32[4]"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("grow"), std::string::npos) << message;
+}
+
 TEST(Session, AnOutputLetGoOfIsReusedByALaterRun) {
   const Session session(testing::relu_chain(3), {});
   const Tensor x = random_tensor({64, 64}, 4);
