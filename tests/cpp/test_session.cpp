@@ -55,6 +55,24 @@ TEST(Session, RunsTheGraphAsDirectOpCallsDo) {
   expect_close(outputs[0], cnn_by_calls(x, weights));
 }
 
+// A convolution called directly between two runs of a Session that keeps its
+// weights converted, with other weights of the same shape, changes neither
+// the Session's results nor its own (the two once shared the pointer to the
+// converted weights, and the call converted its weights into the Session's).
+TEST(Session, DirectCallsLeaveItsConvertedWeightsAlone) {
+  const Weights weights = small_cnn_weights();
+  Weights others = weights;
+  others["conv.weight"] = random_tensor({4, 3, 3, 3}, 5);
+  const Tensor x = random_tensor({2, 3, 8, 8}, 9);
+  const Tensor want_others = cnn_by_calls(x, others);
+
+  const Session session(small_cnn("2"), weights, {.optimize = false});
+  const Tensor first = session.run(std::vector<Tensor>{x})[0];
+  expect_close(first, cnn_by_calls(x, weights));
+  expect_close(cnn_by_calls(x, others), want_others);
+  expect_close(session.run(std::vector<Tensor>{x})[0], first);
+}
+
 TEST(Session, DescribesInputsAndOutputs) {
   const Session session(small_cnn(), small_cnn_weights());
   ASSERT_EQ(session.inputs().size(), 1u);

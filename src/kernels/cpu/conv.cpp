@@ -306,7 +306,6 @@ struct ForwardCall {
     if (plan->scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, unbound_memory(plan->scratchpad));
     if (plan->weights.convert && plan->weights.plain.get_size() <= kKeptWeightBytes) {
       kept_weights = Tensor::empty({static_cast<int64_t>(plan->weights.chosen.get_size())}, DType::UInt8);
-      conv_weights.set_data_handle(kept_weights.data());
     }
     weights_offset = aligned_size(plan->src.scratch_bytes());
     dst_offset = weights_offset + (kept_weights.defined() ? 0 : aligned_size(plan->weights.scratch_bytes()));
@@ -329,10 +328,12 @@ struct ForwardCall {
     weights.set_data_handle(weight.data());
     dst.set_data_handle(out.data());
     if (plan->src.convert) conv_src.set_data_handle(scratch);
+    // Every call points the converted weights anew: a Session's call before
+    // this one may have pointed them at its own conversion, freed since.
     if (converted_weights != nullptr) {
       conv_weights.set_data_handle(const_cast<void*>(converted_weights));
-    } else if (plan->weights.convert && !kept_weights.defined()) {
-      conv_weights.set_data_handle(scratch + weights_offset);
+    } else if (plan->weights.convert) {
+      conv_weights.set_data_handle(kept_weights.defined() ? kept_weights.data() : scratch + weights_offset);
     }
     if (plan->dst.convert) conv_dst.set_data_handle(scratch + dst_offset);
     if (bias.defined()) args.at(DNNL_ARG_BIAS).set_data_handle(bias.data());
