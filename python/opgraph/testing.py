@@ -7,8 +7,8 @@ src/kernels/samples for built-in ops).
     assert report.ok
 
 First the native checks (``opgraph._C.check_samples``: the kernel against
-its reference, twice into the same outputs, from four threads, every bad
-sample's error), then each good sample through every front end, each result
+its reference, twice into the same outputs, from four threads, over its
+input where the op may write its output in place, every bad sample's error), then each good sample through every front end, each result
 held to the reference (the op's reference implementation where it has one,
 else its kernel called from NumPy) within the sample's tolerance:
 

@@ -103,25 +103,6 @@ void fold_batch_norms(Graph& graph, Weights& weights, const Registry& registry) 
 
 // ---- activation fusion -------------------------------------------------------
 
-// The activation attribute value (see fused_activation.h) a node computes, or nullopt.
-std::optional<std::string> activation_of(const Node& node, const Registry& registry) {
-  if (node.op_type == "aten::relu") return "relu";
-  if (node.op_type == "aten::sigmoid") return "sigmoid";
-  if (node.op_type == "aten::tanh") return "tanh";
-  if (node.op_type == "aten::hardtanh") {
-    const std::optional<Attrs> attrs = bound_attrs(node, registry);
-    if (!attrs || scalar_attr(*attrs, "min_val") != 0.0 || scalar_attr(*attrs, "max_val") != 6.0) return std::nullopt;
-    return "relu6";
-  }
-  if (node.op_type != "aten::gelu") return std::nullopt;
-  const std::optional<Attrs> attrs = bound_attrs(node, registry);
-  if (!attrs) return std::nullopt;
-  const std::string& approximate = attrs->get<std::string>("approximate");
-  if (approximate == "none") return "gelu";
-  if (approximate == "tanh") return "gelu_tanh";
-  return std::nullopt;
-}
-
 // aten::addmm(bias, x, w) adding a constant vector to each row of x @ w (beta
 // and alpha 1), as GPT-2's Conv1D layers do, becomes opgraph::gemm(x, w,
 // bias), which can apply an activation as it writes; false for any other node.
@@ -181,6 +162,7 @@ void optimize(Graph& graph, Weights& weights, const Registry& registry) {
   fuse_tanh_gelu(graph, weights, registry);
   fuse_activations(graph, weights, registry);
   use_nchwc_layout(graph, registry);
+  fuse_residual_adds(graph, weights, registry);
 }
 
 }  // namespace opgraph

@@ -24,6 +24,24 @@ std::optional<Attrs> bound_attrs(const Node& node, const Registry& registry) {
   }
 }
 
+std::optional<std::string> activation_of(const Node& node, const Registry& registry) {
+  if (node.op_type == "aten::relu") return "relu";
+  if (node.op_type == "aten::sigmoid") return "sigmoid";
+  if (node.op_type == "aten::tanh") return "tanh";
+  if (node.op_type == "aten::hardtanh") {
+    const std::optional<Attrs> attrs = bound_attrs(node, registry);
+    if (!attrs || scalar_attr(*attrs, "min_val") != 0.0 || scalar_attr(*attrs, "max_val") != 6.0) return std::nullopt;
+    return "relu6";
+  }
+  if (node.op_type != "aten::gelu") return std::nullopt;
+  const std::optional<Attrs> attrs = bound_attrs(node, registry);
+  if (!attrs) return std::nullopt;
+  const std::string& approximate = attrs->get<std::string>("approximate");
+  if (approximate == "none") return "gelu";
+  if (approximate == "tanh") return "gelu_tanh";
+  return std::nullopt;
+}
+
 const std::string* single_value(const NodeInput& input) {
   return !input.is_list && input.values.size() == 1 ? &input.values[0] : nullptr;
 }

@@ -23,6 +23,10 @@ std::unordered_map<std::string, int> count_uses(const Graph& graph);
 // would without the rewrites.
 std::optional<Attrs> bound_attrs(const Node& node, const Registry& registry);
 
+// The activation attribute value (see kernels/activation.h) a node
+// computes ("relu", "gelu_tanh", ...), or nullopt.
+std::optional<std::string> activation_of(const Node& node, const Registry& registry);
+
 // The one value a tensor argument passes, if it passes exactly one.
 const std::string* single_value(const NodeInput& input);
 
@@ -122,5 +126,8 @@ class Rewriter {
 // The tanh form of GELU, written out as transformers' NewGELUActivation does
 // (GPT-2, GPT-J, CodeGen, Phi), becomes one aten::gelu(approximate="tanh").
 void fuse_tanh_gelu(Graph& graph, Weights& weights, const Registry& registry);
+// After use_nchwc_layout: add(opgraph::conv2d_nchwc, shortcut) and an
+// activation after it become that convolution's residual and activation.
+void fuse_residual_adds(Graph& graph, Weights& weights, const Registry& registry);
 
 }  // namespace opgraph

@@ -38,6 +38,7 @@ void define(BuiltinOps& builtins, OpSpec spec, std::source_location where) {
   op.accepts_strided_inputs = spec.accepts_strided_inputs;
   op.data_dependent_shapes = spec.data_dependent_shapes;
   op.reshapes_input = spec.reshapes_input;
+  op.in_place_input = spec.in_place_input;
   op.source =
       detail::concat("built-in, ", std::filesystem::path(where.file_name()).filename().string(), ":", where.line());
   builtins.add(std::move(op));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <string_view>
@@ -23,8 +24,9 @@ struct OpSpec {
   KernelFn reference;
   const char* backward = nullptr;  // qualified name of the gradient op
   bool accepts_strided_inputs = false;
-  bool data_dependent_shapes = false;  // see OpDef::data_dependent_shapes
-  bool reshapes_input = false;         // see OpDef::reshapes_input
+  bool data_dependent_shapes = false;                   // see OpDef::data_dependent_shapes
+  bool reshapes_input = false;                          // see OpDef::reshapes_input
+  std::optional<size_t> in_place_input = std::nullopt;  // see OpDef::in_place_input
 };
 
 // The built-in ops and their sample tables as the op families define them, in

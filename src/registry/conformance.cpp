@@ -108,6 +108,23 @@ std::string threads_at_once(const OpDef& op, std::span<const Tensor> inputs, con
   return {};
 }
 
+// The fast kernel and the reference, each writing its output over a copy of
+// input `in_place_input`, which it reads as that input.
+std::string in_place(const OpDef& op, std::vector<Tensor> inputs, const Attrs& attrs, const Sample& sample,
+                     const std::vector<Tensor>& apart) {
+  const size_t k = *op.in_place_input;
+  const Tensor given = inputs[k];
+  for (bool reference : {false, true}) {
+    if (reference && !op.reference) continue;
+    inputs[k] = given.clone();
+    call_out(op, inputs, std::span<const Tensor>(&inputs[k], 1), attrs, {.reference = reference});
+    if (std::string why = disagreement({inputs[k]}, apart, sample, false); !why.empty()) {
+      return detail::concat(reference ? "the reference: " : "", why);
+    }
+  }
+  return {};
+}
+
 std::string expected_error(const OpDef& op, const Sample& sample, uint64_t seed) {
   try {
     const std::vector<Tensor> inputs = make_sample_inputs(sample, seed);
@@ -129,6 +146,7 @@ const char* check_name(Check check) {
     case Check::Reference: return "reference";
     case Check::Twice: return "twice";
     case Check::Threads: return "threads";
+    case Check::InPlace: return "in place";
     case Check::Error: return "error";
   }
   return "?";
@@ -166,6 +184,9 @@ std::vector<CheckResult> check_samples(const OpDef& op) {
         {Check::Twice, s, failure_of([&] { return twice_into_the_same_outputs(op, inputs, attrs, sample, fast); })});
     results.push_back(
         {Check::Threads, s, failure_of([&] { return threads_at_once(op, inputs, attrs, sample, fast); })});
+    if (op.in_place_input && inputs.at(*op.in_place_input).defined()) {
+      results.push_back({Check::InPlace, s, failure_of([&] { return in_place(op, inputs, attrs, sample, fast); })});
+    }
   }
   return results;
 }

@@ -111,12 +111,16 @@ struct Session::Impl {
   // there, so a graph without such ops is planned and run as it would be
   // without this.
   std::vector<bool> shaped_by_run;
-  // By ValueId: the value whose memory holds it. Itself, but for the output
-  // of a node whose op reshapes its input (OpDef::reshapes_input), which is
-  // that input's memory under its own shape: the node copies nothing. Only
-  // inputs the session holds for the whole run are shared that way (a value
-  // in the arena, whose lifetime then lasts as long as the output's, or a
-  // constant), and only into outputs that are not handed to the caller.
+  // By ValueId: the value whose memory holds it. Itself, but for
+  // - the output of a node whose op reshapes its input
+  //   (OpDef::reshapes_input), which is that input's memory under its own
+  //   shape: the node copies nothing. Only inputs the session holds for the
+  //   whole run are shared that way (a value in the arena, whose lifetime
+  //   then lasts as long as the output's, or a constant);
+  // - the output of a node whose op may write it over an input
+  //   (OpDef::in_place_input), where that input is a value in the arena that
+  //   no later node reads;
+  // and only into outputs that are not handed to the caller.
   std::vector<ValueId> storage_of;
   std::shared_ptr<OutputPool> output_pool = std::make_shared<OutputPool>();  // the CPU outputs' buffers
   std::unique_ptr<ThreadPool> own_pool;  // when options.threads asks for a count of its own
@@ -145,6 +149,7 @@ struct Session::Impl {
   void find_shaped_by_run();
   std::vector<bool> allocated_apart() const;
   void find_aliases();
+  void find_in_place_outputs(const std::vector<bool>& apart);
   void compute_lifetimes();
   void find_run_bindings();
   std::vector<int64_t> check_inputs(std::span<const Tensor> inputs, DimBindings& dims) const;
@@ -213,7 +218,8 @@ void Session::Impl::resolve_kernels() {
       if (node.inputs[k] && resolved.is_constant(*node.inputs[k])) constant_inputs |= uint64_t{1} << k;
     }
     const bool by_run = !node.outputs.empty() && shaped_by_run[node.outputs[0]];
-    const bool aliases = node.outputs.size() == 1 && storage_of[node.outputs[0]] != node.outputs[0];
+    const bool aliases =
+        node.op->reshapes_input && node.outputs.size() == 1 && storage_of[node.outputs[0]] != node.outputs[0];
     calls.push_back(
         {&kernel, &node.attrs, first, node.inputs.size(), node.outputs.size(), constant_inputs, by_run, aliases});
     first += node.inputs.size() + node.outputs.size();
@@ -246,6 +252,35 @@ void Session::Impl::find_aliases() {
     const ValueId root = storage_of[*node.inputs[0]], output = node.outputs[0];
     const bool held = resolved.is_constant(root) || (resolved.defined_by_node(root) && !apart[root]);
     if (held && !apart[output]) storage_of[output] = root;
+  }
+  find_in_place_outputs(apart);
+}
+
+void Session::Impl::find_in_place_outputs(const std::vector<bool>& apart) {
+  // By ValueId of a storage: the last node that reads any value it holds.
+  std::vector<size_t> last_read(resolved.values.size(), 0);
+  for (size_t i = 0; i < resolved.nodes.size(); ++i) {
+    for (const std::optional<ValueId>& input : resolved.nodes[i].inputs) {
+      if (input) last_read[storage_of[*input]] = i;
+    }
+  }
+  for (size_t i = 0; i < resolved.nodes.size(); ++i) {
+    const ResolvedNode& node = resolved.nodes[i];
+    const std::optional<size_t> k = node.op->in_place_input;
+    if (!k || node.outputs.size() != 1 || *k >= node.inputs.size() || !node.inputs[*k]) continue;
+    const ValueId root = storage_of[*node.inputs[*k]], output = node.outputs[0];
+    // No later node may read the input, nor this one through another argument.
+    bool read_elsewhere = false;
+    for (size_t j = 0; j < node.inputs.size(); ++j) {
+      read_elsewhere = read_elsewhere || (j != *k && node.inputs[j] && storage_of[*node.inputs[j]] == root);
+    }
+    const bool overwritable = resolved.defined_by_node(root) && !apart[root] && last_read[root] == i && !read_elsewhere;
+    if (!overwritable || apart[output] || storage_of[output] != output) continue;
+    // The output and the values that reshape it move into the input's memory.
+    for (ValueId& storage : storage_of) {
+      if (storage == output) storage = root;
+    }
+    last_read[root] = std::max(last_read[root], last_read[output]);
   }
 }
 
@@ -357,8 +392,8 @@ std::shared_ptr<const ExecutionPlan> Session::Impl::make_plan(const DimBindings&
     if (node.outputs.size() != 1 || storage_of[node.outputs[0]] == node.outputs[0]) continue;
     const TensorMeta &output = plan->metas[node.outputs[0]], &held = plan->metas[storage_of[node.outputs[0]]];
     OPGRAPH_CHECK(output.dtype == held.dtype && output.numel() == held.numel(), node_label(*node.node),
-                  ": its op is defined to reshape its input, but its output ", output.str(),
-                  " does not hold the elements of its input's ", held.str());
+                  ": its op is defined to ", node.op->reshapes_input ? "reshape its input" : "write over an input",
+                  ", but its output ", output.str(), " does not hold the elements of that input's ", held.str());
   }
   return plan;
 }

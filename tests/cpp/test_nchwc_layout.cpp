@@ -1,10 +1,13 @@
-// The channel-blocked layout pass (use_nchwc_layout) on its own: which nodes
-// it rewrites, and a Session running the rewritten graph as it runs the graph
-// as written.
+// The channel-blocked layout pass (use_nchwc_layout) and the residual
+// fusion after it (fuse_residual_adds) on their own: which nodes they
+// rewrite, and a Session running the rewritten graph as it runs the graph as
+// written.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
+#include "graph/rewrite.h"
 #include "graphs.h"
 #include "opgraph/core/cpu_capability.h"
 #include "opgraph/graph/optimize.h"
@@ -86,6 +89,119 @@ TEST(NchwcLayout, SessionGivesTheOutputsOfTheGraphAsWritten) {
       for (int64_t i = 0; i < got[k].numel(); ++i) {
         EXPECT_NEAR(got[k].data_ptr<float>()[i], want[k].data_ptr<float>()[i], 1e-4f) << "output " << k << " at " << i;
       }
+    }
+  }
+}
+
+// Residual connections after blocked convolutions: relu(m + d) with the
+// shortcut convolution d computed after m (ResNet's downsampling block), an
+// add with alpha 2, and sigmoid(e + t), where t is also read before.
+Graph residual_blocks() {
+  return Graph::from_json(R"json({
+    "name": "residual_blocks",
+    "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 24, 6, 6]}],
+    "outputs": [{"name": "y"}],
+    "constants": [{"name": "w1", "dtype": "float32", "shape": [24, 24, 3, 3]},
+                  {"name": "b1", "dtype": "float32", "shape": [24]},
+                  {"name": "w2", "dtype": "float32", "shape": [24, 24, 1, 1]},
+                  {"name": "w3", "dtype": "float32", "shape": [24, 24, 1, 1]},
+                  {"name": "w4", "dtype": "float32", "shape": [24, 24, 1, 1]},
+                  {"name": "w5", "dtype": "float32", "shape": [24, 24, 3, 3]}],
+    "nodes": [
+      {"name": "conv1", "op_type": "aten::conv2d", "inputs": ["x", "w1", "b1"], "outputs": ["c1"],
+       "attrs": {"padding": {"type": "ints", "value": [1, 1]}}},
+      {"name": "relu1", "op_type": "aten::relu", "inputs": ["c1"], "outputs": ["r"]},
+      {"name": "conv2", "op_type": "aten::conv2d", "inputs": ["r", "w2", null], "outputs": ["m"]},
+      {"name": "down", "op_type": "aten::conv2d", "inputs": ["r", "w3", null], "outputs": ["d"]},
+      {"name": "add", "op_type": "aten::add.Tensor", "inputs": ["m", "d"], "outputs": ["s"]},
+      {"name": "relu2", "op_type": "aten::relu", "inputs": ["s"], "outputs": ["t"]},
+      {"name": "conv4", "op_type": "aten::conv2d", "inputs": ["t", "w4", null], "outputs": ["u"]},
+      {"name": "scaled", "op_type": "aten::add.Tensor", "inputs": ["u", "t"], "outputs": ["v"],
+       "attrs": {"alpha": {"type": "float", "value": 2.0}}},
+      {"name": "conv5", "op_type": "aten::conv2d", "inputs": ["v", "w5", null], "outputs": ["e"],
+       "attrs": {"padding": {"type": "ints", "value": [1, 1]}}},
+      {"name": "add3", "op_type": "aten::add.Tensor", "inputs": ["e", "t"], "outputs": ["z"]},
+      {"name": "sigmoid", "op_type": "aten::sigmoid", "inputs": ["z"], "outputs": ["y"]}
+    ]})json");
+}
+
+// Weights scaled by 1 / sqrt(fan-in), as initializers do, so that the
+// activations stay near 1 through five convolutions and float32 sums in
+// another order stay within the tolerance.
+Weights residual_weights() {
+  Weights weights = {{"b1", random_tensor({24}, 1)}};
+  for (int k = 1; k <= 5; ++k) {
+    const int64_t kernel = k == 1 || k == 5 ? 3 : 1;
+    Tensor w = random_tensor({24, 24, kernel, kernel}, 10 + k);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(24 * kernel * kernel));
+    for (int64_t i = 0; i < w.numel(); ++i) w.data_ptr<float>()[i] *= scale;
+    weights["w" + std::to_string(k)] = w;
+  }
+  return weights;
+}
+
+std::string attr_string(const Node& node, const char* name) {
+  const Attrs attrs = Attrs::bind(Registry::global().find(node.op_type)->schema, node.named_attrs());
+  return attrs.get<std::string>(name);
+}
+
+TEST(ResidualAdds, BecomeTheConvolutionsResidualAndActivation) {
+  if (!blocked_kernels()) GTEST_SKIP() << "the layout pass runs only on CPUs with AVX2 or AVX-512";
+  Graph graph = residual_blocks();
+  Weights weights = residual_weights();
+  use_nchwc_layout(graph);
+  fuse_residual_adds(graph, weights, Registry::global());
+  EXPECT_EQ(op_types(graph),
+            (std::vector<std::string>{"opgraph::conv2d_nchwc", "aten::relu", "opgraph::conv2d_nchwc",
+                                      "opgraph::conv2d_nchwc", "opgraph::conv2d_nchwc", "aten::add.Tensor",
+                                      "opgraph::conv2d_nchwc", "opgraph::nchwc_to_nchw", "aten::sigmoid"}));
+  const Node &conv2 = graph.nodes[2], &down = graph.nodes[3], &scaled = graph.nodes[5], &conv5 = graph.nodes[6];
+  // relu(m + d): the later convolution adds the earlier one's output, and applies the relu.
+  EXPECT_EQ(down.name, "down");
+  EXPECT_EQ(down.inputs[3].values, conv2.outputs);
+  EXPECT_EQ(attr_string(down, "activation"), "relu");
+  EXPECT_TRUE(conv2.inputs[3].is_none());
+  EXPECT_EQ(scaled.inputs[1].values, down.outputs);  // alpha 2 stays an add
+  // sigmoid(e + t): the add only, as the sigmoid reads the plain layout.
+  EXPECT_EQ(conv5.inputs[3].values, down.outputs);
+  EXPECT_EQ(attr_string(conv5, "activation"), "none");
+  EXPECT_EQ(graph.nodes[7].outputs, std::vector<std::string>{"z"});
+  verify(graph);
+}
+
+TEST(ResidualAdds, SessionGivesTheOutputsOfTheGraphAsWritten) {
+  const Session fused(residual_blocks(), residual_weights()),
+      plain(residual_blocks(), residual_weights(), {.optimize = false});
+  for (int64_t batch : {1, 2}) {
+    const Tensor x = random_tensor({batch, 24, 6, 6}, 7);
+    const Tensor got = fused.run({{"x", x}})[0], want = plain.run({{"x", x}})[0];
+    ASSERT_EQ(got.meta(), want.meta());
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      EXPECT_NEAR(got.data_ptr<float>()[i], want.data_ptr<float>()[i], 1e-4f) << i;
+    }
+  }
+}
+
+int64_t block_of(const Node& conv) {
+  return Attrs::bind(Registry::global().find(conv.op_type)->schema, conv.named_attrs()).get<int64_t>("block");
+}
+
+// On AVX-512, channels-last (a block of every channel) without grouped
+// convolutions, blocks of 16 with them; on AVX2, blocks of 8.
+TEST(NchwcLayout, TakesChannelsLastWhereNoConvolutionIsGrouped) {
+  if (!blocked_kernels()) GTEST_SKIP() << "the pass runs only on CPUs with AVX2 or AVX-512";
+  const bool avx512 = cpu_capability() == CpuCapability::Avx512;
+  Graph dense = residual_blocks(), grouped = chain();
+  use_nchwc_layout(dense);
+  use_nchwc_layout(grouped);
+  for (const Node& node : dense.nodes) {
+    if (node.op_type == "opgraph::conv2d_nchwc") {
+      EXPECT_EQ(block_of(node), avx512 ? 24 : 8) << node.name;
+    }
+  }
+  for (const Node& node : grouped.nodes) {
+    if (node.op_type == "opgraph::conv2d_nchwc") {
+      EXPECT_EQ(block_of(node), avx512 ? 16 : 8) << node.name;
     }
   }
 }

@@ -295,7 +295,7 @@ TEST(Session, AReshapeThatChangesTheElementCountIsRefused) {
               {"name": "neg", "op_type": "aten::neg", "inputs": ["g"], "outputs": ["z"]}]})");
   const std::string message = error_of([&] { Session(graph, {}); });
   EXPECT_NE(message.find("its op is defined to reshape its input, but its output float32[5] does not hold the "
-                         "elements of its input's float32[4]"),
+                         "elements of that input's float32[4]"),
             std::string::npos)
       << message;
   EXPECT_NE(message.find("grow"), std::string::npos) << message;
@@ -492,6 +492,60 @@ TEST(Session, ReshapesShareTheirInputsMemory) {
   session.run(std::vector<Tensor>{random_tensor({4, 6}, 3)});
   EXPECT_TRUE(same_values(first[0], kept[0]));
   EXPECT_TRUE(same_values(first[1], kept[1]));
+}
+
+// test_session::add_into(self, other) = self + other, which may be written
+// over `other`; counts the calls that were.
+int add_into_in_place_calls = 0;
+
+void define_add_into() {
+  if (Registry::global().find("test_session::add_into") != nullptr) return;
+  OpDef op;
+  op.schema = Schema::parse("test_session::add_into(Tensor self, Tensor other) -> Tensor");
+  op.shape_fn = [](std::span<const TensorMeta* const> in, const Attrs&) { return std::vector<TensorMeta>{*in[1]}; };
+  op.kernels[static_cast<size_t>(DeviceType::CPU)] = [](const KernelContext&, std::span<const Tensor> in,
+                                                        std::span<const Tensor> out, const Attrs&) {
+    if (out[0].data() == in[1].data()) ++add_into_in_place_calls;
+    for (int64_t i = 0; i < out[0].numel(); ++i) {
+      out[0].data_ptr<float>()[i] = in[0].data_ptr<float>()[i] + in[1].data_ptr<float>()[i];
+    }
+  };
+  op.in_place_input = 1;
+  op.source = "test_session.cpp";
+  Registry::global().add(std::move(op));
+}
+
+// Written over `other` where nothing reads it after: c (read by the node
+// alone) and e (read before it too); not over a value read later (a), over
+// one the node also reads as `self` (f), over the graph's input, or into an
+// output handed to the caller.
+TEST(Session, AnOutputIsWrittenOverAnInputNothingReadsAfter) {
+  define_add_into();
+  const Session session(Graph::from_json(R"({
+    "inputs": [{"name": "x", "dtype": "float32", "shape": [24]}],
+    "outputs": [{"name": "out"}, {"name": "from_x"}],
+    "nodes": [
+      {"name": "relu", "op_type": "aten::relu", "inputs": ["x"], "outputs": ["a"]},
+      {"name": "neg", "op_type": "aten::neg", "inputs": ["x"], "outputs": ["c"]},
+      {"name": "over_c", "op_type": "test_session::add_into", "inputs": ["a", "c"], "outputs": ["e"]},
+      {"name": "neg_e", "op_type": "aten::neg", "inputs": ["e"], "outputs": ["g"]},
+      {"name": "over_e", "op_type": "test_session::add_into", "inputs": ["g", "e"], "outputs": ["h"]},
+      {"name": "keeps_a", "op_type": "test_session::add_into", "inputs": ["h", "a"], "outputs": ["f"]},
+      {"name": "reads_f_twice", "op_type": "test_session::add_into", "inputs": ["f", "f"], "outputs": ["k"]},
+      {"name": "keeps_x", "op_type": "test_session::add_into", "inputs": ["k", "x"], "outputs": ["m"]},
+      {"name": "out", "op_type": "test_session::add_into", "inputs": ["a", "m"], "outputs": ["out"]},
+      {"name": "to_caller", "op_type": "test_session::add_into", "inputs": ["a", "a"], "outputs": ["from_x"]}
+    ]})"),
+                        {});
+  const Tensor x = random_tensor({24}, 4);
+  add_into_in_place_calls = 0;
+  const std::vector<Tensor> outputs = session.run(std::vector<Tensor>{x});
+  EXPECT_EQ(add_into_in_place_calls, 2);  // over_c and over_e
+  for (int64_t i = 0; i < 24; ++i) {
+    const float v = x.data_ptr<float>()[i], a = std::max(v, 0.0f), e = a - v, h = -e + e, f = h + a, m = f + f + v;
+    EXPECT_EQ(outputs[0].data_ptr<float>()[i], a + m) << i;
+    EXPECT_EQ(outputs[1].data_ptr<float>()[i], a + a) << i;
+  }
 }
 
 TEST(Session, ProfilesEveryNodeOfEveryRun) {

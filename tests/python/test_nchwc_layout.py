@@ -42,7 +42,7 @@ def from_blocks(x, channels):
 ACTIVATIONS = {"none": lambda y: y, "relu": torch.relu, "sigmoid": torch.sigmoid}
 
 
-@pytest.mark.parametrize("block", [8, 16])
+@pytest.mark.parametrize("block", [8, 16, "channels-last"])
 @pytest.mark.parametrize("blocked_input", [False, True])
 @pytest.mark.parametrize(
     "channels, out_channels, groups, kernel, stride, padding, padding_end, dilation",
@@ -55,8 +55,20 @@ ACTIVATIONS = {"none": lambda y: y, "relu": torch.relu, "sigmoid": torch.sigmoid
     ],
 )
 @pytest.mark.parametrize("activation", ["none", "relu", "sigmoid"])
+@pytest.mark.parametrize("residual", [False, True])
 def test_conv2d_nchwc_matches_reference_and_pytorch(
-    block, blocked_input, channels, out_channels, groups, kernel, stride, padding, padding_end, dilation, activation
+    block,
+    blocked_input,
+    channels,
+    out_channels,
+    groups,
+    kernel,
+    stride,
+    padding,
+    padding_end,
+    dilation,
+    activation,
+    residual,
 ):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, channels, 11, 9)).astype(np.float32)
@@ -71,28 +83,33 @@ def test_conv2d_nchwc_matches_reference_and_pytorch(
         block=block,
         activation=activation,
     )
-    given = to_blocks(x, block) if blocked_input else x
-    fast, reference = (
-        call("opgraph::conv2d_nchwc", given, w, b, **attrs),
-        call_reference("opgraph::conv2d_nchwc", given, w, b, **attrs),
-    )
+    # Channels-last: one block of every channel, the input's own and the output's.
+    input_block, block = (channels, out_channels) if block == "channels-last" else (block, block)
+    attrs["block"] = block
+    given = to_blocks(x, input_block) if blocked_input else x
     # torch.nn.functional.pad takes (left, right, top, bottom).
     padded = nn.functional.pad(torch.from_numpy(x), (padding[1], padding_end[1], padding[0], padding_end[0]))
-    expected = ACTIVATIONS[activation](
-        nn.functional.conv2d(
-            padded, torch.from_numpy(w), torch.from_numpy(b), stride=stride, dilation=dilation, groups=groups
-        )
+    conv = nn.functional.conv2d(
+        padded, torch.from_numpy(w), torch.from_numpy(b), stride=stride, dilation=dilation, groups=groups
     )
+    shortcut = torch.randn(conv.shape, generator=torch.Generator().manual_seed(1)) if residual else None
+    added = to_blocks(shortcut.numpy(), block) if residual else None
+    fast, reference = (
+        call("opgraph::conv2d_nchwc", given, w, b, added, **attrs),
+        call_reference("opgraph::conv2d_nchwc", given, w, b, added, **attrs),
+    )
+    expected = ACTIVATIONS[activation](conv + shortcut if residual else conv)
     assert fast.shape == reference.shape == to_blocks(expected.numpy(), block).shape
     np.testing.assert_allclose(from_blocks(fast, out_channels), expected.numpy(), **FLOAT32_SUMS)
     np.testing.assert_allclose(from_blocks(reference, out_channels), expected.numpy(), **FLOAT32_SUMS)
-    if out_channels % block:  # the padding channels hold zeros, which the next ops rely on
+    if out_channels % block:  # the padding channels hold zeros (sigmoid's too), which the next ops rely on
         assert not fast[:, -1, :, :, out_channels % block :].any()
 
 
-@pytest.mark.parametrize("block", [8, 16])
-@pytest.mark.parametrize("channels", [1, 8, 21, 32])
+@pytest.mark.parametrize("block", [8, 16, "channels-last"])
+@pytest.mark.parametrize("channels", [1, 8, 21, 32, 100])
 def test_nchwc_to_nchw_undoes_the_blocks(block, channels):
+    block = channels if block == "channels-last" else block
     x = np.random.default_rng(1).standard_normal((3, channels, 4, 7)).astype(np.float32)
     for run in (call, call_reference):
         np.testing.assert_array_equal(run("opgraph::nchwc_to_nchw", to_blocks(x, block), channels=channels), x)
@@ -100,7 +117,9 @@ def test_nchwc_to_nchw_undoes_the_blocks(block, channels):
 
 def test_bad_blocks_are_errors():
     x, w = np.zeros((1, 2, 5, 5, 16), np.float32), np.zeros((8, 24, 3, 3), np.float32)
-    with pytest.raises(opgraph.Error, match=r"opgraph::conv2d_nchwc.*block: expected 8 or 16 channels, got 12"):
+    with pytest.raises(
+        opgraph.Error, match=r"opgraph::conv2d_nchwc.*block: expected 8, 16 or the output's 8 channels, got 12"
+    ):
         call("opgraph::conv2d_nchwc", x, w, None, block=12)
     with pytest.raises(opgraph.Error, match=r"input: expected \[N, 1, H, W, 16\] \(8 channels in blocks of 16\)"):
         call("opgraph::conv2d_nchwc", x, np.zeros((8, 8, 3, 3), np.float32), None)
@@ -108,8 +127,7 @@ def test_bad_blocks_are_errors():
         call("opgraph::conv2d_nchwc", np.zeros((1, 24, 5, 5)), w, None)
     with pytest.raises(
         opgraph.Error,
-        match=r"input: expected \[N, C, H, W\] or a blocked \[N, C/16, H, W, 16\], "
-        r"got float32\[24, 5, 5\]",
+        match=r"input: expected \[N, C, H, W\] or a blocked \[N, C/B, H, W, B\], got float32\[24, 5, 5\]",
     ):
         call("opgraph::conv2d_nchwc", np.zeros((24, 5, 5), np.float32), w, None)
     with pytest.raises(opgraph.Error, match=r"weight: expected rank 4 \(out_channels, in_channels/groups, kh, kw\)"):
@@ -195,6 +213,56 @@ def test_dynamic_batch_runs_the_blocked_graph_at_every_size():
             expected = model(x)
         for got, want in zip(session.run(x.numpy()), expected):
             np.testing.assert_allclose(got, want.numpy(), **FLOAT32_SUMS)
+
+
+class Bottlenecks(nn.Module):
+    """Two of ResNet's bottleneck blocks: one that downsamples, its shortcut
+    convolution run after the main branch and added in place (torchvision's
+    order), and one adding its input (transformers' ResNetBottleNeckLayer
+    computes the shortcut first)."""
+
+    def __init__(self):
+        super().__init__()
+
+        def branch(channels, width, out, stride):
+            return nn.Sequential(
+                nn.Conv2d(channels, width, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
+                nn.Conv2d(width, width, 3, stride=stride, padding=1, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
+                nn.Conv2d(width, out, 1, bias=False), nn.BatchNorm2d(out),
+            )  # fmt: skip
+
+        self.stem = nn.Conv2d(3, 24, 3, padding=1)
+        self.first = branch(24, 16, 40, 2)
+        self.downsample = nn.Sequential(nn.Conv2d(24, 40, 1, stride=2, bias=False), nn.BatchNorm2d(40))
+        self.second = branch(40, 16, 40, 1)
+
+    def forward(self, x):
+        x = self.stem(x)
+        out = self.first(x)
+        out += self.downsample(x)
+        out = nn.functional.relu(out)
+        shortcut = out
+        return nn.functional.relu(self.second(out) + shortcut)
+
+
+@needs_blocks
+def test_residual_connections_fold_into_the_convolutions():
+    torch.manual_seed(0)
+    model = Bottlenecks().eval()
+    for module in model.modules():  # statistics that make the folded batch norms matter
+        if isinstance(module, nn.BatchNorm2d):
+            module.running_mean.uniform_(-0.5, 0.5)
+            module.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(2, 3, 15, 15)
+    session, plain = model_and_sessions(model, x)
+    types = op_types(session)
+    assert types.count("opgraph::conv2d_nchwc") == 8
+    assert not any(t.startswith(("aten::add", "aten::relu")) for t in types), types
+    (got,), (written,) = session.run(x.numpy()), plain.run(x.numpy())
+    with torch.no_grad():
+        expected = model(x)
+    np.testing.assert_allclose(got, written, **FLOAT32_SUMS)
+    np.testing.assert_allclose(got, expected.numpy(), **FLOAT32_SUMS)
 
 
 class LoneConvolutions(nn.Module):

@@ -22,15 +22,21 @@ namespace opgraph {
 //   (view, flatten...) lies between the two.
 // Each only where the first op's output feeds nothing else and is not a
 // graph output. The fused node keeps the first node's name.
-// - Then use_nchwc_layout.
+// - Then use_nchwc_layout, and after it: add(conv, shortcut) of a blocked
+//   convolution that applies no activation and a blocked value of its
+//   shape computed before it, and an activation after that add (as
+//   above), are done by the convolution (its residual input and
+//   activation), which a Session runs in place of the shortcut where
+//   nothing reads the shortcut after it.
 // `registry` binds the nodes' attributes, defaults filled in.
 void optimize(Graph& graph, Weights& weights, const Registry& registry = Registry::global());
 
 // On a CPU with AVX2 or AVX-512: the float32 2-D convolutions with constant
 // weights that read or write another one's values (through relu, silu,
 // gelu, hardswish, leaky_relu, hardtanh around 0, add, sub and mul between them) become opgraph::conv2d_nchwc,
-// which keeps activations in blocks of 16 (AVX-512) or 8 channels; those
-// elementwise ops run on the blocks; a zero aten::pad of the last two dims
+// which keeps activations in blocks of 16 (AVX-512) or 8 channels (AVX2),
+// or on AVX-512 channels-last (one block of every channel) where none of
+// those convolutions is grouped; those elementwise ops run on the blocks; a zero aten::pad of the last two dims
 // before such a convolution becomes its padding; opgraph::nchwc_to_nchw
 // converts a blocked value back where any other node or the caller reads it.
 void use_nchwc_layout(Graph& graph, const Registry& registry = Registry::global());

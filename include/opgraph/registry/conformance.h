@@ -2,7 +2,8 @@
 // (sample.h) run through its kernels. A good sample's fast kernel must agree
 // with the reference (where the op has one), give the same bits when run
 // twice into the same outputs, and agree with itself when four threads run it
-// at once; a bad sample's call must fail with an error naming the op and
+// at once and, for an op that may write its output over an input
+// (OpDef::in_place_input), when it does; a bad sample's call must fail with an error naming the op and
 // containing the sample's text. The C++ suite (tests/conformance), `opgraph
 // test-package` and opgraph.testing all run these.
 #pragma once
@@ -14,7 +15,7 @@
 
 namespace opgraph {
 
-enum class Check { Reference, Twice, Threads, Error };
+enum class Check { Reference, Twice, Threads, InPlace, Error };
 
 struct CheckResult {
   Check check;

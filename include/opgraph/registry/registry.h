@@ -5,6 +5,7 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -89,6 +90,13 @@ struct OpDef {
   // constant, as ONNX Runtime's kernels that declare an alias and
   // ExecuTorch's view ops do. The kernel still copies for other callers.
   bool reshapes_input = false;
+  // Output 0 may be written over this input's memory: it has that input's
+  // dtype and shape, and the kernel reads each element of the input before
+  // it writes the output's (a convolution that adds a residual in its
+  // epilogue). A Session gives the output that memory where the input is an
+  // intermediate value that no later node reads, as ONNX Runtime's kernels
+  // that declare MayInplace get it; other callers pass two buffers.
+  std::optional<size_t> in_place_input;
   // Inputs the conformance suites run the op on (registry/sample.h).
   std::vector<Sample> samples;
 

@@ -204,10 +204,12 @@ PrimitiveCache<ForwardPlan>& forward_plans() {
   return plans;
 }
 
-// oneDNN's direct kernels are named "jit:<isa>"; "gemm" (im2col + GEMM) and
-// "ref" are its fallbacks for layouts those kernels do not take.
+// oneDNN's direct kernels are named "jit:<isa>" and, on channels-last
+// activations, "brgconv:<isa>"; "gemm" (im2col + GEMM) and "ref" are its
+// fallbacks for layouts those kernels do not take.
 bool is_direct(const dnnl::convolution_forward::primitive_desc& pd) {
-  return std::string_view(pd.impl_info_str()).starts_with("jit");
+  const std::string_view name = pd.impl_info_str();
+  return name.starts_with("jit") || name.starts_with("brg");
 }
 
 // The layouts the primitive runs on, chosen by timing ResNet-18's
@@ -225,10 +227,13 @@ bool is_direct(const dnnl::convolution_forward::primitive_desc& pd) {
 //   channel blocks of a vector's width convert with contiguous copies in a
 //   third of that time. This took those layers from 0.8-0.9x of PyTorch's
 //   speed to 0.95-1.05x at batch 8.
-ForwardPlan build_forward(const ConvDims& d, bool has_bias, Activation activation,
+// A residual is added by a sum post-op, which adds what the output buffer
+// holds: oneDNN's fused residual connection, as OpenVINO runs ResNet's.
+ForwardPlan build_forward(const ConvDims& d, bool has_bias, bool adds_residual, Activation activation,
                           const std::optional<ConvLayouts>& layouts) {
   using tag = dnnl::memory::format_tag;
   dnnl::post_ops post_ops;
+  if (adds_residual) post_ops.append_sum(1.0f);
   append_activation_post_op(post_ops, activation);
   dnnl::primitive_attr attr = with_caller_scratchpad();
   attr.set_post_ops(post_ops);
@@ -313,8 +318,9 @@ struct ForwardCall {
     scratch_bytes = scratchpad_offset + plan->scratchpad.get_size();
   }
 
-  // `converted_weights`, when given, is `weight` already in the primitive's layout.
-  void run(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& out,
+  // `converted_weights`, when given, is `weight` already in the primitive's
+  // layout; `residual`, when defined, the values the sum post-op adds.
+  void run(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& residual, const Tensor& out,
            const void* converted_weights, dnnl::stream& stream) {
     // A large convolution's scratch lives for its call alone: allocating is
     // nothing next to its work, and the thread would hold the memory for good.
@@ -339,6 +345,7 @@ struct ForwardCall {
     if (bias.defined()) args.at(DNNL_ARG_BIAS).set_data_handle(bias.data());
     if (plan->scratchpad.get_size() > 0) args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(scratch + scratchpad_offset);
     if (plan->src.convert) plan->src.convert.execute(stream, convert_src);
+    if (residual.defined() && residual.data() != out.data()) std::memcpy(out.data(), residual.data(), out.nbytes());
     if (plan->weights.convert && converted_weights == nullptr && !weights_already_converted(weight)) {
       plan->weights.convert.execute(stream, convert_weights);
     }
@@ -391,21 +398,24 @@ constexpr int64_t kSmallWideConvFlops = 2'000'000;
 
 // `input` and `out` hold tensors of `input_dims` and `out_dims` in the
 // caller's `layouts` (plain ones when not given).
+// A `residual` comes with `layouts` alone, in which the output is not converted.
 void onednn_conv(const KernelContext& given_context, const Tensor& input, const Shape& input_dims, const Tensor& weight,
-                 const Tensor& bias, const Tensor& out, const Shape& out_dims, const ConvParams& p,
-                 Activation activation, const std::optional<ConvLayouts>& layouts = std::nullopt) {
+                 const Tensor& bias, const Tensor& residual, const Tensor& out, const Shape& out_dims,
+                 const ConvParams& p, Activation activation, const std::optional<ConvLayouts>& layouts = std::nullopt) {
   const bool unit_stride = std::all_of(p.stride.begin(), p.stride.end(), [](int64_t s) { return s == 1; });
   const int64_t bound = weight.size(1) >= 16 || unit_stride ? kSmallWideConvFlops : kSmallWorkFlops;
   const KernelContext context = context_for_work(given_context, conv_flops(weight, out_dims), bound);
   dnnl::stream stream = onednn_stream(context);  // first: sets the thread count the plan is built for
   std::vector<int64_t> key = conv_key(context, input, weight, bias.defined(), p);
-  key.push_back(static_cast<int64_t>(activation));
+  key.insert(key.end(), {static_cast<int64_t>(activation), residual.defined()});
   if (layouts) key.insert(key.end(), {static_cast<int64_t>(layouts->src), static_cast<int64_t>(layouts->dst)});
   const auto plan = forward_plans().get(key, [&] {
-    return build_forward(conv_dims(p, input_dims, weight.shape(), out_dims), bias.defined(), activation, layouts);
+    return build_forward(conv_dims(p, input_dims, weight.shape(), out_dims), bias.defined(), residual.defined(),
+                         activation, layouts);
   });
+  OPGRAPH_CHECK(!residual.defined() || !plan->dst.convert, "a residual is added in the output's layout only");
   const void* kept_weights = converted_weights(context, plan, key, weight, stream);
-  thread_call<ForwardCall>(plan).run(input, weight, bias, out, kept_weights, stream);
+  thread_call<ForwardCall>(plan).run(input, weight, bias, residual, out, kept_weights, stream);
 }
 
 // ---- oneDNN, transposed ---------------------------------------------------------
@@ -497,16 +507,16 @@ void conv_forward(const KernelContext& context, const Tensor& input, const Tenso
   // oneDNN computes float32 only, and no sums over empty channels.
   if (!reference && input.dtype() == DType::Float32 && weight.numel() > 0) {
     if (p.transposed) return onednn_deconv(context, input, weight, bias, out, p, activation);
-    return onednn_conv(context, input, input.shape(), weight, bias, out, out.shape(), p, activation);
+    return onednn_conv(context, input, input.shape(), weight, bias, Tensor(), out, out.shape(), p, activation);
   }
   dispatch_floating(input.dtype(), "input",
                     [&](auto zero) { plain_conv<decltype(zero)>(input, weight, bias, out, p, activation); });
 }
 
 void conv_forward_in_layouts(const KernelContext& context, const Tensor& input, const Shape& input_dims,
-                             const Tensor& weight, const Tensor& bias, const Tensor& out, const Shape& out_dims,
-                             const ConvParams& p, Activation activation, ConvLayouts layouts) {
-  onednn_conv(context, input, input_dims, weight, bias, out, out_dims, p, activation, layouts);
+                             const Tensor& weight, const Tensor& bias, const Tensor& residual, const Tensor& out,
+                             const Shape& out_dims, const ConvParams& p, Activation activation, ConvLayouts layouts) {
+  onednn_conv(context, input, input_dims, weight, bias, residual, out, out_dims, p, activation, layouts);
 }
 
 namespace {

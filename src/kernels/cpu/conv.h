@@ -60,10 +60,13 @@ struct ConvLayouts {
 
 // conv_forward on float32 operands held in `layouts`: `input` and `out` are
 // the buffers of tensors of `input_dims` and `out_dims` (batch, channels,
-// spatial...) in those layouts, the weight plain.
+// spatial...) in those layouts, the weight plain. A `residual` (undefined
+// for none) holds a tensor like `out` in the output's layout, added before
+// the activation: out = activation(conv + bias + residual). It may be `out`'s
+// own buffer.
 void conv_forward_in_layouts(const KernelContext& context, const Tensor& input, const Shape& input_dims,
-                             const Tensor& weight, const Tensor& bias, const Tensor& out, const Shape& out_dims,
-                             const ConvParams& p, Activation activation, ConvLayouts layouts);
+                             const Tensor& weight, const Tensor& bias, const Tensor& residual, const Tensor& out,
+                             const Shape& out_dims, const ConvParams& p, Activation activation, ConvLayouts layouts);
 
 // Calls visit(out_index, input_index, weight_index) for every product
 // input[input_index] * weight[weight_index] that the output element at

@@ -3,13 +3,17 @@
 // conversion back to the plain layout:
 //
 //   opgraph::conv2d_nchwc   plain [N, C, H, W] or blocked input ->
-//                           blocked output [N, ceil(O / B), OH, OW, B]
+//                           blocked output [N, ceil(O / B), OH, OW, B];
+//                           a blocked residual of the output's shape, when
+//                           given, is added before the activation (a ResNet
+//                           block's shortcut), in place where a Session can
 //   opgraph::nchwc_to_nchw  blocked [N, ceil(C / B), H, W, B] -> plain [N, C, H, W]
 //
 // A blocked tensor holds channel c of pixel (h, w) at [n, c / B, h, w, c % B],
 // B being 16 (an AVX-512 vector of floats) or 8 (AVX2's): oneDNN's nChw16c and
 // nChw8c, which its direct convolutions read and write with whole-vector
-// loads. Channels past C fill the last block with zeros, which the
+// loads; or B = C, one block of all the channels: channels-last (nhwc), which
+// its brgemm convolutions take. Channels past C fill the last block with zeros, which the
 // convolutions keep (they read them against zero weights and write zeros
 // there), as do the elementwise ops the layout pass lets run on blocks.
 // Converting the activations into and out of the blocked layout around every
@@ -23,13 +27,27 @@
 namespace opgraph::kernels {
 namespace {
 
-int64_t block_attr(const Attrs& attrs) {
+bool is_block(int64_t block, int64_t channels) { return block == 8 || block == 16 || block == channels; }
+
+// The output's block; checks it against the weight's output channels.
+int64_t block_attr(const Attrs& attrs, const TensorMeta& weight) {
   const int64_t block = attrs.get<int64_t>("block");
-  OPGRAPH_CHECK(block == 8 || block == 16, "block: expected 8 or 16 channels, got ", block);
+  OPGRAPH_CHECK(weight.dim() >= 1, "weight: expected rank 4 (out_channels, in_channels/groups, kh, kw), got ",
+                weight.str());
+  OPGRAPH_CHECK(is_block(block, weight.shape[0]), "block: expected 8, 16 or the output's ", weight.shape[0],
+                " channels, got ", block);
   return block;
 }
 
 int64_t blocks_of(int64_t channels, int64_t block) { return (channels + block - 1) / block; }
+
+// The oneDNN layout of a tensor of `channels` channels in blocks of `block`.
+dnnl::memory::format_tag blocked_tag(int64_t block, int64_t channels) {
+  if (block == 16) return dnnl::memory::format_tag::nChw16c;
+  if (block == 8) return dnnl::memory::format_tag::nChw8c;
+  OPGRAPH_CHECK(block == channels, "a block of ", block, " channels of ", channels);
+  return dnnl::memory::format_tag::nhwc;
+}
 
 // The plain dims [N, C, H, W] of a blocked tensor of `channels` channels;
 // checks its blocks.
@@ -45,18 +63,24 @@ Shape blocked_dims(const Shape& plain, int64_t block) {
 }
 
 // Copies between a plain [N, C, H, W] float32 buffer and a blocked one,
-// writing zeros to the blocked one's padding channels; one task per block of
-// channels of an image.
+// writing zeros to the blocked one's padding channels; one task per run of
+// 16 lanes of a block of an image, so that a channels-last block (thousands
+// of lanes) is split too, and each task walks 16 plain rows at once.
 void convert_blocks(const KernelContext& context, const Shape& plain, int64_t block, const float* from, float* to,
                     bool to_blocked) {
+  constexpr int64_t kRun = 16;
   const int64_t channels = plain[1], blocks = blocks_of(channels, block), pixels = plain[2] * plain[3];
+  const int64_t runs = blocks_of(block, kRun);
   context.pool->parallel_for(
-      0, plain[0] * blocks, std::max<int64_t>(1, 4096 / std::max<int64_t>(pixels, 1)), [&](int64_t begin, int64_t end) {
+      0, plain[0] * blocks * runs, std::max<int64_t>(1, 4096 / std::max<int64_t>(pixels * kRun, 1)),
+      [&](int64_t begin, int64_t end) {
         for (int64_t task = begin; task < end; ++task) {
-          const int64_t n = task / blocks, c0 = task % blocks * block, lanes = std::min(block, channels - c0);
-          const int64_t blocked_base = task * pixels * block, plain_base = (n * channels + c0) * pixels;
+          const int64_t image_block = task / runs, first = task % runs * kRun, last = std::min(first + kRun, block);
+          const int64_t n = image_block / blocks, c0 = image_block % blocks * block;
+          const int64_t lanes = std::min(block, channels - c0);
+          const int64_t blocked_base = image_block * pixels * block, plain_base = (n * channels + c0) * pixels;
           for (int64_t s = 0; s < pixels; ++s) {
-            for (int64_t lane = 0; lane < block; ++lane) {
+            for (int64_t lane = first; lane < last; ++lane) {
               const int64_t b = blocked_base + s * block + lane, p = plain_base + lane * pixels + s;
               if (to_blocked) {
                 to[b] = lane < lanes ? from[p] : 0.0f;
@@ -81,59 +105,77 @@ ConvParams nchwc_params(const Attrs& attrs) {
 }
 
 // The input's plain dims: a plain input's own, a blocked one's from the
-// channels the weight reads.
-Shape input_dims(const TensorMeta& input, const TensorMeta& weight, const ConvParams& p, int64_t block) {
+// channels the weight reads, in blocks of 8, 16 or all of them.
+Shape input_dims(const TensorMeta& input, const TensorMeta& weight, const ConvParams& p) {
   if (input.dim() != 5) {
-    OPGRAPH_CHECK(input.dim() == 4, "input: expected [N, C, H, W] or a blocked [N, C/", block, ", H, W, ", block,
-                  "], got ", input.str());
+    OPGRAPH_CHECK(input.dim() == 4, "input: expected [N, C, H, W] or a blocked [N, C/B, H, W, B], got ", input.str());
     return input.shape;
   }
   OPGRAPH_CHECK(weight.dim() == 4, "weight: expected rank 4 (out_channels, in_channels/groups, kh, kw), got ",
                 weight.str());
-  return plain_dims(input, weight.shape[1] * p.groups, block, "input");
+  const int64_t channels = weight.shape[1] * p.groups, block = input.shape[4];
+  OPGRAPH_CHECK(is_block(block, channels), "input: expected blocks of 8, 16 or its ", channels, " channels, got ",
+                input.str());
+  return plain_dims(input, channels, block, "input");
 }
 
 // The plain output meta; checks every operand.
-TensorMeta plain_output(std::span<const TensorMeta* const> in, const ConvParams& p, int64_t block) {
+TensorMeta plain_output(std::span<const TensorMeta* const> in, const ConvParams& p) {
   OPGRAPH_CHECK(in[0]->dtype == DType::Float32, "input: expected float32, got ", in[0]->str());
-  const TensorMeta input{in[0]->dtype, input_dims(*in[0], *in[1], p, block)};
+  const TensorMeta input{in[0]->dtype, input_dims(*in[0], *in[1], p)};
   return conv_output_meta(input, *in[1], in[2], p);
 }
 
 std::vector<TensorMeta> conv2d_nchwc_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
   activation_attr(attrs);
-  const int64_t block = block_attr(attrs);
-  return {{DType::Float32, blocked_dims(plain_output(in, nchwc_params(attrs), block).shape, block)}};
+  const ConvParams p = nchwc_params(attrs);
+  const TensorMeta plain = plain_output(in, p);
+  const int64_t block = block_attr(attrs, *in[1]);
+  const TensorMeta out{DType::Float32, blocked_dims(plain.shape, block)};
+  OPGRAPH_CHECK(in[3] == nullptr || *in[3] == out, "residual: expected the output's ", out.str(), ", got ",
+                in[3] == nullptr ? "" : in[3]->str());
+  return {out};
 }
 
-dnnl::memory::format_tag blocked_tag(int64_t block) {
-  return block == 16 ? dnnl::memory::format_tag::nChw16c : dnnl::memory::format_tag::nChw8c;
-}
-
-// The convolution on plain copies of the operands, the output blocked after.
+// The convolution on plain copies of the operands, the residual added and the
+// activation applied to the plain result, blocked after (zeros in the
+// padding channels, which oneDNN writes there too).
 void conv2d_nchwc_reference(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                             const Attrs& attrs) {
   const ConvParams p = nchwc_params(attrs);
-  const int64_t block = block_attr(attrs);
+  const int64_t block = block_attr(attrs, in[1].meta());
+  const Activation activation = activation_attr(attrs);
+  const Tensor& residual = in[3];
   Tensor input = in[0];
   if (input.dim() == 5) {
-    input = Tensor::empty(input_dims(in[0].meta(), in[1].meta(), p, block), DType::Float32);
-    convert_blocks(context, input.shape(), block, in[0].data_ptr<float>(), input.data_ptr<float>(), false);
+    input = Tensor::empty(input_dims(in[0].meta(), in[1].meta(), p), DType::Float32);
+    convert_blocks(context, input.shape(), in[0].size(4), in[0].data_ptr<float>(), input.data_ptr<float>(), false);
   }
   const Tensor result = Tensor::empty(plain_dims(out[0].meta(), in[1].size(0), block, "output"), DType::Float32);
-  conv_forward(context, input, in[1], in[2], result, p, activation_attr(attrs), /*reference=*/true);
+  conv_forward(context, input, in[1], in[2], result, p, residual.defined() ? Activation::None : activation,
+               /*reference=*/true);
+  if (residual.defined()) {  // read whole before the output is written: it may be the same buffer
+    const Tensor shortcut = Tensor::empty(result.shape(), DType::Float32);
+    convert_blocks(context, result.shape(), block, residual.data_ptr<float>(), shortcut.data_ptr<float>(), false);
+    float* y = result.data_ptr<float>();
+    for (int64_t i = 0; i < result.numel(); ++i) {
+      y[i] = static_cast<float>(activation_reference(activation, double(y[i]) + shortcut.data_ptr<float>()[i]));
+    }
+  }
   convert_blocks(context, result.shape(), block, result.data_ptr<float>(), out[0].data_ptr<float>(), true);
 }
 
 void conv2d_nchwc_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                       const Attrs& attrs) {
   const ConvParams p = nchwc_params(attrs);
-  const int64_t block = block_attr(attrs);
-  const Shape input = input_dims(in[0].meta(), in[1].meta(), p, block);
+  const int64_t block = block_attr(attrs, in[1].meta());
+  const Shape input = input_dims(in[0].meta(), in[1].meta(), p);
   const Shape result = plain_dims(out[0].meta(), in[1].size(0), block, "output");
   if (in[1].numel() == 0) return conv2d_nchwc_reference(context, in, out, attrs);  // oneDNN sums no empty channels
-  const ConvLayouts layouts{in[0].dim() == 5 ? blocked_tag(block) : dnnl::memory::format_tag::nchw, blocked_tag(block)};
-  conv_forward_in_layouts(context, in[0], input, in[1], in[2], out[0], result, p, activation_attr(attrs), layouts);
+  const ConvLayouts layouts{in[0].dim() == 5 ? blocked_tag(in[0].size(4), input[1]) : dnnl::memory::format_tag::nchw,
+                            blocked_tag(block, result[1])};
+  conv_forward_in_layouts(context, in[0], input, in[1], in[2], in[3], out[0], result, p, activation_attr(attrs),
+                          layouts);
 }
 
 // ---- opgraph::nchwc_to_nchw --------------------------------------------------
@@ -142,8 +184,8 @@ std::vector<TensorMeta> nchwc_to_nchw_shape(std::span<const TensorMeta* const> i
   const int64_t channels = attrs.get<int64_t>("channels");
   OPGRAPH_CHECK(channels >= 1, "channels: expected at least 1, got ", channels);
   OPGRAPH_CHECK(in[0]->dtype == DType::Float32, "self: expected float32, got ", in[0]->str());
-  OPGRAPH_CHECK(in[0]->dim() == 5 && (in[0]->shape[4] == 8 || in[0]->shape[4] == 16),
-                "self: expected a blocked [N, C/B, H, W, B] with B 8 or 16, got ", in[0]->str());
+  OPGRAPH_CHECK(in[0]->dim() == 5 && is_block(in[0]->shape[4], channels),
+                "self: expected a blocked [N, C/B, H, W, B] with B 8, 16 or C (", channels, "), got ", in[0]->str());
   return {{DType::Float32, plain_dims(*in[0], channels, in[0]->shape[4], "self")}};
 }
 
@@ -175,12 +217,13 @@ void nchwc_to_nchw_reference(const KernelContext&, std::span<const Tensor> in, s
 
 void register_conv_nchwc_ops(BuiltinOps& builtins) {
   define(builtins,
-         {.schema = "opgraph::conv2d_nchwc(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
-                    "int[2] padding=0, int[2] padding_end=0, int[2] dilation=1, int groups=1, int block=16, *, "
-                    "str activation=\"none\") -> Tensor",
+         {.schema = "opgraph::conv2d_nchwc(Tensor input, Tensor weight, Tensor? bias=None, Tensor? residual=None, "
+                    "int[2] stride=1, int[2] padding=0, int[2] padding_end=0, int[2] dilation=1, int groups=1, "
+                    "int block=16, *, str activation=\"none\") -> Tensor",
           .shape = conv2d_nchwc_shape,
           .cpu = conv2d_nchwc_cpu,
-          .reference = conv2d_nchwc_reference});
+          .reference = conv2d_nchwc_reference,
+          .in_place_input = 3});
   define(builtins, {.schema = "opgraph::nchwc_to_nchw(Tensor self, int channels) -> Tensor",
                     .shape = nchwc_to_nchw_shape,
                     .cpu = nchwc_to_nchw_cpu,

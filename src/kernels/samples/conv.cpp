@@ -251,22 +251,38 @@ void register_conv_samples(BuiltinOps& builtins) {
   register_conv_backward_samples(builtins);
 
   // The convolution into the channel-blocked layout, from a plain input
-  // (a blocked one must hold zeros past its channels, which random values do not).
+  // (a blocked one must hold zeros past its channels, which random values do
+  // not), in blocks of 16, 8 or every channel (channels-last) in turn; those
+  // whose blocks its channels fill add a residual (a blocked input with
+  // channels past its own must hold zeros there).
   std::vector<Sample> blocked;
   next = 0;
   for (const Conv& c : convs()) {
     if (c.batch < 0) continue;
+    const int64_t padding_end = next % 2 ? 0 : c.padding;
+    const int64_t block = next % 3 == 2 ? c.out_channels : next % 3 == 1 ? 8 : 16;
     std::vector<Attr> attrs = window_attrs(c, 2);
-    attrs.emplace_back("padding_end", repeat(next % 2 ? 0 : c.padding, 2));
-    attrs.emplace_back("block", int64_t{next % 2 ? 8 : 16});
-    attrs.emplace_back("activation", std::string(activations[next++ % std::size(activations)]));
-    blocked.push_back(good(conv_inputs(c, 2, false, F32), attrs));
+    attrs.emplace_back("padding_end", repeat(padding_end, 2));
+    attrs.emplace_back("block", block);
+    attrs.emplace_back("activation", std::string(activations[next % std::size(activations)]));
+    std::vector<SampleTensor> inputs = conv_inputs(c, 2, false, F32);
+    const int64_t size = (c.size + c.padding + padding_end - c.dilation * (c.kernel - 1) - 1) / c.stride + 1;
+    const Shape out{c.batch, (c.out_channels + block - 1) / block, size, size, block};
+    inputs.push_back(c.out_channels % block == 0 ? tensor(F32, out) : SampleTensor::absent());
+    ++next;
+    blocked.push_back(good(inputs, attrs));
   }
+  std::vector<SampleTensor> inputs = conv_inputs(c, 2, false, F32);
+  inputs.push_back(SampleTensor::absent());
   std::vector<Attr> block12 = window_attrs(c, 2);
   block12.emplace_back("block", int64_t{12});
-  blocked.push_back(bad(conv_inputs(c, 2, false, F32), "block: expected 8 or 16 channels, got 12", block12));
-  blocked.push_back(
-      bad(conv_inputs(c, 2, false, F64), "input: expected float32, got float64[1, 4, 5, 5]", window_attrs(c, 2)));
+  blocked.push_back(bad(inputs, "block: expected 8, 16 or the output's 6 channels, got 12", block12));
+  inputs.back() = tensor(F32, {1, 1, 5, 5, 16});
+  blocked.push_back(bad(inputs, "residual: expected the output's float32[1, 1, 3, 3, 16], got float32[1, 1, 5, 5, 16]",
+                        window_attrs(c, 2)));
+  inputs = conv_inputs(c, 2, false, F64);
+  inputs.push_back(SampleTensor::absent());
+  blocked.push_back(bad(inputs, "input: expected float32, got float64[1, 4, 5, 5]", window_attrs(c, 2)));
   builtins.add_samples("opgraph::conv2d_nchwc", blocked);
 }
 

@@ -89,7 +89,7 @@ void register_meta_samples(BuiltinOps& builtins) {
             bad({tensor(F64, {1, 2, 5, 5, 8})}, "self: expected float32, got float64[1, 2, 5, 5, 8]",
                 {{"channels", int64_t{12}}}),
             bad({tensor(F32, {1, 2, 5, 5})},
-                "self: expected a blocked [N, C/B, H, W, B] with B 8 or 16, got float32[1, 2, 5, 5]",
+                "self: expected a blocked [N, C/B, H, W, B] with B 8, 16 or C (12), got float32[1, 2, 5, 5]",
                 {{"channels", int64_t{12}}})}));
 }
 
