@@ -5,7 +5,8 @@
 // convolution took a fifth of MobileNetV2's time and a tenth of ResNet-50's.
 // This pass makes the convolutions of a chain opgraph::conv2d_nchwc, which
 // writes the blocked layout (and reads it, or a plain input), runs the
-// elementwise ops between them on the blocks as they are, and converts back
+// elementwise ops between them on the blocks as they are (and max pooling as
+// opgraph::max_pool2d_nchwc), and converts back
 // (opgraph::nchwc_to_nchw) only where another op or the caller reads a value.
 //
 // On AVX-512, where no convolution of the chains is grouped, the block is a
@@ -170,12 +171,13 @@ class NchwcLayout {
 
   // Elementwise ops that give the same result on blocks, zeros in the padding
   // channels included (f(0) = 0), when every tensor they read is blocked
-  // alike.
+  // alike; and max pooling.
   bool may_run_on_blocks(const Node& node) const {
     if (node.outputs.size() != 1 || node.has_symbolic_attrs() ||
         !std::ranges::all_of(node.inputs, [](const NodeInput& input) { return single_value(input) != nullptr; })) {
       return false;
     }
+    if (node.op_type == "aten::max_pool2d") return blocked_pooling(node).has_value();
     if (kZeroPreserving.contains(node.op_type)) return node.inputs.size() == 1;
     if (node.op_type == "aten::hardtanh") {
       const std::optional<Attrs> attrs = bound_attrs(node, registry_);
@@ -229,8 +231,47 @@ class NchwcLayout {
     return conv;
   }
 
+  // The attributes of opgraph::max_pool2d_nchwc for an aten::max_pool2d of a
+  // float32 [N, C, H, W] with fixed H and W and no dilation: its window, and
+  // the padding at the end that gives PyTorch's output size (ceil mode's
+  // partial last window included); nullopt for any other pooling.
+  std::optional<std::vector<NodeAttr>> blocked_pooling(const Node& node) const {
+    const std::optional<Attrs> attrs = bound_attrs(node, registry_);
+    const ValueInfo& input = values_.at(node.inputs[0].values[0]);
+    if (!attrs || input.dtype != DType::Float32 || input.shape.size() != 4) return std::nullopt;
+    auto pair = [](std::vector<int64_t> values, int64_t otherwise) {
+      if (values.empty()) values = {otherwise};
+      values.resize(2, values[0]);
+      return values;
+    };
+    const std::vector<int64_t> kernel = pair(attrs->get<std::vector<int64_t>>("kernel_size"), 0);
+    const std::vector<int64_t> stride = pair(attrs->get<std::vector<int64_t>>("stride"), kernel[0]);
+    const std::vector<int64_t> padding = pair(attrs->get<std::vector<int64_t>>("padding"), 0);
+    const std::vector<int64_t> dilation = pair(attrs->get<std::vector<int64_t>>("dilation"), 1);
+    std::vector<int64_t> padding_end(2);
+    for (size_t d = 0; d < 2; ++d) {
+      const Dim& size = input.shape[2 + d];
+      if (size.is_symbolic() || dilation[d] != 1 || kernel[d] < 1 || stride[d] < 1 || padding[d] < 0 ||
+          padding[d] >= kernel[d] || size.size + 2 * padding[d] < kernel[d]) {
+        return std::nullopt;
+      }
+      const int64_t span = size.size + 2 * padding[d] - kernel[d];
+      int64_t out = (attrs->get<bool>("ceil_mode") ? (span + stride[d] - 1) / stride[d] : span / stride[d]) + 1;
+      if ((out - 1) * stride[d] >= size.size + padding[d]) --out;  // PyTorch: the last window starts in the input
+      // The blocked pooling's size, (size + padding + padding_end - kernel) / stride + 1, rounds down.
+      padding_end[d] = std::max<int64_t>(0, (out - 1) * stride[d] + kernel[d] - size.size - padding[d]);
+      if (padding_end[d] >= kernel[d]) return std::nullopt;
+    }
+    return std::vector<NodeAttr>{
+        {"kernel_size", kernel}, {"stride", stride}, {"padding", padding}, {"padding_end", padding_end}};
+  }
+
   Node on_blocks(Node& node) {
     const int64_t channels = blocked_.at(node.inputs[0].values[0]).channels;
+    if (node.op_type == "aten::max_pool2d") {
+      node.attrs = *blocked_pooling(node);
+      node.op_type = "opgraph::max_pool2d_nchwc";
+    }
     for (NodeInput& input : node.inputs) input = NodeInput::value(blocked_.at(input.values[0]).name);
     keep_blocked(node, channels);
     return std::move(node);

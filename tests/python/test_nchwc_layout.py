@@ -265,17 +265,66 @@ def test_residual_connections_fold_into_the_convolutions():
     np.testing.assert_allclose(got, expected.numpy(), **FLOAT32_SUMS)
 
 
+class PooledStem(nn.Module):
+    """ResNet's stem, conv 7x7 / 2 then max pooling 3x3 / 2 with padding 1,
+    then poolings the blocked pooling takes (ceil mode's partial last window,
+    a stride other than the kernel) and one it does not (dilated)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 24, 7, stride=2, padding=3)
+        self.convs = nn.ModuleList(nn.Conv2d(24, 24, 3, padding=1) for _ in range(3))
+
+    def forward(self, x):
+        x = nn.functional.max_pool2d(torch.relu(self.stem(x)), 3, stride=2, padding=1)
+        x = nn.functional.max_pool2d(self.convs[0](x), 2, ceil_mode=True)
+        x = nn.functional.max_pool2d(self.convs[1](x), 3, stride=1)
+        return self.convs[2](nn.functional.max_pool2d(x, 2, dilation=2))
+
+
+@needs_blocks
+@pytest.mark.parametrize("size", [33, 40])
+def test_max_pooling_keeps_the_blocks(size):
+    torch.manual_seed(0)
+    model, x = PooledStem().eval(), torch.randn(2, 3, size, size)
+    session, plain = model_and_sessions(model, x)
+    types = op_types(session)
+    assert types.count("opgraph::max_pool2d_nchwc") == 3 and types.count("aten::max_pool2d") == 1
+    assert types.count("opgraph::conv2d_nchwc") == 3  # the last reads the dilated pooling's plain output
+    (got,), (written,) = session.run(x.numpy()), plain.run(x.numpy())
+    with torch.no_grad():
+        expected = model(x)
+    np.testing.assert_allclose(got, written, **FLOAT32_SUMS)
+    np.testing.assert_allclose(got, expected.numpy(), **FLOAT32_SUMS)
+
+
+@pytest.mark.parametrize("block", [8, 16, "channels-last"])
+@pytest.mark.parametrize(
+    "kernel, stride, padding, ceil_mode", [(3, 2, 1, False), (2, 2, 0, True), (3, 3, 1, True), (1, 1, 0, False)]
+)
+def test_max_pool2d_nchwc_matches_reference_and_pytorch(block, kernel, stride, padding, ceil_mode):
+    x = torch.randn(2, 21, 11, 10, generator=torch.Generator().manual_seed(0))
+    expected = nn.functional.max_pool2d(x, kernel, stride, padding, ceil_mode=ceil_mode).numpy()
+    block = 21 if block == "channels-last" else block
+    # The padding at the end that gives PyTorch's size, as the layout pass computes it.
+    padding_end = [max(0, (expected.shape[2 + d] - 1) * stride + kernel - x.shape[2 + d] - padding) for d in range(2)]
+    attrs = dict(kernel_size=[kernel] * 2, stride=[stride] * 2, padding=[padding] * 2, padding_end=padding_end)
+    for run in (call, call_reference):
+        got = run("opgraph::max_pool2d_nchwc", to_blocks(x.numpy(), block), **attrs)
+        np.testing.assert_array_equal(from_blocks(got, 21), expected)
+
+
 class LoneConvolutions(nn.Module):
-    """A patch embedding after a zero pad, convolutions separated by a
-    pooling, and an unbatched one: no convolution reads another's output
-    directly."""
+    """A patch embedding after a zero pad, convolutions separated by an
+    average pooling (which does not run on blocks), and an unbatched one: no
+    convolution reads another's output directly or through blocked ops."""
 
     def __init__(self):
         super().__init__()
         self.patches, self.conv = nn.Conv2d(3, 8, 4, stride=4), nn.Conv2d(8, 8, 3)
 
     def forward(self, x, unbatched):
-        y = self.conv(nn.functional.max_pool2d(self.patches(nn.functional.pad(x, (1, 1, 2, 2))), 2))
+        y = self.conv(nn.functional.avg_pool2d(self.patches(nn.functional.pad(x, (1, 1, 2, 2))), 2))
         return y, self.conv(unbatched)
 
 

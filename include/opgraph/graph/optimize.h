@@ -36,7 +36,9 @@ void optimize(Graph& graph, Weights& weights, const Registry& registry = Registr
 // gelu, hardswish, leaky_relu, hardtanh around 0, add, sub and mul between them) become opgraph::conv2d_nchwc,
 // which keeps activations in blocks of 16 (AVX-512) or 8 channels (AVX2),
 // or on AVX-512 channels-last (one block of every channel) where none of
-// those convolutions is grouped; those elementwise ops run on the blocks; a zero aten::pad of the last two dims
+// those convolutions is grouped; those elementwise ops run on the blocks, and
+// a max pooling between them (without dilation) becomes
+// opgraph::max_pool2d_nchwc; a zero aten::pad of the last two dims
 // before such a convolution becomes its padding; opgraph::nchwc_to_nchw
 // converts a blocked value back where any other node or the caller reads it.
 void use_nchwc_layout(Graph& graph, const Registry& registry = Registry::global());

@@ -9,25 +9,19 @@
 //                           block's shortcut), in place where a Session can
 //   opgraph::nchwc_to_nchw  blocked [N, ceil(C / B), H, W, B] -> plain [N, C, H, W]
 //
-// A blocked tensor holds channel c of pixel (h, w) at [n, c / B, h, w, c % B],
-// B being 16 (an AVX-512 vector of floats) or 8 (AVX2's): oneDNN's nChw16c and
-// nChw8c, which its direct convolutions read and write with whole-vector
-// loads; or B = C, one block of all the channels: channels-last (nhwc), which
-// its brgemm convolutions take. Channels past C fill the last block with zeros, which the
-// convolutions keep (they read them against zero weights and write zeros
-// there), as do the elementwise ops the layout pass lets run on blocks.
-// Converting the activations into and out of the blocked layout around every
-// convolution took a fifth of MobileNetV2's time.
+// (The layout: blocked_layout.h.) The convolutions keep zeros in the padding
+// channels (they read them against zero weights and write zeros there), as
+// do the elementwise ops the layout pass lets run on blocks. Converting the activations into and out of the blocked
+// layout around every convolution took a fifth of MobileNetV2's time.
 #include <algorithm>
 
+#include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_onednn.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
 namespace {
-
-bool is_block(int64_t block, int64_t channels) { return block == 8 || block == 16 || block == channels; }
 
 // The output's block; checks it against the weight's output channels.
 int64_t block_attr(const Attrs& attrs, const TensorMeta& weight) {
@@ -37,60 +31,6 @@ int64_t block_attr(const Attrs& attrs, const TensorMeta& weight) {
   OPGRAPH_CHECK(is_block(block, weight.shape[0]), "block: expected 8, 16 or the output's ", weight.shape[0],
                 " channels, got ", block);
   return block;
-}
-
-int64_t blocks_of(int64_t channels, int64_t block) { return (channels + block - 1) / block; }
-
-// The oneDNN layout of a tensor of `channels` channels in blocks of `block`.
-dnnl::memory::format_tag blocked_tag(int64_t block, int64_t channels) {
-  if (block == 16) return dnnl::memory::format_tag::nChw16c;
-  if (block == 8) return dnnl::memory::format_tag::nChw8c;
-  OPGRAPH_CHECK(block == channels, "a block of ", block, " channels of ", channels);
-  return dnnl::memory::format_tag::nhwc;
-}
-
-// The plain dims [N, C, H, W] of a blocked tensor of `channels` channels;
-// checks its blocks.
-Shape plain_dims(const TensorMeta& blocked, int64_t channels, int64_t block, const char* name) {
-  OPGRAPH_CHECK(blocked.dim() == 5 && blocked.shape[1] == blocks_of(channels, block) && blocked.shape[4] == block, name,
-                ": expected [N, ", blocks_of(channels, block), ", H, W, ", block, "] (", channels,
-                " channels in blocks of ", block, "), got ", blocked.str());
-  return {blocked.shape[0], channels, blocked.shape[2], blocked.shape[3]};
-}
-
-Shape blocked_dims(const Shape& plain, int64_t block) {
-  return {plain[0], blocks_of(plain[1], block), plain[2], plain[3], block};
-}
-
-// Copies between a plain [N, C, H, W] float32 buffer and a blocked one,
-// writing zeros to the blocked one's padding channels; one task per run of
-// 16 lanes of a block of an image, so that a channels-last block (thousands
-// of lanes) is split too, and each task walks 16 plain rows at once.
-void convert_blocks(const KernelContext& context, const Shape& plain, int64_t block, const float* from, float* to,
-                    bool to_blocked) {
-  constexpr int64_t kRun = 16;
-  const int64_t channels = plain[1], blocks = blocks_of(channels, block), pixels = plain[2] * plain[3];
-  const int64_t runs = blocks_of(block, kRun);
-  context.pool->parallel_for(
-      0, plain[0] * blocks * runs, std::max<int64_t>(1, 4096 / std::max<int64_t>(pixels * kRun, 1)),
-      [&](int64_t begin, int64_t end) {
-        for (int64_t task = begin; task < end; ++task) {
-          const int64_t image_block = task / runs, first = task % runs * kRun, last = std::min(first + kRun, block);
-          const int64_t n = image_block / blocks, c0 = image_block % blocks * block;
-          const int64_t lanes = std::min(block, channels - c0);
-          const int64_t blocked_base = image_block * pixels * block, plain_base = (n * channels + c0) * pixels;
-          for (int64_t s = 0; s < pixels; ++s) {
-            for (int64_t lane = first; lane < last; ++lane) {
-              const int64_t b = blocked_base + s * block + lane, p = plain_base + lane * pixels + s;
-              if (to_blocked) {
-                to[b] = lane < lanes ? from[p] : 0.0f;
-              } else if (lane < lanes) {
-                to[p] = from[b];
-              }
-            }
-          }
-        }
-      });
 }
 
 // ---- opgraph::conv2d_nchwc ---------------------------------------------------

@@ -10,6 +10,7 @@ void register_matmul_ops(BuiltinOps& builtins);
 void register_gemm_ops(BuiltinOps& builtins);
 void register_conv_ops(BuiltinOps& builtins);
 void register_conv_nchwc_ops(BuiltinOps& builtins);
+void register_pool_nchwc_ops(BuiltinOps& builtins);
 void register_conv_backward_ops(BuiltinOps& builtins);
 void register_prelu_ops(BuiltinOps& builtins);
 void register_pool_ops(BuiltinOps& builtins);
@@ -54,6 +55,7 @@ std::vector<OpDef> builtin_ops() {
   register_gemm_ops(builtins);
   register_conv_ops(builtins);
   register_conv_nchwc_ops(builtins);
+  register_pool_nchwc_ops(builtins);
   register_conv_backward_ops(builtins);
   register_prelu_ops(builtins);
   register_pool_ops(builtins);

@@ -180,9 +180,37 @@ std::vector<Sample> adaptive_backwards() {
   return table;
 }
 
+// Max pooling on channel blocks of 16, 8 and every channel (pool_nchwc.cpp):
+// ResNet's 3x3 / 2 with padding 1, a ceil-mode window (more padding at the
+// end), windows of one pixel, an empty batch.
+std::vector<Sample> blocked_max_pools() {
+  auto window = [](int64_t kernel, int64_t stride, int64_t padding, int64_t padding_end) {
+    return std::vector<Attr>{{"kernel_size", repeat(kernel, 2)},
+                             {"stride", repeat(stride, 2)},
+                             {"padding", repeat(padding, 2)},
+                             {"padding_end", repeat(padding_end, 2)}};
+  };
+  return {
+      good({tensor(F32, {1, 2, 9, 9, 16})}, window(3, 2, 1, 1)),
+      good({tensor(F32, {2, 3, 6, 5, 8})}, window(3, 2, 0, 2)),
+      good({tensor(F32, {1, 1, 5, 7, 24})}, window(1, 1, 0, 0)),
+      good({tensor(F32, {0, 1, 4, 4, 40})}, window(2, 2, 0, 0)),
+      bad({tensor(F32, {1, 2, 9, 9, 16})}, "padding: expected less than the 3-wide window on each side, got 1 and 3",
+          window(3, 2, 1, 3)),
+      bad({tensor(F32, {1, 1, 2, 2, 16})}, "kernel_size: the 5-wide window does not fit the 2 pixels padded to 4",
+          window(5, 1, 1, 1)),
+      bad({tensor(F32, {1, 2, 4, 4, 12})}, "self: expected blocks of 8 or 16 channels or one block of them all",
+          window(2, 2, 0, 0)),
+      bad({tensor(F32, {1, 16, 4, 4})}, "self: expected a blocked [N, C/B, H, W, B], got float32[1, 16, 4, 4]",
+          window(2, 2, 0, 0)),
+      bad({tensor(F64, {1, 1, 4, 4, 16})}, "self: expected float32, got float64", window(2, 2, 0, 0)),
+      bad({tensor(F32, {1, 1, 4, 4, 16})}, "stride: expected 2 values of at least 1, got [0, 0]", window(2, 0, 0, 0))};
+}
+
 }  // namespace
 
 void register_pool_samples(BuiltinOps& builtins) {
+  builtins.add_samples("opgraph::max_pool2d_nchwc", blocked_max_pools());
   add_to_each(builtins, {"aten::max_pool2d", "aten::max_pool2d_with_indices"}, max_pools(2));
   add_to_each(builtins, {"aten::max_pool3d", "aten::max_pool3d_with_indices"}, max_pools(3));
   builtins.add_samples("aten::avg_pool1d", avg_pools(1, false));
