@@ -324,6 +324,24 @@ def test_memory_plan_reuses_buffers_along_a_chain():
     np.testing.assert_array_equal(session.run(x)[0], np.maximum(x, 0))
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_runs_leave_torchs_thread_count_alone(threads):
+    """oneDNN's kernels set OpenMP's thread count for their calls, small ones
+    on the calling thread alone; PyTorch reads that count as its own where it
+    shares the OpenMP runtime, and must find it as it was after a run."""
+    graph, weights, _ = cnn()
+    session = opgraph.Session(graph, weights=weights, threads=threads)
+    before = torch.get_num_threads()
+    try:
+        for count in (2, 1):
+            torch.set_num_threads(count)
+            for batch in (1, 17):  # a convolution small enough for the calling thread alone, and a larger one
+                session.run(random((batch, 3, 8, 8), batch))
+                assert torch.get_num_threads() == count
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_concurrent_runs_agree_with_single_runs():
     """One Session, an intra-op pool of two, 8 threads x 200 runs, each thread
     with a batch of its own (so plans are made concurrently too); run() lets

@@ -405,7 +405,7 @@ void onednn_conv(const KernelContext& given_context, const Tensor& input, const 
   const bool unit_stride = std::all_of(p.stride.begin(), p.stride.end(), [](int64_t s) { return s == 1; });
   const int64_t bound = weight.size(1) >= 16 || unit_stride ? kSmallWideConvFlops : kSmallWorkFlops;
   const KernelContext context = context_for_work(given_context, conv_flops(weight, out_dims), bound);
-  dnnl::stream stream = onednn_stream(context);  // first: sets the thread count the plan is built for
+  const OneDnnStream stream(context);  // first: sets the thread count the plan is built for
   std::vector<int64_t> key = conv_key(context, input, weight, bias.defined(), p);
   key.insert(key.end(), {static_cast<int64_t>(activation), residual.defined()});
   if (layouts) key.insert(key.end(), {static_cast<int64_t>(layouts->src), static_cast<int64_t>(layouts->dst)});
@@ -457,7 +457,7 @@ DeconvPlan build_deconv(const ConvDims& d, bool has_bias, Activation activation)
 void onednn_deconv(const KernelContext& given_context, const Tensor& input, const Tensor& weight, const Tensor& bias,
                    const Tensor& out, const ConvParams& p, Activation activation) {
   const KernelContext context = context_for_work(given_context, conv_flops(weight, input.shape()));
-  dnnl::stream stream = onednn_stream(context);  // first: sets the thread count the plan is built for
+  const OneDnnStream stream(context);  // first: sets the thread count the plan is built for
   std::vector<int64_t> key = conv_key(context, input, weight, bias.defined(), p);
   key.push_back(static_cast<int64_t>(activation));
   const auto plan = deconv_plans().get(key, [&] {

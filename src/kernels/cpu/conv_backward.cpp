@@ -126,7 +126,7 @@ BackwardPlan build_backward(const ConvDims& d, bool has_bias) {
 void onednn_conv_backward(const KernelContext& given_context, const Tensor& grad, const Tensor& input,
                           const Tensor& weight, const ConvGradients& out, const ConvParams& p) {
   const KernelContext context = context_for_work(given_context, conv_flops(weight, grad.shape()));
-  dnnl::stream stream = onednn_stream(context);  // first: sets the thread count the plan is built for
+  const OneDnnStream stream(context);  // first: sets the thread count the plan is built for
   const bool has_bias = out.bias.defined();
   const auto plan = backward_plans().get(conv_key(context, input, weight, has_bias, p), [&] {
     return build_backward(conv_dims(p, input.shape(), weight.shape(), grad.shape()), has_bias);

@@ -48,16 +48,17 @@ void onednn_activation_grad(Activation activation, float* grad, const float* out
   const KernelContext context = count < kParallelElements ? on_calling_thread(given) : given;
   const dnnl::memory::desc md({count}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
   static PrimitiveCache<dnnl::primitive> cache(256);
-  const dnnl::primitive backward = *cached_primitive(cache, context, {static_cast<int64_t>(activation), count}, [&] {
-    const float beta = activation == Activation::ReLU6 ? kReLU6Max : 0.0f;  // the clip's upper bound
-    const dnnl::eltwise_forward::primitive_desc forward(
-        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, algorithm, md, 0.0f, beta), onednn_engine());
-    return dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(
-        dnnl::eltwise_backward::desc(algorithm, md, md, 0.0f, beta), onednn_engine(), forward));
-  });
+  const OneDnnStream stream(context);
+  const dnnl::primitive backward =
+      *cached_primitive(cache, context, stream, {static_cast<int64_t>(activation), count}, [&] {
+        const float beta = activation == Activation::ReLU6 ? kReLU6Max : 0.0f;  // the clip's upper bound
+        const dnnl::eltwise_forward::primitive_desc forward(
+            dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, algorithm, md, 0.0f, beta), onednn_engine());
+        return dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(
+            dnnl::eltwise_backward::desc(algorithm, md, md, 0.0f, beta), onednn_engine(), forward));
+      });
   auto wrap = [&](const float* data) { return dnnl::memory(md, onednn_engine(), const_cast<float*>(data)); };
   const dnnl::memory diff = wrap(grad);
-  dnnl::stream stream = onednn_stream(context);
   backward.execute(stream, {{DNNL_ARG_DIFF_DST, diff},
                             {DNNL_ARG_DIFF_SRC, diff},
                             {from_output ? DNNL_ARG_DST : DNNL_ARG_SRC, wrap(from_output ? output : pre_activation)}});

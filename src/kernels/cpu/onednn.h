@@ -22,13 +22,30 @@ inline dnnl::engine& onednn_engine() {
   return cpu;
 }
 
-// oneDNN runs on OpenMP threads: match opgraph's count before each call.
-// Each calling thread keeps its stream (making one allocates).
-inline dnnl::stream onednn_stream(const KernelContext& context) {
-  omp_set_num_threads(context.pool->num_threads());
-  thread_local const dnnl::stream stream(onednn_engine());
-  return stream;
-}
+// The stream a kernel runs its oneDNN calls on. oneDNN runs on OpenMP
+// threads: while a kernel's OneDnnStream lives, OpenMP's count is opgraph's,
+// and the calling thread's count is given back after, as other libraries on
+// that thread read it as their own (PyTorch's get_num_threads() read 1 after
+// a Session on two threads ran a small product on the calling thread alone).
+class OneDnnStream {
+ public:
+  explicit OneDnnStream(const KernelContext& context) : callers_threads_(omp_get_max_threads()) {
+    omp_set_num_threads(context.pool->num_threads());
+  }
+  ~OneDnnStream() { omp_set_num_threads(callers_threads_); }
+  OneDnnStream(const OneDnnStream&) = delete;
+  OneDnnStream& operator=(const OneDnnStream&) = delete;
+
+  // Each calling thread keeps its stream (making one allocates).
+  operator dnnl::stream&() const {
+    thread_local dnnl::stream stream(onednn_engine());
+    return stream;
+  }
+  void wait() const { static_cast<dnnl::stream&>(*this).wait(); }
+
+ private:
+  int callers_threads_;
+};
 
 // Below this many flops a oneDNN call runs on the calling thread alone:
 // waking oneDNN's OpenMP threads and splitting the work cost more than they
@@ -52,18 +69,16 @@ inline KernelContext context_for_work(const KernelContext& context, int64_t flop
 }
 
 // The primitive (or plan holding one) for `key` in `cache`, made by create()
-// on first use. oneDNN plans a primitive's split of the work for the thread
-// count it is made under, so that count is part of the key. Executing one
-// primitive from several threads at once is safe.
+// on first use, under `stream`, the kernel's: oneDNN plans a primitive's
+// split of the work for the thread count it is made under, which the stream
+// set, so that count is part of the key. Executing one primitive from
+// several threads at once is safe.
 template <typename Value, typename Create>
 std::shared_ptr<const Value> cached_primitive(PrimitiveCache<Value>& cache, const KernelContext& context,
-                                              typename PrimitiveCache<Value>::Key key, Create&& create) {
-  const int threads = context.pool->num_threads();
-  key.push_back(threads);
-  return cache.get(key, [&] {
-    omp_set_num_threads(threads);
-    return create();
-  });
+                                              const OneDnnStream& /*stream*/, typename PrimitiveCache<Value>::Key key,
+                                              Create&& create) {
+  key.push_back(context.pool->num_threads());
+  return cache.get(key, std::forward<Create>(create));
 }
 
 // `bytes` rounded up to whole kTensorAlignment blocks.

@@ -77,12 +77,12 @@ void max_pool2d_nchwc_cpu(const KernelContext& context, std::span<const Tensor> 
                           const Attrs& attrs) {
   if (out[0].numel() == 0) return;
   const Window w = window_of(attrs);
-  dnnl::stream stream = onednn_stream(context);  // first: sets the thread count the plan is built for
+  const OneDnnStream stream(context);
   std::vector<int64_t> key = in[0].shape();
   for (const std::vector<int64_t>* values : {&w.kernel, &w.stride, &w.padding, &w.padding_end}) {
     key.insert(key.end(), values->begin(), values->end());
   }
-  const auto plan = cached_primitive(pool_plans(), context, key, [&] {
+  const auto plan = cached_primitive(pool_plans(), context, stream, key, [&] {
     const dnnl::memory::desc src = blocked_desc(in[0].shape()), dst = blocked_desc(out[0].shape());
     const dnnl::pooling_forward::primitive_desc pd(
         dnnl::pooling_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, src, dst,

@@ -164,8 +164,8 @@ void onednn_product(const KernelContext& given_context, const Product& p) {
     key.insert(key.end(), op->strides.begin(), op->strides.end());
   }
   static PrimitiveCache<ProductPlan> plans(256);
-  const auto plan = cached_primitive(plans, context, std::move(key), [&] { return ProductPlan(p, packed_w); });
-  dnnl::stream stream = onednn_stream(context);
+  const OneDnnStream stream(context);
+  const auto plan = cached_primitive(plans, context, stream, std::move(key), [&] { return ProductPlan(p, packed_w); });
   const void* w = plan->packed_layout.empty() ? p.w.data : packed_weight(context, *plan, p, stream);
   thread_call<ProductCall>(plan).run(p, w, stream);
 }
