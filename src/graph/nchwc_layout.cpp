@@ -233,11 +233,12 @@ class NchwcLayout {
 
   // The attributes of opgraph::max_pool2d_nchwc for an aten::max_pool2d of a
   // float32 [N, C, H, W] with fixed H and W and no dilation: its window, and
-  // the padding at the end that gives PyTorch's output size (ceil mode's
-  // partial last window included); nullopt for any other pooling.
+  // the padding at the end that gives the output size the graph's shapes
+  // say (ceil mode's partial last window included); nullopt for any other
+  // pooling.
   std::optional<std::vector<NodeAttr>> blocked_pooling(const Node& node) const {
     const std::optional<Attrs> attrs = bound_attrs(node, registry_);
-    const ValueInfo& input = values_.at(node.inputs[0].values[0]);
+    const ValueInfo &input = values_.at(node.inputs[0].values[0]), &output = values_.at(node.outputs[0]);
     if (!attrs || input.dtype != DType::Float32 || input.shape.size() != 4) return std::nullopt;
     auto pair = [](std::vector<int64_t> values, int64_t otherwise) {
       if (values.empty()) values = {otherwise};
@@ -250,16 +251,10 @@ class NchwcLayout {
     const std::vector<int64_t> dilation = pair(attrs->get<std::vector<int64_t>>("dilation"), 1);
     std::vector<int64_t> padding_end(2);
     for (size_t d = 0; d < 2; ++d) {
-      const Dim& size = input.shape[2 + d];
-      if (size.is_symbolic() || dilation[d] != 1 || kernel[d] < 1 || stride[d] < 1 || padding[d] < 0 ||
-          padding[d] >= kernel[d] || size.size + 2 * padding[d] < kernel[d]) {
-        return std::nullopt;
-      }
-      const int64_t span = size.size + 2 * padding[d] - kernel[d];
-      int64_t out = (attrs->get<bool>("ceil_mode") ? (span + stride[d] - 1) / stride[d] : span / stride[d]) + 1;
-      if ((out - 1) * stride[d] >= size.size + padding[d]) --out;  // PyTorch: the last window starts in the input
+      const Dim &size = input.shape[2 + d], &out = output.shape[2 + d];
+      if (size.is_symbolic() || out.is_symbolic() || dilation[d] != 1 || padding[d] >= kernel[d]) return std::nullopt;
       // The blocked pooling's size, (size + padding + padding_end - kernel) / stride + 1, rounds down.
-      padding_end[d] = std::max<int64_t>(0, (out - 1) * stride[d] + kernel[d] - size.size - padding[d]);
+      padding_end[d] = std::max<int64_t>(0, (out.size - 1) * stride[d] + kernel[d] - size.size - padding[d]);
       if (padding_end[d] >= kernel[d]) return std::nullopt;
     }
     return std::vector<NodeAttr>{
