@@ -494,6 +494,33 @@ TEST(Session, ReshapesShareTheirInputsMemory) {
   EXPECT_TRUE(same_values(first[1], kept[1]));
 }
 
+// Likewise for an op declared to write its output over an input.
+TEST(Session, AnInPlaceOutputThatChangesTheElementCountIsRefused) {
+  if (Registry::global().find("test_session::grows_in_place") == nullptr) {
+    OpDef op;
+    op.schema = Schema::parse("test_session::grows_in_place(Tensor self) -> Tensor");
+    op.shape_fn = [](std::span<const TensorMeta* const> in, const Attrs&) {
+      return std::vector<TensorMeta>{{in[0]->dtype, {in[0]->numel() + 1}}};
+    };
+    op.kernels[static_cast<size_t>(DeviceType::CPU)] = [](const KernelContext&, std::span<const Tensor>,
+                                                          std::span<const Tensor>, const Attrs&) {};
+    op.in_place_input = 0;
+    op.source = "test_session.cpp";
+    Registry::global().add(std::move(op));
+  }
+  const Graph graph = Graph::from_json(R"({"inputs": [{"name": "x", "dtype": "float32", "shape": [4]}],
+    "outputs": [{"name": "z"}],
+    "nodes": [{"name": "relu", "op_type": "aten::relu", "inputs": ["x"], "outputs": ["y"]},
+              {"name": "grow", "op_type": "test_session::grows_in_place", "inputs": ["y"], "outputs": ["g"]},
+              {"name": "neg", "op_type": "aten::neg", "inputs": ["g"], "outputs": ["z"]}]})");
+  const std::string message = error_of([&] { Session(graph, {}); });
+  EXPECT_NE(message.find("its op is defined to write over an input, but its output float32[5] does not hold the "
+                         "elements of that input's float32[4]"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("grow"), std::string::npos) << message;
+}
+
 // test_session::add_into(self, other) = self + other, which may be written
 // over `other`; counts the calls that were.
 int add_into_in_place_calls = 0;

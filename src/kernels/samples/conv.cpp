@@ -277,6 +277,11 @@ void register_conv_samples(BuiltinOps& builtins) {
   std::vector<Attr> block12 = window_attrs(c, 2);
   block12.emplace_back("block", int64_t{12});
   blocked.push_back(bad(inputs, "block: expected 8, 16 or the output's 6 channels, got 12", block12));
+  std::vector<SampleTensor> in_blocks_of_12 = inputs;
+  in_blocks_of_12[0] = tensor(F32, {1, 1, 5, 5, 12});
+  blocked.push_back(bad(in_blocks_of_12,
+                        "input: expected blocks of 8, 16 or its 4 channels, got float32[1, 1, 5, 5, 12]",
+                        window_attrs(c, 2)));
   inputs.back() = tensor(F32, {1, 1, 5, 5, 16});
   blocked.push_back(bad(inputs, "residual: expected the output's float32[1, 1, 3, 3, 16], got float32[1, 1, 5, 5, 16]",
                         window_attrs(c, 2)));
