@@ -2,6 +2,7 @@
 
 #include "graph/rewrite.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -29,6 +30,37 @@ void convolutions_as_conv2d(Graph& graph, const Registry& registry) {
     node.attrs.clear();
     for (const char* name : {"stride", "padding", "dilation", "groups"}) node.attrs.push_back({name, attrs->get(name)});
   }
+}
+
+// ---- empty operands of cat ---------------------------------------------------
+
+// aten::cat drops operands with no elements: the empty key-value cache that a
+// transformers decoder exported with use_cache=True concatenates its keys and
+// values to. With one operand left, its producer computes the cat's output
+// itself, and the rewrites after it see what feeds the attention.
+void drop_empty_cat_operands(Graph& graph, Weights& weights, const Registry& registry) {
+  const std::unordered_map<std::string, ValueInfo> values = infer_shapes(graph, registry);
+  const auto empty = [&](const std::string& value) {
+    const SymbolicShape& shape = values.at(value).shape;
+    return std::any_of(shape.begin(), shape.end(), [](const Dim& d) { return !d.is_symbolic() && d.size == 0; });
+  };
+  Rewriter rewriter(graph, weights);
+  rewriter.for_each_node([&](size_t i) {
+    Node& cat = graph.nodes[i];
+    if (cat.op_type != "aten::cat" || cat.inputs.empty() || !cat.inputs[0].is_list) return;
+    std::vector<std::string>& operands = cat.inputs[0].values;
+    const DType dtype = values.at(cat.outputs[0]).dtype;
+    // Dropping an operand of another dtype could change the promoted result's.
+    const bool one_dtype = std::all_of(operands.begin(), operands.end(),
+                                       [&](const std::string& value) { return values.at(value).dtype == dtype; });
+    const auto kept = std::count_if(operands.begin(), operands.end(), [&](const std::string& v) { return !empty(v); });
+    if (!one_dtype || kept == 0 || kept == static_cast<std::ptrdiff_t>(operands.size())) return;
+    std::erase_if(operands, empty);
+    if (operands.size() != 1) return;
+    Node* producer = rewriter.sole_producer(NodeInput::value(operands[0]));
+    if (producer != nullptr && producer->outputs.size() == 1) rewriter.absorb(*producer, i);
+  });
+  rewriter.finish();
 }
 
 // ---- batch norm folding ----------------------------------------------------
@@ -159,8 +191,10 @@ void optimize(Graph& graph, Weights& weights, const Registry& registry) {
   verify_structure(graph);  // so that what is wrong with a graph is reported as it was given
   convolutions_as_conv2d(graph, registry);
   fold_batch_norms(graph, weights, registry);
+  drop_empty_cat_operands(graph, weights, registry);
   fuse_tanh_gelu(graph, weights, registry);
   fuse_activations(graph, weights, registry);
+  use_heads_second_attention(graph, weights, registry);
   use_nchwc_layout(graph, registry);
   fuse_residual_adds(graph, weights, registry);
 }

@@ -1,6 +1,6 @@
-// What the graph rewrites (graph/optimize.cpp, nchwc_layout.cpp,
-// tanh_gelu.cpp) share: how they read a node's uses, attributes and
-// arguments, and the Rewriter that fuses nodes.
+// What the graph rewrites (graph/optimize.cpp and the files named below)
+// share: how they read a node's uses, attributes and arguments, and the
+// Rewriter that fuses nodes.
 #pragma once
 
 #include <optional>
@@ -126,6 +126,9 @@ class Rewriter {
 // The tanh form of GELU, written out as transformers' NewGELUActivation does
 // (GPT-2, GPT-J, CodeGen, Phi), becomes one aten::gelu(approximate="tanh").
 void fuse_tanh_gelu(Graph& graph, Weights& weights, const Registry& registry);
+// Attention between transposes of its operands' and output's dims 1 and 2
+// becomes opgraph::attention_bshd, which reads and writes them in place.
+void use_heads_second_attention(Graph& graph, Weights& weights, const Registry& registry);
 // After use_nchwc_layout: add(opgraph::conv2d_nchwc, shortcut) and an
 // activation after it become that convolution's residual and activation.
 void fuse_residual_adds(Graph& graph, Weights& weights, const Registry& registry);

@@ -169,3 +169,48 @@ def test_bad_input_is_a_clear_error(case):
     inputs, attrs, message = BAD[case]
     with pytest.raises(opgraph.Error, match=rf"{NAME}: {message}"):
         opgraph.ops.call(NAME, *inputs, **attrs)
+
+
+# opgraph::attention_bshd: the same on [batch, sequence, heads, features],
+# which the Session puts in place of transformers' transposes around
+# attention (test_optimize.py).
+HEADS_SECOND = "opgraph::attention_bshd"
+
+
+def heads_second(**attrs):
+    def attend(q, k, v, mask=None):
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **attrs).transpose(1, 2)
+
+    return attend
+
+
+def to_heads_second(shape):
+    return (shape[0], shape[2], shape[1], shape[3])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shapes", ["bert", "one-row", "decode", "one-key", "long", "broadcast-batch", "no-rows"])
+def test_heads_second_matches_torch(shapes, dtype):
+    q, k, v = (sample(to_heads_second(shape), dtype, seed) for seed, shape in enumerate(SHAPES[shapes]))
+    check_op(HEADS_SECOND, heads_second(), q, k, v, tolerance=TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("mask", ["padding", "full", "float", "all-false"])
+def test_heads_second_masks_and_causality(mask):
+    q, k, v = (sample(to_heads_second(shape), seed=seed) for seed, shape in enumerate(SHAPES["bert"]))
+    check_op(HEADS_SECOND, heads_second(), q, k, v, MASKS[mask], tolerance=TOLERANCE[np.float32])
+    q, k, v = (sample((2, 70, 3, 16), seed=seed) for seed in range(3))
+    check_op(HEADS_SECOND, heads_second(is_causal=True), q, k, v, is_causal=True, tolerance=TOLERANCE[np.float32])
+
+
+def test_heads_second_grouped_query_attention():
+    q, k, v = sample((1, 5, 4, 8), seed=1), sample((1, 6, 2, 8), seed=2), sample((1, 6, 2, 8), seed=3)
+    check_op(HEADS_SECOND, heads_second(enable_gqa=True), q, k, v, enable_gqa=True, tolerance=TOLERANCE[np.float32])
+
+
+def test_heads_second_bad_input_is_a_clear_error():
+    with pytest.raises(opgraph.Error, match=r"query: expected rank 4 \(batch, sequence, heads, features\)"):
+        opgraph.ops.call(HEADS_SECOND, sample((2, 5, 8)), sample((2, 6, 3, 8)), sample((2, 6, 3, 8)))
+    with pytest.raises(opgraph.Error, match=r"value: expected 6 positions .* \(operands read as \[batch, heads"):
+        opgraph.ops.call(HEADS_SECOND, sample((2, 5, 3, 8)), sample((2, 6, 3, 8)), sample((2, 4, 3, 8)))

@@ -308,3 +308,47 @@ def test_conv1d_product_applies_the_tanh_gelu_after_it():
     for a, b, want in zip(got, plain, expected):
         np.testing.assert_allclose(a, b, **FLOAT32_SUMS)
         np.testing.assert_allclose(a, want.numpy(), **FLOAT32_SUMS)
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt2", "vit"])
+def test_attention_reads_heads_where_the_linear_layers_wrote_them(kind):
+    model, inputs = getattr(ir_models, kind)(batch=3)
+    session, (got,), (plain,) = run_both(extract_ir(model, inputs), *inputs)
+    types = op_types(session)
+    assert types.count("opgraph::attention_bshd") == 2, types
+    assert "aten::scaled_dot_product_attention" not in types
+    # ViT's patch embedding keeps its own, flatten(2).transpose(1, 2).
+    assert types.count("aten::transpose.int") == (1 if kind == "vit" else 0), types
+    assert "aten::cat" not in types or kind == "vit"  # GPT-2's empty key-value cache is dropped
+    with torch.no_grad():
+        expected = model(*inputs)
+    np.testing.assert_allclose(got, plain, **FLOAT32_SUMS)
+    np.testing.assert_allclose(got, expected.numpy(), **FLOAT32_SUMS)
+
+
+class AttentionNearMisses(nn.Module):
+    """Attention the rewrite leaves alone: a key transposed on other dims,
+    and an output read before its transpose; and one it takes, between them."""
+
+    def forward(self, x):
+        def heads():  # a transpose of its own for each operand
+            return x.view(2, 5, 4, 8).transpose(1, 2)
+
+        attend = nn.functional.scaled_dot_product_attention
+        kept = attend(heads(), x.view(2, 4, 5, 8), heads())
+        output_read = attend(heads(), heads(), heads())
+        taken = attend(heads(), heads(), heads(), is_causal=True)
+        return kept.transpose(1, 2), output_read.sum(), output_read.transpose(1, 2), taken.transpose(1, 2)
+
+
+def test_attention_keeps_its_layout_where_the_pattern_is_not_whole():
+    x = torch.randn(2, 5, 32)
+    model = AttentionNearMisses().eval()
+    session, got, plain = run_both(extract_ir(model, (x,)), x)
+    types = op_types(session)
+    assert types.count("aten::scaled_dot_product_attention") == 2 and types.count("opgraph::attention_bshd") == 1
+    with torch.no_grad():
+        expected = model(x)
+    for a, b, want in zip(got, plain, expected):
+        np.testing.assert_allclose(a, b, **FLOAT32_SUMS)
+        np.testing.assert_allclose(a, want.numpy(), **FLOAT32_SUMS)

@@ -1,4 +1,7 @@
-// aten::scaled_dot_product_attention: softmax(q @ k^T * scale + mask) @ v.
+// aten::scaled_dot_product_attention: softmax(q @ k^T * scale + mask) @ v;
+// and opgraph::attention_bshd, the same on q, k, v and output laid out as
+// [batch, sequence, heads, features], where a model's linear layers write
+// them before its .transpose(1, 2) (graph/attention_layout.cpp).
 //
 // The fast kernel is fused: each task takes one (batch, head) and a block of
 // kRowBlock query rows, and holds only that block's scores (kRowBlock x S),
@@ -28,11 +31,13 @@ constexpr int64_t kRowBlock = 32;
 
 // The problem as the kernels see it. Batch dims (all but the last two) are
 // broadcast across query, key, value and mask; each operand's matrices start
-// at its own offsets[b] for the flat batch index b.
+// at its own offsets[b] for the flat batch index b, and their rows lie
+// *_row elements apart (the features of a row are contiguous).
 struct Attention {
   Shape batch;
   int64_t L = 0, S = 0, E = 0, Ev = 0;
-  std::vector<int64_t> q_offsets, k_offsets, v_offsets, mask_offsets;
+  std::vector<int64_t> q_offsets, k_offsets, v_offsets, out_offsets, mask_offsets;
+  int64_t q_row = 0, k_row = 0, v_row = 0, out_row = 0;
   int64_t mask_row_stride = 0, mask_col_stride = 0;  // 0 along a dim the mask is broadcast over
   bool has_mask = false, bool_mask = false, causal = false;
   double scale = 1.0;
@@ -105,21 +110,66 @@ std::vector<TensorMeta> attention_shape(std::span<const TensorMeta* const> input
   return {{query.dtype, std::move(shape)}};
 }
 
+// opgraph::attention_bshd: q [B, L, H, E], k [B, S, Hk, E], v [B, S, Hk, Ev]
+// and the output [B, L, H, Ev]; the mask as aten's, over [B, H, L, S]. The
+// checks are aten's, on the operands read as [batch, heads, sequence, features].
+std::vector<TensorMeta> heads_second_attention_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const char* names[] = {"query", "key", "value"};
+  std::vector<TensorMeta> operands;
+  for (size_t k = 0; k < 3; ++k) {
+    OPGRAPH_CHECK(inputs[k]->dim() == 4, names[k], ": expected rank 4 (batch, sequence, heads, features), got ",
+                  inputs[k]->str());
+    operands.push_back(*inputs[k]);
+    std::swap(operands.back().shape[1], operands.back().shape[2]);
+  }
+  const TensorMeta* as_heads_first[] = {&operands[0], &operands[1], &operands[2], inputs[3]};
+  try {
+    TensorMeta out = attention_shape(as_heads_first, attrs)[0];
+    std::swap(out.shape[1], out.shape[2]);
+    return {out};
+  } catch (const Error& e) {
+    throw Error(detail::concat(e.what(), " (operands read as [batch, heads, sequence, features])"));
+  }
+}
+
+// An operand as the kernels read it: a stack of matrices, its shape
+// [batch..., rows, features] and the stride of each of those dims.
+struct MatrixStack {
+  Shape shape;
+  std::vector<int64_t> strides;
+
+  int64_t row_stride() const { return shape.size() < 2 ? 0 : strides.end()[-2]; }
+};
+
+MatrixStack contiguous_stack(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= shape[d];
+  }
+  return {shape, std::move(strides)};
+}
+
+// [batch, sequence, heads, features] read as [batch, heads, sequence, features].
+MatrixStack heads_second_stack(const Shape& shape) {
+  MatrixStack stack = contiguous_stack(shape);
+  std::swap(stack.shape[1], stack.shape[2]);
+  std::swap(stack.strides[1], stack.strides[2]);
+  return stack;
+}
+
 // Where each batch's matrix of `t` starts, for every flat index over `batch`;
 // `group` > 1 maps query head h to the operand's head h / group.
-std::vector<int64_t> batch_offsets(const Shape& t_shape, const Shape& batch, int64_t group) {
+std::vector<int64_t> batch_offsets(const MatrixStack& t, const Shape& batch, int64_t group) {
   const size_t rank = batch.size();
-  const int64_t own_rank = static_cast<int64_t>(t_shape.size());
-  int64_t matrix = 1;
-  for (int64_t d = std::max<int64_t>(own_rank - 2, 0); d < own_rank; ++d) matrix *= t_shape[d];
+  const int64_t own_rank = static_cast<int64_t>(t.shape.size());
   // The operand's strides along the broadcast batch dims, 0 where it has extent 1.
   std::vector<int64_t> strides(rank, 0), extents(rank, 1);
-  int64_t stride = matrix;
   for (int64_t i = 1; i <= own_rank - 2; ++i) {
-    const int64_t extent = t_shape[own_rank - 2 - i];
+    const int64_t extent = t.shape[own_rank - 2 - i];
     extents[rank - i] = extent;
-    if (extent != 1) strides[rank - i] = stride;
-    stride *= extent;
+    if (extent != 1) strides[rank - i] = t.strides[own_rank - 2 - i];
   }
   std::vector<int64_t> offsets(static_cast<size_t>(shape_numel(batch)));
   for (size_t b = 0; b < offsets.size(); ++b) {
@@ -135,29 +185,39 @@ std::vector<int64_t> batch_offsets(const Shape& t_shape, const Shape& batch, int
   return offsets;
 }
 
-Attention plan(std::span<const Tensor> inputs, const Tensor& out, const Attrs& attrs) {
-  const Tensor &query = inputs[0], &key = inputs[1], &value = inputs[2], &mask = inputs[3];
-  Attention a;
-  a.batch = Shape(out.shape().begin(), out.shape().end() - 2);
-  a.L = query.shape().end()[-2];
-  a.S = key.shape().end()[-2];
-  a.E = query.shape().back();
-  a.Ev = value.shape().back();
-  const int64_t heads = a.batch.empty() ? 1 : a.batch.back();
-  const auto group = [&](const Tensor& t) {
-    const bool gqa = attrs.get<bool>("enable_gqa") && t.dim() >= 3 && t.shape().end()[-3] != heads;
-    return gqa ? heads / t.shape().end()[-3] : 1;
+// `heads_second`: q, k, v and the output are [batch, sequence, heads, features].
+Attention plan(std::span<const Tensor> inputs, const Tensor& out, const Attrs& attrs, bool heads_second) {
+  const auto stack = [&](const Tensor& t) {
+    return heads_second ? heads_second_stack(t.shape()) : contiguous_stack(t.shape());
   };
-  a.q_offsets = batch_offsets(query.shape(), a.batch, 1);
-  a.k_offsets = batch_offsets(key.shape(), a.batch, group(key));
-  a.v_offsets = batch_offsets(value.shape(), a.batch, group(value));
+  const MatrixStack query = stack(inputs[0]), key = stack(inputs[1]), value = stack(inputs[2]), output = stack(out);
+  const Tensor& mask = inputs[3];
+  Attention a;
+  a.batch = Shape(output.shape.begin(), output.shape.end() - 2);
+  a.L = query.shape.end()[-2];
+  a.S = key.shape.end()[-2];
+  a.E = query.shape.back();
+  a.Ev = value.shape.back();
+  const int64_t heads = a.batch.empty() ? 1 : a.batch.back();
+  const auto group = [&](const MatrixStack& t) {
+    const bool gqa = attrs.get<bool>("enable_gqa") && t.shape.size() >= 3 && t.shape.end()[-3] != heads;
+    return gqa ? heads / t.shape.end()[-3] : 1;
+  };
+  a.q_offsets = batch_offsets(query, a.batch, 1);
+  a.k_offsets = batch_offsets(key, a.batch, group(key));
+  a.v_offsets = batch_offsets(value, a.batch, group(value));
+  a.out_offsets = batch_offsets(output, a.batch, 1);
+  a.q_row = query.row_stride();
+  a.k_row = key.row_stride();
+  a.v_row = value.row_stride();
+  a.out_row = output.row_stride();
   a.has_mask = mask.defined();
   if (a.has_mask) {
     a.bool_mask = mask.dtype() == DType::Bool;
     // The mask as [batch..., L, S] with leading 1s, so that batch_offsets reads it.
     Shape padded(a.batch.size() + 2 - static_cast<size_t>(mask.dim()), 1);
     padded.insert(padded.end(), mask.shape().begin(), mask.shape().end());
-    a.mask_offsets = batch_offsets(padded, a.batch, 1);
+    a.mask_offsets = batch_offsets(contiguous_stack(padded), a.batch, 1);
     const int64_t rows = padded.end()[-2], cols = padded.back();
     a.mask_col_stride = cols == 1 ? 0 : 1;
     a.mask_row_stride = rows == 1 ? 0 : cols;
@@ -374,7 +434,7 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
     // along its own scores.
     T* row = scratch.row.data();
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t j = 0; j < S; ++j) row[j] = dot(q + (i0 + r) * E, k + j * E, E) * scale;
+      for (int64_t j = 0; j < S; ++j) row[j] = dot(q + (i0 + r) * a.q_row, k + j * a.k_row, E) * scale;
       mask_row(a, inputs, b, i0 + r, row, 1, S);
       const T max = row_max(row, S);
       const T shift = max == -std::numeric_limits<T>::infinity() ? T(0) : max;
@@ -387,13 +447,15 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
     // The block's query rows, scaled and transposed, zero past its rows.
     T* query_t = scratch.query_t.data();
     for (int64_t e = 0; e < E; ++e) {
-      for (int64_t r = 0; r < width; ++r) query_t[e * kRowBlock + r] = r < rows ? q[(i0 + r) * E + e] * scale : T(0);
+      for (int64_t r = 0; r < width; ++r) {
+        query_t[e * kRowBlock + r] = r < rows ? q[(i0 + r) * a.q_row + e] * scale : T(0);
+      }
     }
     // Tiles of score rows [j0, j0 + Rows), columns [c0, c0 + Vectors * kTileCols).
     in_steps<TileVectors, kTileCols>(width, [&]<int64_t Vectors>(int64_t c0) {
       in_steps<TileRows>(S, [&]<int64_t Rows>(int64_t j0) {
         Tile<T, Rows, Vectors> tile;
-        tile_product(k + j0 * E, E, 1, query_t + c0, kRowBlock, E, tile);
+        tile_product(k + j0 * a.k_row, a.k_row, 1, query_t + c0, kRowBlock, E, tile);
         for (int64_t r = 0; r < Rows; ++r) {
           std::memcpy(scores + (j0 + r) * kRowBlock + c0, &tile[r], sizeof tile[r]);
         }
@@ -405,22 +467,22 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
 
   // v with its rows padded to whole vectors, unless they already are.
   const T* value = v;
-  int64_t ldv = Ev;
+  int64_t ldv = a.v_row;
   if (!scratch.value.empty()) {
     ldv = round_up(Ev, kTileCols);
     for (int64_t j = 0; j < S; ++j) {
-      std::copy_n(v + j * Ev, Ev, scratch.value.data() + j * ldv);
+      std::copy_n(v + j * a.v_row, Ev, scratch.value.data() + j * ldv);
       std::fill(scratch.value.data() + j * ldv + Ev, scratch.value.data() + (j + 1) * ldv, T(0));
     }
     value = scratch.value.data();
   }
   // Tiles of output rows [r0, r0 + Rows), columns [c0, c0 + Vectors * kTileCols).
   in_steps<TileRows>(rows, [&]<int64_t Rows>(int64_t r0) {
-    in_steps<TileVectors, kTileCols>(ldv, [&]<int64_t Vectors>(int64_t c0) {
+    in_steps<TileVectors, kTileCols>(round_up(Ev, kTileCols), [&]<int64_t Vectors>(int64_t c0) {
       Tile<T, Rows, Vectors> tile;
       tile_product(scores + r0, 1, kRowBlock, value + c0, ldv, S, tile);
       for (int64_t r = 0; r < Rows; ++r) {
-        T* o = out + (b * a.L + i0 + r0 + r) * Ev + c0;
+        T* o = out + a.out_offsets[b] + (i0 + r0 + r) * a.out_row + c0;
         const T inverse = scratch.inverse_sums[r0 + r];
         for (int64_t c = 0; c < std::min(Vectors * kTileCols, Ev - c0); ++c) {
           o[c] = tile[r][c / kTileCols][c % kTileCols] * inverse;
@@ -430,9 +492,10 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
   });
 }
 
+template <bool HeadsSecond>
 void attention_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                    const Attrs& attrs) {
-  const Attention a = plan(inputs, outputs[0], attrs);
+  const Attention a = plan(inputs, outputs[0], attrs, HeadsSecond);
   const int64_t batches = shape_numel(a.batch), blocks = (a.L + kRowBlock - 1) / kRowBlock;
   if (batches * a.L == 0) return;
   dispatch_floating(outputs[0].dtype(), "query", [&](auto zero) {
@@ -458,9 +521,10 @@ void attention_cpu(const KernelContext& context, std::span<const Tensor> inputs,
 }
 
 // Plain loops in double over the whole L x S score matrix of each batch.
+template <bool HeadsSecond>
 void attention_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                          const Attrs& attrs) {
-  const Attention a = plan(inputs, outputs[0], attrs);
+  const Attention a = plan(inputs, outputs[0], attrs, HeadsSecond);
   dispatch_floating(outputs[0].dtype(), "query", [&](auto zero) {
     using T = decltype(zero);
     const T* q = inputs[0].data_ptr<const T>();
@@ -474,7 +538,7 @@ void attention_reference(const KernelContext&, std::span<const Tensor> inputs, s
         for (int64_t j = 0; j < a.S; ++j) {
           double dot = 0;
           for (int64_t e = 0; e < a.E; ++e)
-            dot += double(q[a.q_offsets[b] + i * a.E + e]) * k[a.k_offsets[b] + j * a.E + e];
+            dot += double(q[a.q_offsets[b] + i * a.q_row + e]) * k[a.k_offsets[b] + j * a.k_row + e];
           p[j] = dot * a.scale;
           if (a.has_mask) p[j] += static_cast<double>(mask_value<T>(a, inputs[3], b, i, j));
           if (a.causal && j > i) p[j] = -std::numeric_limits<double>::infinity();
@@ -485,8 +549,8 @@ void attention_reference(const KernelContext&, std::span<const Tensor> inputs, s
           sum += p[j] = max == -std::numeric_limits<double>::infinity() ? 0.0 : std::exp(p[j] - max);
         for (int64_t c = 0; c < a.Ev; ++c) {
           double acc = 0;
-          for (int64_t j = 0; j < a.S; ++j) acc += p[j] * v[a.v_offsets[b] + j * a.Ev + c];
-          out[(b * a.L + i) * a.Ev + c] = static_cast<T>(sum > 0 ? acc / sum : 0.0);
+          for (int64_t j = 0; j < a.S; ++j) acc += p[j] * v[a.v_offsets[b] + j * a.v_row + c];
+          out[a.out_offsets[b] + i * a.out_row + c] = static_cast<T>(sum > 0 ? acc / sum : 0.0);
         }
       }
     }
@@ -501,8 +565,14 @@ void register_attention_ops(BuiltinOps& builtins) {
                     "Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, "
                     "bool enable_gqa=False) -> Tensor",
           .shape = attention_shape,
-          .cpu = attention_cpu,
-          .reference = attention_reference});
+          .cpu = attention_cpu<false>,
+          .reference = attention_reference<false>});
+  define(builtins,
+         {.schema = "opgraph::attention_bshd(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
+                    "float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor",
+          .shape = heads_second_attention_shape,
+          .cpu = attention_cpu<true>,
+          .reference = attention_reference<true>});
 }
 
 }  // namespace opgraph::kernels

@@ -38,13 +38,19 @@ const T* data_or_null(const Tensor& t) {
   return t.defined() ? t.data_ptr<const T>() : nullptr;
 }
 
-// `t`'s data, or `n` ones in `scratch` when t is undefined (an absent weight):
-// loops that multiply by it then have no branch to keep them from vectorizing.
+// `t`'s data, or `n` copies of `absent` in `scratch` when t is undefined (an
+// absent weight or bias): loops that multiply by it or add it then have no
+// branch to keep them from vectorizing.
+template <typename T>
+const T* data_or(const Tensor& t, T absent, int64_t n, std::vector<T>& scratch) {
+  if (t.defined()) return t.data_ptr<const T>();
+  scratch.assign(static_cast<size_t>(n), absent);
+  return scratch.data();
+}
+
 template <typename T>
 const T* data_or_ones(const Tensor& t, int64_t n, std::vector<T>& scratch) {
-  if (t.defined()) return t.data_ptr<const T>();
-  scratch.assign(static_cast<size_t>(n), T(1));
-  return scratch.data();
+  return data_or(t, T(1), n, scratch);
 }
 
 template <typename T>
@@ -53,15 +59,28 @@ void store(std::span<const double> values, const Tensor& out) {
   for (size_t i = 0; i < values.size(); ++i) to[i] = static_cast<T>(values[i]);
 }
 
+// Sum of map(0) ... map(n - 1): in T's lanes over chunks of kChunk, the
+// chunks' sums added in double. Each lane of a chunk sums 16 float values at
+// most, so the total keeps close to a sum in double, at one vector add per
+// element where double lanes take a conversion and two.
+template <typename T, typename Map>
+double chunked_sum(int64_t n, Map&& map) {
+  constexpr int64_t kChunk = 512;
+  double total = 0;
+  for (int64_t c = 0; c < n; c += kChunk) {
+    total += reduce_lanes(
+        std::min(kChunk, n - c), T(0), [&](int64_t i) { return map(c + i); }, [](T a, T b) { return a + b; });
+  }
+  return total;
+}
+
 // Mean and (biased) variance of x[0..n). Two passes over x keep the variance
 // accurate when the mean is large.
 template <typename T>
 std::pair<T, double> row_moments(const T* x, int64_t n) {
-  const T mean = static_cast<T>(row_sum(x, n) / static_cast<double>(n));
-  const double var = reduce_lanes(
-                         n, 0.0, [=](int64_t i) { return static_cast<double>((x[i] - mean) * (x[i] - mean)); },
-                         [](double a, double c) { return a + c; }) /
-                     static_cast<double>(n);
+  const T mean = static_cast<T>(chunked_sum<T>(n, [=](int64_t i) { return x[i]; }) / static_cast<double>(n));
+  const double var =
+      chunked_sum<T>(n, [=](int64_t i) { return (x[i] - mean) * (x[i] - mean); }) / static_cast<double>(n);
   return {mean, var};
 }
 
@@ -96,18 +115,13 @@ NormalizedRows normalized_rows(const Tensor& input, const Attrs& attrs) {
   return {cols == 0 ? 0 : input.numel() / cols, cols};
 }
 
-// Writes y for one row and returns its (mean, rstd).
+// Writes y for one row and returns its (mean, rstd). An absent weight is
+// ones and an absent bias zeros (exact), so that y is one pass over the row.
 template <typename T>
 std::pair<T, T> layer_norm_row(const T* x, const T* w, const T* b, double eps, T* y, int64_t n) {
   const auto [mean, var] = row_moments(x, n);
   const T rstd = static_cast<T>(1.0 / std::sqrt(var + eps));
-  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd;
-  if (w != nullptr) {
-    for (int64_t i = 0; i < n; ++i) y[i] *= w[i];
-  }
-  if (b != nullptr) {
-    for (int64_t i = 0; i < n; ++i) y[i] += b[i];
-  }
+  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd * w[i] + b[i];
   return {mean, rstd};
 }
 
@@ -119,8 +133,9 @@ void layer_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs
   dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const T* x = inputs[0].data_ptr<const T>();
-    const T* w = data_or_null<T>(inputs[1]);
-    const T* b = data_or_null<T>(inputs[2]);
+    std::vector<T> ones, zeros;
+    const T* w = data_or_ones<T>(inputs[1], args.cols, ones);
+    const T* b = data_or(inputs[2], T(0), args.cols, zeros);
     T* y = outputs[0].data_ptr<T>();
     T* mean = outputs.size() > 1 ? outputs[1].data_ptr<T>() : nullptr;
     T* rstd = outputs.size() > 1 ? outputs[2].data_ptr<T>() : nullptr;

@@ -128,6 +128,25 @@ void register_attention(BuiltinOps& builtins) {
   table.push_back(bad({tensor(F32, {2, 3, 4, 8}), tensor(F32, {2, 3, 5, 8}), tensor(F32, {2, 3, 5, 6}), none},
                       "dropout_p: expected 0.0 (inference), got 0.5", {{"dropout_p", 0.5}}));
   builtins.add_samples("aten::scaled_dot_product_attention", table);
+
+  // The same on [batch, sequence, heads, features]; the mask still over [batch, heads, L, S].
+  std::vector<Sample> heads_second;
+  for (DType dtype : {F32, F64}) {
+    auto t = [&](Shape shape) { return tensor(dtype, std::move(shape)); };
+    heads_second.push_back(good({t({2, 4, 3, 8}), t({2, 5, 3, 8}), t({2, 5, 3, 6}), none}));
+    heads_second.push_back(
+        good({t({2, 4, 3, 8}), t({2, 5, 3, 8}), t({2, 5, 3, 6}), none}, {{"is_causal", true}, {"scale", 0.5}}));
+    heads_second.push_back(good({t({2, 4, 3, 8}), t({2, 5, 3, 8}), t({2, 5, 3, 6}), tensor(B, {2, 1, 1, 5})}));
+    heads_second.push_back(good({t({1, 40, 2, 16}), t({1, 40, 2, 16}), t({1, 40, 2, 16}), t({40, 40})}));
+    heads_second.push_back(good({t({2, 4, 4, 8}), t({2, 5, 2, 8}), t({2, 5, 2, 6}), none}, {{"enable_gqa", true}}));
+    heads_second.push_back(good({t({1, 0, 2, 8}), t({1, 3, 2, 8}), t({1, 3, 2, 2}), none}));
+  }
+  heads_second.push_back(bad({tensor(F32, {2, 4, 8}), tensor(F32, {2, 5, 3, 8}), tensor(F32, {2, 5, 3, 6}), none},
+                             "query: expected rank 4 (batch, sequence, heads, features), got float32[2, 4, 8]"));
+  heads_second.push_back(bad({tensor(F32, {2, 4, 3, 8}), tensor(F32, {2, 5, 3, 7}), tensor(F32, {2, 5, 3, 6}), none},
+                             "key: expected 8 features (dim -1) like query float32[2, 3, 4, 8], got float32[2, 3, 5, "
+                             "7] (operands read as [batch, heads, sequence, features])"));
+  builtins.add_samples("opgraph::attention_bshd", heads_second);
 }
 
 }  // namespace
