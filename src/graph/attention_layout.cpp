@@ -34,7 +34,7 @@ class AttentionLayout {
     if (!swaps_sequence_and_heads(&output_transpose)) return;
     Node* attention = rewriter_.sole_producer(output_transpose.inputs[0]);
     // transformers views the output to its own shape before the transpose.
-    Node* same_shape_view = keeps_shape(attention) ? attention : nullptr;
+    Node* same_shape_view = keeps_shape(attention, registry_, values_) ? attention : nullptr;
     if (same_shape_view != nullptr) attention = rewriter_.sole_producer(same_shape_view->inputs[0]);
     if (attention == nullptr || attention->op_type != "aten::scaled_dot_product_attention") return;
     Node *operand_transposes[3], *operand_copies[3];
@@ -42,7 +42,7 @@ class AttentionLayout {
       if (attention->inputs.size() <= k) return;
       Node* producer = rewriter_.sole_producer(attention->inputs[k]);
       // Whisper makes each operand .contiguous() after its transpose.
-      operand_copies[k] = keeps_shape(producer) ? producer : nullptr;
+      operand_copies[k] = keeps_shape(producer, registry_, values_) ? producer : nullptr;
       if (operand_copies[k] != nullptr) producer = rewriter_.sole_producer(producer->inputs[0]);
       operand_transposes[k] = producer;
       if (!swaps_sequence_and_heads(producer)) return;
@@ -68,15 +68,6 @@ class AttentionLayout {
     dim0 += dim0 < 0 ? 4 : 0;
     dim1 += dim1 < 0 ? 4 : 0;
     return std::min(dim0, dim1) == 1 && std::max(dim0, dim1) == 2;
-  }
-
-  // A reshape whose output has its input's shape.
-  bool keeps_shape(const Node* node) const {
-    if (node == nullptr || node->inputs.empty() || node->outputs.size() != 1) return false;
-    const OpDef* op = registry_.find(node->op_type);
-    const std::string* input = single_value(node->inputs[0]);
-    return op != nullptr && op->reshapes_input && input != nullptr && values_.contains(*input) &&
-           values_.contains(node->outputs[0]) && values_.at(*input).shape == values_.at(node->outputs[0]).shape;
   }
 
   Graph& graph_;

@@ -176,6 +176,7 @@ void fuse_activations(Graph& graph, Weights& weights, const Registry& registry) 
       producer->op_type = "opgraph::conv2d";
     } else if (producer->op_type == "aten::linear") {
       producer->op_type = "opgraph::linear";
+      producer->inputs.resize(4);  // no residual
     } else if (!addmm_as_gemm(*producer, registry, rewriter)) {
       return;
     }

@@ -1,12 +1,19 @@
-// A residual connection on channel blocks, add(conv(x), shortcut) and the
-// activation after it (ResNet's bottleneck ends in relu(bn3(conv3(x)) +
-// identity)), becomes the convolution's residual and activation: oneDNN adds
-// the shortcut and applies the activation as it writes each output block
-// (a sum post-op), where the add and the relu were each another pass over
-// the tensor (a tenth of ResNet-50's time at two threads). A Session writes
-// such a convolution's output over the shortcut's memory when nothing reads
-// the shortcut after it (OpDef::in_place_input), as OpenVINO does.
+// A residual connection, add(conv(x), shortcut) on channel blocks or
+// add(linear(x), shortcut), and the activation after it (ResNet's bottleneck
+// ends in relu(bn3(conv3(x)) + identity); a transformer layer adds each
+// sublayer's output projection to its input), becomes the product's residual
+// and activation: oneDNN adds the shortcut and applies the activation as it
+// writes each output block (a sum post-op), where the add and the relu were
+// each another pass over the tensor (a tenth of ResNet-50's time at two
+// threads). A Session writes such a product's output over the shortcut's
+// memory when nothing reads the shortcut after it (OpDef::in_place_input),
+// as OpenVINO does.
+//
+// opgraph::conv2d_nchwc and opgraph::linear both take the residual as input 3.
+#include <optional>
+#include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "graph/rewrite.h"
 
@@ -30,57 +37,71 @@ class ResidualAdds {
   }
 
  private:
-  // add(conv, shortcut) with alpha 1, either way round, where the
-  // convolution adds nothing yet, its output feeds the add alone, and the
-  // shortcut has its shape and is computed before it (the convolution stays
-  // where it is in the graph).
+  // add(product, shortcut) with alpha 1, either way round, where the
+  // product adds nothing yet, its output feeds the add alone (through a copy
+  // of the same shape, as transformers' dropout exports), and the shortcut
+  // has its shape and is computed before it (the product stays where it is
+  // in the graph).
   bool fuse_add(size_t i) {
     Node& add = graph_.nodes[i];
     if (add.op_type != "aten::add.Tensor" || add.inputs.size() != 2) return false;
     const std::optional<Attrs> attrs = bound_attrs(add, registry_);
     if (!attrs || scalar_attr(*attrs, "alpha") != 1.0) return false;
     for (size_t side : {0, 1}) {
-      Node* conv = without_epilogue(rewriter_.sole_producer(add.inputs[side]));
+      Node* copy = rewriter_.sole_producer(add.inputs[side]);
+      if (!keeps_shape(copy, registry_, values_)) copy = nullptr;
+      Node* product = without_epilogue(copy != nullptr ? rewriter_.sole_producer(copy->inputs[0])
+                                                       : rewriter_.sole_producer(add.inputs[side]));
       const std::string* shortcut = single_value(add.inputs[1 - side]);
-      if (conv == nullptr || !conv->inputs[3].is_none() || shortcut == nullptr || !position_.contains(*shortcut) ||
-          position_.at(*shortcut) >= position_.at(conv->outputs[0]) ||
-          !same_type(values_.at(*shortcut), values_.at(conv->outputs[0]))) {
+      if (product == nullptr || has_residual(*product) || shortcut == nullptr || !position_.contains(*shortcut) ||
+          position_.at(*shortcut) >= position_.at(product->outputs[0]) ||
+          !same_type(values_.at(*shortcut), values_.at(product->outputs[0]))) {
         continue;
       }
-      conv->inputs[3] = add.inputs[1 - side];
+      if (product->op_type == "aten::linear") product->op_type = "opgraph::linear";
+      product->inputs.resize(4);
+      product->inputs[3] = add.inputs[1 - side];
+      if (copy != nullptr) rewriter_.absorb(*product, static_cast<size_t>(copy - graph_.nodes.data()));
       if (side == 1) std::swap(add.inputs[0], add.inputs[1]);  // absorb() follows input 0
-      rewriter_.absorb(*conv, i);
+      rewriter_.absorb(*product, i);
       return true;
     }
     return false;
   }
 
-  // An activation after such a convolution.
+  // An activation after a product that adds a residual.
   void fuse_activation(size_t i) {
     const Node& node = graph_.nodes[i];
     const std::optional<std::string> activation = activation_of(node, registry_);
     if (!activation || node.inputs.size() != 1) return;
-    Node* conv = without_epilogue(rewriter_.sole_producer(node.inputs[0]));
-    if (conv == nullptr || conv->inputs[3].is_none()) return;
-    attr(*conv, "activation") = *activation;
-    rewriter_.absorb(*conv, i);
+    Node* product = without_epilogue(rewriter_.sole_producer(node.inputs[0]));
+    if (product == nullptr || !has_residual(*product)) return;
+    set_attr(*product, "activation", *activation);
+    rewriter_.absorb(*product, i);
   }
 
   static bool same_type(const ValueInfo& a, const ValueInfo& b) { return a.dtype == b.dtype && a.shape == b.shape; }
 
-  // `node` if it is an opgraph::conv2d_nchwc that applies no activation.
-  Node* without_epilogue(Node* node) {
-    if (node == nullptr || node->op_type != "opgraph::conv2d_nchwc") return nullptr;
-    const AttrValue& activation = attr(*node, "activation");
-    return std::get<std::string>(activation) == "none" ? node : nullptr;
+  static bool has_residual(const Node& product) { return product.inputs.size() > 3 && !product.inputs[3].is_none(); }
+
+  // `node` if it is a product that takes a residual and applies no
+  // activation: opgraph::conv2d_nchwc, or a linear layer.
+  Node* without_epilogue(Node* node) const {
+    if (node == nullptr) return nullptr;
+    if (node->op_type == "aten::linear") return node;
+    if (node->op_type != "opgraph::conv2d_nchwc" && node->op_type != "opgraph::linear") return nullptr;
+    const std::optional<Attrs> attrs = bound_attrs(*node, registry_);
+    return attrs && attrs->get<std::string>("activation") == "none" ? node : nullptr;
   }
 
-  // The layout pass gives opgraph::conv2d_nchwc every attribute.
-  static AttrValue& attr(Node& node, std::string_view name) {
+  static void set_attr(Node& node, std::string_view name, std::string value) {
     for (NodeAttr& attr : node.attrs) {
-      if (attr.name == name) return attr.value;
+      if (attr.name == name) {
+        attr.value = std::move(value);
+        return;
+      }
     }
-    throw Error(detail::concat(node.name, ": no attribute '", name, "'"));
+    node.attrs.push_back({std::string(name), std::move(value)});
   }
 
   Graph& graph_;

@@ -46,4 +46,12 @@ const std::string* single_value(const NodeInput& input) {
   return !input.is_list && input.values.size() == 1 ? &input.values[0] : nullptr;
 }
 
+bool keeps_shape(const Node* node, const Registry& registry, const std::unordered_map<std::string, ValueInfo>& values) {
+  if (node == nullptr || node->inputs.empty() || node->outputs.size() != 1) return false;
+  const OpDef* op = registry.find(node->op_type);
+  const std::string* input = single_value(node->inputs[0]);
+  return op != nullptr && op->reshapes_input && input != nullptr && values.contains(*input) &&
+         values.contains(node->outputs[0]) && values.at(*input).shape == values.at(node->outputs[0]).shape;
+}
+
 }  // namespace opgraph

@@ -30,6 +30,10 @@ std::optional<std::string> activation_of(const Node& node, const Registry& regis
 // The one value a tensor argument passes, if it passes exactly one.
 const std::string* single_value(const NodeInput& input);
 
+// Whether `node` reshapes its input to the input's own shape (a copy, such
+// as the clone an exported dropout leaves), by the shapes `values` infer.
+bool keeps_shape(const Node* node, const Registry& registry, const std::unordered_map<std::string, ValueInfo>& values);
+
 // Rewrites node after node in graph order, the nodes a rewrite takes in
 // marked and dropped at the end. The producer of each value follows the
 // rewrites: a fused node produces the value its last node did.

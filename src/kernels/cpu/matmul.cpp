@@ -3,6 +3,8 @@
 // Each op is reduced to one batched product dst[b] = a[b] @ w[b] (+ bias[b])
 // over operands described by shape and strides, batch dimensions broadcast
 // (kernels/cpu/product.h).
+#include <cstring>
+
 #include "kernels/cpu/product.h"
 #include "kernels/define.h"
 
@@ -66,9 +68,11 @@ std::vector<TensorMeta> linear_shape(std::span<const TensorMeta* const> in, cons
   return {{x.dtype, shape}};
 }
 
+// `residual`: out = f(input @ weight^T + bias + residual), the residual
+// added by the product as it writes (Product::accumulate).
 template <bool Reference>
 void run_linear(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                Activation activation) {
+                Activation activation, const Tensor& residual = Tensor()) {
   // Leading dimensions of a contiguous input fold into the rows.
   const int64_t k = in[0].shape().back(), n = in[1].size(0);
   const int64_t rows = k == 0 ? out[0].numel() / std::max<int64_t>(n, 1) : in[0].numel() / k;
@@ -79,6 +83,11 @@ void run_linear(const KernelContext& context, std::span<const Tensor> in, std::s
             activation,
             is_constant_matrix(context, 1, in[1])};
   if (in[2].defined()) p.bias = operand(in[2], {1, n}, {n, 1}, 2);
+  if (residual.defined()) {
+    // A Session may give the output the residual's memory (in_place_input).
+    if (residual.data() != out[0].data()) std::memcpy(out[0].data(), residual.data(), out[0].nbytes());
+    p.accumulate = true;
+  }
   run_product(context, p, out[0].dtype(), Reference);
 }
 
@@ -87,19 +96,23 @@ void linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
   run_linear<Reference>(context, in, out, Activation::None);
 }
 
-// --- opgraph::linear: linear with an activation the product applies as it
-// writes (a oneDNN post-op), saving a pass over the output; what a Session
-// fuses aten::linear and the activation after it into.
+// --- opgraph::linear: linear adding a residual and applying an activation
+// as the product writes (oneDNN post-ops), saving passes over the output;
+// what a Session fuses aten::linear, the residual add and the activation
+// after it into.
 
 std::vector<TensorMeta> fused_linear_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
   activation_attr(attrs);
-  return linear_shape(in, attrs);
+  std::vector<TensorMeta> out = linear_shape(in, attrs);
+  OPGRAPH_CHECK(in[3] == nullptr || *in[3] == out[0], "residual: expected ", out[0].str(), " like the product, got ",
+                in[3]->str());
+  return out;
 }
 
 template <bool Reference>
 void fused_linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                       const Attrs& attrs) {
-  run_linear<Reference>(context, in, out, activation_attr(attrs));
+  run_linear<Reference>(context, in, out, activation_attr(attrs), in[3]);
 }
 
 // --- linear's gradients. With rows = the input's leading dimensions folded:
@@ -292,11 +305,12 @@ void register_matmul_ops(BuiltinOps& builtins) {
                     .cpu = matmul_cpu<false>,
                     .reference = matmul_cpu<true>});
   define(builtins,
-         {.schema = "opgraph::linear(Tensor input, Tensor weight, Tensor? bias=None, *, str activation=\"none\") "
-                    "-> Tensor",
+         {.schema = "opgraph::linear(Tensor input, Tensor weight, Tensor? bias=None, Tensor? residual=None, *, "
+                    "str activation=\"none\") -> Tensor",
           .shape = fused_linear_shape,
           .cpu = fused_linear_cpu<false>,
-          .reference = fused_linear_cpu<true>});
+          .reference = fused_linear_cpu<true>,
+          .in_place_input = 3});
 }
 
 }  // namespace opgraph::kernels

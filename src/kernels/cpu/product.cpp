@@ -49,6 +49,7 @@ constexpr int64_t kTallRows = 1024;
 // converts them), not as `p` lays them out.
 dnnl::matmul::primitive_desc matmul_desc(const Product& p, bool packed_w) {
   dnnl::post_ops post_ops;
+  if (p.accumulate) post_ops.append_sum(1.0f);
   append_activation_post_op(post_ops, p.activation);
   dnnl::primitive_attr attr = with_caller_scratchpad();
   attr.set_post_ops(post_ops);
@@ -157,7 +158,7 @@ const void* packed_weight(const KernelContext& context, const ProductPlan& plan,
 void onednn_product(const KernelContext& given_context, const Product& p) {
   const KernelContext context = context_for_work(given_context, 2 * p.a.shape.back() * shape_numel(p.dst.shape));
   const bool packed_w = p.constant_w && context.constants != nullptr;
-  PrimitiveCache<ProductPlan>::Key key{static_cast<int64_t>(p.activation), p.bias.has_value(), packed_w};
+  PrimitiveCache<ProductPlan>::Key key{static_cast<int64_t>(p.activation), p.bias.has_value(), packed_w, p.accumulate};
   for (const Operand* op : {&p.a, &p.w, &p.dst, p.bias ? &*p.bias : nullptr}) {
     if (op == nullptr) continue;
     key.insert(key.end(), op->shape.begin(), op->shape.end());
@@ -170,7 +171,7 @@ void onednn_product(const KernelContext& given_context, const Product& p) {
   thread_call<ProductCall>(plan).run(p, w, stream);
 }
 
-// dst[b, i, j] = f(sum_p a[b, i, p] * w[b, p, j] + bias[b, i, j]), in double.
+// dst[b, i, j] = f(sum_p a[b, i, p] * w[b, p, j] + bias[b, i, j] (+ dst[b, i, j])), in double.
 template <typename T>
 void plain_product(const Product& p) {
   const size_t rank = p.dst.shape.size();
@@ -187,6 +188,7 @@ void plain_product(const Product& p) {
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         double sum = p.bias ? *at(*p.bias, batch, i, j) : 0.0;
+        if (p.accumulate) sum += *at(p.dst, batch, i, j);
         for (int64_t q = 0; q < k; ++q) sum += double(*at(p.a, batch, i, q)) * *at(p.w, batch, q, j);
         *at(p.dst, batch, i, j) = static_cast<T>(activation_reference(p.activation, sum));
       }
@@ -211,7 +213,7 @@ void plain_product(const Product& p) {
 #define OPGRAPH_ROW_KERNEL_CLONES [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]]
 #endif
 
-// out[r] = a . w[r * row_stride, ...] for Rows rows of w at once, sharing the
+// out[r] += a . w[r * row_stride, ...] for Rows rows of w at once, sharing the
 // loads of a, in lane-wise partial sums that GCC vectorizes without
 // reassociating floats. 32 lanes a row keep several vectors of sums in
 // flight per row: with 16, each row's sums wait on the latency of the
@@ -236,7 +238,7 @@ OPGRAPH_ROW_KERNEL_CLONES void dots(const float* a, const float* w, int64_t row_
     float sum = 0;
     for (int64_t tail = i; tail < n; ++tail) sum += a[tail] * w[r * row_stride + tail];
     for (float v : partial[r]) sum += v;
-    out[r] = sum;
+    out[r] += sum;
   }
 }
 
@@ -253,7 +255,7 @@ OPGRAPH_ROW_KERNEL_CLONES void axpys(const float* a, const float* w, int64_t row
   }
 }
 
-// dst[j] = f(bias[j] + sum_q a[q] * w[q, j]) for one row a, when a and dst
+// dst[j] = f(bias[j] (+ dst[j]) + sum_q a[q] * w[q, j]) for one row a, when a and dst
 // are contiguous and w has contiguous rows (w[q, :]) or columns (w[:, j]).
 bool row_times_matrix(const KernelContext& context, const Product& p) {
   const size_t rank = p.dst.shape.size();
@@ -273,6 +275,7 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
   };
   // Chunks of output columns, each streaming its part of w.
   const auto chunk = [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j) dst[j] = (p.accumulate ? dst[j] : 0.0f) + bias(j);
     if (rows) {  // w[:, j] contiguous: dot products, four outputs at a time
       int64_t j = j0;
       // Eight rows at once where AVX-512's 32 registers hold their sums (6%
@@ -282,9 +285,7 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
       }
       for (; j + 4 <= j1; j += 4) dots<4>(a, w + j * column_stride, column_stride, k, dst + j);
       for (; j < j1; ++j) dots<1>(a, w + j * column_stride, column_stride, k, dst + j);
-      for (j = j0; j < j1; ++j) dst[j] += bias(j);
     } else {  // w[q, :] contiguous: dst += a[q] * w[q, :], eight rows at a time
-      for (int64_t j = j0; j < j1; ++j) dst[j] = bias(j);
       int64_t q = 0;
       for (; q + 8 <= k; q += 8) axpys<8>(a + q, w + q * row_stride + j0, row_stride, dst + j0, j1 - j0);
       for (; q < k; ++q) axpys<1>(a + q, w + q * row_stride + j0, row_stride, dst + j0, j1 - j0);
@@ -334,7 +335,8 @@ std::optional<Product> batches_as_rows(const Product& p) {
                   matrix(p.dst, rows, *dst_rows),
                   std::nullopt,
                   p.activation,
-                  p.constant_w};
+                  p.constant_w,
+                  p.accumulate};
   if (p.bias) stacked.bias = matrix(*p.bias, 1, 0);
   return stacked;
 }

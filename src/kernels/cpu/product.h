@@ -28,6 +28,9 @@ struct Product {
   // copy in the layout it chose, made once and kept in the Session's
   // constant cache.
   bool constant_w = false;
+  // dst holds a residual the product adds to: dst = f(a @ w + bias + dst),
+  // as oneDNN's sum post-op computes it.
+  bool accumulate = false;
 };
 
 // Views `t` as [rows, cols] matrices of the given shape and strides,

@@ -88,10 +88,24 @@ void register_fused_samples(BuiltinOps& builtins) {
           unknown_activation, {{"activation", std::string("silu")}}));
   builtins.add_samples("opgraph::gemm_backward", gemm_backward);
 
-  // opgraph::linear and its backward take aten::linear's operands.
+  // opgraph::linear and its backward take aten::linear's operands; the
+  // forward also a residual shaped like its output, on every other sample.
   std::vector<Sample> linear = activated(builtins.samples("aten::linear"));
-  linear.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 3}), SampleTensor::absent()}, unknown_activation,
-                       {{"activation", std::string("silu")}}));
+  for (size_t i = 0; i < linear.size(); ++i) {
+    Sample& sample = linear[i];
+    SampleTensor residual = SampleTensor::absent();
+    if (sample.good() && i % 2 == 0) {
+      Shape out = sample.inputs[0].shape;
+      out.back() = sample.inputs[1].shape[0];
+      residual = tensor(sample.inputs[0].dtype, out);
+    }
+    sample.inputs.push_back(residual);
+  }
+  linear.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 3}), SampleTensor::absent(), SampleTensor::absent()},
+                       unknown_activation, {{"activation", std::string("silu")}}));
+  linear.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 3}), SampleTensor::absent(), tensor(F32, {2, 3})},
+                       "residual: expected float32[2, 4] like the product, got float32[2, 3]",
+                       {{"activation", std::string("none")}}));
   builtins.add_samples("opgraph::linear", linear);
 
   std::vector<Sample> linear_backward;
