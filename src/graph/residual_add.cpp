@@ -40,8 +40,8 @@ class ResidualAdds {
   // add(product, shortcut) with alpha 1, either way round, where the
   // product adds nothing yet, its output feeds the add alone (through a copy
   // of the same shape, as transformers' dropout exports), and the shortcut
-  // has its shape and is computed before it (the product stays where it is
-  // in the graph).
+  // has its shape and is a graph input, a constant or computed before it
+  // (the product stays where it is in the graph).
   bool fuse_add(size_t i) {
     Node& add = graph_.nodes[i];
     if (add.op_type != "aten::add.Tensor" || add.inputs.size() != 2) return false;
@@ -53,9 +53,9 @@ class ResidualAdds {
       Node* product = without_epilogue(copy != nullptr ? rewriter_.sole_producer(copy->inputs[0])
                                                        : rewriter_.sole_producer(add.inputs[side]));
       const std::string* shortcut = single_value(add.inputs[1 - side]);
-      if (product == nullptr || has_residual(*product) || shortcut == nullptr || !position_.contains(*shortcut) ||
-          position_.at(*shortcut) >= position_.at(product->outputs[0]) ||
-          !same_type(values_.at(*shortcut), values_.at(product->outputs[0]))) {
+      if (product == nullptr || has_residual(*product) || shortcut == nullptr ||
+          (position_.contains(*shortcut) && position_.at(*shortcut) >= position_.at(product->outputs[0])) ||
+          !values_.contains(*shortcut) || !same_type(values_.at(*shortcut), values_.at(product->outputs[0]))) {
         continue;
       }
       if (product->op_type == "aten::linear") product->op_type = "opgraph::linear";

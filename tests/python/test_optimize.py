@@ -352,3 +352,41 @@ def test_attention_keeps_its_layout_where_the_pattern_is_not_whole():
     for a, b, want in zip(got, plain, expected):
         np.testing.assert_allclose(a, b, **FLOAT32_SUMS)
         np.testing.assert_allclose(a, want.numpy(), **FLOAT32_SUMS)
+
+
+class ResidualLinears(nn.Module):
+    """Residual connections around linear layers: a transformer's sublayer
+    (dropout's copy between the product and the add, the shortcut first or
+    second), one whose sum is activated, one whose shortcut is read again
+    after the add; and near misses that keep their add: alpha 2, an activated
+    product, a shortcut that broadcasts."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(16, 16) for _ in range(7))
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, x):
+        a, b, c, d, e, f, g = self.layers
+        h = x + self.dropout(a(x))
+        h = torch.relu(b(h) + h)
+        reread = c(h) + h
+        h = reread * h
+        kept = [torch.add(d(h), h, alpha=2.0), torch.relu(e(h)) + h, f(h) + g.bias]
+        return h, *kept
+
+
+def test_residual_adds_fold_into_linear_layers():
+    torch.manual_seed(0)
+    model, x = ResidualLinears().eval(), torch.randn(3, 5, 16)
+    session, got, plain = run_both(extract_ir(model, (x,)), x)
+    linears = [node for node in nodes(session) if node["op_type"] == "opgraph::linear"]
+    with_residual = [node for node in linears if node["inputs"][3] is not None]
+    activations = [node["attrs"].get("activation", {"value": "none"})["value"] for node in with_residual]
+    assert activations == ["none", "relu", "none"]
+    assert op_types(session).count("aten::add.Tensor") == 3
+    with torch.no_grad():
+        expected = model(x)
+    for a, b, want in zip(got, plain, expected):
+        np.testing.assert_allclose(a, b, **FLOAT32_SUMS)
+        np.testing.assert_allclose(a, want.numpy(), **FLOAT32_SUMS)
