@@ -133,8 +133,9 @@ void fuse_tanh_gelu(Graph& graph, Weights& weights, const Registry& registry);
 // Attention between transposes of its operands' and output's dims 1 and 2
 // becomes opgraph::attention_bshd, which reads and writes them in place.
 void use_heads_second_attention(Graph& graph, Weights& weights, const Registry& registry);
-// After use_nchwc_layout: add(opgraph::conv2d_nchwc, shortcut) and an
-// activation after it become that convolution's residual and activation.
+// After use_nchwc_layout: add(opgraph::conv2d_nchwc or a linear layer,
+// shortcut) and an activation after it become that product's residual and
+// activation.
 void fuse_residual_adds(Graph& graph, Weights& weights, const Registry& registry);
 
 }  // namespace opgraph
