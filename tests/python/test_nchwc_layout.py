@@ -368,3 +368,33 @@ def test_only_zero_pads_of_a_convolution_alone_fold():
         expected = model(x)
     np.testing.assert_allclose(session.run(x.numpy())[0], plain.run(x.numpy())[0], **FLOAT32_SUMS)
     np.testing.assert_allclose(session.run(x.numpy())[0], expected.numpy(), **FLOAT32_SUMS)
+
+
+class NarrowChain(nn.Module):
+    """Convolutions writing 8 and then 16 channels: channels-last blocks that
+    are also blocks of 8 and 16."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Conv2d(3, 8, 3, padding=1)
+        self.second = nn.Conv2d(8, 16, 3, padding=1)
+
+    def forward(self, x):
+        return self.second(nn.functional.max_pool2d(torch.relu(self.first(x)), 2))
+
+
+@needs_blocks
+def test_chains_of_8_and_16_channels():
+    torch.manual_seed(0)
+    model, x = NarrowChain(), torch.randn(2, 3, 12, 12)
+    session, plain = model_and_sessions(model, x)
+    convolutions = [
+        node for node in json.loads(session.graph.to_json())["nodes"] if node["op_type"] == "opgraph::conv2d_nchwc"
+    ]
+    blocks = [node["attrs"]["block"]["value"] for node in convolutions]
+    assert blocks == ([8, 16] if opgraph.get_cpu_capability() == "avx512" else [8, 8])
+    (got,), (written,) = session.run(x.numpy()), plain.run(x.numpy())
+    with torch.no_grad():
+        expected = model(x)
+    np.testing.assert_allclose(got, written, **FLOAT32_SUMS)
+    np.testing.assert_allclose(got, expected.numpy(), **FLOAT32_SUMS)
