@@ -29,6 +29,15 @@ def nodes(session):
     return json.loads(session.graph.to_json())["nodes"]
 
 
+def assert_outputs_agree(got, plain, model, *inputs):
+    """The optimized session's outputs against the unoptimized one's and PyTorch's."""
+    with torch.no_grad():
+        expected = model(*inputs)
+    for a, b, want in zip(got, plain, expected, strict=True):
+        np.testing.assert_allclose(a, b, **FLOAT32_SUMS)
+        np.testing.assert_allclose(a, want.numpy(), **FLOAT32_SUMS)
+
+
 def run_both(ir, *inputs):
     """The outputs of the optimized session and of the one that runs the graph as written."""
     arrays = [x.numpy() for x in inputs]
@@ -269,11 +278,7 @@ def test_written_out_tanh_gelu_becomes_one_node():
     gelus = [node for node in nodes(session) if node["op_type"] == "aten::gelu"]
     assert len(gelus) == 1 and gelus[0]["attrs"]["approximate"]["value"] == "tanh"
     assert types.count("aten::tanh") == 2  # the other coefficient's and the returned one's
-    with torch.no_grad():
-        expected = model(x)
-    for a, b, want in zip(got, plain, expected):
-        np.testing.assert_allclose(a, b, **FLOAT32_SUMS)
-        np.testing.assert_allclose(a, want.numpy(), **FLOAT32_SUMS)
+    assert_outputs_agree(got, plain, model, x)
 
 
 class Conv1DMlp(nn.Module):
@@ -303,11 +308,7 @@ def test_conv1d_product_applies_the_tanh_gelu_after_it():
     types = op_types(session)
     assert types.count("aten::addmm") == 2  # the projection, with no activation after it, and the scaled bias's
     assert types.count("aten::gelu") == 1 and "aten::tanh" not in types
-    with torch.no_grad():
-        expected = model(x)
-    for a, b, want in zip(got, plain, expected):
-        np.testing.assert_allclose(a, b, **FLOAT32_SUMS)
-        np.testing.assert_allclose(a, want.numpy(), **FLOAT32_SUMS)
+    assert_outputs_agree(got, plain, model, x)
 
 
 @pytest.mark.parametrize("kind", ["bert", "gpt2", "vit"])
@@ -347,11 +348,7 @@ def test_attention_keeps_its_layout_where_the_pattern_is_not_whole():
     session, got, plain = run_both(extract_ir(model, (x,)), x)
     types = op_types(session)
     assert types.count("aten::scaled_dot_product_attention") == 2 and types.count("opgraph::attention_bshd") == 1
-    with torch.no_grad():
-        expected = model(x)
-    for a, b, want in zip(got, plain, expected):
-        np.testing.assert_allclose(a, b, **FLOAT32_SUMS)
-        np.testing.assert_allclose(a, want.numpy(), **FLOAT32_SUMS)
+    assert_outputs_agree(got, plain, model, x)
 
 
 class ResidualLinears(nn.Module):
@@ -385,8 +382,4 @@ def test_residual_adds_fold_into_linear_layers():
     activations = [node["attrs"].get("activation", {"value": "none"})["value"] for node in with_residual]
     assert activations == ["none", "relu", "none"]
     assert op_types(session).count("aten::add.Tensor") == 3
-    with torch.no_grad():
-        expected = model(x)
-    for a, b, want in zip(got, plain, expected):
-        np.testing.assert_allclose(a, b, **FLOAT32_SUMS)
-        np.testing.assert_allclose(a, want.numpy(), **FLOAT32_SUMS)
+    assert_outputs_agree(got, plain, model, x)
