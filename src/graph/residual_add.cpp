@@ -48,10 +48,10 @@ class ResidualAdds {
     const std::optional<Attrs> attrs = bound_attrs(add, registry_);
     if (!attrs || scalar_attr(*attrs, "alpha") != 1.0) return false;
     for (size_t side : {0, 1}) {
-      Node* copy = rewriter_.sole_producer(add.inputs[side]);
-      if (!keeps_shape(copy, registry_, values_)) copy = nullptr;
-      Node* product = without_epilogue(copy != nullptr ? rewriter_.sole_producer(copy->inputs[0])
-                                                       : rewriter_.sole_producer(add.inputs[side]));
+      Node* product = rewriter_.sole_producer(add.inputs[side]);
+      Node* copy = keeps_shape(product, registry_, values_) ? product : nullptr;
+      if (copy != nullptr) product = rewriter_.sole_producer(copy->inputs[0]);
+      product = without_epilogue(product);
       const std::string* shortcut = single_value(add.inputs[1 - side]);
       if (product == nullptr || has_residual(*product) || shortcut == nullptr ||
           (position_.contains(*shortcut) && position_.at(*shortcut) >= position_.at(product->outputs[0])) ||

@@ -14,6 +14,9 @@ namespace opgraph {
 // - An inference batch norm after a 2-D convolution, with constant weight,
 //   bias and statistics, is folded into the convolution's weight and bias
 //   (new constants; the constants no node reads any more are dropped).
+// - aten::cat drops operands with no elements (the empty key-value cache of
+//   a decoder exported with use_cache=True); with one left, that operand's
+//   producer computes the cat's output.
 // - relu, gelu (erf or tanh form), sigmoid, tanh or hardtanh(0, 6) after a
 //   2-D convolution, a linear layer, or an addmm adding a constant vector
 //   bias to the product with a constant matrix (GPT-2's Conv1D) is applied
@@ -22,12 +25,18 @@ namespace opgraph {
 //   (view, flatten...) lies between the two.
 // Each only where the first op's output feeds nothing else and is not a
 // graph output. The fused node keeps the first node's name.
-// - Then use_nchwc_layout, and after it: add(conv, shortcut) of a blocked
-//   convolution that applies no activation and a blocked value of its
-//   shape computed before it, and an activation after that add (as
-//   above), are done by the convolution (its residual input and
-//   activation), which a Session runs in place of the shortcut where
-//   nothing reads the shortcut after it.
+// - aten::scaled_dot_product_attention whose q, k and v are each
+//   transpose(1, 2) of a rank-4 tensor, and whose output only feeds
+//   transpose(1, 2) (through same-shape copies or views), becomes
+//   opgraph::attention_bshd on the tensors before the transposes, writing
+//   what the last transpose gave; the transposes go.
+// - Then use_nchwc_layout, and after it: add(product, shortcut) of a blocked
+//   convolution or a linear layer that applies no activation (through a
+//   same-shape copy) and a value of its shape that is a graph input, a
+//   constant or computed before it, and an activation after that add (as
+//   above), are done by the product (its residual input and activation),
+//   which a Session runs in place of the shortcut where nothing reads the
+//   shortcut after it.
 // `registry` binds the nodes' attributes, defaults filled in.
 void optimize(Graph& graph, Weights& weights, const Registry& registry = Registry::global());
 
