@@ -194,6 +194,8 @@ void optimize(Graph& graph, Weights& weights, const Registry& registry) {
   fold_batch_norms(graph, weights, registry);
   drop_empty_cat_operands(graph, weights, registry);
   fuse_tanh_gelu(graph, weights, registry);
+  fuse_rms_norms(graph, weights, registry);
+  fuse_rotary_embeddings(graph, weights, registry);
   fuse_activations(graph, weights, registry);
   use_heads_second_attention(graph, weights, registry);
   use_nchwc_layout(graph, registry);

@@ -18,7 +18,11 @@ std::optional<Attrs> bound_attrs(const Node& node, const Registry& registry) {
   const OpDef* op = registry.find(node.op_type);
   if (op == nullptr) return std::nullopt;
   try {
-    return Attrs::bind(op->schema, node.named_attrs());
+    std::vector<size_t> list_sizes;  // of each Tensor[] argument, as the schema expects them bound
+    for (const NodeInput& input : node.inputs) {
+      if (input.is_list) list_sizes.push_back(input.values.size());
+    }
+    return Attrs::bind(op->schema, node.named_attrs(), list_sizes);
   } catch (const Error&) {
     return std::nullopt;
   }
@@ -28,6 +32,7 @@ std::optional<std::string> activation_of(const Node& node, const Registry& regis
   if (node.op_type == "aten::relu") return "relu";
   if (node.op_type == "aten::sigmoid") return "sigmoid";
   if (node.op_type == "aten::tanh") return "tanh";
+  if (node.op_type == "aten::silu") return "silu";
   if (node.op_type == "aten::hardtanh") {
     const std::optional<Attrs> attrs = bound_attrs(node, registry);
     if (!attrs || scalar_attr(*attrs, "min_val") != 0.0 || scalar_attr(*attrs, "max_val") != 6.0) return std::nullopt;

@@ -3,6 +3,7 @@
 // Rewriter that fuses nodes.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -42,7 +43,10 @@ class Rewriter {
   Rewriter(Graph& graph, Weights& weights) : graph_(graph), weights_(weights), uses_(count_uses(graph)) {
     for (const ValueInfo& constant : graph.constants) constants_.insert(constant.name);
     for (const ValueInfo& input : graph.inputs) taken_.insert(input.name);
-    for (const Node& node : graph.nodes) taken_.insert(node.outputs.begin(), node.outputs.end());
+    for (const Node& node : graph.nodes) {
+      taken_.insert(node.name);
+      taken_.insert(node.outputs.begin(), node.outputs.end());
+    }
     taken_.insert(constants_.begin(), constants_.end());
     removed_.assign(graph.nodes.size(), false);
   }
@@ -71,14 +75,20 @@ class Rewriter {
     return it == weights_.end() ? std::nullopt : std::optional<Tensor>(it->second.contiguous());
   }
 
-  // A new constant named after `base`, holding `tensor`.
-  std::string add_constant(const std::string& base, const Tensor& tensor) {
+  // A value or node name that `base` makes unique.
+  std::string fresh_name(const std::string& base) {
     std::string name = base;
     while (taken_.contains(name)) name += "_";
+    taken_.insert(name);
+    return name;
+  }
+
+  // A new constant named after `base`, holding `tensor`.
+  std::string add_constant(const std::string& base, const Tensor& tensor) {
+    const std::string name = fresh_name(base);
     graph_.constants.push_back({name, tensor.dtype(), SymbolicShape(tensor.shape().begin(), tensor.shape().end())});
     weights_[name] = tensor;
     constants_.insert(name);
-    taken_.insert(name);
     return name;
   }
 
@@ -90,7 +100,20 @@ class Rewriter {
   }
 
   // Drops `node` (of the graph's nodes), whose work another node took over.
-  void remove(const Node& node) { removed_[static_cast<size_t>(&node - graph_.nodes.data())] = true; }
+  void remove(const Node& node) { removed_[index_of(node)] = true; }
+
+  // Adds `node` to the graph right after `after` (of the graph's nodes), or
+  // first where `after` is null; it joins the graph at finish(), unvisited.
+  void insert_after(const Node* after, Node node) {
+    inserted_.emplace(after == nullptr ? 0 : index_of(*after) + 1, std::move(node));
+  }
+
+  // The node computing `value`, at the point of the walk; null for a graph
+  // input or a constant.
+  const Node* producer(const std::string& value) const {
+    auto it = producer_.find(value);
+    return it == producer_.end() ? nullptr : &graph_.nodes[it->second];
+  }
 
   template <typename Rewrite>
   void for_each_node(Rewrite&& rewrite) {
@@ -104,8 +127,9 @@ class Rewriter {
   // Drops the absorbed nodes, and the constants no node reads any more.
   void finish() {
     std::vector<Node> kept;
-    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
-      if (!removed_[i]) kept.push_back(std::move(graph_.nodes[i]));
+    for (size_t i = 0; i <= graph_.nodes.size(); ++i) {
+      for (auto [at, end] = inserted_.equal_range(i); at != end; ++at) kept.push_back(std::move(at->second));
+      if (i < graph_.nodes.size() && !removed_[i]) kept.push_back(std::move(graph_.nodes[i]));
     }
     graph_.nodes = std::move(kept);
     const std::unordered_map<std::string, int> uses = count_uses(graph_);
@@ -124,12 +148,20 @@ class Rewriter {
   std::unordered_set<std::string> taken_;  // every value name
   std::unordered_map<std::string, size_t> producer_;
   std::vector<bool> removed_;
+  std::multimap<size_t, Node> inserted_;  // before which of the graph's nodes, in the order inserted
+
+  size_t index_of(const Node& node) const { return static_cast<size_t>(&node - graph_.nodes.data()); }
 };
 
 // The rewrites optimize() makes, each in its own file.
 // The tanh form of GELU, written out as transformers' NewGELUActivation does
 // (GPT-2, GPT-J, CodeGen, Phi), becomes one aten::gelu(approximate="tanh").
 void fuse_tanh_gelu(Graph& graph, Weights& weights, const Registry& registry);
+// RMS normalization written out (Llama's, T5's) becomes aten::rms_norm.
+void fuse_rms_norms(Graph& graph, Weights& weights, const Registry& registry);
+// The rotary embedding written out (transformers' apply_rotary_pos_emb)
+// becomes opgraph::rotary_embedding.
+void fuse_rotary_embeddings(Graph& graph, Weights& weights, const Registry& registry);
 // Attention between transposes of its operands' and output's dims 1 and 2
 // becomes opgraph::attention_bshd, which reads and writes them in place.
 void use_heads_second_attention(Graph& graph, Weights& weights, const Registry& registry);

@@ -155,6 +155,15 @@ def vit(batch=2):
     return model, (torch.randn(batch, 3, 32, 32),)
 
 
+def llama(batch=2):
+    """A Llama decoder with grouped-query attention (4 query heads over 2 key-value heads)."""
+    import transformers
+
+    torch.manual_seed(0)
+    config = _transformers_config("LlamaConfig", vocab_size=100, num_key_value_heads=2, use_cache=False)
+    return LastHiddenState(transformers.LlamaModel(config)).eval(), (torch.randint(0, 100, (batch, 9)),)
+
+
 def gated_mlp(batch=2):
     """examples/fused_gate's model: its gate is the custom::fused_gate op of an opgraph package."""
     import sys

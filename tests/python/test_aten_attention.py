@@ -1,7 +1,9 @@
-"""scaled_dot_product_attention against its reference and PyTorch."""
+"""scaled_dot_product_attention, its heads-second form and the rotary embedding
+before it, against their references and PyTorch."""
 
 import numpy as np
 import pytest
+import torch
 import torch.nn.functional as F
 from oracle import assert_schema_is_aten, check_op
 
@@ -214,3 +216,62 @@ def test_heads_second_bad_input_is_a_clear_error():
         opgraph.ops.call(HEADS_SECOND, sample((2, 5, 8)), sample((2, 6, 3, 8)), sample((2, 6, 3, 8)))
     with pytest.raises(opgraph.Error, match=r"value: expected 6 positions .* \(operands read as \[batch, heads"):
         opgraph.ops.call(HEADS_SECOND, sample((2, 5, 3, 8)), sample((2, 6, 3, 8)), sample((2, 4, 3, 8)))
+
+
+# opgraph::rotary_embedding: transformers' apply_rotary_pos_emb for one tensor,
+# which the Session puts in place of its seven nodes (test_optimize.py).
+ROTARY = "opgraph::rotary_embedding"
+
+
+def rotate_half(x):  # transformers' own
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rotary(x, cos, sin):
+    return x * cos + rotate_half(x) * sin
+
+
+def llama_cos_sin(positions, features, dtype, base=10000.0):
+    """Llama's cos and sin for `positions` [batch, sequence]: [batch, sequence, features]."""
+    inv_freq = 1.0 / base ** (np.arange(0, features, 2) / features)
+    angles = positions[..., None] * inv_freq
+    angles = np.concatenate([angles, angles], axis=-1)
+    return np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+
+
+# (x, cos) shapes: Llama's q and its cos over heads; the same heads second;
+# cos without batch dims; one position (decoding); no rows; a lone pair.
+ROTARY_SHAPES = {
+    "llama": ((2, 4, 9, 16), (2, 1, 9, 16)),
+    "heads-second": ((2, 9, 4, 16), (2, 9, 1, 16)),
+    "shared-positions": ((1, 3, 40, 64), (40, 64)),
+    "decode": ((1, 3, 1, 8), (1, 1, 1, 8)),
+    "no-rows": ((2, 3, 0, 8), (1, 1, 0, 8)),
+    "pair": ((2,), (2,)),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shapes", ROTARY_SHAPES)
+def test_rotary_embedding_matches_transformers(shapes, dtype):
+    x_shape, trig_shape = ROTARY_SHAPES[shapes]
+    x = sample(x_shape, dtype)
+    cos, sin = sample(trig_shape, dtype, seed=1), sample(trig_shape, dtype, seed=2)
+    check_op(ROTARY, rotary, x, cos, sin, tolerance=TOLERANCE[dtype])
+
+
+def test_rotary_embedding_of_llama_positions():
+    x = sample((2, 4, 9, 16))
+    cos, sin = llama_cos_sin(np.stack([np.arange(9), np.arange(3, 12)]).astype(np.float64), 16, np.float32)
+    check_op(ROTARY, rotary, x, cos[:, None], sin[:, None], tolerance=TOLERANCE[np.float32])
+
+
+def test_rotary_embedding_bad_input_is_a_clear_error():
+    x = sample((2, 3, 5, 8))
+    with pytest.raises(opgraph.Error, match=r"input: expected an even number of features in the last dim"):
+        opgraph.ops.call(ROTARY, sample((2, 3, 5, 7)), sample((5, 7)), sample((5, 7)))
+    with pytest.raises(opgraph.Error, match=r"cos: expected a shape that broadcasts to input float32\[2, 3, 5, 8\]"):
+        opgraph.ops.call(ROTARY, x, sample((3, 3, 5, 8)), sample((3, 3, 5, 8)))
+    with pytest.raises(opgraph.Error, match=r"sin: expected float32 with input's 8 features in the last dim"):
+        opgraph.ops.call(ROTARY, x, sample((5, 8)), sample((5, 4)))

@@ -22,6 +22,7 @@ ACTIVATIONS = {
     "sigmoid": torch.sigmoid,
     "tanh": torch.tanh,
     "relu6": F.relu6,
+    "silu": F.silu,
 }
 DTYPES = [np.float32, np.float64]
 
@@ -259,7 +260,7 @@ def ones(*shape, dtype=np.float32):
             "opgraph::conv2d",
             [ones(1, 3, 8, 8), ones(4, 3, 3, 3)],
             dict(activation="swish"),
-            r'activation: expected one of "none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "relu6", got "swish"',
+            r'activation: expected one of "none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "relu6", "silu", got "swish"',
         ),
         (
             "opgraph::conv2d_act_backward",

@@ -1,4 +1,4 @@
-"""aten layer_norm, native_layer_norm and batch_norm against PyTorch."""
+"""aten layer_norm, native_layer_norm, rms_norm and batch_norm against PyTorch."""
 
 import numpy as np
 import pytest
@@ -102,6 +102,32 @@ def test_native_layer_norm(dtype, shape, normalized, layout, affine_kind):
         eps=eps,
         tolerance=tolerance(dtype),
     )
+
+
+@pytest.mark.parametrize("eps", [None, 1e-6])
+@pytest.mark.parametrize("with_weight", [False, True])
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape, normalized", LAYER_NORM_CASES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm(dtype, shape, normalized, layout, with_weight, eps):
+    x = make(shape, dtype, layout)
+    weight = make(normalized, dtype, seed=1) if with_weight else None
+    attrs = {} if eps is None else {"eps": eps}  # None: the dtype's machine epsilon
+    check_op(
+        "aten::rms_norm",
+        lambda t, w: F.rms_norm(t, normalized, w, eps=eps),
+        x,
+        weight,
+        normalized_shape=normalized,
+        **attrs,
+        tolerance=tolerance(dtype),
+    )
+
+
+def test_rms_norm_refuses_a_weight_of_another_shape():
+    x, weight = make((2, 3, 4), np.float32), make((3,), np.float32)
+    with pytest.raises(opgraph.Error, match=r"weight: expected float32\[4\] to match input float32\[2, 3, 4\]"):
+        call("aten::rms_norm", x, weight, normalized_shape=[4])
 
 
 def batch_norm_inputs(shape, dtype, layout, affine_kind):

@@ -18,6 +18,7 @@ ACTIVATIONS = {
     "sigmoid": torch.sigmoid,
     "tanh": torch.tanh,
     "relu6": torch.nn.functional.relu6,
+    "silu": torch.nn.functional.silu,
 }
 # (M, K, N): a row, size-1 and prime sizes, K=1, N=1001, no rows, an empty sum,
 # and enough rows for oneDNN's GEMM implementation.
@@ -177,7 +178,7 @@ F32 = np.float32
         (
             [np.ones((2, 3), F32), np.ones((3, 4), F32)],
             dict(activation="swish"),
-            r'activation: expected one of "none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "relu6", got "swish"',
+            r'activation: expected one of "none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "relu6", "silu", got "swish"',
         ),
         (
             [np.ones((2, 3), F32), np.ones((4, 5), F32)],

@@ -101,7 +101,7 @@ def test_dynamic_batch_runs_the_rewritten_graph_at_every_size():
 class Shared(nn.Module):
     """A convolution whose output is also read by another node, a linear
     layer whose output is a graph output, and an activation no product
-    applies (silu): none fuse."""
+    applies (hardswish): none fuse."""
 
     def __init__(self):
         super().__init__()
@@ -111,7 +111,7 @@ class Shared(nn.Module):
     def forward(self, x):
         c = self.conv(x)
         y = self.fc((torch.relu(c) + c).mean((2, 3)))
-        return y, torch.relu(y), nn.functional.silu(self.fc(self.norm(c).mean((2, 3))))
+        return y, torch.relu(y), nn.functional.hardswish(self.fc(self.norm(c).mean((2, 3))))
 
 
 def test_nodes_whose_output_is_read_elsewhere_are_left_alone():
@@ -120,7 +120,7 @@ def test_nodes_whose_output_is_read_elsewhere_are_left_alone():
     session, got, plain = run_both(extract_ir(model, (x,)), x)
     types = op_types(session)
     assert types.count("aten::relu") == 2 and "aten::_native_batch_norm_legit_no_training" in types
-    assert "aten::silu" in types
+    assert "aten::hardswish" in types
     assert not any(t.startswith("opgraph::") for t in types)
     for a, b in zip(got, plain):
         np.testing.assert_array_equal(a, b)
@@ -383,3 +383,118 @@ def test_residual_adds_fold_into_linear_layers():
     assert activations == ["none", "relu", "none"]
     assert op_types(session).count("aten::add.Tensor") == 3
     assert_outputs_agree(got, plain, model, x)
+
+
+def test_llama_norms_rotary_embeddings_and_grouped_attention_fuse():
+    model, inputs = ir_models.llama(batch=3)
+    ir = extract_ir(model, inputs)
+    session, (got,), (plain,) = run_both(ir, *inputs)
+    types = op_types(session)
+    # Two layers: two norms each and the last one; q and k rotated in each.
+    assert types.count("aten::rms_norm") == 5 and types.count("opgraph::rotary_embedding") == 4, types
+    assert types.count("opgraph::attention_bshd") == 2 and "aten::scaled_dot_product_attention" not in types
+    for written_out in ("aten::pow.Tensor_Scalar", "aten::rsqrt", "aten::neg", "aten::silu"):
+        assert written_out not in types, written_out
+    assert types.count("aten::slice.Tensor") == 1  # the positions'; the rotations' halves are gone
+    # repeat_kv's copies of k and v are gone, two per layer; the mask's and the positions' expands stay.
+    assert types.count("aten::expand") == op_types(ir.to_session(optimize=False)).count("aten::expand") - 4
+    attention = [node for node in nodes(session) if node["op_type"] == "opgraph::attention_bshd"]
+    assert all(node["attrs"]["enable_gqa"]["value"] for node in attention)
+    gates = [node for node in nodes(session) if node["attrs"].get("activation", {}).get("value") == "silu"]
+    assert len(gates) == 2
+    norms = [node for node in nodes(session) if node["op_type"] == "aten::rms_norm"]
+    assert all(node["inputs"][1] is not None for node in norms)  # each took its weight
+    with torch.no_grad():
+        expected = model(*inputs)
+    np.testing.assert_allclose(got, plain, **FLOAT32_SUMS)
+    np.testing.assert_allclose(got, expected.numpy(), **FLOAT32_SUMS)
+
+
+class RmsNormNearMisses(nn.Module):
+    """RMS norms written out, and near misses the rewrite leaves alone: a mean
+    over another dim, a cube, a square of another tensor, a weight of another
+    shape (normalized, its weight kept as a mul) and a weight read twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight, self.other_weight = nn.Parameter(torch.randn(16)), nn.Parameter(torch.randn(5, 1))
+
+    @staticmethod
+    def normalize(x, squared, dim=-1, eps=1e-6):
+        return x * torch.rsqrt(squared.mean(dim, keepdim=True) + eps)
+
+    def forward(self, x, y):
+        taken = self.weight * self.normalize(x, x.pow(2))
+        decomposed = nn.functional.rms_norm(y, [16], self.weight, eps=1e-5)  # aten::rms_norm as extracted
+        other_dim = self.normalize(x, x.pow(2), dim=1)
+        cube = self.normalize(x, x.pow(3))
+        other_tensor = self.normalize(x, y.pow(2))
+        other_weight = self.normalize(y, y.pow(2)) * self.other_weight
+        return taken, decomposed, other_dim, cube, other_tensor, other_weight
+
+
+def test_rms_norms_fuse_where_the_whole_pattern_is_there():
+    torch.manual_seed(0)
+    model, x, y = RmsNormNearMisses().eval(), torch.randn(3, 5, 16), torch.randn(3, 5, 16)
+    session, got, plain = run_both(extract_ir(model, (x, y)), x, y)
+    norms = [node for node in nodes(session) if node["op_type"] == "aten::rms_norm"]
+    assert [node["inputs"][1] is not None for node in norms] == [True, True, False], norms
+    assert op_types(session).count("aten::rsqrt") == 3
+    assert_outputs_agree(got, plain, model, x, y)
+
+
+class RotaryNearMisses(nn.Module):
+    """The rotary embedding written out, either way round, and near misses:
+    halves rotated the other way, and a rotated half read elsewhere."""
+
+    @staticmethod
+    def halves(x):
+        return x[..., :4], x[..., 4:]
+
+    def forward(self, x, cos, sin):
+        x1, x2 = self.halves(x)
+        taken = x * cos + torch.cat((-x2, x1), dim=-1) * sin
+        x1, x2 = self.halves(x)
+        swapped = sin * torch.cat((-x2, x1), dim=-1) + cos * x
+        x1, x2 = self.halves(x)
+        other_way = x * cos + torch.cat((x2, -x1), dim=-1) * sin
+        x1, x2 = self.halves(x)
+        minus = -x2
+        read_elsewhere = x * cos + torch.cat((minus, x1), dim=-1) * sin
+        return taken, swapped, other_way, read_elsewhere, minus
+
+
+def test_rotary_embeddings_fuse_where_the_whole_pattern_is_there():
+    torch.manual_seed(0)
+    x, cos, sin = torch.randn(2, 3, 5, 8), torch.randn(2, 1, 5, 8), torch.randn(2, 1, 5, 8)
+    model = RotaryNearMisses().eval()
+    session, got, plain = run_both(extract_ir(model, (x, cos, sin)), x, cos, sin)
+    assert op_types(session).count("opgraph::rotary_embedding") == 2
+    assert op_types(session).count("aten::cat") == 2
+    assert_outputs_agree(got, plain, model, x, cos, sin)
+
+
+class RepeatedKeyValueHeads(nn.Module):
+    """Grouped-query attention through transformers' repeat_kv, with no
+    transposes around it: the attention stays aten, and reads k and v once."""
+
+    @staticmethod
+    def repeat_kv(x, times):
+        batch, heads, sequence, features = x.shape
+        return x[:, :, None].expand(batch, heads, times, sequence, features).reshape(batch, -1, sequence, features)
+
+    def forward(self, q, k, v):
+        grouped = nn.functional.scaled_dot_product_attention(q, self.repeat_kv(k, 3), self.repeat_kv(v, 3))
+        mixed = nn.functional.scaled_dot_product_attention(q, self.repeat_kv(k, 3), v.repeat(1, 3, 1, 1))
+        return grouped, mixed
+
+
+def test_repeated_key_value_heads_are_read_once():
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 6, 5, 8), torch.randn(2, 2, 5, 8), torch.randn(2, 2, 5, 8)
+    model = RepeatedKeyValueHeads().eval()
+    session, got, plain = run_both(extract_ir(model, (q, k, v)), q, k, v)
+    attention = [node for node in nodes(session) if node["op_type"] == "aten::scaled_dot_product_attention"]
+    assert [node["attrs"].get("enable_gqa", {}).get("value", False) for node in attention] == [True, False]
+    assert op_types(session).count("aten::expand") == 1  # the mixed attention's key
+    assert_outputs_agree(got, plain, model, q, k, v)

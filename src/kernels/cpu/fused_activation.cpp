@@ -14,17 +14,19 @@
 namespace opgraph::kernels {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, Activation>, 7> kActivations{{{"none", Activation::None},
+constexpr std::array<std::pair<std::string_view, Activation>, 8> kActivations{{{"none", Activation::None},
                                                                                {"relu", Activation::ReLU},
                                                                                {"gelu", Activation::GELU},
                                                                                {"gelu_tanh", Activation::GELUTanh},
                                                                                {"sigmoid", Activation::Sigmoid},
                                                                                {"tanh", Activation::Tanh},
-                                                                               {"relu6", Activation::ReLU6}}};
+                                                                               {"relu6", Activation::ReLU6},
+                                                                               {"silu", Activation::SiLU}}};
 constexpr float kReLU6Max = 6.0f;
 
 // oneDNN's algorithm for f': ReLU, sigmoid, tanh and ReLU6 (a clip) in the
-// forms that read the forward's output, GELU's from the pre-activation.
+// forms that read the forward's output, GELU's and SiLU's (swish with alpha
+// 1) from the pre-activation.
 dnnl::algorithm backward_algorithm(Activation activation) {
   switch (activation) {
     case Activation::ReLU: return dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
@@ -32,6 +34,7 @@ dnnl::algorithm backward_algorithm(Activation activation) {
     case Activation::Tanh: return dnnl::algorithm::eltwise_tanh_use_dst_for_bwd;
     case Activation::ReLU6: return dnnl::algorithm::eltwise_clip_v2_use_dst_for_bwd;
     case Activation::GELUTanh: return dnnl::algorithm::eltwise_gelu_tanh;
+    case Activation::SiLU: return dnnl::algorithm::eltwise_swish;
     default: return dnnl::algorithm::eltwise_gelu_erf;
   }
 }
@@ -51,11 +54,13 @@ void onednn_activation_grad(Activation activation, float* grad, const float* out
   const OneDnnStream stream(context);
   const dnnl::primitive backward =
       *cached_primitive(cache, context, stream, {static_cast<int64_t>(activation), count}, [&] {
+        const float alpha = activation == Activation::SiLU ? 1.0f : 0.0f;       // swish's x * sigmoid(alpha x)
         const float beta = activation == Activation::ReLU6 ? kReLU6Max : 0.0f;  // the clip's upper bound
         const dnnl::eltwise_forward::primitive_desc forward(
-            dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, algorithm, md, 0.0f, beta), onednn_engine());
+            dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, algorithm, md, alpha, beta),
+            onednn_engine());
         return dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(
-            dnnl::eltwise_backward::desc(algorithm, md, md, 0.0f, beta), onednn_engine(), forward));
+            dnnl::eltwise_backward::desc(algorithm, md, md, alpha, beta), onednn_engine(), forward));
       });
   auto wrap = [&](const float* data) { return dnnl::memory(md, onednn_engine(), const_cast<float*>(data)); };
   const dnnl::memory diff = wrap(grad);
@@ -69,6 +74,12 @@ void onednn_activation_grad(Activation activation, float* grad, const float* out
 double gelu_tanh_derivative(double z) {
   const double t = std::tanh(kGeluTanhScale * (z + kGeluTanhCube * z * z * z));
   return 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * kGeluTanhScale * (1 + 3 * kGeluTanhCube * z * z);
+}
+
+// d/dz of z sigmoid(z): s (1 + z (1 - s)).
+double silu_derivative(double z) {
+  const double s = 1 / (1 + std::exp(-z));
+  return s * (1 + z * (1 - s));
 }
 
 // float64, which oneDNN does not compute, in the forms of PyTorch's
@@ -91,6 +102,7 @@ void plain_activation_grad(Activation activation, double* grad, const double* y,
           break;
         }
         case Activation::GELUTanh: grad[i] = grad[i] * gelu_tanh_derivative(z[i]); break;
+        case Activation::SiLU: grad[i] = grad[i] * silu_derivative(z[i]); break;
       }
     }
   });
@@ -104,7 +116,7 @@ Activation parse_activation(std::string_view name) {
   }
   throw Error(
       detail::concat("activation: expected one of \"none\", \"relu\", \"gelu\", \"gelu_tanh\", \"sigmoid\", \"tanh\", "
-                     "\"relu6\", got \"",
+                     "\"relu6\", \"silu\", got \"",
                      name, "\""));
 }
 
@@ -120,6 +132,7 @@ void append_activation_post_op(dnnl::post_ops& ops, Activation activation) {
     case Activation::Sigmoid: return ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
     case Activation::Tanh: return ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_tanh, 0.0f, 0.0f);
     case Activation::ReLU6: return ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip_v2, 0.0f, kReLU6Max);
+    case Activation::SiLU: return ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
   }
 }
 
@@ -132,6 +145,7 @@ double activation_reference(Activation activation, double z) {
     case Activation::Sigmoid: return 1 / (1 + std::exp(-z));
     case Activation::Tanh: return std::tanh(z);
     case Activation::ReLU6: return std::min(std::max(z, 0.0), double(kReLU6Max));
+    case Activation::SiLU: return z / (1 + std::exp(-z));
   }
   return z;
 }
@@ -149,6 +163,7 @@ double activation_derivative_reference(Activation activation, double z) {
     }
     case Activation::Tanh: return 1 - std::tanh(z) * std::tanh(z);
     case Activation::ReLU6: return z > 0 && z < kReLU6Max ? 1 : 0;
+    case Activation::SiLU: return silu_derivative(z);
   }
   return 1;
 }

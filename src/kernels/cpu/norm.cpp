@@ -1,4 +1,5 @@
-// Normalizations: layer_norm over trailing dims and its gradient, group_norm
+// Normalizations: layer_norm and rms_norm over trailing dims, layer_norm's
+// gradient, group_norm
 // (and instance_norm, a group per channel) and its gradient, and batch_norm
 // with running statistics (inference) or the batch's own (training).
 //
@@ -7,9 +8,11 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "kernels/cpu/checked.h"
@@ -86,14 +89,22 @@ std::pair<T, double> row_moments(const T* x, int64_t n) {
 
 // ---- layer_norm -------------------------------------------------------------
 
-std::vector<TensorMeta> native_layer_norm_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& input = *inputs[0];
+// The first normalized dim of a floating `input` whose trailing dims the
+// normalized_shape attribute must be.
+int64_t normalized_axis(const TensorMeta& input, const Attrs& attrs) {
   check_floating(input, "input");
   const auto& normalized = attrs.get<std::vector<int64_t>>("normalized_shape");
   const int64_t axis = input.dim() - static_cast<int64_t>(normalized.size());
   OPGRAPH_CHECK(!normalized.empty() && axis >= 0 && Shape(input.shape.begin() + axis, input.shape.end()) == normalized,
                 "normalized_shape: expected a non-empty shape that ends the input's shape ", shape_str(input.shape),
                 ", got ", shape_str(normalized));
+  return axis;
+}
+
+std::vector<TensorMeta> native_layer_norm_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const TensorMeta& input = *inputs[0];
+  const int64_t axis = normalized_axis(input, attrs);
+  const auto& normalized = attrs.get<std::vector<int64_t>>("normalized_shape");
   check_optional(inputs[1], "weight", normalized, input);
   check_optional(inputs[2], "bias", normalized, input);
   TensorMeta stats{input.dtype, Shape(input.shape.begin(), input.shape.begin() + axis)};
@@ -174,6 +185,69 @@ void layer_norm_reference(const KernelContext&, std::span<const Tensor> inputs, 
       if (outputs.size() > 1) {
         outputs[1].data_ptr<T>()[r] = static_cast<T>(mean);
         outputs[2].data_ptr<T>()[r] = static_cast<T>(rstd);
+      }
+    }
+  });
+}
+
+// ---- rms_norm ---------------------------------------------------------------
+// y = x / sqrt(mean(x^2) + eps) * weight over the normalized dims: Llama's,
+// T5's and torch.nn.RMSNorm's normalization. An absent eps is the dtype's
+// machine epsilon, as PyTorch's.
+
+std::vector<TensorMeta> rms_norm_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const TensorMeta& input = *inputs[0];
+  normalized_axis(input, attrs);
+  check_optional(inputs[1], "weight", attrs.get<std::vector<int64_t>>("normalized_shape"), input);
+  return {input};
+}
+
+template <typename T>
+double rms_norm_eps(const Attrs& attrs) {
+  const AttrValue& eps = attrs.get("eps");
+  return std::holds_alternative<double>(eps) ? std::get<double>(eps) : std::numeric_limits<T>::epsilon();
+}
+
+void rms_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                  const Attrs& attrs) {
+  const NormalizedRows args = normalized_rows(inputs[0], attrs);
+  dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
+    using T = decltype(zero);
+    const double eps = rms_norm_eps<T>(attrs);
+    const T* x = inputs[0].data_ptr<const T>();
+    std::vector<T> ones;
+    const T* w = data_or_ones<T>(inputs[1], args.cols, ones);
+    T* y = outputs[0].data_ptr<T>();
+    parallel_rows(context, args.rows, args.cols, [&](int64_t begin, int64_t end) {
+      dispatch_cpu([&] {
+        for (int64_t r = begin; r < end; ++r) {
+          const T* row = x + r * args.cols;
+          const double mean_square =
+              chunked_sum<T>(args.cols, [=](int64_t i) { return row[i] * row[i]; }) / static_cast<double>(args.cols);
+          const T rstd = static_cast<T>(1.0 / std::sqrt(mean_square + eps));
+          T* out = y + r * args.cols;
+          for (int64_t i = 0; i < args.cols; ++i) out[i] = row[i] * rstd * w[i];
+        }
+      });
+    });
+  });
+}
+
+void rms_norm_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                        const Attrs& attrs) {
+  const NormalizedRows args = normalized_rows(inputs[0], attrs);
+  dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
+    using T = decltype(zero);
+    const double eps = rms_norm_eps<T>(attrs);
+    const T* x = inputs[0].data_ptr<const T>();
+    const T* w = data_or_null<T>(inputs[1]);
+    T* y = outputs[0].data_ptr<T>();
+    for (int64_t r = 0; r < args.rows; ++r) {
+      double sum = 0;
+      for (int64_t i = 0; i < args.cols; ++i) sum += double(x[r * args.cols + i]) * x[r * args.cols + i];
+      const double rstd = 1.0 / std::sqrt(sum / static_cast<double>(args.cols) + eps);
+      for (int64_t i = 0; i < args.cols; ++i) {
+        y[r * args.cols + i] = static_cast<T>(x[r * args.cols + i] * rstd * (w ? w[i] : 1.0));
       }
     }
   });
@@ -790,6 +864,11 @@ void register_norm_ops(BuiltinOps& builtins) {
                     .shape = layer_norm_shape,
                     .cpu = layer_norm_cpu,
                     .reference = layer_norm_reference});
+  define(builtins, {.schema = "aten::rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
+                              "float? eps=None) -> Tensor",
+                    .shape = rms_norm_shape,
+                    .cpu = rms_norm_cpu,
+                    .reference = rms_norm_reference});
   define(builtins, {.schema = "aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] "
                               "normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, "
                               "bool[3] output_mask) -> (Tensor, Tensor, Tensor)",

@@ -21,6 +21,7 @@ void register_softmax_ops(BuiltinOps& builtins);
 void register_reduce_ops(BuiltinOps& builtins);
 void register_sort_ops(BuiltinOps& builtins);
 void register_norm_ops(BuiltinOps& builtins);
+void register_rotary_ops(BuiltinOps& builtins);
 void register_loss_ops(BuiltinOps& builtins);
 void register_softmax_cross_entropy_ops(BuiltinOps& builtins);
 void register_activation_ops(BuiltinOps& builtins);
@@ -66,6 +67,7 @@ std::vector<OpDef> builtin_ops() {
   register_reduce_ops(builtins);
   register_sort_ops(builtins);
   register_norm_ops(builtins);
+  register_rotary_ops(builtins);
   register_loss_ops(builtins);
   register_softmax_cross_entropy_ops(builtins);
   register_activation_ops(builtins);

@@ -32,6 +32,7 @@ __device__ T activate(Activation activation, T z) {
     case Activation::Sigmoid: return T(1) / (T(1) + exp(-z));
     case Activation::Tanh: return tanh(z);
     case Activation::ReLU6: return z < 0 ? T(0) : (z > 6 ? T(6) : z);
+    case Activation::SiLU: return z / (T(1) + exp(-z));
   }
   return z;
 }
@@ -52,6 +53,10 @@ __device__ T derivative(Activation activation, T y, T z) {
     case Activation::Sigmoid: return y * (T(1) - y);
     case Activation::Tanh: return T(1) - y * y;
     case Activation::ReLU6: return y > 0 && y < 6 ? T(1) : T(0);
+    case Activation::SiLU: {
+      const T s = T(1) / (T(1) + exp(-z));
+      return s * (T(1) + z * (T(1) - s));
+    }
   }
   return 1;
 }

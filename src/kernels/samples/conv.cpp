@@ -179,7 +179,7 @@ void register_conv_backward_samples(BuiltinOps& builtins) {
   attrs.emplace_back("activation", std::string("none"));
   activated.push_back(bad(inputs, misshapen, attrs));
   inputs[0].shape = {1, 6, 5, 5};
-  attrs.back().second = std::string("silu");
+  attrs.back().second = std::string("mish");
   activated.push_back(bad(inputs, "activation: expected one of", attrs));
   builtins.add_samples("opgraph::conv2d_act_backward", activated);
 }
@@ -232,7 +232,7 @@ void register_conv_samples(BuiltinOps& builtins) {
 
   // The fused convolution and activation: each activation on the 2-d windows.
   std::vector<Sample> fused;
-  const char* activations[] = {"none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "relu6"};
+  const char* activations[] = {"none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "relu6", "silu"};
   size_t next = 0;
   for (Sample sample : convolutions(2, "conv")) {
     sample.attrs.emplace_back("activation", std::string(activations[next++ % std::size(activations)]));
@@ -240,12 +240,12 @@ void register_conv_samples(BuiltinOps& builtins) {
   }
   fused = with_refusals(fused, 2, {});
   const Conv c{1, 4, 5, 6, 3};
-  std::vector<Attr> silu = window_attrs(c, 2);
-  silu.emplace_back("activation", std::string("silu"));
+  std::vector<Attr> mish = window_attrs(c, 2);
+  mish.emplace_back("activation", std::string("mish"));
   fused.push_back(bad(conv_inputs(c, 2, false, F32),
                       "activation: expected one of \"none\", \"relu\", \"gelu\", \"gelu_tanh\", \"sigmoid\", \"tanh\", "
-                      "\"relu6\", got \"silu\"",
-                      silu));
+                      "\"relu6\", \"silu\", got \"mish\"",
+                      mish));
   builtins.add_samples("opgraph::conv2d", fused);
 
   register_conv_backward_samples(builtins);

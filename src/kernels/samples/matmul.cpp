@@ -29,7 +29,7 @@ std::vector<Sample> products(std::initializer_list<DType> dtypes) {
   return table;
 }
 
-const char* const activations[] = {"none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "relu6"};
+const char* const activations[] = {"none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "relu6", "silu"};
 
 // `table` with each good sample's activation the next of `activations`.
 std::vector<Sample> activated(std::vector<Sample> table) {
@@ -42,8 +42,8 @@ std::vector<Sample> activated(std::vector<Sample> table) {
 }
 
 const std::string unknown_activation =
-    "activation: expected one of \"none\", \"relu\", \"gelu\", \"gelu_tanh\", \"sigmoid\", \"tanh\", \"relu6\", got "
-    "\"silu\"";
+    "activation: expected one of \"none\", \"relu\", \"gelu\", \"gelu_tanh\", \"sigmoid\", \"tanh\", \"relu6\", "
+    "\"silu\", got \"mish\"";
 
 void register_fused_samples(BuiltinOps& builtins) {
   // a @ b (+ bias), activated; bias None on every other product.
@@ -60,7 +60,7 @@ void register_fused_samples(BuiltinOps& builtins) {
   gemm.push_back(bad({tensor(F32, {2, 3, 3}), tensor(F32, {3, 4}), SampleTensor::absent()},
                      "a: expected rank 2, got float32[2, 3, 3]"));
   gemm.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {3, 4}), SampleTensor::absent()}, unknown_activation,
-                     {{"activation", std::string("silu")}}));
+                     {{"activation", std::string("mish")}}));
   builtins.add_samples("opgraph::gemm", gemm);
 
   // The backward of gemm: the gradient and the forward's output, shaped like
@@ -68,7 +68,8 @@ void register_fused_samples(BuiltinOps& builtins) {
   // (relu, sigmoid, tanh, relu6), the reference from z = a @ b + bias, so
   // they agree only on an output that is the forward's, which random
   // samples are not: the samples take the activations whose derivative
-  // both compute from z (none, and gelu, which the fast kernel recomputes).
+  // both compute from z (none, and gelu and silu, which the fast kernel
+  // recomputes).
   std::vector<Sample> gemm_backward;
   for (const Sample& forward : gemm) {
     if (!forward.good()) continue;
@@ -77,7 +78,8 @@ void register_fused_samples(BuiltinOps& builtins) {
     Sample sample = forward;
     sample.inputs.insert(sample.inputs.begin(), tensor(dtype, out));
     sample.inputs.push_back(tensor(dtype, out));
-    sample.attrs = {{"activation", std::string(gemm_backward.size() % 2 ? "gelu" : "none")}};
+    const char* const from_z[] = {"none", "gelu", "silu"};
+    sample.attrs = {{"activation", std::string(from_z[gemm_backward.size() % std::size(from_z)])}};
     gemm_backward.push_back(std::move(sample));
   }
   gemm_backward.push_back(
@@ -85,7 +87,7 @@ void register_fused_samples(BuiltinOps& builtins) {
           "grad_output: expected float32[2, 4] like gemm's output, got float32[2, 5]"));
   gemm_backward.push_back(
       bad({tensor(F32, {2, 4}), tensor(F32, {2, 3}), tensor(F32, {3, 4}), SampleTensor::absent(), tensor(F32, {2, 4})},
-          unknown_activation, {{"activation", std::string("silu")}}));
+          unknown_activation, {{"activation", std::string("mish")}}));
   builtins.add_samples("opgraph::gemm_backward", gemm_backward);
 
   // opgraph::linear and its backward take aten::linear's operands; the
@@ -102,7 +104,7 @@ void register_fused_samples(BuiltinOps& builtins) {
     sample.inputs.push_back(residual);
   }
   linear.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 3}), SampleTensor::absent(), SampleTensor::absent()},
-                       unknown_activation, {{"activation", std::string("silu")}}));
+                       unknown_activation, {{"activation", std::string("mish")}}));
   linear.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 3}), SampleTensor::absent(), tensor(F32, {2, 3})},
                        "residual: expected float32[2, 4] like the product, got float32[2, 3]",
                        {{"activation", std::string("none")}}));

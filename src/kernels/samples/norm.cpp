@@ -1,4 +1,4 @@
-// Samples of the normalizations (norm.cpp): layer, group, batch and
+// Samples of the normalizations (norm.cpp): layer, RMS, group, batch and
 // instance norm and the backward ops, over several trailing dims, groups of
 // one channel and one element, empty batches, with and without the affine
 // weight and bias and running statistics, on transposed and strided inputs.
@@ -93,6 +93,30 @@ void register_layer_norms(BuiltinOps& builtins) {
                           tensor(F32, {5}), SampleTensor::absent()},
                          "weight", attrs));
   builtins.add_samples("aten::native_layer_norm_backward", backward);
+}
+
+// rms_norm on the layer norms' inputs, with eps given and absent (the
+// dtype's epsilon), and its errors.
+void register_rms_norms(BuiltinOps& builtins) {
+  std::vector<Sample> table;
+  for (DType dtype : {F32, F64}) {
+    for (LayerNormCase c : layer_norm_cases()) {
+      c.input.dtype = dtype;
+      const Shape normalized = trailing(c.input.shape, c.normalized);
+      std::vector<Attr> attrs = {{"normalized_shape", normalized}};
+      if (c.affine) attrs.push_back({"eps", 1e-6});
+      table.push_back(good({c.input, maybe(c.affine, dtype, normalized)}, attrs));
+    }
+  }
+  table.push_back(bad({tensor(F32, {2, 3, 4}), SampleTensor::absent()},
+                      "normalized_shape: expected a non-empty shape that ends the input's shape [2, 3, 4], got [3]",
+                      {{"normalized_shape", Shape{3}}}));
+  table.push_back(bad({tensor(F32, {2, 3, 4}), tensor(F64, {4})},
+                      "weight: expected float32[4] to match input float32[2, 3, 4], got float64[4]",
+                      {{"normalized_shape", Shape{4}}}));
+  table.push_back(bad({tensor(I64, {2, 3, 4}), SampleTensor::absent()}, "input: expected float32 or float64, got int64",
+                      {{"normalized_shape", Shape{4}}}));
+  builtins.add_samples("aten::rms_norm", table);
 }
 
 struct GroupNormCase {
@@ -300,6 +324,7 @@ void register_batch_norms(BuiltinOps& builtins) {
 
 void register_norm_samples(BuiltinOps& builtins) {
   register_layer_norms(builtins);
+  register_rms_norms(builtins);
   register_group_norms(builtins);
   register_batch_norms(builtins);
 }

@@ -1,10 +1,11 @@
 // Samples of the ops that rearrange or sample images (im2col, col2im,
 // grid_sampler) and of scaled dot-product attention: sliding blocks with
 // padding, stride and dilation and their inverse, grid sampling in every
-// interpolation and padding mode with coordinates past the border, and
-// attention with masks, causality, a scale, grouped heads and no queries.
-// Blocks that do not fit, grids of the wrong shape, unknown modes and
-// mismatched features are refused.
+// interpolation and padding mode with coordinates past the border,
+// attention with masks, causality, a scale, grouped heads and no queries, and
+// the rotary embedding that precedes it, its cos and sin broadcast over heads
+// in either layout. Blocks that do not fit, grids of the wrong shape, unknown
+// modes, mismatched features and odd feature counts are refused.
 #include "kernels/samples/samples.h"
 
 namespace opgraph::kernels::samples {
@@ -149,12 +150,37 @@ void register_attention(BuiltinOps& builtins) {
   builtins.add_samples("opgraph::attention_bshd", heads_second);
 }
 
+// cos and sin as Llama's: [batch, 1, sequence, features] over q's heads, or
+// [batch, sequence, 1, features] where q is [batch, sequence, heads, features].
+void register_rotary_embedding(BuiltinOps& builtins) {
+  std::vector<Sample> table;
+  for (DType dtype : {F32, F64}) {
+    auto t = [&](Shape shape) { return tensor(dtype, std::move(shape)); };
+    table.push_back(good({t({2, 3, 5, 8}), t({2, 1, 5, 8}), t({2, 1, 5, 8})}));
+    table.push_back(good({t({2, 5, 3, 8}), t({1, 5, 1, 8}), t({1, 5, 1, 8})}));
+    table.push_back(good({t({1, 4, 128, 64}), t({128, 64}), t({128, 64})}));  // past the parallel threshold
+    table.push_back(good({tensor(dtype, {3, 4, 6}, Layout::Transposed), t({4, 6}), t({4, 6})}));
+    table.push_back(good({t({0, 2, 4}), t({2, 4}), t({2, 4})}));
+    table.push_back(good({t({2}), t({2}), t({2})}));
+  }
+  table.push_back(bad({tensor(F32, {2, 3, 5, 7}), tensor(F32, {2, 1, 5, 7}), tensor(F32, {2, 1, 5, 7})},
+                      "input: expected an even number of features in the last dim, got float32[2, 3, 5, 7]"));
+  table.push_back(bad({tensor(F32, {2, 3, 5, 8}), tensor(F32, {2, 3, 4, 8}), tensor(F32, {2, 3, 4, 8})},
+                      "cos: expected a shape that broadcasts to input float32[2, 3, 5, 8], got float32[2, 3, 4, 8]"));
+  table.push_back(bad({tensor(F32, {2, 3, 5, 8}), tensor(F64, {5, 8}), tensor(F64, {5, 8})},
+                      "cos: expected float32 with input's 8 features in the last dim, got float64[5, 8]"));
+  table.push_back(bad({tensor(F32, {2, 3, 5, 8}), tensor(F32, {5, 8}), tensor(F32, {1, 5, 8})},
+                      "sin: expected cos's shape [5, 8], got float32[1, 5, 8]"));
+  builtins.add_samples("opgraph::rotary_embedding", table);
+}
+
 }  // namespace
 
 void register_spatial_samples(BuiltinOps& builtins) {
   register_blocks(builtins);
   register_grid_samples(builtins);
   register_attention(builtins);
+  register_rotary_embedding(builtins);
 }
 
 }  // namespace opgraph::kernels::samples
