@@ -17,7 +17,14 @@ namespace opgraph {
 // - aten::cat drops operands with no elements (the empty key-value cache of
 //   a decoder exported with use_cache=True); with one left, that operand's
 //   producer computes the cat's output.
-// - relu, gelu (erf or tanh form), sigmoid, tanh or hardtanh(0, 6) after a
+// - x * rsqrt(mean(x^2, -1, keepdim=True) + eps) with a constant eps (the
+//   RMS norm that transformers' Llama, Mistral, Qwen and T5 write out) becomes
+//   aten::rms_norm over x's last dim; a constant weight of that dim's size
+//   multiplying it becomes the norm's weight.
+// - x * cos + cat(-x2, x1) * sin, where x1 and x2 are the halves of x's last
+//   dim and cos and sin (one shape) broadcast to x's (transformers'
+//   apply_rotary_pos_emb), becomes opgraph::rotary_embedding(x, cos, sin).
+// - relu, gelu (erf or tanh form), sigmoid, tanh, silu or hardtanh(0, 6) after a
 //   2-D convolution, a linear layer, or an addmm adding a constant vector
 //   bias to the product with a constant matrix (GPT-2's Conv1D) is applied
 //   by that op as it writes its output (opgraph::conv2d, opgraph::linear,
@@ -29,7 +36,12 @@ namespace opgraph {
 //   transpose(1, 2) of a rank-4 tensor, and whose output only feeds
 //   transpose(1, 2) (through same-shape copies or views), becomes
 //   opgraph::attention_bshd on the tensors before the transposes, writing
-//   what the last transpose gave; the transposes go.
+//   what the last transpose gave; the transposes go. q or k may be a rotary
+//   embedding of such a transpose with rank-4 cos and sin: it then rotates
+//   the tensor before the transpose, by cos and sin transposed alike. Before
+//   that, k and v that are each reshape(expand(t.unsqueeze(2))) copies of t's
+//   heads for every query head of a group (transformers' repeat_kv) are read
+//   as t, the attention grouping its query heads (enable_gqa).
 // - Then use_nchwc_layout, and after it: add(product, shortcut) of a blocked
 //   convolution or a linear layer that applies no activation (through a
 //   same-shape copy) and a value of its shape that is a graph input, a
