@@ -49,8 +49,8 @@ void rotary_embedding_cpu(const KernelContext& context, std::span<const Tensor> 
   if (input.numel() == 0) return;
   const Shape& shape = input.shape();
   const int64_t features = shape.back();
-  const Strides trig = broadcast_strides(cos.shape(), shape);
-  const std::array<Strides, 2> strides = {input.strides(), trig};
+  // The op takes contiguous operands: the output's rows lie where the input's do.
+  const std::array<Strides, 2> strides = {input.strides(), broadcast_strides(cos.shape(), shape)};
   dispatch_floating(input.dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const T *x = input.data_ptr<const T>(), *c = cos.data_ptr<const T>(), *s = sin.data_ptr<const T>();
