@@ -191,6 +191,7 @@ void fuse_activations(Graph& graph, Weights& weights, const Registry& registry) 
 void optimize(Graph& graph, Weights& weights, const Registry& registry) {
   verify_structure(graph);  // so that what is wrong with a graph is reported as it was given
   convolutions_as_conv2d(graph, registry);
+  convolutions_1d_as_2d(graph, weights, registry);
   fold_batch_norms(graph, weights, registry);
   drop_empty_cat_operands(graph, weights, registry);
   fuse_tanh_gelu(graph, weights, registry);

@@ -107,6 +107,8 @@ class Rewriter {
   void insert_after(const Node* after, Node node) {
     inserted_.emplace(after == nullptr ? 0 : index_of(*after) + 1, std::move(node));
   }
+  // The same, right before `before`.
+  void insert_before(const Node& before, Node node) { inserted_.emplace(index_of(before), std::move(node)); }
 
   // The node computing `value`, at the point of the walk; null for a graph
   // input or a constant.
@@ -162,6 +164,9 @@ void fuse_rms_norms(Graph& graph, Weights& weights, const Registry& registry);
 // The rotary embedding written out (transformers' apply_rotary_pos_emb)
 // becomes opgraph::rotary_embedding.
 void fuse_rotary_embeddings(Graph& graph, Weights& weights, const Registry& registry);
+// A 1-D convolution with a constant weight becomes a 2-D one of height 1,
+// and the activations after it run on that height-1 tensor.
+void convolutions_1d_as_2d(Graph& graph, Weights& weights, const Registry& registry);
 // Attention between transposes of its operands' and output's dims 1 and 2
 // becomes opgraph::attention_bshd, which reads and writes them in place.
 void use_heads_second_attention(Graph& graph, Weights& weights, const Registry& registry);

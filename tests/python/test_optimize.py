@@ -498,3 +498,34 @@ def test_repeated_key_value_heads_are_read_once():
     assert [node["attrs"].get("enable_gqa", {}).get("value", False) for node in attention] == [True, False]
     assert op_types(session).count("aten::expand") == 1  # the mixed attention's key
     assert_outputs_agree(got, plain, model, q, k, v)
+
+
+class AudioFrontEnd(nn.Module):
+    """Whisper's encoder front end: two 1-D convolutions, each followed by a
+    GELU, the second with stride 2, then frames first. A third convolution's
+    output is read as it is and returned; a convolution by a weight given as
+    an input stays 1-D."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv1d(6, 16, 3, padding=1), nn.Conv1d(16, 16, 3, stride=2, padding=1)
+        self.conv3 = nn.Conv1d(6, 4, 1, bias=False)
+
+    def forward(self, x, weight):
+        frames = nn.functional.gelu(self.conv2(nn.functional.gelu(self.conv1(x)))).permute(0, 2, 1)
+        plain = self.conv3(x)
+        return frames, plain.sum(-1), plain, nn.functional.conv1d(x, weight)
+
+
+def test_1d_convolutions_run_as_2d_ones():
+    torch.manual_seed(0)
+    model, x, weight = AudioFrontEnd().eval(), torch.randn(2, 6, 21), torch.randn(5, 6, 3)
+    session, got, plain = run_both(extract_ir(model, (x, weight)), x, weight)
+    types = op_types(session)
+    assert types.count("aten::conv1d") == 1 and "aten::gelu" not in types, types
+    convolutions = [node for node in nodes(session) if node["op_type"].startswith("opgraph::conv2d")]
+    assert [node["attrs"].get("activation", {}).get("value", "none") for node in convolutions] == ["gelu", "gelu"]
+    if BLOCKED:  # the two chained convolutions keep their activations in blocks between them
+        assert [node["op_type"] for node in convolutions] == ["opgraph::conv2d_nchwc"] * 2
+    assert types.count("aten::conv2d") == 1  # the lone one, with no activation after it
+    assert_outputs_agree(got, plain, model, x, weight)

@@ -11,6 +11,11 @@ namespace opgraph {
 // - GELU's tanh form written out as eight elementwise nodes (transformers'
 //   NewGELUActivation: GPT-2, GPT-J, CodeGen, Phi) becomes one aten::gelu
 //   with approximate="tanh".
+// - aten::conv1d of a 3-D input by a constant weight becomes aten::conv2d of
+//   its [N, C, 1, W] form by an [O, C, 1, K] weight; the activations (as
+//   below) after it run on the 4-D result too, and a squeeze gives the 3-D
+//   value to any other reader. The rewrites below then treat it as any 2-D
+//   convolution.
 // - An inference batch norm after a 2-D convolution, with constant weight,
 //   bias and statistics, is folded into the convolution's weight and bias
 //   (new constants; the constants no node reads any more are dropped).
