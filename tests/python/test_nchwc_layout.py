@@ -265,6 +265,28 @@ def test_residual_connections_fold_into_the_convolutions():
     np.testing.assert_allclose(got, expected.numpy(), **FLOAT32_SUMS)
 
 
+@pytest.mark.skipif(
+    opgraph.get_cpu_capability() != "avx512", reason="channels-last is AVX-512's layout; AVX2 keeps blocks of 8"
+)
+@pytest.mark.parametrize("size, block", [(15, "channels-last"), (424, 16)])
+def test_activations_past_the_cache_take_blocks_of_16(size, block):
+    """Channels-last, unless the chain's largest activation (the stem's 24
+    channels) takes more than 16 MiB: 424 x 424 pixels take 16.5 MiB."""
+    torch.manual_seed(0)
+    model, x = Bottlenecks().eval(), torch.randn(1, 3, size, size)
+    session, plain = model_and_sessions(model, x)
+    convolutions = [
+        node for node in json.loads(session.graph.to_json())["nodes"] if node["op_type"] == "opgraph::conv2d_nchwc"
+    ]
+    blocks = {node["attrs"]["block"]["value"] for node in convolutions}
+    assert blocks == ({16} if block == 16 else {16, 24, 40}), blocks  # channels-last: each tensor's channels
+    (got,), (written,) = session.run(x.numpy()), plain.run(x.numpy())
+    with torch.no_grad():
+        expected = model(x)
+    np.testing.assert_allclose(got, written, **FLOAT32_SUMS)
+    np.testing.assert_allclose(got, expected.numpy(), **FLOAT32_SUMS)
+
+
 class PooledStem(nn.Module):
     """ResNet's stem, conv 7x7 / 2 then max pooling 3x3 / 2 with padding 1,
     then poolings the blocked pooling takes (ceil mode's partial last window,

@@ -62,7 +62,8 @@ void optimize(Graph& graph, Weights& weights, const Registry& registry = Registr
 // gelu, hardswish, leaky_relu, hardtanh around 0, add, sub and mul between them) become opgraph::conv2d_nchwc,
 // which keeps activations in blocks of 16 (AVX-512) or 8 channels (AVX2),
 // or on AVX-512 channels-last (one block of every channel) where none of
-// those convolutions is grouped; those elementwise ops run on the blocks, and
+// those convolutions is grouped and none of their outputs takes more than
+// 16 MiB; those elementwise ops run on the blocks, and
 // a max pooling between them (without dilation) becomes
 // opgraph::max_pool2d_nchwc; a zero aten::pad of the last two dims
 // before such a convolution becomes its padding; opgraph::nchwc_to_nchw
