@@ -238,7 +238,7 @@ class NchwcLayout {
     const int64_t channels = constant(node.inputs[1])->shape[0].size;
     Node conv = std::move(node);
     conv.op_type = "opgraph::conv2d_nchwc";
-    conv.inputs.push_back(NodeInput::none());  // no residual (see residual_add.cpp)
+    conv.inputs.push_back(NodeInput::none());  // no residual (see product_epilogue.cpp)
     conv.attrs = {{"stride", attrs.get("stride")}, {"padding", padding},
                   {"padding_end", padding_end},    {"dilation", attrs.get("dilation")},
                   {"groups", attrs.get("groups")}, {"block", channels_last_ ? channels : block_},

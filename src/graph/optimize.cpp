@@ -176,7 +176,7 @@ void fuse_activations(Graph& graph, Weights& weights, const Registry& registry) 
       producer->op_type = "opgraph::conv2d";
     } else if (producer->op_type == "aten::linear") {
       producer->op_type = "opgraph::linear";
-      producer->inputs.resize(4);  // no residual
+      producer->inputs.resize(5);  // no residual, no multiplier
     } else if (!addmm_as_gemm(*producer, registry, rewriter)) {
       return;
     }
@@ -200,7 +200,7 @@ void optimize(Graph& graph, Weights& weights, const Registry& registry) {
   fuse_activations(graph, weights, registry);
   use_heads_second_attention(graph, weights, registry);
   use_nchwc_layout(graph, registry);
-  fuse_residual_adds(graph, weights, registry);
+  fuse_product_epilogues(graph, weights, registry);
 }
 
 }  // namespace opgraph

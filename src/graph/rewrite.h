@@ -172,7 +172,7 @@ void convolutions_1d_as_2d(Graph& graph, Weights& weights, const Registry& regis
 void use_heads_second_attention(Graph& graph, Weights& weights, const Registry& registry);
 // After use_nchwc_layout: add(opgraph::conv2d_nchwc or a linear layer,
 // shortcut) and an activation after it become that product's residual and
-// activation.
-void fuse_residual_adds(Graph& graph, Weights& weights, const Registry& registry);
+// activation; mul(linear layer, gate) becomes the linear layer's multiplier.
+void fuse_product_epilogues(Graph& graph, Weights& weights, const Registry& registry);
 
 }  // namespace opgraph

@@ -1,5 +1,5 @@
 // The channel-blocked layout pass (use_nchwc_layout) and the residual
-// fusion after it (fuse_residual_adds) on their own: which nodes they
+// fusion after it (fuse_product_epilogues) on their own: which nodes they
 // rewrite, and a Session running the rewritten graph as it runs the graph as
 // written.
 #include <gtest/gtest.h>
@@ -150,7 +150,7 @@ TEST(ResidualAdds, BecomeTheConvolutionsResidualAndActivation) {
   Graph graph = residual_blocks();
   Weights weights = residual_weights();
   use_nchwc_layout(graph);
-  fuse_residual_adds(graph, weights, Registry::global());
+  fuse_product_epilogues(graph, weights, Registry::global());
   EXPECT_EQ(op_types(graph),
             (std::vector<std::string>{"opgraph::conv2d_nchwc", "aten::relu", "opgraph::conv2d_nchwc",
                                       "opgraph::conv2d_nchwc", "opgraph::conv2d_nchwc", "aten::add.Tensor",

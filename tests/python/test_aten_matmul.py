@@ -72,6 +72,7 @@ ACTIVATIONS = {
     "gelu": torch.nn.functional.gelu,
     "sigmoid": torch.sigmoid,
     "tanh": torch.tanh,
+    "silu": torch.nn.functional.silu,
 }
 
 
@@ -86,6 +87,34 @@ def test_linear_with_activation(input_shape, activation, dtype):
         "opgraph::linear",
         lambda x, w, b: ACTIVATIONS[activation](aten.linear(x, w, b)),
         *inputs,
+        activation=activation,
+        tolerance=tolerance(dtype),
+    )
+
+
+# ... and the residual added before the activation and the gate multiplied after it.
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("input_shape", [(1, 37), (5, 37), (2, 3, 37)])
+@pytest.mark.parametrize("activation", ["none", "silu"])
+@pytest.mark.parametrize("with_residual", [False, True])
+def test_linear_with_residual_and_multiplier(input_shape, activation, with_residual, dtype):
+    out_shape = (*input_shape[:-1], 9)
+    x, w, b = random(input_shape, dtype), random((9, 37), dtype, 1), random((9,), dtype, 2)
+    residual = random(out_shape, dtype, 3) if with_residual else None
+    multiplier = random(out_shape, dtype, 4)
+
+    def expected(x, w, b, residual, multiplier):
+        z = aten.linear(x, w, b) + (residual if residual is not None else 0)
+        return ACTIVATIONS[activation](z) * multiplier
+
+    check_op(
+        "opgraph::linear",
+        expected,
+        x,
+        w,
+        b,
+        residual,
+        multiplier,
         activation=activation,
         tolerance=tolerance(dtype),
     )

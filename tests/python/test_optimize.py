@@ -402,6 +402,12 @@ def test_llama_norms_rotary_embeddings_and_grouped_attention_fuse():
     assert all(node["attrs"]["enable_gqa"]["value"] for node in attention)
     gates = [node for node in nodes(session) if node["attrs"].get("activation", {}).get("value") == "silu"]
     assert len(gates) == 2
+    # Each up projection multiplies by its layer's gate as it writes: no mul is left in the MLPs.
+    gated = [node for node in nodes(session) if node["op_type"] == "opgraph::linear" and node["inputs"][4] is not None]
+    assert [node["inputs"][4] for node in gated] == [gate["outputs"][0] for gate in gates]
+    products = {node["outputs"][0] for node in nodes(session) if node["op_type"].endswith("::linear")}
+    muls = [node for node in nodes(session) if node["op_type"] == "aten::mul.Tensor"]
+    assert not any(value in products for node in muls for value in node["inputs"]), muls
     norms = [node for node in nodes(session) if node["op_type"] == "aten::rms_norm"]
     assert all(node["inputs"][1] is not None for node in norms)  # each took its weight
     with torch.no_grad():
@@ -529,3 +535,33 @@ def test_1d_convolutions_run_as_2d_ones():
         assert [node["op_type"] for node in convolutions] == ["opgraph::conv2d_nchwc"] * 2
     assert types.count("aten::conv2d") == 1  # the lone one, with no activation after it
     assert_outputs_agree(got, plain, model, x, weight)
+
+
+class GatedLinears(nn.Module):
+    """SwiGLU MLPs: the up projection after the gate (Llama's order), and
+    before it (the gate's product then multiplies by it); near misses: a
+    gate that broadcasts, and a product read elsewhere."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate, self.up, self.other = nn.Linear(16, 24), nn.Linear(16, 24, bias=False), nn.Linear(16, 24)
+        self.scale = nn.Parameter(torch.randn(24))
+
+    def forward(self, x):
+        llama_order = nn.functional.silu(self.gate(x)) * self.up(x)
+        up = self.up(x)
+        up_first = nn.functional.silu(self.gate(x)) * up
+        broadcast = self.other(x) * self.scale
+        read_elsewhere = self.other(x)
+        return llama_order, up_first, broadcast, read_elsewhere * llama_order, read_elsewhere
+
+
+def test_gates_multiply_linear_layers_as_they_write():
+    torch.manual_seed(0)
+    model, x = GatedLinears().eval(), torch.randn(3, 5, 16)
+    session, got, plain = run_both(extract_ir(model, (x,)), x)
+    linears = [node for node in nodes(session) if node["op_type"] == "opgraph::linear"]
+    gated = [node for node in linears if node["inputs"][4] is not None]
+    assert [node["attrs"].get("activation", {}).get("value", "none") for node in gated] == ["none", "silu"]
+    assert op_types(session).count("aten::mul.Tensor") == 2  # the broadcast scale's, and the read product's
+    assert_outputs_agree(got, plain, model, x)

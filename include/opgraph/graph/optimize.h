@@ -53,7 +53,10 @@ namespace opgraph {
 //   constant or computed before it, and an activation after that add (as
 //   above), are done by the product (its residual input and activation),
 //   which a Session runs in place of the shortcut where nothing reads the
-//   shortcut after it.
+//   shortcut after it; and mul(linear layer, gate) either way round, with a
+//   gate of its shape that is a graph input, a constant or computed before
+//   it (a SwiGLU MLP: silu(gate_proj(x)) * up_proj(x)), is done by the linear
+//   layer (its multiplier input), after its activation.
 // `registry` binds the nodes' attributes, defaults filled in.
 void optimize(Graph& graph, Weights& weights, const Registry& registry = Registry::global());
 

@@ -68,11 +68,12 @@ std::vector<TensorMeta> linear_shape(std::span<const TensorMeta* const> in, cons
   return {{x.dtype, shape}};
 }
 
-// `residual`: out = f(input @ weight^T + bias + residual), the residual
-// added by the product as it writes (Product::accumulate).
+// `residual`, `multiplier`: out = f(input @ weight^T + bias + residual) *
+// multiplier, the residual added and the multiplier applied by the product
+// as it writes (Product::accumulate, Product::multiplier).
 template <bool Reference>
 void run_linear(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                Activation activation, const Tensor& residual = Tensor()) {
+                Activation activation, const Tensor& residual = Tensor(), const Tensor& multiplier = Tensor()) {
   // Leading dimensions of a contiguous input fold into the rows.
   const int64_t k = in[0].shape().back(), n = in[1].size(0);
   const int64_t rows = k == 0 ? out[0].numel() / std::max<int64_t>(n, 1) : in[0].numel() / k;
@@ -88,6 +89,7 @@ void run_linear(const KernelContext& context, std::span<const Tensor> in, std::s
     if (residual.data() != out[0].data()) std::memcpy(out[0].data(), residual.data(), out[0].nbytes());
     p.accumulate = true;
   }
+  if (multiplier.defined()) p.multiplier = operand(multiplier, {rows, n}, {n, 1}, 2);
   run_product(context, p, out[0].dtype(), Reference);
 }
 
@@ -96,23 +98,25 @@ void linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
   run_linear<Reference>(context, in, out, Activation::None);
 }
 
-// --- opgraph::linear: linear adding a residual and applying an activation
-// as the product writes (oneDNN post-ops), saving passes over the output;
-// what a Session fuses aten::linear, the residual add and the activation
-// after it into.
+// --- opgraph::linear: linear adding a residual, applying an activation and
+// multiplying by a gate as the product writes (oneDNN post-ops), saving
+// passes over the output; what a Session fuses aten::linear, the residual
+// add, the activation and the gating multiply after it into.
 
 std::vector<TensorMeta> fused_linear_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
   activation_attr(attrs);
   std::vector<TensorMeta> out = linear_shape(in, attrs);
   OPGRAPH_CHECK(in[3] == nullptr || *in[3] == out[0], "residual: expected ", out[0].str(), " like the product, got ",
                 in[3]->str());
+  OPGRAPH_CHECK(in[4] == nullptr || *in[4] == out[0], "multiplier: expected ", out[0].str(), " like the product, got ",
+                in[4]->str());
   return out;
 }
 
 template <bool Reference>
 void fused_linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
                       const Attrs& attrs) {
-  run_linear<Reference>(context, in, out, activation_attr(attrs), in[3]);
+  run_linear<Reference>(context, in, out, activation_attr(attrs), in[3], in[4]);
 }
 
 // --- linear's gradients. With rows = the input's leading dimensions folded:
@@ -304,13 +308,12 @@ void register_matmul_ops(BuiltinOps& builtins) {
                     .shape = matmul_shape,
                     .cpu = matmul_cpu<false>,
                     .reference = matmul_cpu<true>});
-  define(builtins,
-         {.schema = "opgraph::linear(Tensor input, Tensor weight, Tensor? bias=None, Tensor? residual=None, *, "
-                    "str activation=\"none\") -> Tensor",
-          .shape = fused_linear_shape,
-          .cpu = fused_linear_cpu<false>,
-          .reference = fused_linear_cpu<true>,
-          .in_place_input = 3});
+  define(builtins, {.schema = "opgraph::linear(Tensor input, Tensor weight, Tensor? bias=None, Tensor? residual=None, "
+                              "Tensor? multiplier=None, *, str activation=\"none\") -> Tensor",
+                    .shape = fused_linear_shape,
+                    .cpu = fused_linear_cpu<false>,
+                    .reference = fused_linear_cpu<true>,
+                    .in_place_input = 3});
 }
 
 }  // namespace opgraph::kernels

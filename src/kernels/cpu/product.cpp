@@ -51,6 +51,7 @@ dnnl::matmul::primitive_desc matmul_desc(const Product& p, bool packed_w) {
   dnnl::post_ops post_ops;
   if (p.accumulate) post_ops.append_sum(1.0f);
   append_activation_post_op(post_ops, p.activation);
+  if (p.multiplier) post_ops.append_binary(dnnl::algorithm::binary_mul, describe(*p.multiplier));
   dnnl::primitive_attr attr = with_caller_scratchpad();
   attr.set_post_ops(post_ops);
   // The descriptor outlives the primitive_desc: stepping through the
@@ -85,7 +86,8 @@ ConstantCache::Key layout_key(const dnnl::memory::desc& desc) {
 
 struct ProductPlan {
   dnnl::primitive matmul;
-  dnnl::memory::desc a, w, dst, bias;  // bias is empty without one
+  dnnl::memory::desc a, w, dst, bias, multiplier;  // bias and multiplier are empty without one
+  int multiplier_arg = 0;                          // the multiplier's argument: its post-op's
   // When the plan runs on a packed copy of w: w as the caller lays it out,
   // and the key of the layout the copy is in (both empty otherwise).
   dnnl::memory::desc plain_w;
@@ -103,6 +105,11 @@ struct ProductPlan {
     }
     dst = describe(p.dst);
     if (p.bias) bias = describe(*p.bias);
+    if (p.multiplier) {
+      multiplier = describe(*p.multiplier);
+      const int post_op = (p.accumulate ? 1 : 0) + (p.activation != Activation::None ? 1 : 0);
+      multiplier_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op) | DNNL_ARG_SRC_1;
+    }
     scratchpad = pd.scratchpad_desc();
   }
 };
@@ -118,6 +125,7 @@ struct ProductCall {
             {DNNL_ARG_WEIGHTS, unbound_memory(plan->w)},
             {DNNL_ARG_DST, unbound_memory(plan->dst)}};
     if (!plan->bias.is_zero()) args.emplace(DNNL_ARG_BIAS, unbound_memory(plan->bias));
+    if (!plan->multiplier.is_zero()) args.emplace(plan->multiplier_arg, unbound_memory(plan->multiplier));
     if (plan->scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, unbound_memory(plan->scratchpad));
   }
 
@@ -127,6 +135,7 @@ struct ProductCall {
     args.at(DNNL_ARG_WEIGHTS).set_data_handle(const_cast<void*>(w));
     args.at(DNNL_ARG_DST).set_data_handle(p.dst.data);
     if (p.bias) args.at(DNNL_ARG_BIAS).set_data_handle(p.bias->data);
+    if (p.multiplier) args.at(plan->multiplier_arg).set_data_handle(p.multiplier->data);
     if (plan->scratchpad.get_size() > 0) {
       args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(thread_scratch(plan->scratchpad.get_size()));
     }
@@ -158,8 +167,9 @@ const void* packed_weight(const KernelContext& context, const ProductPlan& plan,
 void onednn_product(const KernelContext& given_context, const Product& p) {
   const KernelContext context = context_for_work(given_context, 2 * p.a.shape.back() * shape_numel(p.dst.shape));
   const bool packed_w = p.constant_w && context.constants != nullptr;
-  PrimitiveCache<ProductPlan>::Key key{static_cast<int64_t>(p.activation), p.bias.has_value(), packed_w, p.accumulate};
-  for (const Operand* op : {&p.a, &p.w, &p.dst, p.bias ? &*p.bias : nullptr}) {
+  PrimitiveCache<ProductPlan>::Key key{static_cast<int64_t>(p.activation), p.bias.has_value(), packed_w, p.accumulate,
+                                       p.multiplier.has_value()};
+  for (const Operand* op : {&p.a, &p.w, &p.dst, p.bias ? &*p.bias : nullptr, p.multiplier ? &*p.multiplier : nullptr}) {
     if (op == nullptr) continue;
     key.insert(key.end(), op->shape.begin(), op->shape.end());
     key.insert(key.end(), op->strides.begin(), op->strides.end());
@@ -171,7 +181,8 @@ void onednn_product(const KernelContext& given_context, const Product& p) {
   thread_call<ProductCall>(plan).run(p, w, stream);
 }
 
-// dst[b, i, j] = f(sum_p a[b, i, p] * w[b, p, j] + bias[b, i, j] (+ dst[b, i, j])), in double.
+// dst[b, i, j] = f(sum_p a[b, i, p] * w[b, p, j] + bias[b, i, j] (+ dst[b, i, j])) (* multiplier[b, i, j]),
+// in double.
 template <typename T>
 void plain_product(const Product& p) {
   const size_t rank = p.dst.shape.size();
@@ -190,7 +201,8 @@ void plain_product(const Product& p) {
         double sum = p.bias ? *at(*p.bias, batch, i, j) : 0.0;
         if (p.accumulate) sum += *at(p.dst, batch, i, j);
         for (int64_t q = 0; q < k; ++q) sum += double(*at(p.a, batch, i, q)) * *at(p.w, batch, q, j);
-        *at(p.dst, batch, i, j) = static_cast<T>(activation_reference(p.activation, sum));
+        const double gate = p.multiplier ? double(*at(*p.multiplier, batch, i, j)) : 1.0;
+        *at(p.dst, batch, i, j) = static_cast<T>(activation_reference(p.activation, sum) * gate);
       }
     }
     for (size_t d = batch.size(); d-- > 0;) {
@@ -255,8 +267,9 @@ OPGRAPH_ROW_KERNEL_CLONES void axpys(const float* a, const float* w, int64_t row
   }
 }
 
-// dst[j] = f(bias[j] (+ dst[j]) + sum_q a[q] * w[q, j]) for one row a, when a and dst
-// are contiguous and w has contiguous rows (w[q, :]) or columns (w[:, j]).
+// dst[j] = f(bias[j] (+ dst[j]) + sum_q a[q] * w[q, j]) (* multiplier[j]) for one
+// row a, when a and dst are contiguous and w has contiguous rows (w[q, :]) or
+// columns (w[:, j]).
 bool row_times_matrix(const KernelContext& context, const Product& p) {
   const size_t rank = p.dst.shape.size();
   if (shape_numel(p.dst.shape) != p.dst.shape.back() || p.a.strides.back() != 1 || p.dst.strides.back() != 1) {
@@ -290,8 +303,12 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
       for (; q + 8 <= k; q += 8) axpys<8>(a + q, w + q * row_stride + j0, row_stride, dst + j0, j1 - j0);
       for (; q < k; ++q) axpys<1>(a + q, w + q * row_stride + j0, row_stride, dst + j0, j1 - j0);
     }
-    if (p.activation == Activation::None) return;
-    for (int64_t j = j0; j < j1; ++j) dst[j] = static_cast<float>(activation_reference(p.activation, dst[j]));
+    if (p.activation != Activation::None) {
+      for (int64_t j = j0; j < j1; ++j) dst[j] = static_cast<float>(activation_reference(p.activation, dst[j]));
+    }
+    if (!p.multiplier) return;
+    const auto* gate = static_cast<const float*>(p.multiplier->data);
+    for (int64_t j = j0; j < j1; ++j) dst[j] *= gate[j * p.multiplier->strides.back()];
   };
   context.pool->parallel_for(0, n, std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(k, 1)), chunk);
   return true;
@@ -323,7 +340,8 @@ std::optional<Product> batches_as_rows(const Product& p) {
   for (size_t d = 0; d + 2 < rank; ++d) {
     if (p.w.shape[d] != 1 || p.a.shape[d] != p.dst.shape[d]) return std::nullopt;
   }
-  if (p.bias && shape_numel(p.bias->shape) != p.bias->shape.back()) return std::nullopt;
+  // A multiplier is a linear layer's, whose rows are already one matrix.
+  if (p.multiplier || (p.bias && shape_numel(p.bias->shape) != p.bias->shape.back())) return std::nullopt;
   const std::optional<int64_t> a_rows = flat_stride(p.a, rank - 1), dst_rows = flat_stride(p.dst, rank - 1);
   if (!a_rows || !dst_rows) return std::nullopt;
   const int64_t rows = shape_numel(std::span(p.dst.shape).first(rank - 1));

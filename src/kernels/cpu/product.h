@@ -31,6 +31,9 @@ struct Product {
   // dst holds a residual the product adds to: dst = f(a @ w + bias + dst),
   // as oneDNN's sum post-op computes it.
   bool accumulate = false;
+  // Shaped like dst: dst = f(...) * multiplier, as oneDNN's binary mul
+  // post-op computes it (the gate of a SwiGLU MLP).
+  std::optional<Operand> multiplier = std::nullopt;
 };
 
 // Views `t` as [rows, cols] matrices of the given shape and strides,

@@ -91,22 +91,25 @@ void register_fused_samples(BuiltinOps& builtins) {
   builtins.add_samples("opgraph::gemm_backward", gemm_backward);
 
   // opgraph::linear and its backward take aten::linear's operands; the
-  // forward also a residual shaped like its output, on every other sample.
+  // forward also a residual shaped like its output on every other sample,
+  // and a multiplier on every third.
   std::vector<Sample> linear = activated(builtins.samples("aten::linear"));
   for (size_t i = 0; i < linear.size(); ++i) {
     Sample& sample = linear[i];
-    SampleTensor residual = SampleTensor::absent();
-    if (sample.good() && i % 2 == 0) {
-      Shape out = sample.inputs[0].shape;
-      out.back() = sample.inputs[1].shape[0];
-      residual = tensor(sample.inputs[0].dtype, out);
-    }
-    sample.inputs.push_back(residual);
+    Shape out = sample.inputs[0].shape;
+    if (!out.empty()) out.back() = sample.inputs[1].shape[0];
+    const DType dtype = sample.inputs[0].dtype;
+    sample.inputs.push_back(sample.good() && i % 2 == 0 ? tensor(dtype, out) : SampleTensor::absent());
+    sample.inputs.push_back(sample.good() && i % 3 == 0 ? tensor(dtype, out) : SampleTensor::absent());
   }
-  linear.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 3}), SampleTensor::absent(), SampleTensor::absent()},
-                       unknown_activation, {{"activation", std::string("mish")}}));
-  linear.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 3}), SampleTensor::absent(), tensor(F32, {2, 3})},
+  const SampleTensor none = SampleTensor::absent();
+  linear.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 3}), none, none, none}, unknown_activation,
+                       {{"activation", std::string("mish")}}));
+  linear.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 3}), none, tensor(F32, {2, 3}), none},
                        "residual: expected float32[2, 4] like the product, got float32[2, 3]",
+                       {{"activation", std::string("none")}}));
+  linear.push_back(bad({tensor(F32, {2, 3}), tensor(F32, {4, 3}), none, none, tensor(F64, {2, 4})},
+                       "multiplier: expected float32[2, 4] like the product, got float64[2, 4]",
                        {{"activation", std::string("none")}}));
   builtins.add_samples("opgraph::linear", linear);
 
