@@ -34,6 +34,12 @@ void convolutions_as_conv2d(Graph& graph, const Registry& registry) {
 
 // ---- empty operands of cat ---------------------------------------------------
 
+// A slice or a reshape: a view of its input, which does nothing else.
+bool is_view(const Node& node, const Registry& registry) {
+  const OpDef* op = registry.find(node.op_type);
+  return node.op_type == "aten::slice.Tensor" || (op != nullptr && op->reshapes_input);
+}
+
 // aten::cat drops operands with no elements: the empty key-value cache that a
 // transformers decoder exported with use_cache=True concatenates its keys and
 // values to. With one operand left, its producer computes the cat's output
@@ -55,6 +61,17 @@ void drop_empty_cat_operands(Graph& graph, Weights& weights, const Registry& reg
                                        [&](const std::string& value) { return values.at(value).dtype == dtype; });
     const auto kept = std::count_if(operands.begin(), operands.end(), [&](const std::string& v) { return !empty(v); });
     if (!one_dtype || kept == 0 || kept == static_cast<std::ptrdiff_t>(operands.size())) return;
+    for (const std::string& value : operands) {
+      // A view that made the empty operand for the cat alone goes too: Phi-3
+      // concatenates the rotated features to the slice of those it passes
+      // through, none where it rotates them all, and that slice would keep
+      // the attention rewrite from seeing q and k read once.
+      const Node* producer = rewriter.producer(value);
+      if (empty(value) && producer != nullptr && rewriter.uses(value) == 1 && producer->outputs.size() == 1 &&
+          is_view(*producer, registry)) {
+        rewriter.remove(*producer);
+      }
+    }
     std::erase_if(operands, empty);
     if (operands.size() != 1) return;
     Node* producer = rewriter.sole_producer(NodeInput::value(operands[0]));

@@ -565,3 +565,33 @@ def test_gates_multiply_linear_layers_as_they_write():
     assert [node["attrs"].get("activation", {}).get("value", "none") for node in gated] == ["none", "silu"]
     assert op_types(session).count("aten::mul.Tensor") == 2  # the broadcast scale's, and the read product's
     assert_outputs_agree(got, plain, model, x)
+
+
+@pytest.mark.parametrize(
+    "kind, norms",
+    [
+        ("Qwen2", 5),
+        ("Mistral", 5),
+        ("Phi3", 5),  # its q, k and v are slices of one product; it rotates all of q's features
+        ("Gemma", 5),  # its norms multiply by 1 + weight
+        ("Qwen3", 9),  # and q and k normalized per head
+    ],
+)
+def test_decoder_families_fuse_like_llama(kind, norms):
+    import transformers
+
+    torch.manual_seed(0)
+    config = ir_models._transformers_config(
+        f"{kind}Config", vocab_size=100, num_key_value_heads=2, head_dim=8, pad_token_id=0
+    )
+    model = ir_models.LastHiddenState(getattr(transformers, f"{kind}Model")(config)).eval()
+    x = torch.randint(0, 100, (2, 9))
+    session, (got,), (plain,) = run_both(extract_ir(model, (x,)), x)
+    types = op_types(session)
+    assert types.count("aten::rms_norm") == norms and types.count("opgraph::rotary_embedding") == 4, types
+    assert types.count("opgraph::attention_bshd") == 2 and "aten::scaled_dot_product_attention" not in types
+    assert "aten::neg" not in types and "aten::rsqrt" not in types
+    with torch.no_grad():
+        expected = model(x)
+    np.testing.assert_allclose(got, plain, **FLOAT32_SUMS)
+    np.testing.assert_allclose(got, expected.numpy(), **FLOAT32_SUMS)
