@@ -69,6 +69,7 @@ class Conv1dAsConv2d {
     conv.op_type = "aten::conv2d";
     conv.inputs[0] = NodeInput::value(input_2d);
     conv.inputs[1] = NodeInput::value(rewriter_.add_constant(conv.inputs[1].values[0] + "_2d", weight_2d));
+    // (height, width) from a 1-D attribute; an empty one is the default, which is the height's.
     const auto height_one = [&](const char* name, int64_t height) {
       const auto& widths = attrs.get<std::vector<int64_t>>(name);
       return NodeAttr{name, std::vector<int64_t>{height, widths.empty() ? height : widths[0]}};

@@ -20,8 +20,9 @@ namespace opgraph {
 //   bias and statistics, is folded into the convolution's weight and bias
 //   (new constants; the constants no node reads any more are dropped).
 // - aten::cat drops operands with no elements (the empty key-value cache of
-//   a decoder exported with use_cache=True); with one left, that operand's
-//   producer computes the cat's output.
+//   a decoder exported with use_cache=True), and the slice or reshape that
+//   made one for the cat alone; with one left, that operand's producer
+//   computes the cat's output.
 // - x * rsqrt(mean(x^2, -1, keepdim=True) + eps) with a constant eps (the
 //   RMS norm that transformers' Llama, Mistral, Qwen and T5 write out) becomes
 //   aten::rms_norm over x's last dim; a constant weight of that dim's size
