@@ -417,9 +417,10 @@ def test_llama_norms_rotary_embeddings_and_grouped_attention_fuse():
 
 
 class RmsNormNearMisses(nn.Module):
-    """RMS norms written out, and near misses the rewrite leaves alone: a mean
-    over another dim, a cube, a square of another tensor, a weight of another
-    shape (normalized, its weight kept as a mul) and a weight read twice."""
+    """RMS norms written out (and one as torch.nn.functional.rms_norm), and near
+    misses the rewrite leaves alone: a mean over another dim, a cube, a square
+    of another tensor, and a weight of another shape (normalized, its weight
+    kept as a mul)."""
 
     def __init__(self):
         super().__init__()
