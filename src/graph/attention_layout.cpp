@@ -54,8 +54,7 @@ class AttentionLayout {
     for (const Node* node : repeats) rewriter_.remove(*node);
     attention.inputs[1] = NodeInput::value(*key);
     attention.inputs[2] = NodeInput::value(*value);
-    std::erase_if(attention.attrs, [](const NodeAttr& attr) { return attr.name == "enable_gqa"; });
-    attention.attrs.push_back({"enable_gqa", true});
+    set_attr(attention, "enable_gqa", true);
   }
 
   // The [B, G, S, E] tensor t of reshape(expand(t.unsqueeze(2), [B, G, N,

@@ -27,8 +27,7 @@ class Conv1dAsConv2d {
   void run() {
     rewriter_.for_each_node([&](size_t i) {
       Node& node = graph_.nodes[i];
-      const std::optional<Attrs> attrs = bound_attrs(node, registry_);
-      if (is_convolution(node, attrs)) {
+      if (const std::optional<Attrs> attrs = convolution_attrs(node)) {
         as_conv2d(node, *attrs);
       } else if (const std::string* input = node.inputs.size() == 1 ? single_value(node.inputs[0]) : nullptr;
                  input != nullptr && height_one_.contains(*input) && activation_of(node, registry_) &&
@@ -46,13 +45,17 @@ class Conv1dAsConv2d {
   }
 
  private:
-  // aten::conv1d of a 3-D input by a constant 3-D weight, with static attributes.
-  bool is_convolution(const Node& node, const std::optional<Attrs>& attrs) const {
-    if (node.op_type != "aten::conv1d" || !attrs || node.has_symbolic_attrs() || node.inputs.size() != 3) return false;
+  // The attributes of aten::conv1d of a 3-D input by a constant 3-D weight,
+  // if they are static; nullopt for any other node.
+  std::optional<Attrs> convolution_attrs(const Node& node) const {
+    if (node.op_type != "aten::conv1d" || node.has_symbolic_attrs() || node.inputs.size() != 3) return std::nullopt;
     const std::string* input = single_value(node.inputs[0]);
     const std::optional<Tensor> weight = rewriter_.constant(node.inputs[1]);
-    return input != nullptr && values_.contains(*input) && values_.at(*input).shape.size() == 3 && weight &&
-           weight->defined() && weight->dim() == 3;
+    if (input == nullptr || !values_.contains(*input) || values_.at(*input).shape.size() != 3 || !weight ||
+        !weight->defined() || weight->dim() != 3) {
+      return std::nullopt;
+    }
+    return bound_attrs(node, registry_);
   }
 
   void as_conv2d(Node& conv, const Attrs& attrs) {

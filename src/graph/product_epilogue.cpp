@@ -98,7 +98,7 @@ class ProductEpilogues {
     if (!activation || node.inputs.size() != 1) return;
     Node* product = without_epilogue(rewriter_.sole_producer(node.inputs[0]));
     if (product == nullptr || !has_residual(*product)) return;
-    set_attr(*product, "activation", *activation);
+    set_attr(*product, "activation", std::string(*activation));
     rewriter_.absorb(*product, i);
   }
 
@@ -128,16 +128,6 @@ class ProductEpilogues {
     if (node->op_type != "opgraph::conv2d_nchwc" && node->op_type != "opgraph::linear") return nullptr;
     const std::optional<Attrs> attrs = bound_attrs(*node, registry_);
     return attrs && attrs->get<std::string>("activation") == "none" && !has_multiplier(*node) ? node : nullptr;
-  }
-
-  static void set_attr(Node& node, std::string_view name, std::string value) {
-    for (NodeAttr& attr : node.attrs) {
-      if (attr.name == name) {
-        attr.value = std::move(value);
-        return;
-      }
-    }
-    node.attrs.push_back({std::string(name), std::move(value)});
   }
 
   Graph& graph_;

@@ -51,6 +51,16 @@ const std::string* single_value(const NodeInput& input) {
   return !input.is_list && input.values.size() == 1 ? &input.values[0] : nullptr;
 }
 
+void set_attr(Node& node, std::string_view name, AttrValue value) {
+  for (NodeAttr& attr : node.attrs) {
+    if (attr.name == name) {
+      attr = NodeAttr{std::string(name), std::move(value)};
+      return;
+    }
+  }
+  node.attrs.push_back({std::string(name), std::move(value)});
+}
+
 bool keeps_shape(const Node* node, const Registry& registry, const std::unordered_map<std::string, ValueInfo>& values) {
   if (node == nullptr || node->inputs.empty() || node->outputs.size() != 1) return false;
   const OpDef* op = registry.find(node->op_type);

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -30,6 +31,10 @@ std::optional<std::string> activation_of(const Node& node, const Registry& regis
 
 // The one value a tensor argument passes, if it passes exactly one.
 const std::string* single_value(const NodeInput& input);
+
+// Sets `node`'s attribute `name` to the fixed `value`, adding it where the
+// node does not give it.
+void set_attr(Node& node, std::string_view name, AttrValue value);
 
 // Whether `node` reshapes its input to the input's own shape (a copy, such
 // as the clone an exported dropout leaves), by the shapes `values` infer.
@@ -60,9 +65,16 @@ class Rewriter {
   // The node that computes `value` and nothing else reads, or null.
   Node* sole_producer(const NodeInput& input) {
     const std::string* value = single_value(input);
-    if (value == nullptr || uses(*value) != 1) return nullptr;
-    auto it = producer_.find(*value);
-    return it == producer_.end() ? nullptr : &graph_.nodes[it->second];
+    return value == nullptr || uses(*value) != 1 ? nullptr : producer(*value);
+  }
+
+  // The same if it is an `op_type` node, which then joins `matched` (the
+  // nodes of a pattern that a fused node replaces).
+  const Node* sole_producer(const NodeInput& input, std::string_view op_type, std::vector<const Node*>& matched) {
+    const Node* node = sole_producer(input);
+    if (node == nullptr || node->op_type != op_type) return nullptr;
+    matched.push_back(node);
+    return node;
   }
 
   // The constant a tensor argument passes; undefined when it passes none;
@@ -112,7 +124,7 @@ class Rewriter {
 
   // The node computing `value`, at the point of the walk; null for a graph
   // input or a constant.
-  const Node* producer(const std::string& value) const {
+  Node* producer(const std::string& value) {
     auto it = producer_.find(value);
     return it == producer_.end() ? nullptr : &graph_.nodes[it->second];
   }
@@ -147,7 +159,7 @@ class Rewriter {
   Weights& weights_;
   std::unordered_map<std::string, int> uses_;  // as the graph was given: rewrites move uses, never add any
   std::unordered_set<std::string> constants_;
-  std::unordered_set<std::string> taken_;  // every value name
+  std::unordered_set<std::string> taken_;  // every value and node name
   std::unordered_map<std::string, size_t> producer_;
   std::vector<bool> removed_;
   std::multimap<size_t, Node> inserted_;  // before which of the graph's nodes, in the order inserted

@@ -78,8 +78,9 @@ class RmsNorms {
   // not that.
   std::optional<double> inverse_rms_eps(const NodeInput& input, const std::string& x,
                                         std::vector<const Node*>& matched) {
-    const Node* rsqrt = producer(input, "aten::rsqrt", matched);
-    const Node* add = rsqrt == nullptr ? nullptr : producer(rsqrt->inputs[0], "aten::add.Tensor", matched);
+    const Node* rsqrt = rewriter_.sole_producer(input, "aten::rsqrt", matched);
+    const Node* add =
+        rsqrt == nullptr ? nullptr : rewriter_.sole_producer(rsqrt->inputs[0], "aten::add.Tensor", matched);
     if (add == nullptr || add->inputs.size() != 2) return std::nullopt;
     const std::optional<Attrs> add_attrs = bound_attrs(*add, registry_);
     if (!add_attrs || scalar_attr(*add_attrs, "alpha") != 1.0) return std::nullopt;
@@ -92,7 +93,7 @@ class RmsNorms {
 
   // mean.dim(pow(x, 2), [-1 or the last], keepdim=True, dtype=None)
   bool is_mean_square(const NodeInput& input, const std::string& x, std::vector<const Node*>& matched) {
-    const Node* mean = producer(input, "aten::mean.dim", matched);
+    const Node* mean = rewriter_.sole_producer(input, "aten::mean.dim", matched);
     if (mean == nullptr) return false;
     const std::optional<Attrs> mean_attrs = bound_attrs(*mean, registry_);
     const int64_t rank = static_cast<int64_t>(values_.at(x).shape.size());
@@ -102,19 +103,11 @@ class RmsNorms {
     }
     const auto& dims = mean_attrs->get<std::vector<int64_t>>("dim");
     if (dims.size() != 1 || (dims[0] != -1 && dims[0] != rank - 1)) return false;
-    const Node* pow = producer(mean->inputs[0], "aten::pow.Tensor_Scalar", matched);
+    const Node* pow = rewriter_.sole_producer(mean->inputs[0], "aten::pow.Tensor_Scalar", matched);
     if (pow == nullptr) return false;
     const std::string* base = single_value(pow->inputs[0]);
     const std::optional<Attrs> pow_attrs = bound_attrs(*pow, registry_);
     return base != nullptr && *base == x && pow_attrs && scalar_attr(*pow_attrs, "exponent") == 2.0;
-  }
-
-  // The node computing `input` for nothing else, if it is an `op_type` node.
-  const Node* producer(const NodeInput& input, const char* op_type, std::vector<const Node*>& matched) {
-    const Node* node = rewriter_.sole_producer(input);
-    if (node == nullptr || node->op_type != op_type) return nullptr;
-    matched.push_back(node);
-    return node;
   }
 
   // The value of a one-element floating constant.

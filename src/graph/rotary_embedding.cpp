@@ -112,12 +112,8 @@ class RotaryEmbeddings {
 
   static bool is_last(int64_t dim, int64_t rank) { return dim == -1 || dim == rank - 1; }
 
-  // The node computing `input` for nothing else, if it is an `op_type` node.
   const Node* producer(const NodeInput& input, const char* op_type) {
-    const Node* node = rewriter_.sole_producer(input);
-    if (node == nullptr || node->op_type != op_type) return nullptr;
-    matched_.push_back(node);
-    return node;
+    return rewriter_.sole_producer(input, op_type, matched_);
   }
 
   Graph& graph_;

@@ -34,12 +34,8 @@ class TanhGelu {
   const std::vector<const Node*>& matched() const { return matched_; }
 
  private:
-  // The node computing `input` for nothing else, if it is an `op_type` node.
   const Node* producer(const NodeInput& input, const char* op_type) {
-    const Node* node = rewriter_.sole_producer(input);
-    if (node == nullptr || node->op_type != op_type) return nullptr;
-    matched_.push_back(node);
-    return node;
+    return rewriter_.sole_producer(input, op_type, matched_);
   }
 
   // The tensor of a binary node whose other operand is a 0-d constant equal
