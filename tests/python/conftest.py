@@ -42,11 +42,19 @@ def warp_perspective_package():
 
 
 @pytest.fixture(scope="session")
-def torch_examples(conv1d_package, warp_perspective_package):
+def conv1d_torch_ops(conv1d_package):
+    """examples::conv1d registered with torch.library (a CustomOpLibrary); needs no OpenCV, as the GPU tests don't."""
+    from opgraph.torch import CustomOpLibrary
+
+    return CustomOpLibrary(conv1d_package)
+
+
+@pytest.fixture(scope="session")
+def torch_examples(conv1d_torch_ops, warp_perspective_package):
     """The example packages' ops registered with torch.library: {name: CustomOpLibrary}."""
     from opgraph.torch import CustomOpLibrary
 
-    return {"conv1d": CustomOpLibrary(conv1d_package), "warp_perspective": CustomOpLibrary(warp_perspective_package)}
+    return {"conv1d": conv1d_torch_ops, "warp_perspective": CustomOpLibrary(warp_perspective_package)}
 
 
 @pytest.fixture(scope="session")

@@ -390,8 +390,8 @@ def test_session_outputs_stay_on_the_device_for_device_inputs(conv1d_package):
 
 @needs_torch_cuda
 @needs_gpu
-def test_custom_op_library_runs_on_torchs_current_stream_eager_and_compiled(torch_examples):
-    ops = torch_examples["conv1d"]
+def test_custom_op_library_runs_on_torchs_current_stream_eager_and_compiled(conv1d_torch_ops):
+    ops = conv1d_torch_ops
     x, kernel = torch.randn(5000, device="cuda"), torch.randn(17, device="cuda")
     expected = call("examples::conv1d", x.cpu().numpy(), kernel.cpu().numpy(), input_size=5000, conv_size=17)
     side = torch.cuda.Stream()

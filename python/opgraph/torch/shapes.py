@@ -20,7 +20,11 @@ are made on the hints; the real kernel checks the actual sizes again.
 """
 
 import torch
-from torch.fx.experimental.symbolic_shapes import guarding_hint_or_throw
+
+try:
+    from torch.fx.experimental.symbolic_shapes import guarding_hint_or_throw
+except ImportError:  # PyTorch 2.11 and before name it hint_int
+    from torch.fx.experimental.symbolic_shapes import hint_int as guarding_hint_or_throw
 
 from .. import Error, dtypes
 from .._C import infer_output_metas
