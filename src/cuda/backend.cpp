@@ -1,12 +1,15 @@
 // The CUDA backend: device memory from the stream-ordered allocator
-// (cudaMallocAsync, whose pool makes a Session's per-run allocations cheap),
-// copies and the per-thread current stream. Built into libopgraph_cuda.so,
-// which the core opens on first use (core/device_backend.cpp).
+// (cudaMallocFromPoolAsync, whose pool makes per-call and per-run
+// allocations cheap), copies and the per-thread current stream. Built into
+// libopgraph_cuda.so, which the core opens on first use
+// (core/device_backend.cpp).
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "cuda/cuda_check.h"
 #include "cuda/device_guard.h"
@@ -24,7 +27,7 @@ thread_local std::unordered_map<int, cudaStream_t> current_streams;
 
 class CudaBackend final : public DeviceBackend {
  public:
-  explicit CudaBackend(int device_count) : device_count_(device_count) {}
+  explicit CudaBackend(int device_count) : device_count_(device_count), pools_(device_count) {}
 
   int device_count() const override { return device_count_; }
 
@@ -32,13 +35,13 @@ class CudaBackend final : public DeviceBackend {
     DeviceGuard guard(index);
     const cudaStream_t stream = stream_of(index);
     void* memory = nullptr;
-    const cudaError_t status = cudaMallocAsync(&memory, bytes, stream);
+    std::lock_guard lock(mutex_);
+    const cudaError_t status = cudaMallocFromPoolAsync(&memory, bytes, pool(index), stream);
     if (status == cudaErrorMemoryAllocation) {
       cudaGetLastError();  // clear it: running out of memory leaves the device usable
       throw Error(detail::concat("out of memory on cuda:", index, " allocating ", bytes, " bytes"));
     }
-    if (status != cudaSuccess) throw_cuda_error(status, "cudaMallocAsync");
-    std::lock_guard lock(mutex_);
+    if (status != cudaSuccess) throw_cuda_error(status, "cudaMallocFromPoolAsync");
     allocation_streams_[memory] = stream;
     return memory;
   }
@@ -110,8 +113,27 @@ class CudaBackend final : public DeviceBackend {
     return it == current_streams.end() ? nullptr : it->second;
   }
 
+  // The device's own pool, made on its first allocation. The device's default
+  // pool gives its memory back to the driver at every synchronization (a
+  // release threshold of 0), so that a kernel's workspace, allocated and freed
+  // on each call, was mapped anew on each call. This pool keeps what it was
+  // given, as PyTorch's caching allocator does, without changing the default
+  // pool that other libraries share.
+  cudaMemPool_t pool(int index) {
+    cudaMemPool_t& pool = pools_[index];
+    if (pool != nullptr) return pool;
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location = {cudaMemLocationTypeDevice, index};
+    OPGRAPH_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    uint64_t keep_all = UINT64_MAX;
+    OPGRAPH_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
+    return pool;
+  }
+
   int device_count_;
-  std::mutex mutex_;
+  std::mutex mutex_;  // guards pools_ and allocation_streams_
+  std::vector<cudaMemPool_t> pools_;
   std::unordered_map<void*, cudaStream_t> allocation_streams_;
 };
 

@@ -251,6 +251,15 @@ def test_conv2d_forward_and_backward(shape, out_channels, kernel, stride, paddin
 
 @needs_torch_cuda
 @needs_gpu
+def test_conv2d_forward_takes_a_large_batch_in_passes():
+    # 64 channels of 128 x 128 unfold into 37.7 MB of columns per image: 6 images a pass, then 1
+    x, w = torch.randn(7, 64, 128, 128), torch.randn(64, 64, 3, 3) / 24
+    out = call("opgraph::conv2d", x.cuda(), w.cuda(), None, stride=[1, 1], padding=[1, 1])
+    torch.testing.assert_close(out.cpu(), F.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-4)
+
+
+@needs_torch_cuda
+@needs_gpu
 @pytest.mark.parametrize("kind", ["max", "avg"])
 @pytest.mark.parametrize("kernel, stride, padding", [(2, 2, 0), (3, 2, 1), (3, 1, 1)])
 def test_pool2d_forward_and_backward(kind, kernel, stride, padding):

@@ -2,6 +2,10 @@
 
 #include <cublasLt.h>
 
+#include <functional>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <utility>
 
 #include "cuda/cuda_check.h"
@@ -41,10 +45,26 @@ struct Descriptor {
 
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 
+// What cuBLASLt's heuristic chooses from (the device first: GPUs differ), so
+// that the same problem gets the same algorithm.
+using ProblemKey = std::tuple<int, cudaDataType_t, cublasOperation_t, cublasOperation_t, cublasLtEpilogue_t, bool,
+                              int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+
+// The heuristic's choice for a problem, asked once: the query costs as much
+// as a small product itself (about 10 us), and training repeats its shapes.
+cublasLtMatmulAlgo_t cached_algorithm(const ProblemKey& key, const std::function<cublasLtMatmulAlgo_t()>& choose) {
+  static std::mutex mutex;
+  static std::map<ProblemKey, cublasLtMatmulAlgo_t> chosen;
+  std::lock_guard lock(mutex);
+  auto it = chosen.find(key);
+  if (it == chosen.end()) it = chosen.emplace(key, choose()).first;
+  return it->second;
+}
+
 }  // namespace
 
 void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_t n, int64_t k, const void* bias,
-            bool relu, cudaStream_t stream, bool accumulate) {
+            bool relu, cudaStream_t stream, bool accumulate, MatmulBatch batch) {
   const bool single = c.dtype() == DType::Float32;
   OPGRAPH_CHECK(single || c.dtype() == DType::Float64, "matmul on cuda: expected float32 or float64, got ",
                 dtype_name(c.dtype()));
@@ -52,7 +72,10 @@ void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_
   OPGRAPH_CHECK(!accumulate || (bias == nullptr && !relu), "matmul on cuda: no epilogue when accumulating");
   if (k == 0) {  // an empty sum; cuBLASLt takes no empty operand
     OPGRAPH_CHECK(bias == nullptr && !relu, "matmul on cuda: no epilogue on an empty product");
-    if (!accumulate) OPGRAPH_CUDA_CHECK(cudaMemsetAsync(c.data(), 0, c.nbytes(), stream));
+    for (int64_t i = 0; i < batch.count && !accumulate; ++i) {
+      OPGRAPH_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(c.data()) + i * batch.c_stride * c.itemsize(), 0,
+                                         m * n * c.itemsize(), stream));
+    }
     return;
   }
   const cudaDataType_t type = single ? CUDA_R_32F : CUDA_R_64F;
@@ -77,35 +100,48 @@ void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_
         cublasLtMatmulDescSetAttribute(op.value, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   }
 
-  // Each operand's column-major shape as stored: rows, columns, leading dimension.
-  auto layout = [&](int64_t rows, int64_t cols) {
+  // Each operand's column-major shape as stored (rows, columns, leading
+  // dimension), and where the batch's next matrix starts.
+  auto layout = [&](int64_t rows, int64_t cols, int64_t batch_stride) {
     Descriptor<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> d;
     OPGRAPH_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.value, type, rows, cols, rows));
+    if (batch.count > 1) {
+      const int32_t count = static_cast<int32_t>(batch.count);
+      OPGRAPH_CUBLAS_CHECK(
+          cublasLtMatrixLayoutSetAttribute(d.value, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+      OPGRAPH_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(d.value, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                            &batch_stride, sizeof(batch_stride)));
+    }
     return d;
   };
   // B row-major is k x n, stored column-major as n x k (or k x n when transposed).
-  auto first = b.transposed ? layout(k, n) : layout(n, k);
-  auto second = a.transposed ? layout(m, k) : layout(k, m);
-  auto result = layout(n, m);
+  auto first = b.transposed ? layout(k, n, b.batch_stride) : layout(n, k, b.batch_stride);
+  auto second = a.transposed ? layout(m, k, a.batch_stride) : layout(k, m, a.batch_stride);
+  auto result = layout(n, m, batch.c_stride);
 
+  const ProblemKey key{c.device().index, type,           trans_first,    trans_second,  epilogue, accumulate, m, n, k,
+                       batch.count,      a.batch_stride, b.batch_stride, batch.c_stride};
+  const cublasLtMatmulAlgo_t algorithm = cached_algorithm(key, [&] {
+    Descriptor<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> preference;
+    OPGRAPH_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference.value));
+    OPGRAPH_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        preference.value, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kWorkspaceBytes, sizeof(kWorkspaceBytes)));
+    cublasLtMatmulHeuristicResult_t heuristic{};
+    int found = 0;
+    OPGRAPH_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle(), op.value, first.value, second.value, result.value,
+                                                        result.value, preference.value, 1, &heuristic, &found));
+    OPGRAPH_CHECK(found > 0, "matmul on cuda: cuBLASLt has no algorithm for ", m, "x", k, " @ ", k, "x", n, " in ",
+                  dtype_name(c.dtype()));
+    return heuristic.algo;
+  });
   const Tensor workspace = Tensor::empty({static_cast<int64_t>(kWorkspaceBytes)}, DType::UInt8, c.device());
-  Descriptor<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> preference;
-  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference.value));
-  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference.value, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                            &kWorkspaceBytes, sizeof(kWorkspaceBytes)));
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle(), op.value, first.value, second.value, result.value,
-                                                      result.value, preference.value, 1, &heuristic, &found));
-  OPGRAPH_CHECK(found > 0, "matmul on cuda: cuBLASLt has no algorithm for ", m, "x", k, " @ ", k, "x", n, " in ",
-                dtype_name(c.dtype()));
 
   const double one = 1.0, zero = 0.0;
   const float one_f = 1.0f, zero_f = 0.0f;
   const void* alpha = single ? static_cast<const void*>(&one_f) : &one;
   const void* beta = accumulate ? alpha : single ? static_cast<const void*>(&zero_f) : &zero;
   OPGRAPH_CUBLAS_CHECK(cublasLtMatmul(handle(), op.value, alpha, b.data, first.value, a.data, second.value, beta,
-                                      c.data(), result.value, c.data(), result.value, &heuristic.algo, workspace.data(),
+                                      c.data(), result.value, c.data(), result.value, &algorithm, workspace.data(),
                                       kWorkspaceBytes, stream));
 }
 

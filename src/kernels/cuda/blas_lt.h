@@ -11,15 +11,23 @@ namespace opgraph::cuda {
 
 struct MatmulOperand {
   const void* data;
-  bool transposed;  // the buffer holds the operand's transpose, row-major
+  bool transposed;           // the buffer holds the operand's transpose, row-major
+  int64_t batch_stride = 0;  // elements from one batch's matrix to the next (0: one matrix for every batch)
+};
+
+// `count` products in one call, each output `c_stride` elements after the last.
+struct MatmulBatch {
+  int64_t count = 1;
+  int64_t c_stride = 0;
 };
 
 // c (m x n, row-major, contiguous) = op(a) (m x k) @ op(b) (k x n), plus
 // `bias` (n values, one per column) when not null, then ReLU if `relu`: the
 // epilogues cuBLASLt fuses into the product, which callers ask for in
 // float32 only. float32 or float64.
-// With `accumulate`, c += op(a) @ op(b) instead (no epilogue).
+// With `accumulate`, c += op(a) @ op(b) instead (no epilogue). With a
+// `batch`, c holds batch.count outputs, the first at c.data().
 void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_t n, int64_t k, const void* bias,
-            bool relu, cudaStream_t stream, bool accumulate = false);
+            bool relu, cudaStream_t stream, bool accumulate = false, MatmulBatch batch = {});
 
 }  // namespace opgraph::cuda
