@@ -26,6 +26,29 @@ def _run(command, what, caller):
         raise Error(f"{caller}: {what} failed (exit {result.returncode}):\n{result.stdout}")
 
 
+def _cache_entries(build: Path) -> dict:
+    """NAME: value of each entry of build's CMakeCache.txt ("NAME:TYPE=value" lines)."""
+    entries = {}
+    for line in (build / "CMakeCache.txt").read_text(errors="replace").splitlines():
+        name, typed, value = line.partition("=")
+        if typed and not line.startswith(("#", "//")):
+            entries[name.split(":", 1)[0]] = value
+    return entries
+
+
+def _configured_elsewhere(build: Path, source: Path, settings: dict) -> bool:
+    """Whether build's cache was written for another source folder, other
+    settings, or by a cmake that is gone: a build folder outlives the
+    environment that configured it (a deleted virtual environment's cmake and
+    ninja, another installation's opgraph)."""
+    entries = _cache_entries(build)
+    return (
+        entries.get("CMAKE_HOME_DIRECTORY") != str(source)
+        or not Path(entries.get("CMAKE_COMMAND", "")).is_file()
+        or any(entries.get(name) != value for name, value in settings.items())
+    )
+
+
 def _configure_and_build(source_dir, build_dir, caller, prefix_paths=()) -> Path:
     from . import cmake_prefix_path
 
@@ -38,24 +61,22 @@ def _configure_and_build(source_dir, build_dir, caller, prefix_paths=()) -> Path
         build_dir = cache / "packages" / f"{source.name}-{key}"
     build = Path(build_dir)
     cmake = _cmake(caller)
-    if not (build / "CMakeCache.txt").is_file():
-        ninja = Path(cmake).with_name("ninja")
-        ninja = str(ninja) if ninja.exists() else shutil.which("ninja")
-        generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []
-        _run(
-            [
-                cmake,
-                "-S",
-                str(source),
-                "-B",
-                str(build),
-                *generator,
-                "-DCMAKE_BUILD_TYPE=Release",
-                f"-DCMAKE_PREFIX_PATH={';'.join([cmake_prefix_path, *map(str, prefix_paths)])}",
-            ],
-            f"configuring {source}",
-            caller,
-        )
+    ninja = Path(cmake).with_name("ninja")
+    ninja = str(ninja) if ninja.exists() else shutil.which("ninja")
+    settings = {
+        "CMAKE_BUILD_TYPE": "Release",
+        "CMAKE_PREFIX_PATH": ";".join([cmake_prefix_path, *map(str, prefix_paths)]),
+    }
+    if ninja:
+        settings["CMAKE_MAKE_PROGRAM"] = ninja
+    generator = "Ninja" if ninja else "Unix Makefiles"
+    cache = build / "CMakeCache.txt"
+    if cache.is_file() and _configured_elsewhere(build, source, {**settings, "CMAKE_GENERATOR": generator}):
+        cache.unlink()
+        shutil.rmtree(build / "CMakeFiles", ignore_errors=True)
+    if not cache.is_file():
+        defines = [f"-D{name}={value}" for name, value in settings.items()]
+        _run([cmake, "-S", str(source), "-B", str(build), "-G", generator, *defines], f"configuring {source}", caller)
     _run([cmake, "--build", str(build)], f"building {source}", caller)
     return build
 

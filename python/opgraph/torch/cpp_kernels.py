@@ -4,20 +4,21 @@ The default kernels (registration.py) are Python functions: each call from
 PyTorch runs a few Python frames before reaching opgraph. This path instead
 builds a small C++ library against the torch wheel's headers and CMake
 package (``torch.utils.cmake_prefix_path``), once per torch and opgraph
-version, whose boxed kernel reads PyTorch's argument stack directly. Select
+installation, whose boxed kernel reads PyTorch's argument stack directly. Select
 it with ``CustomOpLibrary(path, kernels="cpp")``. Fake kernels and autograd
 stay the Python ones.
 """
 
 import ctypes
 import functools
+import hashlib
 import os
 from pathlib import Path
 
 import torch
 import torch.utils
 
-from .. import Error, __version__, build_package
+from .. import Error, __version__, build_package, cmake_prefix_path
 
 _SOURCE = Path(__file__).resolve().parent / "csrc"
 
@@ -25,7 +26,9 @@ _SOURCE = Path(__file__).resolve().parent / "csrc"
 @functools.cache
 def _library() -> ctypes.CDLL:
     cache = Path(os.environ.get("OPGRAPH_CACHE_DIR", Path.home() / ".cache" / "opgraph"))
-    build_dir = cache / f"torch-kernels-{__version__}-torch-{torch.__version__}"
+    # One per installation: environments with the same versions keep apart.
+    installation = hashlib.sha1(f"{cmake_prefix_path}:{torch.utils.cmake_prefix_path}".encode()).hexdigest()[:12]
+    build_dir = cache / f"torch-kernels-{__version__}-torch-{torch.__version__}-{installation}"
     path = build_package(
         _SOURCE, target="opgraph_torch_kernels", build_dir=build_dir, prefix_paths=[torch.utils.cmake_prefix_path]
     )
