@@ -75,6 +75,12 @@ std::string names_of(const std::vector<ValueInfo>& values) {
   return names;
 }
 
+// Where a session on `device` takes its inputs from: host inputs are copied
+// to the device, inputs already there are read in place.
+std::string input_devices(Device device) {
+  return device.type == DeviceType::CPU ? "cpu" : "cpu or " + device_str(device);
+}
+
 std::string metas_str(std::span<const Tensor> tensors) {
   std::string text;
   for (const Tensor& t : tensors) text += (text.empty() ? "" : ", ") + (t.defined() ? t.str() : std::string("None"));
@@ -342,15 +348,12 @@ std::vector<int64_t> Session::Impl::check_inputs(std::span<const Tensor> inputs,
   OPGRAPH_CHECK(inputs.size() == graph.inputs.size(), "expected ", graph.inputs.size(), " inputs (",
                 names_of(graph.inputs), "), got ", inputs.size());
   std::unordered_map<std::string, const std::string*> bound_by;  // symbol -> the input that set it
-  // Host inputs are copied to the session's device; inputs already there are read in place.
-  const std::string accepted_devices =
-      options.device.type == DeviceType::CPU ? "cpu" : "cpu or " + device_str(options.device);
   for (size_t k = 0; k < inputs.size(); ++k) {
     const ValueInfo& declared = graph.inputs[k];
     const Tensor& given = inputs[k];
     OPGRAPH_CHECK(given.defined(), "input '", declared.name, "' is not given (an undefined tensor)");
     OPGRAPH_CHECK(given.device().type == DeviceType::CPU || given.device() == options.device, "input '", declared.name,
-                  "': expected a tensor on ", accepted_devices, ", got ", given.str(), " on ",
+                  "': expected a tensor on ", input_devices(options.device), ", got ", given.str(), " on ",
                   device_str(given.device()));
     auto mismatch = [&](const std::string& why) {
       return Error(

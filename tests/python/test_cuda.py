@@ -394,6 +394,14 @@ def test_session_outputs_stay_on_the_device_for_device_inputs(conv1d_package):
     )
 
 
+@needs_torch_cuda
+@needs_gpu
+def test_a_cpu_session_refuses_device_inputs_by_name():
+    session = opgraph.Session(relu_graph().to_graph(), weights={})
+    with pytest.raises(Error, match=r"input '[^']+': expected a tensor on cpu, got float32\[2, 3\] on cuda:0"):
+        session.run(torch.randn(2, 3, device="cuda"))
+
+
 # -- the torch bridge on the GPU ----------------------------------------------------
 
 

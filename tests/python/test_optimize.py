@@ -21,12 +21,26 @@ FLOAT32_SUMS = dict(rtol=1e-4, atol=1e-5)
 BLOCKED = opgraph.get_cpu_capability() != "default"
 
 
-def op_types(session):
-    return [node["op_type"] for node in json.loads(session.graph.to_json())["nodes"]]
-
-
 def nodes(session):
     return json.loads(session.graph.to_json())["nodes"]
+
+
+def op_types(session):
+    return [node["op_type"] for node in nodes(session)]
+
+
+def activation(node):
+    """A fused product's activation ("none" where the node gives none)."""
+    return node["attrs"].get("activation", {}).get("value", "none")
+
+
+def linears_given(session, input_index):
+    """The session's opgraph::linear nodes that are given input `input_index` (3: a residual, 4: a multiplier)."""
+    return [
+        node
+        for node in nodes(session)
+        if node["op_type"] == "opgraph::linear" and node["inputs"][input_index] is not None
+    ]
 
 
 def assert_outputs_agree(got, plain, model, *inputs):
@@ -245,7 +259,7 @@ def test_relu6_fuses_and_other_hardtanh_ranges_do_not():
     x = torch.randn(2, 3, 10, 10) * 4  # well past 6 and -1 .. 1
     session, (got,), (plain,) = run_both(extract_ir(model, (x,)), x)
     convolutions = [node for node in nodes(session) if "conv2d" in node["op_type"]]
-    assert [node["attrs"].get("activation", {}).get("value", "none") for node in convolutions] == ["relu6", "none"]
+    assert [activation(node) for node in convolutions] == ["relu6", "none"]
     assert op_types(session).count("aten::hardtanh") == 1
     np.testing.assert_allclose(got, plain, **FLOAT32_SUMS)
     np.testing.assert_allclose(got, model(x).detach().numpy(), **FLOAT32_SUMS)
@@ -377,10 +391,7 @@ def test_residual_adds_fold_into_linear_layers():
     torch.manual_seed(0)
     model, x = ResidualLinears().eval(), torch.randn(3, 5, 16)
     session, got, plain = run_both(extract_ir(model, (x,)), x)
-    linears = [node for node in nodes(session) if node["op_type"] == "opgraph::linear"]
-    with_residual = [node for node in linears if node["inputs"][3] is not None]
-    activations = [node["attrs"].get("activation", {"value": "none"})["value"] for node in with_residual]
-    assert activations == ["none", "relu", "none"]
+    assert [activation(node) for node in linears_given(session, 3)] == ["none", "relu", "none"]
     assert op_types(session).count("aten::add.Tensor") == 3
     assert_outputs_agree(got, plain, model, x)
 
@@ -400,11 +411,10 @@ def test_llama_norms_rotary_embeddings_and_grouped_attention_fuse():
     assert types.count("aten::expand") == op_types(ir.to_session(optimize=False)).count("aten::expand") - 4
     attention = [node for node in nodes(session) if node["op_type"] == "opgraph::attention_bshd"]
     assert all(node["attrs"]["enable_gqa"]["value"] for node in attention)
-    gates = [node for node in nodes(session) if node["attrs"].get("activation", {}).get("value") == "silu"]
+    gates = [node for node in nodes(session) if activation(node) == "silu"]
     assert len(gates) == 2
     # Each up projection multiplies by its layer's gate as it writes: no mul is left in the MLPs.
-    gated = [node for node in nodes(session) if node["op_type"] == "opgraph::linear" and node["inputs"][4] is not None]
-    assert [node["inputs"][4] for node in gated] == [gate["outputs"][0] for gate in gates]
+    assert [node["inputs"][4] for node in linears_given(session, 4)] == [gate["outputs"][0] for gate in gates]
     products = {node["outputs"][0] for node in nodes(session) if node["op_type"].endswith("::linear")}
     muls = [node for node in nodes(session) if node["op_type"] == "aten::mul.Tensor"]
     assert not any(value in products for node in muls for value in node["inputs"]), muls
@@ -531,7 +541,7 @@ def test_1d_convolutions_run_as_2d_ones():
     types = op_types(session)
     assert types.count("aten::conv1d") == 1 and "aten::gelu" not in types, types
     convolutions = [node for node in nodes(session) if node["op_type"].startswith("opgraph::conv2d")]
-    assert [node["attrs"].get("activation", {}).get("value", "none") for node in convolutions] == ["gelu", "gelu"]
+    assert [activation(node) for node in convolutions] == ["gelu", "gelu"]
     if BLOCKED:  # the two chained convolutions keep their activations in blocks between them
         assert [node["op_type"] for node in convolutions] == ["opgraph::conv2d_nchwc"] * 2
     assert types.count("aten::conv2d") == 1  # the lone one, with no activation after it
@@ -561,9 +571,7 @@ def test_gates_multiply_linear_layers_as_they_write():
     torch.manual_seed(0)
     model, x = GatedLinears().eval(), torch.randn(3, 5, 16)
     session, got, plain = run_both(extract_ir(model, (x,)), x)
-    linears = [node for node in nodes(session) if node["op_type"] == "opgraph::linear"]
-    gated = [node for node in linears if node["inputs"][4] is not None]
-    assert [node["attrs"].get("activation", {}).get("value", "none") for node in gated] == ["none", "silu"]
+    assert [activation(node) for node in linears_given(session, 4)] == ["none", "silu"]
     assert op_types(session).count("aten::mul.Tensor") == 2  # the broadcast scale's, and the read product's
     assert_outputs_agree(got, plain, model, x)
 
