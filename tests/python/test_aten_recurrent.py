@@ -344,11 +344,14 @@ class Unbatched(nn.Module):
     "model, shape, rnns",
     [
         (Speech, (2, 7, 10), {"aten.lstm.input": 1, "aten.gru.input": 1}),
+        # One sequence: each step's product is one row times a packed weight,
+        # the GRU's wide enough for two threads to share.
+        (Speech, (1, 7, 10), {"aten.lstm.input": 1, "aten.gru.input": 1}),
         (Unbatched, (5, 4), {"aten.lstm.input": 1}),
         (lambda: Recurrent("LSTM"), (3, 9, 12), {"aten.lstm.input": 1}),
         (lambda: Recurrent("GRU"), (3, 9, 12), {"aten.gru.input": 1}),
     ],
-    ids=["speech", "unbatched", "zoo-lstm", "zoo-gru"],
+    ids=["speech", "speech-one-sequence", "unbatched", "zoo-lstm", "zoo-gru"],
 )
 def test_models_keep_each_rnn_one_node_and_run_on_the_session(model, shape, rnns, threads):
     torch.manual_seed(0)

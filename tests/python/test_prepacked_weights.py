@@ -1,12 +1,15 @@
 """Products whose weight is a Session's constant (linear, addmm, mm,
 matmul) run on a copy of the weight in oneDNN's layout, made at the first
 run and shared by every batch size: outputs as PyTorch's, run after run and
-size after size, with weights transposed or not."""
+size after size, with weights transposed or not. A single row runs on
+opgraph's own copy, in panels of columns."""
 
 import numpy as np
+import pytest
 import torch
 from torch import nn
 
+import opgraph
 from opgraph.ir import extract_ir
 
 FLOAT32_SUMS = dict(rtol=1e-4, atol=1e-4)
@@ -43,3 +46,43 @@ def test_constant_weights_give_pytorchs_products_at_every_size():
             expected = model(x).numpy()
         for _ in range(2):
             np.testing.assert_allclose(session.run(x.numpy())[0], expected, **FLOAT32_SUMS)
+
+
+class OneRowLayers(nn.Module):
+    """A Conv1D ([K, N] weight) with a ReLU, a SwiGLU MLP added to its input
+    (a gate multiplied in, a residual added) and a narrow head: widths of
+    whole panels of 128 columns, strips of 16 and a padded last strip."""
+
+    def __init__(self):
+        super().__init__()
+        generator = torch.Generator().manual_seed(0)
+        self.conv1d_weight = nn.Parameter(torch.randn(37, 300, generator=generator) / 6)
+        self.conv1d_bias = nn.Parameter(torch.randn(300, generator=generator))
+        self.gate = nn.Linear(300, 1030, bias=False)
+        self.up = nn.Linear(300, 1030)
+        self.down = nn.Linear(1030, 300)
+        self.head = nn.Linear(300, 9)
+
+    def forward(self, x):
+        h = torch.relu(torch.addmm(self.conv1d_bias, x, self.conv1d_weight))
+        h = h + self.down(nn.functional.silu(self.gate(h)) * self.up(h))
+        return self.head(h)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_one_row_products_give_pytorchs_on_packed_weights(threads):
+    torch.manual_seed(0)
+    model = OneRowLayers().eval()
+    batch = torch.export.Dim("batch", min=1, max=16)
+    session = extract_ir(model, (torch.randn(2, 37),), dynamic_shapes={"x": {0: batch}}).to_session()
+    previous = opgraph.get_num_threads()
+    opgraph.set_num_threads(threads)
+    try:
+        for size in (1, 4, 1):  # one row, rows on oneDNN's copy, one row again
+            x = torch.randn(size, 37)
+            with torch.no_grad():
+                expected = model(x).numpy()
+            for _ in range(2):
+                np.testing.assert_allclose(session.run(x.numpy())[0], expected, **FLOAT32_SUMS)
+    finally:
+        opgraph.set_num_threads(previous)

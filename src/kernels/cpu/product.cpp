@@ -14,8 +14,8 @@
 #include <unordered_map>
 
 #include "kernels/cpu/onednn.h"
+#include "kernels/cpu/row_product.h"
 #include "kernels/define.h"
-#include "opgraph/core/cpu_capability.h"
 
 namespace opgraph::kernels {
 namespace {
@@ -210,108 +210,6 @@ void plain_product(const Product& p) {
       batch[d] = 0;
     }
   }
-}
-
-// --- One row times a matrix (batch 1 inference), which only has to stream
-// the matrix from memory once. oneDNN 2.6's matmul runs it as a GEMM at a
-// few percent of that bandwidth, so it gets its own kernels. opgraph builds
-// for baseline x86-64: each kernel is also compiled for AVX-512 and for
-// x86-64-v3 (AVX2 with FMA), and the loader picks the one the CPU runs.
-// Clang cannot clone templates: a clang build (the fuzzer's) keeps the
-// baseline copy only.
-#if defined(__clang__)
-#define OPGRAPH_ROW_KERNEL_CLONES
-#else
-#define OPGRAPH_ROW_KERNEL_CLONES [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]]
-#endif
-
-// out[r] += a . w[r * row_stride, ...] for Rows rows of w at once, sharing the
-// loads of a, in lane-wise partial sums that GCC vectorizes without
-// reassociating floats. 32 lanes a row keep several vectors of sums in
-// flight per row: with 16, each row's sums wait on the latency of the
-// previous multiply-add, and the MLP's 784 x 512 and 512 x 512 products took
-// 40% longer. Eight lanes at a time then cover most of the rest.
-template <int Rows>
-OPGRAPH_ROW_KERNEL_CLONES void dots(const float* a, const float* w, int64_t row_stride, int64_t n, float* out) {
-  constexpr int kLanes = 32, kTailLanes = 8;
-  float partial[Rows][kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int r = 0; r < Rows; ++r) {
-      for (int l = 0; l < kLanes; ++l) partial[r][l] += a[i + l] * w[r * row_stride + i + l];
-    }
-  }
-  for (; i + kTailLanes <= n; i += kTailLanes) {
-    for (int r = 0; r < Rows; ++r) {
-      for (int l = 0; l < kTailLanes; ++l) partial[r][l] += a[i + l] * w[r * row_stride + i + l];
-    }
-  }
-  for (int r = 0; r < Rows; ++r) {
-    float sum = 0;
-    for (int64_t tail = i; tail < n; ++tail) sum += a[tail] * w[r * row_stride + tail];
-    for (float v : partial[r]) sum += v;
-    out[r] += sum;
-  }
-}
-
-// y[i] += sum_r a[r] * w[r * row_stride + i] over Rows rows of w per pass:
-// with several rows, y's loads and stores no longer bound the loop and the
-// prefetcher has several streams to fetch (a third of the time of one row
-// per pass on a 4096 x 4096 matrix).
-template <int Rows>
-OPGRAPH_ROW_KERNEL_CLONES void axpys(const float* a, const float* w, int64_t row_stride, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    float sum = 0;
-    for (int r = 0; r < Rows; ++r) sum += a[r] * w[r * row_stride + i];
-    y[i] += sum;
-  }
-}
-
-// dst[j] = f(bias[j] (+ dst[j]) + sum_q a[q] * w[q, j]) (* multiplier[j]) for one
-// row a, when a and dst are contiguous and w has contiguous rows (w[q, :]) or
-// columns (w[:, j]).
-bool row_times_matrix(const KernelContext& context, const Product& p) {
-  const size_t rank = p.dst.shape.size();
-  if (shape_numel(p.dst.shape) != p.dst.shape.back() || p.a.strides.back() != 1 || p.dst.strides.back() != 1) {
-    return false;
-  }
-  const int64_t k = p.a.shape.back(), n = p.dst.shape.back();
-  const int64_t row_stride = p.w.strides[rank - 2], column_stride = p.w.strides[rank - 1];
-  const bool columns = column_stride == 1 || n == 1, rows = row_stride == 1 || k == 1;
-  if (!columns && !rows) return false;
-  const auto* a = static_cast<const float*>(p.a.data);
-  const auto* w = static_cast<const float*>(p.w.data);
-  auto* dst = static_cast<float*>(p.dst.data);
-  auto bias = [&](int64_t j) {
-    return p.bias ? static_cast<const float*>(p.bias->data)[p.bias->shape.back() == 1 ? 0 : j * p.bias->strides.back()]
-                  : 0.0f;
-  };
-  // Chunks of output columns, each streaming its part of w.
-  const auto chunk = [&](int64_t j0, int64_t j1) {
-    for (int64_t j = j0; j < j1; ++j) dst[j] = (p.accumulate ? dst[j] : 0.0f) + bias(j);
-    if (rows) {  // w[:, j] contiguous: dot products, four outputs at a time
-      int64_t j = j0;
-      // Eight rows at once where AVX-512's 32 registers hold their sums (6%
-      // faster on the MLP's products), four where AVX2's 16 do.
-      if (cpu_capability() == CpuCapability::Avx512) {
-        for (; j + 8 <= j1; j += 8) dots<8>(a, w + j * column_stride, column_stride, k, dst + j);
-      }
-      for (; j + 4 <= j1; j += 4) dots<4>(a, w + j * column_stride, column_stride, k, dst + j);
-      for (; j < j1; ++j) dots<1>(a, w + j * column_stride, column_stride, k, dst + j);
-    } else {  // w[q, :] contiguous: dst += a[q] * w[q, :], eight rows at a time
-      int64_t q = 0;
-      for (; q + 8 <= k; q += 8) axpys<8>(a + q, w + q * row_stride + j0, row_stride, dst + j0, j1 - j0);
-      for (; q < k; ++q) axpys<1>(a + q, w + q * row_stride + j0, row_stride, dst + j0, j1 - j0);
-    }
-    if (p.activation != Activation::None) {
-      for (int64_t j = j0; j < j1; ++j) dst[j] = static_cast<float>(activation_reference(p.activation, dst[j]));
-    }
-    if (!p.multiplier) return;
-    const auto* gate = static_cast<const float*>(p.multiplier->data);
-    for (int64_t j = j0; j < j1; ++j) dst[j] *= gate[j * p.multiplier->strides.back()];
-  };
-  context.pool->parallel_for(0, n, std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(k, 1)), chunk);
-  return true;
 }
 
 // The stride that steps through dims [0, end) of `op` as one dimension of

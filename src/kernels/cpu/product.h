@@ -28,6 +28,10 @@ struct Product {
   // copy in the layout it chose, made once and kept in the Session's
   // constant cache.
   bool constant_w = false;
+  // For a product repeated on the same w (a recurrent step): read w's columns
+  // last to first, so that the next product, reading them first to last,
+  // starts on what this one left in cache. The sums are the same either way.
+  bool w_backward = false;
   // dst holds a residual the product adds to: dst = f(a @ w + bias + dst),
   // as oneDNN's sum post-op computes it.
   bool accumulate = false;

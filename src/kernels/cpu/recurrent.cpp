@@ -313,6 +313,7 @@ struct Direction {
     Product& p = products[k];
     p.a.data = const_cast<T*>(h_prev);
     p.a.strides[0] = prev_step;
+    p.w_backward = s % 2 == 1;
     run_product(context, p, dtype_of<T>, false);
     const int64_t u0 = slices.first(k), n = slices.size(k), x_step = r->batch_step() * G;
     const T* x = gx + r->row(time(s), 0) * G + u0;
