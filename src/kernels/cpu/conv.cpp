@@ -395,6 +395,12 @@ const void* converted_weights(const KernelContext& context, const std::shared_pt
 // embedding) keeps kSmallWorkFlops: ViT's at batch 32 (6.3 MFLOP) made the
 // whole model 15-20% slower on two threads.
 constexpr int64_t kSmallWideConvFlops = 2'000'000;
+// A depthwise convolution (one input channel per group) moves as many bytes
+// per multiply-add as a dense one moves for a ninth of a 3x3 kernel's, and
+// pays for threads from 250 KFLOP: each of MobileNetV2's 17, from 0.5 to 5.4
+// MFLOP, took 0.5-0.65x its time on two threads (576 channels, 14x14 -> 7x7:
+// 10.0 -> 5.1 us; 96 channels, 112x112 -> 56x56: 86 -> 55 us).
+constexpr int64_t kSmallDepthwiseConvFlops = 250'000;
 
 // `input` and `out` hold tensors of `input_dims` and `out_dims` in the
 // caller's `layouts` (plain ones when not given).
@@ -403,7 +409,9 @@ void onednn_conv(const KernelContext& given_context, const Tensor& input, const 
                  const Tensor& bias, const Tensor& residual, const Tensor& out, const Shape& out_dims,
                  const ConvParams& p, Activation activation, const std::optional<ConvLayouts>& layouts = std::nullopt) {
   const bool unit_stride = std::all_of(p.stride.begin(), p.stride.end(), [](int64_t s) { return s == 1; });
-  const int64_t bound = weight.size(1) >= 16 || unit_stride ? kSmallWideConvFlops : kSmallWorkFlops;
+  const int64_t bound = weight.size(1) == 1 && p.groups > 1   ? kSmallDepthwiseConvFlops
+                        : weight.size(1) >= 16 || unit_stride ? kSmallWideConvFlops
+                                                              : kSmallWorkFlops;
   const KernelContext context = context_for_work(given_context, conv_flops(weight, out_dims), bound);
   const OneDnnStream stream(context);  // first: sets the thread count the plan is built for
   std::vector<int64_t> key = conv_key(context, input, weight, bias.defined(), p);
