@@ -20,6 +20,9 @@
 // speed of the blocked kernel (ResNet-50 at batch 8, whose first stage's
 // activations take 25.7 MB, ran its convolutions 4 % faster on blocks of 16
 // on 1 thread and 6 % on 2; at batch 4, 12.8 MB, 3 % slower on 1 thread).
+// Such chains still run their wide convolutions with a kernel larger than
+// 1x1 channels-last, converting the activations on the way in and out: see
+// kWideChannels.
 #include <algorithm>
 #include <array>
 #include <unordered_map>
@@ -39,24 +42,40 @@ namespace {
 // the host's).
 constexpr int64_t kLargeActivationBytes = int64_t{16} << 20;
 
+// From this many input channels, a dense convolution with a kernel larger
+// than 1x1 in a chain on blocks of 16 runs channels-last: its multiply-adds
+// per byte grow with its channels, and from 256 oneDNN's brgemm kernels save
+// more than converting its input and output costs. ResNet-50's at batch 8
+// (1 thread): 256 channels 28x28 -> 14x14 13.4 -> 7.3 ms, at 14x14 7.6 ->
+// 6.8 ms, 512 channels 7.6 -> 7.1 ms; with 128 channels (7.5 -> 7.2 ms) the
+// conversions of its 6.4 MB of activations cost more than that. Only where
+// its output rows have kChannelsLastRow pixels or more: the brgemm kernels
+// run along a row, and ResNet-50's last stage (7 wide) gained too little to
+// pay for the conversions (512 channels at 7x7, 2 threads: 3.9 ms either
+// way; its stage took 1.7 ms longer channels-last).
+constexpr int64_t kWideChannels = 256, kChannelsLastRow = 14;
+
 // Activations with f(0) = 0, whatever their attributes.
 const std::unordered_set<std::string> kZeroPreserving = {"aten::relu", "aten::silu", "aten::gelu", "aten::hardswish",
                                                          "aten::leaky_relu"};
 
-// A value the pass keeps blocked: the blocked tensor's name and its channels.
+// A value the pass keeps blocked: the blocked tensor's name, its channels
+// and the channels of a block.
 struct BlockedValue {
   std::string name;
-  int64_t channels;
+  int64_t channels, block;
 };
 
 class NchwcLayout {
  public:
   // `block`: the channels of a block; `channels_last`: whether a graph without
-  // grouped convolutions takes channels-last instead.
+  // grouped convolutions takes channels-last instead, and its wide
+  // convolutions where it does not.
   NchwcLayout(Graph& graph, const Registry& registry, int64_t block, bool channels_last)
       : graph_(graph),
         registry_(registry),
         block_(block),
+        channels_last_kernels_(channels_last),
         channels_last_(channels_last),
         uses_(count_uses(graph)),
         values_(infer_shapes(graph, registry)) {
@@ -212,14 +231,28 @@ class NchwcLayout {
     return std::ranges::all_of(node.inputs, [&](const NodeInput& input) { return values.contains(input.values[0]); });
   }
 
-  // Whether the node's inputs are all blocked with the same channels.
+  // Whether the node's inputs are all blocked alike.
   bool runs_on_blocks(const Node& node) const {
     if (!may_run_on_blocks(node)) return false;
     const auto first = blocked_.find(node.inputs[0].values[0]);
     return first != blocked_.end() && std::ranges::all_of(node.inputs, [&](const NodeInput& input) {
              const auto it = blocked_.find(input.values[0]);
-             return it != blocked_.end() && it->second.channels == first->second.channels;
+             return it != blocked_.end() && it->second.channels == first->second.channels &&
+                    it->second.block == first->second.block;
            });
+  }
+
+  // The block of a chained convolution's output: all of its channels where
+  // the chains run channels-last, or where it is wide (kWideChannels) with
+  // long rows.
+  int64_t output_block(const Node& conv, const Attrs& attrs) const {
+    const ValueInfo& weight = *constant(conv.inputs[1]);
+    const int64_t channels = weight.shape[0].size;
+    const bool wide = attrs.get<int64_t>("groups") == 1 && weight.shape[1].size >= kWideChannels &&
+                      (weight.shape[2].size > 1 || weight.shape[3].size > 1);
+    const Dim& width = values_.at(conv.outputs[0]).shape[3];
+    const bool long_rows = !width.is_symbolic() && width.size >= kChannelsLastRow;
+    return channels_last_ || (channels_last_kernels_ && wide && long_rows) ? channels : block_;
   }
 
   Node blocked_convolution(Node& node) {
@@ -235,18 +268,18 @@ class NchwcLayout {
       node.inputs[0] = pad->second.pad->inputs[0];
     }
     const std::string activation = node.op_type == "opgraph::conv2d" ? attrs.get<std::string>("activation") : "none";
-    const int64_t channels = constant(node.inputs[1])->shape[0].size;
+    const int64_t channels = constant(node.inputs[1])->shape[0].size, block = output_block(node, attrs);
     Node conv = std::move(node);
     conv.op_type = "opgraph::conv2d_nchwc";
     conv.inputs.push_back(NodeInput::none());  // no residual (see product_epilogue.cpp)
     conv.attrs = {{"stride", attrs.get("stride")}, {"padding", padding},
                   {"padding_end", padding_end},    {"dilation", attrs.get("dilation")},
-                  {"groups", attrs.get("groups")}, {"block", channels_last_ ? channels : block_},
+                  {"groups", attrs.get("groups")}, {"block", block},
                   {"activation", activation}};
     if (const auto input = blocked_.find(conv.inputs[0].values[0]); input != blocked_.end()) {
       conv.inputs[0] = NodeInput::value(input->second.name);
     }
-    keep_blocked(conv, channels);
+    keep_blocked(conv, channels, block);
     return conv;
   }
 
@@ -281,21 +314,21 @@ class NchwcLayout {
   }
 
   Node on_blocks(Node& node) {
-    const int64_t channels = blocked_.at(node.inputs[0].values[0]).channels;
+    const BlockedValue input = blocked_.at(node.inputs[0].values[0]);
     if (node.op_type == "aten::max_pool2d") {
       node.attrs = *blocked_pooling(node);
       node.op_type = "opgraph::max_pool2d_nchwc";
     }
-    for (NodeInput& input : node.inputs) input = NodeInput::value(blocked_.at(input.values[0]).name);
-    keep_blocked(node, channels);
+    for (NodeInput& value : node.inputs) value = NodeInput::value(blocked_.at(value.values[0]).name);
+    keep_blocked(node, input.channels, input.block);
     return std::move(node);
   }
 
   // Renames the node's output to its blocked form, remembered under the old name.
-  void keep_blocked(Node& node, int64_t channels) {
+  void keep_blocked(Node& node, int64_t channels, int64_t block) {
     std::string name = node.outputs[0] + ".nchwc";
     while (!value_names_.insert(name).second) name += "_";
-    blocked_[node.outputs[0]] = {name, channels};
+    blocked_[node.outputs[0]] = {name, channels, block};
     node.outputs[0] = name;
   }
 
@@ -322,7 +355,8 @@ class NchwcLayout {
   Graph& graph_;
   const Registry& registry_;
   int64_t block_;
-  bool channels_last_;
+  bool channels_last_kernels_;  // whether oneDNN has fast kernels on channels-last
+  bool channels_last_;          // whether the chains run channels-last
   std::unordered_map<std::string, int> uses_;
   std::unordered_map<std::string, ValueInfo> values_;
   std::unordered_map<std::string, const ValueInfo*> constants_;

@@ -287,6 +287,43 @@ def test_activations_past_the_cache_take_blocks_of_16(size, block):
     np.testing.assert_allclose(got, expected.numpy(), **FLOAT32_SUMS)
 
 
+class WideConvolutions(nn.Module):
+    """A chain past the cache (the stem's 24 channels at 424 x 424), so on
+    blocks of 16, with 3x3 convolutions of 256 channels: one with rows of 27
+    pixels, one with rows of 7; and a sum of the first's output and a 1x1
+    convolution's."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 24, 3, padding=1)
+        self.widen = nn.Conv2d(24, 256, 1, stride=8)  # 53 x 53
+        self.long_rows = nn.Conv2d(256, 256, 3, stride=2, padding=1)  # 27 x 27
+        self.shortcut = nn.Conv2d(256, 256, 1, stride=2)
+        self.short_rows = nn.Conv2d(256, 256, 3, stride=4, padding=1)  # 7 x 7
+
+    def forward(self, x):
+        x = torch.relu(self.widen(torch.relu(self.stem(x))))
+        return self.short_rows(torch.relu(self.long_rows(x)) + self.shortcut(x))
+
+
+@pytest.mark.skipif(opgraph.get_cpu_capability() != "avx512", reason="channels-last is AVX-512's layout")
+def test_wide_convolutions_with_long_rows_run_channels_last_between_blocks():
+    torch.manual_seed(0)
+    model, x = WideConvolutions().eval(), torch.randn(1, 3, 424, 424)
+    session, plain = model_and_sessions(model, x)
+    nodes = json.loads(session.graph.to_json())["nodes"]
+    blocks = [node["attrs"]["block"]["value"] for node in nodes if node["op_type"] == "opgraph::conv2d_nchwc"]
+    assert blocks == [16, 16, 256, 16, 16], blocks
+    # The sum's operands come in two layouts: it reads the plain ones.
+    (add,) = [node for node in nodes if node["op_type"] == "aten::add.Tensor"]
+    assert add["inputs"] == ["relu_2", "conv2d_3"], add
+    (got,), (written,) = session.run(x.numpy()), plain.run(x.numpy())
+    with torch.no_grad():
+        expected = model(x)
+    np.testing.assert_allclose(got, written, **FLOAT32_SUMS)
+    np.testing.assert_allclose(got, expected.numpy(), **FLOAT32_SUMS)
+
+
 class PooledStem(nn.Module):
     """ResNet's stem, conv 7x7 / 2 then max pooling 3x3 / 2 with padding 1,
     then poolings the blocked pooling takes (ceil mode's partial last window,
