@@ -46,7 +46,7 @@ constexpr int64_t kLargeActivationBytes = int64_t{16} << 20;
 // than 1x1 in a chain on blocks of 16 runs channels-last: its multiply-adds
 // per byte grow with its channels, and from 256 oneDNN's brgemm kernels save
 // more than converting its input and output costs. ResNet-50's at batch 8
-// (1 thread): 256 channels 28x28 -> 14x14 13.4 -> 7.3 ms, at 14x14 7.6 ->
+// (oneDNN alone, 1 thread): 256 channels 28x28 -> 14x14 13.4 -> 7.3 ms, at 14x14 7.6 ->
 // 6.8 ms, 512 channels 7.6 -> 7.1 ms; with 128 channels (7.5 -> 7.2 ms) the
 // conversions of its 6.4 MB of activations cost more than that. Only where
 // its output rows have kChannelsLastRow pixels or more: the brgemm kernels

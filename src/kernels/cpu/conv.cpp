@@ -395,11 +395,11 @@ const void* converted_weights(const KernelContext& context, const std::shared_pt
 // embedding) keeps kSmallWorkFlops: ViT's at batch 32 (6.3 MFLOP) made the
 // whole model 15-20% slower on two threads.
 constexpr int64_t kSmallWideConvFlops = 2'000'000;
-// A depthwise convolution (one input channel per group) moves as many bytes
-// per multiply-add as a dense one moves for a ninth of a 3x3 kernel's, and
-// pays for threads from 250 KFLOP: each of MobileNetV2's 17, from 0.5 to 5.4
-// MFLOP, took 0.5-0.65x its time on two threads (576 channels, 14x14 -> 7x7:
-// 10.0 -> 5.1 us; 96 channels, 112x112 -> 56x56: 86 -> 55 us).
+// A depthwise convolution (one input channel per group) does a few
+// multiply-adds per byte it moves, and its time is in the bytes: it pays for
+// threads from 250 KFLOP. Each of MobileNetV2's 17, from 0.5 to 5.4 MFLOP,
+// took 0.5-0.65x its time on two threads (576 channels, 14x14 -> 7x7: 10.0
+// -> 5.1 us; 96 channels, 112x112 -> 56x56: 86 -> 55 us).
 constexpr int64_t kSmallDepthwiseConvFlops = 250'000;
 
 // `input` and `out` hold tensors of `input_dims` and `out_dims` in the
