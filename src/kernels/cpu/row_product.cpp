@@ -80,6 +80,8 @@ struct Panels {
   int64_t count() const { return full + (n - full * kPanel + kStrip - 1) / kStrip; }
   // The first column of panel i (the column past the last for i = count()).
   int64_t column(int64_t i) const { return std::min(n, i <= full ? i * kPanel : full * kPanel + (i - full) * kStrip); }
+  // Panel i's columns in the packed copy, padding included.
+  int64_t width(int64_t i) const { return i < full ? kPanel : kStrip; }
   const float* panel(int64_t i) const { return data + column(i) * k; }
 };
 
@@ -93,19 +95,18 @@ OPGRAPH_ROW_KERNEL_CLONES void panel_sums(const float* a, const float* panel, in
   for (int j = 0; j < Width; ++j) y[j] += sums[j];
 }
 
-Panels packed_panels(const KernelContext& context, const Product& p, int64_t k, int64_t n, int64_t row_stride,
+Panels packed_panels(const KernelContext& context, const float* w, int64_t k, int64_t n, int64_t row_stride,
                      int64_t column_stride) {
-  const auto* w = static_cast<const float*>(p.w.data);
   const int64_t full = n / kPanel;
   // The key's length (6) sets it apart from the other kinds of packed weight.
   const ConstantCache::Key key{-k, -n, row_stride, column_stride, kPanel, reinterpret_cast<intptr_t>(w)};
   const std::shared_ptr<const void> kept = context.constants->get(key, [&] {
     const Panels shape{nullptr, k, n, full};
-    const int64_t padded = shape.column(shape.count() - 1) + (shape.count() > full ? kStrip : kPanel);
+    const int64_t last = shape.count() - 1, padded = shape.column(last) + shape.width(last);
     auto packed = std::make_shared<Tensor>(Tensor::zeros({padded * k}, DType::Float32));
     float* to = packed->data_ptr<float>();
     for (int64_t i = 0; i < shape.count(); ++i) {
-      const int64_t first = shape.column(i), width = i < full ? kPanel : kStrip;
+      const int64_t first = shape.column(i), width = shape.width(i);
       for (int64_t q = 0; q < k; ++q) {
         for (int64_t j = first; j < shape.column(i + 1); ++j) {
           to[first * k + q * width + j - first] = w[q * row_stride + j * column_stride];
@@ -169,7 +170,7 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
   // Chunks of about 64K multiply-adds or more, each streaming its part of w.
   const int64_t chunk_columns = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(k, 1));
   if (packed) {
-    const Panels panels = packed_panels(context, p, k, n, row_stride, column_stride);
+    const Panels panels = packed_panels(context, w, k, n, row_stride, column_stride);
     context.pool->parallel_for(0, panels.count(), (chunk_columns + kPanel - 1) / kPanel, [&](int64_t i0, int64_t i1) {
       const int64_t j0 = panels.column(i0), j1 = panels.column(i1);
       start(j0, j1);
