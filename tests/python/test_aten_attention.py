@@ -22,13 +22,16 @@ def sdpa(**attrs):
 
 
 # (query, key, value) shapes: one row, one key, rows past the kernel's row
-# block, batch dims that broadcast, no batch dims, empty sequences.
+# block, features in whole vectors (transposed in registers) with a last
+# block of rows that is not, batch dims that broadcast, no batch dims, empty
+# sequences.
 SHAPES = {
     "bert": ((2, 4, 7, 8), (2, 4, 7, 8), (2, 4, 7, 8)),
     "one-row": ((1, 2, 1, 16), (1, 2, 9, 16), (1, 2, 9, 16)),
     "decode": ((2, 3, 2, 32), (2, 3, 40, 32), (2, 3, 40, 24)),
     "one-key": ((1, 1, 5, 4), (1, 1, 1, 4), (1, 1, 1, 3)),
     "long": ((1, 2, 67, 8), (1, 2, 45, 8), (1, 2, 45, 12)),
+    "wide-features": ((1, 2, 37, 32), (1, 2, 29, 32), (1, 2, 29, 16)),
     "3d": ((3, 5, 8), (3, 6, 8), (3, 6, 2)),
     "2d": ((5, 8), (6, 8), (6, 8)),
     "broadcast-batch": ((2, 1, 5, 8), (1, 3, 6, 8), (1, 3, 6, 8)),
@@ -192,7 +195,9 @@ def to_heads_second(shape):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shapes", ["bert", "one-row", "decode", "one-key", "long", "broadcast-batch", "no-rows"])
+@pytest.mark.parametrize(
+    "shapes", ["bert", "one-row", "decode", "one-key", "long", "wide-features", "broadcast-batch", "no-rows"]
+)
 def test_heads_second_matches_torch(shapes, dtype):
     q, k, v = (sample(to_heads_second(shape), dtype, seed) for seed, shape in enumerate(SHAPES[shapes]))
     check_op(HEADS_SECOND, heads_second(), q, k, v, tolerance=TOLERANCE[dtype])

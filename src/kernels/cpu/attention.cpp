@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/cpu_dispatch.h"
@@ -323,6 +325,64 @@ T dot(const T* a, const T* b, int64_t n) {
   return total;
 }
 
+// Lane p of the two-vector interleave that swaps the off-diagonal blocks of
+// Chunk x Chunk elements between rows a and b = a + Chunk of a square tile:
+// `half` 0 gives row a's new value (its even chunks, each followed by b's),
+// 1 row b's (the odd chunks).
+constexpr int interleaved_lane(int chunk, int half, size_t p) {
+  const int at = static_cast<int>(p) / chunk, within = static_cast<int>(p) % chunk;
+  return (at / 2 * 2 + half) * chunk + within + (at % 2 != 0 ? static_cast<int>(kTileCols) : 0);
+}
+
+template <int Chunk, int Half, size_t... P>
+TileRow<float> interleave(TileRow<float> a, TileRow<float> b, std::index_sequence<P...>) {
+  return __builtin_shufflevector(a, b, interleaved_lane(Chunk, Half, P)...);
+}
+
+template <int Chunk>
+void swap_blocks(TileRow<float> (&tile)[kTileCols]) {
+  constexpr auto lanes = std::make_index_sequence<kTileCols>();
+  for (int64_t i = 0; i < kTileCols; ++i) {
+    if ((i & Chunk) != 0) continue;
+    const TileRow<float> a = tile[i], b = tile[i + Chunk];
+    tile[i] = interleave<Chunk, 0>(a, b, lanes);
+    tile[i + Chunk] = interleave<Chunk, 1>(a, b, lanes);
+  }
+}
+
+// out[e * kRowBlock + r] = q[r * q_row + e] * scale for r < rows, and 0 for
+// rows <= r < width (a multiple of kTileCols): a block's query rows, scaled
+// and transposed. Float features come in whole vectors and are transposed
+// kTileCols x kTileCols in registers, four rounds of two-vector shuffles;
+// storing one element at a time took a tenth of Whisper's attention.
+template <typename T>
+void transpose_scaled(const T* q, int64_t q_row, int64_t rows, int64_t width, int64_t E, T scale, T* __restrict out) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (E % kTileCols == 0) {
+      for (int64_t r0 = 0; r0 < width; r0 += kTileCols) {
+        for (int64_t e0 = 0; e0 < E; e0 += kTileCols) {
+          TileRow<float> tile[kTileCols];
+          for (int64_t r = 0; r < kTileCols; ++r) {
+            tile[r] = TileRow<float>{};
+            if (r0 + r < rows) std::memcpy(&tile[r], q + (r0 + r) * q_row + e0, sizeof tile[r]);
+            tile[r] *= scale;
+          }
+          swap_blocks<1>(tile);
+          swap_blocks<2>(tile);
+          swap_blocks<4>(tile);
+          swap_blocks<8>(tile);
+          for (int64_t e = 0; e < kTileCols; ++e)
+            std::memcpy(out + (e0 + e) * kRowBlock + r0, &tile[e], sizeof tile[e]);
+        }
+      }
+      return;
+    }
+  }
+  for (int64_t r = 0; r < width; ++r) {
+    for (int64_t e = 0; e < E; ++e) out[e * kRowBlock + r] = r < rows ? q[r * q_row + e] * scale : T(0);
+  }
+}
+
 // Scratch for one task, reused across the tasks of a thread.
 template <typename T>
 struct Scratch {
@@ -393,14 +453,18 @@ void softmax_columns(T* scores, int64_t S, int64_t width, T* inverse_sums) {
   constexpr T kMinusInf = -std::numeric_limits<T>::infinity();
   // A vector's columns at a time: loops of a constant kTileCols vectorize whole.
   for (int64_t c0 = 0; c0 < width; c0 += kTileCols) {
-    T max[kTileCols], sum[kTileCols];
-    std::fill_n(max, kTileCols, kMinusInf);
-    std::fill_n(sum, kTileCols, T(0));
     T* column = scores + c0;
+    // std::max's loop stays scalar (its NaN order is not a vector max's);
+    // the select on whole vectors is one instruction.
+    TileRow<T> running = TileRow<T>{} + kMinusInf;
     for (int64_t j = 0; j < S; ++j) {
-      for (int64_t c = 0; c < kTileCols; ++c) max[c] = std::max(max[c], column[j * kRowBlock + c]);
+      TileRow<T> x;
+      std::memcpy(&x, column + j * kRowBlock, sizeof x);
+      running = running < x ? x : running;
     }
-    for (int64_t c = 0; c < kTileCols; ++c) max[c] = max[c] == kMinusInf ? T(0) : max[c];
+    T max[kTileCols], sum[kTileCols];
+    std::fill_n(sum, kTileCols, T(0));
+    for (int64_t c = 0; c < kTileCols; ++c) max[c] = running[c] == kMinusInf ? T(0) : running[c];
     for (int64_t j = 0; j < S; ++j) {
       for (int64_t c = 0; c < kTileCols; ++c) {
         const T p = fast_exp(column[j * kRowBlock + c] - max[c]);
@@ -444,14 +508,8 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
       for (int64_t j = 0; j < S; ++j) scores[j * kRowBlock + r] = row[j];
     }
   } else {
-    // The block's query rows, scaled and transposed, zero past its rows:
-    // read along each row, where reading along a column of q took a sixth
-    // of BERT's attention.
-    T* __restrict query_t = scratch.query_t.data();
-    for (int64_t r = 0; r < width; ++r) {
-      const T* __restrict row = q + (i0 + r) * a.q_row;
-      for (int64_t e = 0; e < E; ++e) query_t[e * kRowBlock + r] = r < rows ? row[e] * scale : T(0);
-    }
+    T* query_t = scratch.query_t.data();
+    transpose_scaled(q + i0 * a.q_row, a.q_row, rows, width, E, scale, query_t);
     // Tiles of score rows [j0, j0 + Rows), columns [c0, c0 + Vectors * kTileCols).
     in_steps<TileVectors, kTileCols>(width, [&]<int64_t Vectors>(int64_t c0) {
       in_steps<TileRows>(S, [&]<int64_t Rows>(int64_t j0) {
