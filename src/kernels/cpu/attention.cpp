@@ -395,7 +395,13 @@ struct Scratch {
   T inverse_sums[kRowBlock];
 };
 
-// Adds the mask to query row i's scores over keys [0, S), score j at s[j * stride].
+// log2 e: the kernel keeps scores in base 2 (scale * log2 e * q k^T, a float
+// mask times log2 e) and takes their softmax with 2^x, which costs fewer
+// multiply-adds than e^x (vec_math.h); the weights are the same.
+constexpr double kLog2e = 1.4426950408889634;
+
+// Adds the mask to query row i's scores over keys [0, S), score j at
+// s[j * stride], in base 2.
 template <typename T>
 void apply_mask(const Attention& a, const Tensor& mask, int64_t b, int64_t i, T* s, int64_t stride, int64_t S) {
   constexpr T kMinusInf = -std::numeric_limits<T>::infinity();
@@ -412,7 +418,7 @@ void apply_mask(const Attention& a, const Tensor& mask, int64_t b, int64_t i, T*
     }
   } else {
     const T* m = mask.data_ptr<const T>() + row;
-    for (int64_t j = 0; j < S; ++j) s[j * stride] += m[j * step];
+    for (int64_t j = 0; j < S; ++j) s[j * stride] += m[j * step] * static_cast<T>(kLog2e);
   }
 }
 
@@ -444,7 +450,7 @@ int64_t block_keys(const Attention& a, const Tensor& mask, int64_t b, int64_t i0
   return keys;
 }
 
-// Softmax over keys [0, S) of score columns [0, width), left unnormalized:
+// Softmax over keys [0, S) of score columns [0, width), in base 2, left unnormalized:
 // the product with v is scaled by the inverse sums instead, once per output
 // element. A column whose every score is masked gets weights and an inverse
 // sum of 0, so its output row is zeros.
@@ -467,7 +473,7 @@ void softmax_columns(T* scores, int64_t S, int64_t width, T* inverse_sums) {
     for (int64_t c = 0; c < kTileCols; ++c) max[c] = running[c] == kMinusInf ? T(0) : running[c];
     for (int64_t j = 0; j < S; ++j) {
       for (int64_t c = 0; c < kTileCols; ++c) {
-        const T p = fast_exp(column[j * kRowBlock + c] - max[c]);
+        const T p = fast_exp2(column[j * kRowBlock + c] - max[c]);
         column[j * kRowBlock + c] = p;
         sum[c] += p;
       }
@@ -488,7 +494,7 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
   const int64_t S = block_keys(a, inputs[3], b, i0, i1);
   // Score columns in use: the block's rows, up to whole vectors.
   const int64_t width = round_up(rows, kTileCols);
-  const T scale = static_cast<T>(a.scale);
+  const T scale = static_cast<T>(a.scale * kLog2e);
   T* scores = scratch.scores.data();
 
   if (rows < kTileRows && E % kTileCols == 0) {
@@ -502,7 +508,7 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
       mask_row(a, inputs, b, i0 + r, row, 1, S);
       const T max = row_max(row, S);
       const T shift = max == -std::numeric_limits<T>::infinity() ? T(0) : max;
-      for (int64_t j = 0; j < S; ++j) row[j] = fast_exp(row[j] - shift);
+      for (int64_t j = 0; j < S; ++j) row[j] = fast_exp2(row[j] - shift);
       const double sum = row_sum(row, S);
       scratch.inverse_sums[r] = sum > 0 ? static_cast<T>(1.0 / sum) : T(0);
       for (int64_t j = 0; j < S; ++j) scores[j * kRowBlock + r] = row[j];
