@@ -283,10 +283,13 @@ using TileRow = typename TileVector<T>::type;
 template <typename T, int64_t TileRows, int64_t TileVectors>
 using Tile = TileRow<T>[TileRows][TileVectors];
 
-// c[r][v] = sum over k < depth of a[r * a_row + k * a_depth] * b[k * ldb + v * kTileCols + (0, kTileCols)].
-template <typename T, int64_t TileRows, int64_t TileVectors>
-void tile_product(const T* a, int64_t a_row, int64_t a_depth, const T* b, int64_t ldb, int64_t depth,
-                  Tile<T, TileRows, TileVectors>& c) {
+// Calls store(r, v, c) with each c = sum over k < depth of
+// a[r * a_row + k * a_depth] * b[k * ldb + v * kTileCols + (0, kTileCols)],
+// for r < TileRows, v < TileVectors. The sums go to `store` from registers:
+// a tile handed back in memory was stored to the stack and copied from there.
+template <typename T, int64_t TileRows, int64_t TileVectors, typename Store>
+void tile_product(const T* a, int64_t a_row, int64_t a_depth, const T* b, int64_t ldb, int64_t depth, Store&& store) {
+  Tile<T, TileRows, TileVectors> c;
   for (auto& row : c) {
     for (TileRow<T>& vector : row) vector = TileRow<T>{};
   }
@@ -297,6 +300,11 @@ void tile_product(const T* a, int64_t a_row, int64_t a_depth, const T* b, int64_
       const T ak = a[r * a_row + k * a_depth];
       for (int64_t v = 0; v < TileVectors; ++v) c[r][v] += ak * bk[v];
     }
+  }
+#pragma GCC unroll 16
+  for (int64_t r = 0; r < TileRows; ++r) {
+#pragma GCC unroll 4
+    for (int64_t v = 0; v < TileVectors; ++v) store(r, v, c[r][v]);
   }
 }
 
@@ -334,9 +342,11 @@ constexpr int interleaved_lane(int chunk, int half, size_t p) {
   return (at / 2 * 2 + half) * chunk + within + (at % 2 != 0 ? static_cast<int>(kTileCols) : 0);
 }
 
+// (The vectors by reference: a 64-byte vector passed by value has an ABI of
+// its own where AVX-512 is enabled.)
 template <int Chunk, int Half, size_t... P>
-TileRow<float> interleave(TileRow<float> a, TileRow<float> b, std::index_sequence<P...>) {
-  return __builtin_shufflevector(a, b, interleaved_lane(Chunk, Half, P)...);
+void interleave(const TileRow<float>& a, const TileRow<float>& b, TileRow<float>& out, std::index_sequence<P...>) {
+  out = __builtin_shufflevector(a, b, interleaved_lane(Chunk, Half, P)...);
 }
 
 template <int Chunk>
@@ -345,8 +355,8 @@ void swap_blocks(TileRow<float> (&tile)[kTileCols]) {
   for (int64_t i = 0; i < kTileCols; ++i) {
     if ((i & Chunk) != 0) continue;
     const TileRow<float> a = tile[i], b = tile[i + Chunk];
-    tile[i] = interleave<Chunk, 0>(a, b, lanes);
-    tile[i + Chunk] = interleave<Chunk, 1>(a, b, lanes);
+    interleave<Chunk, 0>(a, b, tile[i], lanes);
+    interleave<Chunk, 1>(a, b, tile[i + Chunk], lanes);
   }
 }
 
@@ -519,11 +529,11 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
     // Tiles of score rows [j0, j0 + Rows), columns [c0, c0 + Vectors * kTileCols).
     in_steps<TileVectors, kTileCols>(width, [&]<int64_t Vectors>(int64_t c0) {
       in_steps<TileRows>(S, [&]<int64_t Rows>(int64_t j0) {
-        Tile<T, Rows, Vectors> tile;
-        tile_product(k + j0 * a.k_row, a.k_row, 1, query_t + c0, kRowBlock, E, tile);
-        for (int64_t r = 0; r < Rows; ++r) {
-          std::memcpy(scores + (j0 + r) * kRowBlock + c0, &tile[r], sizeof tile[r]);
-        }
+        tile_product<T, Rows, Vectors>(k + j0 * a.k_row, a.k_row, 1, query_t + c0, kRowBlock, E,
+                                       [&](int64_t r, int64_t vector, const TileRow<T>& sums) {
+                                         T* row = scores + (j0 + r) * kRowBlock + c0 + vector * kTileCols;
+                                         std::memcpy(row, &sums, sizeof sums);
+                                       });
       });
     });
     for (int64_t r = 0; r < rows; ++r) mask_row(a, inputs, b, i0 + r, scores + r, kRowBlock, S);
@@ -544,17 +554,13 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
   // Tiles of output rows [r0, r0 + Rows), columns [c0, c0 + Vectors * kTileCols).
   in_steps<TileRows>(rows, [&]<int64_t Rows>(int64_t r0) {
     in_steps<TileVectors, kTileCols>(round_up(Ev, kTileCols), [&]<int64_t Vectors>(int64_t c0) {
-      Tile<T, Rows, Vectors> tile;
-      tile_product(scores + r0, 1, kRowBlock, value + c0, ldv, S, tile);
-      for (int64_t r = 0; r < Rows; ++r) {
-        T* o = out + a.out_offsets[b] + (i0 + r0 + r) * a.out_row + c0;
-        const T inverse = scratch.inverse_sums[r0 + r];
-        for (int64_t vector = 0; vector < Vectors; ++vector) {
-          const TileRow<T> scaled = tile[r][vector] * inverse;
-          const int64_t first = vector * kTileCols, count = std::min(kTileCols, Ev - c0 - first);
-          std::memcpy(o + first, &scaled, sizeof(T) * static_cast<size_t>(std::max<int64_t>(count, 0)));
-        }
-      }
+      tile_product<T, Rows, Vectors>(
+          scores + r0, 1, kRowBlock, value + c0, ldv, S, [&](int64_t r, int64_t vector, const TileRow<T>& sums) {
+            const TileRow<T> scaled = sums * scratch.inverse_sums[r0 + r];
+            const int64_t first = c0 + vector * kTileCols, count = std::min(kTileCols, Ev - first);
+            T* o = out + a.out_offsets[b] + (i0 + r0 + r) * a.out_row + first;
+            std::memcpy(o, &scaled, sizeof(T) * static_cast<size_t>(std::max<int64_t>(count, 0)));
+          });
     });
   });
 }
