@@ -221,17 +221,18 @@ class Bottlenecks(nn.Module):
     order), and one adding its input (transformers' ResNetBottleNeckLayer
     computes the shortcut first)."""
 
-    def __init__(self):
+    def __init__(self, kernel=3):
         super().__init__()
+        pad = kernel // 2
 
         def branch(channels, width, out, stride):
             return nn.Sequential(
                 nn.Conv2d(channels, width, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
-                nn.Conv2d(width, width, 3, stride=stride, padding=1, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
+                nn.Conv2d(width, width, kernel, stride=stride, padding=pad, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
                 nn.Conv2d(width, out, 1, bias=False), nn.BatchNorm2d(out),
             )  # fmt: skip
 
-        self.stem = nn.Conv2d(3, 24, 3, padding=1)
+        self.stem = nn.Conv2d(3, 24, kernel, padding=pad)
         self.first = branch(24, 16, 40, 2)
         self.downsample = nn.Sequential(nn.Conv2d(24, 40, 1, stride=2, bias=False), nn.BatchNorm2d(40))
         self.second = branch(40, 16, 40, 1)
@@ -268,12 +269,14 @@ def test_residual_connections_fold_into_the_convolutions():
 @pytest.mark.skipif(
     opgraph.get_cpu_capability() != "avx512", reason="channels-last is AVX-512's layout; AVX2 keeps blocks of 8"
 )
-@pytest.mark.parametrize("size, block", [(15, "channels-last"), (424, 16)])
-def test_activations_past_the_cache_take_blocks_of_16(size, block):
+@pytest.mark.parametrize("size, kernel, block", [(15, 5, "channels-last"), (424, 5, 16), (15, 3, 16)])
+def test_activations_past_the_cache_and_winograd_convolutions_take_blocks_of_16(size, kernel, block):
     """Channels-last, unless the chain's largest activation (the stem's 24
-    channels) takes more than 16 MiB: 424 x 424 pixels take 16.5 MiB."""
+    channels) takes more than 16 MiB (424 x 424 pixels take 16.5 MiB) or a
+    convolution runs Winograd kernels (3x3 with unit strides, whose results
+    are held to torch's here)."""
     torch.manual_seed(0)
-    model, x = Bottlenecks().eval(), torch.randn(1, 3, size, size)
+    model, x = Bottlenecks(kernel).eval(), torch.randn(1, 3, size, size)
     session, plain = model_and_sessions(model, x)
     convolutions = [
         node for node in json.loads(session.graph.to_json())["nodes"] if node["op_type"] == "opgraph::conv2d_nchwc"
@@ -431,12 +434,13 @@ def test_only_zero_pads_of_a_convolution_alone_fold():
 
 class NarrowChain(nn.Module):
     """Convolutions writing 8 and then 16 channels: channels-last blocks that
-    are also blocks of 8 and 16."""
+    are also blocks of 8 and 16 (5x5 kernels: a 3x3 one with unit strides
+    would run Winograd on blocks of 16)."""
 
     def __init__(self):
         super().__init__()
-        self.first = nn.Conv2d(3, 8, 3, padding=1)
-        self.second = nn.Conv2d(8, 16, 3, padding=1)
+        self.first = nn.Conv2d(3, 8, 5, padding=2)
+        self.second = nn.Conv2d(8, 16, 5, padding=2)
 
     def forward(self, x):
         return self.second(nn.functional.max_pool2d(torch.relu(self.first(x)), 2))
