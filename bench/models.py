@@ -43,7 +43,9 @@ the extracted graph (mm, bmm, addmm, linear, matmul, convolutions, and
 scaled_dot_product_attention's two products, causal or not, counted in
 full), one multiply-add as two FLOPs; "peak" is that against the row's
 threads times one core's float32 FMA peak (bench/peak.py, measured at start
-with as many threads). Also the time to extract the IR and save the .opg.
+with as many threads). A convolution counts as its direct form's
+multiply-adds: the Winograd kernels of 3x3 ones do fewer, so a CNN's figure
+can pass 100%. Also the time to extract the IR and save the .opg.
 
     python bench/models.py [--models mlp bert-base ...] [--batches 1 32] [--threads 1 2]
                            [--rounds 5] [--budget 2]
