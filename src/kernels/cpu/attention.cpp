@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numbers>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -405,10 +406,10 @@ struct Scratch {
   T inverse_sums[kRowBlock];
 };
 
-// log2 e: the kernel keeps scores in base 2 (scale * log2 e * q k^T, a float
-// mask times log2 e) and takes their softmax with 2^x, which costs fewer
+// The kernel keeps scores in base 2 (scale * log2 e * q k^T, a float mask
+// times log2 e) and takes their softmax with 2^x, which costs fewer
 // multiply-adds than e^x (vec_math.h); the weights are the same.
-constexpr double kLog2e = 1.4426950408889634;
+constexpr double kLog2e = std::numbers::log2e;
 
 // Adds the mask to query row i's scores over keys [0, S), score j at
 // s[j * stride], in base 2.

@@ -31,9 +31,9 @@ inline float vector_exp(float x) {
   return p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
 }
 
-// 2^x in float, within 2.5e-7 of exp2f relatively (2 ulp): x = n + r with n the nearest integer
-// and |r| <= 1/2, the Taylor polynomial of 2^r to degree 6 (its remainder is
-// under 1.2e-7), and 2^n in the exponent bits. Against vector_exp it saves
+// 2^x in float, within 2.5e-7 of exp2f relatively (2 ulp): x = n + r with n
+// the nearest integer and |r| <= 1/2, the Taylor polynomial of 2^r to degree
+// 6 (its remainder is under 1.2e-7), and 2^n in the exponent bits. Against vector_exp it saves
 // the range reduction's two multiply-adds and two of the polynomial's, for a
 // caller that can take its exponents in base 2 (a softmax whose scores it
 // scales by log2 e). The clamp's ends saturate the exponent field as in
