@@ -152,12 +152,18 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
   const auto* a = static_cast<const float*>(p.a.data);
   const auto* w = static_cast<const float*>(p.w.data);
   auto* dst = static_cast<float*>(p.dst.data);
-  auto bias = [&](int64_t j) {
-    return p.bias ? static_cast<const float*>(p.bias->data)[p.bias->shape.back() == 1 ? 0 : j * p.bias->strides.back()]
-                  : 0.0f;
-  };
+  const float* bias = p.bias ? static_cast<const float*>(p.bias->data) : nullptr;
+  const int64_t bias_stride = p.bias && p.bias->shape.back() != 1 ? p.bias->strides.back() : 0;
+  // Loops apart for each case, so that a contiguous bias is added in vectors
+  // (a recurrent step's 768 gates took 3% of a GRU's time one at a time).
   const auto start = [&](int64_t j0, int64_t j1) {
-    for (int64_t j = j0; j < j1; ++j) dst[j] = (p.accumulate ? dst[j] : 0.0f) + bias(j);
+    if (!p.accumulate) std::fill(dst + j0, dst + j1, 0.0f);
+    if (bias == nullptr) return;
+    if (bias_stride == 1) {
+      for (int64_t j = j0; j < j1; ++j) dst[j] += bias[j];
+    } else {
+      for (int64_t j = j0; j < j1; ++j) dst[j] += bias[j * bias_stride];
+    }
   };
   const auto finish = [&](int64_t j0, int64_t j1) {
     if (p.activation != Activation::None) {
