@@ -1,7 +1,7 @@
 """OpenVINO as a benchmark peer: a torch model converted once with
 openvino.convert_model, then compiled for the CPU at a given thread count in
-float32 (OpenVINO would otherwise run bf16 or f16 on CPUs that have them)
-and run one call at a time."""
+float32 (OpenVINO would otherwise run bf16 or f16 on CPUs that have them),
+or in bf16 where asked, and run one call at a time."""
 
 import tempfile
 import warnings
@@ -28,11 +28,12 @@ def openvino_model(model, inputs, onnx_bytes=None):
         return openvino.convert_model(path), "ONNX"
 
 
-def openvino_call(ov_model, inputs, threads):
+def openvino_call(ov_model, inputs, threads, precision="f32"):
     """A function running ``ov_model`` on ``inputs`` (torch tensors) with
-    ``threads`` threads in one stream, returning its outputs as arrays."""
+    ``threads`` threads in one stream and the inference ``precision`` ("f32"
+    or "bf16"), returning its outputs as arrays."""
     config = {
-        "INFERENCE_PRECISION_HINT": "f32",
+        "INFERENCE_PRECISION_HINT": precision,
         "INFERENCE_NUM_THREADS": threads,
         "PERFORMANCE_HINT": "LATENCY",
         "NUM_STREAMS": 1,

@@ -195,6 +195,11 @@ def get_cpu_capability() -> str:
     The vector instructions the built-in kernels use: "avx512", "avx2" or "default" (baseline x86-64). The environment variable OPGRAPH_CPU_CAPABILITY, read once, lowers it.
     """
 
+def cpu_has_bf16() -> bool:
+    """
+    Whether this CPU multiplies bfloat16 in hardware (AVX-512 BF16 or AMX), which Session(..., precision='bf16') needs. False below the "avx512" capability.
+    """
+
 def call(name: str, /, *inputs: object, out: object = None, **attrs: object) -> object:
     """
     Runs a registered op. Tensor inputs are positional (any DLPack or buffer producer, zero-copy; None for an omitted `Tensor?`; a list or tuple of them for a `Tensor[]`), attributes are keywords. Returns new arrays (one, or a tuple): NumPy arrays on the CPU; on a GPU, arrays of the inputs' framework (torch, CuPy). Or fills `out` (an array or a sequence of arrays) and returns it. Device kernels run on opgraph.cuda's current stream, the legacy default stream unless set.
@@ -382,9 +387,9 @@ class Session:
     A graph loaded to run: packages loaded, ops and kernels resolved, shapes inferred and memory planned once. run() may be called from several threads at once.
     """
 
-    def __init__(self, source: str | os.PathLike | Graph, *, weights: dict[str, object] | None = None, threads: int | None = None, package_paths: Sequence[str | os.PathLike] = (), profile: bool = False, optimize: bool = True, device: str = 'cpu') -> None:
+    def __init__(self, source: str | os.PathLike | Graph, *, weights: dict[str, object] | None = None, threads: int | None = None, package_paths: Sequence[str | os.PathLike] = (), profile: bool = False, optimize: bool = True, device: str = 'cpu', precision: str = 'f32') -> None:
         """
-        Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see opgraph.load_package); `profile` records each node's time in each run; `optimize` rewrites the graph at load to run faster (batch norms folded into convolutions, activations fused into the convolution or linear layer before them), outputs the same up to float rounding. `device` ('cpu', 'cuda', 'cuda:N') is where the graph runs: on a GPU every op needs a CUDA kernel, the weights are copied there, host inputs are copied in, and outputs come back to the host when the inputs came from it, else stay on the device in the inputs' framework (torch, CuPy).
+        Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see opgraph.load_package); `profile` records each node's time in each run; `optimize` rewrites the graph at load to run faster (batch norms folded into convolutions, activations fused into the convolution or linear layer before them), outputs the same up to float rounding. `device` ('cpu', 'cuda', 'cuda:N') is where the graph runs: on a GPU every op needs a CUDA kernel, the weights are copied there, host inputs are copied in, and outputs come back to the host when the inputs came from it, else stay on the device in the inputs' framework (torch, CuPy). `precision` 'bf16' has the products with a weight (linear layers, matrix products, convolutions) multiply in bfloat16, summing in float32, as OpenVINO's bf16 inference precision does: about twice as fast, on a CPU with AVX-512 BF16 or AMX (else an error); inputs, outputs and the other ops stay float32.
         """
 
     def run(self, *inputs: object) -> list[numpy.ndarray] | dict[str, numpy.ndarray]:

@@ -138,6 +138,9 @@ void init_registry(nb::module_& m) {
       "get_cpu_capability", [] { return std::string(cpu_capability_name(cpu_capability())); },
       "The vector instructions the built-in kernels use: \"avx512\", \"avx2\" or \"default\" (baseline "
       "x86-64). The environment variable OPGRAPH_CPU_CAPABILITY, read once, lowers it.");
+  m.def("cpu_has_bf16", &cpu_has_bf16,
+        "Whether this CPU multiplies bfloat16 in hardware (AVX-512 BF16 or AMX), which Session(..., "
+        "precision='bf16') needs. False below the \"avx512\" capability.");
 }
 
 }  // namespace opgraph::python

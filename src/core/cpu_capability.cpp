@@ -40,6 +40,16 @@ CpuCapability cpu_capability() {
   return capability;
 }
 
+bool cpu_has_bf16() {
+#if defined(__x86_64__)
+  static const bool has = cpu_capability() == CpuCapability::Avx512 &&
+                          (__builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16"));
+  return has;
+#else
+  return false;
+#endif
+}
+
 const char* cpu_capability_name(CpuCapability capability) {
   switch (capability) {
     case CpuCapability::Avx2: return "avx2";

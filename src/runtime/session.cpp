@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "graph/resolved.h"
+#include "opgraph/core/cpu_capability.h"
 #include "opgraph/core/device_backend.h"
 #include "opgraph/core/thread_pool.h"
 #include "opgraph/graph/optimize.h"
@@ -179,6 +180,14 @@ Session::Impl::Impl(Graph graph_in, Weights weights, SessionOptions options_in,
   // A device's kernels arrive with its backend, which must be there first.
   check_device(options.device);
   if (options.device.type != DeviceType::CPU) options.optimize = false;
+  if (options.precision == Precision::BFloat16) {
+    OPGRAPH_CHECK(options.device.type == DeviceType::CPU,
+                  "precision bf16: runs on the CPU only, and the session runs on ", device_str(options.device));
+    OPGRAPH_CHECK(cpu_has_bf16(),
+                  "precision bf16: needs a CPU that multiplies bfloat16 (AVX-512 BF16 or AMX); this "
+                  "one runs ",
+                  cpu_capability_name(cpu_capability()), " without it");
+  }
   load_packages(graph.packages, search_paths);
   resolved = resolve(graph, Registry::global());
   // Symbolic shape inference also checks every node's shapes (as verify() does),
@@ -517,6 +526,7 @@ std::vector<Tensor> Session::Impl::run(std::span<const Tensor> inputs) {
     try {
       KernelContext context{pool, &constant_cache, call.constant_inputs};
       context.device = options.device;
+      context.precision = options.precision;
       if (call.shaped_by_run) {
         run_shaped_by_run(i, context, workspace);
       } else if (!call.aliases) {  // an aliasing node's output is its input's memory already

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -23,16 +24,30 @@ using testing::small_cnn;
 using testing::small_cnn_weights;
 using testing::temp_path;
 
-// The small CNN computed op by op with the registry's call().
-Tensor cnn_by_calls(const Tensor& x, const Weights& w) {
+Tensor same(const Tensor& t) { return t; }
+
+// `t`'s values rounded to the nearest bfloat16 (ties to even), kept in float32.
+Tensor bfloat16_values(const Tensor& t) {
+  Tensor r = t.clone();
+  for (float& value : std::span(r.data_ptr<float>(), static_cast<size_t>(r.numel()))) {
+    uint32_t bits = std::bit_cast<uint32_t>(value);
+    bits += 0x7fff + ((bits >> 16) & 1);
+    value = std::bit_cast<float>(bits & 0xffff0000u);
+  }
+  return r;
+}
+
+// The small CNN computed op by op with the registry's call(), the operands
+// of its products (not their biases) passed through `operand`.
+Tensor cnn_by_calls(const Tensor& x, const Weights& w, Tensor (*operand)(const Tensor&) = same) {
   auto run = [](const char* op, std::vector<Tensor> inputs, const NamedAttrs& attrs = {}) {
     return call(op, inputs, attrs)[0];
   };
-  Tensor c = run("aten::conv2d", {x, w.at("conv.weight"), w.at("conv.bias")},
+  Tensor c = run("aten::conv2d", {operand(x), operand(w.at("conv.weight")), w.at("conv.bias")},
                  {{"stride", std::vector<int64_t>{1, 1}}, {"groups", int64_t{1}}});
   Tensor p = run("aten::max_pool2d", {run("aten::relu", {c})}, {{"kernel_size", std::vector<int64_t>{2, 2}}});
   Tensor f = run("aten::flatten.using_ints", {p}, {{"start_dim", int64_t{1}}});
-  return run("aten::linear", {f, w.at("fc.weight"), w.at("fc.bias")});
+  return run("aten::linear", {operand(f), operand(w.at("fc.weight")), w.at("fc.bias")});
 }
 
 void expect_close(const Tensor& got, const Tensor& want, float tolerance = 1e-5f) {
@@ -434,6 +449,23 @@ TEST(Session, OptimizeFusesTheReluIntoTheConvolution) {
   EXPECT_EQ(session.graph().nodes[0].outputs[0], "r");  // what the relu wrote
   const Tensor x = random_tensor({3, 3, 8, 8}, 5);
   expect_close(session.run({{"x", x}})[0], cnn_by_calls(x, weights));
+}
+
+// Precision::BFloat16 rounds the operands of the convolution and of the
+// linear layer, the activation between them included, and sums in float32.
+TEST(Session, Bf16PrecisionRoundsTheOperandsOfProductsWithWeights) {
+  if (!cpu_has_bf16()) GTEST_SKIP() << "this CPU does not multiply bfloat16 (AVX-512 BF16 or AMX)";
+  const Weights weights = small_cnn_weights();
+  const Tensor x = random_tensor({3, 3, 8, 8}, 5);
+  const Session session(small_cnn(), weights, {.precision = Precision::BFloat16});
+  const Tensor got = session.run({{"x", x}})[0];
+  expect_close(got, cnn_by_calls(x, weights, bfloat16_values));
+  const Tensor float32 = cnn_by_calls(x, weights);
+  float largest = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    largest = std::max(largest, std::abs(got.data_ptr<float>()[i] - float32.data_ptr<float>()[i]));
+  }
+  EXPECT_GT(largest, 1e-4f) << "the float32 products should miss the rounded ones by bfloat16's rounding";
 }
 
 TEST(Session, PlansReuseMemoryAlongAChain) {

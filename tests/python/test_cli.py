@@ -54,6 +54,17 @@ def test_run_writes_outputs_that_match_torch(tool, model, tmp_path, batch):
     np.testing.assert_allclose(logits, torch_forward(module, x), **FLOAT32_SUMS)
 
 
+@pytest.mark.skipif(not opgraph.cpu_has_bf16(), reason="this CPU does not multiply bfloat16 (AVX-512 BF16 or AMX)")
+def test_run_in_bf16_gives_the_sessions_outputs(tool, model, tmp_path):
+    path, _ = model
+    x = random((2, 3, 12, 12), 0)
+    np.save(tmp_path / "x.npy", x)
+    succeeds(tool("run", path, "--input", "x=x.npy", "--output-dir", "out", "--threads", 1, "--precision", "bf16"))
+    expected = opgraph.Session(path, threads=1, precision="bf16").run(x)[0]
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "logits.npy"), expected)
+    assert np.abs(expected - opgraph.Session(path, threads=1).run(x)[0]).max() > 0
+
+
 def test_run_with_several_inputs_dtypes_and_outputs(tool, tmp_path):
     # A Tensor[] argument fed from two files of a dtype other than float32;
     # one output's name is no file name, another output is listed twice and
@@ -260,10 +271,15 @@ ERROR_CASES = [
     (
         ["run", "cnn.opg", "--inptu", "x=x.npy"],
         2,
-        r"unknown flag '--inptu'; the flags of 'run' are: --input, --output-dir, --threads, --package-path "
+        r"unknown flag '--inptu'; the flags of 'run' are: --input, --output-dir, --threads, --precision, --package-path "
         r"\(see 'opgraph run --help'\)",
     ),
     (["run", "cnn.opg", "--input", "x=x.npy"], 2, r"--output-dir is required \(see 'opgraph run --help'\)"),
+    (
+        ["run", "cnn.opg", "--input", "x=x.npy", "--output-dir", "out", "--precision", "fp16"],
+        2,
+        r"--precision: expected f32 or bf16, got 'fp16'",
+    ),
     (["run", "--output-dir", "out"], 2, r"missing the model.opg argument"),
     (["run", "cnn.opg", "other.opg"], 2, r"unexpected argument 'other.opg' after model.opg 'cnn.opg'"),
     (["run", "cnn.opg", "--input", "x.npy", "--output-dir", "out"], 2, r"--input expects NAME=FILE, got 'x.npy'"),

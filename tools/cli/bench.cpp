@@ -89,6 +89,7 @@ Command bench_command() {
           {{"--iters", "I", "timed runs (default 100)"},
            {"--warmup", "W", "untimed runs first (default 10)"},
            threads_flag(),
+           precision_flag(),
            input_flag(),
            dim_flag(),
            package_path_flag()},

@@ -18,6 +18,11 @@ Flag package_path_flag() {
 Flag threads_flag() {
   return {"--threads", "N", "intra-op threads, the calling thread included (default: every core)"};
 }
+Flag precision_flag() {
+  return {"--precision", "P",
+          "f32 (default) or bf16: the products with a weight multiply in bfloat16, summing in float32 (needs AVX-512 "
+          "BF16 or AMX)"};
+}
 Flag input_flag() { return {"--input", "NAME=FILE", "feed graph input NAME from a .npy file", true}; }
 Flag dim_flag() {
   return {"--dim", "SYMBOL=SIZE", "the size of a symbolic dimension of the inputs, e.g. --dim N=8", true};
@@ -136,6 +141,13 @@ Tensor random_input(const ValueInfo& input, const DimBindings& dims, std::mt1993
 SessionOptions session_options(const Args& args) {
   SessionOptions options;
   options.threads = static_cast<int>(args.integer("--threads", 0, 1));
+  if (args.has("--precision")) {
+    const std::string& precision = args.values("--precision").back();
+    if (precision != "f32" && precision != "bf16") {
+      throw UsageError(detail::concat("--precision: expected f32 or bf16, got '", precision, "'"));
+    }
+    options.precision = precision == "bf16" ? Precision::BFloat16 : Precision::Float32;
+  }
   const std::span<const std::string> paths = args.values("--package-path");
   options.package_paths.assign(paths.begin(), paths.end());
   return options;

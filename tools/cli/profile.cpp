@@ -83,6 +83,7 @@ Command profile_command() {
            {"--iters", "I", "runs to record (default 10)"},
            {"--warmup", "W", "unrecorded runs first (default 1)"},
            threads_flag(),
+           precision_flag(),
            input_flag(),
            dim_flag(),
            package_path_flag()},

@@ -67,6 +67,7 @@ Command run_command() {
           {input_flag(),
            {"--output-dir", "DIR", "where to write the outputs (created if missing); required"},
            threads_flag(),
+           precision_flag(),
            package_path_flag()},
           run_main};
 }

@@ -19,4 +19,9 @@ CpuCapability cpu_capability();
 // "default", "avx2" or "avx512".
 const char* cpu_capability_name(CpuCapability capability);
 
+// Whether this CPU multiplies bfloat16 in hardware (AVX-512 BF16 or AMX
+// BF16), which a Session with Precision::BFloat16 needs. False below
+// CpuCapability::Avx512, OPGRAPH_CPU_CAPABILITY's level included.
+bool cpu_has_bf16();
+
 }  // namespace opgraph

@@ -34,6 +34,14 @@ namespace opgraph {
 
 // Input metas (flat, as above; null for a `Tensor?` given as None) and
 // attributes -> output metas. Throws opgraph::Error for inputs it rejects.
+// What a Session's float32 products with a weight multiply in (SessionOptions::precision).
+enum class Precision {
+  Float32,
+  // Operands rounded to bfloat16, products summed in float32, as OpenVINO's
+  // bf16 inference precision runs them.
+  BFloat16,
+};
+
 using ShapeFn = std::function<std::vector<TensorMeta>(std::span<const TensorMeta* const> inputs, const Attrs& attrs)>;
 
 struct KernelContext {
@@ -47,6 +55,11 @@ struct KernelContext {
   // OpDef::data_dependent_shapes): one shape per output, which its kernel
   // fills with set_output_shape().
   std::span<Shape> output_shapes = {};
+
+  // Set by a Session: BFloat16 has the float32 products whose weight is
+  // constant (linear layers, convolutions) multiply in bfloat16. Other
+  // kernels compute in their inputs' dtype whatever it says.
+  Precision precision = Precision::Float32;
 
   // Where the call's inputs and outputs are. A kernel for another device
   // than the CPU launches its work on stream(), in order with the rest.

@@ -107,7 +107,7 @@ class IR:
 
         _C.save_opg(path, self.to_graph(), self._runtime_weights())
 
-    def to_session(self, threads=None, package_paths=(), profile=False, optimize=True):
+    def to_session(self, threads=None, package_paths=(), profile=False, optimize=True, precision="f32"):
         """An ``opgraph.Session`` running this IR on the C++ runtime (options as ``opgraph.Session``'s)."""
         from .. import _C
 
@@ -118,6 +118,7 @@ class IR:
             package_paths=list(package_paths),
             profile=profile,
             optimize=optimize,
+            precision=precision,
         )
 
     def _runtime_weights(self):

@@ -197,6 +197,7 @@ struct ForwardPlan {
   ConvOperand src, weights, dst;
   dnnl::memory::desc bias;  // zero when there is none
   dnnl::memory::desc scratchpad;
+  bool reference = false;  // runs oneDNN's reference implementation
 };
 
 PrimitiveCache<ForwardPlan>& forward_plans() {
@@ -245,8 +246,10 @@ bool is_winograd_shape(const ConvDims& d) {
 //   speed to 0.95-1.05x at batch 8.
 // A residual is added by a sum post-op, which adds what the output buffer
 // holds: oneDNN's fused residual connection, as OpenVINO runs ResNet's.
+// With `bf16` the input and weights are converted to bfloat16 in the layouts
+// chosen (a per call, the weights once), the output and bias stay float32.
 ForwardPlan build_forward(const ConvDims& d, bool has_bias, bool adds_residual, Activation activation,
-                          const std::optional<ConvLayouts>& layouts) {
+                          const std::optional<ConvLayouts>& layouts, bool bf16) {
   using tag = dnnl::memory::format_tag;
   dnnl::post_ops post_ops;
   if (adds_residual) post_ops.append_sum(1.0f);
@@ -254,11 +257,12 @@ ForwardPlan build_forward(const ConvDims& d, bool has_bias, bool adds_residual, 
   dnnl::primitive_attr attr = with_caller_scratchpad();
   attr.set_post_ops(post_ops);
   const dnnl::memory::desc bias = has_bias ? d.bias_md() : dnnl::memory::desc();
+  const auto operands = bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
   auto describe = [&](tag src, tag dst, dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct) {
     return dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, d.src_md(src),
-                                        d.weights_md(tag::any), bias, d.dst_md(dst), d.strides, d.dilates, d.padding,
-                                        d.padding_r),
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, d.src_md(src, operands),
+                                        d.weights_md(tag::any, operands), bias, d.dst_md(dst), d.strides, d.dilates,
+                                        d.padding, d.padding_r),
         attr, onednn_engine());
   };
   // The caller's layouts: plain, or the ones it keeps its activations in.
@@ -270,7 +274,8 @@ ForwardPlan build_forward(const ConvDims& d, bool has_bias, bool adds_residual, 
                        ConvOperand::input(d.weights_md(d.plain_weights), pd.weights_desc()),
                        ConvOperand::output(d.dst_md(caller_dst), pd.dst_desc()),
                        bias,
-                       pd.scratchpad_desc()};
+                       pd.scratchpad_desc(),
+                       std::string_view(pd.impl_info_str()).starts_with("ref")};
   };
   if (layouts && layouts->src == d.blocked16 && layouts->dst == d.blocked16 && is_winograd_shape(d)) {
     try {
@@ -441,12 +446,19 @@ void onednn_conv(const KernelContext& given_context, const Tensor& input, const 
                                                               : kSmallWorkFlops;
   const KernelContext context = context_for_work(given_context, conv_flops(weight, out_dims), bound);
   const OneDnnStream stream(context);  // first: sets the thread count the plan is built for
+  const bool bf16 = context.precision == Precision::BFloat16 && context.is_constant(1);
   std::vector<int64_t> key = conv_key(context, input, weight, bias.defined(), p);
-  key.insert(key.end(), {static_cast<int64_t>(activation), residual.defined()});
+  key.insert(key.end(), {static_cast<int64_t>(activation), residual.defined(), bf16});
   if (layouts) key.insert(key.end(), {static_cast<int64_t>(layouts->src), static_cast<int64_t>(layouts->dst)});
   const auto plan = forward_plans().get(key, [&] {
-    return build_forward(conv_dims(p, input_dims, weight.shape(), out_dims), bias.defined(), residual.defined(),
-                         activation, layouts);
+    const ConvDims dims = conv_dims(p, input_dims, weight.shape(), out_dims);
+    if (bf16) {
+      // Where oneDNN has only its reference kernel for bfloat16 (some
+      // grouped shapes), float32's fast ones win.
+      ForwardPlan low = build_forward(dims, bias.defined(), residual.defined(), activation, layouts, true);
+      if (!low.reference) return low;
+    }
+    return build_forward(dims, bias.defined(), residual.defined(), activation, layouts, false);
   });
   OPGRAPH_CHECK(!residual.defined() || !plan->dst.convert, "a residual is added in the output's layout only");
   const void* kept_weights = converted_weights(context, plan, key, weight, stream);

@@ -19,13 +19,19 @@ struct ConvDims {
   dnnl::memory::format_tag plain_activations, plain_weights;  // the caller's layouts: nchw, oihw, ...
   dnnl::memory::format_tag blocked16, blocked8;               // activations in blocks of 16 or 8 channels: nChw16c, ...
 
-  dnnl::memory::desc src_md(dnnl::memory::format_tag tag) const { return describe(src, tag); }
-  dnnl::memory::desc weights_md(dnnl::memory::format_tag tag) const { return describe(weights, tag); }
+  using data_type = dnnl::memory::data_type;
+  dnnl::memory::desc src_md(dnnl::memory::format_tag tag, data_type type = data_type::f32) const {
+    return describe(src, tag, type);
+  }
+  dnnl::memory::desc weights_md(dnnl::memory::format_tag tag, data_type type = data_type::f32) const {
+    return describe(weights, tag, type);
+  }
   dnnl::memory::desc dst_md(dnnl::memory::format_tag tag) const { return describe(dst, tag); }
   dnnl::memory::desc bias_md() const { return describe(bias, dnnl::memory::format_tag::x); }
 
-  static dnnl::memory::desc describe(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag) {
-    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
+  static dnnl::memory::desc describe(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag,
+                                     data_type type = data_type::f32) {
+    return dnnl::memory::desc(dims, type, tag);
   }
 };
 

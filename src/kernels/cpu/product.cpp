@@ -1,8 +1,10 @@
 // float32 runs on oneDNN's matmul primitive, which reads the caller's buffers
 // in place through shape-and-stride descriptors (transposed weights,
 // broadcast batches and the bias cost no copy) and applies the activation as
-// a post-op. float64, which oneDNN does not compute, and the reference use a
-// plain loop.
+// a post-op. In a Session of Precision::BFloat16 a product with a weight runs
+// on bfloat16 operands: the weight converted once with its packing, a
+// converted per call, the sums, bias and post-ops in float32. float64,
+// which oneDNN does not compute, and the reference use a plain loop.
 #include "kernels/cpu/product.h"
 
 #include <algorithm>
@@ -38,6 +40,14 @@ dnnl::memory::desc describe(const Operand& op) {
                             strides);
 }
 
+// A dense row-major bfloat16 buffer of `f32`'s dims: what a is converted into.
+dnnl::memory::desc dense_bf16(const dnnl::memory::desc& f32) {
+  const dnnl::memory::dims dims = f32.dims();
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (size_t d = dims.size() - 1; d-- > 0;) strides[d] = strides[d + 1] * dims[d + 1];
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::bf16, strides);
+}
+
 // oneDNN 2.6 has two float32 matmul implementations: brgemm kernels, which
 // it tries first, and the jit GEMM behind dnnl_sgemm. On an AVX-512 core the
 // GEMM runs tall products faster (M = 1024, N = K = 1024: 102 against 95
@@ -46,8 +56,9 @@ dnnl::memory::desc describe(const Operand& op) {
 constexpr int64_t kTallRows = 1024;
 
 // `packed_w`: the weights in a layout of oneDNN's choosing (the caller
-// converts them), not as `p` lays them out.
-dnnl::matmul::primitive_desc matmul_desc(const Product& p, bool packed_w) {
+// converts them), not as `p` lays them out; `bf16`: a and those weights in
+// bfloat16 where oneDNN has a fast kernel for them (packed_w is then set).
+dnnl::matmul::primitive_desc matmul_desc(const Product& p, bool packed_w, bool bf16) {
   dnnl::post_ops post_ops;
   if (p.accumulate) post_ops.append_sum(1.0f);
   append_activation_post_op(post_ops, p.activation);
@@ -56,11 +67,17 @@ dnnl::matmul::primitive_desc matmul_desc(const Product& p, bool packed_w) {
   attr.set_post_ops(post_ops);
   // The descriptor outlives the primitive_desc: stepping through the
   // implementations reads it.
+  const auto w_type = bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
   const dnnl::memory::desc w =
-      packed_w ? dnnl::memory::desc(describe(p.w).dims(), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any)
-               : describe(p.w);
-  const dnnl::matmul::desc desc(describe(p.a), w, p.bias ? describe(*p.bias) : dnnl::memory::desc(), describe(p.dst));
+      packed_w ? dnnl::memory::desc(describe(p.w).dims(), w_type, dnnl::memory::format_tag::any) : describe(p.w);
+  const dnnl::matmul::desc desc(bf16 ? dense_bf16(describe(p.a)) : describe(p.a), w,
+                                p.bias ? describe(*p.bias) : dnnl::memory::desc(), describe(p.dst));
   dnnl::matmul::primitive_desc pd(desc, attr, onednn_engine());
+  if (bf16) {
+    // Where oneDNN has only its reference kernel for bfloat16 (odd
+    // strides), float32's fast ones win.
+    return std::string_view(pd.impl_info_str()).starts_with("ref") ? matmul_desc(p, packed_w, false) : pd;
+  }
   if (p.dst.shape[p.dst.shape.size() - 2] < kTallRows) return pd;
   const dnnl::matmul::primitive_desc first = pd;
   while (std::string_view(pd.impl_info_str()) != "gemm:jit") {
@@ -92,12 +109,20 @@ struct ProductPlan {
   // and the key of the layout the copy is in (both empty otherwise).
   dnnl::memory::desc plain_w;
   ConstantCache::Key packed_layout;
+  // With bfloat16 operands (asked for, and fast in oneDNN): what a is
+  // converted into, and the conversion (empty otherwise).
+  dnnl::memory::desc converted_a;
+  dnnl::reorder convert_a;
   dnnl::memory::desc scratchpad;
 
-  ProductPlan(const Product& p, bool packed_w) {
-    const dnnl::matmul::primitive_desc pd = matmul_desc(p, packed_w);
+  ProductPlan(const Product& p, bool packed_w, bool bf16) {
+    const dnnl::matmul::primitive_desc pd = matmul_desc(p, packed_w, bf16);
     matmul = dnnl::matmul(pd);
     a = describe(p.a);
+    if (pd.src_desc().data_type() == dnnl::memory::data_type::bf16) {
+      converted_a = pd.src_desc();
+      convert_a = dnnl::reorder(dnnl::reorder::primitive_desc(onednn_engine(), a, onednn_engine(), converted_a));
+    }
     w = pd.weights_desc();
     if (packed_w && w != describe(p.w)) {
       plain_w = describe(p.w);
@@ -119,11 +144,19 @@ struct ProductPlan {
 struct ProductCall {
   std::shared_ptr<const ProductPlan> plan;
   std::unordered_map<int, dnnl::memory> args;
+  dnnl::memory plain_a;  // a as the caller has it, when the plan converts it
+  // In the thread's scratch: the converted a first, then the scratchpad.
+  size_t scratchpad_offset = 0;
 
   explicit ProductCall(std::shared_ptr<const ProductPlan> made) : plan(std::move(made)) {
-    args = {{DNNL_ARG_SRC, unbound_memory(plan->a)},
+    const bool converts = !plan->converted_a.is_zero();
+    args = {{DNNL_ARG_SRC, unbound_memory(converts ? plan->converted_a : plan->a)},
             {DNNL_ARG_WEIGHTS, unbound_memory(plan->w)},
             {DNNL_ARG_DST, unbound_memory(plan->dst)}};
+    if (converts) {
+      plain_a = unbound_memory(plan->a);
+      scratchpad_offset = aligned_size(plan->converted_a.get_size());
+    }
     if (!plan->bias.is_zero()) args.emplace(DNNL_ARG_BIAS, unbound_memory(plan->bias));
     if (!plan->multiplier.is_zero()) args.emplace(plan->multiplier_arg, unbound_memory(plan->multiplier));
     if (plan->scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, unbound_memory(plan->scratchpad));
@@ -131,14 +164,20 @@ struct ProductCall {
 
   // `w`: p.w's data, or its packed copy when the plan packs it.
   void run(const Product& p, const void* w, dnnl::stream& stream) {
-    args.at(DNNL_ARG_SRC).set_data_handle(p.a.data);
+    const size_t scratch_bytes = scratchpad_offset + plan->scratchpad.get_size();
+    auto* scratch = static_cast<uint8_t*>(scratch_bytes > 0 ? thread_scratch(scratch_bytes) : nullptr);
+    if (!plan->converted_a.is_zero()) {
+      plain_a.set_data_handle(p.a.data);
+      args.at(DNNL_ARG_SRC).set_data_handle(scratch);
+      plan->convert_a.execute(stream, plain_a, args.at(DNNL_ARG_SRC));
+    } else {
+      args.at(DNNL_ARG_SRC).set_data_handle(p.a.data);
+    }
     args.at(DNNL_ARG_WEIGHTS).set_data_handle(const_cast<void*>(w));
     args.at(DNNL_ARG_DST).set_data_handle(p.dst.data);
     if (p.bias) args.at(DNNL_ARG_BIAS).set_data_handle(p.bias->data);
     if (p.multiplier) args.at(plan->multiplier_arg).set_data_handle(p.multiplier->data);
-    if (plan->scratchpad.get_size() > 0) {
-      args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(thread_scratch(plan->scratchpad.get_size()));
-    }
+    if (plan->scratchpad.get_size() > 0) args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(scratch + scratchpad_offset);
     plan->matmul.execute(stream, args);
     stream.wait();
   }
@@ -167,8 +206,9 @@ const void* packed_weight(const KernelContext& context, const ProductPlan& plan,
 void onednn_product(const KernelContext& given_context, const Product& p) {
   const KernelContext context = context_for_work(given_context, 2 * p.a.shape.back() * shape_numel(p.dst.shape));
   const bool packed_w = p.constant_w && context.constants != nullptr;
-  PrimitiveCache<ProductPlan>::Key key{static_cast<int64_t>(p.activation), p.bias.has_value(), packed_w, p.accumulate,
-                                       p.multiplier.has_value()};
+  const bool bf16 = packed_w && context.precision == Precision::BFloat16;
+  PrimitiveCache<ProductPlan>::Key key{
+      static_cast<int64_t>(p.activation), p.bias.has_value(), packed_w, p.accumulate, p.multiplier.has_value(), bf16};
   for (const Operand* op : {&p.a, &p.w, &p.dst, p.bias ? &*p.bias : nullptr, p.multiplier ? &*p.multiplier : nullptr}) {
     if (op == nullptr) continue;
     key.insert(key.end(), op->shape.begin(), op->shape.end());
@@ -176,7 +216,8 @@ void onednn_product(const KernelContext& given_context, const Product& p) {
   }
   static PrimitiveCache<ProductPlan> plans(256);
   const OneDnnStream stream(context);
-  const auto plan = cached_primitive(plans, context, stream, std::move(key), [&] { return ProductPlan(p, packed_w); });
+  const auto plan =
+      cached_primitive(plans, context, stream, std::move(key), [&] { return ProductPlan(p, packed_w, bf16); });
   const void* w = plan->packed_layout.empty() ? p.w.data : packed_weight(context, *plan, p, stream);
   thread_call<ProductCall>(plan).run(p, w, stream);
 }
