@@ -22,10 +22,11 @@
 // on 1 thread and 6 % on 2; at batch 4, 12.8 MB, 3 % slower on 1 thread).
 // Such chains still run their wide convolutions with a kernel larger than
 // 1x1 channels-last, converting the activations on the way in and out: see
-// kWideChannels. Nor where a convolution is 3x3 with unit strides: on blocks
-// of 16 oneDNN runs it with its Winograd kernels (kernels/cpu/conv.cpp) in
-// about half the time of the brgemm one, which took ResNet-50 from 76 to
-// 64 ms at batch 1 and from 600 to 480 ms at batch 8 (1 thread).
+// kWideChannels. Nor where a convolution is 3x3 with unit strides over
+// enough pixels: on blocks of 16 oneDNN runs it with its Winograd kernels
+// (kernels/cpu/winograd.h) in about half the time of the brgemm one, which
+// took ResNet-50 from 76 to 64 ms at batch 1 and from 600 to 480 ms at
+// batch 8 (1 thread).
 #include <algorithm>
 #include <array>
 #include <unordered_map>
@@ -33,6 +34,7 @@
 #include <variant>
 
 #include "graph/rewrite.h"
+#include "kernels/cpu/winograd.h"
 #include "opgraph/core/cpu_capability.h"
 #include "opgraph/graph/optimize.h"
 
@@ -141,15 +143,19 @@ class NchwcLayout {
     return info.dtype == DType::Float32 && info.shape.size() == 4 && bound_attrs(node, registry_).has_value();
   }
 
-  // A dense 3x3 convolution with unit strides and dilation, which oneDNN
-  // runs with its Winograd kernels on blocks of 16 (kernels/cpu/conv.cpp).
+  // A convolution that oneDNN runs with its Winograd kernels on blocks of
+  // 16 (kernels/cpu/winograd.h). A batch that is not known counts as 1.
   bool is_winograd(const Node& conv, const Attrs& attrs) const {
     const ValueInfo& weight = *constant(conv.inputs[1]);
-    const auto ones = [&](const char* name) {
-      return std::ranges::all_of(attrs.get<std::vector<int64_t>>(name), [](int64_t x) { return x == 1; });
-    };
-    return attrs.get<int64_t>("groups") == 1 && weight.shape[2].size == 3 && weight.shape[3].size == 3 &&
-           ones("stride") && ones("dilation");
+    int64_t pixels = 1;
+    for (size_t d : {0, 2, 3}) {
+      const Dim& dim = values_.at(conv.outputs[0]).shape[d];
+      pixels *= dim.is_symbolic() ? 1 : dim.size;
+    }
+    const std::array<int64_t, 2> kernel{weight.shape[2].size, weight.shape[3].size};
+    return kernels::is_winograd_convolution(attrs.get<int64_t>("groups"), kernel,
+                                            attrs.get<std::vector<int64_t>>("stride"),
+                                            attrs.get<std::vector<int64_t>>("dilation"), pixels);
   }
 
   // The pad before a convolution that folds into its padding, if the

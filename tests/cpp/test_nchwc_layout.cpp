@@ -96,10 +96,13 @@ TEST(NchwcLayout, SessionGivesTheOutputsOfTheGraphAsWritten) {
 // Residual connections after blocked convolutions: relu(m + d) with the
 // shortcut convolution d computed after m (ResNet's downsampling block), an
 // add with alpha 2, and sigmoid(e + t), where t is also read before.
-Graph residual_blocks() {
+// `size`: the images' height and width; the 3x3 convolutions run Winograd
+// kernels from 20 (400 pixels, kernels/cpu/winograd.h).
+Graph residual_blocks(int64_t size = 20) {
   return Graph::from_json(R"json({
     "name": "residual_blocks",
-    "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 24, 6, 6]}],
+    "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 24, )json" +
+                          std::to_string(size) + ", " + std::to_string(size) + R"json(]}],
     "outputs": [{"name": "y"}],
     "constants": [{"name": "w1", "dtype": "float32", "shape": [24, 24, 3, 3]},
                   {"name": "b1", "dtype": "float32", "shape": [24]},
@@ -173,7 +176,7 @@ TEST(ResidualAdds, SessionGivesTheOutputsOfTheGraphAsWritten) {
   const Session fused(residual_blocks(), residual_weights()),
       plain(residual_blocks(), residual_weights(), {.optimize = false});
   for (int64_t batch : {1, 2}) {
-    const Tensor x = random_tensor({batch, 24, 6, 6}, 7);
+    const Tensor x = random_tensor({batch, 24, 20, 20}, 7);
     const Tensor got = fused.run({{"x", x}})[0], want = plain.run({{"x", x}})[0];
     ASSERT_EQ(got.meta(), want.meta());
     for (int64_t i = 0; i < got.numel(); ++i) {
@@ -187,18 +190,25 @@ int64_t block_of(const Node& conv) {
 }
 
 // On AVX-512, blocks of 16 where a convolution is grouped or runs Winograd
-// kernels (a 3x3 one with unit strides, as residual_blocks' first and last);
-// channels-last (a block of every channel) otherwise: test_nchwc_layout.py.
-// On AVX2, blocks of 8.
+// kernels (a 3x3 one with unit strides over enough pixels, as
+// residual_blocks' first and last at 20x20); channels-last (a block of every
+// channel) otherwise, as at 6x6 and in test_nchwc_layout.py. On AVX2, blocks
+// of 8.
 TEST(NchwcLayout, TakesBlocksOf16WhereAConvolutionIsGroupedOrWinograd) {
   if (!blocked_kernels()) GTEST_SKIP() << "the pass runs only on CPUs with AVX2 or AVX-512";
   const bool avx512 = cpu_capability() == CpuCapability::Avx512;
-  Graph dense = residual_blocks(), grouped = chain();
+  Graph dense = residual_blocks(), small = residual_blocks(6), grouped = chain();
   use_nchwc_layout(dense);
+  use_nchwc_layout(small);
   use_nchwc_layout(grouped);
   for (const Node& node : dense.nodes) {
     if (node.op_type == "opgraph::conv2d_nchwc") {
       EXPECT_EQ(block_of(node), avx512 ? 16 : 8) << node.name;
+    }
+  }
+  for (const Node& node : small.nodes) {
+    if (node.op_type == "opgraph::conv2d_nchwc") {
+      EXPECT_EQ(block_of(node), avx512 ? 24 : 8) << node.name;
     }
   }
   for (const Node& node : grouped.nodes) {

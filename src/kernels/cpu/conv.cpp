@@ -26,6 +26,7 @@
 #include "kernels/cpu/checked.h"
 #include "kernels/cpu/conv_onednn.h"
 #include "kernels/cpu/primitive_cache.h"
+#include "kernels/cpu/winograd.h"
 
 namespace opgraph::kernels {
 namespace {
@@ -220,13 +221,14 @@ bool is_direct(const dnnl::convolution_forward::primitive_desc& pd) {
 // 6.5-8.5 ms against 14-16 ms for the direct kernel (at batch 1 1.0-1.3 ms
 // against 1.8-2.0), their results off the direct kernel's by 4e-7 to 2.3e-6
 // of the largest output, which is float rounding for sums of 576 to 4608
-// products.
+// products. Where the output has few pixels, the direct kernel (winograd.h).
 bool is_winograd_shape(const ConvDims& d) {
-  const auto all = [](const dnnl::memory::dims& values, int64_t value) {
-    return std::all_of(values.begin(), values.end(), [&](int64_t x) { return x == value; });
-  };
-  return d.src.size() == 4 && d.weights.size() == 4 && d.weights[2] == 3 && d.weights[3] == 3 && all(d.strides, 1) &&
-         all(d.dilates, 0);
+  if (d.src.size() != 4) return false;
+  const int64_t groups = d.weights.size() == d.src.size() ? 1 : d.weights[0];
+  dnnl::memory::dims dilations = d.dilates;
+  for (int64_t& dilation : dilations) ++dilation;  // oneDNN counts none as 0
+  return is_winograd_convolution(groups, std::span(d.weights).last(2), d.strides, dilations,
+                                 d.dst[0] * d.dst[2] * d.dst[3]);
 }
 
 // The layouts the primitive runs on, chosen by timing ResNet-18's
