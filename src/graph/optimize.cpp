@@ -205,7 +205,7 @@ void fuse_activations(Graph& graph, Weights& weights, const Registry& registry) 
 
 }  // namespace
 
-void optimize(Graph& graph, Weights& weights, const Registry& registry) {
+void optimize(Graph& graph, Weights& weights, const Registry& registry, Precision precision) {
   verify_structure(graph);  // so that what is wrong with a graph is reported as it was given
   convolutions_as_conv2d(graph, registry);
   convolutions_1d_as_2d(graph, weights, registry);
@@ -216,7 +216,7 @@ void optimize(Graph& graph, Weights& weights, const Registry& registry) {
   fuse_rotary_embeddings(graph, weights, registry);
   fuse_activations(graph, weights, registry);
   use_heads_second_attention(graph, weights, registry);
-  use_nchwc_layout(graph, registry);
+  use_nchwc_layout(graph, registry, precision);
   fuse_product_epilogues(graph, weights, registry);
 }
 

@@ -194,7 +194,7 @@ Session::Impl::Impl(Graph graph_in, Weights weights, SessionOptions options_in,
   // first of the graph as given, so that errors name its nodes.
   std::vector<ValueInfo> types = infer_symbolic(graph, resolved);
   if (options.optimize) {
-    optimize(graph, weights);
+    optimize(graph, weights, Registry::global(), options.precision);
     resolved = resolve(graph, Registry::global());
     types = infer_symbolic(graph, resolved);
   }

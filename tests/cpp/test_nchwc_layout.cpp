@@ -218,6 +218,23 @@ TEST(NchwcLayout, TakesBlocksOf16WhereAConvolutionIsGroupedOrWinograd) {
   }
 }
 
+// In bfloat16, channels-last even where float32 takes blocks of 16 (a grouped
+// convolution, 3x3 ones that would run Winograd kernels): oneDNN's bfloat16
+// kernels on AMX take no other layout.
+TEST(NchwcLayout, RunsChannelsLastInBFloat16) {
+  if (cpu_capability() != CpuCapability::Avx512) GTEST_SKIP() << "bfloat16 convolutions need AVX-512";
+  Graph grouped = chain(), dense = residual_blocks();
+  use_nchwc_layout(grouped, Registry::global(), Precision::BFloat16);
+  use_nchwc_layout(dense, Registry::global(), Precision::BFloat16);
+  std::vector<int64_t> blocks;
+  for (const Graph* graph : {&grouped, &dense}) {
+    for (const Node& node : graph->nodes) {
+      if (node.op_type == "opgraph::conv2d_nchwc") blocks.push_back(block_of(node));
+    }
+  }
+  EXPECT_EQ(blocks, (std::vector<int64_t>{24, 24, 5, 24, 24, 24, 24, 24}));
+}
+
 TEST(NchwcLayout, LeavesALoneConvolutionAlone) {
   Graph graph = testing::small_cnn();
   const Graph before = graph;

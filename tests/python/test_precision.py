@@ -4,6 +4,7 @@ in float32; everything else stays float32. Each product is held to the same
 product in float64 of its operands rounded to bfloat16, which float32
 misses by far more than the sums' rounding."""
 
+import json
 import os
 import subprocess
 import sys
@@ -157,6 +158,24 @@ def test_bf16_products_sum_bfloat16_operands_in_float32(case):
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5 * scale)
     # float32 operands miss the rounded ones by bfloat16's rounding.
     assert np.abs(float32 - expected).max() > 1e-4 * scale
+
+
+@needs_bf16
+def test_bf16_chains_run_channels_last():
+    """oneDNN's bfloat16 convolutions on AMX take channels-last only: the
+    chain that float32 keeps in blocks of 16 (it has a depthwise convolution)
+    takes a block of every channel in bf16, and its outputs stay held to the
+    rounded operands' (test_bf16_products_sum_bfloat16_operands_in_float32)."""
+    torch.manual_seed(0)
+    model, x = ConvChain().eval(), torch.randn(2, 16, 12, 12)
+    graph = extract_ir(model, (x,))
+
+    def blocks(precision):
+        nodes = json.loads(graph.to_session(precision=precision).graph.to_json())["nodes"]
+        return {node["attrs"]["block"]["value"] for node in nodes if node["op_type"] == "opgraph::conv2d_nchwc"}
+
+    assert blocks("f32") == {16}
+    assert blocks("bf16") == {32}
 
 
 @needs_bf16

@@ -58,8 +58,10 @@ namespace opgraph {
 //   gate of its shape that is a graph input, a constant or computed before
 //   it (a SwiGLU MLP: silu(gate_proj(x)) * up_proj(x)), is done by the linear
 //   layer (its multiplier input), after its activation.
-// `registry` binds the nodes' attributes, defaults filled in.
-void optimize(Graph& graph, Weights& weights, const Registry& registry = Registry::global());
+// `registry` binds the nodes' attributes, defaults filled in; `precision` is
+// what the Session's products with a weight multiply in (use_nchwc_layout).
+void optimize(Graph& graph, Weights& weights, const Registry& registry = Registry::global(),
+              Precision precision = Precision::Float32);
 
 // On a CPU with AVX2 or AVX-512: the float32 2-D convolutions with constant
 // weights that read or write another one's values (through relu, silu,
@@ -72,6 +74,9 @@ void optimize(Graph& graph, Weights& weights, const Registry& registry = Registr
 // opgraph::max_pool2d_nchwc; a zero aten::pad of the last two dims
 // before such a convolution becomes its padding; opgraph::nchwc_to_nchw
 // converts a blocked value back where any other node or the caller reads it.
-void use_nchwc_layout(Graph& graph, const Registry& registry = Registry::global());
+// With Precision::BFloat16 every chain runs channels-last, the one layout
+// of oneDNN's bfloat16 kernels on AMX.
+void use_nchwc_layout(Graph& graph, const Registry& registry = Registry::global(),
+                      Precision precision = Precision::Float32);
 
 }  // namespace opgraph
