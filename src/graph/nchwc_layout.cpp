@@ -112,11 +112,14 @@ class NchwcLayout {
     }
     find_foldable_pads();
     find_chained_convolutions();
-    channels_last_ = channels_last_ && (bfloat16_ || std::ranges::none_of(chained_, [&](const Node* conv) {
-                                          const Attrs attrs = *bound_attrs(*conv, registry_);
-                                          return attrs.get<int64_t>("groups") != 1 || is_winograd(*conv, attrs) ||
-                                                 activation_bytes(conv->outputs[0]) > kLargeActivationBytes;
-                                        }));
+    // Blocks of 16 for a grouped or Winograd convolution, or past the cache;
+    // bfloat16's kernels take channels-last whatever the chain holds.
+    const bool needs_blocks = std::ranges::any_of(chained_, [&](const Node* conv) {
+      const Attrs attrs = *bound_attrs(*conv, registry_);
+      return attrs.get<int64_t>("groups") != 1 || is_winograd(*conv, attrs) ||
+             activation_bytes(conv->outputs[0]) > kLargeActivationBytes;
+    });
+    channels_last_ = channels_last_ && (bfloat16_ || !needs_blocks);
     std::vector<Node> nodes;
     for (Node& node : graph_.nodes) {
       if (folded_pads_.contains(&node)) continue;
@@ -152,7 +155,8 @@ class NchwcLayout {
   }
 
   // A convolution that oneDNN runs with its Winograd kernels on blocks of
-  // 16 (kernels/cpu/winograd.h). A batch that is not known counts as 1.
+  // 16 (kernels/cpu/winograd.h). A dim of its output that is not known
+  // (a symbolic batch or size) counts as 1.
   bool is_winograd(const Node& conv, const Attrs& attrs) const {
     const ValueInfo& weight = *constant(conv.inputs[1]);
     int64_t pixels = 1;
