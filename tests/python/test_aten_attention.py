@@ -23,8 +23,9 @@ def sdpa(**attrs):
 
 # (query, key, value) shapes: one row, one key, rows past the kernel's row
 # block, features in whole vectors (transposed in registers) with a last
-# block of rows that is not, batch dims that broadcast, no batch dims, empty
-# sequences.
+# block of rows that is not, keys past several of the chunks the product with
+# v takes at a time (value features padded to whole vectors), batch dims that
+# broadcast, no batch dims, empty sequences.
 SHAPES = {
     "bert": ((2, 4, 7, 8), (2, 4, 7, 8), (2, 4, 7, 8)),
     "one-row": ((1, 2, 1, 16), (1, 2, 9, 16), (1, 2, 9, 16)),
@@ -32,6 +33,7 @@ SHAPES = {
     "one-key": ((1, 1, 5, 4), (1, 1, 1, 4), (1, 1, 1, 3)),
     "long": ((1, 2, 67, 8), (1, 2, 45, 8), (1, 2, 45, 12)),
     "wide-features": ((1, 2, 37, 32), (1, 2, 29, 32), (1, 2, 29, 16)),
+    "many-keys": ((1, 2, 40, 16), (1, 2, 300, 16), (1, 2, 300, 20)),
     "3d": ((3, 5, 8), (3, 6, 8), (3, 6, 2)),
     "2d": ((5, 8), (6, 8), (6, 8)),
     "broadcast-batch": ((2, 1, 5, 8), (1, 3, 6, 8), (1, 3, 6, 8)),
@@ -196,7 +198,8 @@ def to_heads_second(shape):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize(
-    "shapes", ["bert", "one-row", "decode", "one-key", "long", "wide-features", "broadcast-batch", "no-rows"]
+    "shapes",
+    ["bert", "one-row", "decode", "one-key", "long", "wide-features", "many-keys", "broadcast-batch", "no-rows"],
 )
 def test_heads_second_matches_torch(shapes, dtype):
     q, k, v = (sample(to_heads_second(shape), dtype, seed) for seed, shape in enumerate(SHAPES[shapes]))
