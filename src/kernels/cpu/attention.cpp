@@ -558,10 +558,11 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
   }
 
   // v with its rows padded to whole vectors, unless they already are.
+  const int64_t columns = round_up(Ev, kTileCols);
   const T* value = v;
   int64_t ldv = a.v_row;
   if (!scratch.value.empty()) {
-    ldv = round_up(Ev, kTileCols);
+    ldv = columns;
     for (int64_t j = 0; j < S; ++j) {
       std::copy_n(v + j * a.v_row, Ev, scratch.value.data() + j * ldv);
       std::fill(scratch.value.data() + j * ldv + Ev, scratch.value.data() + (j + 1) * ldv, T(0));
@@ -574,7 +575,6 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
   // walk over all the keys. Walking all S keys per tile read v from L2 once
   // per tile, eight times a block on AVX-512: Whisper's 1500 keys spent a
   // tenth of the attention's time waiting on one load of v.
-  const int64_t columns = round_up(Ev, kTileCols);
   const int64_t chunk = std::max<int64_t>(kWideTileRows, kKeyChunkBytes / (columns * int64_t{sizeof(T)}));
   int64_t j0 = 0;
   do {  // once at least, so that a block with no keys to attend writes its zeros
@@ -585,8 +585,11 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
       in_steps<TileVectors, kTileCols>(columns, [&]<int64_t Vectors>(int64_t c0) {
         T* running = scratch.sums.data() + r0 * columns + c0;
         const auto start = [&](int64_t r, int64_t vector, TileRow<T>& sums) {
-          sums = TileRow<T>{};
-          if (!first) std::memcpy(&sums, running + r * columns + vector * kTileCols, sizeof sums);
+          if (first) {
+            sums = TileRow<T>{};
+          } else {
+            std::memcpy(&sums, running + r * columns + vector * kTileCols, sizeof sums);
+          }
         };
         tile_product<T, Rows, Vectors>(
             scores + j0 * kRowBlock + r0, 1, kRowBlock, value + j0 * ldv + c0, ldv, depth, start,
