@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "kernels/activation.h"
+#include "kernels/cpu/activation_formulas.h"
 #include "kernels/cpu/elementwise_map.h"
 #include "kernels/cpu/vec_math.h"
 
@@ -44,20 +45,14 @@ constexpr double kInvSqrt2Pi = std::numbers::inv_sqrtpi * kSqrtHalf;            
 static_assert(kGeluTanhScale == std::numbers::sqrt2 * std::numbers::inv_sqrtpi);  // sqrt(2 / pi)
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-template <typename T>
-T sigmoid(T x) {
-  return T(1) / (T(1) + fast_exp(-x));
-}
-
 // Forward ops: one input.
 
 struct Relu {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Relu(const Attrs&, DType) {}
-  // Written so that NaN passes through, as in torch.relu.
   template <typename T>
   T operator()(T x) const {
-    return x < T(0) ? T(0) : x;
+    return relu(x);
   }
 };
 
@@ -68,8 +63,8 @@ struct Gelu {
   Gelu(const Attrs& attrs, DType) { tanh_approximation(attrs); }
   template <typename T>
   T operator()(T x) const {
-    if constexpr (kTanh) return T(0.5) * x * (T(1) + fast_tanh(T(kGeluTanhScale) * (x + T(kGeluTanhCube) * x * x * x)));
-    return x * T(0.5) * (T(1) + fast_erf(x * T(kSqrtHalf)));
+    if constexpr (kTanh) return gelu_tanh(x);
+    return gelu_erf(x);
   }
 };
 
@@ -78,7 +73,7 @@ struct Silu {
   Silu(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
-    return x / (T(1) + fast_exp(-x));
+    return silu(x);
   }
 };
 
@@ -104,11 +99,9 @@ struct Hardtanh {
   static constexpr std::array<const char*, 1> inputs{"self"};
   Hardtanh(const Attrs& attrs, DType dtype)
       : min_val(rounded_scalar_attr(attrs, "min_val", dtype)), max_val(rounded_scalar_attr(attrs, "max_val", dtype)) {}
-  // clamp(x, min, max) in torch's order: max wins when min > max; NaN passes.
   template <typename T>
   T operator()(T x) const {
-    const T low = x < T(min_val) ? T(min_val) : x;
-    return low > T(max_val) ? T(max_val) : low;
+    return clamp(x, T(min_val), T(max_val));
   }
   double min_val, max_val;
 };
@@ -212,8 +205,7 @@ struct Clamp {
       const double value = static_cast<double>(x);
       return value < min_val ? saturate<T>(min_val) : value > max_val ? saturate<T>(max_val) : x;
     } else {
-      const T low = x < T(min_val) ? T(min_val) : x;
-      return low > T(max_val) ? T(max_val) : low;
+      return clamp(x, T(min_val), T(max_val));
     }
   }
   template <typename T>

@@ -1,7 +1,8 @@
-// float32 runs on oneDNN's matmul primitive, which reads the caller's buffers
-// in place through shape-and-stride descriptors (transposed weights,
-// broadcast batches and the bias cost no copy) and applies the activation as
-// a post-op. In a Session of Precision::BFloat16 a product with a weight runs
+// float32 runs on MKL where the weight is a Session's and the product has
+// rows enough (mkl_product.cpp), else on oneDNN's matmul primitive, which
+// reads the caller's buffers in place through shape-and-stride descriptors
+// (transposed weights, broadcast batches and the bias cost no copy) and
+// applies the activation as a post-op. In a Session of Precision::BFloat16 a product with a weight runs
 // on bfloat16 operands: the weight converted once with its packing, a
 // converted per call, the sums, bias and post-ops in float32. float64,
 // which oneDNN does not compute, and the reference use a plain loop.
@@ -15,6 +16,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "kernels/cpu/mkl_product.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/row_product.h"
 #include "kernels/define.h"
@@ -333,6 +335,9 @@ void run_product(const KernelContext& context, const Product& p, DType dtype, bo
   if (!reference && dtype == DType::Float32 && p.a.shape[p.a.shape.size() - 2] == 1 && row_times_matrix(context, p)) {
     return;
   }
+#if OPGRAPH_WITH_MKL
+  if (!reference && dtype == DType::Float32 && mkl_product(context, p)) return;
+#endif
   // oneDNN computes float32 only, and not sums over an empty inner dimension.
   if (!reference && dtype == DType::Float32 && p.a.shape.back() > 0) return onednn_product(context, p);
   dispatch_floating(dtype, "self", [&](auto zero) { plain_product<decltype(zero)>(p); });

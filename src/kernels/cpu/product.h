@@ -50,9 +50,10 @@ Operand operand(const Tensor& t, size_t rank, bool transposed = false);
 // weight that one matrix serves for every batch (rank 2 or less).
 bool is_constant_matrix(const KernelContext& context, size_t input, const Tensor& w);
 
-// Computes the product into p.dst. float32 runs on oneDNN (or, for a single
-// row, a kernel that streams w once); float64, and any dtype when `reference`
-// is set, on a plain loop in double.
+// Computes the product into p.dst. float32 runs on oneDNN, or on MKL where
+// w is a Session's weight and there are 128 rows or more (mkl_product.h), or,
+// for a single row, on a kernel that streams w once; float64, and any dtype
+// when `reference` is set, on a plain loop in double.
 void run_product(const KernelContext& context, const Product& p, DType dtype, bool reference);
 
 // out[j] = sum_i m[i, j] over a contiguous [rows, cols] matrix m (a bias

@@ -1,0 +1,117 @@
+// Products with a Session's float32 weight on MKL (kernels/cpu/mkl_product.h):
+// which products it takes, and their values against the plain reference, on
+// one to three threads, with every epilogue.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "kernels/cpu/mkl_product.h"
+#include "opgraph/core/thread_pool.h"
+#include "opgraph/registry/constant_cache.h"
+
+namespace opgraph::kernels {
+namespace {
+
+Tensor random_matrix(int64_t rows, int64_t cols, uint32_t seed) {
+  Tensor t = Tensor::empty({rows, cols}, DType::Float32);
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (int64_t i = 0; i < rows * cols; ++i) t.data_ptr<float>()[i] = uniform(generator);
+  return t;
+}
+
+// A [m, k] x [k, n] product whose weight is stored [n, k] (a linear layer's)
+// or [k, n] (GPT-2's Conv1D), with the parts of an epilogue each test picks.
+struct Case {
+  int64_t m = 128, k = 256, n = 150;  // past the work that stays on one thread
+  bool transposed_weight = true, bias = false, accumulate = false, multiplier = false;
+  Activation activation = Activation::None;
+};
+
+struct Tensors {
+  Tensor a, w, bias, residual, multiplier;
+
+  explicit Tensors(const Case& c)
+      : a(random_matrix(c.m, c.k, 1)),
+        w(c.transposed_weight ? random_matrix(c.n, c.k, 2) : random_matrix(c.k, c.n, 2)),
+        bias(random_matrix(1, c.n, 3)),
+        residual(random_matrix(c.m, c.n, 4)),
+        multiplier(random_matrix(c.m, c.n, 5)) {}
+
+  // The product writing into `dst` (which holds the residual first where the case adds one).
+  Product product(const Case& c, const Tensor& dst) const {
+    Product p{operand(a, 2), operand(w, 2, c.transposed_weight), operand(dst, 2), std::nullopt, c.activation, true};
+    if (c.bias) p.bias = operand(bias, {1, c.n}, {0, 1}, 2);
+    if (c.multiplier) p.multiplier = operand(multiplier, 2);
+    p.accumulate = c.accumulate;
+    if (c.accumulate) std::memcpy(dst.data(), residual.data(), dst.nbytes());
+    return p;
+  }
+};
+
+// Runs the case on MKL with `threads` threads (expecting MKL to take it) and
+// on the reference, and compares.
+void expect_reference_values(const Case& c, int threads) {
+  const Tensors tensors(c);
+  ThreadPool pool(threads);
+  ConstantCache constants;
+  const KernelContext context{&pool, &constants};
+  const Tensor out = Tensor::empty({c.m, c.n}, DType::Float32), expected = Tensor::empty({c.m, c.n}, DType::Float32);
+  for (int run = 0; run < 2; ++run) {  // packing the weight, then on the packed copy
+    ASSERT_TRUE(mkl_product(context, tensors.product(c, out)));
+    run_product(context, tensors.product(c, expected), DType::Float32, /*reference=*/true);
+    for (int64_t i = 0; i < c.m * c.n; ++i) {
+      ASSERT_NEAR(out.data_ptr<float>()[i], expected.data_ptr<float>()[i], 1e-4f) << "element " << i << ", run " << run;
+    }
+  }
+}
+
+TEST(MklProduct, TallProductsOnOneToThreeThreads) {
+  // 150 columns: slices of 64, 48 and 38 on three threads; 300 rows: no
+  // multiple of any block.
+  for (int threads : {1, 2, 3}) {
+    for (int64_t m : {128, 300}) {
+      SCOPED_TRACE(testing::Message() << threads << " threads, " << m << " rows");
+      expect_reference_values({.m = m}, threads);
+      expect_reference_values({.m = m, .transposed_weight = false}, threads);
+    }
+  }
+}
+
+TEST(MklProduct, EveryEpilogue) {
+  for (Activation activation : {Activation::None, Activation::ReLU, Activation::GELU, Activation::GELUTanh,
+                                Activation::Sigmoid, Activation::Tanh, Activation::ReLU6, Activation::SiLU}) {
+    SCOPED_TRACE(testing::Message() << "activation " << static_cast<int>(activation));
+    expect_reference_values({.bias = true, .activation = activation}, 2);
+  }
+  expect_reference_values({.bias = true, .accumulate = true, .activation = Activation::ReLU}, 2);
+  expect_reference_values({.multiplier = true}, 2);
+  expect_reference_values({.accumulate = true, .multiplier = true, .activation = Activation::SiLU}, 1);
+}
+
+TEST(MklProduct, LeavesOtherProductsAlone) {
+  ThreadPool pool(2);
+  ConstantCache constants;
+  const KernelContext session{&pool, &constants};
+  const KernelContext bf16{&pool, &constants, 0, {}, Precision::BFloat16};
+  const KernelContext no_session{&pool};
+  const Case short_case{.m = 127};
+  const Tensors tall(Case{}), short_tensors(short_case);
+  const Tensor out = Tensor::zeros({128, 150}, DType::Float32), short_out = Tensor::zeros({127, 150}, DType::Float32);
+
+  EXPECT_FALSE(mkl_product(session, short_tensors.product(short_case, short_out)));  // too few rows
+  EXPECT_FALSE(mkl_product(no_session, tall.product({}, out)));                      // no Session to pack for
+  EXPECT_FALSE(mkl_product(bf16, tall.product({}, out)));                            // bfloat16 products
+  Product changing = tall.product({}, out);
+  changing.constant_w = false;  // a weight that may change between calls
+  EXPECT_FALSE(mkl_product(session, changing));
+  Product strided = tall.product({}, out);
+  strided.a = Operand{tall.a.data(), {128, 128}, {256, 2}};  // every other column: neither dim contiguous
+  strided.w = Operand{tall.w.data(), {128, 150}, {2, 256}};
+  EXPECT_FALSE(mkl_product(session, strided));
+  for (int64_t i = 0; i < 128 * 150; ++i) ASSERT_EQ(out.data_ptr<float>()[i], 0.0f);
+}
+
+}  // namespace
+}  // namespace opgraph::kernels
