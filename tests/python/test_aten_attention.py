@@ -49,6 +49,19 @@ def test_matches_torch(shapes, dtype):
     check_op(NAME, sdpa(), q, k, v, tolerance=TOLERANCE[dtype])
 
 
+@pytest.mark.parametrize("keys", [44, 45])
+def test_scores_past_twos_range_weigh_like_torchs(keys):
+    """The softmax subtracts each row's largest score wherever among the keys it
+    lies (the last key, in whole groups of four or not): taken as 2^x alone,
+    that score would overflow to inf and the rows to NaN."""
+    q = np.full((1, 2, 40, 8), 30, dtype=np.float32)
+    k = np.zeros((1, 2, keys, 8), dtype=np.float32)
+    k[..., -1, :] = 30
+    k[..., 0, :] = 25
+    v = sample((1, 2, keys, 8), seed=2)
+    check_op(NAME, sdpa(), q, k, v, tolerance=TOLERANCE[np.float32])
+
+
 @pytest.mark.parametrize("shapes", ["bert", "long", "one-key", "decode"])
 def test_causal_and_scale(shapes):
     q, k, v = (sample(shape, seed=seed) for seed, shape in enumerate(SHAPES[shapes]))

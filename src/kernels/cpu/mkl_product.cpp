@@ -30,8 +30,8 @@ namespace opgraph::kernels {
 namespace {
 
 // Products of fewer rows stay on oneDNN, which runs them faster: one core,
-// 64 rows, 768 x 3072 streamed: 121 against MKL's 115 GFLOP/s; 128 rows:
-// 145 against 163.
+// 768 x 3072 weights streamed, 64 rows: 121 against MKL's 115 GFLOP/s; 128
+// rows: 145 against 148-153.
 constexpr int64_t kMinRows = 128;
 // The rows MKL packs a weight for. MKL picks its packed format by them: one
 // packed for 8 rows ran 128 at half speed, one packed for 128 or 1024 ran
