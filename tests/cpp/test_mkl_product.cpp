@@ -22,10 +22,11 @@ Tensor random_matrix(int64_t rows, int64_t cols, uint32_t seed) {
 }
 
 // A [m, k] x [k, n] product whose weight is stored [n, k] (a linear layer's)
-// or [k, n] (GPT-2's Conv1D), with the parts of an epilogue each test picks.
+// or [k, n] (GPT-2's Conv1D), whose a is stored [m, k] or transposed, with
+// the parts of an epilogue each test picks.
 struct Case {
   int64_t m = 128, k = 256, n = 150;  // past the work that stays on one thread
-  bool transposed_weight = true, bias = false, accumulate = false, multiplier = false;
+  bool transposed_weight = true, transposed_a = false, bias = false, accumulate = false, multiplier = false;
   Activation activation = Activation::None;
 };
 
@@ -33,7 +34,7 @@ struct Tensors {
   Tensor a, w, bias, residual, multiplier;
 
   explicit Tensors(const Case& c)
-      : a(random_matrix(c.m, c.k, 1)),
+      : a(c.transposed_a ? random_matrix(c.k, c.m, 1) : random_matrix(c.m, c.k, 1)),
         w(c.transposed_weight ? random_matrix(c.n, c.k, 2) : random_matrix(c.k, c.n, 2)),
         bias(random_matrix(1, c.n, 3)),
         residual(random_matrix(c.m, c.n, 4)),
@@ -41,7 +42,12 @@ struct Tensors {
 
   // The product writing into `dst` (which holds the residual first where the case adds one).
   Product product(const Case& c, const Tensor& dst) const {
-    Product p{operand(a, 2), operand(w, 2, c.transposed_weight), operand(dst, 2), std::nullopt, c.activation, true};
+    Product p{operand(a, 2, c.transposed_a),
+              operand(w, 2, c.transposed_weight),
+              operand(dst, 2),
+              std::nullopt,
+              c.activation,
+              true};
     if (c.bias) p.bias = operand(bias, {1, c.n}, {0, 1}, 2);
     if (c.multiplier) p.multiplier = operand(multiplier, 2);
     p.accumulate = c.accumulate;
@@ -69,12 +75,13 @@ void expect_reference_values(const Case& c, int threads) {
 
 TEST(MklProduct, TallProductsOnOneToThreeThreads) {
   // 150 columns: slices of 64, 48 and 38 on three threads; 300 rows: no
-  // multiple of any block.
+  // multiple of any block; 800 rows: split over the threads instead.
   for (int threads : {1, 2, 3}) {
-    for (int64_t m : {128, 300}) {
+    for (int64_t m : {128, 300, 800}) {
       SCOPED_TRACE(testing::Message() << threads << " threads, " << m << " rows");
       expect_reference_values({.m = m}, threads);
       expect_reference_values({.m = m, .transposed_weight = false}, threads);
+      expect_reference_values({.m = m, .transposed_a = true}, threads);
     }
   }
 }

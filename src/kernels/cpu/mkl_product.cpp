@@ -5,10 +5,11 @@
 // 24 distinct 768 x 3072 weights, 128 rows, one core: 161-180 GFLOP/s
 // against 129-149; two cores: 321 against 276.
 //
-// MKL runs on its sequential layer and the columns are split into one slice
-// per thread, each slice packed on its own, so that each thread streams its
-// part of the weight once. (MKL's own threading ran 768 x 768 products of up
-// to 512 rows on one thread.) What oneDNN applies as post-ops (bias,
+// MKL runs on its sequential layer and opgraph splits the work: the columns
+// into one slice per thread, each slice packed on its own, so that each
+// thread streams its part of the weight once; or, for tall products, the
+// rows. (MKL's own threading ran 768 x 768 products of up to 512 rows on one
+// thread.) What oneDNN applies as post-ops (bias,
 // activation, multiplier) is a pass over each slice's rows right after its
 // product, while they are in cache: oneDNN's binary and eltwise primitives
 // take such strided slices with their reference kernels only.
@@ -37,6 +38,12 @@ constexpr int64_t kMinRows = 128;
 // packed for 8 rows ran 128 at half speed, one packed for 128 or 1024 ran
 // every product of 16 rows or more at full speed.
 constexpr MKL_INT kPackRows = 1024;
+// Products with this many rows a thread or more split their rows over the
+// threads, which share one packed weight, rather than its columns: on two
+// threads, Whisper-tiny's encoder's 1500-row products took 65-69 ms so, 73
+// split by columns (BERT-base's 1024-row ones at batch 8: 516-549 against
+// 530-561 ms).
+constexpr int64_t kSplitRowsPerThread = 256;
 // Slices start at multiples of 16 columns, whole 64-byte lines of dst.
 constexpr int64_t kSliceColumns = 16;
 // Sets the key of a packed weight apart from the other kinds in the
@@ -129,12 +136,12 @@ inline void combine_row(float* row, const float* from, int64_t step, int64_t n, 
   }
 }
 
-// dst = f(dst + bias) * multiplier over columns [first, last) of every row.
-void finish_slice(const Product& p, int64_t first, int64_t last) {
+// dst = f(dst + bias) * multiplier over rows [top, bottom), columns [first, last).
+void finish_part(const Product& p, int64_t top, int64_t bottom, int64_t first, int64_t last) {
   if (!p.bias && p.activation == Activation::None && !p.multiplier) return;
-  const int64_t m = p.dst.shape[0], width = last - first;
+  const int64_t width = last - first;
   dispatch_cpu([&] {
-    for (int64_t i = 0; i < m; ++i) {
+    for (int64_t i = top; i < bottom; ++i) {
       float* row = static_cast<float*>(p.dst.data) + i * p.dst.strides[0] + first;
       if (p.bias) combine_row(row, element(*p.bias, i, first), row_step(*p.bias), width, std::plus<float>());
       activate(p.activation, row, width);
@@ -158,16 +165,23 @@ bool mkl_product(const KernelContext& given_context, const Product& p) {
   if (!a || !w || !dst || dst->transpose != CblasNoTrans) return false;
 
   const KernelContext context = context_for_work(given_context, 2 * m * n * k);
-  const int64_t slices = std::min<int64_t>(context.pool->num_threads(), (n + kSliceColumns - 1) / kSliceColumns);
+  const int64_t threads = context.pool->num_threads();
+  const bool split_rows = m >= kSplitRowsPerThread * threads;
+  const int64_t slices = split_rows ? 1 : std::min<int64_t>(threads, (n + kSliceColumns - 1) / kSliceColumns);
+  const int64_t parts = split_rows ? threads : slices;
   const PackedSlices& packed = packed_slices(context, p, *w, slices);
-  context.pool->parallel_for(0, slices, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t s = begin; s < end; ++s) {
+  context.pool->parallel_for(0, parts, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t part = begin; part < end; ++part) {
+      const int64_t s = split_rows ? 0 : part;
+      const int64_t top = split_rows ? m * part / parts : 0, bottom = split_rows ? m * (part + 1) / parts : m;
       const int64_t first = packed.columns[s], width = packed.columns[s + 1] - first;
-      cblas_sgemm_compute(CblasRowMajor, a->transpose, CblasPacked, static_cast<MKL_INT>(m),
-                          static_cast<MKL_INT>(width), static_cast<MKL_INT>(k), static_cast<const float*>(p.a.data),
-                          a->leading, static_cast<const float*>(packed.packs[s].data()), static_cast<MKL_INT>(width),
-                          p.accumulate ? 1.0f : 0.0f, static_cast<float*>(p.dst.data) + first, dst->leading);
-      finish_slice(p, first, first + width);
+      const float* a_rows = static_cast<const float*>(p.a.data) + top * (a->transpose == CblasNoTrans ? a->leading : 1);
+      cblas_sgemm_compute(CblasRowMajor, a->transpose, CblasPacked, static_cast<MKL_INT>(bottom - top),
+                          static_cast<MKL_INT>(width), static_cast<MKL_INT>(k), a_rows, a->leading,
+                          static_cast<const float*>(packed.packs[s].data()), static_cast<MKL_INT>(width),
+                          p.accumulate ? 1.0f : 0.0f, static_cast<float*>(p.dst.data) + top * dst->leading + first,
+                          dst->leading);
+      finish_part(p, top, bottom, first, first + width);
     }
   });
   return true;
