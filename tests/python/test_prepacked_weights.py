@@ -1,7 +1,8 @@
 """Products whose weight is a Session's constant (linear, addmm, mm,
 matmul) run on a copy of the weight made at the first run: in MKL's packed
-format for 128 rows and more (where opgraph is built with MKL), in oneDNN's
-layout for fewer, in opgraph's own panels of columns for a single row.
+format for 128 rows and more and weights too large to stay in cache (where
+opgraph is built with MKL), in oneDNN's layout for others, in opgraph's own
+panels of columns for a single row.
 Outputs are PyTorch's, run after run and size after size, with weights
 transposed or not and every epilogue a product applies."""
 
@@ -90,22 +91,23 @@ def test_one_row_products_give_pytorchs_on_packed_weights(threads):
 
 
 class TallLayers(nn.Module):
-    """A transformer block's products with their epilogues: a Conv1D ([K, N]
-    weight, bias) with GELU's tanh form, a linear layer with GELU, one added
-    to its input (a residual), a SwiGLU MLP (a gate multiplied in) and a
-    linear layer without bias whose 150 columns split unevenly over threads."""
+    """A transformer block's products with their epilogues, each weight too
+    large to stay in cache (MKL's): a Conv1D ([K, N] weight, bias) with GELU's
+    tanh form, a linear layer with GELU, one added to its input (a residual),
+    a SwiGLU MLP (a gate multiplied in) and a linear layer without bias whose
+    300 columns split unevenly over threads."""
 
     def __init__(self):
         super().__init__()
         generator = torch.Generator().manual_seed(0)
-        self.conv1d_weight = nn.Parameter(torch.randn(96, 200, generator=generator) / 10)
-        self.conv1d_bias = nn.Parameter(torch.randn(200, generator=generator))
-        self.up = nn.Linear(200, 300)
-        self.down = nn.Linear(300, 200)
-        self.gate = nn.Linear(200, 260, bias=False)
-        self.value = nn.Linear(200, 260)
-        self.out = nn.Linear(260, 200)
-        self.head = nn.Linear(200, 150, bias=False)
+        self.conv1d_weight = nn.Parameter(torch.randn(256, 512, generator=generator) / 16)
+        self.conv1d_bias = nn.Parameter(torch.randn(512, generator=generator))
+        self.up = nn.Linear(512, 600)
+        self.down = nn.Linear(600, 512)
+        self.gate = nn.Linear(512, 520, bias=False)
+        self.value = nn.Linear(512, 520)
+        self.out = nn.Linear(520, 512)
+        self.head = nn.Linear(512, 300, bias=False)
 
     def forward(self, x):
         h = nn.functional.gelu(torch.addmm(self.conv1d_bias, x, self.conv1d_weight), approximate="tanh")
@@ -119,12 +121,12 @@ def test_tall_products_give_pytorchs_with_their_epilogues(threads):
     torch.manual_seed(0)
     model = TallLayers().eval()
     rows = torch.export.Dim("rows", min=1, max=512)
-    session = extract_ir(model, (torch.randn(130, 96),), dynamic_shapes={"x": {0: rows}}).to_session()
+    session = extract_ir(model, (torch.randn(130, 256),), dynamic_shapes={"x": {0: rows}}).to_session()
     previous = opgraph.get_num_threads()
     opgraph.set_num_threads(threads)
     try:
         for size in (128, 300, 127, 128):  # MKL's, oneDNN's just below, MKL's again
-            x = torch.randn(size, 96)
+            x = torch.randn(size, 256)
             with torch.no_grad():
                 expected = model(x).numpy()
             for _ in range(2):
