@@ -24,7 +24,8 @@ def sdpa(**attrs):
 # (query, key, value) shapes: one row, one key, rows past the kernel's row
 # block, features in whole vectors (transposed in registers) with a last
 # block of rows that is not, keys past several of the chunks the product with
-# v takes at a time (value features padded to whole vectors), batch dims that
+# v takes at a time (value features padded to whole vectors), keys spread
+# over enough memory, heads apart, to be copied together first, batch dims that
 # broadcast, no batch dims, empty sequences.
 SHAPES = {
     "bert": ((2, 4, 7, 8), (2, 4, 7, 8), (2, 4, 7, 8)),
@@ -34,6 +35,7 @@ SHAPES = {
     "long": ((1, 2, 67, 8), (1, 2, 45, 8), (1, 2, 45, 12)),
     "wide-features": ((1, 2, 37, 32), (1, 2, 29, 32), (1, 2, 29, 16)),
     "many-keys": ((1, 2, 40, 16), (1, 2, 300, 16), (1, 2, 300, 20)),
+    "spread-keys": ((1, 4, 40, 64), (1, 4, 1100, 64), (1, 4, 1100, 20)),
     "3d": ((3, 5, 8), (3, 6, 8), (3, 6, 2)),
     "2d": ((5, 8), (6, 8), (6, 8)),
     "broadcast-batch": ((2, 1, 5, 8), (1, 3, 6, 8), (1, 3, 6, 8)),
@@ -212,7 +214,18 @@ def to_heads_second(shape):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize(
     "shapes",
-    ["bert", "one-row", "decode", "one-key", "long", "wide-features", "many-keys", "broadcast-batch", "no-rows"],
+    [
+        "bert",
+        "one-row",
+        "decode",
+        "one-key",
+        "long",
+        "wide-features",
+        "many-keys",
+        "spread-keys",
+        "broadcast-batch",
+        "no-rows",
+    ],
 )
 def test_heads_second_matches_torch(shapes, dtype):
     q, k, v = (sample(to_heads_second(shape), dtype, seed) for seed, shape in enumerate(SHAPES[shapes]))
@@ -229,6 +242,9 @@ def test_heads_second_masks_and_causality(mask):
 
 def test_heads_second_grouped_query_attention():
     q, k, v = sample((1, 5, 4, 8), seed=1), sample((1, 6, 2, 8), seed=2), sample((1, 6, 2, 8), seed=3)
+    check_op(HEADS_SECOND, heads_second(enable_gqa=True), q, k, v, enable_gqa=True, tolerance=TOLERANCE[np.float32])
+    # Keys spread over enough memory to be copied first, each copy serving two query heads.
+    q, k, v = sample((1, 40, 4, 64), seed=1), sample((1, 2200, 2, 64), seed=2), sample((1, 2200, 2, 20), seed=3)
     check_op(HEADS_SECOND, heads_second(enable_gqa=True), q, k, v, enable_gqa=True, tolerance=TOLERANCE[np.float32])
 
 

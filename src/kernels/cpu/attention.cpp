@@ -654,19 +654,27 @@ void copy_rows(const KernelContext& context, const T* from, std::vector<int64_t>
   row = padded;
 }
 
-// Where every batch has several blocks of query rows, each block reads all
-// of k and v: k and v are copied once per call into rows that follow one
-// another, v's padded to whole vectors (which spares each block padding
-// them). Read where they lie, a batch's rows can be far apart: in the
-// [batch, sequence, heads, features] layout of attention_bshd, Whisper's
-// encoder's 64 features a head sit 6 heads apart, and its 1500 keys took
-// 35.3 ms an attention where the same keys one after another take 27.0 (one
-// thread). Returns a's plan on the copies (held in `k` and `v`), or a's own.
+// Where a batch's keys spread over more memory than this (their rows times
+// the stride between them) and several blocks of query rows read them all,
+// pack_keys copies them first.
+constexpr int64_t kPackedKeysSpanBytes = 1 << 20;
+
+// k and v copied once per call into rows that follow one another, v's
+// padded to whole vectors (which spares each block padding them), where
+// each batch's keys lie far apart and several blocks of query rows read
+// them. In the [batch, sequence, heads, features] layout of attention_bshd,
+// Whisper's encoder's 1500 keys of 64 features lie 6 heads apart, 2.3 MB of
+// rows for 384 KB of keys: its attention took 35.3 ms so, 27.0 with the
+// keys one after another (one thread). BERT-base's 128 keys, 12 heads apart,
+// span 393 KB and stay in cache: copying them took more time (90 against
+// 50 ms of attention at batch 8) than it saved. Returns a's plan on the
+// copies (held in `k` and `v`), or a's own.
 template <typename T>
 Attention pack_keys(const KernelContext& context, const Attention& a, std::span<const Tensor> inputs,
                     std::unique_ptr<T[]>& k, std::unique_ptr<T[]>& v) {
   const int64_t columns = round_up(a.Ev, kTileCols);
-  if (a.L <= kRowBlock || (a.k_row == a.E && a.v_row == columns)) return a;
+  const int64_t span = a.S * std::max(a.k_row, a.v_row) * int64_t{sizeof(T)};
+  if (a.L <= kRowBlock || span < kPackedKeysSpanBytes || (a.k_row == a.E && a.v_row == columns)) return a;
   Attention packed = a;
   copy_rows(context, inputs[1].data_ptr<const T>(), packed.k_offsets, packed.k_row, a.S, a.E, a.E, k);
   copy_rows(context, inputs[2].data_ptr<const T>(), packed.v_offsets, packed.v_row, a.S, a.Ev, columns, v);
