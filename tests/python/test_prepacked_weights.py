@@ -71,23 +71,30 @@ class OneRowLayers(nn.Module):
         return self.head(h)
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_one_row_products_give_pytorchs_on_packed_weights(threads):
+def expect_pytorchs_outputs(model_class, features, sizes, threads, max_rows):
+    """Runs a `model_class`, exported with a dynamic number of rows, on
+    `threads` threads at each of `sizes` rows, twice, against PyTorch."""
     torch.manual_seed(0)
-    model = OneRowLayers().eval()
-    batch = torch.export.Dim("batch", min=1, max=16)
-    session = extract_ir(model, (torch.randn(2, 37),), dynamic_shapes={"x": {0: batch}}).to_session()
+    model = model_class().eval()
+    rows = torch.export.Dim("rows", min=1, max=max_rows)
+    session = extract_ir(model, (torch.randn(2, features),), dynamic_shapes={"x": {0: rows}}).to_session()
     previous = opgraph.get_num_threads()
     opgraph.set_num_threads(threads)
     try:
-        for size in (1, 4, 1):  # one row, rows on oneDNN's copy, one row again
-            x = torch.randn(size, 37)
+        for size in sizes:
+            x = torch.randn(size, features)
             with torch.no_grad():
                 expected = model(x).numpy()
             for _ in range(2):
                 np.testing.assert_allclose(session.run(x.numpy())[0], expected, **FLOAT32_SUMS)
     finally:
         opgraph.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_one_row_products_give_pytorchs_on_packed_weights(threads):
+    # One row, rows on oneDNN's copy, one row again.
+    expect_pytorchs_outputs(OneRowLayers, 37, (1, 4, 1), threads, max_rows=16)
 
 
 class TallLayers(nn.Module):
@@ -118,18 +125,5 @@ class TallLayers(nn.Module):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_tall_products_give_pytorchs_with_their_epilogues(threads):
-    torch.manual_seed(0)
-    model = TallLayers().eval()
-    rows = torch.export.Dim("rows", min=1, max=512)
-    session = extract_ir(model, (torch.randn(130, 256),), dynamic_shapes={"x": {0: rows}}).to_session()
-    previous = opgraph.get_num_threads()
-    opgraph.set_num_threads(threads)
-    try:
-        for size in (128, 300, 127, 128):  # MKL's, oneDNN's just below, MKL's again
-            x = torch.randn(size, 256)
-            with torch.no_grad():
-                expected = model(x).numpy()
-            for _ in range(2):
-                np.testing.assert_allclose(session.run(x.numpy())[0], expected, **FLOAT32_SUMS)
-    finally:
-        opgraph.set_num_threads(previous)
+    # MKL's, oneDNN's just below, MKL's again.
+    expect_pytorchs_outputs(TallLayers, 256, (128, 300, 127, 128), threads, max_rows=512)
