@@ -40,7 +40,6 @@ bool tanh_approximation(const Attrs& attrs) {
 }
 
 // PyTorch's constants for gelu, so that results match it to rounding.
-constexpr double kSqrtHalf = std::numbers::sqrt2 / 2;
 constexpr double kInvSqrt2Pi = std::numbers::inv_sqrtpi * kSqrtHalf;              // 1 / sqrt(2 pi)
 static_assert(kGeluTanhScale == std::numbers::sqrt2 * std::numbers::inv_sqrtpi);  // sqrt(2 / pi)
 constexpr double kInfinity = std::numeric_limits<double>::infinity();

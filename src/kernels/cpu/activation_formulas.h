@@ -18,10 +18,12 @@ T relu(T x) {
   return x < T(0) ? T(0) : x;
 }
 
-// PyTorch's constants, so that results match it to rounding.
+// PyTorch's constant for gelu, so that results match it to rounding.
+inline constexpr double kSqrtHalf = std::numbers::sqrt2 / 2;
+
 template <typename T>
 T gelu_erf(T x) {
-  return x * T(0.5) * (T(1) + fast_erf(x * T(std::numbers::sqrt2 / 2)));
+  return x * T(0.5) * (T(1) + fast_erf(x * T(kSqrtHalf)));
 }
 
 template <typename T>

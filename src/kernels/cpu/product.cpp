@@ -2,10 +2,11 @@
 // rows enough (mkl_product.cpp), else on oneDNN's matmul primitive, which
 // reads the caller's buffers in place through shape-and-stride descriptors
 // (transposed weights, broadcast batches and the bias cost no copy) and
-// applies the activation as a post-op. In a Session of Precision::BFloat16 a product with a weight runs
-// on bfloat16 operands: the weight converted once with its packing, a
-// converted per call, the sums, bias and post-ops in float32. float64,
-// which oneDNN does not compute, and the reference use a plain loop.
+// applies the activation as a post-op. In a Session of Precision::BFloat16
+// a product with a weight runs on bfloat16 operands: the weight converted
+// once with its packing, a converted per call, the sums, bias and post-ops
+// in float32. float64, which oneDNN does not compute, and the reference use
+// a plain loop.
 #include "kernels/cpu/product.h"
 
 #include <algorithm>
