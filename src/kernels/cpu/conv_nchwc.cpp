@@ -17,6 +17,7 @@
 
 #include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/conv_few_pixels.h"
 #include "kernels/cpu/conv_onednn.h"
 #include "kernels/define.h"
 
@@ -112,6 +113,8 @@ void conv2d_nchwc_cpu(const KernelContext& context, std::span<const Tensor> in, 
   const Shape input = input_dims(in[0].meta(), in[1].meta(), p);
   const Shape result = plain_dims(out[0].meta(), in[1].size(0), block, "output");
   if (in[1].numel() == 0) return conv2d_nchwc_reference(context, in, out, attrs);  // oneDNN sums no empty channels
+  const Activation activation = activation_attr(attrs);
+  if (few_pixel_conv(context, in[0], input, in[1], in[2], in[3], out[0], result, p, activation)) return;
   // A block of all of 8 or 16 channels is channels-last and nChw8c or
   // nChw16c at once. oneDNN takes a convolution's two sides in the same form
   // (8 channels in nChw8c to 16 in nChw16c ran its reference kernel, a
@@ -123,8 +126,7 @@ void conv2d_nchwc_cpu(const KernelContext& context, std::span<const Tensor> in, 
           ? ConvLayouts{dnnl::memory::format_tag::nhwc, dnnl::memory::format_tag::nhwc}
           : ConvLayouts{in[0].dim() == 5 ? blocked_tag(in[0].size(4), input[1]) : dnnl::memory::format_tag::nchw,
                         blocked_tag(block, result[1])};
-  conv_forward_in_layouts(context, in[0], input, in[1], in[2], in[3], out[0], result, p, activation_attr(attrs),
-                          layouts);
+  conv_forward_in_layouts(context, in[0], input, in[1], in[2], in[3], out[0], result, p, activation, layouts);
 }
 
 // ---- opgraph::nchwc_to_nchw --------------------------------------------------
