@@ -464,3 +464,48 @@ def test_chains_of_8_and_16_channels():
         expected = model(x)
     np.testing.assert_allclose(got, written, **FLOAT32_SUMS)
     np.testing.assert_allclose(got, expected.numpy(), **FLOAT32_SUMS)
+
+
+class LastStage(nn.Module):
+    """ResNet's last stage in small: two bottleneck blocks from 14x14 to 7x7,
+    whose weights of 512 KiB or more (the strided 3x3, the shortcut, the
+    second block's 1x1 and 3x3 convolutions) stream from memory, and which
+    the Session runs on the kernel for few pixels (kernels/cpu/conv_few_pixels.cpp)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 256, 3, padding=1)
+        self.first = nn.Sequential(
+            nn.Conv2d(256, 128, 1), nn.ReLU(), nn.Conv2d(128, 128, 3, stride=2, padding=1), nn.ReLU(),
+            nn.Conv2d(128, 512, 1),
+        )  # fmt: skip
+        self.shortcut = nn.Conv2d(256, 512, 1, stride=2)
+        self.second = nn.Sequential(
+            nn.Conv2d(512, 256, 1), nn.ReLU(), nn.Conv2d(256, 256, 3, padding=1), nn.ReLU(), nn.Conv2d(256, 512, 1),
+        )  # fmt: skip
+
+    def forward(self, x):
+        x = self.stem(x)
+        out = nn.functional.relu(self.first(x) + self.shortcut(x))
+        return nn.functional.relu(self.second(out) + out)
+
+
+@needs_blocks
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_last_stages_over_few_pixels_give_pytorchs(batch, threads):
+    torch.manual_seed(0)
+    model, x = LastStage().eval(), torch.randn(batch, 3, 14, 14)
+    previous = opgraph.get_num_threads()
+    opgraph.set_num_threads(threads)
+    try:
+        session, plain = model_and_sessions(model, x)
+        assert op_types(session).count("opgraph::conv2d_nchwc") == 8
+        for _ in range(2):  # packing the weights, then on the packed copies
+            (got,), (written,) = session.run(x.numpy()), plain.run(x.numpy())
+            with torch.no_grad():
+                expected = model(x)
+            np.testing.assert_allclose(got, written, **FLOAT32_SUMS)
+            np.testing.assert_allclose(got, expected.numpy(), **FLOAT32_SUMS)
+    finally:
+        opgraph.set_num_threads(previous)

@@ -1,0 +1,169 @@
+// Convolutions over few pixels with a Session's large weight
+// (kernels/cpu/conv_few_pixels.h): which it takes, and its values against
+// the plain loops', on one to three threads, in both blocked layouts, with
+// every epilogue.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "kernels/cpu/blocked_layout.h"
+#include "kernels/cpu/conv_few_pixels.h"
+#include "opgraph/core/cpu_capability.h"
+#include "opgraph/core/thread_pool.h"
+#include "opgraph/registry/constant_cache.h"
+
+namespace opgraph::kernels {
+namespace {
+
+Tensor random_tensor(const Shape& shape, uint32_t seed) {
+  Tensor t = Tensor::empty(shape, DType::Float32);
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_ptr<float>()[i] = uniform(generator);
+  return t;
+}
+
+enum class Residual { None, Separate, InOutput };
+
+// 256 channels to 112 at 7x7 by a 3x3 kernel: a 1 MB weight; 7 panels of
+// 16 output channels, in groups of 3, 3 and 1 on one thread, of 3 and of
+// 3 and 1 on two, of 2, 2 and 3 on three.
+struct Case {
+  int64_t batch = 1, channels = 256, out_channels = 112, size = 7, kernel = 3, stride = 1, padding = 1;
+  int64_t in_block = 16, out_block = 16;  // 16, or the channels: channels-last
+  bool bias = true;
+  Residual residual = Residual::None;
+  Activation activation = Activation::ReLU;
+
+  ConvParams params() const {
+    ConvParams p;
+    p.stride = {stride, stride};
+    p.padding = p.padding_end = {padding, padding};
+    p.dilation = {1, 1};
+    return p;
+  }
+  int64_t out_size() const { return (size + 2 * padding - kernel) / stride + 1; }
+  Shape input_dims() const { return {batch, channels, size, size}; }
+  Shape out_dims() const { return {batch, out_channels, out_size(), out_size()}; }
+};
+
+Tensor blocked(const KernelContext& context, const Tensor& plain, int64_t block) {
+  Tensor t = Tensor::empty(blocked_dims(plain.shape(), block), DType::Float32);
+  convert_blocks(context, plain.shape(), block, plain.data_ptr<float>(), t.data_ptr<float>(), true);
+  return t;
+}
+
+// Runs the case on the kernel with `threads` threads (expecting it to take
+// the convolution), twice (packing the weight, then on the packed copy),
+// and compares with the plain loops.
+void expect_plain_values(const Case& c, int threads) {
+  ThreadPool pool(threads);
+  ConstantCache constants;
+  const KernelContext session{&pool, &constants, /*constant_inputs=*/0b10};
+  const Tensor input = random_tensor(c.input_dims(), 1);
+  const Tensor weight = random_tensor({c.out_channels, c.channels, c.kernel, c.kernel}, 2);
+  const Tensor bias = c.bias ? random_tensor({c.out_channels}, 3) : Tensor();
+  const Tensor residual = random_tensor(c.out_dims(), 4);
+
+  Tensor expected = Tensor::empty(c.out_dims(), DType::Float32);
+  conv_forward(session, input, weight, bias, expected, c.params(), Activation::None, /*reference=*/true);
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    const double sum = double(expected.data_ptr<float>()[i]) +
+                       (c.residual == Residual::None ? 0.0 : double(residual.data_ptr<float>()[i]));
+    expected.data_ptr<float>()[i] = static_cast<float>(activation_reference(c.activation, sum));
+  }
+
+  const Tensor blocked_input = blocked(session, input, c.in_block);
+  const Tensor blocked_residual = blocked(session, residual, c.out_block);
+  for (int run = 0; run < 2; ++run) {
+    const Tensor out = c.residual == Residual::InOutput
+                           ? blocked(session, residual, c.out_block)
+                           : Tensor::empty(blocked_dims(c.out_dims(), c.out_block), DType::Float32);
+    const Tensor added = c.residual == Residual::Separate   ? blocked_residual
+                         : c.residual == Residual::InOutput ? out
+                                                            : Tensor();
+    ASSERT_TRUE(few_pixel_conv(session, blocked_input, c.input_dims(), weight, bias, added, out, c.out_dims(),
+                               c.params(), c.activation));
+    Tensor got = Tensor::empty(c.out_dims(), DType::Float32);
+    convert_blocks(session, c.out_dims(), c.out_block, out.data_ptr<float>(), got.data_ptr<float>(), false);
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      const float want = expected.data_ptr<float>()[i];
+      ASSERT_NEAR(got.data_ptr<float>()[i], want, 1e-4f + 1e-5f * std::abs(want)) << "element " << i << ", run " << run;
+    }
+  }
+}
+
+class FewPixelConv : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (cpu_capability() != CpuCapability::Avx512) GTEST_SKIP() << "the kernel runs on AVX-512 CPUs only";
+  }
+};
+
+TEST_F(FewPixelConv, ShapesOnOneToThreeThreads) {
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(testing::Message() << threads << " threads");
+    expect_plain_values({}, threads);
+    // Stride 2 from 14x14, as in a ResNet's last stage.
+    expect_plain_values({.size = 14, .stride = 2}, threads);
+    // 1x1, read in place: 1024 channels to 128, a 512 KiB weight.
+    expect_plain_values({.channels = 1024, .out_channels = 128, .kernel = 1, .padding = 0}, threads);
+    // 1x1 with stride 2: gathered.
+    expect_plain_values({.channels = 1024, .out_channels = 128, .size = 14, .kernel = 1, .stride = 2, .padding = 0},
+                        threads);
+    // Two images (98 pixels); 5x5 (25: a last tile of 4) and 6x6 (36: of 1).
+    expect_plain_values({.batch = 2}, threads);
+    expect_plain_values({.size = 5}, threads);
+    expect_plain_values({.size = 6}, threads);
+  }
+}
+
+TEST_F(FewPixelConv, ChannelsLast) {
+  expect_plain_values({.in_block = 256, .out_block = 112}, 2);
+  expect_plain_values({.batch = 2, .in_block = 256}, 1);
+  expect_plain_values({.channels = 1024, .out_channels = 128, .kernel = 1, .padding = 0, .out_block = 128}, 3);
+}
+
+TEST_F(FewPixelConv, EveryEpilogue) {
+  for (Activation activation : {Activation::None, Activation::ReLU, Activation::GELU, Activation::GELUTanh,
+                                Activation::Sigmoid, Activation::Tanh, Activation::ReLU6, Activation::SiLU}) {
+    SCOPED_TRACE(testing::Message() << "activation " << static_cast<int>(activation));
+    expect_plain_values({.activation = activation}, 2);
+  }
+  expect_plain_values({.bias = false}, 2);
+  expect_plain_values({.residual = Residual::Separate}, 2);
+  expect_plain_values({.residual = Residual::InOutput}, 1);
+  expect_plain_values({.batch = 2, .bias = false, .residual = Residual::InOutput, .activation = Activation::SiLU}, 3);
+}
+
+TEST(FewPixelConvRefuses, OtherConvolutions) {
+  ThreadPool pool(2);
+  ConstantCache constants;
+  const KernelContext session{&pool, &constants, 0b10};
+  const KernelContext bf16{&pool, &constants, 0b10, {}, Precision::BFloat16};
+  const KernelContext changing_weight{&pool, &constants, 0b01};
+  const Tensor weight = random_tensor({112, 256, 3, 3}, 2), small_weight = random_tensor({112, 256, 1, 1}, 2);
+  const auto refuses = [&](const KernelContext& context, const Case& c, const Tensor& w, int64_t groups = 1) {
+    ConvParams p = c.params();
+    p.groups = groups;
+    const Tensor input = blocked(context, random_tensor(c.input_dims(), 1), c.in_block);
+    const Tensor out = Tensor::zeros(blocked_dims(c.out_dims(), c.out_block), DType::Float32);
+    const bool took = few_pixel_conv(context, input, c.input_dims(), w, Tensor(), Tensor(), out, c.out_dims(), p,
+                                     Activation::Sigmoid);
+    for (int64_t i = 0; i < out.numel(); ++i) EXPECT_EQ(out.data_ptr<float>()[i], 0.0f) << "element " << i;
+    return !took;
+  };
+  EXPECT_TRUE(refuses(session, {.batch = 3}, weight));                       // 147 pixels
+  EXPECT_TRUE(refuses(session, {.kernel = 1, .padding = 0}, small_weight));  // 112 KiB: stays in cache
+  EXPECT_TRUE(refuses(bf16, {}, weight));                                    // bfloat16 products
+  EXPECT_TRUE(refuses(changing_weight, {}, weight));                         // a weight that may change
+  EXPECT_TRUE(refuses(session, {.in_block = 8}, weight));                    // blocks of 8
+  EXPECT_TRUE(refuses(session, {.out_block = 8}, weight));
+  EXPECT_TRUE(refuses(session, {.channels = 512}, weight, 2));   // grouped
+  const Tensor odd_weight = random_tensor({120, 256, 3, 3}, 2);  // a last block of 8 channels
+  EXPECT_TRUE(refuses(session, {.out_channels = 120}, odd_weight));
+}
+
+}  // namespace
+}  // namespace opgraph::kernels
