@@ -467,21 +467,22 @@ def test_chains_of_8_and_16_channels():
 
 
 class LastStage(nn.Module):
-    """ResNet's last stage in small: two bottleneck blocks from 14x14 to 7x7,
-    whose weights of 512 KiB or more (the strided 3x3, the shortcut, the
-    second block's 1x1 and 3x3 convolutions) stream from memory, and which
-    the Session runs on the kernel for few pixels (kernels/cpu/conv_few_pixels.cpp)."""
+    """ResNet-50's last stage in small: two bottleneck blocks from 14x14 to
+    7x7, whose weights of 4 MiB or more (all but the first 1x1 and the stem)
+    stream from memory and which the Session runs on the kernel for few
+    pixels (kernels/cpu/conv_few_pixels.cpp): strided, gathered, read in
+    place, with residuals added separately and in place."""
 
     def __init__(self):
         super().__init__()
-        self.stem = nn.Conv2d(3, 256, 3, padding=1)
+        self.stem = nn.Conv2d(3, 512, 3, padding=1)
         self.first = nn.Sequential(
-            nn.Conv2d(256, 128, 1), nn.ReLU(), nn.Conv2d(128, 128, 3, stride=2, padding=1), nn.ReLU(),
-            nn.Conv2d(128, 512, 1),
+            nn.Conv2d(512, 256, 1), nn.ReLU(), nn.Conv2d(256, 512, 3, stride=2, padding=1), nn.ReLU(),
+            nn.Conv2d(512, 2048, 1),
         )  # fmt: skip
-        self.shortcut = nn.Conv2d(256, 512, 1, stride=2)
+        self.shortcut = nn.Conv2d(512, 2048, 1, stride=2)
         self.second = nn.Sequential(
-            nn.Conv2d(512, 256, 1), nn.ReLU(), nn.Conv2d(256, 256, 3, padding=1), nn.ReLU(), nn.Conv2d(256, 512, 1),
+            nn.Conv2d(2048, 512, 1), nn.ReLU(), nn.Conv2d(512, 512, 3, padding=1), nn.ReLU(), nn.Conv2d(512, 2048, 1),
         )  # fmt: skip
 
     def forward(self, x):

@@ -57,9 +57,16 @@ constexpr int64_t kLanes = 16;
 // (ResNet-50's third stage) this kernel was no faster (1x1, 1024 to 256
 // channels: 0.61 against 0.63 ms; 3x3 of 256: 1.44 against 1.30 ms).
 constexpr int64_t kFewPixels = 128;
-// Smaller weights stay in cache from one run to the next, where oneDNN's
-// kernels are not waiting on them.
-constexpr int64_t kMinWeightBytes = 512 << 10;
+// Outputs of at least 7x7 an image: on smaller ones most of a 3x3 kernel's
+// taps fall in the padding, which oneDNN skips and this kernel multiplies by
+// zeros (ResNet-18 at 32x32, whose last stage is 1x1, took 2.2 ms against
+// 1.0).
+constexpr int64_t kMinOutputSide = 7;
+// Weights larger than a core's L2 cache, which stream from memory: with
+// MobileNetV2's (0.6 to 1.6 MB, 14 MB in all), which stay in cache from one
+// run to the next, oneDNN's kernels are faster (the model took 5.5 ms
+// against 4.4).
+constexpr int64_t kMinWeightBytes = 4 << 20;
 constexpr int64_t kTilePixels = 7, kTilePanels = 3;
 // 64 steps of 3 panels: 12 KiB of weight, which stays in L1 while every
 // pixel tile takes it (64 was faster than 128 or 256 steps).
@@ -319,8 +326,8 @@ bool few_pixel_conv(const KernelContext& given_context, const Tensor& input, con
   if (cpu_capability() != CpuCapability::Avx512 || given_context.precision != Precision::Float32 ||
       !given_context.is_constant(1) || !dense || !whole_blocks || input.dim() != 5 || out.dim() != 5 ||
       (input.size(4) != kLanes && input.size(4) != input_dims[1]) ||
-      (out.size(4) != kLanes && out.size(4) != out_dims[1]) || pixels > kFewPixels || pixels == 0 ||
-      weight.nbytes() < static_cast<size_t>(kMinWeightBytes)) {
+      (out.size(4) != kLanes && out.size(4) != out_dims[1]) || pixels > kFewPixels || out_dims[2] < kMinOutputSide ||
+      out_dims[3] < kMinOutputSide || weight.nbytes() < static_cast<size_t>(kMinWeightBytes)) {
     return false;
   }
   const KernelContext context = context_for_work(given_context, conv_flops(weight, out_dims));
