@@ -16,9 +16,9 @@
 //   the weight is read from memory once.
 // - While a chunk runs, its tiles prefetch the next chunk's weight, spread
 //   evenly over their steps. The hardware prefetchers alone left the
-//   multiply-adds waiting (a 3x3 convolution of 512 channels at 7x7, 100 MB
-//   of weights cycled, one core: 2.65 ms without software prefetch, 1.71
-//   with it); issued all at once, the prefetches waited on each other.
+//   multiply-adds waiting (ten 3x3 convolutions of 512 channels at 7x7, one
+//   core: 23.1 ms without software prefetch, 17.3 with it); issued all at
+//   once, the prefetches waited on each other.
 // - The input is read in its blocks of 16 channels and the output written
 //   in its blocks: the sums of a tile are 16 output channels of 7 pixels,
 //   whole vectors of nChw16c or channels-last. A 1x1 convolution with unit
@@ -26,12 +26,16 @@
 //   gather the pixels each tap reads into that form (im2col), in scratch
 //   kept between calls (a new buffer each call took page faults worth a
 //   tenth of the convolution).
-// Tile shapes (one core, 100 MB cycled, a 3x3 of 512 channels / a 1x1 of
-// 2048 to 512): 7 pixels x 3 panels 1.36 / 0.54 ms, 12 x 2 1.74 / 0.73,
-// 25 x 1 1.78 / 0.82, 7 x 4 and 6 x 4 slower still (spilled). In ResNet-50
-// (one core) its 3x3 convolutions at 7x7 took 1.80-1.84 ms against oneDNN's
-// 1.96-2.14, its 1x1 ones 0.71-0.80 against 0.82-0.87. On two cores both
-// take the same time: the two cores together wait on memory (10 GB/s).
+// Tile shapes, in a standalone program (one core, 100 MB of weights cycled,
+// a 3x3 of 512 channels / a 1x1 of 2048 to 512): 7 pixels x 3 panels 1.36 /
+// 0.54 ms, 12 x 2 1.74 / 0.73, 25 x 1 1.78 / 0.82, 7 x 4 and 6 x 4 slower
+// still (spilled). In ResNet-50 (one core) its 3x3 convolutions at 7x7 took
+// 1.80-1.84 ms against oneDNN's 1.96-2.14, its 1x1 ones 0.71-0.80 against
+// 0.82-0.87. On two cores both take about the same time: each core streams
+// its half of the weight at the 5-6 GB/s of one core alone, where plain
+// reads reach 13.7 GB/s on one core and 21-28 on two, so the multiply-adds
+// still wait on the weight (a prefetch further ahead, or into L2 only, did
+// not help).
 #include "kernels/cpu/conv_few_pixels.h"
 
 #include <algorithm>
@@ -71,6 +75,10 @@ constexpr int64_t kTilePixels = 7, kTilePanels = 3;
 // 64 steps of 3 panels: 12 KiB of weight, which stays in L1 while every
 // pixel tile takes it (64 was faster than 128 or 256 steps).
 constexpr int64_t kChunkDepth = 64;
+// How far ahead of a chunk its tiles prefetch: the next chunk of 3 panels.
+// 24 to 96 KiB were no faster, nor a second prefetch into L2 from 48 to
+// 192 KiB ahead; 1 and 4 KiB were slower.
+constexpr int64_t kPrefetchBytes = kChunkDepth * kTilePanels * kLanes * sizeof(float);
 // Sets the packed weights apart from the other kinds in the constant cache.
 constexpr int64_t kPackedKey = -0x465058;
 
@@ -146,8 +154,8 @@ struct Problem {
 // The weight a chunk reads: kChunkDepth or fewer steps of a group's
 // panels, `panels` lines a step from `first` on.
 struct Chunk {
-  const float* first = nullptr;
-  int64_t panels = 0, steps = 0;
+  const float* first;
+  int64_t panels, steps;
 };
 
 Chunk chunk_of(const Problem& pr, const Group& group, int64_t depth_begin) {
@@ -155,18 +163,19 @@ Chunk chunk_of(const Problem& pr, const Group& group, int64_t depth_begin) {
           std::min(kChunkDepth, pr.depth - depth_begin)};
 }
 
-// Lines [begin, end) of a chunk's weight.
-struct Lines {
-  int64_t begin, end;
+// The lines a tile prefetches: [first, + count), spread over its steps.
+struct Prefetch {
+  const float* first;
+  int64_t count;
 };
 
 // Adds the chunk `run` to the sums of pixels [first_pixel, + Pixels) of
 // its panels, which out holds between chunks. Meanwhile prefetches the
-// `prefetch` lines of `next`, spread evenly over its steps: all at once, they
-// filled the core's line fill buffers and the prefetches waited.
+// `prefetch` lines, spread evenly over its steps: issued all at once, they
+// filled the core's line fill buffers and waited.
 template <int64_t Pixels, int64_t Panels>
 void tile(const Problem& pr, int64_t first_pixel, int64_t first_panel, int64_t depth_begin, const Chunk& run,
-          const Chunk& next, Lines prefetch) {
+          Prefetch prefetch) {
   float* sums_at[Pixels][Panels];
   Lanes sums[Pixels][Panels];
 #pragma GCC unroll 8
@@ -177,13 +186,13 @@ void tile(const Problem& pr, int64_t first_pixel, int64_t first_panel, int64_t d
       std::memcpy(&sums[t][v], sums_at[t][v], sizeof(Lanes));
     }
   }
-  int64_t line = prefetch.begin, due = 0;  // `due` counts lines owed, in units of 1 / run.steps
+  int64_t line = 0, due = 0;  // `due` counts lines owed, in units of 1 / run.steps
   for (int64_t step = 0; step < run.steps; ++step) {
     Lanes w[Panels];
 #pragma GCC unroll 3
     for (int64_t v = 0; v < Panels; ++v) std::memcpy(&w[v], run.first + (step * Panels + v) * kLanes, sizeof w[v]);
-    for (due += prefetch.end - prefetch.begin; due >= run.steps && line < prefetch.end; due -= run.steps, ++line) {
-      __builtin_prefetch(next.first + line * kLanes, 0, 3);
+    for (due += prefetch.count; due >= run.steps && line < prefetch.count; due -= run.steps, ++line) {
+      __builtin_prefetch(prefetch.first + line * kLanes, 0, 3);
     }
     const int64_t d = depth_begin + step;
     const float* a = pr.a + ((d / kLanes) * pr.pixels + first_pixel) * kLanes + d % kLanes;
@@ -203,9 +212,8 @@ void tile(const Problem& pr, int64_t first_pixel, int64_t first_panel, int64_t d
 // The last tile of a chunk, of fewer than kTilePixels pixels.
 template <int64_t Panels, int64_t... Fewer>
 void short_tile(int64_t pixels, std::integer_sequence<int64_t, Fewer...>, const Problem& pr, int64_t first_pixel,
-                int64_t first_panel, int64_t depth_begin, const Chunk& run, const Chunk& next, Lines prefetch) {
-  ((pixels == Fewer + 1 ? tile<Fewer + 1, Panels>(pr, first_pixel, first_panel, depth_begin, run, next, prefetch)
-                        : void()),
+                int64_t first_panel, int64_t depth_begin, const Chunk& run, Prefetch prefetch) {
+  ((pixels == Fewer + 1 ? tile<Fewer + 1, Panels>(pr, first_pixel, first_panel, depth_begin, run, prefetch) : void()),
    ...);
 }
 
@@ -232,36 +240,40 @@ void finish_sums(const Problem& pr, const Group& group) {
   }
 }
 
-// Every pixel's sums for the group's panels, chunk by chunk; `after` is the
-// chunk the caller runs next, prefetched during the last one.
+// Every pixel's sums for the group's panels, chunk by chunk. The weight of
+// a thread's groups lies in one run, which ends at `end`; the tiles of a
+// chunk prefetch as many lines as it has, kPrefetchBytes ahead of it.
 template <int64_t Panels>
-void group_sums(const Problem& pr, const Group& group, const Chunk& after) {
+void group_sums(const Problem& pr, const Group& group, const float* end) {
   start_sums(pr, group);
   for (int64_t depth_begin = 0; depth_begin < pr.depth; depth_begin += kChunkDepth) {
     const Chunk run = chunk_of(pr, group, depth_begin);
-    const int64_t next_begin = depth_begin + run.steps;
-    const Chunk next = next_begin < pr.depth ? chunk_of(pr, group, next_begin) : after;
-    // Each tile prefetches its share of the next chunk's lines.
-    const int64_t lines = next.panels * next.steps, tiles = (pr.pixels + kTilePixels - 1) / kTilePixels;
-    const auto share = [&](int64_t tile) { return Lines{lines * tile / tiles, lines * (tile + 1) / tiles}; };
+    const float* ahead = run.first + kPrefetchBytes / int64_t{sizeof(float)};
+    const int64_t lines = std::clamp<int64_t>((end - ahead) / kLanes, 0, run.steps * Panels);
+    const int64_t tiles = (pr.pixels + kTilePixels - 1) / kTilePixels;
+    const auto share = [&](int64_t tile) {
+      const int64_t begin = lines * tile / tiles;
+      return Prefetch{ahead + begin * kLanes, lines * (tile + 1) / tiles - begin};
+    };
     int64_t pixel = 0;
     for (; pixel + kTilePixels <= pr.pixels; pixel += kTilePixels) {
-      tile<kTilePixels, Panels>(pr, pixel, group.first_panel, depth_begin, run, next, share(pixel / kTilePixels));
+      tile<kTilePixels, Panels>(pr, pixel, group.first_panel, depth_begin, run, share(pixel / kTilePixels));
     }
     short_tile<Panels>(pr.pixels - pixel, std::make_integer_sequence<int64_t, kTilePixels - 1>(), pr, pixel,
-                       group.first_panel, depth_begin, run, next, share(pixel / kTilePixels));
+                       group.first_panel, depth_begin, run, share(pixel / kTilePixels));
   }
   finish_sums(pr, group);
 }
 
 // A thread's groups, one after another.
 void run_groups(const Problem& pr, const std::vector<Group>& groups) {
-  for (size_t g = 0; g < groups.size(); ++g) {
-    const Chunk after = g + 1 < groups.size() ? chunk_of(pr, groups[g + 1], 0) : Chunk{};
-    switch (groups[g].panels) {
-      case 3: group_sums<3>(pr, groups[g], after); break;
-      case 2: group_sums<2>(pr, groups[g], after); break;
-      default: group_sums<1>(pr, groups[g], after); break;
+  if (groups.empty()) return;
+  const float* end = pr.w + (groups.back().first_panel + groups.back().panels) * pr.depth * kLanes;
+  for (const Group& group : groups) {
+    switch (group.panels) {
+      case 3: group_sums<3>(pr, group, end); break;
+      case 2: group_sums<2>(pr, group, end); break;
+      default: group_sums<1>(pr, group, end); break;
     }
   }
 }
