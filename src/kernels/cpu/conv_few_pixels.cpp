@@ -29,13 +29,12 @@
 // Tile shapes, in a standalone program (one core, 100 MB of weights cycled,
 // a 3x3 of 512 channels / a 1x1 of 2048 to 512): 7 pixels x 3 panels 1.36 /
 // 0.54 ms, 12 x 2 1.74 / 0.73, 25 x 1 1.78 / 0.82, 7 x 4 and 6 x 4 slower
-// still (spilled). In ResNet-50 (one core) its 3x3 convolutions at 7x7 took
-// 1.80-1.84 ms against oneDNN's 1.96-2.14, its 1x1 ones 0.71-0.80 against
-// 0.82-0.87. On two cores both take about the same time: each core streams
-// its half of the weight at the 5-6 GB/s of one core alone, where plain
-// reads reach 13.7 GB/s on one core and 21-28 on two, so the multiply-adds
-// still wait on the weight (a prefetch further ahead, or into L2 only, did
-// not help).
+// still (spilled). ResNet-50's last stage at batch 1 took 8.1 ms against
+// oneDNN's 9.7 on one core (its 3x3 convolutions 1.65-1.69 ms against
+// 1.91-2.03, its 1x1 ones 0.68-0.71 against 0.79-0.87), 5.6 against 6.3 on
+// two. Each core streams its weight at about 6 GB/s, where plain reads
+// reach 13.7 GB/s on one core: the prefetches are bound by the core's line
+// fill buffers (a prefetch further ahead, or into L2 only, did not help).
 #include "kernels/cpu/conv_few_pixels.h"
 
 #include <algorithm>
