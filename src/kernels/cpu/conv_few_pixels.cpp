@@ -334,14 +334,11 @@ void gather_input(const KernelContext& context, const Tensor& input, const Shape
 }
 
 bool reads_in_place(const Tensor& input, const Shape& input_dims, const Shape& kernel, const ConvParams& p) {
-  const auto zero = [](const std::vector<int64_t>& v) {
-    return std::ranges::all_of(v, [](int64_t x) { return x == 0; });
+  const auto all = [](const std::vector<int64_t>& values, int64_t value) {
+    return std::ranges::all_of(values, [&](int64_t x) { return x == value; });
   };
-  const auto one = [](const std::vector<int64_t>& v) {
-    return std::ranges::all_of(v, [](int64_t x) { return x == 1; });
-  };
-  return input.size(4) == kLanes && input_dims[0] == 1 && kernel[0] == 1 && kernel[1] == 1 && one(p.stride) &&
-         zero(p.padding) && zero(p.padding_end);
+  return input.size(4) == kLanes && input_dims[0] == 1 && all(kernel, 1) && all(p.stride, 1) && all(p.padding, 0) &&
+         all(p.padding_end, 0);
 }
 
 }  // namespace
