@@ -1,8 +1,10 @@
-"""Holding a built-in op to its reference implementation and to PyTorch."""
+"""Holding a built-in op to its reference implementation and to PyTorch; the inputs, attributes and cases that
+several test files share."""
 
 import re
 
 import numpy as np
+import pytest
 import torch
 
 import opgraph
@@ -55,3 +57,133 @@ def assert_schema_is_aten(name, overload="default"):
     """The registry's aten::<name>[.<overload>] has ATen's schema."""
     qualified = f"aten::{name}" if overload == "default" else f"aten::{name}.{overload}"
     assert str(opgraph.op_schema(qualified)) == aten_schema(getattr(getattr(torch.ops.aten, name), overload))
+
+
+# ---- inputs ------------------------------------------------------------------------
+
+
+def random(shape, dtype, seed=0, layout="contiguous"):
+    """Standard normal values; "transposed": the same values, laid out with the dims reversed."""
+    rng = np.random.default_rng(seed)
+    if layout == "transposed":
+        return rng.standard_normal(shape[::-1]).astype(dtype).T
+    return rng.standard_normal(shape).astype(dtype)
+
+
+# ---- convolutions --------------------------------------------------------------------
+
+
+def sums_tolerance(dtype):
+    """float32 sums of many products (PyTorch adds them in another order): 1e-4; float64: check_op's own."""
+    return dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else None
+
+
+def listed(value, spatial):
+    """An int-or-tuple convolution attribute as aten::convolution's int[] takes it."""
+    return list(value) if isinstance(value, tuple) else [value] * spatial
+
+
+def convolution_attrs(spatial, transposed=False, **given):
+    """aten::convolution's attributes for a plain convolution of `spatial` dims, with `given` replacing some."""
+    attrs = dict(
+        stride=[1] * spatial,
+        padding=[0] * spatial,
+        dilation=[1] * spatial,
+        transposed=transposed,
+        output_padding=[0] * spatial,
+        groups=1,
+    )
+    attrs.update(given)
+    return attrs
+
+
+# ---- reductions ----------------------------------------------------------------------
+# A table of reductions maps each op (name[.overload]) to (overload, how the schema takes dim, dtypes beyond the
+# floats, whether no elements is an error).
+
+FLOATS = [np.float32, np.float64]
+INTEGERS = [np.int32, np.int64, np.bool_]
+REDUCTION_SHAPES = [(), (0, 5), (1, 1), (7,), (3, 257), (2, 3, 5, 7), (70001,), (5, 20011)]
+# float32 over long rows: PyTorch accumulates in float32, opgraph in double.
+LONG_TOLERANCE = dict(rtol=2e-4, atol=1e-4)
+
+
+def dim_attrs(kind, rank):
+    """The dim arguments a schema of this kind takes, for a tensor of this rank."""
+    singles = list(range(rank)) + [-1] if rank else [0, -1]
+    multi = [[0, -1]] if rank >= 2 else []
+    multi += [[1, 3]] if rank == 4 else []
+    return {
+        "none": [{}],
+        "int": [dict(dim=d) for d in singles],
+        "optint": [dict(dim=None)] + [dict(dim=d) for d in singles],
+        "list": [dict(dim=[])] + [dict(dim=[d]) for d in singles] + [dict(dim=m) for m in multi],
+        "optlist": [dict(dim=None), dict(dim=[])] + [dict(dim=[d]) for d in singles] + [dict(dim=m) for m in multi],
+    }[kind]
+
+
+def reduced(shape, op, dim):
+    """The dims the call reduces."""
+    if dim is None or (dim == [] and op != "any.dims"):
+        return list(range(len(shape)))
+    return [d % len(shape) for d in (dim if isinstance(dim, list) else [dim])] if shape else []
+
+
+def reduction_sample(shape, dtype, layout="contiguous", seed=0):
+    """Floats around 1 (products stay finite), small integers (ties for the arg ops), half-true bools."""
+    rng = np.random.default_rng(seed)
+    full = {"transposed": shape[::-1], "sliced": (*shape[:-1], 2 * shape[-1]) if shape else ()}.get(layout, shape)
+    if dtype in FLOATS:
+        values = 1 + 0.05 * rng.standard_normal(full)
+    elif dtype == np.bool_:
+        values = rng.random(full) < 0.5
+    else:
+        values = rng.integers(-3, 4, full)
+    x = np.asarray(values, dtype=dtype)
+    if layout == "transposed":
+        return x.T
+    return x[..., ::2] if layout == "sliced" and shape else x
+
+
+def reduction_cases(ops, dtypes):
+    """pytest params (op, dtype, shape, attrs): each op of the table on each of its dtypes, shapes and dims."""
+    for op, (_, kind, extra, needs_elements) in ops.items():
+        for dtype in [d for d in dtypes if d in FLOATS + extra]:
+            for shape in REDUCTION_SHAPES:
+                for attrs in dim_attrs(kind, len(shape)):
+                    if needs_elements and any(shape[d] == 0 for d in reduced(shape, op, attrs.get("dim"))):
+                        continue
+                    yield pytest.param(op, dtype, shape, attrs, id=f"{op}-{np.dtype(dtype).name}-{shape}-{attrs}")
+
+
+def check_reduction(ops, op, x, attrs, keepdim=None, **extra):
+    """check_op on the table's op, with keepdim where its schema takes one."""
+    overload, kind = ops[op][:2]
+    attrs = dict(attrs, **extra)
+    if keepdim is not None and kind != "none":
+        attrs["keepdim"] = keepdim
+    tolerance = LONG_TOLERANCE if x.dtype == np.float32 and x.size > 10_000 else None
+    aten_op = getattr(getattr(torch.ops.aten, op.split(".")[0]), overload)
+    check_op("aten::" + op, lambda t: aten_op(t, **attrs), x, tolerance=tolerance, **attrs)
+
+
+def reduction_tests(ops):
+    """The tests each table of reductions gets, for its test file to take as its own
+    (`test_matches_torch, test_strided_inputs, test_schema_is_aten = reduction_tests(OPS)`): every case against
+    PyTorch with and without keepdim, the cases on strided inputs, and each op's schema."""
+
+    @pytest.mark.parametrize("keepdim", [False, True])
+    @pytest.mark.parametrize("op, dtype, shape, attrs", list(reduction_cases(ops, FLOATS + INTEGERS)))
+    def test_matches_torch(op, dtype, shape, attrs, keepdim):
+        check_reduction(ops, op, reduction_sample(shape, dtype), attrs, keepdim)
+
+    @pytest.mark.parametrize("layout", ["transposed", "sliced"])
+    @pytest.mark.parametrize("op, dtype, shape, attrs", list(reduction_cases(ops, [np.float64, np.int32])))
+    def test_strided_inputs(op, dtype, shape, attrs, layout):
+        check_reduction(ops, op, reduction_sample(shape, dtype, layout), attrs, keepdim=False)
+
+    @pytest.mark.parametrize("op", ops)
+    def test_schema_is_aten(op):
+        assert_schema_is_aten(op.split(".")[0], ops[op][0])
+
+    return test_matches_torch, test_strided_inputs, test_schema_is_aten

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from oracle import check_op
+from oracle import check_op, convolution_attrs
 
 import opgraph
 from opgraph.ops import call
@@ -129,50 +129,70 @@ def test_conv2d_with_more_scratch_than_a_thread_keeps():
 
 
 @pytest.mark.parametrize(
-    "inputs, attrs, message",
+    "name, inputs, attrs, message",
     [
         (
+            "aten::conv2d",
             [random((1, 3, 8, 8), np.float32), random((4, 2, 3, 3), np.float32)],
             {},
             r"weight: expected 3 input channels per group",
         ),
         (
+            "aten::conv2d",
             [random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)],
             dict(groups=2),
             r"groups: 2 must divide the input channels \(3\)",
         ),
         (
+            "aten::conv2d",
             [random((1, 3, 2, 2), np.float32), random((4, 3, 3, 3), np.float32)],
             {},
             r"input: spatial size 2 \(padded to 2\) is smaller than the dilated kernel \(3\)",
         ),
         (
+            "aten::conv2d",
             [random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float64)],
             {},
             r"weight: expected float32 like input, got float64",
         ),
         (
+            "aten::conv2d",
             [random((8, 8), np.float32), random((4, 3, 3, 3), np.float32)],
             {},
             r"input: expected rank 4 \(batch, channels, spatial...\), got float32\[8, 8\]",
         ),
         (
+            "aten::conv2d",
             [random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32), random((5,), np.float32)],
             {},
             r"bias: expected float32\[4\], got float32\[5\]",
         ),
         (
+            "aten::conv2d",
             [random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)],
             dict(stride=0),
             r"stride: expected values of at least 1",
         ),
         (
+            "aten::conv2d",
             [random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)],
             dict(padding=[1, 1, 1]),
             r"padding: expected 1 or 2 values, got \[1, 1, 1\]",
         ),
+        (
+            "aten::convolution",
+            [random((1, 3, 8, 8), np.float32), random((4, 3, 3), np.float32), None],
+            convolution_attrs(1),
+            r"input: expected rank 3 \(batch, channels, spatial...\)",
+        ),
+        (
+            "aten::convolution",
+            [random((1, 3, 8), np.float32), random((4, 3), np.float32), None],
+            convolution_attrs(1),
+            r"weight: expected rank 3, 4 or 5 \(a 1-D, 2-D or 3-D convolution\), got float32\[4, 3\]",
+        ),
     ],
 )
-def test_bad_inputs(inputs, attrs, message):
-    with pytest.raises(opgraph.Error, match=f"^aten::conv2d: {message}"):
-        call("aten::conv2d", *inputs, **attrs)
+def test_bad_inputs(name, inputs, attrs, message):
+    with pytest.raises(opgraph.Error, match=f"^{name}: {message}"):
+        call(name, *inputs, **attrs)

@@ -1,7 +1,6 @@
-"""Convolution gradients (opgraph::conv2d_backward), and the convolution with
-a fused activation (opgraph::conv2d) and its gradients
-(opgraph::conv2d_act_backward), against the reference, PyTorch autograd and
-finite differences."""
+"""Convolution gradients (opgraph::conv2d_backward, and aten::convolution_backward for 1-D, 2-D, 3-D and
+transposed convolutions), and the convolution with a fused activation (opgraph::conv2d) and its gradients
+(opgraph::conv2d_act_backward), against the reference, PyTorch autograd and finite differences."""
 
 from concurrent.futures import ThreadPoolExecutor
 
@@ -9,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from oracle import check_op
+from oracle import assert_schema_is_aten, check_op, convolution_attrs, random
 
 import opgraph
 from opgraph.ops import call, call_reference
@@ -25,6 +24,7 @@ ACTIVATIONS = {
     "silu": F.silu,
 }
 DTYPES = [np.float32, np.float64]
+aten = torch.ops.aten
 
 CASES = [
     # input shape, weight shape, stride, padding, dilation, groups
@@ -41,10 +41,6 @@ CASES = [
     ((0, 3, 8, 8), (4, 3, 3, 3), 1, 1, 1, 1),  # empty batch
 ]
 CASE_IDS = [f"{x}*{w}" for x, w, *_ in CASES]
-
-
-def random(shape, dtype, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 
 
 def tolerance(dtype):
@@ -70,6 +66,10 @@ def check_gradients(op, inputs, expected, dtype, **attrs):
         assert got.shape == want.shape and got.dtype == want.dtype, f"{name}: {got.dtype}{got.shape}"
         np.testing.assert_allclose(ref, want, **tolerance(dtype), err_msg=f"{name}: reference vs torch")
         np.testing.assert_allclose(got, ref, **tolerance(dtype), err_msg=f"{name}: fast kernel vs reference")
+
+
+def test_schemas_are_atens():
+    assert_schema_is_aten("convolution_backward", "default")
 
 
 def test_backward_ops_are_registered():
@@ -246,6 +246,84 @@ def test_concurrent_calls():
         list(pool.map(run, range(24)))
 
 
+# ---- aten::convolution_backward ---------------------------------------------
+
+BACKWARD_CASES = [
+    # input shape, weight shape, stride, padding, dilation, transposed, output_padding, groups
+    ((2, 3, 11), (4, 3, 3), [2], [1], [1], False, [0], 1),
+    ((1, 4, 9, 7), (6, 2, 3, 2), [2, 1], [1, 0], [1, 2], False, [0, 0], 2),
+    ((2, 3, 5, 6, 4), (4, 3, 3, 2, 3), [1, 2, 1], [1, 0, 1], [1, 1, 2], False, [0, 0, 0], 1),
+    ((2, 64, 14, 14), (32, 64, 3, 3), [2, 2], [1, 1], [1, 1], False, [0, 0], 1),
+    ((2, 4, 11), (4, 3, 5), [3], [2], [1], True, [1], 2),
+    ((1, 6, 7, 5), (6, 1, 3, 3), [2, 2], [1, 1], [2, 2], True, [0, 1], 6),
+    ((2, 4, 3, 4, 5), (4, 3, 2, 3, 2), [2, 1, 3], [0, 1, 1], [1, 2, 1], True, [1, 0, 2], 2),
+    ((1, 32, 9, 9), (32, 16, 4, 4), [2, 2], [1, 1], [1, 1], True, [0, 0], 1),
+    ((0, 3, 6, 6), (4, 3, 3, 3), [1, 1], [1, 1], [1, 1], False, [0, 0], 1),
+]
+BACKWARD_MASKS = [
+    [True, True, True],
+    [True, False, False],
+    [False, True, False],
+    [False, False, True],
+    [False, True, True],
+]
+
+
+@pytest.mark.parametrize("mask", BACKWARD_MASKS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "input_shape, weight_shape, stride, padding, dilation, transposed, output_padding, groups", BACKWARD_CASES
+)
+def test_convolution_backward(
+    input_shape, weight_shape, stride, padding, dilation, transposed, output_padding, groups, dtype, mask
+):
+    x, w = random(input_shape, dtype, layout="transposed"), random(weight_shape, dtype, 1)
+    out_channels = weight_shape[1] * groups if transposed else weight_shape[0]
+    conv = dict(
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        transposed=transposed,
+        output_padding=output_padding,
+        groups=groups,
+    )
+    grad = random(aten.convolution(torch.from_numpy(x), torch.from_numpy(w), None, **conv).shape, dtype, 2)
+    attrs = dict(bias_sizes=[out_channels], **conv)
+    fast = call("aten::convolution_backward", grad, x, w, output_mask=mask, **attrs)
+    reference = call_reference("aten::convolution_backward", grad, x, w, output_mask=mask, **attrs)
+    expected = aten.convolution_backward(
+        torch.from_numpy(grad), torch.from_numpy(x), torch.from_numpy(w), output_mask=mask, **attrs
+    )
+    tol = tolerance(dtype)
+    for name, wanted, got, ref, want in zip(
+        ["grad_input", "grad_weight", "grad_bias"], mask, fast, reference, expected
+    ):
+        if not wanted:
+            assert got.shape == ref.shape == (0,), name
+            continue
+        assert got.shape == want.shape and got.dtype == want.numpy().dtype, f"{name}: {got.dtype}{got.shape}"
+        np.testing.assert_allclose(ref, want.numpy(), **tol, err_msg=f"{name}: reference vs torch")
+        np.testing.assert_allclose(got, ref, **tol, err_msg=f"{name}: fast kernel vs reference")
+
+
+def test_convolution_backward_without_bias_sizes():
+    x, w = random((1, 3, 6, 6), np.float32), random((4, 3, 3, 3), np.float32, 1)
+    grad = random((1, 4, 4, 4), np.float32, 2)
+    attrs = dict(
+        bias_sizes=None,
+        stride=[1, 1],
+        padding=[0, 0],
+        dilation=[1, 1],
+        transposed=False,
+        output_padding=[0, 0],
+        groups=1,
+        output_mask=[False, False, True],
+    )
+    np.testing.assert_allclose(
+        call("aten::convolution_backward", grad, x, w, **attrs)[2], grad.sum(axis=(0, 2, 3)), rtol=1e-5
+    )
+
+
 # ---- Bad input -------------------------------------------------------------
 
 
@@ -315,6 +393,18 @@ def ones(*shape, dtype=np.float32):
             [ones(1, 4, 6, 6), ones(1, 3, 8, 8), ones(4, 3, 3, 3), ones(3), ones(1, 4, 6, 6)],
             dict(activation="relu"),
             r"bias: expected float32\[4\], got float32\[3\]",
+        ),
+        (
+            "aten::convolution_backward",
+            [random((1, 4, 5, 5), np.float32), random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)],
+            dict(convolution_attrs(2), bias_sizes=[4], output_mask=[True, True, True]),
+            r"grad_output: expected float32\[1, 4, 6, 6\] like the convolution's output, got float32\[1, 4, 5, 5\]",
+        ),
+        (
+            "aten::convolution_backward",
+            [random((1, 4, 6, 6), np.float32), random((1, 3, 8, 8), np.float32), random((4, 3, 3, 3), np.float32)],
+            dict(convolution_attrs(2), bias_sizes=[5], output_mask=[True, True, True]),
+            r"bias_sizes: expected None or \[4\] \(the output's channels\), got \[5\]",
         ),
     ],
 )
