@@ -1,6 +1,6 @@
 #include "opgraph/graph/optimize.h"
 
-#include "graph/rewrite.h"
+#include "graph/passes/rewrite.h"
 
 #include <algorithm>
 #include <cmath>

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "graph/rewrite.h"
+#include "graph/passes/rewrite.h"
 #include "graphs.h"
 #include "opgraph/core/cpu_capability.h"
 #include "opgraph/graph/optimize.h"

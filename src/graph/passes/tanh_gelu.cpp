@@ -9,7 +9,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "graph/rewrite.h"
+#include "graph/passes/rewrite.h"
 
 namespace opgraph {
 namespace {

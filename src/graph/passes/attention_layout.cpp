@@ -21,7 +21,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "graph/rewrite.h"
+#include "graph/passes/rewrite.h"
 
 namespace opgraph {
 namespace {

@@ -21,7 +21,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "graph/rewrite.h"
+#include "graph/passes/rewrite.h"
 
 namespace opgraph {
 namespace {

@@ -39,7 +39,7 @@
 #include <unordered_set>
 #include <variant>
 
-#include "graph/rewrite.h"
+#include "graph/passes/rewrite.h"
 #include "kernels/cpu/winograd.h"
 #include "opgraph/core/cpu_capability.h"
 #include "opgraph/graph/optimize.h"

@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "graph/rewrite.h"
+#include "graph/passes/rewrite.h"
 
 namespace opgraph {
 namespace {

@@ -1,5 +1,5 @@
 // What the graph rewrites share.
-#include "graph/rewrite.h"
+#include "graph/passes/rewrite.h"
 
 namespace opgraph {
 
