@@ -5,7 +5,6 @@ with ``register_op`` replaces it for its op type. Symbolic sizes from
 ``dynamic_shapes`` become the graph's symbolic dimensions s0, s1, ... in the
 order the inputs first use them."""
 
-import functools
 import operator
 
 import sympy
@@ -14,7 +13,7 @@ from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
 from .. import arguments, dtypes
 from .._C import Error, ValueInfo
-from . import attributes, symbolic
+from . import attributes, promote, symbolic
 from .decompose import functional_program
 from .export import export_model
 from .ir import IR, NodeInfo, OpNode, flatten
@@ -156,18 +155,20 @@ class _Converter:
         op_type = str(node.target)
         schema = arguments.of_ir_op(op_type)
         values = _bind(op_type, schema, node.args, node.kwargs)
-        promoted = _promoted_dtype(node)
+        promoted = promote.operand_dtypes(node, values)
         grouped, attrs = {}, {}
         for argument in schema:
-            value = values[argument.name]
+            value, dtype = values[argument.name], promoted.get(argument.name)
             if not argument.is_tensor:
                 if symbolic.is_symbolic(value):
                     value = symbolic.resolve(node, argument, value, self.name, self.in_graph_symbols)
                 attrs[argument.name] = attributes.to_ir(op_type, argument, value)
             elif argument.is_list:
-                grouped[argument.name] = [None if v is None else self.tensor_input(node, argument, v) for v in value]
+                grouped[argument.name] = [
+                    None if v is None else self.tensor_input(node, argument, v, dtype) for v in value
+                ]
             else:
-                grouped[argument.name] = None if value is None else self.tensor_input(node, argument, value, promoted)
+                grouped[argument.name] = None if value is None else self.tensor_input(node, argument, value, dtype)
         input_metas, tensor_args = flatten(grouped)
         return NodeInfo(
             node.name,
@@ -182,9 +183,10 @@ class _Converter:
             symbolic.source(node),
         )
 
-    def tensor_input(self, node, argument, value, promoted=None):
-        """The meta of a tensor argument's value; a Python number becomes a 0-d constant. A tensor of
-        another dtype than ``promoted`` is converted to it first (see _promoted_dtype)."""
+    def tensor_input(self, node, argument, value, dtype=None):
+        """The meta of a tensor argument's value; a Python number becomes a 0-d constant. ``dtype``, where
+        given, is the one ATen's type promotion computes the op in: a number is made in it, and a tensor of
+        another dtype is converted to it first."""
         if symbolic.is_symbolic(value):
             raise Error(
                 f"opgraph.ir: {self.name}: node '{node.name}' ({node.target}) gives the tensor argument "
@@ -194,12 +196,13 @@ class _Converter:
             )
         if isinstance(value, torch.fx.Node):
             meta = self.metas[value.name]
-            if promoted is not None and argument.name not in _NOT_PROMOTED and meta.dtype != promoted:
-                meta = self.converted(node, meta, promoted)
-            return meta
+            if dtype is None:
+                return meta
+            name = dtypes.name_of(dtype, f"opgraph.ir: {node.target}: {argument.name} promoted")
+            return meta if meta.dtype == name else self.converted(node, meta, name)
         if isinstance(value, (bool, int, float, complex)):
             name = f"{node.name}_{argument.name}"
-            self.weights[name] = torch.tensor(value)
+            self.weights[name] = promote.number(value, dtype)
             return self.meta(name, self.weights[name], "constant")
         raise Error(f"opgraph.ir: {node.target}: argument '{argument.name}' expects a tensor, got {value!r}")
 
@@ -234,32 +237,6 @@ class _Converter:
             self.metas[meta.name] = meta
             metas.append(meta)
         return metas
-
-
-# Tensor arguments of pointwise ops that keep their own dtype.
-_NOT_PROMOTED = ("condition", "mask")
-
-
-def _promoted_dtype(node):
-    """The dtype ATen computes a pointwise op's tensor operands in, as the IR
-    names it, where its operands' dtypes differ (pow(float, int), int < float,
-    complex * float) or where a complex number makes a real tensor's result
-    complex (x * 1j); else None. The runtime has no type promotion, so the IR
-    converts them."""
-    op = node.target
-    if not isinstance(op, torch._ops.OpOverload) or torch.Tag.pointwise not in op.tags:
-        return None
-    result = node.meta.get("val")
-    operands = [a.meta["val"] for a in node.all_input_nodes if isinstance(a.meta.get("val"), torch.Tensor)]
-    if not isinstance(result, torch.Tensor):
-        return None
-    made_complex = result.is_complex() and any(not t.is_complex() for t in operands)
-    if len({t.dtype for t in operands}) < 2 and not made_complex:
-        return None
-    dtype = result.dtype
-    if dtype == torch.bool:  # a comparison: its operands meet in their common dtype
-        dtype = functools.reduce(torch.promote_types, (t.dtype for t in operands))
-    return dtypes.name_of(dtype, f"opgraph.ir: {op}: result")
 
 
 def _bind(op_type, schema, args, kwargs):
