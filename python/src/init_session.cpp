@@ -31,7 +31,8 @@ Precision precision_from_string(const std::string& name) {
 }
 
 SessionOptions options_from_python(std::optional<int> threads, nb::handle package_paths, bool profile, bool optimize,
-                                   const std::string& device, const std::string& precision) {
+                                   std::vector<std::string> disabled_passes, const std::string& device,
+                                   const std::string& precision) {
   SessionOptions options;
   options.device = device_from_string(device);
   options.precision = precision_from_string(precision);
@@ -45,13 +46,15 @@ SessionOptions options_from_python(std::optional<int> threads, nb::handle packag
   for (nb::handle path : nb::borrow<nb::iterable>(folders)) options.package_paths.push_back(path_string(path));
   options.profile = profile;
   options.optimize = optimize;
+  options.disabled_passes = std::move(disabled_passes);
   return options;
 }
 
 void construct(Session* self, nb::handle source, nb::handle weights, std::optional<int> threads,
-               nb::handle package_paths, bool profile, bool optimize, const std::string& device,
-               const std::string& precision) {
-  SessionOptions options = options_from_python(threads, package_paths, profile, optimize, device, precision);
+               nb::handle package_paths, bool profile, bool optimize, std::vector<std::string> disabled_passes,
+               const std::string& device, const std::string& precision) {
+  SessionOptions options = options_from_python(threads, package_paths, profile, optimize, std::move(disabled_passes),
+                                               device, precision);
   if (nb::isinstance<Graph>(source)) {
     // The session outlives the arrays given here: it keeps copies.
     std::vector<InputArray> keep;
@@ -109,22 +112,43 @@ nb::object run(const Session& session, nb::args args) {
 }  // namespace
 
 void init_session(nb::module_& m) {
+  nb::class_<PassInfo>(m, "PassInfo", "A graph pass a Session makes at load (opgraph.graph_passes()).")
+      .def_ro("name", &PassInfo::name)
+      .def_ro("summary", &PassInfo::summary, "What it rewrites into what.")
+      .def_prop_ro(
+          "devices",
+          [](const PassInfo& pass) {
+            std::vector<std::string> names;
+            for (DeviceType type : pass.devices) names.emplace_back(device_type_name(type));
+            return names;
+          },
+          "The device types a Session makes it for ('cpu', 'cuda').");
+  nb::class_<PassReport>(m, "PassReport", "What one graph pass did to a Session's graph at load.")
+      .def_ro("name", &PassReport::pass, "The pass's name.")
+      .def_ro("rewritten", &PassReport::rewritten, "The nodes it made or changed, as 'name: op'.")
+      .def_ro("removed", &PassReport::removed, "How many nodes it dropped.")
+      .def_ro("skipped", &PassReport::skipped, "Disabled, or not for the session's device.")
+      .def_prop_ro("changed", &PassReport::changed);
+  m.def("graph_passes", &graph_passes, nb::rv_policy::copy,
+        "The graph passes a Session makes at load (Session(optimize=True)), in the order it makes them.");
   nb::class_<Session>(m, "Session",
                       "A graph loaded to run: packages loaded, ops and kernels resolved, shapes inferred and memory "
                       "planned once. run() may be called from several threads at once.")
       .def(
           "__init__", &construct, nb::arg("source"), nb::kw_only(), nb::arg("weights") = nb::none(),
           nb::arg("threads") = nb::none(), nb::arg("package_paths") = nb::tuple(), nb::arg("profile") = false,
-          nb::arg("optimize") = true, nb::arg("device") = "cpu", nb::arg("precision") = "f32",
+          nb::arg("optimize") = true, nb::arg("disabled_passes") = std::vector<std::string>(), nb::arg("device") = "cpu",
+          nb::arg("precision") = "f32",
           nb::sig("def __init__(self, source: str | os.PathLike | Graph, *, weights: dict[str, object] | None = None, "
                   "threads: int | None = None, package_paths: Sequence[str | os.PathLike] = (), "
-                  "profile: bool = False, optimize: bool = True, device: str = 'cpu', precision: str = 'f32') -> None"),
+                  "profile: bool = False, optimize: bool = True, disabled_passes: Sequence[str] = (), "
+                  "device: str = 'cpu', precision: str = 'f32') -> None"),
           "Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the "
           "kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages "
           "in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see "
           "opgraph.load_package); `profile` records each node's time in each run; `optimize` rewrites the graph "
-          "at load to run faster (batch norms folded into convolutions, activations fused into the convolution "
-          "or linear layer before them), outputs the same up to float rounding. `device` ('cpu', 'cuda', 'cuda:N') "
+          "at load to run faster, outputs the same up to float rounding: the passes of opgraph.graph_passes() for "
+          "the device, but those named in `disabled_passes` (pass_reports says what each did). `device` ('cpu', 'cuda', 'cuda:N') "
           "is where the graph runs: on a GPU every op needs a CUDA kernel, the weights are copied there, host "
           "inputs are copied in, and outputs come back to the host when the inputs came from it, else stay on the "
           "device in the inputs' framework (torch, CuPy). `precision` 'bf16' has the products with a weight (linear "
@@ -139,6 +163,8 @@ void init_session(nb::module_& m) {
       .def_prop_ro("inputs", &Session::inputs, "The graph inputs: ValueInfo, symbolic dimensions as str.")
       .def_prop_ro("outputs", &Session::outputs, "The graph outputs, with their inferred dtypes and shapes.")
       .def_prop_ro("graph", &Session::graph, nb::rv_policy::copy)
+      .def_prop_ro("pass_reports", &Session::pass_reports,
+                   "What each graph pass did at load, in order (empty with optimize=False).")
       .def_prop_ro("planned_peak_bytes", &Session::planned_peak_bytes,
                    "Bytes of the arena the memory plan of the latest run's shapes needs.")
       .def_prop_ro("naive_bytes", &Session::naive_bytes,

@@ -8,14 +8,15 @@
 #include <mutex>
 #include <numeric>
 
+#include "graph/passes/pass.h"
 #include "graph/resolved.h"
 #include "opgraph/core/cpu_capability.h"
 #include "opgraph/core/device_backend.h"
 #include "opgraph/core/thread_pool.h"
-#include "opgraph/graph/optimize.h"
 #include "opgraph/package/loader.h"
 #include "opgraph/runtime/memory_plan.h"
 #include "runtime/output_pool.h"
+#include "runtime/pass_list.h"
 #include "runtime/trace.h"
 
 namespace opgraph {
@@ -101,6 +102,7 @@ struct Session::Impl {
   Graph graph;  // the resolved nodes point into it: it never moves
   SessionOptions options;
   ResolvedGraph resolved;
+  std::vector<PassReport> pass_reports;
   std::vector<ValueInfo> output_info;
   std::vector<Tensor> constants;       // by position in graph.constants, contiguous
   ConstantCache constant_cache;        // what kernels derive from the constants, kept across runs
@@ -179,7 +181,6 @@ Session::Impl::Impl(Graph graph_in, Weights weights, SessionOptions options_in,
                 options.threads);
   // A device's kernels arrive with its backend, which must be there first.
   check_device(options.device);
-  if (options.device.type != DeviceType::CPU) options.optimize = false;
   if (options.precision == Precision::BFloat16) {
     OPGRAPH_CHECK(options.device.type == DeviceType::CPU,
                   "precision bf16: runs on the CPU only, and the session runs on ", device_str(options.device));
@@ -189,15 +190,16 @@ Session::Impl::Impl(Graph graph_in, Weights weights, SessionOptions options_in,
                   cpu_capability_name(cpu_capability()), " without it");
   }
   load_packages(graph.packages, search_paths);
-  resolved = resolve(graph, Registry::global());
+  PassContext context(graph, weights, Registry::global(), options.precision);
   // Symbolic shape inference also checks every node's shapes (as verify() does),
   // first of the graph as given, so that errors name its nodes.
-  std::vector<ValueInfo> types = infer_symbolic(graph, resolved);
+  context.resolved();
+  check_pass_names(options.disabled_passes);
   if (options.optimize) {
-    optimize(graph, weights, Registry::global(), options.precision);
-    resolved = resolve(graph, Registry::global());
-    types = infer_symbolic(graph, resolved);
+    pass_reports = run_passes(context, {options.device, options.precision, options.disabled_passes});
   }
+  resolved = context.resolved();
+  const std::vector<ValueInfo>& types = context.types();
   find_shaped_by_run();
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     output_info.push_back(types[resolved.outputs[i]]);
@@ -636,6 +638,7 @@ Session::Session(Graph graph, Weights weights, SessionOptions options)
 Session::~Session() = default;
 
 const Graph& Session::graph() const { return impl_->graph; }
+const std::vector<PassReport>& Session::pass_reports() const { return impl_->pass_reports; }
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->graph.inputs; }
 const std::vector<ValueInfo>& Session::outputs() const { return impl_->output_info; }
 

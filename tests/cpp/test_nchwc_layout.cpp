@@ -7,16 +7,27 @@
 #include <algorithm>
 #include <cmath>
 
+#include "graph/passes/passes.h"
 #include "graph/passes/rewrite.h"
 #include "graphs.h"
 #include "opgraph/core/cpu_capability.h"
-#include "opgraph/graph/optimize.h"
 #include "opgraph/opgraph.h"
 
 namespace opgraph {
 namespace {
 
 using testing::random_tensor;
+
+// Makes one pass on `graph` with `weights`, as a Session's load does.
+void make_pass(PassFn pass, Graph& graph, Weights& weights, Precision precision = Precision::Float32) {
+  PassContext context(graph, weights, Registry::global(), precision);
+  pass(context);
+}
+
+void use_nchwc_layout(Graph& graph, Precision precision = Precision::Float32) {
+  Weights weights;  // the layout pass reads the constants' types, not their values
+  make_pass(opgraph::use_nchwc_layout, graph, weights, precision);
+}
 
 // conv(3 -> 24) -> relu -> pad(0, 1, 0, 1) -> depthwise conv(24, stride 2)
 // -> add(itself) -> conv(24 -> 5, 1x1), whose output is the graph's, and
@@ -153,7 +164,7 @@ TEST(ResidualAdds, BecomeTheConvolutionsResidualAndActivation) {
   Graph graph = residual_blocks();
   Weights weights = residual_weights();
   use_nchwc_layout(graph);
-  fuse_product_epilogues(graph, weights, Registry::global());
+  make_pass(fuse_product_epilogues, graph, weights);
   EXPECT_EQ(op_types(graph),
             (std::vector<std::string>{"opgraph::conv2d_nchwc", "aten::relu", "opgraph::conv2d_nchwc",
                                       "opgraph::conv2d_nchwc", "opgraph::conv2d_nchwc", "aten::add.Tensor",
@@ -224,8 +235,8 @@ TEST(NchwcLayout, TakesBlocksOf16WhereAConvolutionIsGroupedOrWinograd) {
 TEST(NchwcLayout, RunsChannelsLastInBFloat16) {
   if (cpu_capability() != CpuCapability::Avx512) GTEST_SKIP() << "bfloat16 convolutions need AVX-512";
   Graph grouped = chain(), dense = residual_blocks();
-  use_nchwc_layout(grouped, Registry::global(), Precision::BFloat16);
-  use_nchwc_layout(dense, Registry::global(), Precision::BFloat16);
+  use_nchwc_layout(grouped, Precision::BFloat16);
+  use_nchwc_layout(dense, Precision::BFloat16);
   std::vector<int64_t> blocks;
   for (const Graph* graph : {&grouped, &dense}) {
     for (const Node& node : graph->nodes) {

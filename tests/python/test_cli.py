@@ -271,7 +271,7 @@ ERROR_CASES = [
     (
         ["run", "cnn.opg", "--inptu", "x=x.npy"],
         2,
-        r"unknown flag '--inptu'; the flags of 'run' are: --input, --output-dir, --threads, --precision, --package-path "
+        r"unknown flag '--inptu'; the flags of 'run' are: --input, --output-dir, --threads, --precision, --disable-pass, --package-path "
         r"\(see 'opgraph run --help'\)",
     ),
     (["run", "cnn.opg", "--input", "x=x.npy"], 2, r"--output-dir is required \(see 'opgraph run --help'\)"),

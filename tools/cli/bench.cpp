@@ -90,6 +90,7 @@ Command bench_command() {
            {"--warmup", "W", "untimed runs first (default 10)"},
            threads_flag(),
            precision_flag(),
+           disable_pass_flag(),
            input_flag(),
            dim_flag(),
            package_path_flag()},

@@ -1,5 +1,6 @@
 // opgraph inspect: what a model holds (inputs, outputs, nodes with their
-// inferred shapes, weights, packages), after loading and verifying it.
+// inferred shapes, weights, packages), after loading and verifying it; with
+// --passes, also what each graph pass rewrites in it at load.
 #include <algorithm>
 #include <iostream>
 
@@ -22,6 +23,23 @@ void print_values(const char* heading, const std::vector<ValueInfo>& values) {
   print_table(std::cout, rows);
 }
 
+// Each pass of the list, and the nodes it made or changed in a Session's
+// load of the model with the same options.
+void print_passes(const std::string& path, const Args& args) {
+  const Session session(path, session_options(args));
+  std::cout << "passes (" << session.pass_reports().size() << "):\n";
+  std::vector<TableRow> rows = {{"pass", "rewritten", "removed", "nodes"}};
+  for (const PassReport& report : session.pass_reports()) {
+    if (report.skipped) {
+      rows.push_back({report.pass, "-", "-", "(disabled, or not for this device)"});
+      continue;
+    }
+    rows.push_back({report.pass, std::to_string(report.rewritten.size()), std::to_string(report.removed),
+                    joined(report.rewritten, "-")});
+  }
+  print_table(std::cout, rows);
+}
+
 int inspect_main(const Args& args) {
   const std::string& path = args.operand();
   // The session loads the packages and verifies the graph, which it keeps
@@ -29,6 +47,7 @@ int inspect_main(const Args& args) {
   // maps it.
   SessionOptions options = session_options(args);
   options.optimize = false;
+  options.disabled_passes.clear();  // for --passes
   const Session session(path, options);
   const OpgFile opg = load_opg(path);
   const Graph& graph = session.graph();
@@ -63,6 +82,7 @@ int inspect_main(const Args& args) {
   std::cout << "weights: " << opg.weights.size() << " tensors, " << weight_bytes << " bytes ("
             << format_bytes(weight_bytes) << ")\n";
   std::cout << "packages: " << joined(graph.packages, "none") << "\n";
+  if (args.has("--passes")) print_passes(path, args);
   return 0;
 }
 
@@ -72,8 +92,11 @@ Command inspect_command() {
   return {"inspect",
           "model.opg",
           "show a model's inputs, outputs, nodes with inferred shapes, weights and packages",
-          "The model is loaded and verified as for a run, so its op packages must be found.",
-          {package_path_flag()},
+          "The model is loaded and verified as for a run, so its op packages must be found. The nodes are the "
+          "graph's as the file holds it; --passes shows what each graph pass rewrites at load, in the order "
+          "they run, with --precision and --disable-pass as a run would take them.",
+          {package_path_flag(), {"--passes", "", "show what each graph pass rewrites at load"}, precision_flag(),
+           disable_pass_flag()},
           inspect_main};
 }
 

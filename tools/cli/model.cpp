@@ -23,6 +23,9 @@ Flag precision_flag() {
           "f32 (default) or bf16: the products with a weight multiply in bfloat16, summing in float32 (needs AVX-512 "
           "BF16 or AMX)"};
 }
+Flag disable_pass_flag() {
+  return {"--disable-pass", "NAME", "leave out the graph pass NAME at load (opgraph inspect --passes lists them)", true};
+}
 Flag input_flag() { return {"--input", "NAME=FILE", "feed graph input NAME from a .npy file", true}; }
 Flag dim_flag() {
   return {"--dim", "SYMBOL=SIZE", "the size of a symbolic dimension of the inputs, e.g. --dim N=8", true};
@@ -150,6 +153,8 @@ SessionOptions session_options(const Args& args) {
   }
   const std::span<const std::string> paths = args.values("--package-path");
   options.package_paths.assign(paths.begin(), paths.end());
+  const std::span<const std::string> disabled = args.values("--disable-pass");
+  options.disabled_passes.assign(disabled.begin(), disabled.end());
   return options;
 }
 

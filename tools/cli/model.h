@@ -13,6 +13,7 @@ namespace opgraph::cli {
 Flag package_path_flag();  // --package-path DIR
 Flag threads_flag();       // --threads N
 Flag precision_flag();     // --precision f32|bf16
+Flag disable_pass_flag();  // --disable-pass NAME
 Flag input_flag();         // --input NAME=FILE
 Flag dim_flag();           // --dim SYMBOL=SIZE
 

@@ -84,6 +84,7 @@ Command profile_command() {
            {"--warmup", "W", "unrecorded runs first (default 1)"},
            threads_flag(),
            precision_flag(),
+           disable_pass_flag(),
            input_flag(),
            dim_flag(),
            package_path_flag()},

@@ -68,6 +68,7 @@ Command run_command() {
            {"--output-dir", "DIR", "where to write the outputs (created if missing); required"},
            threads_flag(),
            precision_flag(),
+           disable_pass_flag(),
            package_path_flag()},
           run_main};
 }

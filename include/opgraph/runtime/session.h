@@ -25,6 +25,7 @@
 #include "opgraph/core/tensor.h"
 #include "opgraph/graph/graph.h"
 #include "opgraph/graph/opg.h"
+#include "opgraph/runtime/passes.h"
 
 namespace opgraph {
 
@@ -38,17 +39,15 @@ struct SessionOptions {
   // Record each node's wall time in each run (see write_chrome_trace).
   bool profile = false;
   // Rewrite the graph at load to run faster, outputs the same up to float
-  // rounding (graph/optimize.h): batch norms folded into convolutions,
-  // activations fused into the convolution, linear layer or biased product
-  // (addmm) before them,
-  // convolution chains on channel-blocked activations.
-  // graph() and the profile then show the rewritten graph.
+  // rounding: the passes of graph_passes() (runtime/passes.h) for the
+  // session's device, but those named in disabled_passes. graph() and the
+  // profile then show the rewritten graph, pass_reports() what each pass did.
   bool optimize = true;
+  std::vector<std::string> disabled_passes = {};
   // Where the graph runs. On a GPU every node needs a kernel for it; the
   // weights are copied there at load, the memory plan is one device arena,
   // inputs on the host are copied in, outputs stay on the device, and the
   // kernels run in order on the calling thread's stream (device_backend.h).
-  // The rewrites of `optimize` target the CPU and are not made for a GPU.
   Device device = Device::cpu();
   // BFloat16: the products with a weight (linear layers, matrix products,
   // convolutions) round their operands to bfloat16 and sum in float32, about
@@ -86,6 +85,8 @@ class Session {
 
   // The graph as it runs (see SessionOptions::optimize).
   const Graph& graph() const;
+  // What each pass of graph_passes() did at load; empty without optimize.
+  const std::vector<PassReport>& pass_reports() const;
   // The graph inputs as declared, and the outputs' types as inferred; a
   // dimension that depends on symbols other than as a plain symbol is "?",
   // as is every dimension of an output whose shape depends on the data.

@@ -21,6 +21,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "graph/passes/passes.h"
 #include "graph/passes/rewrite.h"
 
 namespace opgraph {
@@ -28,8 +29,11 @@ namespace {
 
 class AttentionLayout {
  public:
-  AttentionLayout(Graph& graph, Weights& weights, const Registry& registry)
-      : graph_(graph), registry_(registry), rewriter_(graph, weights), values_(infer_shapes(graph, registry)) {}
+  explicit AttentionLayout(PassContext& context)
+      : graph_(context.graph),
+        registry_(context.registry),
+        rewriter_(context.graph, context.weights),
+        values_(context.values()) {}
 
   void run() {
     rewriter_.for_each_node([&](size_t i) {
@@ -165,14 +169,13 @@ class AttentionLayout {
   Graph& graph_;
   const Registry& registry_;
   Rewriter rewriter_;
-  std::unordered_map<std::string, ValueInfo> values_;
+  const std::unordered_map<std::string, ValueInfo>& values_;
   std::unordered_map<std::string, std::string> transposed_;  // cos and sin, and their transposes
 };
 
 }  // namespace
 
-void use_heads_second_attention(Graph& graph, Weights& weights, const Registry& registry) {
-  AttentionLayout(graph, weights, registry).run();
+void use_heads_second_attention(PassContext& context) { AttentionLayout(context).run();
 }
 
 }  // namespace opgraph

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "graph/passes/passes.h"
 #include "graph/passes/rewrite.h"
 
 namespace opgraph {
@@ -21,8 +22,11 @@ namespace {
 
 class Conv1dAsConv2d {
  public:
-  Conv1dAsConv2d(Graph& graph, Weights& weights, const Registry& registry)
-      : graph_(graph), registry_(registry), rewriter_(graph, weights), values_(infer_shapes(graph, registry)) {}
+  explicit Conv1dAsConv2d(PassContext& context)
+      : graph_(context.graph),
+        registry_(context.registry),
+        rewriter_(context.graph, context.weights),
+        values_(context.values()) {}
 
   void run() {
     rewriter_.for_each_node([&](size_t i) {
@@ -112,15 +116,14 @@ class Conv1dAsConv2d {
   Graph& graph_;
   const Registry& registry_;
   Rewriter rewriter_;
-  std::unordered_map<std::string, ValueInfo> values_;
+  const std::unordered_map<std::string, ValueInfo>& values_;
   std::unordered_map<std::string, std::string> height_one_;  // a 3-D value and its [N, C, 1, W] form
   std::unordered_set<std::string> squeezed_;
 };
 
 }  // namespace
 
-void convolutions_1d_as_2d(Graph& graph, Weights& weights, const Registry& registry) {
-  Conv1dAsConv2d(graph, weights, registry).run();
+void convolutions_1d_as_2d(PassContext& context) { Conv1dAsConv2d(context).run();
 }
 
 }  // namespace opgraph

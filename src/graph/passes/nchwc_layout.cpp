@@ -39,10 +39,10 @@
 #include <unordered_set>
 #include <variant>
 
+#include "graph/passes/passes.h"
 #include "graph/passes/rewrite.h"
 #include "kernels/cpu/winograd.h"
 #include "opgraph/core/cpu_capability.h"
-#include "opgraph/graph/optimize.h"
 
 namespace opgraph {
 namespace {
@@ -83,21 +83,21 @@ class NchwcLayout {
   // grouped convolutions takes channels-last instead, and its wide
   // convolutions where it does not; `bfloat16`: whether its convolutions
   // multiply in bfloat16, whose fast kernels (AMX) take channels-last only.
-  NchwcLayout(Graph& graph, const Registry& registry, int64_t block, bool channels_last, bool bfloat16)
-      : graph_(graph),
-        registry_(registry),
+  NchwcLayout(PassContext& context, int64_t block, bool channels_last, bool bfloat16)
+      : graph_(context.graph),
+        registry_(context.registry),
         block_(block),
         channels_last_kernels_(channels_last),
         channels_last_(channels_last),
         bfloat16_(bfloat16),
-        uses_(count_uses(graph)),
-        values_(infer_shapes(graph, registry)) {
-    for (const ValueInfo& constant : graph.constants) {
+        uses_(count_uses(context.graph)),
+        values_(context.values()) {
+    for (const ValueInfo& constant : graph_.constants) {
       constants_.emplace(constant.name, &constant);
       value_names_.insert(constant.name);
     }
-    for (const ValueInfo& input : graph.inputs) value_names_.insert(input.name);
-    for (const Node& node : graph.nodes) {
+    for (const ValueInfo& input : graph_.inputs) value_names_.insert(input.name);
+    for (const Node& node : graph_.nodes) {
       node_names_.insert(node.name);
       for (const std::string& output : node.outputs) {
         producer_.emplace(output, &node);
@@ -392,7 +392,7 @@ class NchwcLayout {
   bool channels_last_;          // whether the chains run channels-last
   bool bfloat16_;               // whether the convolutions multiply in bfloat16
   std::unordered_map<std::string, int> uses_;
-  std::unordered_map<std::string, ValueInfo> values_;
+  const std::unordered_map<std::string, ValueInfo>& values_;
   std::unordered_map<std::string, const ValueInfo*> constants_;
   std::unordered_map<std::string, const Node*> producer_;
   std::unordered_set<std::string> node_names_, value_names_;  // every name taken
@@ -408,12 +408,12 @@ class NchwcLayout {
 
 }  // namespace
 
-void use_nchwc_layout(Graph& graph, const Registry& registry, Precision precision) {
+void use_nchwc_layout(PassContext& context) {
   const CpuCapability capability = cpu_capability();
   if (capability == CpuCapability::Default) return;  // oneDNN's blocked kernels need AVX2 or AVX-512
   const bool avx512 = capability == CpuCapability::Avx512;
-  NchwcLayout(graph, registry, avx512 ? 16 : 8, /*channels_last=*/avx512,
-              /*bfloat16=*/avx512 && precision == Precision::BFloat16)
+  NchwcLayout(context, avx512 ? 16 : 8, /*channels_last=*/avx512,
+              /*bfloat16=*/avx512 && context.precision == Precision::BFloat16)
       .run();
 }
 

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "graph/passes/passes.h"
 #include "graph/passes/rewrite.h"
 
 namespace opgraph {
@@ -28,10 +29,13 @@ namespace {
 
 class ProductEpilogues {
  public:
-  ProductEpilogues(Graph& graph, Weights& weights, const Registry& registry)
-      : graph_(graph), registry_(registry), rewriter_(graph, weights), values_(infer_shapes(graph, registry)) {
-    for (size_t i = 0; i < graph.nodes.size(); ++i) {
-      for (const std::string& output : graph.nodes[i].outputs) position_[output] = i;
+  explicit ProductEpilogues(PassContext& context)
+      : graph_(context.graph),
+        registry_(context.registry),
+        rewriter_(context.graph, context.weights),
+        values_(context.values()) {
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      for (const std::string& output : graph_.nodes[i].outputs) position_[output] = i;
     }
   }
 
@@ -133,14 +137,13 @@ class ProductEpilogues {
   Graph& graph_;
   const Registry& registry_;
   Rewriter rewriter_;
-  std::unordered_map<std::string, ValueInfo> values_;
+  const std::unordered_map<std::string, ValueInfo>& values_;
   std::unordered_map<std::string, size_t> position_;  // by value: the node computing it
 };
 
 }  // namespace
 
-void fuse_product_epilogues(Graph& graph, Weights& weights, const Registry& registry) {
-  ProductEpilogues(graph, weights, registry).run();
+void fuse_product_epilogues(PassContext& context) { ProductEpilogues(context).run();
 }
 
 }  // namespace opgraph

@@ -1,6 +1,5 @@
-// What the graph rewrites (graph/optimize.cpp and the files named below)
-// share: how they read a node's uses, attributes and arguments, and the
-// Rewriter that fuses nodes.
+// What the graph passes share: how they read a node's uses, attributes and
+// arguments, and the Rewriter that fuses nodes.
 #pragma once
 
 #include <map>
@@ -166,25 +165,5 @@ class Rewriter {
 
   size_t index_of(const Node& node) const { return static_cast<size_t>(&node - graph_.nodes.data()); }
 };
-
-// The rewrites optimize() makes, each in its own file.
-// The tanh form of GELU, written out as transformers' NewGELUActivation does
-// (GPT-2, GPT-J, CodeGen, Phi), becomes one aten::gelu(approximate="tanh").
-void fuse_tanh_gelu(Graph& graph, Weights& weights, const Registry& registry);
-// RMS normalization written out (Llama's, T5's) becomes aten::rms_norm.
-void fuse_rms_norms(Graph& graph, Weights& weights, const Registry& registry);
-// The rotary embedding written out (transformers' apply_rotary_pos_emb)
-// becomes opgraph::rotary_embedding.
-void fuse_rotary_embeddings(Graph& graph, Weights& weights, const Registry& registry);
-// A 1-D convolution with a constant weight becomes a 2-D one of height 1,
-// and the activations after it run on that height-1 tensor.
-void convolutions_1d_as_2d(Graph& graph, Weights& weights, const Registry& registry);
-// Attention between transposes of its operands' and output's dims 1 and 2
-// becomes opgraph::attention_bshd, which reads and writes them in place.
-void use_heads_second_attention(Graph& graph, Weights& weights, const Registry& registry);
-// After use_nchwc_layout: add(opgraph::conv2d_nchwc or a linear layer,
-// shortcut) and an activation after it become that product's residual and
-// activation; mul(linear layer, gate) becomes the linear layer's multiplier.
-void fuse_product_epilogues(Graph& graph, Weights& weights, const Registry& registry);
 
 }  // namespace opgraph

@@ -10,6 +10,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "graph/passes/passes.h"
 #include "graph/passes/rewrite.h"
 
 namespace opgraph {
@@ -17,8 +18,11 @@ namespace {
 
 class RmsNorms {
  public:
-  RmsNorms(Graph& graph, Weights& weights, const Registry& registry)
-      : graph_(graph), registry_(registry), rewriter_(graph, weights), values_(infer_shapes(graph, registry)) {}
+  explicit RmsNorms(PassContext& context)
+      : graph_(context.graph),
+        registry_(context.registry),
+        rewriter_(context.graph, context.weights),
+        values_(context.values()) {}
 
   void run() {
     rewriter_.for_each_node([&](size_t i) {
@@ -122,13 +126,12 @@ class RmsNorms {
   Graph& graph_;
   const Registry& registry_;
   Rewriter rewriter_;
-  std::unordered_map<std::string, ValueInfo> values_;
+  const std::unordered_map<std::string, ValueInfo>& values_;
 };
 
 }  // namespace
 
-void fuse_rms_norms(Graph& graph, Weights& weights, const Registry& registry) {
-  RmsNorms(graph, weights, registry).run();
+void fuse_rms_norms(PassContext& context) { RmsNorms(context).run();
 }
 
 }  // namespace opgraph

@@ -10,6 +10,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "graph/passes/passes.h"
 #include "graph/passes/rewrite.h"
 
 namespace opgraph {
@@ -17,8 +18,11 @@ namespace {
 
 class RotaryEmbeddings {
  public:
-  RotaryEmbeddings(Graph& graph, Weights& weights, const Registry& registry)
-      : graph_(graph), registry_(registry), rewriter_(graph, weights), values_(infer_shapes(graph, registry)) {}
+  explicit RotaryEmbeddings(PassContext& context)
+      : graph_(context.graph),
+        registry_(context.registry),
+        rewriter_(context.graph, context.weights),
+        values_(context.values()) {}
 
   void run() {
     rewriter_.for_each_node([&](size_t i) { rewrite(graph_.nodes[i]); });
@@ -119,14 +123,13 @@ class RotaryEmbeddings {
   Graph& graph_;
   const Registry& registry_;
   Rewriter rewriter_;
-  std::unordered_map<std::string, ValueInfo> values_;
+  const std::unordered_map<std::string, ValueInfo>& values_;
   std::vector<const Node*> matched_;
 };
 
 }  // namespace
 
-void fuse_rotary_embeddings(Graph& graph, Weights& weights, const Registry& registry) {
-  RotaryEmbeddings(graph, weights, registry).run();
+void fuse_rotary_embeddings(PassContext& context) { RotaryEmbeddings(context).run();
 }
 
 }  // namespace opgraph

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "graph/passes/passes.h"
 #include "graph/passes/rewrite.h"
 
 namespace opgraph {
@@ -101,9 +102,10 @@ class TanhGelu {
 
 }  // namespace
 
-void fuse_tanh_gelu(Graph& graph, Weights& weights, const Registry& registry) {
-  Rewriter rewriter(graph, weights);
-  TanhGelu pattern(rewriter, registry);
+void fuse_tanh_gelu(PassContext& context) {
+  Graph& graph = context.graph;
+  Rewriter rewriter(graph, context.weights);
+  TanhGelu pattern(rewriter, context.registry);
   rewriter.for_each_node([&](size_t i) {
     Node& node = graph.nodes[i];
     const std::optional<std::string> x = pattern.match(node);

@@ -1,0 +1,61 @@
+// A graph pass: a rewrite a Session makes at load (the list is
+// runtime/passes.cpp), and the context every pass runs in.
+//
+// Shape inference over a whole graph is the costly part of a load, and most
+// passes read the types it gives. The context infers them once and keeps
+// them until a pass changes the graph, so that a load infers once at the
+// start and once more after each pass that rewrote something and before the
+// next one that reads them.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/resolved.h"
+#include "opgraph/graph/graph.h"
+#include "opgraph/graph/opg.h"
+#include "opgraph/registry/registry.h"
+
+namespace opgraph {
+
+class PassContext {
+ public:
+  PassContext(Graph& graph, Weights& weights, const Registry& registry, Precision precision = Precision::Float32)
+      : graph(graph), weights(weights), registry(registry), precision(precision) {}
+
+  Graph& graph;
+  Weights& weights;  // one tensor per constant of `graph`
+  const Registry& registry;
+  // What the Session's float32 products with a weight multiply in.
+  const Precision precision;
+
+  // The graph resolved against the registry, and the type of every value (by
+  // ValueId, and by name), as the graph stands. Resolving also checks the
+  // graph, so the first call reports what is wrong with a graph as given.
+  const ResolvedGraph& resolved();
+  const std::vector<ValueInfo>& types();
+  const std::unordered_map<std::string, ValueInfo>& values();
+
+  // The graph changed: what was inferred no longer holds.
+  void graph_changed();
+  // The graph's nodes moved to new storage unchanged (a pass rebuilt the
+  // list as it was): what was inferred holds, pointing at them anew.
+  void nodes_moved();
+  // How many times the graph was resolved and its types inferred.
+  size_t inferences() const { return inferences_; }
+
+ private:
+  std::optional<ResolvedGraph> resolved_;
+  std::vector<ValueInfo> types_;
+  std::optional<std::unordered_map<std::string, ValueInfo>> values_;
+  size_t inferences_ = 0;
+};
+
+// A pass rewrites context.graph (and context.weights) in place, leaving every
+// output the same up to float rounding.
+using PassFn = void (*)(PassContext& context);
+
+}  // namespace opgraph
