@@ -1,0 +1,65 @@
+#include "runtime/load.h"
+
+#include "graph/passes/pass.h"
+#include "opgraph/core/cpu_capability.h"
+#include "opgraph/core/device_backend.h"
+#include "opgraph/package/loader.h"
+#include "runtime/pass_list.h"
+
+namespace opgraph {
+namespace {
+
+void check_options(const SessionOptions& options) {
+  OPGRAPH_CHECK(options.threads >= 0, "SessionOptions::threads must be 0 (the global pool) or a count, got ",
+                options.threads);
+  // A device's kernels arrive with its backend, which must be there first.
+  check_device(options.device);
+  if (options.precision == Precision::BFloat16) {
+    OPGRAPH_CHECK(options.device.type == DeviceType::CPU,
+                  "precision bf16: runs on the CPU only, and the session runs on ", device_str(options.device));
+    OPGRAPH_CHECK(cpu_has_bf16(),
+                  "precision bf16: needs a CPU that multiplies bfloat16 (AVX-512 BF16 or AMX); this "
+                  "one runs ",
+                  cpu_capability_name(cpu_capability()), " without it");
+  }
+  check_pass_names(options.disabled_passes);
+}
+
+std::vector<const KernelFn*> device_kernels(const ResolvedGraph& resolved, Device device) {
+  std::vector<const KernelFn*> kernels;
+  for (const ResolvedNode& node : resolved.nodes) {
+    const KernelFn& kernel = node.op->kernels[static_cast<size_t>(device.type)];
+    OPGRAPH_CHECK(static_cast<bool>(kernel), node_label(*node.node), ": the op has no ",
+                  device_type_name(device.type), " kernel, and the session runs on ", device_str(device));
+    kernels.push_back(&kernel);
+  }
+  return kernels;
+}
+
+}  // namespace
+
+std::unique_ptr<const LoadedGraph> load_graph(Graph graph, Weights weights, const SessionOptions& options,
+                                              const std::vector<std::string>& search_paths) {
+  check_options(options);
+  auto loaded = std::make_unique<LoadedGraph>();
+  loaded->graph = std::move(graph);
+  Graph& as_run = loaded->graph;
+  load_packages(as_run.packages, search_paths);
+  PassContext context(as_run, weights, Registry::global(), options.precision);
+  // Symbolic shape inference also checks every node's shapes (as verify()
+  // does), first of the graph as given, so that errors name its nodes.
+  context.resolved();
+  if (options.optimize) {
+    loaded->pass_reports = run_passes(context, {options.device, options.precision, options.disabled_passes});
+  }
+  loaded->resolved = context.resolved();
+  loaded->types = context.types();
+  check_weights(as_run, weights);
+  for (const ValueInfo& constant : as_run.constants) {
+    loaded->constants.push_back(weights.at(constant.name).contiguous().to(options.device));
+  }
+  loaded->kernels = device_kernels(loaded->resolved, options.device);
+  return loaded;
+}
+
+}  // namespace opgraph
