@@ -46,67 +46,23 @@
 
 namespace opgraph::sdk {
 
-enum class DType : int32_t {
-  Float32 = OG_FLOAT32,
-  Float64 = OG_FLOAT64,
-  Float16 = OG_FLOAT16,
-  BFloat16 = OG_BFLOAT16,
-  Int8 = OG_INT8,
-  UInt8 = OG_UINT8,
-  Int32 = OG_INT32,
-  Int64 = OG_INT64,
-  Bool = OG_BOOL,
-  Complex64 = OG_COMPLEX64,
-  Complex128 = OG_COMPLEX128,
-};
+#define OPGRAPH_SDK_DTYPE(number, abi, cpp, name, scalar_type, bytes, floating) cpp = OG_##abi,
+enum class DType : int32_t { OG_DTYPES(OPGRAPH_SDK_DTYPE) };
+#undef OPGRAPH_SDK_DTYPE
 
 enum class Device : int32_t { CPU = OG_CPU, CUDA = OG_CUDA };
 
 inline const char* dtype_name(DType dtype) {
-  static constexpr const char* names[] = {"float32", "float64", "float16", "bfloat16",  "int8",      "uint8",
-                                          "int32",   "int64",   "bool",    "complex64", "complex128"};
+#define OPGRAPH_SDK_DTYPE_NAME(number, abi, cpp, name, scalar_type, bytes, floating) name,
+  static constexpr const char* names[] = {OG_DTYPES(OPGRAPH_SDK_DTYPE_NAME)};
+#undef OPGRAPH_SDK_DTYPE_NAME
   auto index = static_cast<size_t>(dtype);
   return index < std::size(names) ? names[index] : "unknown";
 }
 
 template <typename T>
 struct DTypeOf;
-template <>
-struct DTypeOf<float> {
-  static constexpr DType value = DType::Float32;
-};
-template <>
-struct DTypeOf<double> {
-  static constexpr DType value = DType::Float64;
-};
-template <>
-struct DTypeOf<int8_t> {
-  static constexpr DType value = DType::Int8;
-};
-template <>
-struct DTypeOf<uint8_t> {
-  static constexpr DType value = DType::UInt8;
-};
-template <>
-struct DTypeOf<int32_t> {
-  static constexpr DType value = DType::Int32;
-};
-template <>
-struct DTypeOf<int64_t> {
-  static constexpr DType value = DType::Int64;
-};
-template <>
-struct DTypeOf<bool> {
-  static constexpr DType value = DType::Bool;
-};
-template <>
-struct DTypeOf<std::complex<float>> {
-  static constexpr DType value = DType::Complex64;
-};
-template <>
-struct DTypeOf<std::complex<double>> {
-  static constexpr DType value = DType::Complex128;
-};
+OG_DTYPE_CXX_TYPES(OG_DTYPE_OF)
 
 class Error : public std::runtime_error {
  public:

@@ -5,21 +5,10 @@ torch dtype is asked for, so that NumPy users never load it."""
 
 import numpy as np
 
-from ._C import Error
+from ._C import Error, dtype_names
 
-NAMES = (
-    "float32",
-    "float64",
-    "float16",
-    "bfloat16",
-    "int8",
-    "uint8",
-    "int32",
-    "int64",
-    "bool",
-    "complex64",
-    "complex128",
-)
+# The list of the package C ABI (OG_DTYPES in opgraph/package/abi.h), as libopgraph holds it.
+NAMES = tuple(dtype_names())
 # NumPy has no bfloat16.
 NUMPY_NAMES = tuple(name for name in NAMES if name != "bfloat16")
 # torch's schemas give dtype defaults as c10::ScalarType numbers (randperm's dtype=4).

@@ -98,6 +98,14 @@ void init_tensor(nb::module_& m) {
       .def("__dlpack_device__", [](const Tensor& t) { return to_dlpack_producer(t).attr("__dlpack_device__")(); })
       .def("__repr__", [](const Tensor& t) { return "opgraph.Tensor(" + t.str() + ")"; });
 
+  m.def(
+      "dtype_names",
+      [] {
+        std::vector<std::string> names;
+        for (int i = 0; i < kNumDTypes; ++i) names.emplace_back(dtype_name(static_cast<DType>(i)));
+        return names;
+      },
+      "opgraph's dtype names, in the order of their numbers in the package C ABI.");
   m.def("from_dlpack", &from_dlpack, nb::arg("array"),
         "Wraps any DLPack producer (or capsule) as an opgraph.Tensor, sharing its memory; the producer stays "
         "alive while the tensor does.");

@@ -6,9 +6,7 @@
 
 namespace opgraph {
 
-// The C ABI spells dtypes and devices with the same numbers.
-static_assert(static_cast<int>(DType::Float32) == OG_FLOAT32 && static_cast<int>(DType::BFloat16) == OG_BFLOAT16 &&
-              static_cast<int>(DType::Bool) == OG_BOOL && static_cast<int>(DType::Complex128) == OG_COMPLEX128);
+// The C ABI spells devices with the same numbers.
 static_assert(static_cast<int>(DeviceType::CPU) == OG_CPU && static_cast<int>(DeviceType::CUDA) == OG_CUDA);
 
 namespace {
@@ -18,19 +16,9 @@ struct DTypeInfo {
   size_t itemsize;
   bool floating;
 };
-constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
-    {"float32", "Float", 4, true},
-    {"float64", "Double", 8, true},
-    {"float16", "Half", 2, true},
-    {"bfloat16", "BFloat16", 2, true},
-    {"int8", "Char", 1, false},
-    {"uint8", "Byte", 1, false},
-    {"int32", "Int", 4, false},
-    {"int64", "Long", 8, false},
-    {"bool", "Bool", 1, false},
-    {"complex64", "ComplexFloat", 8, false},
-    {"complex128", "ComplexDouble", 16, false},
-}};
+#define OPGRAPH_DTYPE_INFO(number, abi, cpp, name, scalar_type, bytes, floating) {name, scalar_type, bytes, floating},
+constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{OG_DTYPES(OPGRAPH_DTYPE_INFO)}};
+#undef OPGRAPH_DTYPE_INFO
 const DTypeInfo& info(DType dtype) { return kInfo.at(static_cast<size_t>(dtype)); }
 }  // namespace
 

@@ -1,5 +1,5 @@
-// Element types and devices. The numeric values are part of the package C ABI
-// (see opgraph/package/abi.h) and never change.
+// Element types and devices. The dtypes are the list of opgraph/package/abi.h
+// (OG_DTYPES), whose numbers are part of the package C ABI and never change.
 #pragma once
 
 #include <complex>
@@ -9,22 +9,16 @@
 #include <string>
 #include <string_view>
 
+#include "opgraph/package/abi.h"
+
 namespace opgraph {
 
-enum class DType : uint8_t {
-  Float32 = 0,
-  Float64 = 1,
-  Float16 = 2,
-  BFloat16 = 3,
-  Int8 = 4,
-  UInt8 = 5,
-  Int32 = 6,
-  Int64 = 7,
-  Bool = 8,
-  Complex64 = 9,  // interleaved (real, imaginary) pairs, as std::complex lays them out
-  Complex128 = 10,
-};
-inline constexpr int kNumDTypes = 11;
+#define OPGRAPH_DTYPE_ENUMERATOR(number, abi, cpp, name, scalar_type, bytes, floating) cpp = number,
+enum class DType : uint8_t { OG_DTYPES(OPGRAPH_DTYPE_ENUMERATOR) };
+#undef OPGRAPH_DTYPE_ENUMERATOR
+#define OPGRAPH_COUNT_DTYPE(...) +1
+inline constexpr int kNumDTypes = 0 OG_DTYPES(OPGRAPH_COUNT_DTYPE);
+#undef OPGRAPH_COUNT_DTYPE
 
 size_t itemsize(DType dtype);
 // Names as NumPy and PyTorch spell them: "float32", "bfloat16", "bool", ...
@@ -40,42 +34,7 @@ std::optional<DType> complex_dtype_of(DType dtype);
 
 template <typename T>
 struct DTypeOf;
-template <>
-struct DTypeOf<float> {
-  static constexpr DType value = DType::Float32;
-};
-template <>
-struct DTypeOf<double> {
-  static constexpr DType value = DType::Float64;
-};
-template <>
-struct DTypeOf<int8_t> {
-  static constexpr DType value = DType::Int8;
-};
-template <>
-struct DTypeOf<uint8_t> {
-  static constexpr DType value = DType::UInt8;
-};
-template <>
-struct DTypeOf<int32_t> {
-  static constexpr DType value = DType::Int32;
-};
-template <>
-struct DTypeOf<int64_t> {
-  static constexpr DType value = DType::Int64;
-};
-template <>
-struct DTypeOf<bool> {
-  static constexpr DType value = DType::Bool;
-};
-template <>
-struct DTypeOf<std::complex<float>> {
-  static constexpr DType value = DType::Complex64;
-};
-template <>
-struct DTypeOf<std::complex<double>> {
-  static constexpr DType value = DType::Complex128;
-};
+OG_DTYPE_CXX_TYPES(OG_DTYPE_OF)
 template <typename T>
 inline constexpr DType dtype_of = DTypeOf<T>::value;
 template <typename T>

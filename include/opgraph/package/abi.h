@@ -30,21 +30,28 @@ extern "C" {
 #define OPGRAPH_PACKAGE_INIT_SYMBOL "opgraph_package_init"
 
 /* Element type codes: the values of opgraph::DType. */
-enum {
-  OG_FLOAT32 = 0,
-  OG_FLOAT64 = 1,
-  OG_FLOAT16 = 2,
-  OG_BFLOAT16 = 3,
-  OG_INT8 = 4,
-  OG_UINT8 = 5,
-  OG_INT32 = 6,
-  OG_INT64 = 7,
-  OG_BOOL = 8,
-  OG_COMPLEX64 = 9, /* interleaved (real, imaginary) float32 pairs */
-  OG_COMPLEX128 = 10,
-};
+/* Every dtype, once: X(number, ABI name, C++ enumerator, name as NumPy and
+ * PyTorch spell it, PyTorch's ScalarType name, bytes per element, floating
+ * point). The C enum below, opgraph::DType, the SDK's DType, the names and
+ * the Python dtype table are all made from this list; the numbers never
+ * change. complex64 holds interleaved (real, imaginary) float32 pairs. */
+#define OG_DTYPES(X)                                        \
+  X(0, FLOAT32, Float32, "float32", "Float", 4, 1)          \
+  X(1, FLOAT64, Float64, "float64", "Double", 8, 1)         \
+  X(2, FLOAT16, Float16, "float16", "Half", 2, 1)           \
+  X(3, BFLOAT16, BFloat16, "bfloat16", "BFloat16", 2, 1)    \
+  X(4, INT8, Int8, "int8", "Char", 1, 0)                    \
+  X(5, UINT8, UInt8, "uint8", "Byte", 1, 0)                 \
+  X(6, INT32, Int32, "int32", "Int", 4, 0)                  \
+  X(7, INT64, Int64, "int64", "Long", 8, 0)                 \
+  X(8, BOOL, Bool, "bool", "Bool", 1, 0)                    \
+  X(9, COMPLEX64, Complex64, "complex64", "ComplexFloat", 8, 0) \
+  X(10, COMPLEX128, Complex128, "complex128", "ComplexDouble", 16, 0)
 
-/* Device type codes: the values of opgraph::DeviceType. */
+#define OG_DTYPE_ENUMERATOR(number, abi, cpp, name, scalar_type, bytes, floating) OG_##abi = number,
+enum { OG_DTYPES(OG_DTYPE_ENUMERATOR) };
+#undef OG_DTYPE_ENUMERATOR
+
 enum { OG_CPU = 0, OG_CUDA = 1 };
 
 /* Status codes returned by every callback. */
@@ -202,6 +209,26 @@ typedef int32_t (*og_package_init_fn)(const og_api_base* base, og_registrar* reg
 
 #ifdef __cplusplus
 }
+
+/* The C++ element type of each dtype that has one: X(type, C++ enumerator),
+ * for the DTypeOf traits of opgraph::DType and of the SDK's. */
+#define OG_DTYPE_CXX_TYPES(X)             \
+  X(float, Float32)                       \
+  X(double, Float64)                      \
+  X(int8_t, Int8)                         \
+  X(uint8_t, UInt8)                       \
+  X(int32_t, Int32)                       \
+  X(int64_t, Int64)                       \
+  X(bool, Bool)                           \
+  X(std::complex<float>, Complex64)       \
+  X(std::complex<double>, Complex128)
+
+/* Declares DTypeOf<T> for every type above, over an enum named DType. */
+#define OG_DTYPE_OF(type, cpp)                 \
+  template <>                                  \
+  struct DTypeOf<type> {                       \
+    static constexpr DType value = DType::cpp; \
+  };
 #endif
 
 #endif /* OPGRAPH_PACKAGE_ABI_H_ */
