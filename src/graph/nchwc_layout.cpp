@@ -40,7 +40,7 @@
 #include <variant>
 
 #include "graph/rewrite.h"
-#include "kernels/cpu/winograd.h"
+#include "kernels/cpu/engines/winograd.h"
 #include "opgraph/core/cpu_capability.h"
 #include "opgraph/graph/optimize.h"
 
