@@ -135,7 +135,7 @@ void register_reshape_backwards(BuiltinOps& builtins) {
 
 }  // namespace
 
-void register_backward_samples(BuiltinOps& builtins) {
+void register_activation_samples(BuiltinOps& builtins) {
   register_activation_backwards(builtins);
   register_softmax_backwards(builtins);
   register_arithmetic_backwards(builtins);

@@ -323,7 +323,7 @@ void register_selections(BuiltinOps& builtins) {
 
 }  // namespace
 
-void register_gather_samples(BuiltinOps& builtins) {
+void register_scatter_samples(BuiltinOps& builtins) {
   register_gathers(builtins);
   register_scatters(builtins);
   register_embeddings(builtins);

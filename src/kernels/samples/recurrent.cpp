@@ -79,7 +79,7 @@ std::vector<Sample> layers(bool lstm) {
 
 }  // namespace
 
-void register_rnn_samples(BuiltinOps& builtins) {
+void register_recurrent_samples(BuiltinOps& builtins) {
   builtins.add_samples("aten::lstm.input", layers(true));
   builtins.add_samples("aten::gru.input", layers(false));
 }

@@ -15,7 +15,7 @@ std::vector<Sample> float_unary(double low, double high) {
 
 }  // namespace
 
-void register_unary_samples(BuiltinOps& builtins) {
+void register_unary_math_samples(BuiltinOps& builtins) {
   add_to_each(builtins, {"aten::relu", "aten::sigmoid",     "aten::tanh",      "aten::silu",     "aten::gelu",
                          "aten::elu",  "aten::hardsigmoid", "aten::hardswish", "aten::hardtanh", "aten::leaky_relu",
                          "aten::exp",  "aten::expm1",       "aten::erf",       "aten::sin",      "aten::cos",

@@ -21,7 +21,7 @@ const std::string out_of_range = "dim: expected a dim in [-2, 1] for a tensor of
 
 }  // namespace
 
-void register_meta_samples(BuiltinOps& builtins) {
+void register_data_dependent_samples(BuiltinOps& builtins) {
   for (const char* op : {"aten::sym_size.int", "aten::sym_stride.int"}) {
     std::vector<Sample> table = layouts({{"dim", int64_t{1}}});
     const std::vector<Sample> first = layouts({{"dim", int64_t{-2}}});

@@ -176,7 +176,7 @@ void register_rotary_embedding(BuiltinOps& builtins) {
 
 }  // namespace
 
-void register_spatial_samples(BuiltinOps& builtins) {
+void register_attention_samples(BuiltinOps& builtins) {
   register_blocks(builtins);
   register_grid_samples(builtins);
   register_attention(builtins);
