@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "kernels/cpu/engines/conv.h"
 #include "kernels/cpu/engines/conv_few_pixels.h"
 #include "kernels/cpu/onednn/blocked_layout.h"
 #include "opgraph/core/cpu_capability.h"

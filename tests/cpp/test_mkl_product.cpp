@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "kernels/cpu/engines/product.h"
 #include "kernels/cpu/mkl/mkl_product.h"
 #include "opgraph/core/thread_pool.h"
 #include "opgraph/registry/constant_cache.h"

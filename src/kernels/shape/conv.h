@@ -1,11 +1,10 @@
-// What the convolution kernels share (conv.cpp: forward, conv_backward.cpp:
-// gradients): the parameters and their checks, the forward convolution, and
-// the plain loops' walk over the taps.
+// The convolutions' geometry, which every device's convolution kernels
+// share: the parameters and their checks, the output's shape, and the plain
+// loops' walk over the taps. (The CPU's forward convolution: engines/conv.h.)
 #pragma once
 
 #include <vector>
 
-#include "kernels/cpu/onednn/fused_activation.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -45,28 +44,6 @@ TensorMeta conv_output_meta(const TensorMeta& input, const TensorMeta& weight, c
 // An unbatched operand (channels, spatial...) seen as a batch of one; others as they are.
 Tensor batched(const Tensor& t, int64_t rank);
 TensorMeta batched(const TensorMeta& meta, int64_t rank);
-
-// out = activation(conv(input, weight) + bias) on batched operands (bias may be
-// undefined), transposed or not: oneDNN for float32, plain loops for float64
-// or when `reference`.
-void conv_forward(const KernelContext& context, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                  const Tensor& out, const ConvParams& p, Activation activation, bool reference);
-
-// The layouts a caller keeps a convolution's input and output in (oneDNN's
-// tags: plain nchw, or channel blocks such as nChw16c).
-struct ConvLayouts {
-  dnnl::memory::format_tag src, dst;
-};
-
-// conv_forward on float32 operands held in `layouts`: `input` and `out` are
-// the buffers of tensors of `input_dims` and `out_dims` (batch, channels,
-// spatial...) in those layouts, the weight plain. A `residual` (undefined
-// for none) holds a tensor like `out` in the output's layout, added before
-// the activation: out = activation(conv + bias + residual). It may be `out`'s
-// own buffer.
-void conv_forward_in_layouts(const KernelContext& context, const Tensor& input, const Shape& input_dims,
-                             const Tensor& weight, const Tensor& bias, const Tensor& residual, const Tensor& out,
-                             const Shape& out_dims, const ConvParams& p, Activation activation, ConvLayouts layouts);
 
 // Calls visit(out_index, input_index, weight_index) for every product
 // input[input_index] * weight[weight_index] that the output element at

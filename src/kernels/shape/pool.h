@@ -1,12 +1,14 @@
-// Pooling geometry shared by the pooling kernels (pool.cpp) and the fast
-// forward kernels (pool_fast.cpp): the axes of an op, the window of each
-// output element, and the split of planes over threads.
+// Pooling geometry, which every device's pooling kernels share (the CPU's
+// ops/pool.cpp and engines/pool_fast.cpp, the CUDA pool.cu): the axes of an
+// op, read and checked from its attributes, and the window of each output
+// element.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "opgraph/registry/registry.h"
 
@@ -36,6 +38,16 @@ struct Pooling {
   bool count_include_pad = true;
   std::optional<int64_t> divisor_override;
 };
+
+// A float input of rank dims + 1 or dims + 2 ((batch,) channels, spatial...).
+void check_pooled_input(const TensorMeta& input, int dims);
+
+// A per-axis argument: one value for every axis, or one for each of `dims`.
+std::vector<int64_t> per_axis(const std::vector<int64_t>& values, const char* name, int dims,
+                              std::vector<int64_t> fallback);
+
+// Reads kernel_size, stride, padding (and dilation) and sizes the output.
+Pooling windows(const TensorMeta& input, const Attrs& attrs, int dims, bool has_dilation);
 
 // The geometry max_pool{1,2,3}d's (with dilation) and avg_pool{1,2,3}d's
 // (with their divisor) attributes give on `input`, checked: what their shape
@@ -77,30 +89,5 @@ enum class Reduce { Max, Average };
 inline int64_t plane_count(const Tensor& input, const Pooling& p) {
   return p.plane_size() == 0 ? 0 : input.numel() / p.plane_size();
 }
-
-// Runs body(first, last) over the planes [0, planes), in chunks of enough
-// planes to cover ~64K input elements.
-template <typename Body>
-void parallel_planes(const KernelContext& context, int64_t planes, const Pooling& p, const Body& body) {
-  context.pool->parallel_for(0, planes, std::max<int64_t>(1, 65536 / std::max<int64_t>(p.plane_size(), 1)), body);
-}
-
-// ---- Fast kernels (pool_fast.cpp)
-
-// Forward max or average pooling over 2 or 3 dims (and adaptive pooling with
-// regular windows, which is average pooling). `positions`, where given (2-D
-// max pooling only), receives each max's position in its plane, as ATen's
-// max_pool2d_with_indices.
-template <Reduce R>
-void run_pool_fast(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p,
-                   int64_t* positions = nullptr);
-
-// 2-D only.
-bool is_2x2_stride_2(const Pooling& p);
-void run_max_pool_2x2(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p);
-void run_max_pool_2x2_backward(const KernelContext& context, const Tensor& input, const Tensor& grad, const Tensor& out,
-                               const Pooling& p);
-// Each plane's average, for any number of spatial dims.
-void run_global_average(const KernelContext& context, const Tensor& input, const Tensor& out, const Pooling& p);
 
 }  // namespace opgraph::kernels::pool

@@ -2,6 +2,7 @@
 // of 16 channels: the last stage of a CNN at batch 1 (ResNet-50's at 7x7).
 #pragma once
 
+#include "kernels/activation.h"
 #include "kernels/shape/conv.h"
 
 namespace opgraph::kernels {

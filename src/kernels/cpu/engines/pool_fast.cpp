@@ -1,6 +1,8 @@
-// The fast pooling kernels (declared in pool.h): max and average pooling
-// forward over 2 or 3 dims, 2x2 max pooling and its gradient, and global
-// averages.
+// The fast pooling kernels (declared in engines/pool_fast.h): max and
+// average pooling forward over 2 or 3 dims, 2x2 max pooling and its
+// gradient, and global averages.
+#include "kernels/cpu/engines/pool_fast.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>

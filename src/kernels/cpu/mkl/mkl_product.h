@@ -2,7 +2,7 @@
 // (built where MKL is found, see cmake/mkl.cmake).
 #pragma once
 
-#include "kernels/cpu/engines/product.h"
+#include "kernels/cpu/util/product_operands.h"
 
 namespace opgraph::kernels {
 

@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "kernels/cpu/engines/conv.h"
 #include "kernels/cpu/onednn/conv_onednn.h"
 #include "kernels/cpu/onednn/primitive_cache.h"
 #include "kernels/cpu/util/output_mask.h"

@@ -15,6 +15,7 @@
 // layout around every convolution took a fifth of MobileNetV2's time.
 #include <algorithm>
 
+#include "kernels/cpu/engines/conv.h"
 #include "kernels/cpu/engines/conv_few_pixels.h"
 #include "kernels/cpu/onednn/blocked_layout.h"
 #include "kernels/cpu/onednn/conv_onednn.h"

@@ -13,9 +13,9 @@
 #include <complex>
 #include <cstring>
 
-#include "kernels/cpu/util/checked.h"
 #include "kernels/cpu/util/elementwise.h"
 #include "kernels/cpu/util/placement.h"
+#include "kernels/shape/checked.h"
 
 namespace opgraph::kernels {
 namespace {

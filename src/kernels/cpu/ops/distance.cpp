@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "kernels/cpu/util/broadcast.h"
-#include "kernels/cpu/util/checked.h"
 #include "kernels/cpu/util/cpu_dispatch.h"
 #include "kernels/cpu/util/parallel.h"
 #include "kernels/cpu/util/rows.h"
 #include "kernels/cpu/util/shape_checks.h"
 #include "kernels/define.h"
+#include "kernels/shape/checked.h"
 
 namespace opgraph::kernels {
 namespace {

@@ -11,8 +11,8 @@
 // see only its shape.
 #include <cmath>
 
-#include "kernels/cpu/ops/factory.h"
 #include "kernels/cpu/util/elementwise.h"
+#include "kernels/cpu/util/factory_attrs.h"
 
 namespace opgraph::kernels {
 namespace {

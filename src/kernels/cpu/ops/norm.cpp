@@ -15,7 +15,6 @@
 #include <variant>
 #include <vector>
 
-#include "kernels/cpu/util/checked.h"
 #include "kernels/cpu/util/cpu_dispatch.h"
 #include "kernels/cpu/util/dims.h"
 #include "kernels/cpu/util/output_mask.h"
@@ -23,6 +22,7 @@
 #include "kernels/cpu/util/rows.h"
 #include "kernels/cpu/util/shape_checks.h"
 #include "kernels/define.h"
+#include "kernels/shape/checked.h"
 
 namespace opgraph::kernels {
 namespace {

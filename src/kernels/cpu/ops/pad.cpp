@@ -9,8 +9,8 @@
 // in order is one contiguous copy; only the borders go through the table.
 #include <algorithm>
 
-#include "kernels/cpu/util/checked.h"
 #include "kernels/cpu/util/elementwise.h"
+#include "kernels/shape/checked.h"
 
 namespace opgraph::kernels {
 namespace {

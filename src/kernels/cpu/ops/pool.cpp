@@ -3,10 +3,10 @@
 // without), avg_pool2d/3d, adaptive_avg_pool1d/2d/3d and their gradients.
 //
 // Each output element reduces one window of its input plane (a volume for
-// 3-D ops; every op runs as 3-D with leading axes of size 1, see pool.h). The
+// 3-D ops; every op runs as 3-D with leading axes of size 1, see shape/pool.h). The
 // kernels split the planes over threads; the reference walks every window in
 // order on one thread. Max and average pooling forward have faster kernels of
-// their own (pool_fast.cpp), which adaptive_avg_pool1d/2d share when their
+// their own (engines/pool_fast.cpp), which adaptive_avg_pool1d/2d share when their
 // windows are regular.
 #include <algorithm>
 #include <array>
@@ -14,7 +14,7 @@
 #include <optional>
 #include <vector>
 
-#include "kernels/cpu/util/checked.h"
+#include "kernels/cpu/engines/pool_fast.h"
 #include "kernels/define.h"
 #include "kernels/shape/pool.h"
 
@@ -22,63 +22,6 @@ namespace opgraph::kernels {
 namespace {
 
 using namespace pool;
-
-int64_t pooled_size(const Axis& a, bool ceil_mode, const char* what) {
-  const int64_t span = checked_add(checked_mul(a.dilation, a.kernel - 1, "dilation"), 1, "dilation");
-  const int64_t padded = checked_add(a.in, checked_mul(2, a.padding, "padding"), "padding");
-  OPGRAPH_CHECK(padded >= span, what, ": input size ", a.in, " (padded to ", padded, ") is smaller than the kernel (",
-                span, ")");
-  const int64_t room = checked_add(padded - span, ceil_mode ? a.stride - 1 : 0, "stride");
-  int64_t out = room / a.stride + 1;
-  // With ceil_mode, the last window must still start inside the input or its left padding.
-  if (ceil_mode && (out - 1) * a.stride >= a.in + a.padding) --out;
-  return out;
-}
-
-// A per-axis argument: one value for every axis, or one for each of `dims`.
-std::vector<int64_t> per_axis(const std::vector<int64_t>& values, const char* name, int dims,
-                              std::vector<int64_t> fallback) {
-  if (values.empty()) return fallback;
-  OPGRAPH_CHECK(values.size() == 1 || values.size() == static_cast<size_t>(dims), name, ": expected 1 or ", dims,
-                " values, got ", shape_str(values));
-  return values.size() == 1 ? std::vector<int64_t>(dims, values[0]) : values;
-}
-
-// A float input of rank dims + 1 or dims + 2 ((batch,) channels, spatial...).
-void check_pooled_input(const TensorMeta& input, int dims) {
-  OPGRAPH_CHECK(input.dtype == DType::Float32 || input.dtype == DType::Float64,
-                "self: expected float32 or float64, got ", input.str());
-  static constexpr const char* kLayouts[] = {"length", "height, width", "depth, height, width"};
-  OPGRAPH_CHECK(input.dim() == dims + 1 || input.dim() == dims + 2, "self: expected rank ", dims + 1, " or ", dims + 2,
-                " ((batch,) channels, ", kLayouts[dims - 1], "), got ", input.str());
-}
-
-// Reads kernel_size, stride, padding (and dilation) and sizes the output.
-Pooling windows(const TensorMeta& input, const Attrs& attrs, int dims, bool has_dilation) {
-  check_pooled_input(input, dims);
-  const auto kernel = per_axis(attrs.get<std::vector<int64_t>>("kernel_size"), "kernel_size", dims, {});
-  OPGRAPH_CHECK(kernel.size() == static_cast<size_t>(dims), "kernel_size: expected 1 or ", dims, " values, got none");
-  const auto stride = per_axis(attrs.get<std::vector<int64_t>>("stride"), "stride", dims, kernel);
-  const auto padding =
-      per_axis(attrs.get<std::vector<int64_t>>("padding"), "padding", dims, std::vector<int64_t>(dims));
-  const std::vector<int64_t> ones(dims, 1);
-  const auto dilation =
-      has_dilation ? per_axis(attrs.get<std::vector<int64_t>>("dilation"), "dilation", dims, ones) : ones;
-  const bool ceil_mode = attrs.get<bool>("ceil_mode");
-  Pooling p;
-  p.dims = dims;
-  for (int d = 0; d < dims; ++d) {
-    Axis& a = *p.axes()[3 - dims + d];
-    a = {input.shape[input.dim() - dims + d], 0, kernel[d], stride[d], padding[d], dilation[d]};
-    OPGRAPH_CHECK(a.kernel >= 1 && a.stride >= 1 && a.dilation >= 1 && a.padding >= 0,
-                  "kernel_size, stride and dilation must be positive and padding not negative; got kernel ",
-                  shape_str(kernel), ", stride ", shape_str(stride), ", padding ", shape_str(padding));
-    OPGRAPH_CHECK(checked_mul(a.padding, 2, "padding") <= a.kernel, "padding: ", shape_str(padding),
-                  " must be at most half of kernel_size ", shape_str(kernel));
-    a.out = pooled_size(a, ceil_mode, "self");
-  }
-  return p;
-}
 
 Shape pooled_shape(const TensorMeta& input, const Pooling& p) {
   Shape shape = input.shape;
@@ -403,24 +346,6 @@ void adaptive_backward_cpu(const KernelContext& context, std::span<const Tensor>
 }
 
 }  // namespace
-
-namespace pool {
-
-Pooling max_pooling(const TensorMeta& input, const Attrs& attrs, int dims) { return windows(input, attrs, dims, true); }
-
-Pooling average_pooling(const TensorMeta& input, const Attrs& attrs, int dims) {
-  Pooling p = windows(input, attrs, dims, false);
-  p.count_include_pad = attrs.get<bool>("count_include_pad");
-  if (dims > 1) {  // avg_pool1d has no divisor_override
-    if (const auto* divisor = std::get_if<int64_t>(&attrs.get("divisor_override"))) {
-      OPGRAPH_CHECK(*divisor != 0, "divisor_override: must not be zero");
-      p.divisor_override = *divisor;
-    }
-  }
-  return p;
-}
-
-}  // namespace pool
 
 void register_pool_ops(BuiltinOps& builtins) {
   // Gradient ops first: the forward ops name them. ATen's max_pool2d gradient

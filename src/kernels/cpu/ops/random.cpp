@@ -11,8 +11,8 @@
 #include <limits>
 #include <numbers>
 
-#include "kernels/cpu/ops/factory.h"
 #include "kernels/cpu/util/elementwise.h"
+#include "kernels/cpu/util/factory_attrs.h"
 #include "kernels/cpu/util/parallel.h"
 #include "kernels/cpu/util/shape_checks.h"
 #include "opgraph/core/random.h"

@@ -14,8 +14,8 @@
 #include <cstring>
 #include <numeric>
 
-#include "kernels/cpu/util/checked.h"
 #include "kernels/cpu/util/view_layout.h"
+#include "kernels/shape/checked.h"
 
 namespace opgraph::kernels {
 namespace {
