@@ -114,7 +114,7 @@ def _recurrent(kind, batch):
 def lstm_2x256(batch=1):
     """A two-layer LSTM (hidden 256) over 100 frames of 80 features, as a speech model's encoder: one
     aten::lstm.input node, whose kernel projects every frame's input in one product per layer, then runs the
-    timesteps' small products and fused gate math (src/kernels/cpu/recurrent.cpp)."""
+    timesteps' small products and fused gate math (src/kernels/cpu/ops/recurrent.cpp)."""
     return _recurrent("LSTM", batch)
 
 

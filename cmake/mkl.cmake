@@ -1,5 +1,5 @@
 # Decides whether products with a Session's float32 weights run on MKL's
-# packed-matrix GEMM (OPGRAPH_WITH_MKL; kernels/cpu/mkl_product.cpp) and finds
+# packed-matrix GEMM (OPGRAPH_WITH_MKL; kernels/cpu/mkl/mkl_product.cpp) and finds
 # MKL's static libraries: those of the mkl-static and mkl-include wheels in the
 # Python environment building opgraph (requirements.txt), else a oneAPI
 # install's (MKLROOT). Linked statically, on its sequential layer (opgraph

@@ -1,5 +1,5 @@
 // Convolutions over few pixels with a Session's large weight
-// (kernels/cpu/conv_few_pixels.h): which it takes, and its values against
+// (kernels/cpu/engines/conv_few_pixels.h): which it takes, and its values against
 // the plain loops', on one to three threads, in both blocked layouts, with
 // every epilogue.
 #include <gtest/gtest.h>
@@ -7,8 +7,9 @@
 #include <cmath>
 #include <random>
 
-#include "kernels/cpu/blocked_layout.h"
-#include "kernels/cpu/conv_few_pixels.h"
+#include "kernels/cpu/engines/conv.h"
+#include "kernels/cpu/engines/conv_few_pixels.h"
+#include "kernels/cpu/onednn/blocked_layout.h"
 #include "opgraph/core/cpu_capability.h"
 #include "opgraph/core/thread_pool.h"
 #include "opgraph/registry/constant_cache.h"

@@ -1,4 +1,4 @@
-// Products with a Session's float32 weight on MKL (kernels/cpu/mkl_product.h):
+// Products with a Session's float32 weight on MKL (kernels/cpu/mkl/mkl_product.h):
 // which products it takes, and their values against oneDNN's, on one to
 // three threads, with every epilogue.
 #include <gtest/gtest.h>
@@ -7,7 +7,8 @@
 #include <cstring>
 #include <random>
 
-#include "kernels/cpu/mkl_product.h"
+#include "kernels/cpu/engines/product.h"
+#include "kernels/cpu/mkl/mkl_product.h"
 #include "opgraph/core/thread_pool.h"
 #include "opgraph/registry/constant_cache.h"
 

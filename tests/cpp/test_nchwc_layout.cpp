@@ -108,7 +108,7 @@ TEST(NchwcLayout, SessionGivesTheOutputsOfTheGraphAsWritten) {
 // shortcut convolution d computed after m (ResNet's downsampling block), an
 // add with alpha 2, and sigmoid(e + t), where t is also read before.
 // `size`: the images' height and width; the 3x3 convolutions run Winograd
-// kernels from 20 (400 pixels, kernels/cpu/winograd.h).
+// kernels from 20 (400 pixels, kernels/cpu/engines/winograd.h).
 Graph residual_blocks(int64_t size = 20) {
   return Graph::from_json(R"json({
     "name": "residual_blocks",

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/cpu/primitive_cache.h"
+#include "kernels/cpu/onednn/primitive_cache.h"
 
 namespace opgraph::kernels {
 namespace {

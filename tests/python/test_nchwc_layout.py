@@ -470,7 +470,7 @@ class LastStage(nn.Module):
     """ResNet-50's last stage in small: two bottleneck blocks from 14x14 to
     7x7, whose weights of 4 MiB or more (all but the first 1x1 and the stem)
     stream from memory and which the Session runs on the kernel for few
-    pixels (kernels/cpu/conv_few_pixels.cpp): strided, gathered, read in
+    pixels (kernels/cpu/engines/conv_few_pixels.cpp): strided, gathered, read in
     place, with residuals added separately and in place."""
 
     def __init__(self):

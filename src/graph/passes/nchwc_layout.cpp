@@ -24,7 +24,7 @@
 // 1x1 channels-last, converting the activations on the way in and out: see
 // kWideChannels. Nor where a convolution is 3x3 with unit strides over
 // enough pixels: on blocks of 16 oneDNN runs it with its Winograd kernels
-// (kernels/cpu/winograd.h) in about half the time of the brgemm one, which
+// (kernels/cpu/engines/winograd.h) in about half the time of the brgemm one, which
 // took ResNet-50 from 76 to 64 ms at batch 1 and from 600 to 480 ms at
 // batch 8 (1 thread).
 //
@@ -41,7 +41,7 @@
 
 #include "graph/passes/passes.h"
 #include "graph/passes/rewrite.h"
-#include "kernels/cpu/winograd.h"
+#include "kernels/cpu/engines/winograd.h"
 #include "opgraph/core/cpu_capability.h"
 
 namespace opgraph {
@@ -155,7 +155,7 @@ class NchwcLayout {
   }
 
   // A convolution that oneDNN runs with its Winograd kernels on blocks of
-  // 16 (kernels/cpu/winograd.h). A dim of its output that is not known
+  // 16 (kernels/cpu/engines/winograd.h). A dim of its output that is not known
   // (a symbolic batch or size) counts as 1.
   bool is_winograd(const Node& conv, const Attrs& attrs) const {
     const ValueInfo& weight = *constant(conv.inputs[1]);

@@ -1,5 +1,5 @@
 // Softmax cross-entropy of (N, C) logits against class indices on CUDA (see
-// kernels/cpu/softmax_cross_entropy.cpp for the maths). A block takes a row;
+// kernels/cpu/ops/softmax_cross_entropy.cpp for the maths). A block takes a row;
 // rows add their losses and count into device accumulators that a last
 // one-thread kernel turns into the mean. A target that is not a class is
 // found on the device and reported by row, as the CPU kernel reports it.

@@ -1,5 +1,5 @@
 // opgraph::gemm and its gradient on CUDA: f(a @ b + bias) with b stored
-// (K, N), as kernels/cpu/gemm.cpp defines them. The product runs on
+// (K, N), as kernels/cpu/ops/gemm.cpp defines them. The product runs on
 // cuBLASLt with the bias and ReLU fused as its epilogue in float32; the
 // other activations, and every float64 case, take one elementwise pass after.
 #include "kernels/cuda/blas_lt.h"

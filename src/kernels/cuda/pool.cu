@@ -1,14 +1,14 @@
 // 2-D max and average pooling and their gradients on CUDA, over (N, C, H, W)
 // or (C, H, W) inputs, with the geometry the CPU ops read from their
-// attributes (kernels/cpu/pool.h). One thread per output element; the
+// attributes (kernels/shape/pool.h). One thread per output element; the
 // gradients find each window again and add into the zeroed input gradient
 // with atomics, since windows overlap when the stride is below the kernel.
 #include <cmath>
 
 #include "cuda/cuda_check.h"
-#include "kernels/cpu/pool.h"
 #include "kernels/cuda/register.h"
 #include "kernels/define.h"
+#include "kernels/shape/pool.h"
 
 namespace opgraph::cuda {
 namespace {

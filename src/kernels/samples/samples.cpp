@@ -70,7 +70,7 @@ void add_to_each(BuiltinOps& builtins, std::initializer_list<const char*> ops, c
 }  // namespace samples
 
 void register_sample_tables(BuiltinOps& builtins) {
-  samples::register_unary_samples(builtins);
+  samples::register_unary_math_samples(builtins);
   samples::register_binary_samples(builtins);
   samples::register_softmax_samples(builtins);
   samples::register_matmul_samples(builtins);
@@ -80,16 +80,16 @@ void register_sample_tables(BuiltinOps& builtins) {
   samples::register_compare_samples(builtins);
   samples::register_arith_samples(builtins);
   samples::register_shape_samples(builtins);
-  samples::register_gather_samples(builtins);
+  samples::register_scatter_samples(builtins);
   samples::register_conv_samples(builtins);
   samples::register_loss_samples(builtins);
-  samples::register_backward_samples(builtins);
+  samples::register_activation_samples(builtins);
   samples::register_upsample_samples(builtins);
   samples::register_factory_samples(builtins);
-  samples::register_spatial_samples(builtins);
+  samples::register_attention_samples(builtins);
   samples::register_fft_samples(builtins);
-  samples::register_meta_samples(builtins);
-  samples::register_rnn_samples(builtins);
+  samples::register_data_dependent_samples(builtins);
+  samples::register_recurrent_samples(builtins);
   samples::register_random_samples(builtins);
 }
 

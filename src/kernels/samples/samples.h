@@ -81,7 +81,7 @@ std::vector<Sample> with(std::vector<Sample> table, std::initializer_list<Sample
 // Adds `samples` to each op of `ops`.
 void add_to_each(BuiltinOps& builtins, std::initializer_list<const char*> ops, const std::vector<Sample>& samples);
 
-void register_unary_samples(BuiltinOps& builtins);
+void register_unary_math_samples(BuiltinOps& builtins);
 void register_binary_samples(BuiltinOps& builtins);
 void register_softmax_samples(BuiltinOps& builtins);
 void register_matmul_samples(BuiltinOps& builtins);
@@ -91,16 +91,16 @@ void register_norm_samples(BuiltinOps& builtins);
 void register_compare_samples(BuiltinOps& builtins);
 void register_arith_samples(BuiltinOps& builtins);
 void register_shape_samples(BuiltinOps& builtins);
-void register_gather_samples(BuiltinOps& builtins);
+void register_scatter_samples(BuiltinOps& builtins);
 void register_conv_samples(BuiltinOps& builtins);
 void register_loss_samples(BuiltinOps& builtins);
-void register_backward_samples(BuiltinOps& builtins);
+void register_activation_samples(BuiltinOps& builtins);
 void register_upsample_samples(BuiltinOps& builtins);
 void register_factory_samples(BuiltinOps& builtins);
-void register_spatial_samples(BuiltinOps& builtins);
+void register_attention_samples(BuiltinOps& builtins);
 void register_fft_samples(BuiltinOps& builtins);
-void register_meta_samples(BuiltinOps& builtins);
-void register_rnn_samples(BuiltinOps& builtins);
+void register_data_dependent_samples(BuiltinOps& builtins);
+void register_recurrent_samples(BuiltinOps& builtins);
 void register_random_samples(BuiltinOps& builtins);
 
 }  // namespace opgraph::kernels::samples

@@ -1,0 +1,23 @@
+#include "kernels/cpu/onednn/onednn.h"
+
+#include <cstdlib>
+
+#include "opgraph/core/error.h"
+
+namespace opgraph::kernels {
+
+void* thread_scratch(size_t bytes) {
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<void, Free> buffer;
+  thread_local size_t size = 0;
+  if (size < bytes) {
+    size = aligned_size(bytes);
+    buffer.reset(std::aligned_alloc(kTensorAlignment, size));
+    OPGRAPH_CHECK(buffer != nullptr, "out of memory: cannot allocate ", size, " bytes of oneDNN scratch");
+  }
+  return buffer.get();
+}
+
+}  // namespace opgraph::kernels

@@ -1,0 +1,744 @@
+// Writing elements at positions held in index tensors or masks, into a copy
+// of self: scatter (src and value), scatter_add, scatter_reduce, index_put
+// (and index_put_), select_scatter, slice_scatter, masked_scatter; and the
+// embedding ops that sum rows by index: embedding_dense_backward and
+// _embedding_bag (and embedding_bag).
+//
+// Each is functional: the output starts as a copy of self (or of zeros) and
+// self is left as it was. Where several elements land on one position they
+// combine in the order of the index tensor's elements, in the fast kernel as
+// in the reference, so both give one answer; scatter without a reduction
+// keeps the last (ATen leaves that order unspecified). An index out of range
+// is an error naming it, never a write outside the output.
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/util/dims.h"
+#include "kernels/cpu/util/elementwise.h"
+#include "kernels/cpu/util/indexing.h"
+#include "kernels/cpu/util/shape_checks.h"
+#include "kernels/cpu/util/view_layout.h"
+
+namespace opgraph::kernels {
+namespace {
+
+void copy_self(const Tensor& self, const Tensor& out) {
+  Tensor result = out;
+  result.copy_(self);
+}
+
+// ---- scatter family: out[..., index[..., i, ...], ...] (op)= src[..., i, ...] -----
+
+enum class Reduce { kNone, kSum, kProd, kMean, kMax, kMin };
+
+// Which op: where the values come from, and how they combine.
+struct Scatter {
+  bool scalar;            // scatter.value: a Scalar `value` in place of src
+  Reduce reduce;          // unless read from the attributes:
+  bool reduce_attribute;  // scatter_reduce's `reduce` and `include_self`
+};
+
+constexpr Scatter kScatterSrc{false, Reduce::kNone, false};
+constexpr Scatter kScatterValue{true, Reduce::kNone, false};
+constexpr Scatter kScatterAdd{false, Reduce::kSum, false};
+constexpr Scatter kScatterReduce{false, Reduce::kNone, true};
+
+struct Reduction {
+  Reduce reduce;
+  bool include_self;
+};
+
+template <const Scatter& kScatter>
+Reduction reduction_of(const Attrs& attrs) {
+  if (!kScatter.reduce_attribute) return {kScatter.reduce, true};
+  const auto& name = attrs.get<std::string>("reduce");
+  static constexpr std::pair<std::string_view, Reduce> kNames[] = {{"sum", Reduce::kSum},
+                                                                   {"prod", Reduce::kProd},
+                                                                   {"mean", Reduce::kMean},
+                                                                   {"amax", Reduce::kMax},
+                                                                   {"amin", Reduce::kMin}};
+  for (const auto& [known, reduce] : kNames) {
+    if (name == known) return {reduce, attrs.get<bool>("include_self")};
+  }
+  throw Error(detail::concat("reduce: expected one of sum, prod, mean, amax, amin, got '", name, "'"));
+}
+
+// A tensor of rank 0 is seen as rank 1, as ATen's scatter does.
+Shape at_least_1d(const Shape& shape) { return shape.empty() ? Shape{1} : shape; }
+
+template <const Scatter& kScatter>
+std::vector<TensorMeta> scatter_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const TensorMeta &self = *inputs[0], &index = *inputs[1];
+  dispatch_elementwise(self.dtype, "self", [](auto) {});
+  check_index_dtype(index);
+  const Reduction reduction = reduction_of<kScatter>(attrs);
+  OPGRAPH_CHECK(reduction.reduce == Reduce::kNone || self.dtype != DType::Bool,
+                "self: expected a numeric dtype for a reduction, got ", self.str());
+  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  const Shape self_shape = at_least_1d(self.shape), index_shape = at_least_1d(index.shape);
+  OPGRAPH_CHECK(index_shape.size() == self_shape.size(), "index: expected rank ", self.dim(), " like self ", self.str(),
+                ", got ", index.str());
+  Shape src_shape = index_shape;  // a Scalar value stands for a src as large as index
+  if (!kScatter.scalar) {
+    const TensorMeta& src = *inputs[2];
+    OPGRAPH_CHECK(src.dtype == self.dtype, "src: expected ", dtype_name(self.dtype), " like self, got ", src.str());
+    src_shape = at_least_1d(src.shape);
+    OPGRAPH_CHECK(src_shape.size() == self_shape.size(), "src: expected rank ", self.dim(), " like self ", self.str(),
+                  ", got ", src.str());
+  }
+  for (size_t d = 0; d < index_shape.size(); ++d) {
+    OPGRAPH_CHECK(index_shape[d] <= src_shape[d] && (static_cast<int64_t>(d) == dim || index_shape[d] <= self_shape[d]),
+                  "index: expected at most src's extents ", shape_str(src_shape), " and, except in dim ", dim,
+                  ", self's ", shape_str(self_shape), "; got ", index.str());
+  }
+  return {self};
+}
+
+// Calls visit(target, i, source) for the elements of index, in order: i is
+// the element's position in index, target where it scatters to in
+// (contiguous) self but for dim, where the index decides, and source its
+// position in src. Elements whose coordinates before `dim` differ never land
+// on one position, so the fast kernel splits those blocks over threads.
+template <bool kReference, typename Visit>
+void for_each_scatter(const KernelContext& context, const Shape& self_shape, const Shape& index_shape,
+                      const Shape& src_shape, int64_t dim, const Visit& visit) {
+  const int64_t count = product(index_shape);
+  if (count == 0) return;
+  Strides target_strides = contiguous_strides(self_shape);
+  target_strides[dim] = 0;
+  const Strides src_strides = contiguous_strides(src_shape);
+  if constexpr (kReference) {
+    for (int64_t i = 0; i < count; ++i) {
+      visit(strided_offset(i, index_shape, target_strides), i, strided_offset(i, index_shape, src_strides));
+    }
+  } else {
+    const std::array<Strides, 3> strides{contiguous_strides(index_shape), target_strides, src_strides};
+    const int64_t cols = index_shape.back(), rows = count / cols;
+    const int64_t blocks = product(std::span(index_shape).first(dim));
+    const int64_t rows_per_block = rows / blocks;
+    parallel_items(context, blocks, rows_per_block * cols, [&](int64_t begin, int64_t end) {
+      for_each_row(std::span<const int64_t>(index_shape), strides, begin * rows_per_block, end * rows_per_block,
+                   [&](const std::array<int64_t, 3>& at) {
+                     for (int64_t j = 0; j < cols; ++j) {
+                       visit(at[1] + j * strides[1].back(), at[0] + j, at[2] + j * strides[2].back());
+                     }
+                   });
+    });
+  }
+}
+
+template <typename T>
+T combine(Reduce reduce, T a, T b) {
+  switch (reduce) {
+    case Reduce::kSum:
+    case Reduce::kMean: return static_cast<T>(a + b);
+    case Reduce::kProd: return static_cast<T>(a * b);
+    case Reduce::kMax: return b > a || b != b ? b : a;  // a NaN wins, as in ATen
+    case Reduce::kMin: return b < a || b != b ? b : a;
+    case Reduce::kNone: break;
+  }
+  return b;
+}
+
+// A mean's sum over its count: floored for integers, as ATen divides them.
+template <typename T>
+T mean_of(T sum, int64_t count) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return sum;  // no reduction takes bool (see scatter_shape)
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return sum / static_cast<T>(count);
+  } else {
+    const T quotient = static_cast<T>(sum / count);
+    return quotient * count != sum && (sum < 0) != (count < 0) ? static_cast<T>(quotient - 1) : quotient;
+  }
+}
+
+template <const Scatter& kScatter, bool kReference>
+void scatter_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                    const Attrs& attrs) {
+  const Tensor &self = inputs[0], &index = inputs[1], &out = outputs[0];
+  copy_self(self, out);
+  const Reduction reduction = reduction_of<kScatter>(attrs);
+  const Shape self_shape = at_least_1d(self.shape()), index_shape = at_least_1d(index.shape());
+  const Shape src_shape = kScatter.scalar ? index_shape : at_least_1d(inputs[2].shape());
+  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  const int64_t n = self_shape[dim], stride = contiguous_strides(self_shape)[dim];
+  // How many values each position holds so far, where it matters: for a mean,
+  // and to take the first value as it is when self is not included.
+  const bool counted = reduction.reduce == Reduce::kMean || !reduction.include_self;
+  std::vector<int64_t> counts(counted ? out.numel() : 0, reduction.include_self ? 1 : 0);
+  dispatch_elementwise(self.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    T* y = out.data_ptr<T>();
+    const T value = kScatter.scalar ? static_cast<T>(scalar_attr(attrs, "value")) : T{};
+    const T* src = kScatter.scalar ? &value : inputs[2].data_ptr<const T>();
+    dispatch_index(index.dtype(), [&](auto index_zero) {
+      using Index = decltype(index_zero);
+      const Index* at = index.data_ptr<const Index>();
+      for_each_scatter<kReference>(context, self_shape, index_shape, src_shape, dim,
+                                   [&](int64_t target, int64_t i, int64_t source) {
+                                     const int64_t t = target + position(at, i, n) * stride;
+                                     const T v = src[kScatter.scalar ? 0 : source];
+                                     if (counted && counts[t]++ == 0) {
+                                       y[t] = v;
+                                     } else {
+                                       y[t] = combine(reduction.reduce, y[t], v);
+                                     }
+                                   });
+    });
+    if (reduction.reduce == Reduce::kMean) {
+      for (int64_t t = 0; t < out.numel(); ++t) {
+        if (counts[t] > 1) y[t] = mean_of(y[t], counts[t]);
+      }
+    }
+  });
+}
+
+template <const Scatter& kScatter>
+void define_scatter(BuiltinOps& builtins, const char* schema,
+                    std::source_location where = std::source_location::current()) {
+  define(builtins,
+         {.schema = schema,
+          .shape = scatter_shape<kScatter>,
+          .cpu = scatter_kernel<kScatter, false>,
+          .reference = scatter_kernel<kScatter, true>},
+         where);
+}
+
+// ---- index_put: out[indices] (+)= values ---------------------------------------
+
+// A boolean mask among the indices (x[mask] = v, as torch.export writes it)
+// over k dims of self stands for k index tensors: the coordinates of its true
+// elements, in order. How many there are only the mask's values tell, so the
+// shape function checks values against the indexed shape only without masks;
+// the kernel checks them always.
+
+struct IndexPut {
+  const Tensor& self;
+  std::span<const Tensor> indices;
+  const Tensor& values;
+};
+
+IndexPut index_put_inputs(std::span<const Tensor> inputs, const Attrs& attrs) {
+  return {inputs[0], inputs.subspan(1, attrs.list_sizes()[0]), inputs[1 + attrs.list_sizes()[0]]};
+}
+
+void check_values(const TensorMeta& values, const Indexing& plan) {
+  bool fits = values.shape.size() <= plan.out_shape.size();
+  for (size_t i = 1; fits && i <= values.shape.size(); ++i) {
+    const int64_t have = values.shape[values.shape.size() - i], want = plan.out_shape[plan.out_shape.size() - i];
+    fits = have == want || have == 1;
+  }
+  OPGRAPH_CHECK(fits, "values: expected a shape that broadcasts to the indexed ", shape_str(plan.out_shape), ", got ",
+                values.str());
+}
+
+std::vector<TensorMeta> index_put_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const size_t count = attrs.list_sizes()[0];
+  const TensorMeta &self = *inputs[0], &values = *inputs[1 + count];
+  dispatch_elementwise(self.dtype, "self", [](auto) {});
+  OPGRAPH_CHECK(values.dtype == self.dtype, "values: expected ", dtype_name(self.dtype), " like self, got ",
+                values.str());
+  static const TensorMeta kMaskIndex{DType::Int64, {1}};  // stands for a mask's coordinates along one dim
+  std::vector<const TensorMeta*> metas;
+  bool masked = false;
+  for (size_t i = 0; i < count; ++i) {
+    const TensorMeta* index = inputs[1 + i];
+    if (index == nullptr || index->dtype != DType::Bool) {
+      metas.push_back(index);
+      continue;
+    }
+    const size_t d = metas.size();
+    OPGRAPH_CHECK(index->dim() > 0 && d + index->shape.size() <= self.shape.size() &&
+                      std::equal(index->shape.begin(), index->shape.end(), self.shape.begin() + d),
+                  "indices[", i, "]: expected a mask of self's extents from dim ", d, " of ", self.str(), ", got ",
+                  index->str());
+    metas.insert(metas.end(), index->shape.size(), &kMaskIndex);
+    masked = true;
+  }
+  const Indexing plan = plan_indexing(self, metas);
+  if (!masked) check_values(values, plan);
+  return {self};
+}
+
+// The index tensors with each mask replaced by the coordinates of its true
+// elements, one int64 tensor per dim it covers.
+std::vector<Tensor> unmasked(std::span<const Tensor> indices) {
+  std::vector<Tensor> result;
+  for (const Tensor& index : indices) {
+    if (!index.defined() || index.dtype() != DType::Bool) {
+      result.push_back(index);
+      continue;
+    }
+    const bool* mask = index.data_ptr<const bool>();
+    const auto count = static_cast<int64_t>(std::count(mask, mask + index.numel(), true));
+    const size_t first = result.size();
+    for (int64_t k = 0; k < index.dim(); ++k) result.push_back(Tensor::empty({count}, DType::Int64));
+    for (int64_t i = 0, n = 0; i < index.numel(); ++i) {
+      if (!mask[i]) continue;
+      for (int64_t k = index.dim() - 1, rest = i; k >= 0; rest /= index.shape()[k], --k) {
+        result[first + k].data_ptr<int64_t>()[n] = rest % index.shape()[k];
+      }
+      ++n;
+    }
+  }
+  return result;
+}
+
+// Walks the indexed shape with an odometer. The fast kernel takes the
+// trailing dims that self holds contiguously, and that values either walks in
+// the same order or repeats one element over, as one block per step.
+template <bool kReference>
+void index_put_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                      const Attrs& attrs) {
+  // References, not a structured binding: clang 16 cannot capture those in
+  // a lambda when compiling with OpenMP, as the fuzz and ThreadSanitizer builds do.
+  const IndexPut parts = index_put_inputs(inputs, attrs);
+  const Tensor& self = parts.self;
+  const Tensor& values = parts.values;
+  const Tensor& out = outputs[0];
+  copy_self(self, out);
+  const std::vector<Tensor> indices = unmasked(parts.indices);
+  const Indexing plan = plan_indexing(self.meta(), indices);
+  check_values(values.meta(), plan);
+  const Shape& shape = plan.out_shape;
+  const int64_t total = product(shape);
+  if (total == 0) return;
+  const Strides value_strides = broadcast_strides(values.shape(), shape);
+  const Strides dense = contiguous_strides(shape);
+  const bool along = !shape.empty() && value_strides.back() != 0;  // values walk the block, else repeat
+  // Whether values walk dim k as the block does (or repeat one element over it).
+  const auto values_fit = [&](size_t k) { return shape[k] == 1 || value_strides[k] == (along ? dense[k] : 0); };
+  const size_t outer = kReference ? shape.size() : plan.block_start(self.dim(), values_fit);
+  const int64_t block = product(std::span(shape).subspan(outer));
+  const bool accumulate = attrs.get<bool>("accumulate");
+  dispatch_elementwise(self.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    T* y = out.data_ptr<T>();
+    const T* v = values.data_ptr<const T>();
+    std::vector<int64_t> coordinate(outer, 0);
+    for (int64_t step = 0, steps = total / block; step < steps; ++step) {
+      T* target = y + plan.offset(coordinate, self, indices);
+      const T* from = v;
+      for (size_t k = 0; k < outer; ++k) from += coordinate[k] * value_strides[k];
+      const int64_t from_step = along ? 1 : 0;
+      if (accumulate) {
+        for (int64_t j = 0; j < block; ++j) target[j] = static_cast<T>(target[j] + from[j * from_step]);
+      } else {
+        for (int64_t j = 0; j < block; ++j) target[j] = from[j * from_step];
+      }
+      for (size_t k = outer; k-- > 0;) {
+        if (++coordinate[k] < shape[k]) break;
+        coordinate[k] = 0;
+      }
+    }
+  });
+}
+
+// ---- select_scatter and slice_scatter: src written into a view of self ------------
+
+using LayoutFn = Layout (*)(const TensorMeta& self, const Attrs& attrs);
+
+template <LayoutFn layout_of>
+std::vector<TensorMeta> view_scatter_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const TensorMeta &self = *inputs[0], &src = *inputs[1];
+  const TensorMeta view{self.dtype, layout_of(self, attrs).shape};
+  OPGRAPH_CHECK(src == view, "src: expected ", view.str(), ", the part of self ", self.str(), " it replaces, got ",
+                src.str());
+  return {self};
+}
+
+template <LayoutFn layout_of>
+void view_scatter_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                      const Attrs& attrs) {
+  copy_self(inputs[0], outputs[0]);
+  const Layout layout = layout_of(inputs[0].meta(), attrs);
+  outputs[0].as_strided(layout.shape, layout.strides, layout.offset).copy_(inputs[1]);
+}
+
+// Element by element through the layout's index arithmetic.
+template <LayoutFn layout_of>
+void view_scatter_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                            const Attrs& attrs) {
+  copy_self(inputs[0], outputs[0]);
+  const Layout layout = layout_of(inputs[0].meta(), attrs);
+  const auto* src = static_cast<const char*>(inputs[1].data());
+  auto* out = static_cast<char*>(outputs[0].data());
+  const auto item = static_cast<int64_t>(inputs[0].itemsize());
+  for (int64_t i = 0; i < inputs[1].numel(); ++i) {
+    const int64_t target = layout.offset + strided_offset(i, layout.shape, layout.strides);
+    std::memcpy(out + target * item, src + i * item, static_cast<size_t>(item));
+  }
+}
+
+template <LayoutFn layout_of>
+void define_view_scatter(BuiltinOps& builtins, const char* schema,
+                         std::source_location where = std::source_location::current()) {
+  define(builtins,
+         {.schema = schema,
+          .shape = view_scatter_shape<layout_of>,
+          .cpu = view_scatter_cpu<layout_of>,
+          .reference = view_scatter_reference<layout_of>},
+         where);
+}
+
+// ---- masked_scatter: source's elements, in order, where mask is true ------------
+
+std::vector<TensorMeta> masked_scatter_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
+  const TensorMeta &self = *inputs[0], &mask = *inputs[1], &source = *inputs[2];
+  dispatch_elementwise(self.dtype, "self", [](auto) {});
+  OPGRAPH_CHECK(mask.dtype == DType::Bool, "mask: expected bool, got ", mask.str());
+  OPGRAPH_CHECK(source.dtype == self.dtype, "source: expected ", dtype_name(self.dtype), " like self, got ",
+                source.str());
+  return {{self.dtype, broadcast_shapes(self.shape, mask.shape)}};
+}
+
+// Takes source's elements one after the other; running out is an error.
+template <typename T>
+struct Source {
+  const T* data;
+  int64_t size, next = 0;
+
+  T take() {
+    OPGRAPH_CHECK(next < size, "source: mask holds more true elements than source's ", size);
+    return data[next++];
+  }
+};
+
+// One pass in order, the merged broadcast shape row by row; with kReference
+// element by element through index arithmetic.
+template <bool kReference>
+void masked_scatter_kernel(const KernelContext& context, std::span<const Tensor> inputs,
+                           std::span<const Tensor> outputs, const Attrs&) {
+  const Tensor &self = inputs[0], &mask = inputs[1], &out = outputs[0];
+  if (out.numel() == 0) return;
+  dispatch_elementwise(self.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    Source<T> source{inputs[2].data_ptr<const T>(), inputs[2].numel()};
+    const Input<T> x{self.data_ptr<const T>(), self.shape()};
+    const Input<bool> m{mask.data_ptr<const bool>(), mask.shape()};
+    const auto pick = [&source](T value, bool masked) { return masked ? source.take() : value; };
+    if constexpr (kReference) {
+      map_broadcast<T, true>(context, out, pick, x, m);
+    } else {
+      Shape shape = out.shape().empty() ? Shape{1} : out.shape();
+      std::array<Strides, 3> strides{contiguous_strides(shape), broadcast_strides(x.shape, shape),
+                                     broadcast_strides(m.shape, shape)};
+      if (out.numel() > 1) coalesce(shape, strides);
+      const int64_t cols = shape.back();
+      T* y = out.data_ptr<T>();
+      for_each_row(std::span<const int64_t>(shape), strides, 0, out.numel() / cols,
+                   [&](const std::array<int64_t, 3>& at) {
+                     const T* self_row = x.data + at[1];
+                     const bool* mask_row = m.data + at[2];
+                     for (int64_t j = 0; j < cols; ++j) {
+                       y[at[0] + j] = pick(self_row[j * strides[1].back()], mask_row[j * strides[2].back()]);
+                     }
+                   });
+    }
+  });
+}
+
+// ---- embedding_dense_backward: the gradient of embedding's weight -------------
+
+// grad_output (..., D) with indices (...) -> (num_weights, D).
+std::vector<TensorMeta> embedding_backward_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const TensorMeta &grad = *inputs[0], &indices = *inputs[1];
+  check_floating(grad, "grad_output");
+  check_index_dtype(indices, "indices");
+  OPGRAPH_CHECK(
+      grad.dim() == indices.dim() + 1 && std::equal(indices.shape.begin(), indices.shape.end(), grad.shape.begin()),
+      "grad_output: expected indices' shape ", shape_str(indices.shape), " and one more dim, got ", grad.str());
+  const int64_t num_weights = attrs.get<int64_t>("num_weights");
+  OPGRAPH_CHECK(num_weights >= 0, "num_weights: expected a non-negative count, got ", num_weights);
+  return {{grad.dtype, {num_weights, grad.shape.back()}}};
+}
+
+// Per row of the result: the weight each of its indices' gradient rows gets
+// (0 for padding_idx; 1, or 1 / how often the index occurs with
+// scale_grad_by_freq), checking every index.
+template <typename Index>
+std::vector<double> row_scales(const Index* at, int64_t count, int64_t num_weights, const Attrs& attrs) {
+  const int64_t padding_idx = attrs.get<int64_t>("padding_idx");
+  std::vector<double> occurrences(num_weights, 0.0);
+  for (int64_t i = 0; i < count; ++i) occurrences[position(at, i, num_weights)] += 1;
+  std::vector<double> scale(num_weights, 1.0);
+  if (attrs.get<bool>("scale_grad_by_freq")) {
+    for (int64_t k = 0; k < num_weights; ++k) scale[k] = occurrences[k] > 0 ? 1.0 / occurrences[k] : 1.0;
+  }
+  if (padding_idx >= 0 && padding_idx < num_weights) scale[padding_idx] = 0;
+  return scale;
+}
+
+// Columns split over threads: every thread adds all gradient rows, each into
+// its own columns.
+template <bool kReference>
+void embedding_backward_kernel(const KernelContext& context, std::span<const Tensor> inputs,
+                               std::span<const Tensor> outputs, const Attrs& attrs) {
+  const Tensor &grad = inputs[0], &indices = inputs[1], &out = outputs[0];
+  const int64_t num_weights = out.size(0), cols = out.size(1), count = indices.numel();
+  dispatch_floating(grad.dtype(), "grad_output", [&](auto zero) {
+    using T = decltype(zero);
+    const T* g = grad.data_ptr<const T>();
+    T* y = out.data_ptr<T>();
+    std::fill_n(y, out.numel(), T{});
+    dispatch_index(indices.dtype(), [&](auto index_zero) {
+      using Index = decltype(index_zero);
+      const Index* at = indices.data_ptr<const Index>();
+      const std::vector<double> scale = row_scales(at, count, num_weights, attrs);
+      if constexpr (kReference) {
+        std::vector<double> sum(out.numel(), 0.0);
+        for (int64_t i = 0; i < count; ++i) {
+          for (int64_t c = 0; c < cols; ++c) sum[at[i] * cols + c] += scale[at[i]] * g[i * cols + c];
+        }
+        std::transform(sum.begin(), sum.end(), y, [](double s) { return static_cast<T>(s); });
+      } else {
+        parallel_items(context, cols, count, [&](int64_t begin, int64_t end) {
+          for (int64_t i = 0; i < count; ++i) {
+            const T s = static_cast<T>(scale[at[i]]);
+            if (s == 0) continue;
+            T* row = y + at[i] * cols;
+            const T* from = g + i * cols;
+            for (int64_t c = begin; c < end; ++c) row[c] += s * from[c];
+          }
+        });
+      }
+    });
+  });
+}
+
+// ---- _embedding_bag: sums, means or maxima of bags of embedding rows ------------
+
+enum class BagMode : int64_t { kSum = 0, kMean = 1, kMax = 2 };
+
+// padding_idx: an int, or None (embedding_bag.padding_idx), or absent
+// (embedding_bag): -1 for none.
+int64_t padding_index(const Attrs& attrs) {
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    if (attrs.name(i) != "padding_idx") continue;
+    const auto* index = std::get_if<int64_t>(&attrs[i]);
+    return index ? *index : -1;
+  }
+  return -1;
+}
+
+BagMode bag_mode(const Attrs& attrs) {
+  const int64_t mode = attrs.get<int64_t>("mode");
+  OPGRAPH_CHECK(mode >= 0 && mode <= 2, "mode: expected 0 (sum), 1 (mean) or 2 (max), got ", mode);
+  return static_cast<BagMode>(mode);
+}
+
+// Outputs (output, offset2bag, bag_size, max_indices), shaped as ATen's CPU
+// kernel shapes them: offset2bag is empty where ATen skips it (float32 sums
+// without padding_idx), bag_size counts only for mean and max, and
+// max_indices is per element for max, else bag_size for mean and zeros for sum.
+std::vector<TensorMeta> embedding_bag_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+  const TensorMeta &weight = *inputs[0], &indices = *inputs[1], &offsets = *inputs[2];
+  const TensorMeta* per_sample_weights = inputs[3];
+  check_floating(weight, "weight");
+  OPGRAPH_CHECK(weight.dim() == 2, "weight: expected rank 2 (num_embeddings, embedding_dim), got ", weight.str());
+  check_index_dtype(indices, "indices");
+  OPGRAPH_CHECK(indices.dim() == 1, "indices: expected a 1-d tensor, got ", indices.str());
+  OPGRAPH_CHECK(offsets.dim() == 1 && offsets.dtype == indices.dtype, "offsets: expected a 1-d ",
+                dtype_name(indices.dtype), " tensor like indices, got ", offsets.str());
+  const BagMode mode = bag_mode(attrs);
+  if (per_sample_weights != nullptr) {
+    OPGRAPH_CHECK(mode == BagMode::kSum, "per_sample_weights: only mode 0 (sum) takes them, got mode ",
+                  static_cast<int64_t>(mode));
+    check_same_meta(*per_sample_weights, "per_sample_weights", {weight.dtype, indices.shape}, "indices");
+  }
+  const bool include_last_offset = attrs.get<bool>("include_last_offset");
+  OPGRAPH_CHECK(!include_last_offset || offsets.numel() > 0,
+                "offsets: expected at least one offset with include_last_offset, got none");
+  const int64_t bags = offsets.numel() - (include_last_offset ? 1 : 0), dim = weight.shape[1];
+  const bool offset2bag = mode != BagMode::kSum || weight.dtype != DType::Float32 || padding_index(attrs) >= 0;
+  const Shape max_indices = mode == BagMode::kMax ? Shape{bags, dim} : Shape{bags};
+  return {{weight.dtype, {bags, dim}},
+          {indices.dtype, {offset2bag ? indices.numel() : 0}},
+          {indices.dtype, {bags}},
+          {indices.dtype, max_indices}};
+}
+
+// Bag b holds indices [offsets[b], offsets[b + 1]); the last bag runs to the
+// end of indices. With include_last_offset the offset after it must say so,
+// as PyTorch documents (CSR format): ATen's kernels disagree on other values.
+template <typename Index>
+struct Bags {
+  const Index* indices;
+  const Index* offsets;
+  int64_t count, size;  // bags, indices
+
+  int64_t begin(int64_t b) const { return offsets[b]; }
+  int64_t end(int64_t b) const { return b + 1 < count ? offsets[b + 1] : size; }
+};
+
+// Checks the offsets and indices, and fills the outputs other than `output`
+// and max's max_indices.
+template <typename Index>
+void bag_bookkeeping(const Bags<Index>& bags, int64_t num_weights, const Attrs& attrs,
+                     std::span<const Tensor> outputs) {
+  const int64_t padding_idx = padding_index(attrs);
+  const BagMode mode = bag_mode(attrs);
+  if (attrs.get<bool>("include_last_offset")) {
+    OPGRAPH_CHECK(bags.offsets[bags.count] == bags.size,
+                  "offsets: with include_last_offset, expected the last offset "
+                  "to be ",
+                  bags.size, " (the number of indices), got ", int64_t{bags.offsets[bags.count]});
+  }
+  for (int64_t b = 0; b < bags.count; ++b) {
+    OPGRAPH_CHECK((b > 0 || bags.begin(b) == 0) && bags.begin(b) <= bags.end(b) && bags.end(b) <= bags.size,
+                  "offsets: expected non-decreasing offsets from 0 to at most ", bags.size, ", got ", bags.begin(b),
+                  " for bag ", b, " ending at ", bags.end(b));
+  }
+  for (int64_t i = 0; i < bags.size; ++i) position(bags.indices, i, num_weights);
+  Index* offset2bag = outputs[1].data_ptr<Index>();
+  std::fill_n(offset2bag, outputs[1].numel(), Index{0});  // with no bags, no index has one
+  Index* bag_size = outputs[2].data_ptr<Index>();
+  for (int64_t b = 0; b < bags.count; ++b) {
+    int64_t size = 0;
+    for (int64_t i = bags.begin(b); i < bags.end(b); ++i) {
+      if (outputs[1].numel() > 0) offset2bag[i] = static_cast<Index>(b);
+      size += bags.indices[i] != padding_idx;
+    }
+    bag_size[b] = static_cast<Index>(mode == BagMode::kSum ? 0 : size);
+  }
+  if (mode != BagMode::kMax) {
+    Index* max_indices = outputs[3].data_ptr<Index>();
+    for (int64_t b = 0; b < bags.count; ++b) max_indices[b] = mode == BagMode::kMean ? bag_size[b] : Index{0};
+  }
+}
+
+// Bags split over threads; each bag's rows added (or compared) whole, in
+// order. The reference accumulates each element of each bag in double.
+template <bool kReference>
+void embedding_bag_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                          const Attrs& attrs) {
+  const Tensor &weight = inputs[0], &indices = inputs[1], &per_sample_weights = inputs[3];
+  const int64_t num_weights = weight.size(0), dim = weight.size(1), padding_idx = padding_index(attrs);
+  const BagMode mode = bag_mode(attrs);
+  dispatch_floating(weight.dtype(), "weight", [&](auto zero) {
+    using T = decltype(zero);
+    const T* w = weight.data_ptr<const T>();
+    const T* scales = per_sample_weights.defined() ? per_sample_weights.data_ptr<const T>() : nullptr;
+    T* y = outputs[0].data_ptr<T>();
+    dispatch_index(indices.dtype(), [&](auto index_zero) {
+      using Index = decltype(index_zero);
+      const Bags<Index> bags{indices.data_ptr<const Index>(), inputs[2].data_ptr<const Index>(), outputs[0].size(0),
+                             indices.numel()};
+      bag_bookkeeping(bags, num_weights, attrs, outputs);
+      const Index* bag_size = outputs[2].data_ptr<const Index>();
+      Index* argmax = mode == BagMode::kMax ? outputs[3].data_ptr<Index>() : nullptr;
+      const auto bag = [&](int64_t b) {
+        T* row = y + b * dim;
+        if constexpr (kReference) {
+          for (int64_t c = 0; c < dim; ++c) {
+            double acc = 0;
+            int64_t best = -1;
+            for (int64_t i = bags.begin(b); i < bags.end(b); ++i) {
+              const int64_t k = bags.indices[i];
+              if (k == padding_idx) continue;
+              const double v = w[k * dim + c];
+              if (mode != BagMode::kMax) acc += v * (scales ? scales[i] : 1.0);
+              if (mode == BagMode::kMax && (best < 0 || v > acc)) acc = v, best = k;
+            }
+            if (mode == BagMode::kMean && bag_size[b] > 0) acc /= static_cast<double>(bag_size[b]);
+            row[c] = static_cast<T>(acc);
+            if (argmax) argmax[b * dim + c] = static_cast<Index>(std::max<int64_t>(best, 0));
+          }
+        } else {
+          std::fill_n(row, dim, T{});
+          if (argmax) std::fill_n(argmax + b * dim, dim, Index{0});
+          bool first = true;
+          for (int64_t i = bags.begin(b); i < bags.end(b); ++i) {
+            const int64_t k = bags.indices[i];
+            if (k == padding_idx) continue;
+            const T* from = w + k * dim;
+            if (mode == BagMode::kMax) {
+              for (int64_t c = 0; c < dim; ++c) {
+                if (first || from[c] > row[c]) row[c] = from[c], argmax[b * dim + c] = static_cast<Index>(k);
+              }
+            } else {
+              const T scale = scales ? scales[i] : T{1};
+              for (int64_t c = 0; c < dim; ++c) row[c] += scale * from[c];
+            }
+            first = false;
+          }
+          if (mode == BagMode::kMean && bag_size[b] > 0) {
+            const T count = static_cast<T>(bag_size[b]);
+            for (int64_t c = 0; c < dim; ++c) row[c] /= count;
+          }
+        }
+      };
+      if constexpr (kReference) {
+        for (int64_t b = 0; b < bags.count; ++b) bag(b);
+      } else {
+        const int64_t per_bag = bags.count > 0 ? std::max<int64_t>(bags.size / bags.count, 1) * dim : dim;
+        parallel_items(context, bags.count, per_bag, [&](int64_t begin, int64_t end) {
+          for (int64_t b = begin; b < end; ++b) bag(b);
+        });
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void register_scatter_ops(BuiltinOps& builtins) {
+  define_scatter<kScatterSrc>(builtins, "aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor");
+  define_scatter<kScatterValue>(builtins,
+                                "aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor");
+  define_scatter<kScatterAdd>(builtins, "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor");
+  define_scatter<kScatterReduce>(builtins,
+                                 "aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, "
+                                 "*, bool include_self=True) -> Tensor");
+  define(builtins,
+         {.schema = "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
+          .shape = index_put_shape,
+          .cpu = index_put_kernel<false>,
+          .reference = index_put_kernel<true>});
+  // torch.export keeps the in-place form of x[mask] = v; with outputs
+  // allocated by the caller it runs as the functional form, self unchanged.
+  define(builtins,
+         {.schema = "aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) "
+                    "-> Tensor(a!)",
+          .shape = index_put_shape,
+          .cpu = index_put_kernel<false>,
+          .reference = index_put_kernel<true>});
+  define_view_scatter<select_layout>(builtins,
+                                     "aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor");
+  define_view_scatter<slice_layout>(builtins,
+                                    "aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, "
+                                    "SymInt? end=None, SymInt step=1) -> Tensor");
+  define(builtins, {.schema = "aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
+                    .shape = masked_scatter_shape,
+                    .cpu = masked_scatter_kernel<false>,
+                    .reference = masked_scatter_kernel<true>});
+  define(builtins, {.schema = "aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
+                              "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
+                    .shape = embedding_backward_shape,
+                    .cpu = embedding_backward_kernel<false>,
+                    .reference = embedding_backward_kernel<true>});
+  define(builtins,
+         {.schema = "aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, "
+                    "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, "
+                    "bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)",
+          .shape = embedding_bag_shape,
+          .cpu = embedding_bag_kernel<false>,
+          .reference = embedding_bag_kernel<true>});
+  // torch.export keeps nn.EmbeddingBag as these unless the graph is decomposed.
+  define(builtins, {.schema = "aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, "
+                              "bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, "
+                              "bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)",
+                    .shape = embedding_bag_shape,
+                    .cpu = embedding_bag_kernel<false>,
+                    .reference = embedding_bag_kernel<true>});
+  define(builtins,
+         {.schema = "aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, "
+                    "int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) "
+                    "-> (Tensor, Tensor, Tensor, Tensor)",
+          .shape = embedding_bag_shape,
+          .cpu = embedding_bag_kernel<false>,
+          .reference = embedding_bag_kernel<true>});
+}
+
+}  // namespace opgraph::kernels
