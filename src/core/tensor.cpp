@@ -226,7 +226,7 @@ namespace {
 
 // One innermost row of n elements of `item` bytes at the given element steps.
 // A compile-time item size lets each element's memcpy become one load and
-// one store (a call per element made a transpose six times slower).
+// one store (a call per element made a transpose much slower).
 template <size_t Item>
 void copy_row(char* dst, int64_t dst_step, const char* src, int64_t src_step, int64_t n) {
   if (dst_step == 1 && src_step == 1) {

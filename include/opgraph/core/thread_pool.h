@@ -11,7 +11,7 @@ namespace opgraph {
 // OpenMP team, the team oneDNN's kernels run on. With a pool of its own,
 // opgraph's kernels (attention, elementwise ops, norms) and oneDNN's took
 // turns on two sets of threads: one set spinning idle after its region held
-// the cores the other needed (Whisper's encoder took a third longer on two
+// the cores the other needed (Whisper's encoder ran slower so on two
 // threads), or, made to sleep at once, woke for every region (MobileNetV2
 // took longer on two threads than on one).
 class ThreadPool {

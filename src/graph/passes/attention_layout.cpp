@@ -7,8 +7,8 @@
 //   o = scaled_dot_product_attention(q, k, v, mask)       [B, H, L, Ev]
 //   y = o.transpose(1, 2).reshape(B, L, H * Ev)
 //
-// Each transpose is a copy of a whole activation: four per layer, a few
-// percent of BERT's run. opgraph::attention_bshd reads q, k and v where the
+// Each transpose is a copy of a whole activation: four per layer, a part of
+// BERT's run worth saving. opgraph::attention_bshd reads q, k and v where the
 // linear layers wrote them, [B, L, H, E], and writes its output as
 // [B, L, H, Ev], which is what the transpose after it gave; the four
 // transposes go. ONNX Runtime's MultiHeadAttention takes this BSNH layout too.

@@ -5,7 +5,7 @@
 // between convolutions that read each other's outputs. Whisper's encoder
 // opens with two convolutions of 384 channels over 3000 and 1500 frames;
 // converting their [N, C, W] tensors to oneDNN's channels-last and back around
-// each took 5 ms of its 165.
+// each took a visible share of its time.
 //
 // An activation of a converted convolution's output runs on the 4-D tensor
 // too, so that the chain of convolutions stays 4-D; a squeeze gives the 3-D

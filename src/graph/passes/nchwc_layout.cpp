@@ -2,7 +2,7 @@
 // transformer and OpenVINO keep them. A oneDNN convolution runs fastest on
 // activations in blocks of a vector's width of channels (nChw16c); converting
 // the plain NCHW tensors of a graph into and out of that layout around each
-// convolution took a fifth of MobileNetV2's time and a tenth of ResNet-50's.
+// convolution took a large share of MobileNetV2's and ResNet-50's time.
 // This pass makes the convolutions of a chain opgraph::conv2d_nchwc, which
 // writes the blocked layout (and reads it, or a plain input), runs the
 // elementwise ops between them on the blocks as they are (and max pooling as
@@ -11,28 +11,27 @@
 //
 // On AVX-512, where no convolution of the chains is grouped, the block is a
 // tensor's every channel: channels-last, as OpenVINO runs ResNet. oneDNN's
-// brgemm convolutions take only that layout, and ran ResNet-50's
-// convolutions 10 % faster than its kernels on blocks of 16 (the 3x3 ones
-// up to 25 %). Its depthwise kernels are faster on blocks of 16 (MobileNetV2
-// took 6 % longer channels-last), and its AVX2 kernels have no brgemm form.
+// brgemm convolutions take only that layout, and run ResNet-50's
+// convolutions faster than its kernels on blocks of 16 (the 3x3 ones most of
+// all). Its depthwise kernels are faster on blocks of 16 (MobileNetV2 runs
+// slower channels-last), and its AVX2 kernels have no brgemm form.
 // Neither are they where activations outgrow the last-level cache: a brgemm
-// 1x1 convolution that adds a residual then reads it from memory at half the
-// speed of the blocked kernel (ResNet-50 at batch 8, whose first stage's
-// activations take 25.7 MB, ran its convolutions 4 % faster on blocks of 16
-// on 1 thread and 6 % on 2; at batch 4, 12.8 MB, 3 % slower on 1 thread).
+// 1x1 convolution that adds a residual then reads it from memory more slowly
+// than the blocked kernel does (ResNet-50 at batch 8, whose first stage's
+// activations take 25.7 MB, runs its convolutions faster on blocks of 16; at
+// batch 4, 12.8 MB, slower).
 // Such chains still run their wide convolutions with a kernel larger than
 // 1x1 channels-last, converting the activations on the way in and out: see
 // kWideChannels. Nor where a convolution is 3x3 with unit strides over
 // enough pixels: on blocks of 16 oneDNN runs it with its Winograd kernels
-// (kernels/cpu/engines/winograd.h) in about half the time of the brgemm one, which
-// took ResNet-50 from 76 to 64 ms at batch 1 and from 600 to 480 ms at
-// batch 8 (1 thread).
+// (kernels/cpu/engines/winograd.h), faster than the brgemm one, which makes
+// all of ResNet-50 faster at batch 1 and batch 8.
 //
 // A Session that multiplies in bfloat16 (Precision::BFloat16) runs every
 // chain channels-last: oneDNN's bfloat16 convolutions on AMX take no other
 // layout, and on blocks of 16 fall back to AVX-512 kernels slower than
-// float32's (a 3x3 convolution of 64 channels at 56x56, 1 thread: 0.11 ms
-// channels-last, 2.1 ms on blocks of 16, 1.3 ms in float32).
+// float32's (a 3x3 convolution of 64 channels at 56x56 runs far faster
+// channels-last than on blocks of 16, and there slower than in float32).
 #include <algorithm>
 #include <array>
 #include <unordered_map>
@@ -56,14 +55,14 @@ constexpr int64_t kLargeActivationBytes = int64_t{16} << 20;
 // From this many input channels, a dense convolution with a kernel larger
 // than 1x1 in a chain on blocks of 16 runs channels-last: its multiply-adds
 // per byte grow with its channels, and from 256 oneDNN's brgemm kernels save
-// more than converting its input and output costs. ResNet-50's at batch 8
-// (oneDNN alone, 1 thread): 256 channels 28x28 -> 14x14 13.4 -> 7.3 ms, at 14x14 7.6 ->
-// 6.8 ms, 512 channels 7.6 -> 7.1 ms; with 128 channels (7.5 -> 7.2 ms) the
-// conversions of its 6.4 MB of activations cost more than that. Only where
-// its output rows have kChannelsLastRow pixels or more: the brgemm kernels
-// run along a row, and ResNet-50's last stage (7 wide) gained too little to
-// pay for the conversions (512 channels at 7x7, 2 threads: 3.9 ms either
-// way; its stage took 1.7 ms longer channels-last).
+// more than converting its input and output costs: ResNet-50's at batch 8
+// with 256 channels (the strided one from 28x28 to 14x14 most of all) and
+// with 512 run faster so; with 128 channels the conversions of its 6.4 MB of
+// activations cost more than that. Only where its output rows have
+// kChannelsLastRow pixels or more: the brgemm kernels run along a row, and
+// ResNet-50's last stage (7 wide) gained too little to pay for the
+// conversions (its 512-channel convolutions at 7x7 ran no faster, and the
+// stage as a whole slower, channels-last).
 constexpr int64_t kWideChannels = 256, kChannelsLastRow = 14;
 
 // Activations with f(0) = 0, whatever their attributes.

@@ -6,7 +6,7 @@
 //   adds each sublayer's output projection to its input), becomes the
 //   product's residual and activation: oneDNN adds the shortcut and applies
 //   the activation as it writes each output block (a sum post-op), where the
-//   add and the relu were a tenth of ResNet-50's time at two threads. A
+//   add and the relu were a sizeable part of ResNet-50's time. A
 //   Session writes such a product's output over the shortcut's memory when
 //   nothing reads the shortcut after it (OpDef::in_place_input), as OpenVINO
 //   does.

@@ -51,7 +51,7 @@ using ProblemKey = std::tuple<int, cudaDataType_t, cublasOperation_t, cublasOper
                               int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
 
 // The heuristic's choice for a problem, asked once: the query costs as much
-// as a small product itself (about 10 us), and training repeats its shapes.
+// as a small product itself, and training repeats its shapes.
 cublasLtMatmulAlgo_t cached_algorithm(const ProblemKey& key, const std::function<cublasLtMatmulAlgo_t()>& choose) {
   static std::mutex mutex;
   static std::map<ProblemKey, cublasLtMatmulAlgo_t> chosen;

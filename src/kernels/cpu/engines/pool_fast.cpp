@@ -25,11 +25,10 @@ namespace opgraph::kernels::pool {
 // window, with no clipping in the loop.
 //
 // On (1, 64, 112, 112) with kernel 3, stride 2 and padding 1 (ResNet's first
-// pooling), one thread with AVX-512, this takes 0.29 ms for max and 0.36 ms
-// for average, where oneDNN's pooling primitive takes 0.58 ms and 0.47 ms on
-// the same NCHW data (it reorders to a blocked layout and back). oneDNN also
-// has neither divisor_override nor PyTorch's divisor for ceil_mode windows
-// that reach past the padding.
+// pooling), this is faster for max and for average than oneDNN's pooling
+// primitive on the same NCHW data (it reorders to a blocked layout and back).
+// oneDNN also has neither divisor_override nor PyTorch's divisor for
+// ceil_mode windows that reach past the padding.
 
 // NaN wins a max, as in PyTorch. (`|`, not `||`: a branch on each element
 // keeps GCC from vectorizing the loop.)
@@ -74,7 +73,7 @@ void accumulate(T* dst, const T* src, int64_t count, bool first) {
 // kx * dilation] over kx. kStride is the stride when it is 1 or 2, as in
 // nearly every network, else 0: a constant stride lets GCC load whole vectors
 // and shuffle them, where a run-time one loads element by element (which
-// made the whole kernel twice as slow).
+// made the whole kernel much slower).
 template <Reduce R, int64_t kStride, typename T>
 void across(const T* padded, T* dst, const Axis& w) {
   const int64_t stride = kStride != 0 ? kStride : w.stride;
@@ -218,7 +217,7 @@ void run_pool_fast(const KernelContext& context, const Tensor& input, const Tens
 // passes that vectorize: the max of each pair of input rows, for a batch of
 // output rows, then the max of neighbours across the whole batch as one flat
 // loop, where a loop per output row would run mostly in its scalar remainder
-// on short rows (14 outputs on a 28-pixel MNIST plane). 2.7x faster than the
+// on short rows (14 outputs on a 28-pixel MNIST plane). Faster than the
 // general kernel there.
 bool is_2x2_stride_2(const Pooling& p) {
   for (const Axis* a : {&p.h, &p.w}) {
@@ -262,7 +261,7 @@ void run_max_pool_2x2(const KernelContext& context, const Tensor& input, const T
 // The gradient of 2x2 max pooling: each output's gradient goes to its
 // window's first maximum (or last NaN, as in argmax), the rest of the input
 // plane stays 0. Without the general kernel's per-window geometry this is
-// about 4x faster on the small planes of a training step.
+// faster on the small planes of a training step.
 template <typename T>
 void max_pool_2x2_backward_planes(const T* in, const T* grad, T* out, const Pooling& p, int64_t first, int64_t last) {
   const int64_t in_size = p.h.in * p.w.in, out_size = p.h.out * p.w.out;

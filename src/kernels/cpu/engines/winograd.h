@@ -15,10 +15,9 @@ namespace opgraph::kernels {
 // by transformed weights, 16/9 of the plain weights' size and read on every
 // call, in products with a row per 2x2 tile: with few tiles those products
 // wait on the weights. ResNet-18 at 32x32 (stage 4 at 1x1, stage 3 at 2x2)
-// took 5.7 ms at batch 1 on Winograd and 1.4 ms without, 61 against 18 ms at
-// batch 32 (1 thread, a 2-core Xeon with AMX); ResNet-50's 256 channels at
-// 14x14 (196 pixels) 1.95 against 1.83 ms, and 512 at 7x7 2.8-3.4 against
-// 2.5-2.8 ms, while 128 channels at 28x28 (784) took 1.06 against 1.54 ms.
+// runs faster without Winograd at batch 1 and at batch 32, and so do
+// ResNet-50's 256 channels at 14x14 (196 pixels) and 512 at 7x7, while its
+// 128 channels at 28x28 (784 pixels) run faster on Winograd.
 constexpr int64_t kWinogradMinPixels = 400;
 
 // A dense 3x3 convolution with unit strides and no dilation (PyTorch's

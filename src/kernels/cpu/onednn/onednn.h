@@ -50,8 +50,8 @@ class OneDnnStream {
 // Below this many flops a oneDNN call runs on the calling thread alone:
 // waking oneDNN's OpenMP threads and splitting the work cost more than they
 // save (a 16 -> 32 channel 3x3 convolution on 14x14 pixels, 1.8 MFLOP, took
-// three times as long on two threads as on one; a training step of a small
-// CNN at batch 32 took 20x as long on two busy cores as on one).
+// longer on two threads than on one; a training step of a small CNN at batch
+// 32 took far longer on two busy cores than on one).
 inline constexpr int64_t kSmallWorkFlops = 8'000'000;
 
 // `context`, run on the calling thread alone.
@@ -88,7 +88,7 @@ inline size_t aligned_size(size_t bytes) {
 
 // `bytes` of memory for the calling thread's use until its next call, kept
 // between calls (allocating a small convolution's converted operands on each
-// call took a fifth of its time).
+// call took a good part of its time).
 void* thread_scratch(size_t bytes);
 
 // `attr` for a primitive that takes its scratchpad from the caller. Every
@@ -121,7 +121,7 @@ inline dnnl::memory unbound_memory(const dnnl::memory::desc& desc) {
 // This thread's Call made from `plan` (a cached primitive and what it runs
 // on), among the kKept most recent. A Call holds the oneDNN memory objects
 // and argument map of its plan's executions: oneDNN allocates when it makes a
-// memory object and frees when it destroys one, which cost a third of a small
+// memory object and frees when it destroys one, which cost much of a small
 // convolution's time and most of a small product's; set_data_handle() points
 // one at the next call's buffers for free.
 template <typename Call, typename Plan>

@@ -263,9 +263,9 @@ T mask_value(const Attention& a, const Tensor& mask, int64_t b, int64_t i, int64
 // each broadcast feeds TileVectors multiply-adds, each vector loaded
 // TileRows, and the accumulators stay in registers across the sum. On
 // AVX-512, 8 rows by 2 vectors keep 16 independent sums in flight in its 32
-// registers with one broadcast per two multiply-adds (8 by 1 ran Whisper's
-// attention at 60 % of the FMA peak). A kTileCols vector is two of AVX2's 16
-// registers: 4 rows by 1 vector hold 8 of them, and more spill.
+// registers with one broadcast per two multiply-adds (8 by 1 left Whisper's
+// attention well short of the FMA peak). A kTileCols vector is two of AVX2's
+// 16 registers: 4 rows by 1 vector hold 8 of them, and more spill.
 constexpr int64_t kTileCols = 16;
 constexpr int64_t kWideTileRows = 8, kWideTileVectors = 2;
 constexpr int64_t kTileRows = 4, kTileVectors = 1;
@@ -388,7 +388,7 @@ void swap_blocks(TileRow<float> (&tile)[kTileCols]) {
 // rows <= r < width (a multiple of kTileCols): a block's query rows, scaled
 // and transposed. Float features come in whole vectors and are transposed
 // kTileCols x kTileCols in registers, four rounds of two-vector shuffles;
-// storing one element at a time took a tenth of Whisper's attention.
+// storing one element at a time took a visible share of Whisper's attention.
 template <typename T>
 void transpose_scaled(const T* q, int64_t q_row, int64_t rows, int64_t width, int64_t E, T scale, T* __restrict out) {
   if constexpr (std::is_same_v<T, float>) {
@@ -498,7 +498,7 @@ void softmax_columns(T* scores, int64_t S, int64_t width, T* inverse_sums) {
     // std::max's loop stays scalar (its NaN order is not a vector max's);
     // the select on whole vectors is one instruction. Four running maxima,
     // over every fourth key each, so that each select need not wait for the
-    // one before (the max took a third of the softmax's time with one).
+    // one before (with one, the max took much of the softmax's time).
     constexpr int64_t kRunning = 4;
     TileRow<T> running[kRunning];
     for (TileRow<T>& r : running) r = TileRow<T>{} + kMinusInf;
@@ -591,8 +591,8 @@ void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out,
   // reads the chunk's rows of v and of the scores while they are in L1, and
   // sums on from the chunks before it (scratch.sums), in the order of one
   // walk over all the keys. Walking all S keys per tile read v from L2 once
-  // per tile, eight times a block on AVX-512: Whisper's 1500 keys spent a
-  // tenth of the attention's time waiting on one load of v.
+  // per tile, eight times a block on AVX-512: with Whisper's 1500 keys the
+  // attention spent a visible share of its time waiting on one load of v.
   const int64_t chunk = std::max<int64_t>(kWideTileRows, kKeyChunkBytes / (columns * int64_t{sizeof(T)}));
   int64_t j0 = 0;
   do {  // once at least, so that a block with no keys to attend writes its zeros
@@ -664,10 +664,9 @@ constexpr int64_t kPackedKeysSpanBytes = 1 << 20;
 // each batch's keys lie far apart and several blocks of query rows read
 // them. In the [batch, sequence, heads, features] layout of attention_bshd,
 // Whisper's encoder's 1500 keys of 64 features lie 6 heads apart, 2.3 MB of
-// rows for 384 KB of keys: its attention took 35.3 ms so, 27.0 with the
-// keys one after another (one thread). BERT-base's 128 keys, 12 heads apart,
-// span 393 KB and stay in cache: copying them took more time (90 against
-// 50 ms of attention at batch 8) than it saved. Returns a's plan on the
+// rows for 384 KB of keys: its attention runs faster with the keys one after
+// another. BERT-base's 128 keys, 12 heads apart, span 393 KB and stay in
+// cache: copying them took more time than it saved. Returns a's plan on the
 // copies (held in `k` and `v`), or a's own.
 template <typename T>
 Attention pack_keys(const KernelContext& context, const Attention& a, std::span<const Tensor> inputs,

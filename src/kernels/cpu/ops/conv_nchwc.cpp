@@ -11,8 +11,9 @@
 //
 // (The layout: blocked_layout.h.) The convolutions keep zeros in the padding
 // channels (they read them against zero weights and write zeros there), as
-// do the elementwise ops the layout pass lets run on blocks. Converting the activations into and out of the blocked
-// layout around every convolution took a fifth of MobileNetV2's time.
+// do the elementwise ops the layout pass lets run on blocks. Converting the
+// activations into and out of the blocked layout around every convolution
+// took a large share of MobileNetV2's time.
 #include <algorithm>
 
 #include "kernels/cpu/engines/conv.h"
@@ -118,8 +119,8 @@ void conv2d_nchwc_cpu(const KernelContext& context, std::span<const Tensor> in, 
   if (few_pixel_conv(context, in[0], input, in[1], in[2], in[3], out[0], result, p, activation)) return;
   // A block of all of 8 or 16 channels is channels-last and nChw8c or
   // nChw16c at once. oneDNN takes a convolution's two sides in the same form
-  // (8 channels in nChw8c to 16 in nChw16c ran its reference kernel, a
-  // thousand times slower than on nhwc), so one from a single block to a
+  // (8 channels in nChw8c to 16 in nChw16c ran its reference kernel, far
+  // slower than on nhwc), so one from a single block to a
   // single block reads and writes nhwc.
   const bool channels_last = in[0].dim() == 5 && in[0].size(4) == input[1] && block == result[1];
   const ConvLayouts layouts =
