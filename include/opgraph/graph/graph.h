@@ -3,7 +3,8 @@
 // A graph has inputs (fed at each run), constants (weights, stored with the
 // graph), nodes in topological order, and outputs (names of values). Every
 // value is defined exactly once: as a graph input, a constant or a node
-// output. Its JSON form, shared with Python, is
+// output. The Python front ends build a Graph through the bindings; JSON is
+// the form of graph files and the command line (src/graph/json.cpp):
 //
 //   {"name": "model",
 //    "inputs":    [{"name": "x", "dtype": "float32", "shape": ["N", 3, 8, 8]}],

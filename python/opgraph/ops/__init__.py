@@ -15,6 +15,11 @@ order: ``forward(inputs..., parameters..., attributes..., out=None)`` and
 ``backward(inputs..., parameters..., grad_output, forward results...,
 attributes...)``, where a backward takes only the inputs, parameters and
 results its gradient reads, and ``act=`` names a fused activation.
+
+Most families are imported with the package: ``import opgraph`` imports
+``opgraph.layers``, which builds on ``activation``, ``conv2d``,
+``cross_entropy``, ``gemm`` and ``pool2d``. ``softmax``, which no layer uses,
+is imported on first access (``opgraph.ops.softmax`` or ``require``).
 """
 
 import importlib
@@ -48,7 +53,7 @@ __all__ = ["FAMILIES", "call", "call_reference", "require", *FAMILIES]
 
 
 def __getattr__(name):
-    # Families load on first use, so `import opgraph` stays light.
+    # A family opgraph.layers did not import (softmax) loads on first access.
     if name in FAMILIES:
         return require(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
