@@ -175,7 +175,6 @@ class AttentionLayout {
 
 }  // namespace
 
-void use_heads_second_attention(PassContext& context) { AttentionLayout(context).run();
-}
+void use_heads_second_attention(PassContext& context) { AttentionLayout(context).run(); }
 
 }  // namespace opgraph

@@ -123,7 +123,6 @@ class Conv1dAsConv2d {
 
 }  // namespace
 
-void convolutions_1d_as_2d(PassContext& context) { Conv1dAsConv2d(context).run();
-}
+void convolutions_1d_as_2d(PassContext& context) { Conv1dAsConv2d(context).run(); }
 
 }  // namespace opgraph

@@ -143,7 +143,6 @@ class ProductEpilogues {
 
 }  // namespace
 
-void fuse_product_epilogues(PassContext& context) { ProductEpilogues(context).run();
-}
+void fuse_product_epilogues(PassContext& context) { ProductEpilogues(context).run(); }
 
 }  // namespace opgraph

@@ -131,7 +131,6 @@ class RmsNorms {
 
 }  // namespace
 
-void fuse_rms_norms(PassContext& context) { RmsNorms(context).run();
-}
+void fuse_rms_norms(PassContext& context) { RmsNorms(context).run(); }
 
 }  // namespace opgraph

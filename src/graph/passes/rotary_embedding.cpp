@@ -129,7 +129,6 @@ class RotaryEmbeddings {
 
 }  // namespace
 
-void fuse_rotary_embeddings(PassContext& context) { RotaryEmbeddings(context).run();
-}
+void fuse_rotary_embeddings(PassContext& context) { RotaryEmbeddings(context).run(); }
 
 }  // namespace opgraph
