@@ -39,6 +39,7 @@ void define(BuiltinOps& builtins, OpSpec spec, std::source_location where) {
   op.data_dependent_shapes = spec.data_dependent_shapes;
   op.reshapes_input = spec.reshapes_input;
   op.in_place_input = spec.in_place_input;
+  op.prepare = std::move(spec.prepare);
   op.source =
       detail::concat("built-in, ", std::filesystem::path(where.file_name()).filename().string(), ":", where.line());
   builtins.add(std::move(op));

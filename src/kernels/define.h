@@ -27,6 +27,7 @@ struct OpSpec {
   bool data_dependent_shapes = false;                   // see OpDef::data_dependent_shapes
   bool reshapes_input = false;                          // see OpDef::reshapes_input
   std::optional<size_t> in_place_input = std::nullopt;  // see OpDef::in_place_input
+  PrepareFn prepare = nullptr;                          // see OpDef::prepare
 };
 
 // The built-in ops and their sample tables as the op families define them, in
@@ -50,6 +51,12 @@ class BuiltinOps {
 };
 
 void define(BuiltinOps& builtins, OpSpec spec, std::source_location where = std::source_location::current());
+
+// The fast kernel and the reference of an OpSpec, where one template over
+// `bool kReference` writes both: {.schema = ..., .shape = ...,
+// OPGRAPH_CPU_AND_REFERENCE(relu_kernel)} gives .cpu = relu_kernel<false>
+// and .reference = relu_kernel<true>, which cannot then trade places.
+#define OPGRAPH_CPU_AND_REFERENCE(kernel) .cpu = kernel<false>, .reference = kernel<true>
 
 // Calls fn(T{}) with T the C++ type of a floating-point dtype; anything else is
 // an error naming the argument.

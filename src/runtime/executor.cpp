@@ -38,13 +38,9 @@ Executor::Executor(const LoadedGraph& loaded, const ValuePlan& plan, const Sessi
     : loaded_(loaded), resolved_(loaded.resolved), value_plan_(plan), options_(options) {
   for (size_t i = 0; i < resolved_.nodes.size(); ++i) {
     const ResolvedNode& node = resolved_.nodes[i];
-    uint64_t constant_inputs = 0;
-    for (size_t k = 0; k < node.inputs.size() && k < 64; ++k) {
-      if (node.inputs[k] && resolved_.is_constant(*node.inputs[k])) constant_inputs |= uint64_t{1} << k;
-    }
     const bool by_run = !node.outputs.empty() && plan.shaped_by_run()[node.outputs[0]];
     calls_.push_back({loaded.kernels[i], &node.attrs, plan.first_slot(i), node.inputs.size(), node.outputs.size(),
-                      constant_inputs, by_run, plan.aliases(i)});
+                      loaded.states[i].get(), by_run, plan.aliases(i)});
   }
   if (resolved_.symbols.empty()) static_plan_ = plan_for({}, {});
   if (options.threads > 0) own_pool_ = std::make_unique<ThreadPool>(options.threads);
@@ -200,9 +196,9 @@ std::vector<Tensor> Executor::run(std::span<const Tensor> inputs) {
     const std::span<const Tensor> node_outputs = tensors.subspan(call.first + call.inputs, call.outputs);
     const Clock::time_point start = options_.profile ? Clock::now() : Clock::time_point();
     try {
-      KernelContext context{pool, &constant_cache_, call.constant_inputs};
+      KernelContext context{pool};
+      context.state = call.state;
       context.device = options_.device;
-      context.precision = options_.precision;
       if (call.shaped_by_run) {
         run_shaped_by_run(i, context, workspace);
       } else if (!call.aliases) {  // an aliasing node's output is its input's memory already

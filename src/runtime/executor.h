@@ -59,17 +59,16 @@ class Executor {
     const Attrs* attrs;
     size_t first;  // inputs at [first, first + inputs), outputs after them
     size_t inputs, outputs;
-    uint64_t constant_inputs;  // bit k: input k is one of the graph's constants (KernelContext)
-    bool shaped_by_run;        // see ValuePlan::shaped_by_run
-    bool aliases;              // see ValuePlan::aliases: nothing to run
+    KernelState* state;  // what the kernel prepared for the node, if anything
+    bool shaped_by_run;  // see ValuePlan::shaped_by_run
+    bool aliases;        // see ValuePlan::aliases: nothing to run
   };
 
   const LoadedGraph& loaded_;
   const ResolvedGraph& resolved_;
   const ValuePlan& value_plan_;
   const SessionOptions& options_;
-  ConstantCache constant_cache_;  // what kernels derive from the constants, kept across runs
-  std::vector<NodeCall> calls_;   // by node
+  std::vector<NodeCall> calls_;                                               // by node
   std::shared_ptr<OutputPool> output_pool_ = std::make_shared<OutputPool>();  // the CPU outputs' buffers
   std::unique_ptr<ThreadPool> own_pool_;  // when options.threads asks for a count of its own
   DeviceBackend* backend_ = nullptr;      // options.device's, where it is not the CPU

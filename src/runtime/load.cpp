@@ -29,11 +29,35 @@ std::vector<const KernelFn*> device_kernels(const ResolvedGraph& resolved, Devic
   std::vector<const KernelFn*> kernels;
   for (const ResolvedNode& node : resolved.nodes) {
     const KernelFn& kernel = node.op->kernels[static_cast<size_t>(device.type)];
-    OPGRAPH_CHECK(static_cast<bool>(kernel), node_label(*node.node), ": the op has no ",
-                  device_type_name(device.type), " kernel, and the session runs on ", device_str(device));
+    OPGRAPH_CHECK(static_cast<bool>(kernel), node_label(*node.node), ": the op has no ", device_type_name(device.type),
+                  " kernel, and the session runs on ", device_str(device));
     kernels.push_back(&kernel);
   }
   return kernels;
+}
+
+// OpDef::prepare of each node whose op has one, given the node's constant
+// inputs as the device holds them.
+std::vector<std::unique_ptr<KernelState>> prepare_kernels(const LoadedGraph& loaded, const SessionOptions& options) {
+  const ResolvedGraph& resolved = loaded.resolved;
+  std::vector<std::unique_ptr<KernelState>> states;
+  for (const ResolvedNode& node : resolved.nodes) {
+    if (!node.op->prepare) {
+      states.emplace_back();
+      continue;
+    }
+    std::vector<Tensor> constants;
+    for (const std::optional<ValueId>& input : node.inputs) {
+      const bool constant = input && resolved.is_constant(*input);
+      constants.push_back(constant ? loaded.constants[*input - resolved.inputs.size()] : Tensor());
+    }
+    try {
+      states.push_back(node.op->prepare({constants, node.attrs, options.precision, options.device}));
+    } catch (...) {
+      rethrow_in_node(*node.node);
+    }
+  }
+  return states;
 }
 
 }  // namespace
@@ -59,6 +83,7 @@ std::unique_ptr<const LoadedGraph> load_graph(Graph graph, Weights weights, cons
     loaded->constants.push_back(weights.at(constant.name).contiguous().to(options.device));
   }
   loaded->kernels = device_kernels(loaded->resolved, options.device);
+  loaded->states = prepare_kernels(*loaded, options);
   return loaded;
 }
 

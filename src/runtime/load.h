@@ -1,7 +1,8 @@
 // A Session's load: what it does once with a graph before any run. It loads
 // the op packages the graph names, checks the graph, makes the graph passes
 // (runtime/passes.h), resolves every node's op and its kernel for the
-// session's device, and puts the constants there.
+// session's device, puts the constants there, and has each kernel that wants
+// to prepare what it keeps about its node (OpDef::prepare).
 #pragma once
 
 #include <memory>
@@ -20,6 +21,9 @@ struct LoadedGraph {
   std::vector<PassReport> pass_reports;
   std::vector<Tensor> constants;         // by position in graph.constants: contiguous, on the device
   std::vector<const KernelFn*> kernels;  // by node
+  // By node: what its op's OpDef::prepare made for it (null where the op
+  // prepares nothing). Kernels keep their own state safe across runs.
+  std::vector<std::unique_ptr<KernelState>> states;
 };
 
 // Throws opgraph::Error for options it cannot meet, a graph that does not

@@ -124,8 +124,7 @@ std::vector<PassReport> run_passes(PassContext& context, const PassOptions& opti
   return reports;
 }
 
-std::vector<PassReport> optimize(Graph& graph, Weights& weights, const PassOptions& options,
-                                 const Registry& registry) {
+std::vector<PassReport> optimize(Graph& graph, Weights& weights, const PassOptions& options, const Registry& registry) {
   PassContext context(graph, weights, registry, options.precision);
   context.resolved();  // so that what is wrong with a graph is reported as it was given
   return run_passes(context, options);

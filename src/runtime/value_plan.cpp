@@ -69,7 +69,8 @@ void ValuePlan::find_in_place_outputs(const std::vector<bool>& apart) {
     for (size_t j = 0; j < node.inputs.size(); ++j) {
       read_elsewhere = read_elsewhere || (j != *k && node.inputs[j] && storage_of_[*node.inputs[j]] == root);
     }
-    const bool overwritable = resolved_.defined_by_node(root) && !apart[root] && last_read[root] == i && !read_elsewhere;
+    const bool overwritable =
+        resolved_.defined_by_node(root) && !apart[root] && last_read[root] == i && !read_elsewhere;
     if (!overwritable || apart[output] || storage_of_[output] != output) continue;
     // The output and the values that reshape it move into the input's memory.
     for (ValueId& storage : storage_of_) {

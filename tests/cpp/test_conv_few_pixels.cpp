@@ -10,9 +10,9 @@
 #include "kernels/cpu/engines/conv.h"
 #include "kernels/cpu/engines/conv_few_pixels.h"
 #include "kernels/cpu/onednn/blocked_layout.h"
+#include "kernels/cpu/util/prepared_weights.h"
 #include "opgraph/core/cpu_capability.h"
 #include "opgraph/core/thread_pool.h"
-#include "opgraph/registry/constant_cache.h"
 
 namespace opgraph::kernels {
 namespace {
@@ -62,8 +62,8 @@ Tensor blocked(const KernelContext& context, const Tensor& plain, int64_t block)
 // multiply-adds a case took too long under AddressSanitizer).
 void expect_onednns_values(const Case& c, int threads) {
   ThreadPool pool(threads);
-  ConstantCache constants;
-  const KernelContext session{&pool, &constants, /*constant_inputs=*/0b10};
+  PreparedWeights weight_constant({false, true}, Precision::Float32);
+  const KernelContext session = prepared_context(pool, weight_constant);
   const Tensor input = random_tensor(c.input_dims(), 1);
   const Tensor weight = random_tensor({c.out_channels, c.channels, c.kernel, c.kernel}, 2);
   const Tensor bias = c.bias ? random_tensor({c.out_channels}, 3) : Tensor();
@@ -142,10 +142,12 @@ TEST_F(FewPixelConv, EveryEpilogue) {
 
 TEST(FewPixelConvRefuses, OtherConvolutions) {
   ThreadPool pool(2);
-  ConstantCache constants;
-  const KernelContext session{&pool, &constants, 0b10};
-  const KernelContext bf16{&pool, &constants, 0b10, {}, Precision::BFloat16};
-  const KernelContext changing_weight{&pool, &constants, 0b01};
+  PreparedWeights weight_constant({false, true}, Precision::Float32);
+  PreparedWeights weight_in_bf16({false, true}, Precision::BFloat16);
+  PreparedWeights input_constant({true, false}, Precision::Float32);
+  const KernelContext session = prepared_context(pool, weight_constant);
+  const KernelContext bf16 = prepared_context(pool, weight_in_bf16);
+  const KernelContext changing_weight = prepared_context(pool, input_constant);
   const auto refuses = [&](const KernelContext& context, const Case& c, int64_t groups = 1) {
     ConvParams p = c.params();
     p.groups = groups;

@@ -9,8 +9,8 @@
 
 #include "kernels/cpu/engines/product.h"
 #include "kernels/cpu/mkl/mkl_product.h"
+#include "kernels/cpu/util/prepared_weights.h"
 #include "opgraph/core/thread_pool.h"
-#include "opgraph/registry/constant_cache.h"
 
 namespace opgraph::kernels {
 namespace {
@@ -64,8 +64,8 @@ struct Tensors {
 void expect_onednn_values(const Case& c, int threads) {
   const Tensors tensors(c);
   ThreadPool pool(threads);
-  ConstantCache constants;
-  const KernelContext session{&pool, &constants}, no_session{&pool};
+  PreparedWeights prepared({false, true}, Precision::Float32);
+  const KernelContext session = prepared_context(pool, prepared), no_session{&pool};
   const Tensor out = Tensor::empty({c.m, c.n}, DType::Float32), expected = Tensor::empty({c.m, c.n}, DType::Float32);
   run_product(no_session, tensors.product(c, expected), DType::Float32, /*reference=*/false);
   for (int run = 0; run < 2; ++run) {  // packing the weight, then on the packed copy
@@ -103,9 +103,9 @@ TEST(MklProduct, EveryEpilogue) {
 
 TEST(MklProduct, LeavesOtherProductsAlone) {
   ThreadPool pool(2);
-  ConstantCache constants;
-  const KernelContext session{&pool, &constants};
-  const KernelContext bf16{&pool, &constants, 0, {}, Precision::BFloat16};
+  PreparedWeights prepared({false, true}, Precision::Float32), prepared_bf16({false, true}, Precision::BFloat16);
+  const KernelContext session = prepared_context(pool, prepared);
+  const KernelContext bf16 = prepared_context(pool, prepared_bf16);
   const KernelContext no_session{&pool};
   const Case short_case{.m = 127};
   const Tensors tall(Case{}), short_tensors(short_case);

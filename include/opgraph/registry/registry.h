@@ -16,7 +16,6 @@
 #include "opgraph/core/tensor.h"
 #include "opgraph/core/thread_pool.h"
 #include "opgraph/registry/attrs.h"
-#include "opgraph/registry/constant_cache.h"
 #include "opgraph/registry/sample.h"
 #include "opgraph/registry/schema.h"
 
@@ -44,29 +43,44 @@ enum class Precision {
 
 using ShapeFn = std::function<std::vector<TensorMeta>(std::span<const TensorMeta* const> inputs, const Attrs& attrs)>;
 
+// What a kernel keeps about its node from one run to the next (the forms of
+// a constant weight it packs, say): made once per node at a Session's load
+// by OpDef::prepare, as ONNX Runtime's kernels prepack at load, and given to
+// each of that node's calls. The kernel keeps it safe for concurrent runs.
+class KernelState {
+ public:
+  virtual ~KernelState() = default;
+};
+
+// What OpDef::prepare is given at a Session's load.
+struct PrepareContext {
+  // By flat input (see above): each input that is one of the graph's
+  // constants, whose values stay as they are for as long as the state
+  // lives; undefined for the others.
+  std::span<const Tensor> constants;
+  const Attrs& attrs;
+  // What the Session's products with a constant weight multiply in.
+  Precision precision = Precision::Float32;
+  Device device = Device::cpu();
+};
+using PrepareFn = std::function<std::unique_ptr<KernelState>(const PrepareContext& context)>;
+
 struct KernelContext {
   ThreadPool* pool;
-  // Set by a Session: its cache for what kernels derive from weights, and
-  // which of this call's inputs are weights (bit i for input i).
-  ConstantCache* constants = nullptr;
-  uint64_t constant_inputs = 0;
 
   // Set by every caller of an op with data-dependent shapes (see
   // OpDef::data_dependent_shapes): one shape per output, which its kernel
   // fills with set_output_shape().
   std::span<Shape> output_shapes = {};
 
-  // Set by a Session: BFloat16 has the float32 products whose weight is
-  // constant (linear layers, convolutions) multiply in bfloat16. Other
-  // kernels compute in their inputs' dtype whatever it says.
-  Precision precision = Precision::Float32;
+  // What OpDef::prepare made for this node, where a Session prepared it;
+  // null for other callers (an op called on its own).
+  KernelState* state = nullptr;
 
   // Where the call's inputs and outputs are. A kernel for another device
   // than the CPU launches its work on stream(), in order with the rest.
   Device device = Device::cpu();
 
-  // Whether input `i` holds the same values for as long as `constants` lives.
-  bool is_constant(size_t i) const { return constants != nullptr && i < 64 && (constant_inputs >> i & 1) != 0; }
   // Reports the shape output `k` holds: its elements are the leading ones of
   // the buffer, which the shape function sized for the most there can be.
   void set_output_shape(size_t k, Shape shape) const;
@@ -112,6 +126,9 @@ struct OpDef {
   std::optional<size_t> in_place_input;
   // Inputs the conformance suites run the op on (registry/sample.h).
   std::vector<Sample> samples;
+  // Called once per node at a Session's load, where the op's kernel keeps
+  // something about the node from run to run (see KernelState); none else.
+  PrepareFn prepare;
 
   const std::string& name() const { return qualified_name_; }
   // Positions in schema.arguments of the tensor arguments (Tensor, Tensor?

@@ -21,6 +21,7 @@
 #include "kernels/cpu/engines/winograd.h"
 #include "kernels/cpu/onednn/conv_onednn.h"
 #include "kernels/cpu/onednn/primitive_cache.h"
+#include "kernels/cpu/util/prepared_weights.h"
 
 namespace opgraph::kernels {
 namespace {
@@ -235,15 +236,15 @@ struct ForwardCall {
 };
 
 // A Session's weight in the primitive's layout, converted on its first run
-// and kept in the Session's constant cache (as ONNX Runtime prepacks at load):
+// and kept in the node's prepared weights (as ONNX Runtime prepacks at load):
 // converting ResNet-18's 512-channel weights on every call took ten times
 // as long as the convolutions themselves at batch 1. Null when the weight
 // needs no conversion or may change between calls.
 const void* converted_weights(const KernelContext& context, const std::shared_ptr<const ForwardPlan>& plan,
                               std::vector<int64_t> key, const Tensor& weight, dnnl::stream& stream) {
-  if (!plan->weights.convert || !context.is_constant(1)) return nullptr;
+  if (!plan->weights.convert || !is_constant_input(context, 1)) return nullptr;
   key.push_back(reinterpret_cast<intptr_t>(weight.data()));
-  const std::shared_ptr<const void> kept = context.constants->get(key, [&] {
+  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, [&] {
     auto converted =
         std::make_shared<Tensor>(Tensor::empty({static_cast<int64_t>(plan->weights.chosen.get_size())}, DType::UInt8));
     dnnl::memory plain(plan->weights.plain, onednn_engine(), weight.data());
@@ -282,7 +283,7 @@ void onednn_conv(const KernelContext& given_context, const Tensor& input, const 
                                                               : kSmallWorkFlops;
   const KernelContext context = context_for_work(given_context, conv_flops(weight, out_dims), bound);
   const OneDnnStream stream(context);  // first: sets the thread count the plan is built for
-  const bool bf16 = context.precision == Precision::BFloat16 && context.is_constant(1);
+  const bool bf16 = weight_precision(context) == Precision::BFloat16 && is_constant_input(context, 1);
   std::vector<int64_t> key = conv_key(context, input, weight, bias.defined(), p);
   key.insert(key.end(), {static_cast<int64_t>(activation), residual.defined(), bf16});
   if (layouts) key.insert(key.end(), {static_cast<int64_t>(layouts->src), static_cast<int64_t>(layouts->dst)});

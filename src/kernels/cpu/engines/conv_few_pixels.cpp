@@ -8,7 +8,7 @@
 // channels] matrix, written for that case:
 // - Each thread computes its own output channels, in panels of 16, and
 //   streams their weight alone. The weight is packed once per thread count
-//   (kept in the Session's constant cache) as groups of kTilePanels panels,
+//   (kept in the node's prepared weights) as groups of kTilePanels panels,
 //   each group's [depth][panels][16] floats in the order its tiles read them.
 // - A register tile of kTilePixels pixels by kTilePanels panels (21 AVX-512
 //   accumulators) sums over a chunk of kChunkDepth steps of depth; all the
@@ -48,7 +48,7 @@
 #include "kernels/cpu/onednn/onednn.h"
 #include "kernels/cpu/util/activation_formulas.h"
 #include "kernels/cpu/util/cpu_dispatch.h"
-#include "opgraph/registry/constant_cache.h"
+#include "kernels/cpu/util/prepared_weights.h"
 
 namespace opgraph::kernels {
 namespace {
@@ -79,7 +79,8 @@ constexpr int64_t kChunkDepth = 64;
 // 24 to 96 KiB were no faster, nor a second prefetch into L2 from 48 to
 // 192 KiB ahead; 1 and 4 KiB were slower.
 constexpr int64_t kPrefetchBytes = kChunkDepth * kTilePanels * kLanes * sizeof(float);
-// Sets the packed weights apart from the other kinds in the constant cache.
+// Sets the packed weights apart from the other forms among the node's
+// prepared weights.
 constexpr int64_t kPackedKey = -0x465058;
 
 typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
@@ -107,14 +108,14 @@ std::vector<Group> groups_of(int64_t out_panels, int64_t part, int64_t parts) {
 // whole.
 const float* packed_weight(const KernelContext& context, const Tensor& weight, int64_t parts) {
   const int64_t out_channels = weight.size(0), channels = weight.size(1), taps = weight.size(2) * weight.size(3);
-  const ConstantCache::Key key{kPackedKey,
-                               out_channels,
-                               channels,
-                               weight.size(2),
-                               weight.size(3),
-                               parts,
-                               reinterpret_cast<intptr_t>(weight.data())};
-  const std::shared_ptr<const void> kept = context.constants->get(key, [&] {
+  const PreparedWeights::Key key{kPackedKey,
+                                 out_channels,
+                                 channels,
+                                 weight.size(2),
+                                 weight.size(3),
+                                 parts,
+                                 reinterpret_cast<intptr_t>(weight.data())};
+  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, [&] {
     auto packed = std::make_shared<Tensor>(Tensor::empty({out_channels * channels * taps}, DType::Float32));
     const float* w = weight.data_ptr<float>();
     float* to = packed->data_ptr<float>();
@@ -349,8 +350,8 @@ bool few_pixel_conv(const KernelContext& given_context, const Tensor& input, con
   const int64_t pixels = out_dims[0] * out_dims[2] * out_dims[3];
   const bool whole_blocks = input_dims[1] % kLanes == 0 && out_dims[1] % kLanes == 0;
   const bool dense = p.spatial == 2 && p.groups == 1 && !p.transposed;
-  if (cpu_capability() != CpuCapability::Avx512 || given_context.precision != Precision::Float32 ||
-      !given_context.is_constant(1) || !dense || !whole_blocks || input.dim() != 5 || out.dim() != 5 ||
+  if (cpu_capability() != CpuCapability::Avx512 || weight_precision(given_context) != Precision::Float32 ||
+      !is_constant_input(given_context, 1) || !dense || !whole_blocks || input.dim() != 5 || out.dim() != 5 ||
       (input.size(4) != kLanes && input.size(4) != input_dims[1]) ||
       (out.size(4) != kLanes && out.size(4) != out_dims[1]) || pixels > kFewPixels || out_dims[2] < kMinOutputSide ||
       out_dims[3] < kMinOutputSide || weight.nbytes() < static_cast<size_t>(kMinWeightBytes)) {

@@ -20,6 +20,7 @@
 #include "kernels/cpu/engines/row_product.h"
 #include "kernels/cpu/mkl/mkl_product.h"
 #include "kernels/cpu/onednn/onednn.h"
+#include "kernels/cpu/util/prepared_weights.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -94,10 +95,10 @@ dnnl::matmul::primitive_desc matmul_desc(const Product& p, bool packed_w, bool b
 // A product's primitive and its operands' descriptors, cached by shapes,
 // strides, activation and thread count.
 // The words of a memory descriptor: a key for what is laid out by it.
-ConstantCache::Key layout_key(const dnnl::memory::desc& desc) {
+PreparedWeights::Key layout_key(const dnnl::memory::desc& desc) {
   const dnnl_memory_desc_t& layout = desc.data;
   const auto* bytes = reinterpret_cast<const unsigned char*>(&layout);
-  ConstantCache::Key key;
+  PreparedWeights::Key key;
   for (size_t at = 0; at < sizeof layout; at += sizeof(int64_t)) {
     int64_t word = 0;
     std::memcpy(&word, bytes + at, std::min(sizeof word, sizeof layout - at));
@@ -113,7 +114,7 @@ struct ProductPlan {
   // When the plan runs on a packed copy of w: w as the caller lays it out,
   // and the key of the layout the copy is in (both empty otherwise).
   dnnl::memory::desc plain_w;
-  ConstantCache::Key packed_layout;
+  PreparedWeights::Key packed_layout;
   // With bfloat16 operands (asked for, and fast in oneDNN): what a is
   // converted into, and the conversion (empty otherwise).
   dnnl::memory::desc converted_a;
@@ -189,16 +190,16 @@ struct ProductCall {
 };
 
 // A Session's weight in the layout `plan` runs on, converted on first use
-// and kept in the Session's constant cache, as ONNX Runtime prepacks its
+// and kept in the node's prepared weights, as ONNX Runtime prepacks its
 // MatMul weights: under the key of the layout, so that the plans of every
 // batch size that chose it share one copy. oneDNN's matmul otherwise
 // repacks a weight on every call, which costs the most for the transposed
 // [N, K] weights of linear layers.
 const void* packed_weight(const KernelContext& context, const ProductPlan& plan, const Product& p,
                           dnnl::stream& stream) {
-  ConstantCache::Key key = plan.packed_layout;
+  PreparedWeights::Key key = plan.packed_layout;
   key.push_back(reinterpret_cast<intptr_t>(p.w.data));
-  const std::shared_ptr<const void> kept = context.constants->get(key, [&] {
+  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, [&] {
     auto packed = std::make_shared<Tensor>(Tensor::empty({static_cast<int64_t>(plan.w.get_size())}, DType::UInt8));
     dnnl::memory from(plan.plain_w, onednn_engine(), p.w.data), to(plan.w, onednn_engine(), packed->data());
     dnnl::reorder(from, to).execute(stream, from, to);
@@ -210,8 +211,8 @@ const void* packed_weight(const KernelContext& context, const ProductPlan& plan,
 
 void onednn_product(const KernelContext& given_context, const Product& p) {
   const KernelContext context = context_for_work(given_context, 2 * p.a.shape.back() * shape_numel(p.dst.shape));
-  const bool packed_w = p.constant_w && context.constants != nullptr;
-  const bool bf16 = packed_w && context.precision == Precision::BFloat16;
+  const bool packed_w = p.constant_w && prepared_weights(context) != nullptr;
+  const bool bf16 = packed_w && weight_precision(context) == Precision::BFloat16;
   PrimitiveCache<ProductPlan>::Key key{
       static_cast<int64_t>(p.activation), p.bias.has_value(), packed_w, p.accumulate, p.multiplier.has_value(), bf16};
   for (const Operand* op : {&p.a, &p.w, &p.dst, p.bias ? &*p.bias : nullptr, p.multiplier ? &*p.multiplier : nullptr}) {
@@ -325,7 +326,7 @@ Operand operand(const Tensor& t, size_t rank, bool transposed) {
 }
 
 bool is_constant_matrix(const KernelContext& context, size_t input, const Tensor& w) {
-  return context.is_constant(input) && w.dim() <= 2;
+  return is_constant_input(context, input) && w.dim() <= 2;
 }
 
 void run_product(const KernelContext& context, const Product& p, DType dtype, bool reference) {

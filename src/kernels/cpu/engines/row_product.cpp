@@ -3,6 +3,7 @@
 // product as a GEMM at a few percent of that bandwidth, so it gets its own
 // kernels.
 #include "kernels/cpu/engines/row_product.h"
+#include "kernels/cpu/util/prepared_weights.h"
 
 #include <algorithm>
 #include <memory>
@@ -99,8 +100,8 @@ Panels packed_panels(const KernelContext& context, const float* w, int64_t k, in
                      int64_t column_stride) {
   const int64_t full = n / kPanel;
   // The key's length (6) sets it apart from the other kinds of packed weight.
-  const ConstantCache::Key key{-k, -n, row_stride, column_stride, kPanel, reinterpret_cast<intptr_t>(w)};
-  const std::shared_ptr<const void> kept = context.constants->get(key, [&] {
+  const PreparedWeights::Key key{-k, -n, row_stride, column_stride, kPanel, reinterpret_cast<intptr_t>(w)};
+  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, [&] {
     const Panels shape{nullptr, k, n, full};
     const int64_t last = shape.count() - 1, padded = shape.column(last) + shape.width(last);
     auto packed = std::make_shared<Tensor>(Tensor::zeros({padded * k}, DType::Float32));
@@ -146,7 +147,7 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
   }
   const int64_t k = p.a.shape.back(), n = p.dst.shape.back();
   const int64_t row_stride = p.w.strides[rank - 2], column_stride = p.w.strides[rank - 1];
-  const bool packed = p.constant_w && context.constants != nullptr;
+  const bool packed = p.constant_w && prepared_weights(context) != nullptr;
   const bool columns = column_stride == 1 || n == 1, rows = row_stride == 1 || k == 1;
   if (!packed && !columns && !rows) return false;
   const auto* a = static_cast<const float*>(p.a.data);

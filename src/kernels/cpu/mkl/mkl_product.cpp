@@ -26,6 +26,7 @@
 #include "kernels/cpu/onednn/onednn.h"
 #include "kernels/cpu/util/activation_formulas.h"
 #include "kernels/cpu/util/cpu_dispatch.h"
+#include "kernels/cpu/util/prepared_weights.h"
 
 namespace opgraph::kernels {
 namespace {
@@ -50,8 +51,8 @@ constexpr MKL_INT kPackRows = 1024;
 constexpr int64_t kSplitRowsPerThread = 256;
 // Slices start at multiples of 16 columns, whole 64-byte lines of dst.
 constexpr int64_t kSliceColumns = 16;
-// Sets the key of a packed weight apart from the other kinds in the
-// Session's constant cache.
+// Sets the key of a packed weight apart from the other kinds among the
+// node's prepared weights.
 constexpr int64_t kPackedKey = -0x4d4b4c;
 
 bool fits_mkl_int(int64_t value) { return value <= std::numeric_limits<MKL_INT>::max(); }
@@ -96,9 +97,9 @@ struct PackedSlices {
 
 const PackedSlices& packed_slices(const KernelContext& context, const Product& p, const Layout& w, int64_t slices) {
   const int64_t k = p.w.shape[0], n = p.w.shape[1];
-  const ConstantCache::Key key{
+  const PreparedWeights::Key key{
       kPackedKey, k, n, p.w.strides[0], p.w.strides[1], slices, reinterpret_cast<intptr_t>(p.w.data)};
-  const std::shared_ptr<const void> kept = context.constants->get(key, [&] {
+  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, [&] {
     auto packed = std::make_shared<PackedSlices>();
     packed->columns = slice_columns(n, slices);
     // A slice starts `first` columns in: along the contiguous dim of a
@@ -159,8 +160,8 @@ void finish_part(const Product& p, int64_t top, int64_t bottom, int64_t first, i
 }  // namespace
 
 bool mkl_product(const KernelContext& given_context, const Product& p) {
-  if (p.dst.shape.size() != 2 || !p.constant_w || given_context.constants == nullptr ||
-      given_context.precision != Precision::Float32) {
+  if (p.dst.shape.size() != 2 || !p.constant_w || prepared_weights(given_context) == nullptr ||
+      weight_precision(given_context) != Precision::Float32) {
     return false;
   }
   const int64_t m = p.dst.shape[0], n = p.dst.shape[1], k = p.a.shape[1];

@@ -697,8 +697,7 @@ void register_binary_ops(BuiltinOps& builtins) {
   define_div_mode<true>(builtins, "aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor");
   define(builtins, {.schema = "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
                     .shape = clamp_tensor_shape,
-                    .cpu = clamp_tensor_kernel<false>,
-                    .reference = clamp_tensor_kernel<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(clamp_tensor_kernel)});
   define_bitwise_scalar<std::bit_and<>>(builtins, "aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor");
   define_bitwise_scalar<std::bit_or<>>(builtins, "aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor");
   define_bitwise_scalar<std::bit_xor<>>(builtins, "aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor");
@@ -707,8 +706,7 @@ void register_binary_ops(BuiltinOps& builtins) {
   define_logical<std::not_equal_to<>>(builtins, "aten::logical_xor(Tensor self, Tensor other) -> Tensor");
   define(builtins, {.schema = "aten::sum_to_size(Tensor self, SymInt[] size) -> Tensor",
                     .shape = sum_to_size_shape,
-                    .cpu = sum_to_size_kernel<false>,
-                    .reference = sum_to_size_kernel<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(sum_to_size_kernel)});
 }
 
 }  // namespace opgraph::kernels

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/cpu/engines/conv.h"
+#include "kernels/cpu/util/prepared_weights.h"
 #include "kernels/shape/conv.h"
 
 namespace opgraph::kernels {
@@ -80,7 +81,8 @@ void define_conv(BuiltinOps& builtins, const char* schema, const char* backward 
           .shape = conv_shape<Spatial, F>,
           .cpu = conv_cpu<Spatial, F, false>,
           .reference = conv_cpu<Spatial, F, true>,
-          .backward = backward},
+          .backward = backward,
+          .prepare = prepare_weights},
          where);
 }
 
@@ -135,9 +137,9 @@ void register_conv_ops(BuiltinOps& builtins) {
          {.schema = "opgraph::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
                     "int[2] padding=0, int[2] dilation=1, int groups=1, *, str activation=\"none\") -> Tensor",
           .shape = fused_conv2d_shape,
-          .cpu = fused_conv2d_cpu<false>,
-          .reference = fused_conv2d_cpu<true>,
-          .backward = "opgraph::conv2d_act_backward"});
+          OPGRAPH_CPU_AND_REFERENCE(fused_conv2d_cpu),
+          .backward = "opgraph::conv2d_act_backward",
+          .prepare = prepare_weights});
 }
 
 }  // namespace opgraph::kernels

@@ -24,6 +24,7 @@
 #include "kernels/cpu/onednn/conv_onednn.h"
 #include "kernels/cpu/onednn/primitive_cache.h"
 #include "kernels/cpu/util/output_mask.h"
+#include "kernels/cpu/util/prepared_weights.h"
 #include "kernels/cpu/util/rows.h"
 #include "kernels/cpu/util/shape_checks.h"
 #include "kernels/shape/conv.h"
@@ -313,22 +314,22 @@ void register_conv_backward_ops(BuiltinOps& builtins) {
                     "SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, "
                     "SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
           .shape = convolution_backward_shape,
-          .cpu = convolution_backward_cpu<false>,
-          .reference = convolution_backward_cpu<true>});
+          OPGRAPH_CPU_AND_REFERENCE(convolution_backward_cpu),
+          .prepare = prepare_weights});
   define(builtins,
          {.schema = "opgraph::conv2d_backward(Tensor grad_output, Tensor input, Tensor weight, int[2] stride=1, "
                     "int[2] padding=0, int[2] dilation=1, int groups=1) "
                     "-> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
           .shape = conv2d_backward_shape,
-          .cpu = conv2d_backward_cpu<false>,
-          .reference = conv2d_backward_cpu<true>});
+          OPGRAPH_CPU_AND_REFERENCE(conv2d_backward_cpu),
+          .prepare = prepare_weights});
   define(builtins,
          {.schema = "opgraph::conv2d_act_backward(Tensor grad_output, Tensor input, Tensor weight, Tensor? bias, "
                     "Tensor output, int[2] stride=1, int[2] padding=0, int[2] dilation=1, int groups=1, *, "
                     "str activation=\"none\") -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
           .shape = conv2d_act_backward_shape,
-          .cpu = conv2d_act_backward_cpu<false>,
-          .reference = conv2d_act_backward_cpu<true>});
+          OPGRAPH_CPU_AND_REFERENCE(conv2d_act_backward_cpu),
+          .prepare = prepare_weights});
 }
 
 }  // namespace opgraph::kernels

@@ -20,6 +20,7 @@
 #include "kernels/cpu/engines/conv_few_pixels.h"
 #include "kernels/cpu/onednn/blocked_layout.h"
 #include "kernels/cpu/onednn/conv_onednn.h"
+#include "kernels/cpu/util/prepared_weights.h"
 #include "kernels/define.h"
 #include "kernels/shape/conv.h"
 
@@ -176,11 +177,13 @@ void register_conv_nchwc_ops(BuiltinOps& builtins) {
           .shape = conv2d_nchwc_shape,
           .cpu = conv2d_nchwc_cpu,
           .reference = conv2d_nchwc_reference,
-          .in_place_input = 3});
+          .in_place_input = 3,
+          .prepare = prepare_weights});
   define(builtins, {.schema = "opgraph::nchwc_to_nchw(Tensor self, int channels) -> Tensor",
                     .shape = nchwc_to_nchw_shape,
                     .cpu = nchwc_to_nchw_cpu,
-                    .reference = nchwc_to_nchw_reference});
+                    .reference = nchwc_to_nchw_reference,
+                    .prepare = prepare_weights});
 }
 
 }  // namespace opgraph::kernels

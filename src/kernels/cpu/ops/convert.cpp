@@ -147,8 +147,7 @@ void define_conversion(BuiltinOps& builtins, const char* schema, SameElements sa
   define(builtins,
          {.schema = schema,
           .shape = convert_shape<kConversion>,
-          .cpu = convert_kernel<false>,
-          .reference = convert_kernel<true>,
+          OPGRAPH_CPU_AND_REFERENCE(convert_kernel),
           .reshapes_input = same == SameElements::Yes},
          where);
 }

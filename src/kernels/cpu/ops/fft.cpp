@@ -421,8 +421,7 @@ void register_fft_ops(BuiltinOps& builtins) {
   define(builtins,
          {.schema = "aten::_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor",
           .shape = c2r_shape,
-          .cpu = c2r_kernel<false>,
-          .reference = c2r_kernel<true>});
+          OPGRAPH_CPU_AND_REFERENCE(c2r_kernel)});
   define(builtins, {.schema = "aten::_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor",
                     .shape = c2c_shape,
                     .cpu = spectrum_kernel<false, false>,

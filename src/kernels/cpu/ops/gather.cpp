@@ -221,12 +221,10 @@ void register_gather_ops(BuiltinOps& builtins) {
                     .reference = gather_kernel});
   define(builtins, {.schema = "aten::index_select(Tensor self, int dim, Tensor index) -> Tensor",
                     .shape = index_select_shape,
-                    .cpu = index_select_kernel<false>,
-                    .reference = index_select_kernel<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(index_select_kernel)});
   define(builtins, {.schema = "aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
                     .shape = index_shape,
-                    .cpu = index_kernel<false>,
-                    .reference = index_kernel<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(index_kernel)});
 }
 
 }  // namespace opgraph::kernels

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kernels/cpu/engines/product.h"
+#include "kernels/cpu/util/prepared_weights.h"
 #include "kernels/cpu/util/shape_checks.h"
 #include "kernels/define.h"
 
@@ -146,15 +147,16 @@ void register_gemm_ops(BuiltinOps& builtins) {
   define(builtins,
          {.schema = "opgraph::gemm(Tensor a, Tensor b, Tensor? bias=None, *, str activation=\"none\") -> Tensor",
           .shape = gemm_shape,
-          .cpu = gemm_cpu<false>,
-          .reference = gemm_cpu<true>,
-          .backward = "opgraph::gemm_backward"});
+          OPGRAPH_CPU_AND_REFERENCE(gemm_cpu),
+          .backward = "opgraph::gemm_backward",
+          .prepare = prepare_weights});
   define(builtins,
          {.schema = "opgraph::gemm_backward(Tensor grad_output, Tensor a, Tensor b, Tensor? bias, Tensor output, *, "
                     "str activation=\"none\") -> (Tensor grad_a, Tensor grad_b, Tensor grad_bias)",
           .shape = gemm_backward_shape,
           .cpu = gemm_backward_cpu,
-          .reference = gemm_backward_reference});
+          .reference = gemm_backward_reference,
+          .prepare = prepare_weights});
 }
 
 }  // namespace opgraph::kernels

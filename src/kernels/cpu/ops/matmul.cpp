@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/cpu/engines/product.h"
+#include "kernels/cpu/util/prepared_weights.h"
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -276,44 +277,44 @@ void matmul_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
 void register_matmul_ops(BuiltinOps& builtins) {
   define(builtins, {.schema = "aten::mm(Tensor self, Tensor mat2) -> Tensor",
                     .shape = batched_shape<2>,
-                    .cpu = batched_cpu<false>,
-                    .reference = batched_cpu<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(batched_cpu),
+                    .prepare = prepare_weights});
   define(builtins, {.schema = "aten::bmm(Tensor self, Tensor mat2) -> Tensor",
                     .shape = batched_shape<3>,
-                    .cpu = batched_cpu<false>,
-                    .reference = batched_cpu<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(batched_cpu),
+                    .prepare = prepare_weights});
   define(builtins,
          {.schema = "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
           .shape = addmm_shape,
-          .cpu = addmm_cpu<false>,
-          .reference = addmm_cpu<true>});
+          OPGRAPH_CPU_AND_REFERENCE(addmm_cpu),
+          .prepare = prepare_weights});
   define(builtins,
          {.schema = "aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
                     "Tensor",
           .shape = baddbmm_shape,
-          .cpu = baddbmm_cpu<false>,
-          .reference = baddbmm_cpu<true>});
+          OPGRAPH_CPU_AND_REFERENCE(baddbmm_cpu),
+          .prepare = prepare_weights});
   define(builtins,
          {.schema = "opgraph::linear_backward(Tensor grad_output, Tensor input, Tensor weight, Tensor? bias=None) "
                     "-> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
           .shape = linear_backward_shape,
-          .cpu = linear_backward_cpu<false>,
-          .reference = linear_backward_cpu<true>});
+          OPGRAPH_CPU_AND_REFERENCE(linear_backward_cpu),
+          .prepare = prepare_weights});
   define(builtins, {.schema = "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
                     .shape = linear_shape,
-                    .cpu = linear_cpu<false>,
-                    .reference = linear_cpu<true>,
-                    .backward = "opgraph::linear_backward"});
+                    OPGRAPH_CPU_AND_REFERENCE(linear_cpu),
+                    .backward = "opgraph::linear_backward",
+                    .prepare = prepare_weights});
   define(builtins, {.schema = "aten::matmul(Tensor self, Tensor other) -> Tensor",
                     .shape = matmul_shape,
-                    .cpu = matmul_cpu<false>,
-                    .reference = matmul_cpu<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(matmul_cpu),
+                    .prepare = prepare_weights});
   define(builtins, {.schema = "opgraph::linear(Tensor input, Tensor weight, Tensor? bias=None, Tensor? residual=None, "
                               "Tensor? multiplier=None, *, str activation=\"none\") -> Tensor",
                     .shape = fused_linear_shape,
-                    .cpu = fused_linear_cpu<false>,
-                    .reference = fused_linear_cpu<true>,
-                    .in_place_input = 3});
+                    OPGRAPH_CPU_AND_REFERENCE(fused_linear_cpu),
+                    .in_place_input = 3,
+                    .prepare = prepare_weights});
 }
 
 }  // namespace opgraph::kernels

@@ -878,13 +878,11 @@ void register_norm_ops(BuiltinOps& builtins) {
   define(builtins, {.schema = "aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, "
                               "SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)",
                     .shape = native_group_norm_shape,
-                    .cpu = native_group_norm_cpu<false>,
-                    .reference = native_group_norm_cpu<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(native_group_norm_cpu)});
   define(builtins, {.schema = "aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
                               "float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor",
                     .shape = group_norm_shape,
-                    .cpu = group_norm_cpu<false>,
-                    .reference = group_norm_cpu<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(group_norm_cpu)});
   define(builtins, {.schema = "aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, "
                               "Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, "
                               "bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
@@ -895,37 +893,31 @@ void register_norm_ops(BuiltinOps& builtins) {
                               "Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) "
                               "-> (Tensor, Tensor, Tensor)",
                     .shape = batch_norm_no_training_shape,
-                    .cpu = batch_norm_inference_cpu<false>,
-                    .reference = batch_norm_inference_cpu<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(batch_norm_inference_cpu)});
   define(builtins, {.schema = "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
                               "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) "
                               "-> Tensor",
                     .shape = batch_norm_shape,
-                    .cpu = batch_norm_cpu<false>,
-                    .reference = batch_norm_cpu<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(batch_norm_cpu)});
   define(builtins, {.schema = "aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, "
                               "Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, "
                               "float eps) -> (Tensor, Tensor, Tensor)",
                     .shape = batch_norm_legit_shape,
-                    .cpu = batch_norm_cpu<false>,
-                    .reference = batch_norm_cpu<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(batch_norm_cpu)});
   define(builtins, {.schema = "aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, "
                               "bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
                     .shape = batch_norm_legit_shape,
-                    .cpu = batch_norm_cpu<false>,
-                    .reference = batch_norm_cpu<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(batch_norm_cpu)});
   define(builtins, {.schema = "aten::_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, "
                               "Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) "
                               "-> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)",
                     .shape = batch_norm_functional_shape,
-                    .cpu = batch_norm_cpu<false>,
-                    .reference = batch_norm_cpu<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(batch_norm_cpu)});
   define(builtins, {.schema = "aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
                               "Tensor? running_var, bool use_input_stats, float momentum, float eps, "
                               "bool cudnn_enabled) -> Tensor",
                     .shape = instance_norm_shape,
-                    .cpu = instance_norm_cpu<false>,
-                    .reference = instance_norm_cpu<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(instance_norm_cpu)});
 }
 
 }  // namespace opgraph::kernels

@@ -256,8 +256,7 @@ void register_pad_ops(BuiltinOps& builtins) {
   define(builtins,
          {.schema = "aten::pad(Tensor self, SymInt[] pad, str mode=\"constant\", float? value=None) -> Tensor",
           .shape = any_pad_shape,
-          .cpu = any_pad_kernel<false>,
-          .reference = any_pad_kernel<true>});
+          OPGRAPH_CPU_AND_REFERENCE(any_pad_kernel)});
 }
 
 }  // namespace opgraph::kernels

@@ -6,7 +6,6 @@
 // same values as a single-threaded one. The references run the same generator
 // on the calling thread; a test therefore compares a kernel and its reference
 // after seeding each call alike.
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -17,25 +16,7 @@
 #include "kernels/cpu/util/shape_checks.h"
 #include "opgraph/core/random.h"
 
-namespace opgraph {
-namespace {
-
-// PyTorch's default seed, for a process that never seeds.
-constexpr uint64_t kDefaultSeed = 67280421310721;
-
-std::atomic<uint64_t> seed_state{kDefaultSeed};
-std::atomic<uint64_t> offset_state{0};
-
-}  // namespace
-
-void manual_seed(uint64_t seed) {
-  seed_state.store(seed);
-  offset_state.store(0);
-}
-
-RandomBlock reserve_random(uint64_t count) { return {seed_state.load(), offset_state.fetch_add(count)}; }
-
-namespace kernels {
+namespace opgraph::kernels {
 namespace {
 
 // SplitMix64's output function (Steele, Lea and Flood 2014).
@@ -202,9 +183,7 @@ void register_random_ops(BuiltinOps& builtins) {
           .reference = randperm_kernel});
   define(builtins, {.schema = "aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
                     .shape = dropout_shape,
-                    .cpu = dropout_kernel<false>,
-                    .reference = dropout_kernel<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(dropout_kernel)});
 }
 
-}  // namespace kernels
-}  // namespace opgraph
+}  // namespace opgraph::kernels

@@ -26,6 +26,7 @@
 #include "kernels/cpu/engines/product.h"
 #include "kernels/cpu/onednn/onednn.h"
 #include "kernels/cpu/util/cpu_dispatch.h"
+#include "kernels/cpu/util/prepared_weights.h"
 #include "kernels/cpu/util/shape_checks.h"
 #include "kernels/cpu/util/vec_math.h"
 #include "kernels/define.h"
@@ -257,7 +258,7 @@ void transpose_columns(const T* from, int64_t n, int64_t k, const std::vector<in
 // rows, summing whole vectors of gates; along w's own rows they take a dot
 // product per gate, whose horizontal sums cost more than the multiplies at
 // k = 256 (LSTM-256's steps took twice as long). A Session's weight is
-// transposed once and kept in its constant cache; any other into `scratch`.
+// transposed once and kept in the node's prepared weights; any other into `scratch`.
 template <typename T>
 const T* transposed_weight(const KernelContext& context, size_t input, const Tensor& w, const Slices& slices,
                            Tensor& scratch) {
@@ -267,13 +268,13 @@ const T* transposed_weight(const KernelContext& context, size_t input, const Ten
     transpose_columns(w.data_ptr<const T>(), n, k, slices.columns(), copy.data_ptr<T>());
     return copy;
   };
-  if (!context.is_constant(input)) {
+  if (!is_constant_input(context, input)) {
     scratch = make();
     return scratch.data_ptr<const T>();
   }
   // Negative sizes set the key apart from the products' (a layout's words, then the weight's address).
-  const ConstantCache::Key key{-n, -k, -slices.count, reinterpret_cast<intptr_t>(w.data())};
-  const std::shared_ptr<const void> kept = context.constants->get(key, [&] {
+  const PreparedWeights::Key key{-n, -k, -slices.count, reinterpret_cast<intptr_t>(w.data())};
+  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, [&] {
     auto copy = std::make_shared<Tensor>(make());
     return std::shared_ptr<const void>(copy, copy->data());
   });
@@ -370,7 +371,7 @@ Direction<T> make_direction(const KernelContext& context, const Rnn& r, std::spa
     const int64_t first = r.gates * dir.slices.first(k), cols = r.gates * dir.slices.size(k);
     Product p{matrix(dir.h0, B, P, P), matrix(w + first, P, cols, G), matrix(gh + first, B, cols, G),
               row_bias(r.has_biases ? static_cast<const T*>(dir.bias.data()) + first : nullptr, cols)};
-    p.constant_w = context.is_constant(w_hh);
+    p.constant_w = is_constant_input(context, w_hh);
     dir.products.push_back(std::move(p));
   }
   if (r.projections) {
@@ -379,7 +380,7 @@ Direction<T> make_direction(const KernelContext& context, const Rnn& r, std::spa
     dir.projection = {matrix(dir.projected.data(), B, H, H),
                       matrix(transposed_weight<T>(context, w_hr, in[w_hr], {1, P, 1}, dir.w_hr_scratch), H, P, P),
                       matrix(nullptr, B, P, 0), std::nullopt};
-    dir.projection.constant_w = context.is_constant(w_hr);
+    dir.projection.constant_w = is_constant_input(context, w_hr);
   }
   return dir;
 }
@@ -601,13 +602,15 @@ void register_recurrent_ops(BuiltinOps& builtins) {
                     "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)",
           .shape = rnn_shape<Cell::Lstm>,
           .cpu = rnn_cpu<Cell::Lstm>,
-          .reference = rnn_reference<Cell::Lstm>});
+          .reference = rnn_reference<Cell::Lstm>,
+          .prepare = prepare_weights});
   define(builtins,
          {.schema = "aten::gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, "
                     "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)",
           .shape = rnn_shape<Cell::Gru>,
           .cpu = rnn_cpu<Cell::Gru>,
-          .reference = rnn_reference<Cell::Gru>});
+          .reference = rnn_reference<Cell::Gru>,
+          .prepare = prepare_weights});
 }
 
 }  // namespace opgraph::kernels

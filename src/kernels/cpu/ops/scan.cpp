@@ -172,8 +172,7 @@ void diff_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span
 void register_scan_ops(BuiltinOps& builtins) {
   define(builtins, {.schema = "aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
                     .shape = cumsum_shape,
-                    .cpu = cumsum_kernel<false>,
-                    .reference = cumsum_kernel<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(cumsum_kernel)});
   define(builtins, {.schema = "aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) "
                               "-> Tensor",
                     .shape = diff_shape,

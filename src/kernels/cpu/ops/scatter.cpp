@@ -694,16 +694,14 @@ void register_scatter_ops(BuiltinOps& builtins) {
   define(builtins,
          {.schema = "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
           .shape = index_put_shape,
-          .cpu = index_put_kernel<false>,
-          .reference = index_put_kernel<true>});
+          OPGRAPH_CPU_AND_REFERENCE(index_put_kernel)});
   // torch.export keeps the in-place form of x[mask] = v; with outputs
   // allocated by the caller it runs as the functional form, self unchanged.
   define(builtins,
          {.schema = "aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) "
                     "-> Tensor(a!)",
           .shape = index_put_shape,
-          .cpu = index_put_kernel<false>,
-          .reference = index_put_kernel<true>});
+          OPGRAPH_CPU_AND_REFERENCE(index_put_kernel)});
   define_view_scatter<select_layout>(builtins,
                                      "aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor");
   define_view_scatter<slice_layout>(builtins,
@@ -711,34 +709,29 @@ void register_scatter_ops(BuiltinOps& builtins) {
                                     "SymInt? end=None, SymInt step=1) -> Tensor");
   define(builtins, {.schema = "aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
                     .shape = masked_scatter_shape,
-                    .cpu = masked_scatter_kernel<false>,
-                    .reference = masked_scatter_kernel<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(masked_scatter_kernel)});
   define(builtins, {.schema = "aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
                               "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
                     .shape = embedding_backward_shape,
-                    .cpu = embedding_backward_kernel<false>,
-                    .reference = embedding_backward_kernel<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(embedding_backward_kernel)});
   define(builtins,
          {.schema = "aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, "
                     "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, "
                     "bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)",
           .shape = embedding_bag_shape,
-          .cpu = embedding_bag_kernel<false>,
-          .reference = embedding_bag_kernel<true>});
+          OPGRAPH_CPU_AND_REFERENCE(embedding_bag_kernel)});
   // torch.export keeps nn.EmbeddingBag as these unless the graph is decomposed.
   define(builtins, {.schema = "aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, "
                               "bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, "
                               "bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)",
                     .shape = embedding_bag_shape,
-                    .cpu = embedding_bag_kernel<false>,
-                    .reference = embedding_bag_kernel<true>});
+                    OPGRAPH_CPU_AND_REFERENCE(embedding_bag_kernel)});
   define(builtins,
          {.schema = "aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, "
                     "int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) "
                     "-> (Tensor, Tensor, Tensor, Tensor)",
           .shape = embedding_bag_shape,
-          .cpu = embedding_bag_kernel<false>,
-          .reference = embedding_bag_kernel<true>});
+          OPGRAPH_CPU_AND_REFERENCE(embedding_bag_kernel)});
 }
 
 }  // namespace opgraph::kernels

@@ -149,10 +149,8 @@ void register_unary_math_ops(BuiltinOps& builtins) {
   define_elementwise<Math<[](auto x) { return std::log1p(x); }>>(builtins, "aten::log1p(Tensor self) -> Tensor");
   define_elementwise<Math<[](auto x) { return decltype(x)(1) / x; }>>(builtins,
                                                                       "aten::reciprocal(Tensor self) -> Tensor");
-  define(builtins, {.schema = "aten::abs(Tensor self) -> Tensor",
-                    .shape = abs_shape,
-                    .cpu = abs_kernel<false>,
-                    .reference = abs_kernel<true>});
+  define(builtins,
+         {.schema = "aten::abs(Tensor self) -> Tensor", .shape = abs_shape, OPGRAPH_CPU_AND_REFERENCE(abs_kernel)});
   define_elementwise<Sign>(builtins, "aten::sign(Tensor self) -> Tensor");
   define_elementwise<Rounding<[](auto x) { return std::ceil(x); }>>(builtins, "aten::ceil(Tensor self) -> Tensor");
   define_elementwise<Rounding<[](auto x) { return std::floor(x); }>>(builtins, "aten::floor(Tensor self) -> Tensor");

@@ -24,9 +24,8 @@ struct Product {
   Operand a, w, dst;
   std::optional<Operand> bias;  // broadcast to dst's shape
   Activation activation = Activation::None;
-  // w holds a Session's weight (KernelContext::is_constant): oneDNN runs on a
-  // copy in the layout it chose, made once and kept in the Session's
-  // constant cache.
+  // w holds a Session's weight (is_constant_input): oneDNN runs on a copy in
+  // the layout it chose, made once and kept in the node's prepared weights.
   bool constant_w = false;
   // For a product repeated on the same w (a recurrent step): read w's columns
   // last to first, so that the next product, reading them first to last,

@@ -1,0 +1,77 @@
+// The state a Session prepares for a node that multiplies by weights (a
+// product, a convolution, a recurrent layer): which of its inputs are the
+// graph's constants, the precision the Session multiplies them in, and the
+// forms the kernels derive from each constant weight (converted to the
+// layout a oneDNN primitive chose, packed for MKL or for the one-row
+// product, split per thread count). Which form a call needs depends on its
+// shapes and threads, so each is made by the first call that needs it and
+// kept for the node's later calls, of every run.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "opgraph/registry/registry.h"
+
+namespace opgraph::kernels {
+
+class PreparedWeights : public KernelState {
+ public:
+  // What decides a derived form: the weight's address and whatever else the
+  // derivation depends on (shapes, the layout chosen, the thread count).
+  using Key = std::vector<int64_t>;
+
+  // `constant[i]`: whether flat input i is one of the graph's constants.
+  PreparedWeights(std::vector<bool> constant, Precision precision)
+      : constant_(std::move(constant)), precision_(precision) {}
+
+  bool is_constant(size_t input) const { return input < constant_.size() && constant_[input]; }
+  Precision precision() const { return precision_; }
+
+  // The form kept under `key`, made by make() on the first call. Made under
+  // the lock: it happens once per form, and concurrent runs then share it.
+  template <typename Make>
+  std::shared_ptr<const void> derived(const Key& key, Make&& make) {
+    std::lock_guard lock(mutex_);
+    auto [entry, inserted] = derived_.try_emplace(key);
+    if (inserted) entry->second = make();
+    return entry->second;
+  }
+
+ private:
+  std::vector<bool> constant_;
+  Precision precision_;
+  std::mutex mutex_;
+  std::map<Key, std::shared_ptr<const void>> derived_;
+};
+
+// OpDef::prepare of the ops whose kernels multiply by weights.
+std::unique_ptr<KernelState> prepare_weights(const PrepareContext& context);
+
+// The node's PreparedWeights; null for a call that no Session prepared.
+inline PreparedWeights* prepared_weights(const KernelContext& context) {
+  return dynamic_cast<PreparedWeights*>(context.state);
+}
+// A call's context on `pool` with `prepared` as its node's state, as a
+// Session gives it.
+inline KernelContext prepared_context(ThreadPool& pool, PreparedWeights& prepared) {
+  KernelContext context{&pool};
+  context.state = &prepared;
+  return context;
+}
+// Whether input `i` of the call is one of a Session's constants.
+inline bool is_constant_input(const KernelContext& context, size_t i) {
+  const PreparedWeights* prepared = prepared_weights(context);
+  return prepared != nullptr && prepared->is_constant(i);
+}
+// What the call's products with a constant weight multiply in.
+inline Precision weight_precision(const KernelContext& context) {
+  const PreparedWeights* prepared = prepared_weights(context);
+  return prepared != nullptr ? prepared->precision() : Precision::Float32;
+}
+
+}  // namespace opgraph::kernels
