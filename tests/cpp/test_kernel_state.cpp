@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "graphs.h"
+#include "testing.h"
 #include "opgraph/opgraph.h"
 
 namespace opgraph {
