@@ -1,7 +1,7 @@
 // The pass list: every graph pass a Session makes at load, in order, in one
 // table. Adding a pass takes its file (graph/passes/ for rewrites any device
-// could use, beside the kernels whose rules it encodes otherwise), its line
-// here and its test.
+// could use, beside the kernels whose rules it encodes otherwise, as
+// kernels/cpu/passes/), its line here and its test.
 #include "runtime/pass_list.h"
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "graph/passes/passes.h"
+#include "kernels/cpu/passes/passes.h"
 
 namespace opgraph {
 namespace {

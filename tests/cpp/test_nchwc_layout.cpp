@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "graph/passes/passes.h"
+#include "kernels/cpu/passes/passes.h"
 #include "graph/passes/rewrite.h"
 #include "graphs.h"
 #include "opgraph/core/cpu_capability.h"

@@ -3,7 +3,8 @@
 From the bottom up: shape/ (geometry and argument checks any device
 shares), cpu/util/ (the CPU kernels' helpers), the vendor glue cpu/onednn/
 and cpu/mkl/, cpu/engines/ (products, convolutions, pooling), and cpu/ops/,
-one file per op family. A file includes headers of its own tier or of tiers
+one file per op family; cpu/passes/, the graph passes that encode the CPU
+kernels' rules, beside the ops. A file includes headers of its own tier or of tiers
 below it, never above; an op family includes no other family's header, so
 that what two families share lives in a tier below them. The CUDA kernels
 share shape/ with the CPU ones and include nothing of cpu/.
@@ -27,6 +28,8 @@ MAY_INCLUDE = {
     "cpu/engines": {"shape", "cpu/util", "cpu/onednn", "cpu/mkl", "cpu/engines"},
     # ops/ may include ops/ only for the family's own header (checked below).
     "cpu/ops": {"shape", "cpu/util", "cpu/onednn", "cpu/mkl", "cpu/engines", "cpu/ops"},
+    # The graph passes of the CPU kernels' rules: over the graph layer and the engines whose rules they share.
+    "cpu/passes": {"shape", "cpu/util", "cpu/onednn", "cpu/mkl", "cpu/engines", "cpu/passes"},
     "cuda": {"shape", "cuda"},
 }
 

@@ -21,7 +21,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "graph/passes/passes.h"
+#include "kernels/cpu/passes/passes.h"
 #include "graph/passes/rewrite.h"
 
 namespace opgraph {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "graph/passes/passes.h"
+#include "kernels/cpu/passes/passes.h"
 #include "graph/passes/rewrite.h"
 
 namespace opgraph {

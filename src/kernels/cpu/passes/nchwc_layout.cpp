@@ -38,7 +38,7 @@
 #include <unordered_set>
 #include <variant>
 
-#include "graph/passes/passes.h"
+#include "kernels/cpu/passes/passes.h"
 #include "graph/passes/rewrite.h"
 #include "kernels/cpu/engines/winograd.h"
 #include "opgraph/core/cpu_capability.h"

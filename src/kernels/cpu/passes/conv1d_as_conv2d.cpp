@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "graph/passes/passes.h"
+#include "kernels/cpu/passes/passes.h"
 #include "graph/passes/rewrite.h"
 
 namespace opgraph {
