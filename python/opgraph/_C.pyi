@@ -59,6 +59,11 @@ class Tensor:
 
     def __repr__(self) -> str: ...
 
+def dtype_names() -> list[str]:
+    """
+    opgraph's dtype names, in the order of their numbers in the package C ABI.
+    """
+
 def from_dlpack(array: object) -> Tensor:
     """
     Wraps any DLPack producer (or capsule) as an opgraph.Tensor, sharing its memory; the producer stays alive while the tensor does.
@@ -382,14 +387,55 @@ def load_opg(path: str | os.PathLike) -> tuple[Graph, dict[str, numpy.ndarray]]:
     Reads an .opg file: (graph, weights). The weights are NumPy arrays over the mapped file (writing to one changes this process's copy only).
     """
 
+class PassInfo:
+    """A graph pass a Session makes at load (opgraph.graph_passes())."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def summary(self) -> str:
+        """What it rewrites into what."""
+
+    @property
+    def devices(self) -> list[str]:
+        """The device types a Session makes it for ('cpu', 'cuda')."""
+
+class PassReport:
+    """What one graph pass did to a Session's graph at load."""
+
+    @property
+    def name(self) -> str:
+        """The pass's name."""
+
+    @property
+    def rewritten(self) -> list[str]:
+        """The nodes it made or changed, as 'name: op'."""
+
+    @property
+    def removed(self) -> int:
+        """How many nodes it dropped."""
+
+    @property
+    def skipped(self) -> bool:
+        """Disabled, or not for the session's device."""
+
+    @property
+    def changed(self) -> bool: ...
+
+def graph_passes() -> list[PassInfo]:
+    """
+    The graph passes a Session makes at load (Session(optimize=True)), in the order it makes them.
+    """
+
 class Session:
     """
     A graph loaded to run: packages loaded, ops and kernels resolved, shapes inferred and memory planned once. run() may be called from several threads at once.
     """
 
-    def __init__(self, source: str | os.PathLike | Graph, *, weights: dict[str, object] | None = None, threads: int | None = None, package_paths: Sequence[str | os.PathLike] = (), profile: bool = False, optimize: bool = True, device: str = 'cpu', precision: str = 'f32') -> None:
+    def __init__(self, source: str | os.PathLike | Graph, *, weights: dict[str, object] | None = None, threads: int | None = None, package_paths: Sequence[str | os.PathLike] = (), profile: bool = False, optimize: bool = True, disabled_passes: Sequence[str] = (), device: str = 'cpu', precision: str = 'f32') -> None:
         """
-        Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see opgraph.load_package); `profile` records each node's time in each run; `optimize` rewrites the graph at load to run faster (batch norms folded into convolutions, activations fused into the convolution or linear layer before them), outputs the same up to float rounding. `device` ('cpu', 'cuda', 'cuda:N') is where the graph runs: on a GPU every op needs a CUDA kernel, the weights are copied there, host inputs are copied in, and outputs come back to the host when the inputs came from it, else stay on the device in the inputs' framework (torch, CuPy). `precision` 'bf16' has the products with a weight (linear layers, matrix products, convolutions) multiply in bfloat16, summing in float32, as OpenVINO's bf16 inference precision does: about twice as fast, on a CPU with AVX-512 BF16 or AMX (else an error); inputs, outputs and the other ops stay float32.
+        Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see opgraph.load_package); `profile` records each node's time in each run; `optimize` rewrites the graph at load to run faster, outputs the same up to float rounding: the passes of opgraph.graph_passes() for the device, but those named in `disabled_passes` (pass_reports says what each did). `device` ('cpu', 'cuda', 'cuda:N') is where the graph runs: on a GPU every op needs a CUDA kernel, the weights are copied there, host inputs are copied in, and outputs come back to the host when the inputs came from it, else stay on the device in the inputs' framework (torch, CuPy). `precision` 'bf16' has the products with a weight (linear layers, matrix products, convolutions) multiply in bfloat16, summing in float32, as OpenVINO's bf16 inference precision does: about twice as fast, on a CPU with AVX-512 BF16 or AMX (else an error); inputs, outputs and the other ops stay float32.
         """
 
     def run(self, *inputs: object) -> list[numpy.ndarray] | dict[str, numpy.ndarray]:
@@ -407,6 +453,12 @@ class Session:
 
     @property
     def graph(self) -> Graph: ...
+
+    @property
+    def pass_reports(self) -> list[PassReport]:
+        """
+        What each graph pass did at load, in order (empty with optimize=False).
+        """
 
     @property
     def planned_peak_bytes(self) -> int:
