@@ -53,8 +53,8 @@ SessionOptions options_from_python(std::optional<int> threads, nb::handle packag
 void construct(Session* self, nb::handle source, nb::handle weights, std::optional<int> threads,
                nb::handle package_paths, bool profile, bool optimize, std::vector<std::string> disabled_passes,
                const std::string& device, const std::string& precision) {
-  SessionOptions options = options_from_python(threads, package_paths, profile, optimize, std::move(disabled_passes),
-                                               device, precision);
+  SessionOptions options =
+      options_from_python(threads, package_paths, profile, optimize, std::move(disabled_passes), device, precision);
   if (nb::isinstance<Graph>(source)) {
     // The session outlives the arrays given here: it keeps copies.
     std::vector<InputArray> keep;
@@ -134,27 +134,27 @@ void init_session(nb::module_& m) {
   nb::class_<Session>(m, "Session",
                       "A graph loaded to run: packages loaded, ops and kernels resolved, shapes inferred and memory "
                       "planned once. run() may be called from several threads at once.")
-      .def(
-          "__init__", &construct, nb::arg("source"), nb::kw_only(), nb::arg("weights") = nb::none(),
-          nb::arg("threads") = nb::none(), nb::arg("package_paths") = nb::tuple(), nb::arg("profile") = false,
-          nb::arg("optimize") = true, nb::arg("disabled_passes") = std::vector<std::string>(), nb::arg("device") = "cpu",
-          nb::arg("precision") = "f32",
-          nb::sig("def __init__(self, source: str | os.PathLike | Graph, *, weights: dict[str, object] | None = None, "
-                  "threads: int | None = None, package_paths: Sequence[str | os.PathLike] = (), "
-                  "profile: bool = False, optimize: bool = True, disabled_passes: Sequence[str] = (), "
-                  "device: str = 'cpu', precision: str = 'f32') -> None"),
-          "Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the "
-          "kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages "
-          "in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see "
-          "opgraph.load_package); `profile` records each node's time in each run; `optimize` rewrites the graph "
-          "at load to run faster, outputs the same up to float rounding: the passes of opgraph.graph_passes() for "
-          "the device, but those named in `disabled_passes` (pass_reports says what each did). `device` ('cpu', 'cuda', 'cuda:N') "
-          "is where the graph runs: on a GPU every op needs a CUDA kernel, the weights are copied there, host "
-          "inputs are copied in, and outputs come back to the host when the inputs came from it, else stay on the "
-          "device in the inputs' framework (torch, CuPy). `precision` 'bf16' has the products with a weight (linear "
-          "layers, matrix products, convolutions) multiply in bfloat16, summing in float32, as OpenVINO's bf16 "
-          "inference precision does: about twice as fast, on a CPU with AVX-512 BF16 or AMX (else an error); "
-          "inputs, outputs and the other ops stay float32.")
+      .def("__init__", &construct, nb::arg("source"), nb::kw_only(), nb::arg("weights") = nb::none(),
+           nb::arg("threads") = nb::none(), nb::arg("package_paths") = nb::tuple(), nb::arg("profile") = false,
+           nb::arg("optimize") = true, nb::arg("disabled_passes") = std::vector<std::string>(),
+           nb::arg("device") = "cpu", nb::arg("precision") = "f32",
+           nb::sig("def __init__(self, source: str | os.PathLike | Graph, *, weights: dict[str, object] | None = None, "
+                   "threads: int | None = None, package_paths: Sequence[str | os.PathLike] = (), "
+                   "profile: bool = False, optimize: bool = True, disabled_passes: Sequence[str] = (), "
+                   "device: str = 'cpu', precision: str = 'f32') -> None"),
+           "Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the "
+           "kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages "
+           "in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see "
+           "opgraph.load_package); `profile` records each node's time in each run; `optimize` rewrites the graph "
+           "at load to run faster, outputs the same up to float rounding: the passes of opgraph.graph_passes() for "
+           "the device, but those named in `disabled_passes` (pass_reports says what each did). `device` ('cpu', "
+           "'cuda', 'cuda:N') "
+           "is where the graph runs: on a GPU every op needs a CUDA kernel, the weights are copied there, host "
+           "inputs are copied in, and outputs come back to the host when the inputs came from it, else stay on the "
+           "device in the inputs' framework (torch, CuPy). `precision` 'bf16' has the products with a weight (linear "
+           "layers, matrix products, convolutions) multiply in bfloat16, summing in float32, as OpenVINO's bf16 "
+           "inference precision does: about twice as fast, on a CPU with AVX-512 BF16 or AMX (else an error); "
+           "inputs, outputs and the other ops stay float32.")
       .def("run", &run, nb::sig("def run(self, *inputs: object) -> list[numpy.ndarray] | dict[str, numpy.ndarray]"),
            "Runs the graph on its inputs, given as arrays in graph order (run(x, y)), one list or tuple of them "
            "(run([x, y])), or one dict of input name -> array (run({'x': x, 'y': y})). Returns a list of NumPy "

@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "graphs.h"
-#include "testing.h"
 #include "opgraph/opgraph.h"
+#include "testing.h"
 
 namespace opgraph {
 namespace {

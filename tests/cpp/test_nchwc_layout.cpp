@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/cpu/passes/passes.h"
 #include "graph/passes/rewrite.h"
 #include "graphs.h"
+#include "kernels/cpu/passes/passes.h"
 #include "opgraph/core/cpu_capability.h"
 #include "opgraph/opgraph.h"
 

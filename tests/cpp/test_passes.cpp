@@ -66,8 +66,7 @@ TEST(PassList, LeavesOutTheDisabledPassesAndThoseForOtherDevices) {
   EXPECT_EQ(graph, small_cnn());
 
   // Every pass of the list is for the CPU alone.
-  const std::vector<PassReport> on_gpu =
-      optimize(graph, weights, {.device = {DeviceType::CUDA, 0}});
+  const std::vector<PassReport> on_gpu = optimize(graph, weights, {.device = {DeviceType::CUDA, 0}});
   EXPECT_TRUE(std::ranges::all_of(on_gpu, &PassReport::skipped));
   EXPECT_EQ(graph, small_cnn());
 }

@@ -95,7 +95,9 @@ Command inspect_command() {
           "The model is loaded and verified as for a run, so its op packages must be found. The nodes are the "
           "graph's as the file holds it; --passes shows what each graph pass rewrites at load, in the order "
           "they run, with --precision and --disable-pass as a run would take them.",
-          {package_path_flag(), {"--passes", "", "show what each graph pass rewrites at load"}, precision_flag(),
+          {package_path_flag(),
+           {"--passes", "", "show what each graph pass rewrites at load"},
+           precision_flag(),
            disable_pass_flag()},
           inspect_main};
 }

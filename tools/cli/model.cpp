@@ -24,7 +24,8 @@ Flag precision_flag() {
           "BF16 or AMX)"};
 }
 Flag disable_pass_flag() {
-  return {"--disable-pass", "NAME", "leave out the graph pass NAME at load (opgraph inspect --passes lists them)", true};
+  return {"--disable-pass", "NAME", "leave out the graph pass NAME at load (opgraph inspect --passes lists them)",
+          true};
 }
 Flag input_flag() { return {"--input", "NAME=FILE", "feed graph input NAME from a .npy file", true}; }
 Flag dim_flag() {

@@ -29,22 +29,21 @@ extern "C" {
 #define OPGRAPH_ABI_VERSION_MINOR 2
 #define OPGRAPH_PACKAGE_INIT_SYMBOL "opgraph_package_init"
 
-/* Element type codes: the values of opgraph::DType. */
 /* Every dtype, once: X(number, ABI name, C++ enumerator, name as NumPy and
  * PyTorch spell it, PyTorch's ScalarType name, bytes per element, floating
  * point). The C enum below, opgraph::DType, the SDK's DType, the names and
  * the Python dtype table are all made from this list; the numbers never
  * change. complex64 holds interleaved (real, imaginary) float32 pairs. */
-#define OG_DTYPES(X)                                        \
-  X(0, FLOAT32, Float32, "float32", "Float", 4, 1)          \
-  X(1, FLOAT64, Float64, "float64", "Double", 8, 1)         \
-  X(2, FLOAT16, Float16, "float16", "Half", 2, 1)           \
-  X(3, BFLOAT16, BFloat16, "bfloat16", "BFloat16", 2, 1)    \
-  X(4, INT8, Int8, "int8", "Char", 1, 0)                    \
-  X(5, UINT8, UInt8, "uint8", "Byte", 1, 0)                 \
-  X(6, INT32, Int32, "int32", "Int", 4, 0)                  \
-  X(7, INT64, Int64, "int64", "Long", 8, 0)                 \
-  X(8, BOOL, Bool, "bool", "Bool", 1, 0)                    \
+#define OG_DTYPES(X)                                            \
+  X(0, FLOAT32, Float32, "float32", "Float", 4, 1)              \
+  X(1, FLOAT64, Float64, "float64", "Double", 8, 1)             \
+  X(2, FLOAT16, Float16, "float16", "Half", 2, 1)               \
+  X(3, BFLOAT16, BFloat16, "bfloat16", "BFloat16", 2, 1)        \
+  X(4, INT8, Int8, "int8", "Char", 1, 0)                        \
+  X(5, UINT8, UInt8, "uint8", "Byte", 1, 0)                     \
+  X(6, INT32, Int32, "int32", "Int", 4, 0)                      \
+  X(7, INT64, Int64, "int64", "Long", 8, 0)                     \
+  X(8, BOOL, Bool, "bool", "Bool", 1, 0)                        \
   X(9, COMPLEX64, Complex64, "complex64", "ComplexFloat", 8, 0) \
   X(10, COMPLEX128, Complex128, "complex128", "ComplexDouble", 16, 0)
 
@@ -212,15 +211,15 @@ typedef int32_t (*og_package_init_fn)(const og_api_base* base, og_registrar* reg
 
 /* The C++ element type of each dtype that has one: X(type, C++ enumerator),
  * for the DTypeOf traits of opgraph::DType and of the SDK's. */
-#define OG_DTYPE_CXX_TYPES(X)             \
-  X(float, Float32)                       \
-  X(double, Float64)                      \
-  X(int8_t, Int8)                         \
-  X(uint8_t, UInt8)                       \
-  X(int32_t, Int32)                       \
-  X(int64_t, Int64)                       \
-  X(bool, Bool)                           \
-  X(std::complex<float>, Complex64)       \
+#define OG_DTYPE_CXX_TYPES(X)       \
+  X(float, Float32)                 \
+  X(double, Float64)                \
+  X(int8_t, Int8)                   \
+  X(uint8_t, UInt8)                 \
+  X(int32_t, Int32)                 \
+  X(int64_t, Int64)                 \
+  X(bool, Bool)                     \
+  X(std::complex<float>, Complex64) \
   X(std::complex<double>, Complex128)
 
 /* Declares DTypeOf<T> for every type above, over an enum named DType. */

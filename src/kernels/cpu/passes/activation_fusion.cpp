@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "kernels/cpu/passes/passes.h"
 #include "graph/passes/rewrite.h"
+#include "kernels/cpu/passes/passes.h"
 
 namespace opgraph {
 namespace {

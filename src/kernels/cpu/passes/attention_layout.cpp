@@ -21,8 +21,8 @@
 #include <optional>
 #include <unordered_map>
 
-#include "kernels/cpu/passes/passes.h"
 #include "graph/passes/rewrite.h"
+#include "kernels/cpu/passes/passes.h"
 
 namespace opgraph {
 namespace {

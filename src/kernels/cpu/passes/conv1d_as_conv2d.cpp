@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "kernels/cpu/passes/passes.h"
 #include "graph/passes/rewrite.h"
+#include "kernels/cpu/passes/passes.h"
 
 namespace opgraph {
 namespace {

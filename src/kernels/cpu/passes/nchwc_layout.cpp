@@ -38,9 +38,9 @@
 #include <unordered_set>
 #include <variant>
 
-#include "kernels/cpu/passes/passes.h"
 #include "graph/passes/rewrite.h"
 #include "kernels/cpu/engines/winograd.h"
+#include "kernels/cpu/passes/passes.h"
 #include "opgraph/core/cpu_capability.h"
 
 namespace opgraph {

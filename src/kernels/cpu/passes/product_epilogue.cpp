@@ -21,8 +21,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "kernels/cpu/passes/passes.h"
 #include "graph/passes/rewrite.h"
+#include "kernels/cpu/passes/passes.h"
 
 namespace opgraph {
 namespace {
