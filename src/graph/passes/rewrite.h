@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "graph/passes/pass.h"
 #include "opgraph/graph/graph.h"
 #include "opgraph/graph/opg.h"
 #include "opgraph/registry/registry.h"
@@ -164,6 +165,23 @@ class Rewriter {
   std::multimap<size_t, Node> inserted_;  // before which of the graph's nodes, in the order inserted
 
   size_t index_of(const Node& node) const { return static_cast<size_t>(&node - graph_.nodes.data()); }
+};
+
+// What a pass that walks the graph with a Rewriter works with: the graph, the
+// registry, the Rewriter and every value's type as the pass found them.
+class RewritingPass {
+ public:
+  explicit RewritingPass(PassContext& context)
+      : graph_(context.graph),
+        registry_(context.registry),
+        rewriter_(context.graph, context.weights),
+        values_(context.values()) {}
+
+ protected:
+  Graph& graph_;
+  const Registry& registry_;
+  Rewriter rewriter_;
+  const std::unordered_map<std::string, ValueInfo>& values_;
 };
 
 }  // namespace opgraph

@@ -16,13 +16,9 @@
 namespace opgraph {
 namespace {
 
-class RmsNorms {
+class RmsNorms : RewritingPass {
  public:
-  explicit RmsNorms(PassContext& context)
-      : graph_(context.graph),
-        registry_(context.registry),
-        rewriter_(context.graph, context.weights),
-        values_(context.values()) {}
+  using RewritingPass::RewritingPass;
 
   void run() {
     rewriter_.for_each_node([&](size_t i) {
@@ -122,11 +118,6 @@ class RmsNorms {
     if (constant->dtype() == DType::Float64) return constant->data_ptr<double>()[0];
     return std::nullopt;
   }
-
-  Graph& graph_;
-  const Registry& registry_;
-  Rewriter rewriter_;
-  const std::unordered_map<std::string, ValueInfo>& values_;
 };
 
 }  // namespace

@@ -16,13 +16,9 @@
 namespace opgraph {
 namespace {
 
-class RotaryEmbeddings {
+class RotaryEmbeddings : RewritingPass {
  public:
-  explicit RotaryEmbeddings(PassContext& context)
-      : graph_(context.graph),
-        registry_(context.registry),
-        rewriter_(context.graph, context.weights),
-        values_(context.values()) {}
+  using RewritingPass::RewritingPass;
 
   void run() {
     rewriter_.for_each_node([&](size_t i) { rewrite(graph_.nodes[i]); });
@@ -120,10 +116,6 @@ class RotaryEmbeddings {
     return rewriter_.sole_producer(input, op_type, matched_);
   }
 
-  Graph& graph_;
-  const Registry& registry_;
-  Rewriter rewriter_;
-  const std::unordered_map<std::string, ValueInfo>& values_;
   std::vector<const Node*> matched_;
 };
 

@@ -9,22 +9,14 @@
 #include <vector>
 
 #include "kernels/cpu/util/indexing.h"
+#include "testing.h"
 
 namespace opgraph::kernels {
 namespace {
 
 using Ints = std::vector<int64_t>;
 
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an error";
-  return "";
-}
+using opgraph::testing::error_of;
 
 TEST(CheckIndexDtype, Int64AndInt32Pass) {
   EXPECT_NO_THROW(check_index_dtype({DType::Int64, {3}}));

@@ -7,21 +7,12 @@
 #include "kernels/cpu/util/shape_checks.h"
 #include "opgraph/registry/attrs.h"
 #include "opgraph/registry/schema.h"
+#include "testing.h"
 
 namespace opgraph::kernels {
 namespace {
 
-// The message of the Error fn throws; fails the test when it throws none.
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an error";
-  return "";
-}
+using opgraph::testing::error_of;
 
 TEST(CheckFloating, FloatsPass) {
   EXPECT_NO_THROW(check_floating({DType::Float32, {2, 3}}, "self"));

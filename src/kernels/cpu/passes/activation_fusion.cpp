@@ -32,12 +32,10 @@ bool addmm_as_gemm(Node& node, const Registry& registry, const Rewriter& rewrite
 }  // namespace
 
 void fuse_activations(PassContext& context) {
-  Graph& graph = context.graph;
-  const Registry& registry = context.registry;
-  Rewriter rewriter(graph, context.weights);
+  Rewriter rewriter(context.graph, context.weights);
   rewriter.for_each_node([&](size_t i) {
-    const Node& activation = graph.nodes[i];
-    const std::optional<std::string> name = activation_of(activation, registry);
+    const Node& activation = context.graph.nodes[i];
+    const std::optional<std::string> name = activation_of(activation, context.registry);
     if (!name || activation.inputs.size() != 1) return;
     Node* producer = rewriter.sole_producer(activation.inputs[0]);
     // An elementwise activation of a reshaped product is the reshaped
@@ -45,7 +43,7 @@ void fuse_activations(PassContext& context) {
     // [batch, sequence, features] before the GELU).
     Node* reshape = nullptr;
     if (producer != nullptr && !producer->inputs.empty()) {
-      const OpDef* op = registry.find(producer->op_type);
+      const OpDef* op = context.registry.find(producer->op_type);
       if (op != nullptr && op->reshapes_input) {
         reshape = producer;
         producer = rewriter.sole_producer(reshape->inputs[0]);
@@ -57,7 +55,7 @@ void fuse_activations(PassContext& context) {
     } else if (producer->op_type == "aten::linear") {
       producer->op_type = "opgraph::linear";
       producer->inputs.resize(5);  // no residual, no multiplier
-    } else if (!addmm_as_gemm(*producer, registry, rewriter)) {
+    } else if (!addmm_as_gemm(*producer, context.registry, rewriter)) {
       return;
     }
     producer->attrs.push_back({"activation", *name});

@@ -27,13 +27,9 @@
 namespace opgraph {
 namespace {
 
-class AttentionLayout {
+class AttentionLayout : RewritingPass {
  public:
-  explicit AttentionLayout(PassContext& context)
-      : graph_(context.graph),
-        registry_(context.registry),
-        rewriter_(context.graph, context.weights),
-        values_(context.values()) {}
+  using RewritingPass::RewritingPass;
 
   void run() {
     rewriter_.for_each_node([&](size_t i) {
@@ -166,10 +162,6 @@ class AttentionLayout {
     return std::min(dim0, dim1) == 1 && std::max(dim0, dim1) == 2;
   }
 
-  Graph& graph_;
-  const Registry& registry_;
-  Rewriter rewriter_;
-  const std::unordered_map<std::string, ValueInfo>& values_;
   std::unordered_map<std::string, std::string> transposed_;  // cos and sin, and their transposes
 };
 

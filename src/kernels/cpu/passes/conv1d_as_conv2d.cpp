@@ -20,13 +20,9 @@
 namespace opgraph {
 namespace {
 
-class Conv1dAsConv2d {
+class Conv1dAsConv2d : RewritingPass {
  public:
-  explicit Conv1dAsConv2d(PassContext& context)
-      : graph_(context.graph),
-        registry_(context.registry),
-        rewriter_(context.graph, context.weights),
-        values_(context.values()) {}
+  using RewritingPass::RewritingPass;
 
   void run() {
     rewriter_.for_each_node([&](size_t i) {
@@ -113,10 +109,6 @@ class Conv1dAsConv2d {
                 .attrs = {{"dim", int64_t{2}}}};
   }
 
-  Graph& graph_;
-  const Registry& registry_;
-  Rewriter rewriter_;
-  const std::unordered_map<std::string, ValueInfo>& values_;
   std::unordered_map<std::string, std::string> height_one_;  // a 3-D value and its [N, C, 1, W] form
   std::unordered_set<std::string> squeezed_;
 };

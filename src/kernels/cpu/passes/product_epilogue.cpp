@@ -27,13 +27,9 @@
 namespace opgraph {
 namespace {
 
-class ProductEpilogues {
+class ProductEpilogues : RewritingPass {
  public:
-  explicit ProductEpilogues(PassContext& context)
-      : graph_(context.graph),
-        registry_(context.registry),
-        rewriter_(context.graph, context.weights),
-        values_(context.values()) {
+  explicit ProductEpilogues(PassContext& context) : RewritingPass(context) {
     for (size_t i = 0; i < graph_.nodes.size(); ++i) {
       for (const std::string& output : graph_.nodes[i].outputs) position_[output] = i;
     }
@@ -134,10 +130,6 @@ class ProductEpilogues {
     return attrs && attrs->get<std::string>("activation") == "none" && !has_multiplier(*node) ? node : nullptr;
   }
 
-  Graph& graph_;
-  const Registry& registry_;
-  Rewriter rewriter_;
-  const std::unordered_map<std::string, ValueInfo>& values_;
   std::unordered_map<std::string, size_t> position_;  // by value: the node computing it
 };
 
