@@ -79,6 +79,11 @@ def test_inspect_shows_what_each_pass_rewrote(opgraph_cli, linear_relu):
         check=True,
     ).stdout
     assert pass_rows(disabled)["fuse_activations"] == ["-", "-", "(disabled,", "or", "not", "for", "this", "device)"]
+    unknown = subprocess.run(
+        [opgraph_cli, "inspect", str(path), "--disable-pass", "fuse_activation"], capture_output=True, text=True
+    )
+    assert unknown.returncode != 0
+    assert "no pass is named 'fuse_activation'; the passes are: " in unknown.stderr
 
 
 def pass_rows(printed):

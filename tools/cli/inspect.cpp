@@ -47,7 +47,6 @@ int inspect_main(const Args& args) {
   // maps it.
   SessionOptions options = session_options(args);
   options.optimize = false;
-  options.disabled_passes.clear();  // for --passes
   const Session session(path, options);
   const OpgFile opg = load_opg(path);
   const Graph& graph = session.graph();

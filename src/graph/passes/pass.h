@@ -1,5 +1,5 @@
 // A graph pass: a rewrite a Session makes at load (the list is
-// runtime/passes.cpp), and the context every pass runs in.
+// runtime/pass_list.cpp), and the context every pass runs in.
 //
 // Shape inference over a whole graph is the costly part of a load, and most
 // passes read the types it gives. The context infers them once and keeps
