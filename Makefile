@@ -63,12 +63,10 @@ stubs: $(STAMPS)/install
 
 # The GPU tests, where an NVIDIA GPU is (they skip, saying why, elsewhere),
 # then again under compute-sanitizer's memcheck, which fails on any report.
-GPU_TESTS := tests/python/test_cuda.py
+# (scripts/gpu-check.sh also runs them, with the benchmarks, on a GPU machine
+# that can install nothing itself.)
 test-gpu: $(STAMPS)/install
-	$(PYTHON) -m pytest -rs $(GPU_TESTS)
-	@if $(PYTHON) -c "import opgraph, sys; sys.exit(not opgraph.cuda.is_available())"; then \
-	  compute-sanitizer --tool memcheck --error-exitcode 1 $(PYTHON) -m pytest -q $(GPU_TESTS); \
-	else echo "compute-sanitizer: skipped, no CUDA device here"; fi
+	PYTHON=$(abspath $(PYTHON)) scripts/gpu-check.sh test
 
 # The C++ tests built apart (build/asan, Debug) with AddressSanitizer and
 # UndefinedBehaviorSanitizer; any report fails the test, a leak that

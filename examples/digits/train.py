@@ -1,7 +1,10 @@
 """Trains a small CNN on scikit-learn's digits with opgraph.layers, then
 writes the training curve (PNG) and the weights (safetensors).
 
-    python examples/digits/train.py [--epochs 30] [--out out/digits]
+    python examples/digits/train.py [--epochs 30] [--out out/digits] [--device cuda]
+
+With --device cuda the data are CuPy arrays, so the weights are made on the
+GPU and every op runs on its CUDA kernel.
 """
 
 import argparse
@@ -41,10 +44,15 @@ def main():
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--out", type=Path, default=Path("out/digits"))
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     args = parser.parse_args()
 
     x_train, x_test, y_train, y_test = load_digits_split()
-    print(f"digits: {len(x_train)} training and {len(x_test)} test images of {x_train.shape[1:]}")
+    if args.device == "cuda":
+        import cupy
+
+        x_train, x_test, y_train, y_test = map(cupy.asarray, (x_train, x_test, y_train, y_test))
+    print(f"digits: {len(x_train)} training and {len(x_test)} test images of {x_train.shape[1:]}, on {args.device}")
     model = opgraph_cnn()
     model.compile(optimizer=layers.Adam(lr=2e-3), loss=layers.SoftmaxCrossEntropy())
     history = model.fit(

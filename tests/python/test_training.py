@@ -141,3 +141,26 @@ def test_sequential_errors():
         model.compile("rmsprop")
     with pytest.raises(opgraph.Error, match=r"softmax_cross_entropy: target: expected integer class indices"):
         layers.SoftmaxCrossEntropy()(np.zeros((2, 3), np.float32), np.zeros(2, np.float32))
+
+
+def test_build_names_a_device_it_cannot_place_weights_on():
+    model = small_cnn()
+    with pytest.raises(opgraph.Error, match=r"device: expected 'cpu' or 'cuda', got 'tpu'"):
+        model.build((1, 1, 8, 8), device="tpu")
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        with pytest.raises(opgraph.Error, match=r"data on a CUDA device needs CuPy .*pip install cupy-cuda13x"):
+            model.build((1, 1, 8, 8), device="cuda")
+    model.build((1, 1, 8, 8), device="cpu")
+    assert all(isinstance(w, np.ndarray) for w in model.parameters().values())
+
+
+def test_fit_takes_torch_tensors_and_labels_from_another_kind():
+    x = torch.from_numpy(np.random.default_rng(0).random((12, 1, 8, 8), np.float32))
+    y = np.arange(12) % 3
+    model = small_cnn()
+    model.compile(optimizer=layers.SGD(lr=0.01))
+    history = model.fit(x, torch.from_numpy(y), epochs=1, batch_size=4, verbose=False)
+    assert len(history.history["loss"]) == 1
+    assert model.predict(x).shape == (12, 3)

@@ -2,16 +2,8 @@
 
 import numpy as np
 
+from .._arrays import as_array, device_of, namespace
 from .._C import Error
-
-
-def as_array(x):
-    """A NumPy view of ``x`` (NumPy, PyTorch or any DLPack producer), no copy."""
-    if isinstance(x, np.ndarray):
-        return x
-    if hasattr(x, "__dlpack__"):
-        return np.from_dlpack(x)
-    return np.asarray(x)
 
 
 class Layer:
@@ -22,6 +14,10 @@ class Layer:
 
     ``training`` selects training behaviour (dropout, keeping what backward
     needs); ``Sequential`` sets it.
+
+    A layer computes where its first input is: on NumPy arrays on the CPU,
+    on CuPy arrays (or PyTorch CUDA tensors, taken as CuPy) on the GPU.
+    ``xp`` is that array namespace; ``build`` makes the weights in it.
     """
 
     weight_names = ()
@@ -33,6 +29,7 @@ class Layer:
         self.training = True
         self.input_shape = None
         self.rng = np.random.default_rng()
+        self.xp = np
 
     def build(self, input_shape):
         self.input_shape = tuple(input_shape)
@@ -47,12 +44,26 @@ class Layer:
     def __call__(self, x):
         x = as_array(x)
         if not self.built:
+            self.xp = namespace(x)
             self.build(x.shape)
             self.input_shape = tuple(x.shape)  # also where a subclass's build() does not call Layer.build
         elif x.ndim != len(self.input_shape) or x.shape[1:] != self.input_shape[1:]:
             expected = ", ".join(["N", *map(str, self.input_shape[1:])])
             raise Error(f"{self.name}: built for input shape ({expected}), got {tuple(x.shape)}")
+        self.require_device(x)
         return self.call(x)
+
+    def require_device(self, x):
+        """Refuses input on another device than the layer's weights."""
+        weights = self.parameters()
+        if weights:
+            here, there = device_of(next(iter(weights.values()))), device_of(x)
+            if here != there:
+                raise Error(f"{self.name}: the weights are on {here} but the input is on {there}")
+
+    def weight(self, values):
+        """``values`` (a NumPy array from an initializer) as a weight in the layer's namespace."""
+        return self.xp.asarray(values, dtype=self.dtype)
 
     def parameters(self):
         """The weights by name (the arrays themselves, updated in place by optimizers)."""

@@ -73,10 +73,12 @@ class Conv2D(Layer):
         kh, kw = self.kernel_size
         shape = (self.filters, channels // self.groups, kh, kw)
         fan_in = shape[1] * kh * kw
-        self.W = self.initializer(shape, fan_in, self.filters // self.groups * kh * kw, self.rng, self.dtype)
-        self.b = np.zeros(self.filters, dtype=self.dtype)
-        self.dW = np.zeros_like(self.W)
-        self.db = np.zeros_like(self.b)
+        self.W = self.weight(
+            self.initializer(shape, fan_in, self.filters // self.groups * kh * kw, self.rng, self.dtype)
+        )
+        self.b = self.xp.zeros(self.filters, dtype=self.dtype)
+        self.dW = self.xp.zeros_like(self.W)
+        self.db = self.xp.zeros_like(self.b)
 
     def _geometry(self):
         return dict(stride=self.stride, padding=self.padding, dilation=self.dilation, groups=self.groups)

@@ -28,10 +28,10 @@ class Dense(Layer):
             )
         super().build(input_shape)
         features = input_shape[1]
-        self.W = self.initializer((features, self.units), features, self.units, self.rng, self.dtype)
-        self.b = np.zeros(self.units, dtype=self.dtype)
-        self.dW = np.zeros_like(self.W)
-        self.db = np.zeros_like(self.b)
+        self.W = self.weight(self.initializer((features, self.units), features, self.units, self.rng, self.dtype))
+        self.b = self.xp.zeros(self.units, dtype=self.dtype)
+        self.dW = self.xp.zeros_like(self.W)
+        self.db = self.xp.zeros_like(self.b)
 
     def call(self, x):
         self.require_built()

@@ -1,8 +1,7 @@
 """Inverted dropout: in training, zeroes each element with probability
 ``rate`` and scales the rest by 1 / (1 - rate); the identity in inference."""
 
-import numpy as np
-
+from .._arrays import namespace
 from .._C import Error
 from .base import Layer
 
@@ -19,8 +18,10 @@ class Dropout(Layer):
         if not self.training or self.rate == 0.0:
             self._mask = None
             return x
-        keep = self.rng.random(x.shape) >= self.rate
-        self._mask = keep.astype(x.dtype) / np.asarray(1.0 - self.rate, dtype=x.dtype)
+        # Drawn from the layer's NumPy stream on either device, so that a seed
+        # gives the same masks on the CPU and the GPU.
+        keep = namespace(x).asarray(self.rng.random(x.shape) >= self.rate)
+        self._mask = keep.astype(x.dtype) / x.dtype.type(1.0 - self.rate)
         return x * self._mask
 
     def backward(self, grad):

@@ -1,9 +1,9 @@
 """Optimizers. ``step(parameters, gradients)`` updates the parameter arrays in
 place; both are dicts keyed by the same names, and per-parameter state (momentum,
-moments) is kept under those names."""
+moments) is kept under those names, in the parameter's array namespace
+(NumPy or CuPy), so that GPU parameters are updated on the GPU."""
 
-import numpy as np
-
+from .._arrays import device_of, namespace
 from .._C import Error
 
 
@@ -24,6 +24,11 @@ class Optimizer:
                 raise Error(
                     f"{type(self).__name__}.step: {name}: gradient shape {gradient.shape} does not match "
                     f"the parameter's {parameter.shape}"
+                )
+            if device_of(gradient) != device_of(parameter):
+                raise Error(
+                    f"{type(self).__name__}.step: {name}: the gradient is on {device_of(gradient)} but the "
+                    f"parameter is on {device_of(parameter)}"
                 )
             self.update(name, parameter, gradient)
 
@@ -60,16 +65,17 @@ class Adam(Optimizer):
         self.beta1, self.beta2, self.eps = beta1, beta2, eps
 
     def update(self, name, parameter, gradient):
+        xp = namespace(parameter)
         if name not in self.state:
-            self.state[name] = (0, np.zeros_like(parameter), np.zeros_like(parameter))
+            self.state[name] = (0, xp.zeros_like(parameter), xp.zeros_like(parameter))
         t, m, v = self.state[name]
         t += 1
         m *= self.beta1
         m += (1 - self.beta1) * gradient
         v *= self.beta2
-        v += (1 - self.beta2) * np.square(gradient)
+        v += (1 - self.beta2) * xp.square(gradient)
         self.state[name] = (t, m, v)
         step = self.lr / (1 - self.beta1**t)
-        denominator = np.sqrt(v / (1 - self.beta2**t))
+        denominator = xp.sqrt(v / (1 - self.beta2**t))
         denominator += self.eps
         parameter -= (step * m / denominator).astype(parameter.dtype, copy=False)

@@ -3,8 +3,8 @@
 
 import numpy as np
 
+from .._arrays import as_array, namespace, namespace_for, to_namespace
 from .._C import Error
-from .base import as_array
 from .optimizers import SGD, Adam, Optimizer
 from .progress import ProgressBar
 from .softmax_ce import SoftmaxCrossEntropy
@@ -51,9 +51,11 @@ class Sequential:
     def built(self):
         return bool(self.layers) and all(layer.built for layer in self.layers)
 
-    def build(self, input_shape):
-        """Builds every layer by running one zero sample of ``input_shape`` (batch first) through."""
-        self.forward(np.zeros((1, *input_shape[1:]), dtype=self.layers[0].dtype), training=False)
+    def build(self, input_shape, device="cpu"):
+        """Builds every layer, its weights on ``device`` ("cpu" or "cuda"), by
+        running one zero sample of ``input_shape`` (batch first) through."""
+        xp = namespace_for(device)
+        self.forward(xp.zeros((1, *input_shape[1:]), dtype=self.layers[0].dtype), training=False)
 
     def compile(self, optimizer="adam", loss="softmax_cross_entropy"):
         self.optimizer = _lookup(optimizer, _OPTIMIZERS, "optimizer", Optimizer)
@@ -94,6 +96,8 @@ class Sequential:
         """One optimizer step on a batch; returns (loss, accuracy) before the step."""
         if self.optimizer is None:
             raise Error(f"{self.name}: compile() the model before training it")
+        x = as_array(x)
+        y = to_namespace(y, namespace(x))
         logits = self.forward(x, training=True)
         loss = self.loss(logits, y)
         self.backward(self.loss.backward())
@@ -106,6 +110,7 @@ class Sequential:
         batches = -(-len(x) // batch_size)
         for epoch in range(epochs):
             order = self.rng.permutation(len(x)) if shuffle else np.arange(len(x))
+            order = namespace(x).asarray(order)
             bar = ProgressBar(batches) if verbose else None
             if verbose:
                 print(f"Epoch {epoch + 1}/{epochs}")
@@ -139,7 +144,8 @@ class Sequential:
     def predict(self, x, batch_size=256):
         """The last layer's output for every row of ``x``, in inference mode."""
         x = as_array(x)
-        return np.concatenate([self.forward(x[start : start + batch_size]) for start in range(0, len(x), batch_size)])
+        outputs = [self.forward(x[start : start + batch_size]) for start in range(0, len(x), batch_size)]
+        return namespace(x).concatenate(outputs)
 
     def save_weights(self, path):
         from safetensors.numpy import save_file
@@ -147,7 +153,7 @@ class Sequential:
         if not self.built:
             raise Error(f"{self.name}: save_weights() before the model is built")
         save_file(
-            {name: np.ascontiguousarray(value) for name, value in self.parameters().items()},
+            {name: np.ascontiguousarray(to_namespace(value, np)) for name, value in self.parameters().items()},
             str(path),
             metadata={"format": "opgraph.layers"},
         )
@@ -172,15 +178,17 @@ class Sequential:
                     f"{self.name}: load_weights({str(path)!r}): {name}: expected {value.dtype}{list(value.shape)}, "
                     f"got {stored[name].dtype}{list(stored[name].shape)}"
                 )
-            value[...] = stored[name]
+            value[...] = to_namespace(stored[name], namespace(value))
 
 
 def _accuracy(logits, y):
-    return float(np.mean(np.argmax(logits, axis=1) == y)) if len(y) else 0.0
+    return float((logits.argmax(axis=1) == y).sum()) / len(y) if len(y) else 0.0
 
 
 def _checked_pair(model, method, x, y):
-    x, y = as_array(x), as_array(y)
+    """``x`` and ``y`` as arrays, ``y`` moved to ``x``'s device."""
+    x = as_array(x)
+    y = to_namespace(y, namespace(x))
     if len(x) != len(y):
         raise Error(f"{model}.{method}: x has {len(x)} rows but y has {len(y)}")
     if len(x) == 0:

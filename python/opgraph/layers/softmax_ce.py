@@ -2,9 +2,9 @@
 
 import numpy as np
 
+from .._arrays import as_array
 from .._C import Error
 from ..ops import cross_entropy
-from .base import as_array
 
 
 class SoftmaxCrossEntropy:
