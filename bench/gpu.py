@@ -5,7 +5,8 @@ every timed call ends with a device synchronization, so a row is the time
 the GPU work takes, not the time to queue it):
   conv1d   examples::conv1d vs torch F.conv1d(F.pad(x, (0, k-1)), k) on CUDA and
            a CuPy reference (cupyx.scipy.signal.correlate where CuPy has it)
-  gemm     opgraph::gemm (cuBLASLt) vs torch.mm (cuBLAS), float32
+  gemm     opgraph::gemm (cuBLASLt) vs torch.mm (cuBLAS), float32 (no TF32 on
+           either side) and bfloat16 (summed in float32)
   conv2d   opgraph::conv2d (im2col + cuBLASLt) vs torch F.conv2d (cuDNN), ResNet-18 layers
   call     the per-call cost of a tiny op from opgraph.ops.call and from the
            PyTorch bridge, against torch.add on CUDA
@@ -70,17 +71,28 @@ def conv1d_rows(sizes, kernels):
             )
 
 
+# Against torch.mm of the same dtype: float32 differs by the order of its
+# sums; bfloat16, summed in float32 on both sides, also by the rounding of
+# each result to bfloat16 (2^-8 relative).
+GEMM_TOLERANCES = {torch.float32: dict(rtol=1e-3, atol=1e-2), torch.bfloat16: dict(rtol=2e-2, atol=1e-2)}
+
+
 def gemm_rows():
-    print(f"{'m, k, n':>18} {'opgraph ms':>11} {'torch ms':>9} {'TFLOP/s':>8} {'vs torch':>9}")
-    for m, k, n in [(4096, 4096, 4096), (64, 1024, 1024)]:
-        a, b = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
-        out = torch.empty(m, n, device="cuda")
-        ours, theirs = compare(lambda: call("opgraph::gemm", a, b, None, out=out), lambda: torch.mm(a, b))
-        torch.testing.assert_close(out, a @ b, rtol=1e-3, atol=1e-2)
-        print(
-            f"{str((m, k, n)):>18} {ours * 1e3:>11.4f} {theirs * 1e3:>9.4f} {2 * m * k * n / ours / 1e12:>8.2f} "
-            f"{theirs / ours:>8.2f}x"
-        )
+    print(
+        f"{'dtype':>9} {'m, k, n':>18} {'opgraph ms':>11} {'torch ms':>9} {'TFLOP/s':>8} {'torch TFLOP/s':>14} "
+        f"{'vs torch':>9}   (float32 without TF32 on either side: allow_tf32 is False)"
+    )
+    for dtype in GEMM_TOLERANCES:
+        for m, k, n in [(4096, 4096, 4096), (64, 1024, 1024)]:
+            a, b = torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(k, n, device="cuda", dtype=dtype)
+            out = torch.empty(m, n, device="cuda", dtype=dtype)
+            ours, theirs = compare(lambda: call("opgraph::gemm", a, b, None, out=out), lambda: torch.mm(a, b))
+            torch.testing.assert_close(out, torch.mm(a, b), **GEMM_TOLERANCES[dtype])
+            flops = 2 * m * k * n
+            print(
+                f"{str(dtype).removeprefix('torch.'):>9} {str((m, k, n)):>18} {ours * 1e3:>11.4f} "
+                f"{theirs * 1e3:>9.4f} {flops / ours / 1e12:>8.2f} {flops / theirs / 1e12:>14.2f} {theirs / ours:>8.2f}x"
+            )
 
 
 # ResNet-18's convolutions at batch 8: (channels in, out, size, kernel, stride).
@@ -134,7 +146,9 @@ def main(sections=("conv1d", "gemm", "conv2d", "call"), sizes=(1e3, 1e5, 1e7, 1e
             f"bench/gpu.py needs a CUDA device: opgraph says '{opgraph.cuda.unavailable_reason()}', "
             f"torch.cuda.is_available() is {torch.cuda.is_available()}"
         )
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, float32\n")
+    # torch's default, kept explicitly: opgraph's float32 products use no TF32 either.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, float32 (matmuls without TF32 on either side)\n")
     rows = {"conv1d": lambda: conv1d_rows(sizes, kernels), "gemm": gemm_rows, "conv2d": conv2d_rows, "call": call_rows}
     for section in sections:
         rows[section]()

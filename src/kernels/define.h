@@ -8,6 +8,7 @@
 #include <source_location>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "opgraph/registry/registry.h"
@@ -58,15 +59,26 @@ void define(BuiltinOps& builtins, OpSpec spec, std::source_location where = std:
 // and .reference = relu_kernel<true>, which cannot then trade places.
 #define OPGRAPH_CPU_AND_REFERENCE(kernel) .cpu = kernel<false>, .reference = kernel<true>
 
-// Calls fn(T{}) with T the C++ type of a floating-point dtype; anything else is
-// an error naming the argument.
-template <typename Fn>
+// Calls fn(T{}) with T the C++ type of a floating-point dtype: float for
+// float32, double for float64 and, where a kernel computes bfloat16 too, the
+// type it holds bfloat16 in as `BFloat16` (the CPU kernels' BFloat16, CUDA's
+// __nv_bfloat16). Anything else is an error naming the argument and the
+// dtypes accepted.
+template <typename BFloat16 = void, typename Fn>
 void dispatch_floating(DType dtype, const char* argument, Fn&& fn) {
+  constexpr bool takes_bfloat16 = !std::is_void_v<BFloat16>;
   switch (dtype) {
     case DType::Float32: return fn(float{});
     case DType::Float64: return fn(double{});
-    default: throw Error(detail::concat(argument, ": expected float32 or float64, got ", dtype_name(dtype)));
+    case DType::BFloat16:
+      if constexpr (takes_bfloat16) return fn(BFloat16{});
+      break;
+    default: break;
   }
+  throw Error(detail::concat(
+      argument,
+      takes_bfloat16 ? ": expected float32, float64 or bfloat16, got " : ": expected float32 or float64, got ",
+      dtype_name(dtype)));
 }
 
 }  // namespace opgraph::kernels

@@ -215,6 +215,65 @@ def test_gemm_forward_and_backward(activation, dtype, m, k, n):
     assert_close_all(gpu, cpu, tolerance * max(m, k, 1))
 
 
+BF16_ACTIVATIONS = {"none": lambda v: v, "relu": F.relu, "gelu": F.gelu, "sigmoid": torch.sigmoid, "tanh": torch.tanh}
+
+
+def assert_close_to_bf16(actual, expected, length, name):
+    """bfloat16 results: within the rounding of each result to bfloat16 (2^-8
+    relative) and of `length` rounded terms summed (absolute)."""
+    assert actual.dtype == torch.bfloat16 and expected.dtype == torch.bfloat16, name
+    torch.testing.assert_close(
+        actual.cpu(), expected.cpu(), rtol=2e-2, atol=1e-2 * max(length, 1) ** 0.5, msg=lambda why: f"{name}: {why}"
+    )
+
+
+@needs_torch_cuda
+@needs_gpu
+@pytest.mark.parametrize("activation", BF16_ACTIVATIONS)
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (64, 1024, 1024), (37, 0, 5), (129, 65, 33)])
+def test_bfloat16_gemm_forward_and_backward(activation, m, k, n):
+    generator = torch.Generator().manual_seed(m * n + k)
+    a, b, bias, grad = (torch.randn(s, generator=generator).bfloat16() for s in ((m, k), (k, n), (n,), (m, n)))
+    on_gpu = [x.cuda() for x in (a, b, bias, grad)]
+    a_gpu, b_gpu, bias_gpu, grad_gpu = on_gpu
+    f = BF16_ACTIVATIONS[activation]
+
+    output = call("opgraph::gemm", a_gpu, b_gpu, bias_gpu, activation=activation)
+    assert output.device.type == "cuda"
+    assert_close_to_bf16(output, f(torch.addmm(bias_gpu, a_gpu, b_gpu)), k, "output vs torch")
+    # NumPy has no bfloat16: the CPU kernel writes into torch tensors given as `out`.
+    on_cpu = call("opgraph::gemm", a, b, bias, activation=activation, out=torch.empty(m, n, dtype=torch.bfloat16))
+    assert_close_to_bf16(output, on_cpu, k, "output vs the CPU kernel")
+
+    grads = call("opgraph::gemm_backward", grad_gpu, a_gpu, b_gpu, bias_gpu, output, activation=activation)
+    leaves = [x.clone().requires_grad_() for x in (a_gpu, b_gpu, bias_gpu)]
+    f(torch.addmm(leaves[2], leaves[0], leaves[1])).backward(grad_gpu)
+    grads_on_cpu = call(
+        "opgraph::gemm_backward",
+        grad,
+        a,
+        b,
+        bias,
+        output.cpu(),
+        activation=activation,
+        out=tuple(torch.empty_like(x) for x in (a, b, bias)),
+    )
+    # dz's error, from z's rounding (k terms), is summed again over m or n.
+    length = max(m, k, n)
+    for name, got, leaf, cpu in zip(["grad_a", "grad_b", "grad_bias"], grads, leaves, grads_on_cpu):
+        assert got.device.type == "cuda" and got.shape == leaf.shape, name
+        assert_close_to_bf16(got, leaf.grad, length, f"{name} vs torch")
+        assert_close_to_bf16(got, cpu, length, f"{name} vs the CPU kernel")
+
+
+@needs_torch_cuda
+@needs_gpu
+def test_bfloat16_gemm_mixed_with_float32_names_the_argument():
+    a, b = torch.ones(2, 3, dtype=torch.bfloat16, device="cuda"), torch.ones(3, 4, device="cuda")
+    with pytest.raises(Error, match=r"^opgraph::gemm: b: expected bfloat16 like a, got float32\[3, 4\]"):
+        call("opgraph::gemm", a, b)
+
+
 @needs_torch_cuda
 @needs_gpu
 @pytest.mark.parametrize(

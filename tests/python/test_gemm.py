@@ -191,7 +191,7 @@ F32 = np.float32
         (
             [np.ones((2, 3), np.int64), np.ones((3, 4), np.int64)],
             {},
-            r"a: expected float32 or float64, got int64\[2, 3\]",
+            r"a: expected float32, float64 or bfloat16, got int64\[2, 3\]",
         ),
         (
             [np.ones((2, 3), F32), np.ones((3, 4), F32), np.ones(3, F32)],
@@ -228,3 +228,116 @@ def test_backward_bad_inputs():
         opgraph.Error, match=r'^opgraph::gemm_backward: activation: expected one of "none", .* got "elu"'
     ):
         call("opgraph::gemm_backward", good, a, b, None, good, activation="elu")
+
+
+# -- bfloat16 -----------------------------------------------------------------------
+# NumPy has no bfloat16: the inputs are torch bfloat16 tensors and the results
+# are written into torch tensors given as `out`. The expected values are the
+# float32 computation of the same (bfloat16) inputs; the kernels sum in
+# float32 and round each result to bfloat16 once, so they differ from it by
+# bfloat16's rounding (2^-8 relative), plus, in the backward, the rounding of
+# dz = grad_output * f'(z) to bfloat16 before its products, which grows with
+# the length of the sums.
+BF16_ACTIVATIONS = ["none", "relu", "gelu", "sigmoid", "tanh"]
+BF16_SHAPES = [(1, 1, 1), (3, 5, 7), (17, 64, 33), (5, 0, 3), (0, 4, 3), (130, 200, 70)]
+
+
+def bf16_random(shape, seed):
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed)).bfloat16()
+
+
+def bf16_inputs(m, k, n, with_bias=True):
+    return [bf16_random((m, k), 0), bf16_random((k, n), 1), bf16_random((n,), 2) if with_bias else None]
+
+
+def bf16_gemm(run, a, b, bias, activation):
+    out = torch.empty(a.shape[0], b.shape[1], dtype=torch.bfloat16)
+    return run("opgraph::gemm", a, b, bias, activation=activation, out=out)
+
+
+def bf16_gemm_backward(run, grad, a, b, bias, output, activation):
+    grad_bias = torch.empty_like(bias) if bias is not None else torch.empty(0, dtype=torch.bfloat16)
+    out = (torch.empty_like(a), torch.empty_like(b), grad_bias)
+    return run("opgraph::gemm_backward", grad, a, b, bias, output, activation=activation, out=out)
+
+
+def assert_close_to_bf16(actual, expected, k, name):
+    """Within bfloat16's rounding of the result (relative) and of k rounded
+    terms summed (absolute: it shows where the sum cancels)."""
+    assert actual.dtype == torch.bfloat16, name
+    torch.testing.assert_close(
+        actual.float(), expected.float(), rtol=2e-2, atol=1e-2 * max(1, k) ** 0.5, msg=lambda why: f"{name}: {why}"
+    )
+
+
+@pytest.mark.parametrize("activation", BF16_ACTIVATIONS)
+@pytest.mark.parametrize("with_bias", [True, False])
+@pytest.mark.parametrize("m, k, n", BF16_SHAPES)
+def test_bfloat16_gemm_matches_float32_and_the_reference(m, k, n, with_bias, activation):
+    a, b, bias = bf16_inputs(m, k, n, with_bias)
+    fast = bf16_gemm(call, a, b, bias, activation)
+    reference = bf16_gemm(call_reference, a, b, bias, activation)
+    wide = [None if x is None else x.float() for x in (a, b, bias)]
+    expected = torch_gemm(activation)(*wide)
+    assert_close_to_bf16(reference, expected, k, "reference vs float32")
+    assert_close_to_bf16(fast, reference, k, "fast kernel vs reference")
+
+
+@pytest.mark.parametrize("activation", BF16_ACTIVATIONS)
+@pytest.mark.parametrize("with_bias", [True, False])
+@pytest.mark.parametrize("m, k, n", BF16_SHAPES)
+def test_bfloat16_gemm_backward_matches_float32_autograd_and_the_reference(m, k, n, with_bias, activation):
+    a, b, bias = bf16_inputs(m, k, n, with_bias)
+    output = bf16_gemm(call, a, b, bias, activation)
+    grad = bf16_random((m, n), 3)
+    fast = bf16_gemm_backward(call, grad, a, b, bias, output, activation)
+    reference = bf16_gemm_backward(call_reference, grad, a, b, bias, output, activation)
+    wide = [x.float().requires_grad_() for x in (a, b, bias) if x is not None]
+    torch_gemm(activation)(*wide).backward(grad.float())
+    expected = [x.grad if x.grad is not None else torch.zeros_like(x) for x in wide]
+    expected += [] if with_bias else [torch.zeros(0)]
+    # dz's error, from z's rounding (k terms), is summed again over m or n.
+    length = max(m, k, n)
+    for name, got, ref, want in zip(["grad_a", "grad_b", "grad_bias"], fast, reference, expected):
+        assert got.shape == want.shape, name
+        assert_close_to_bf16(ref, want, length, f"{name}: reference vs float32 autograd")
+        assert_close_to_bf16(got, ref, length, f"{name}: fast kernel vs reference")
+
+
+def test_bfloat16_gemm_backward_matches_torch_bfloat16_autograd():
+    a, b, bias = (x.requires_grad_() for x in bf16_inputs(64, 96, 48))
+    output = torch.nn.functional.gelu(torch.addmm(bias, a, b))
+    grad = bf16_random(output.shape, 3)
+    output.backward(grad)
+    ours = bf16_gemm_backward(call, grad, a.detach(), b.detach(), bias.detach(), output.detach(), "gelu")
+    for name, got, want in zip(["grad_a", "grad_b", "grad_bias"], ours, (a.grad, b.grad, bias.grad)):
+        assert_close_to_bf16(got, want, 64, name)
+
+
+@pytest.mark.parametrize(
+    "b, bias, message",
+    [
+        (torch.ones(3, 4), None, r"b: expected bfloat16 like a, got float32\[3, 4\]"),
+        (torch.ones(3, 4, dtype=torch.bfloat16), torch.ones(4), r"bias: expected bfloat16 like a, got float32\[4\]"),
+    ],
+)
+def test_bfloat16_mixed_with_another_dtype_names_the_argument(b, bias, message):
+    with pytest.raises(opgraph.Error, match=f"^opgraph::gemm: {message}"):
+        call("opgraph::gemm", torch.ones(2, 3, dtype=torch.bfloat16), b, bias)
+
+
+def test_float16_names_the_dtypes_gemm_takes():
+    a, b = torch.ones(2, 3, dtype=torch.float16), torch.ones(3, 4, dtype=torch.float16)
+    with pytest.raises(
+        opgraph.Error, match=r"^opgraph::gemm: a: expected float32, float64 or bfloat16, got float16\[2, 3\]"
+    ):
+        call("opgraph::gemm", a, b)
+    grad = torch.ones(2, 4, dtype=torch.float16)
+    with pytest.raises(opgraph.Error, match=r"^opgraph::gemm_backward: a: expected float32, float64 or bfloat16"):
+        call("opgraph::gemm_backward", grad, a, b, None, grad)
+
+
+def test_the_other_products_still_refuse_bfloat16():
+    a = torch.ones(2, 3, dtype=torch.bfloat16)
+    with pytest.raises(opgraph.Error, match=r"^aten::mm: self: expected float32 or float64, got bfloat16\[2, 3\]"):
+        call("aten::mm", a, a.T.contiguous())

@@ -2,7 +2,10 @@
 
 ``A`` is (M, K) and ``B`` is (K, N), the layout a dense layer keeps its
 weights in. Activations: ``None``, ``"relu"``, ``"gelu"``, ``"sigmoid"``,
-``"tanh"``.
+``"tanh"``. Tensors are float32, float64 or bfloat16, all of one dtype;
+bfloat16 is summed in float32 and rounded once. NumPy has no bfloat16: on
+the CPU, bfloat16 results go into torch tensors given as ``out`` (``forward``'s,
+or ``call``'s for the backward op).
 """
 
 from . import _require_output, call

@@ -61,13 +61,30 @@ cublasLtMatmulAlgo_t cached_algorithm(const ProblemKey& key, const std::function
   return it->second;
 }
 
+// The operands' type, and the type cuBLASLt sums and scales in: float32 for
+// float32 (no TF32: results agree with the CPU kernels, as torch's default
+// does) and for bfloat16, whose products are rounded once, on the store.
+struct Arithmetic {
+  cudaDataType_t type;
+  cublasComputeType_t compute;
+  cudaDataType_t scale;
+};
+
+Arithmetic arithmetic_of(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return {CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    case DType::Float64: return {CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F};
+    case DType::BFloat16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    default:
+      throw Error(detail::concat("matmul on cuda: expected float32, float64 or bfloat16, got ", dtype_name(dtype)));
+  }
+}
+
 }  // namespace
 
 void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_t n, int64_t k, const void* bias,
             bool relu, cudaStream_t stream, bool accumulate, MatmulBatch batch) {
-  const bool single = c.dtype() == DType::Float32;
-  OPGRAPH_CHECK(single || c.dtype() == DType::Float64, "matmul on cuda: expected float32 or float64, got ",
-                dtype_name(c.dtype()));
+  const Arithmetic arithmetic = arithmetic_of(c.dtype());
   if (m == 0 || n == 0) return;
   OPGRAPH_CHECK(!accumulate || (bias == nullptr && !relu), "matmul on cuda: no epilogue when accumulating");
   if (k == 0) {  // an empty sum; cuBLASLt takes no empty operand
@@ -78,13 +95,9 @@ void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_
     }
     return;
   }
-  const cudaDataType_t type = single ? CUDA_R_32F : CUDA_R_64F;
-  // No TF32: results agree with the CPU kernels, as torch's default does.
-  const cublasComputeType_t compute = single ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
-
   // Column-major view: C^T (n x m) = op(B)^T (n x k) @ op(A)^T (k x m).
   Descriptor<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op;
-  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op.value, compute, type));
+  OPGRAPH_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op.value, arithmetic.compute, arithmetic.scale));
   const cublasOperation_t trans_first = b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t trans_second = a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   OPGRAPH_CUBLAS_CHECK(
@@ -104,7 +117,7 @@ void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_
   // dimension), and where the batch's next matrix starts.
   auto layout = [&](int64_t rows, int64_t cols, int64_t batch_stride) {
     Descriptor<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> d;
-    OPGRAPH_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.value, type, rows, cols, rows));
+    OPGRAPH_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.value, arithmetic.type, rows, cols, rows));
     if (batch.count > 1) {
       const int32_t count = static_cast<int32_t>(batch.count);
       OPGRAPH_CUBLAS_CHECK(
@@ -119,8 +132,8 @@ void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_
   auto second = a.transposed ? layout(m, k, a.batch_stride) : layout(k, m, a.batch_stride);
   auto result = layout(n, m, batch.c_stride);
 
-  const ProblemKey key{c.device().index, type,           trans_first,    trans_second,  epilogue, accumulate, m, n, k,
-                       batch.count,      a.batch_stride, b.batch_stride, batch.c_stride};
+  const ProblemKey key{c.device().index, arithmetic.type, trans_first,    trans_second,  epilogue, accumulate, m, n, k,
+                       batch.count,      a.batch_stride,  b.batch_stride, batch.c_stride};
   const cublasLtMatmulAlgo_t algorithm = cached_algorithm(key, [&] {
     Descriptor<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> preference;
     OPGRAPH_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference.value));
@@ -138,8 +151,9 @@ void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_
 
   const double one = 1.0, zero = 0.0;
   const float one_f = 1.0f, zero_f = 0.0f;
-  const void* alpha = single ? static_cast<const void*>(&one_f) : &one;
-  const void* beta = accumulate ? alpha : single ? static_cast<const void*>(&zero_f) : &zero;
+  const bool single_scale = arithmetic.scale == CUDA_R_32F;
+  const void* alpha = single_scale ? static_cast<const void*>(&one_f) : &one;
+  const void* beta = accumulate ? alpha : single_scale ? static_cast<const void*>(&zero_f) : &zero;
   OPGRAPH_CUBLAS_CHECK(cublasLtMatmul(handle(), op.value, alpha, b.data, first.value, a.data, second.value, beta,
                                       c.data(), result.value, c.data(), result.value, &algorithm, workspace.data(),
                                       kWorkspaceBytes, stream));

@@ -22,9 +22,10 @@ struct MatmulBatch {
 };
 
 // c (m x n, row-major, contiguous) = op(a) (m x k) @ op(b) (k x n), plus
-// `bias` (n values, one per column) when not null, then ReLU if `relu`: the
-// epilogues cuBLASLt fuses into the product, which callers ask for in
-// float32 only. float32 or float64.
+// `bias` (n values, one per column, of c's dtype) when not null, then ReLU
+// if `relu`: the epilogues cuBLASLt fuses into the product, which callers ask
+// for in float32 and bfloat16 only. float32, float64 or bfloat16 (summed in
+// float32, rounded once).
 // With `accumulate`, c += op(a) @ op(b) instead (no epilogue). With a
 // `batch`, c holds batch.count outputs, the first at c.data().
 void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_t n, int64_t k, const void* bias,

@@ -1,10 +1,21 @@
 #include "kernels/cuda/epilogue.h"
 
+#include <cuda_bf16.h>
+
 #include <cmath>
+#include <type_traits>
 
 #include "cuda/cuda_check.h"
 #include "kernels/cuda/register.h"
 #include "kernels/define.h"
+
+namespace opgraph {
+// bfloat16 tensors' elements, as the kernels below read and write them.
+template <>
+struct DTypeOf<__nv_bfloat16> {
+  static constexpr DType value = DType::BFloat16;
+};
+}  // namespace opgraph
 
 namespace opgraph::cuda {
 namespace {
@@ -15,6 +26,11 @@ constexpr int kThreads = 256;
 
 using kernels::kGeluTanhCube;
 using kernels::kGeluTanhScale;
+
+// The type an element of T is computed in: double for float64, float for
+// float32 and bfloat16, which is rounded once, on the store.
+template <typename T>
+using Compute = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 // The argument of GELU's tanh form: kGeluTanhScale (z + kGeluTanhCube z^3).
 template <typename T>
@@ -64,16 +80,20 @@ __device__ T derivative(Activation activation, T y, T z) {
 template <typename T>
 __global__ void bias_activation(T* c, const T* bias, int64_t count, int64_t run, int64_t biases,
                                 Activation activation) {
+  using C = Compute<T>;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
-    c[i] = activate(activation, bias ? c[i] + bias[i / run % biases] : c[i]);
+    const C z = bias ? C(c[i]) + C(bias[i / run % biases]) : C(c[i]);
+    c[i] = T(activate(activation, z));
   }
 }
 
 template <typename T>
 __global__ void activation_grad(T* grad, const T* output, const T* pre_activation, int64_t count,
                                 Activation activation) {
+  using C = Compute<T>;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
-    grad[i] *= derivative(activation, output[i], pre_activation ? pre_activation[i] : T(0));
+    const C z = pre_activation ? C(pre_activation[i]) : C(0);
+    grad[i] = T(C(grad[i]) * derivative(activation, C(output[i]), z));
   }
 }
 
@@ -81,9 +101,9 @@ __global__ void activation_grad(T* grad, const T* output, const T* pre_activatio
 template <typename T>
 __global__ void sum_columns(const T* matrix, T* sums, int64_t rows, int64_t columns) {
   for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < columns; j += int64_t(gridDim.x) * blockDim.x) {
-    T sum = 0;
-    for (int64_t i = 0; i < rows; ++i) sum += matrix[i * columns + j];
-    sums[j] = sum;
+    Compute<T> sum = 0;
+    for (int64_t i = 0; i < rows; ++i) sum += Compute<T>(matrix[i * columns + j]);
+    sums[j] = T(sum);
   }
 }
 
@@ -92,7 +112,7 @@ __global__ void sum_columns(const T* matrix, T* sums, int64_t rows, int64_t colu
 void add_bias_and_activate(const Tensor& c, const Tensor& bias, Activation activation, cudaStream_t stream,
                            int64_t run) {
   if (c.numel() == 0 || (!bias.defined() && activation == Activation::None)) return;
-  kernels::dispatch_floating(c.dtype(), "output", [&](auto zero) {
+  kernels::dispatch_floating<__nv_bfloat16>(c.dtype(), "output", [&](auto zero) {
     using T = decltype(zero);
     bias_activation<T><<<blocks_for(c.numel(), kThreads), kThreads, 0, stream>>>(
         c.data_ptr<T>(), bias.defined() ? bias.data_ptr<const T>() : nullptr, c.numel(), run,
@@ -104,7 +124,7 @@ void add_bias_and_activate(const Tensor& c, const Tensor& bias, Activation activ
 void multiply_by_activation_grad(const Tensor& grad, const Tensor& output, const Tensor& pre_activation,
                                  Activation activation, cudaStream_t stream) {
   if (grad.numel() == 0 || activation == Activation::None) return;
-  kernels::dispatch_floating(grad.dtype(), "grad_output", [&](auto zero) {
+  kernels::dispatch_floating<__nv_bfloat16>(grad.dtype(), "grad_output", [&](auto zero) {
     using T = decltype(zero);
     activation_grad<T><<<blocks_for(grad.numel(), kThreads), kThreads, 0, stream>>>(
         grad.data_ptr<T>(), output.data_ptr<const T>(),
@@ -115,7 +135,7 @@ void multiply_by_activation_grad(const Tensor& grad, const Tensor& output, const
 
 void column_sums(const Tensor& matrix, int64_t rows, const Tensor& sums, cudaStream_t stream) {
   if (sums.numel() == 0) return;
-  kernels::dispatch_floating(sums.dtype(), "sums", [&](auto zero) {
+  kernels::dispatch_floating<__nv_bfloat16>(sums.dtype(), "sums", [&](auto zero) {
     using T = decltype(zero);
     sum_columns<T><<<blocks_for(sums.numel(), kThreads), kThreads, 0, stream>>>(matrix.data_ptr<const T>(),
                                                                                 sums.data_ptr<T>(), rows, sums.numel());

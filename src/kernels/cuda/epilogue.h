@@ -1,7 +1,8 @@
 // The elementwise work around a product on CUDA: adding the bias and applying
 // the activation where cuBLASLt's epilogues do not (GELU in its erf form,
 // sigmoid, tanh, ReLU6, and every float64 case), the activation's gradient,
-// and the bias gradient's column sums.
+// and the bias gradient's column sums. float32, float64 and bfloat16, which
+// is computed (and summed) in float32 and rounded once.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,7 +1,8 @@
 // opgraph::gemm and its gradient on CUDA: f(a @ b + bias) with b stored
 // (K, N), as kernels/cpu/ops/gemm.cpp defines them. The product runs on
-// cuBLASLt with the bias and ReLU fused as its epilogue in float32; the
-// other activations, and every float64 case, take one elementwise pass after.
+// cuBLASLt with the bias and ReLU fused as its epilogue in float32 and
+// bfloat16 (summed in float32, rounded once); the other activations, and
+// every float64 case, take one elementwise pass after.
 #include "kernels/cuda/blas_lt.h"
 #include "kernels/cuda/epilogue.h"
 #include "kernels/cuda/register.h"
@@ -15,11 +16,12 @@ using kernels::Activation;
 void fused_gemm(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out, Activation activation,
                 cudaStream_t stream) {
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-  const bool epilogue =
-      out.dtype() == DType::Float32 && k > 0 && (activation == Activation::None || activation == Activation::ReLU);
+  // cuBLASLt has no epilogue in float64, nor on an empty sum.
+  const bool epilogue = out.dtype() != DType::Float64 && k > 0;
+  const bool fused_relu = epilogue && activation == Activation::ReLU;
   matmul(out, {a.data(), false}, {b.data(), false}, m, n, k, epilogue && bias.defined() ? bias.data() : nullptr,
-         epilogue && activation == Activation::ReLU, stream);
-  if (!epilogue) add_bias_and_activate(out, bias, activation, stream);
+         fused_relu, stream);
+  add_bias_and_activate(out, epilogue ? Tensor() : bias, fused_relu ? Activation::None : activation, stream);
 }
 
 void gemm_kernel(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,

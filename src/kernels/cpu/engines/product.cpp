@@ -5,8 +5,10 @@
 // applies the activation as a post-op. In a Session of Precision::BFloat16
 // a product with a weight runs on bfloat16 operands: the weight converted
 // once with its packing, a converted per call, the sums, bias and post-ops
-// in float32. float64, which oneDNN does not compute, and the reference use
-// a plain loop.
+// in float32. bfloat16 tensors run on oneDNN's bfloat16 matmul, which sums
+// and applies the bias and post-ops in float32 and rounds once, or, where
+// oneDNN has only its reference kernel for them, on float32 copies.
+// float64, which oneDNN does not compute, and the reference use a plain loop.
 #include "kernels/cpu/engines/product.h"
 
 #include <algorithm>
@@ -16,10 +18,12 @@
 #include <numbers>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "kernels/cpu/engines/row_product.h"
 #include "kernels/cpu/mkl/mkl_product.h"
 #include "kernels/cpu/onednn/onednn.h"
+#include "kernels/cpu/util/bfloat16.h"
 #include "kernels/cpu/util/prepared_weights.h"
 #include "kernels/define.h"
 
@@ -31,7 +35,7 @@ namespace {
 // its fast kernels do not take, and runs its reference implementation instead:
 // (1, 12, 1, 64) @ (64, 1024) took 10 ms for 40 us. Such dims get the stride a
 // dense layout would give them: the span of the dims inside them.
-dnnl::memory::desc describe(const Operand& op) {
+dnnl::memory::desc describe(const Operand& op, dnnl::memory::data_type type) {
   dnnl::memory::dims strides(op.strides.begin(), op.strides.end());
   for (size_t d = strides.size(); d-- > 0;) {
     if (op.shape[d] != 1) continue;
@@ -40,8 +44,21 @@ dnnl::memory::desc describe(const Operand& op) {
       strides[d] = std::max<dnnl::memory::dim>(strides[d], strides[inner] * op.shape[inner]);
     }
   }
-  return dnnl::memory::desc(dnnl::memory::dims(op.shape.begin(), op.shape.end()), dnnl::memory::data_type::f32,
-                            strides);
+  return dnnl::memory::desc(dnnl::memory::dims(op.shape.begin(), op.shape.end()), type, strides);
+}
+
+// What oneDNN multiplies: float32 as the caller holds it, the caller's
+// float32 rounded to bfloat16 (a Session of Precision::BFloat16), or the
+// caller's bfloat16.
+enum class Arithmetic { Float32, RoundedToBFloat16, BFloat16 };
+
+// The type of the caller's buffers.
+dnnl::memory::data_type held_type(Arithmetic arithmetic) {
+  return arithmetic == Arithmetic::BFloat16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+}
+
+bool is_reference_kernel(const dnnl::matmul::primitive_desc& pd) {
+  return std::string_view(pd.impl_info_str()).starts_with("ref");
 }
 
 // A dense row-major bfloat16 buffer of `f32`'s dims: what a is converted into.
@@ -62,29 +79,36 @@ dnnl::memory::desc dense_bf16(const dnnl::memory::desc& f32) {
 constexpr int64_t kTallRows = 1024;
 
 // `packed_w`: the weights in a layout of oneDNN's choosing (the caller
-// converts them), not as `p` lays them out; `bf16`: a and those weights in
-// bfloat16 where oneDNN has a fast kernel for them (packed_w is then set).
-dnnl::matmul::primitive_desc matmul_desc(const Product& p, bool packed_w, bool bf16) {
+// converts them), not as `p` lays them out. RoundedToBFloat16 (with
+// packed_w set) falls back to Float32 where oneDNN has no fast bfloat16
+// kernel for the product.
+dnnl::matmul::primitive_desc matmul_desc(const Product& p, bool packed_w, Arithmetic arithmetic) {
+  const dnnl::memory::data_type held = held_type(arithmetic);
   dnnl::post_ops post_ops;
   if (p.accumulate) post_ops.append_sum(1.0f);
   append_activation_post_op(post_ops, p.activation);
-  if (p.multiplier) post_ops.append_binary(dnnl::algorithm::binary_mul, describe(*p.multiplier));
+  if (p.multiplier) post_ops.append_binary(dnnl::algorithm::binary_mul, describe(*p.multiplier, held));
   dnnl::primitive_attr attr = with_caller_scratchpad();
   attr.set_post_ops(post_ops);
   // The descriptor outlives the primitive_desc: stepping through the
   // implementations reads it.
-  const auto w_type = bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+  const auto w_type = arithmetic == Arithmetic::Float32 ? dnnl::memory::data_type::f32 : dnnl::memory::data_type::bf16;
   const dnnl::memory::desc w =
-      packed_w ? dnnl::memory::desc(describe(p.w).dims(), w_type, dnnl::memory::format_tag::any) : describe(p.w);
-  const dnnl::matmul::desc desc(bf16 ? dense_bf16(describe(p.a)) : describe(p.a), w,
-                                p.bias ? describe(*p.bias) : dnnl::memory::desc(), describe(p.dst));
+      packed_w ? dnnl::memory::desc(describe(p.w, held).dims(), w_type, dnnl::memory::format_tag::any)
+               : describe(p.w, held);
+  const bool rounds_a = arithmetic == Arithmetic::RoundedToBFloat16;
+  const dnnl::matmul::desc desc(rounds_a ? dense_bf16(describe(p.a, held)) : describe(p.a, held), w,
+                                p.bias ? describe(*p.bias, held) : dnnl::memory::desc(), describe(p.dst, held));
   dnnl::matmul::primitive_desc pd(desc, attr, onednn_engine());
-  if (bf16) {
+  if (rounds_a) {
     // Where oneDNN has only its reference kernel for bfloat16 (odd
     // strides), float32's fast ones win.
-    return std::string_view(pd.impl_info_str()).starts_with("ref") ? matmul_desc(p, packed_w, false) : pd;
+    return is_reference_kernel(pd) ? matmul_desc(p, packed_w, Arithmetic::Float32) : pd;
   }
-  if (p.dst.shape[p.dst.shape.size() - 2] < kTallRows || p.activation != Activation::None) return pd;
+  if (arithmetic != Arithmetic::Float32 || p.dst.shape[p.dst.shape.size() - 2] < kTallRows ||
+      p.activation != Activation::None) {
+    return pd;
+  }
   const dnnl::matmul::primitive_desc first = pd;
   while (std::string_view(pd.impl_info_str()) != "gemm:jit") {
     if (!pd.next_impl()) return first;
@@ -115,29 +139,33 @@ struct ProductPlan {
   // and the key of the layout the copy is in (both empty otherwise).
   dnnl::memory::desc plain_w;
   PreparedWeights::Key packed_layout;
-  // With bfloat16 operands (asked for, and fast in oneDNN): what a is
-  // converted into, and the conversion (empty otherwise).
+  // With float32 operands rounded to bfloat16 (asked for, and fast in
+  // oneDNN): what a is converted into, and the conversion (empty otherwise).
   dnnl::memory::desc converted_a;
   dnnl::reorder convert_a;
   dnnl::memory::desc scratchpad;
+  // Whether oneDNN had only its reference kernel for the product.
+  bool reference_kernel = false;
 
-  ProductPlan(const Product& p, bool packed_w, bool bf16) {
-    const dnnl::matmul::primitive_desc pd = matmul_desc(p, packed_w, bf16);
+  ProductPlan(const Product& p, bool packed_w, Arithmetic arithmetic) {
+    const dnnl::memory::data_type held = held_type(arithmetic);
+    const dnnl::matmul::primitive_desc pd = matmul_desc(p, packed_w, arithmetic);
     matmul = dnnl::matmul(pd);
-    a = describe(p.a);
-    if (pd.src_desc().data_type() == dnnl::memory::data_type::bf16) {
+    reference_kernel = is_reference_kernel(pd);
+    a = describe(p.a, held);
+    if (arithmetic == Arithmetic::RoundedToBFloat16 && pd.src_desc().data_type() == dnnl::memory::data_type::bf16) {
       converted_a = pd.src_desc();
       convert_a = dnnl::reorder(dnnl::reorder::primitive_desc(onednn_engine(), a, onednn_engine(), converted_a));
     }
     w = pd.weights_desc();
-    if (packed_w && w != describe(p.w)) {
-      plain_w = describe(p.w);
+    if (packed_w && w != describe(p.w, held)) {
+      plain_w = describe(p.w, held);
       packed_layout = layout_key(w);
     }
-    dst = describe(p.dst);
-    if (p.bias) bias = describe(*p.bias);
+    dst = describe(p.dst, held);
+    if (p.bias) bias = describe(*p.bias, held);
     if (p.multiplier) {
-      multiplier = describe(*p.multiplier);
+      multiplier = describe(*p.multiplier, held);
       const int post_op = (p.accumulate ? 1 : 0) + (p.activation != Activation::None ? 1 : 0);
       multiplier_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op) | DNNL_ARG_SRC_1;
     }
@@ -209,12 +237,57 @@ const void* packed_weight(const KernelContext& context, const ProductPlan& plan,
   return kept.get();
 }
 
-void onednn_product(const KernelContext& given_context, const Product& p) {
+// A copy of `from` laid out as `to`, converting its elements to `to`'s type.
+void reorder(const dnnl::memory::desc& from, const void* from_data, const dnnl::memory::desc& to, void* to_data,
+             dnnl::stream& stream) {
+  const dnnl::reorder::primitive_desc pd(onednn_engine(), from, onednn_engine(), to, with_caller_scratchpad());
+  execute_with_scratchpad(dnnl::reorder(pd), stream,
+                          {{DNNL_ARG_FROM, dnnl::memory(from, onednn_engine(), const_cast<void*>(from_data))},
+                           {DNNL_ARG_TO, dnnl::memory(to, onednn_engine(), to_data)}},
+                          pd.scratchpad_desc());
+  stream.wait();
+}
+
+// A bfloat16 product oneDNN does not compute (a CPU without AVX-512) or has
+// only its reference kernel for (layouts its fast kernels do not take): the
+// operands widened to float32 copies, multiplied by float32's kernels, the
+// result rounded to bfloat16 once, as oneDNN's bfloat16 kernels round it.
+void widened_product(const KernelContext& context, const Product& p) {
+  const OneDnnStream stream(context);
+  std::vector<Tensor> copies;
+  // `read`: whether the product reads op's elements (dst's only when it accumulates).
+  auto widened = [&](const Operand& op, bool read = true) {
+    const Tensor& copy = copies.emplace_back(Tensor::empty(op.shape, DType::Float32));
+    const Operand wide{copy.data(), op.shape, copy.strides()};
+    if (read) {
+      reorder(describe(op, dnnl::memory::data_type::bf16), op.data, describe(wide, dnnl::memory::data_type::f32),
+              copy.data(), stream);
+    }
+    return wide;
+  };
+  Product wide = p;
+  wide.a = widened(p.a);
+  wide.w = widened(p.w);
+  wide.dst = widened(p.dst, p.accumulate);
+  if (p.bias) wide.bias = widened(*p.bias);
+  if (p.multiplier) wide.multiplier = widened(*p.multiplier);
+  wide.constant_w = false;  // the copy is not the Session's weight
+  run_product(context, wide, DType::Float32, false);
+  reorder(describe(wide.dst, dnnl::memory::data_type::f32), wide.dst.data,
+          describe(p.dst, dnnl::memory::data_type::bf16), p.dst.data, stream);
+}
+
+void onednn_product(const KernelContext& given_context, const Product& p, DType dtype) {
   const KernelContext context = context_for_work(given_context, 2 * p.a.shape.back() * shape_numel(p.dst.shape));
   const bool packed_w = p.constant_w && prepared_weights(context) != nullptr;
-  const bool bf16 = packed_w && weight_precision(context) == Precision::BFloat16;
+  const Arithmetic arithmetic = dtype == DType::BFloat16 ? Arithmetic::BFloat16
+                                : packed_w && weight_precision(context) == Precision::BFloat16
+                                    ? Arithmetic::RoundedToBFloat16
+                                    : Arithmetic::Float32;
+  if (arithmetic == Arithmetic::BFloat16 && !onednn_computes_bfloat16()) return widened_product(context, p);
   PrimitiveCache<ProductPlan>::Key key{
-      static_cast<int64_t>(p.activation), p.bias.has_value(), packed_w, p.accumulate, p.multiplier.has_value(), bf16};
+      static_cast<int64_t>(p.activation), p.bias.has_value(), packed_w, p.accumulate, p.multiplier.has_value(),
+      static_cast<int64_t>(arithmetic)};
   for (const Operand* op : {&p.a, &p.w, &p.dst, p.bias ? &*p.bias : nullptr, p.multiplier ? &*p.multiplier : nullptr}) {
     if (op == nullptr) continue;
     key.insert(key.end(), op->shape.begin(), op->shape.end());
@@ -223,13 +296,14 @@ void onednn_product(const KernelContext& given_context, const Product& p) {
   static PrimitiveCache<ProductPlan> plans(256);
   const OneDnnStream stream(context);
   const auto plan =
-      cached_primitive(plans, context, stream, std::move(key), [&] { return ProductPlan(p, packed_w, bf16); });
+      cached_primitive(plans, context, stream, std::move(key), [&] { return ProductPlan(p, packed_w, arithmetic); });
+  if (arithmetic == Arithmetic::BFloat16 && plan->reference_kernel) return widened_product(context, p);
   const void* w = plan->packed_layout.empty() ? p.w.data : packed_weight(context, *plan, p, stream);
   thread_call<ProductCall>(plan).run(p, w, stream);
 }
 
 // dst[b, i, j] = f(sum_p a[b, i, p] * w[b, p, j] + bias[b, i, j] (+ dst[b, i, j])) (* multiplier[b, i, j]),
-// in double.
+// in double, rounded to T once.
 template <typename T>
 void plain_product(const Product& p) {
   const size_t rank = p.dst.shape.size();
@@ -340,15 +414,15 @@ void run_product(const KernelContext& context, const Product& p, DType dtype, bo
 #if OPGRAPH_WITH_MKL
   if (!reference && dtype == DType::Float32 && mkl_product(context, p)) return;
 #endif
-  // oneDNN computes float32 only, and not sums over an empty inner dimension.
-  if (!reference && dtype == DType::Float32 && p.a.shape.back() > 0) return onednn_product(context, p);
-  dispatch_floating(dtype, "self", [&](auto zero) { plain_product<decltype(zero)>(p); });
+  // oneDNN computes neither float64 nor sums over an empty inner dimension.
+  if (!reference && dtype != DType::Float64 && p.a.shape.back() > 0) return onednn_product(context, p, dtype);
+  dispatch_floating<BFloat16>(dtype, "self", [&](auto zero) { plain_product<decltype(zero)>(p); });
 }
 
 void column_sums(const KernelContext& context, const Tensor& m, int64_t rows, int64_t cols, const Tensor& out,
                  bool reference) {
   const Tensor ones = Tensor::empty({1, rows}, m.dtype());
-  dispatch_floating(m.dtype(), "grad_output", [&](auto zero) {
+  dispatch_floating<BFloat16>(m.dtype(), "grad_output", [&](auto zero) {
     using T = decltype(zero);
     std::fill_n(ones.data_ptr<T>(), rows, T(1));
   });
@@ -358,9 +432,14 @@ void column_sums(const KernelContext& context, const Tensor& m, int64_t rows, in
       m.dtype(), reference);
 }
 
-void check_dtypes(const TensorMeta& a, const char* a_name, const TensorMeta& b, const char* b_name) {
-  OPGRAPH_CHECK(a.dtype == DType::Float32 || a.dtype == DType::Float64, a_name, ": expected float32 or float64, got ",
-                a.str());
+void check_dtypes(const TensorMeta& a, const char* a_name, const TensorMeta& b, const char* b_name,
+                  bool takes_bfloat16) {
+  const bool accepted =
+      a.dtype == DType::Float32 || a.dtype == DType::Float64 || (takes_bfloat16 && a.dtype == DType::BFloat16);
+  OPGRAPH_CHECK(
+      accepted, a_name,
+      takes_bfloat16 ? ": expected float32, float64 or bfloat16, got " : ": expected float32 or float64, got ",
+      a.str());
   OPGRAPH_CHECK(b.dtype == a.dtype, b_name, ": expected ", dtype_name(a.dtype), " like ", a_name, ", got ", b.str());
 }
 

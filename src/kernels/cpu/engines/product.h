@@ -21,8 +21,9 @@ bool is_constant_matrix(const KernelContext& context, size_t input, const Tensor
 
 // Computes the product into p.dst. float32 runs on oneDNN, or on MKL where
 // w is a Session's weight and there are 128 rows or more (mkl_product.h), or,
-// for a single row, on a kernel that streams w once; float64, and any dtype
-// when `reference` is set, on a plain loop in double.
+// for a single row, on a kernel that streams w once; bfloat16 on oneDNN,
+// summing in float32 and rounding once; float64, and any dtype when
+// `reference` is set, on a plain loop in double.
 void run_product(const KernelContext& context, const Product& p, DType dtype, bool reference);
 
 // out[j] = sum_i m[i, j] over a contiguous [rows, cols] matrix m (a bias
@@ -30,8 +31,10 @@ void run_product(const KernelContext& context, const Product& p, DType dtype, bo
 void column_sums(const KernelContext& context, const Tensor& m, int64_t rows, int64_t cols, const Tensor& out,
                  bool reference);
 
-// Input checks shared by the shape functions of the product ops.
-void check_dtypes(const TensorMeta& a, const char* a_name, const TensorMeta& b, const char* b_name);
+// Input checks shared by the shape functions of the product ops. a's dtype
+// is float32 or float64, or bfloat16 where the op `takes_bfloat16`; b's is a's.
+void check_dtypes(const TensorMeta& a, const char* a_name, const TensorMeta& b, const char* b_name,
+                  bool takes_bfloat16 = false);
 void check_rank(const TensorMeta& t, const char* name, int64_t rank);
 void check_inner(const TensorMeta& a, int64_t k_a, const TensorMeta& b, int64_t k_b);
 

@@ -39,34 +39,47 @@ dnnl::algorithm backward_algorithm(Activation activation) {
   }
 }
 
-// float32 runs on oneDNN's eltwise backward, in place on grad: its erf and
-// exp are vectorized, where libm's cost a call per element (GELU's derivative
-// took longer than the products of a 1024 x 1024 layer's backward).
-void onednn_activation_grad(Activation activation, float* grad, const float* output, const float* pre_activation,
-                            int64_t count, ThreadPool& pool) {
+// A cached eltwise backward primitive and the scratchpad it takes from its
+// caller (bfloat16's kernels may take one).
+struct ActivationBackward {
+  dnnl::primitive primitive;
+  dnnl::memory::desc scratchpad;
+};
+
+// float32 and bfloat16 run on oneDNN's eltwise backward, in place on grad:
+// its erf and exp are vectorized, where libm's cost a call per element
+// (GELU's derivative took longer than the products of a 1024 x 1024 layer's
+// backward). bfloat16 is computed in float32 and rounded once.
+template <typename T>
+void onednn_activation_grad(Activation activation, T* grad, const T* output, const T* pre_activation, int64_t count,
+                            ThreadPool& pool) {
   const dnnl::algorithm algorithm = backward_algorithm(activation);
   const bool from_output = !derivative_needs_pre_activation(activation);
   const KernelContext given{&pool};
   // Below PyTorch's grain size the call stays on the calling thread.
   const KernelContext context = count < kParallelElements ? on_calling_thread(given) : given;
-  const dnnl::memory::desc md({count}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
-  static PrimitiveCache<dnnl::primitive> cache(256);
+  constexpr auto type = std::is_same_v<T, float> ? dnnl::memory::data_type::f32 : dnnl::memory::data_type::bf16;
+  const dnnl::memory::desc md({count}, type, dnnl::memory::format_tag::a);
+  static PrimitiveCache<ActivationBackward> cache(256);
   const OneDnnStream stream(context);
-  const dnnl::primitive backward =
-      *cached_primitive(cache, context, stream, {static_cast<int64_t>(activation), count}, [&] {
-        const float alpha = activation == Activation::SiLU ? 1.0f : 0.0f;       // swish's x * sigmoid(alpha x)
-        const float beta = activation == Activation::ReLU6 ? kReLU6Max : 0.0f;  // the clip's upper bound
-        const dnnl::eltwise_forward::primitive_desc forward(
-            dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, algorithm, md, alpha, beta),
-            onednn_engine());
-        return dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(
-            dnnl::eltwise_backward::desc(algorithm, md, md, alpha, beta), onednn_engine(), forward));
-      });
-  auto wrap = [&](const float* data) { return dnnl::memory(md, onednn_engine(), const_cast<float*>(data)); };
+  const PrimitiveCache<ActivationBackward>::Key key{static_cast<int64_t>(activation), count,
+                                                    static_cast<int64_t>(type)};
+  const std::shared_ptr<const ActivationBackward> backward = cached_primitive(cache, context, stream, key, [&] {
+    const float alpha = activation == Activation::SiLU ? 1.0f : 0.0f;       // swish's x * sigmoid(alpha x)
+    const float beta = activation == Activation::ReLU6 ? kReLU6Max : 0.0f;  // the clip's upper bound
+    const dnnl::eltwise_forward::primitive_desc forward(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, algorithm, md, alpha, beta), onednn_engine());
+    const dnnl::eltwise_backward::primitive_desc pd(dnnl::eltwise_backward::desc(algorithm, md, md, alpha, beta),
+                                                    with_caller_scratchpad(), onednn_engine(), forward);
+    return ActivationBackward{dnnl::eltwise_backward(pd), pd.scratchpad_desc()};
+  });
+  auto wrap = [&](const T* data) { return dnnl::memory(md, onednn_engine(), const_cast<T*>(data)); };
   const dnnl::memory diff = wrap(grad);
-  backward.execute(stream, {{DNNL_ARG_DIFF_DST, diff},
-                            {DNNL_ARG_DIFF_SRC, diff},
-                            {from_output ? DNNL_ARG_DST : DNNL_ARG_SRC, wrap(from_output ? output : pre_activation)}});
+  execute_with_scratchpad(backward->primitive, stream,
+                          {{DNNL_ARG_DIFF_DST, diff},
+                           {DNNL_ARG_DIFF_SRC, diff},
+                           {from_output ? DNNL_ARG_DST : DNNL_ARG_SRC, wrap(from_output ? output : pre_activation)}},
+                          backward->scratchpad);
   stream.wait();
 }
 
@@ -82,28 +95,36 @@ double silu_derivative(double z) {
   return s * (1 + z * (1 - s));
 }
 
-// float64, which oneDNN does not compute, in the forms of PyTorch's
-// threshold_backward, sigmoid_backward, tanh_backward and gelu_backward.
-void plain_activation_grad(Activation activation, double* grad, const double* y, const double* z, int64_t count,
-                           ThreadPool& pool) {
+// grad * f'(z), f' from the activation's output y or from z, in the forms
+// of PyTorch's threshold_backward, sigmoid_backward, tanh_backward and
+// gelu_backward.
+double times_activation_grad(Activation activation, double grad, double y, double z) {
+  switch (activation) {
+    case Activation::None: return grad;
+    case Activation::ReLU: return y <= 0 ? 0 : grad;
+    case Activation::Sigmoid: return grad * (1 - y) * y;
+    case Activation::Tanh: return grad * (1 - y * y);
+    case Activation::ReLU6: return y <= 0 || y >= kReLU6Max ? 0 : grad;
+    case Activation::GELU: {
+      // gelu'(z) = Phi(z) + z phi(z), with Phi and phi the normal cdf and pdf.
+      const double cdf = 0.5 * (1 + std::erf(z * (std::numbers::sqrt2 / 2)));
+      const double pdf = std::numbers::inv_sqrtpi * (std::numbers::sqrt2 / 2) * std::exp(-0.5 * z * z);
+      return grad * (cdf + z * pdf);
+    }
+    case Activation::GELUTanh: return grad * gelu_tanh_derivative(z);
+    case Activation::SiLU: return grad * silu_derivative(z);
+  }
+  return grad;
+}
+
+// float64, which oneDNN does not compute, and bfloat16 where oneDNN does not
+// (no AVX-512): in double, rounded to T once.
+template <typename T>
+void plain_activation_grad(Activation activation, T* grad, const T* y, const T* z, int64_t count, ThreadPool& pool) {
   parallel_rows(KernelContext{&pool}, count, 1, [=](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      switch (activation) {
-        case Activation::None: break;
-        case Activation::ReLU: grad[i] = y[i] <= 0 ? 0 : grad[i]; break;
-        case Activation::Sigmoid: grad[i] = grad[i] * (1 - y[i]) * y[i]; break;
-        case Activation::Tanh: grad[i] = grad[i] * (1 - y[i] * y[i]); break;
-        case Activation::ReLU6: grad[i] = y[i] <= 0 || y[i] >= kReLU6Max ? 0 : grad[i]; break;
-        case Activation::GELU: {
-          // gelu'(z) = Phi(z) + z phi(z), with Phi and phi the normal cdf and pdf.
-          const double cdf = 0.5 * (1 + std::erf(z[i] * (std::numbers::sqrt2 / 2)));
-          const double pdf = std::numbers::inv_sqrtpi * (std::numbers::sqrt2 / 2) * std::exp(-0.5 * z[i] * z[i]);
-          grad[i] = grad[i] * (cdf + z[i] * pdf);
-          break;
-        }
-        case Activation::GELUTanh: grad[i] = grad[i] * gelu_tanh_derivative(z[i]); break;
-        case Activation::SiLU: grad[i] = grad[i] * silu_derivative(z[i]); break;
-      }
+      grad[i] =
+          static_cast<T>(times_activation_grad(activation, grad[i], y ? double(y[i]) : 0.0, z ? double(z[i]) : 0.0));
     }
   });
 }
@@ -172,15 +193,19 @@ template <typename T>
 void multiply_by_activation_grad(Activation activation, T* grad, const T* output, const T* pre_activation,
                                  int64_t count, ThreadPool& pool) {
   if (activation == Activation::None || count == 0) return;
-  if constexpr (std::is_same_v<T, float>) {
-    onednn_activation_grad(activation, grad, output, pre_activation, count, pool);
-  } else {
-    plain_activation_grad(activation, grad, output, pre_activation, count, pool);
+  // oneDNN computes neither float64 nor, without AVX-512, bfloat16.
+  if constexpr (!std::is_same_v<T, double>) {
+    if (std::is_same_v<T, float> || onednn_computes_bfloat16()) {
+      return onednn_activation_grad(activation, grad, output, pre_activation, count, pool);
+    }
   }
+  plain_activation_grad(activation, grad, output, pre_activation, count, pool);
 }
 
 template void multiply_by_activation_grad<float>(Activation, float*, const float*, const float*, int64_t, ThreadPool&);
 template void multiply_by_activation_grad<double>(Activation, double*, const double*, const double*, int64_t,
                                                   ThreadPool&);
+template void multiply_by_activation_grad<BFloat16>(Activation, BFloat16*, const BFloat16*, const BFloat16*, int64_t,
+                                                    ThreadPool&);
 
 }  // namespace opgraph::kernels

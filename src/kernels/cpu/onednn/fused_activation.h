@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/activation.h"
+#include "kernels/cpu/util/bfloat16.h"
 #include "opgraph/core/thread_pool.h"
 
 namespace opgraph::kernels {
@@ -22,7 +23,8 @@ double activation_derivative_reference(Activation activation, double z);
 void append_activation_post_op(dnnl::post_ops& ops, Activation activation);
 
 // grad[i] *= f'(z[i]), from the activation's output y (ReLU, Sigmoid, Tanh, ReLU6) or,
-// for GELU, from the pre-activation z (pass nullptr where not needed).
+// for GELU, from the pre-activation z (pass nullptr where not needed); float32
+// and bfloat16 in float32, float64 in double.
 template <typename T>
 void multiply_by_activation_grad(Activation activation, T* grad, const T* output, const T* pre_activation,
                                  int64_t count, ThreadPool& pool);
@@ -31,5 +33,7 @@ extern template void multiply_by_activation_grad<float>(Activation, float*, cons
                                                         ThreadPool&);
 extern template void multiply_by_activation_grad<double>(Activation, double*, const double*, const double*, int64_t,
                                                          ThreadPool&);
+extern template void multiply_by_activation_grad<BFloat16>(Activation, BFloat16*, const BFloat16*, const BFloat16*,
+                                                           int64_t, ThreadPool&);
 
 }  // namespace opgraph::kernels

@@ -6,6 +6,14 @@
 
 namespace opgraph::kernels {
 
+bool onednn_computes_bfloat16() {
+  static const bool computes = [] {
+    const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & avx512) == avx512;
+  }();
+  return computes;
+}
+
 void* thread_scratch(size_t bytes) {
   struct Free {
     void operator()(void* p) const { std::free(p); }

@@ -22,6 +22,11 @@ inline dnnl::engine& onednn_engine() {
   return cpu;
 }
 
+// Whether oneDNN computes bfloat16 on this CPU: it needs AVX-512 (and
+// emulates the bfloat16 instructions where the CPU has none); elsewhere it
+// makes no bfloat16 primitive at all.
+bool onednn_computes_bfloat16();
+
 // The stream a kernel runs its oneDNN calls on. oneDNN runs on OpenMP
 // threads: while a kernel's OneDnnStream lives, OpenMP's count is opgraph's,
 // and the calling thread's count is given back after, as other libraries on

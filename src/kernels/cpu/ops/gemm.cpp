@@ -6,11 +6,17 @@
 // backward turns grad_output into the gradient of the pre-activation
 // z = a @ b + bias, dz = grad_output * f'(z), then takes three more products:
 // dA = dz @ b^T, dB = a^T @ dz and dbias = ones^T @ dz (column sums).
+//
+// float32, float64 and bfloat16. The fast kernels compute bfloat16 as PyTorch
+// does: each product, f and f' in float32, each result (z, dz, the
+// gradients) rounded to bfloat16 once; the reference in double, rounding only
+// its outputs.
 #include <cmath>
 #include <numbers>
 #include <string>
 
 #include "kernels/cpu/engines/product.h"
+#include "kernels/cpu/util/bfloat16.h"
 #include "kernels/cpu/util/prepared_weights.h"
 #include "kernels/cpu/util/shape_checks.h"
 #include "kernels/define.h"
@@ -18,15 +24,17 @@
 namespace opgraph::kernels {
 namespace {
 
+constexpr bool kTakesBFloat16 = true;
+
 // Inputs a, b, bias?: checks them and returns the output's meta.
 TensorMeta gemm_meta(std::span<const TensorMeta* const> in, const Attrs& attrs) {
   const TensorMeta &a = *in[0], &b = *in[1];
-  check_dtypes(a, "a", b, "b");
+  check_dtypes(a, "a", b, "b", kTakesBFloat16);
   check_rank(a, "a", 2);
   check_rank(b, "b", 2);
   check_inner(a, a.shape[1], b, b.shape[0]);
   if (in[2]) {
-    check_dtypes(a, "a", *in[2], "bias");
+    check_dtypes(a, "a", *in[2], "bias", kTakesBFloat16);
     OPGRAPH_CHECK(in[2]->dim() == 1 && in[2]->shape[0] == b.shape[1], "bias: expected ", dtype_name(a.dtype), "[",
                   b.shape[1], "] (one per column of b), got ", in[2]->str());
   }
@@ -80,7 +88,7 @@ Tensor pre_activation_grad(const KernelContext& context, std::span<const Tensor>
     z = Tensor::empty(grad.meta());
     run_product(context, gemm_product(a, b, bias, z, Activation::None), z.dtype(), false);
   }
-  dispatch_floating(grad.dtype(), "grad_output", [&](auto zero) {
+  dispatch_floating<BFloat16>(grad.dtype(), "grad_output", [&](auto zero) {
     using T = decltype(zero);
     multiply_by_activation_grad<T>(activation, dz.data_ptr<T>(), output.data_ptr<const T>(),
                                    z.defined() ? z.data_ptr<const T>() : nullptr, dz.numel(), *context.pool);
@@ -105,7 +113,7 @@ void gemm_backward_reference(const KernelContext&, std::span<const Tensor> in, s
                              const Attrs& attrs) {
   const Activation activation = activation_attr(attrs);
   const int64_t m = in[1].size(0), k = in[1].size(1), n = in[2].size(1);
-  dispatch_floating(in[1].dtype(), "a", [&](auto zero) {
+  dispatch_floating<BFloat16>(in[1].dtype(), "a", [&](auto zero) {
     using T = decltype(zero);
     const T *grad = in[0].data_ptr<const T>(), *a = in[1].data_ptr<const T>(), *b = in[2].data_ptr<const T>();
     const T* bias = in[3].defined() ? in[3].data_ptr<const T>() : nullptr;
