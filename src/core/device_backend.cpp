@@ -1,26 +1,28 @@
 // Opens the CUDA backend library on first use. It sits next to libopgraph
-// (installed together) and exports one entry point that checks the driver
-// and the devices, registers the built-in CUDA kernels and returns the
-// backend; its failure message is kept and repeated to every later caller.
+// (installed together) and exports an entry point that checks the driver
+// and the devices and returns the backend; the library hook then takes its
+// kernels. A failure's message is kept and repeated to every later caller.
 #include "opgraph/core/device_backend.h"
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
 
 #include "opgraph/core/error.h"
 #include "opgraph/core/tensor.h"
-#include "opgraph/registry/registry.h"
 
 namespace opgraph {
 namespace {
 
 // What the backend library exports, with C linkage so dlsym finds it by name.
-using OpenBackendFn = DeviceBackend* (*)(Registry* registry, std::string* error);
+using OpenBackendFn = DeviceBackend* (*)(std::string* error);
 constexpr const char* kCudaLibrary = "libopgraph_cuda.so";
 constexpr const char* kCudaEntryPoint = "opgraph_cuda_backend_open";
+
+std::atomic<BackendLibraryHook> library_hook{nullptr};
 
 struct LoadedBackend {
   DeviceBackend* backend = nullptr;
@@ -35,7 +37,7 @@ std::filesystem::path core_library_directory() {
 }
 
 LoadedBackend open_cuda_backend() {
-  // OPGRAPH_CUDA_BACKEND names another build of the library (tests point it at one that is absent).
+  // OPGRAPH_CUDA_BACKEND names another build of the library (tests give a fake one, tests/cpp/fake_backend).
   const char* override_path = std::getenv("OPGRAPH_CUDA_BACKEND");
   const std::filesystem::path path =
       override_path ? std::filesystem::path(override_path) : core_library_directory() / kCudaLibrary;
@@ -57,7 +59,15 @@ LoadedBackend open_cuda_backend() {
   }
   // The library stays loaded for the life of the process: its kernels are in the registry.
   LoadedBackend loaded;
-  loaded.backend = open(&Registry::global(), &loaded.why_not);
+  loaded.backend = open(&loaded.why_not);
+  const BackendLibraryHook hook = library_hook.load();
+  if (loaded.backend != nullptr && hook != nullptr) {
+    try {
+      hook(DeviceType::CUDA, handle);
+    } catch (const std::exception& e) {
+      return {nullptr, detail::concat("taking the kernels of ", path.string(), " failed: ", e.what())};
+    }
+  }
   return loaded;
 }
 
@@ -67,6 +77,8 @@ const LoadedBackend& cuda_backend() {
 }
 
 }  // namespace
+
+void set_backend_library_hook(BackendLibraryHook hook) { library_hook = hook; }
 
 DeviceBackend& device_backend(DeviceType type) {
   OPGRAPH_CHECK(type == DeviceType::CUDA, "device_backend: ", device_type_name(type), " has no device backend");

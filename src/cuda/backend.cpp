@@ -14,9 +14,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_guard.h"
 #include "cuda/strided_copy.h"
-#include "kernels/cuda/register.h"
 #include "opgraph/core/device_backend.h"
-#include "opgraph/registry/registry.h"
 
 namespace opgraph::cuda {
 namespace {
@@ -154,20 +152,15 @@ std::string explain(cudaError_t status) {
 }  // namespace opgraph::cuda
 
 // The entry point the core looks up (see core/device_backend.cpp): null with
-// the reason in `error` when this machine cannot run CUDA.
+// the reason in `error` when this machine cannot run CUDA. The kernels are
+// exported apart (kernels/cuda/register_all.cu).
 extern "C" __attribute__((visibility("default"))) opgraph::DeviceBackend* opgraph_cuda_backend_open(
-    opgraph::Registry* registry, std::string* error) {
+    std::string* error) {
   using namespace opgraph::cuda;
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
     *error = status == cudaSuccess ? "the NVIDIA driver reports no CUDA device" : explain(status);
-    return nullptr;
-  }
-  try {
-    register_cuda_kernels(*registry);
-  } catch (const std::exception& e) {
-    *error = std::string("registering the CUDA kernels failed: ") + e.what();
     return nullptr;
   }
   static CudaBackend backend(count);

@@ -84,15 +84,20 @@ void Registry::add(std::vector<OpDef> ops) {
   }
 }
 
-void Registry::add_kernel(std::string_view op, DeviceType device, KernelFn kernel, const std::string& source) {
+void Registry::add_kernels(std::vector<KernelDef> kernels) {
   std::unique_lock lock(mutex_);
-  auto it = ops_.find(op);
-  OPGRAPH_CHECK(it != ops_.end(), "cannot add a ", device_type_name(device), " kernel for op '", op, "' (", source,
-                "): no such op is declared");
-  KernelFn& slot = it->second->kernels[static_cast<size_t>(device)];
-  OPGRAPH_CHECK(!slot, "op '", op, "' already has a ", device_type_name(device), " kernel; cannot add another (",
-                source, ")");
-  slot = std::move(kernel);
+  std::vector<KernelFn*> slots;
+  slots.reserve(kernels.size());
+  for (const KernelDef& def : kernels) {
+    auto it = ops_.find(def.op);
+    OPGRAPH_CHECK(it != ops_.end(), "cannot add a ", device_type_name(def.device), " kernel for op '", def.op, "' (",
+                  def.source, "): no such op is declared");
+    KernelFn* slot = &it->second->kernels[static_cast<size_t>(def.device)];
+    OPGRAPH_CHECK(!*slot && std::find(slots.begin(), slots.end(), slot) == slots.end(), "op '", def.op,
+                  "' already has a ", device_type_name(def.device), " kernel; cannot add another (", def.source, ")");
+    slots.push_back(slot);
+  }
+  for (size_t i = 0; i < kernels.size(); ++i) *slots[i] = std::move(kernels[i].kernel);
 }
 
 void Registry::add_samples(std::string_view op, std::vector<Sample> samples) {

@@ -4,6 +4,10 @@
 // of host memory that no kernel reads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
 #include "opgraph/core/device_backend.h"
 #include "opgraph/opgraph.h"
 #include "testing.h"
@@ -103,6 +107,53 @@ TEST(Devices, CopyToAnUnavailableDeviceSaysWhy) {
   const Tensor host = Tensor::zeros({4}, DType::Float32);
   const std::string message = error_of([&] { on_device(memory, kCuda0).copy_(host); });
   EXPECT_NE(message.find("CUDA is not available"), std::string::npos) << message;
+}
+
+// How a backend library opens, each in a process of its own (the backend
+// opens once per process) that loads a fake one through OPGRAPH_CUDA_BACKEND.
+class BackendLibrary : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+// Exits 0 when `check` returns true, else prints why it failed and exits 1.
+[[noreturn]] void exit_with(const char* library, bool (*check)()) {
+  setenv("OPGRAPH_CUDA_BACKEND", library, 1);
+  try {
+    std::exit(check() ? 0 : 1);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    std::exit(1);
+  }
+}
+
+TEST_F(BackendLibrary, HandsItsKernelsToTheRegistryAsItOpens) {
+  EXPECT_EXIT(exit_with(OPGRAPH_TEST_FAKE_BACKEND,
+                        [] {
+                          const OpDef& mul = Registry::global().get("aten::mul.Tensor");
+                          if (mul.kernels[static_cast<size_t>(DeviceType::CUDA)]) return false;  // not before it opens
+                          Tensor a = Tensor::empty({3}, DType::Float32), b = Tensor::empty({3}, DType::Float32);
+                          std::fill_n(a.data_ptr<float>(), 3, 2.0f);
+                          std::fill_n(b.data_ptr<float>(), 3, 3.0f);
+                          a = a.to(kCuda0);
+                          b = b.to(kCuda0);
+                          const Tensor product = call("aten::mul.Tensor", std::vector{a, b})[0].to(Device::cpu());
+                          return product.data_ptr<float>()[2] == 60.0f;  // the fake kernel's 2 * 3 * 10
+                        }),
+              ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(BackendLibrary, WhoseKernelsDoNotFitStaysUnavailableWithTheReason) {
+  EXPECT_EXIT(exit_with(OPGRAPH_TEST_FAKE_BACKEND_UNDECLARED_OP,
+                        [] {
+                          std::string why;
+                          return !device_available(DeviceType::CUDA, &why) &&
+                                 why.find("taking the kernels of ") != std::string::npos &&
+                                 why.find(
+                                     "cannot add a cuda kernel for op 'fake::undeclared' (fake_backend.cpp): no "
+                                     "such op is declared") != std::string::npos;
+                        }),
+              ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

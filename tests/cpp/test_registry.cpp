@@ -155,19 +155,29 @@ TEST_F(RegistryTest, DanglingBackwardNamesBothOpsAndAddsNone) {
   EXPECT_TRUE(registry_.list().empty());
 }
 
-TEST_F(RegistryTest, AddKernelForUndeclaredOpThrows) {
-  const std::string message =
-      error_of([&] { registry_.add_kernel("t::missing", DeviceType::CPU, scale_kernel, "k.cpp:3"); });
-  EXPECT_CONTAINS(message, "t::missing");
-  EXPECT_CONTAINS(message, "k.cpp:3");
+TEST_F(RegistryTest, KernelsForAnUndeclaredOpAreRefusedAllTogether) {
+  const OpDef& op = add(scale_op("t::scale"));
+  const std::string message = error_of([&] {
+    registry_.add_kernels({{"t::scale", DeviceType::CUDA, scale_kernel, "k.cu:2"},
+                           {"t::missing", DeviceType::CUDA, scale_kernel, "k.cu:3"}});
+  });
+  EXPECT_CONTAINS(message, "cannot add a cuda kernel for op 't::missing' (k.cu:3): no such op is declared");
+  EXPECT_FALSE(static_cast<bool>(op.kernels[static_cast<size_t>(DeviceType::CUDA)]));
 }
 
 TEST_F(RegistryTest, SecondKernelForSameDeviceThrows) {
   const OpDef& op = add(scale_op("t::scale"));
   const std::string message =
-      error_of([&] { registry_.add_kernel("t::scale", DeviceType::CPU, scale_kernel, "k.cpp:4"); });
+      error_of([&] { registry_.add_kernels({{"t::scale", DeviceType::CPU, scale_kernel, "k.cpp:4"}}); });
   EXPECT_CONTAINS(message, "already has a cpu kernel");
-  registry_.add_kernel("t::scale", DeviceType::CUDA, scale_kernel, "k.cpp:5");
+  EXPECT_CONTAINS(message, "k.cpp:4");
+  EXPECT_CONTAINS(error_of([&] {
+                    registry_.add_kernels({{"t::scale", DeviceType::CUDA, scale_kernel, "k.cu:5"},
+                                           {"t::scale", DeviceType::CUDA, scale_kernel, "k.cu:6"}});
+                  }),
+                  "already has a cuda kernel; cannot add another (k.cu:6)");
+  EXPECT_FALSE(static_cast<bool>(op.kernels[static_cast<size_t>(DeviceType::CUDA)]));
+  registry_.add_kernels({{"t::scale", DeviceType::CUDA, scale_kernel, "k.cu:5"}});
   EXPECT_TRUE(static_cast<bool>(op.kernels[static_cast<size_t>(DeviceType::CUDA)]));
 }
 

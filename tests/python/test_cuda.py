@@ -276,6 +276,20 @@ def test_bfloat16_gemm_mixed_with_float32_names_the_argument():
 
 @needs_torch_cuda
 @needs_gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_gemm_takes_operands_at_any_element_offset(dtype):
+    # Views one element into their buffers: cuBLASLt must not assume 256-byte operands.
+    m, k, n = 33, 65, 17
+    buffer = torch.randn(m * k + k * n + 2, device="cuda", dtype=dtype)
+    a, b = buffer[1 : 1 + m * k].view(m, k), buffer[2 + m * k :].view(k, n)
+    out = torch.empty(m * n + 1, device="cuda", dtype=dtype)[1:].view(m, n)
+    call("opgraph::gemm", a, b, None, out=out)
+    tolerance = 1e-4 if dtype == torch.float32 else 2e-2
+    torch.testing.assert_close(out.float(), a.float() @ b.float(), rtol=tolerance, atol=tolerance * k**0.5)
+
+
+@needs_torch_cuda
+@needs_gpu
 @pytest.mark.parametrize(
     "shape, out_channels, kernel, stride, padding, dilation, groups",
     [

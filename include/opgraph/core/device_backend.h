@@ -14,7 +14,6 @@
 namespace opgraph {
 
 class Tensor;
-class Registry;
 
 class DeviceBackend {
  public:
@@ -43,6 +42,14 @@ class DeviceBackend {
   // reported an error (a launch failure, an illegal address).
   virtual void check_kernel(std::string_view op) = 0;
 };
+
+// Called with a backend's library (its dlopen handle) as the backend opens,
+// before any caller gets the backend: the layer that owns the op registry
+// (src/global_registry.cpp) sets it to take the kernels the library exports,
+// so that the core knows nothing of kernels. If it throws, the backend stays
+// unavailable, with the message as the reason.
+using BackendLibraryHook = void (*)(DeviceType type, void* library);
+void set_backend_library_hook(BackendLibraryHook hook);
 
 // The backend for `type` (never for the CPU), opened on first use. Throws
 // opgraph::Error saying why it cannot be had: not built, library missing, no

@@ -173,6 +173,15 @@ struct OpDef {
   bool returns_list_ = false;
 };
 
+// A kernel for an op declared elsewhere: a device backend's kernel for a
+// built-in op, handed to the registry with the rest of its batch.
+struct KernelDef {
+  std::string op;
+  DeviceType device;
+  KernelFn kernel;
+  std::string source;  // where it was defined: "file.cu:12"
+};
+
 class Registry {
  public:
   // The process-wide registry: the built-in ops, received once as one batch, and those packages add.
@@ -182,8 +191,9 @@ class Registry {
   // both sources) or names a backward op that neither declares: any op of the batch may be another's backward.
   void add(std::vector<OpDef> ops);
   void add(OpDef op);
-  // Adds a kernel for an op that is already declared.
-  void add_kernel(std::string_view op, DeviceType device, KernelFn kernel, const std::string& source);
+  // Adds kernels for ops that are already declared, all at once, or none if
+  // one names an op that is not declared or a device the op has a kernel for.
+  void add_kernels(std::vector<KernelDef> kernels);
   // Adds samples to an op that is already declared.
   void add_samples(std::string_view op, std::vector<Sample> samples);
 

@@ -47,8 +47,18 @@ constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 
 // What cuBLASLt's heuristic chooses from (the device first: GPUs differ), so
 // that the same problem gets the same algorithm.
-using ProblemKey = std::tuple<int, cudaDataType_t, cublasOperation_t, cublasOperation_t, cublasLtEpilogue_t, bool,
-                              int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+using ProblemKey =
+    std::tuple<int, cudaDataType_t, cublasOperation_t, cublasOperation_t, cublasLtEpilogue_t, bool, int64_t, int64_t,
+               int64_t, int64_t, int64_t, int64_t, int64_t, uint32_t, uint32_t, uint32_t>;
+
+// The alignment in bytes (a power of two, at most 256) of every matrix of an
+// operand: its first at `data`, the next ones `batch_stride_bytes` apart.
+// cuBLASLt's heuristic assumes 256 unless told, and the kernel it then picks
+// faults on a view or a Session arena offset that is less aligned.
+uint32_t alignment_of(const void* data, int64_t batch_stride_bytes) {
+  const uintptr_t bits = reinterpret_cast<uintptr_t>(data) | static_cast<uintptr_t>(batch_stride_bytes) | 256;
+  return static_cast<uint32_t>(bits & (~bits + 1));  // the lowest set bit
+}
 
 // The heuristic's choice for a problem, asked once: the query costs as much
 // as a small product itself, and training repeats its shapes.
@@ -132,13 +142,26 @@ void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_
   auto second = a.transposed ? layout(m, k, a.batch_stride) : layout(k, m, a.batch_stride);
   auto result = layout(n, m, batch.c_stride);
 
-  const ProblemKey key{c.device().index, arithmetic.type, trans_first,    trans_second,  epilogue, accumulate, m, n, k,
-                       batch.count,      a.batch_stride,  b.batch_stride, batch.c_stride};
+  // In cuBLASLt's terms A is our b, B our a, and C and D our c.
+  const int64_t item = c.itemsize(), batched = batch.count > 1;
+  const uint32_t align_first = alignment_of(b.data, batched * b.batch_stride * item);
+  const uint32_t align_second = alignment_of(a.data, batched * a.batch_stride * item);
+  const uint32_t align_result = alignment_of(c.data(), batched * batch.c_stride * item);
+  const ProblemKey key{
+      c.device().index, arithmetic.type, trans_first,    trans_second,   epilogue,    accumulate,   m,           n, k,
+      batch.count,      a.batch_stride,  b.batch_stride, batch.c_stride, align_first, align_second, align_result};
   const cublasLtMatmulAlgo_t algorithm = cached_algorithm(key, [&] {
     Descriptor<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> preference;
     OPGRAPH_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference.value));
     OPGRAPH_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
         preference.value, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kWorkspaceBytes, sizeof(kWorkspaceBytes)));
+    for (auto [attribute, alignment] : {std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_first},
+                                        std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_second},
+                                        std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_result},
+                                        std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_result}}) {
+      OPGRAPH_CUBLAS_CHECK(
+          cublasLtMatmulPreferenceSetAttribute(preference.value, attribute, &alignment, sizeof(alignment)));
+    }
     cublasLtMatmulHeuristicResult_t heuristic{};
     int found = 0;
     OPGRAPH_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle(), op.value, first.value, second.value, result.value,

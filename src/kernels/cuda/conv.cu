@@ -230,10 +230,10 @@ void conv2d_act_backward_kernel(const KernelContext& context, std::span<const Te
 
 }  // namespace
 
-void register_conv_kernels(Registry& registry) {
-  add_cuda_kernel(registry, "opgraph::conv2d", conv2d_kernel);
-  add_cuda_kernel(registry, "opgraph::conv2d_backward", conv2d_backward_kernel);
-  add_cuda_kernel(registry, "opgraph::conv2d_act_backward", conv2d_act_backward_kernel);
+void register_conv_kernels(CudaKernels& kernels) {
+  add_cuda_kernel(kernels, "opgraph::conv2d", conv2d_kernel);
+  add_cuda_kernel(kernels, "opgraph::conv2d_backward", conv2d_backward_kernel);
+  add_cuda_kernel(kernels, "opgraph::conv2d_act_backward", conv2d_act_backward_kernel);
 }
 
 }  // namespace opgraph::cuda

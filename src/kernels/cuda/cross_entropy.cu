@@ -150,9 +150,9 @@ void backward_kernel(const KernelContext& context, std::span<const Tensor> in, s
 
 }  // namespace
 
-void register_cross_entropy_kernels(Registry& registry) {
-  add_cuda_kernel(registry, "opgraph::softmax_cross_entropy", forward_kernel);
-  add_cuda_kernel(registry, "opgraph::softmax_cross_entropy_backward", backward_kernel);
+void register_cross_entropy_kernels(CudaKernels& kernels) {
+  add_cuda_kernel(kernels, "opgraph::softmax_cross_entropy", forward_kernel);
+  add_cuda_kernel(kernels, "opgraph::softmax_cross_entropy_backward", backward_kernel);
 }
 
 }  // namespace opgraph::cuda

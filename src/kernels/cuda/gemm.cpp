@@ -55,9 +55,9 @@ void gemm_backward_kernel(const KernelContext& context, std::span<const Tensor> 
 
 }  // namespace
 
-void register_gemm_kernels(Registry& registry) {
-  add_cuda_kernel(registry, "opgraph::gemm", gemm_kernel);
-  add_cuda_kernel(registry, "opgraph::gemm_backward", gemm_backward_kernel);
+void register_gemm_kernels(CudaKernels& kernels) {
+  add_cuda_kernel(kernels, "opgraph::gemm", gemm_kernel);
+  add_cuda_kernel(kernels, "opgraph::gemm_backward", gemm_backward_kernel);
 }
 
 }  // namespace opgraph::cuda

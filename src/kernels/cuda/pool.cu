@@ -149,11 +149,11 @@ KernelFn backward_kernel(bool max) {
 
 }  // namespace
 
-void register_pool_kernels(Registry& registry) {
-  add_cuda_kernel(registry, "aten::max_pool2d", forward_kernel(true));
-  add_cuda_kernel(registry, "aten::avg_pool2d", forward_kernel(false));
-  add_cuda_kernel(registry, "opgraph::max_pool2d_backward", backward_kernel(true));
-  add_cuda_kernel(registry, "aten::avg_pool2d_backward", backward_kernel(false));
+void register_pool_kernels(CudaKernels& kernels) {
+  add_cuda_kernel(kernels, "aten::max_pool2d", forward_kernel(true));
+  add_cuda_kernel(kernels, "aten::avg_pool2d", forward_kernel(false));
+  add_cuda_kernel(kernels, "opgraph::max_pool2d_backward", backward_kernel(true));
+  add_cuda_kernel(kernels, "aten::avg_pool2d_backward", backward_kernel(false));
 }
 
 }  // namespace opgraph::cuda

@@ -1,26 +1,31 @@
 // The built-in CUDA kernels: each family file adds CUDA kernels to ops the
-// CPU side has declared (same schema, same shape function), so the registry
-// picks them by the inputs' device. Called once, when the backend opens.
+// CPU side declares (same schema, same shape function), so the registry
+// picks them by the inputs' device. The backend's library exports them as
+// one batch (kBackendKernelsSymbol, kernels/builtin.h), which the registry
+// takes as the backend opens, as it takes the CPU kernels' ops.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <source_location>
+#include <vector>
 
 #include "opgraph/registry/registry.h"
 
 namespace opgraph::cuda {
 
-void register_cuda_kernels(Registry& registry);
+using CudaKernels = std::vector<KernelDef>;
 
-void register_softmax_kernels(Registry& registry);
-void register_cross_entropy_kernels(Registry& registry);
-void register_pool_kernels(Registry& registry);
-void register_gemm_kernels(Registry& registry);
-void register_conv_kernels(Registry& registry);
+CudaKernels builtin_kernels();
+
+void register_softmax_kernels(CudaKernels& kernels);
+void register_cross_entropy_kernels(CudaKernels& kernels);
+void register_pool_kernels(CudaKernels& kernels);
+void register_gemm_kernels(CudaKernels& kernels);
+void register_conv_kernels(CudaKernels& kernels);
 
 // Adds `kernel` as op's CUDA kernel, naming this file and line as its source.
-void add_cuda_kernel(Registry& registry, const char* op, KernelFn kernel,
+void add_cuda_kernel(CudaKernels& kernels, const char* op, KernelFn kernel,
                      std::source_location where = std::source_location::current());
 
 inline cudaStream_t stream_of(const KernelContext& context) { return static_cast<cudaStream_t>(context.stream()); }

@@ -149,12 +149,12 @@ KernelFn softmax_backward_kernel(Kind kind) {
 
 }  // namespace
 
-void register_softmax_kernels(Registry& registry) {
+void register_softmax_kernels(CudaKernels& kernels) {
   for (Kind kind : {Kind::Softmax, Kind::LogSoftmax}) {
     const bool log = kind == Kind::LogSoftmax;
-    add_cuda_kernel(registry, log ? "aten::log_softmax.int" : "aten::softmax.int", softmax_kernel(kind));
-    add_cuda_kernel(registry, log ? "aten::_log_softmax" : "aten::_softmax", softmax_kernel(kind));
-    add_cuda_kernel(registry, log ? "aten::_log_softmax_backward_data" : "aten::_softmax_backward_data",
+    add_cuda_kernel(kernels, log ? "aten::log_softmax.int" : "aten::softmax.int", softmax_kernel(kind));
+    add_cuda_kernel(kernels, log ? "aten::_log_softmax" : "aten::_softmax", softmax_kernel(kind));
+    add_cuda_kernel(kernels, log ? "aten::_log_softmax_backward_data" : "aten::_softmax_backward_data",
                     softmax_backward_kernel(kind));
   }
 }
