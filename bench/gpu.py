@@ -7,7 +7,8 @@ the GPU work takes, not the time to queue it):
            a CuPy reference (cupyx.scipy.signal.correlate where CuPy has it)
   gemm     opgraph::gemm (cuBLASLt) vs torch.mm (cuBLAS), float32 (no TF32 on
            either side) and bfloat16 (summed in float32)
-  conv2d   opgraph::conv2d (im2col + cuBLASLt) vs torch F.conv2d (cuDNN), ResNet-18 layers
+  conv2d   opgraph::conv2d (im2col + cuBLASLt) vs torch F.conv2d (cuDNN), ResNet-18 layers,
+           float32 without TF32 on either side
   call     the per-call cost of a tiny op from opgraph.ops.call and from the
            PyTorch bridge, against torch.add on CUDA
 Ratios above 1 mean opgraph is faster. Run with `python bench/conv1d.py
@@ -34,6 +35,33 @@ def synchronized(fn):
         torch.cuda.synchronize()
 
     return run
+
+
+# FLOPs per streaming multiprocessor and clock, by compute capability
+# (NVIDIA's architecture whitepapers): float32 on the FMA units, bfloat16 on
+# the tensor cores, dense. Times the SMs and the maximum clock, the peak.
+FLOPS_PER_SM_CLOCK = {
+    (8, 0): {torch.float32: 128, torch.bfloat16: 2048},
+    (9, 0): {torch.float32: 256, torch.bfloat16: 4096},
+}
+
+
+def peak_tflops(dtype):
+    """The device's peak for ``dtype`` in TFLOP/s, or None where this file does not know its architecture."""
+    props = torch.cuda.get_device_properties()
+    rates = FLOPS_PER_SM_CLOCK.get((props.major, props.minor))
+    try:
+        import cupy
+
+        clock_khz = cupy.cuda.runtime.deviceGetAttribute(13, torch.cuda.current_device())  # cudaDevAttrClockRate
+    except ImportError:
+        return None
+    return None if rates is None else rates[dtype] * props.multi_processor_count * clock_khz * 1e3 / 1e12
+
+
+def of_peak(tflops, dtype):
+    peak = peak_tflops(dtype)
+    return f"{tflops / peak:>7.0%}" if peak else f"{'-':>7}"
 
 
 def compare(*fns, budget=0.5):
@@ -80,7 +108,7 @@ GEMM_TOLERANCES = {torch.float32: dict(rtol=1e-3, atol=1e-2), torch.bfloat16: di
 def gemm_rows():
     print(
         f"{'dtype':>9} {'m, k, n':>18} {'opgraph ms':>11} {'torch ms':>9} {'TFLOP/s':>8} {'torch TFLOP/s':>14} "
-        f"{'vs torch':>9}   (float32 without TF32 on either side: allow_tf32 is False)"
+        f"{'of peak':>7} {'vs torch':>9}"
     )
     for dtype in GEMM_TOLERANCES:
         for m, k, n in [(4096, 4096, 4096), (64, 1024, 1024)]:
@@ -91,7 +119,8 @@ def gemm_rows():
             flops = 2 * m * k * n
             print(
                 f"{str(dtype).removeprefix('torch.'):>9} {str((m, k, n)):>18} {ours * 1e3:>11.4f} "
-                f"{theirs * 1e3:>9.4f} {flops / ours / 1e12:>8.2f} {flops / theirs / 1e12:>14.2f} {theirs / ours:>8.2f}x"
+                f"{theirs * 1e3:>9.4f} {flops / ours / 1e12:>8.2f} {flops / theirs / 1e12:>14.2f} "
+                f"{of_peak(flops / ours / 1e12, dtype)} {theirs / ours:>8.2f}x"
             )
 
 
@@ -109,18 +138,21 @@ RESNET18_LAYERS = [
 
 
 def conv2d_rows(batch=8):
-    print(f"{'layer':>26} {'opgraph ms':>11} {'torch ms':>9} {'vs torch':>9}")
+    print(f"{'layer':>26} {'opgraph ms':>11} {'torch ms':>9} {'TFLOP/s':>8} {'of peak':>7} {'vs torch':>9}")
     for c_in, c_out, size, kernel, stride in RESNET18_LAYERS:
         x = torch.randn(batch, c_in, size, size, device="cuda")
         w = torch.randn(c_out, c_in, kernel, kernel, device="cuda")
         padding = kernel // 2
+        out = call("opgraph::conv2d", x, w, None, stride=[stride] * 2, padding=[padding] * 2)
+        torch.testing.assert_close(out, F.conv2d(x, w, stride=stride, padding=padding), rtol=1e-3, atol=1e-2)
         ours, theirs = compare(
-            lambda: call("opgraph::conv2d", x, w, None, stride=[stride] * 2, padding=[padding] * 2),
+            lambda: call("opgraph::conv2d", x, w, None, stride=[stride] * 2, padding=[padding] * 2, out=out),
             lambda: F.conv2d(x, w, stride=stride, padding=padding),
         )
+        tflops = 2 * out.numel() * c_in * kernel * kernel / ours / 1e12
         print(
             f"{f'{c_in}->{c_out} {size}x{size} k{kernel} s{stride}':>26} {ours * 1e3:>11.4f} "
-            f"{theirs * 1e3:>9.4f} {theirs / ours:>8.2f}x"
+            f"{theirs * 1e3:>9.4f} {tflops:>8.2f} {of_peak(tflops, torch.float32)} {theirs / ours:>8.2f}x"
         )
 
 
@@ -146,9 +178,15 @@ def main(sections=("conv1d", "gemm", "conv2d", "call"), sizes=(1e3, 1e5, 1e7, 1e
             f"bench/gpu.py needs a CUDA device: opgraph says '{opgraph.cuda.unavailable_reason()}', "
             f"torch.cuda.is_available() is {torch.cuda.is_available()}"
         )
-    # torch's default, kept explicitly: opgraph's float32 products use no TF32 either.
+    # opgraph's float32 products and convolutions use no TF32: neither may
+    # torch's (its default for matmuls, not for cuDNN's convolutions).
     torch.backends.cuda.matmul.allow_tf32 = False
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, float32 (matmuls without TF32 on either side)\n")
+    torch.backends.cudnn.allow_tf32 = False
+    peaks = ", ".join(f"{str(t).removeprefix('torch.')} {peak_tflops(t) or 0:.0f}" for t in GEMM_TOLERANCES)
+    print(
+        f"{torch.cuda.get_device_name()}, torch {torch.__version__}, float32 without TF32 on either side; "
+        f"peak TFLOP/s at the maximum clock: {peaks}\n"
+    )
     rows = {"conv1d": lambda: conv1d_rows(sizes, kernels), "gemm": gemm_rows, "conv2d": conv2d_rows, "call": call_rows}
     for section in sections:
         rows[section]()
