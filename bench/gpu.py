@@ -11,6 +11,9 @@ the GPU work takes, not the time to queue it):
            float32 without TF32 on either side
   call     the per-call cost of a tiny op from opgraph.ops.call and from the
            PyTorch bridge, against torch.add on CUDA
+  kernels  where the time of the rows furthest from torch goes: the GPU time
+           of each side's kernels per call (torch.profiler; CUPTI sees
+           opgraph's kernels too), the rest of a row's time being the host's
 Ratios above 1 mean opgraph is faster. Run with `python bench/conv1d.py
 --device cuda`, `python bench/ops.py --device cuda`, or this file for all.
 """
@@ -172,7 +175,51 @@ def call_rows():
         print(f"  {label:<34} {seconds * 1e6:8.2f} us")
 
 
-def main(sections=("conv1d", "gemm", "conv2d", "call"), sizes=(1e3, 1e5, 1e7, 1e8), kernels=(4, 31, 255)):
+def kernels_per_call(fn, calls=20):
+    """{kernel name: GPU microseconds per call} of fn's kernels."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as profiler:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    return {
+        event.key: event.self_device_time_total / calls
+        for event in profiler.key_averages()
+        if event.self_device_time_total > 0
+    }
+
+
+def kernel_rows():
+    a, b = torch.randn(64, 1024, device="cuda"), torch.randn(1024, 1024, device="cuda")
+    x, w = torch.randn(8, 64, 56, 56, device="cuda"), torch.randn(64, 64, 3, 3, device="cuda")
+    x7, w7 = torch.randn(8, 3, 224, 224, device="cuda"), torch.randn(64, 3, 7, 7, device="cuda")
+    cases = {
+        "gemm float32 (64, 1024, 1024)": (
+            lambda: call("opgraph::gemm", a, b, None),
+            lambda: torch.mm(a, b),
+        ),
+        "conv2d 64->64 56x56 k3 s1": (
+            lambda: call("opgraph::conv2d", x, w, None, stride=[1, 1], padding=[1, 1]),
+            lambda: F.conv2d(x, w, padding=1),
+        ),
+        "conv2d 3->64 224x224 k7 s2": (
+            lambda: call("opgraph::conv2d", x7, w7, None, stride=[2, 2], padding=[3, 3]),
+            lambda: F.conv2d(x7, w7, stride=2, padding=3),
+        ),
+    }
+    for label, (ours, theirs) in cases.items():
+        print(label)
+        for side, fn in [("opgraph", ours), ("torch", theirs)]:
+            kernels = kernels_per_call(fn)
+            print(f"  {side:<8} {sum(kernels.values()):8.1f} us of GPU time per call")
+            for name, us in sorted(kernels.items(), key=lambda item: -item[1])[:4]:
+                print(f"    {us:8.1f} us  {name[:90]}")
+
+
+def main(sections=("conv1d", "gemm", "conv2d", "call", "kernels"), sizes=(1e3, 1e5, 1e7, 1e8), kernels=(4, 31, 255)):
     if not opgraph.cuda.is_available() or not torch.cuda.is_available():
         raise SystemExit(
             f"bench/gpu.py needs a CUDA device: opgraph says '{opgraph.cuda.unavailable_reason()}', "
@@ -187,7 +234,13 @@ def main(sections=("conv1d", "gemm", "conv2d", "call"), sizes=(1e3, 1e5, 1e7, 1e
         f"{torch.cuda.get_device_name()}, torch {torch.__version__}, float32 without TF32 on either side; "
         f"peak TFLOP/s at the maximum clock: {peaks}\n"
     )
-    rows = {"conv1d": lambda: conv1d_rows(sizes, kernels), "gemm": gemm_rows, "conv2d": conv2d_rows, "call": call_rows}
+    rows = {
+        "conv1d": lambda: conv1d_rows(sizes, kernels),
+        "gemm": gemm_rows,
+        "conv2d": conv2d_rows,
+        "call": call_rows,
+        "kernels": kernel_rows,
+    }
     for section in sections:
         rows[section]()
         print()
@@ -195,5 +248,5 @@ def main(sections=("conv1d", "gemm", "conv2d", "call"), sizes=(1e3, 1e5, 1e7, 1e
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sections", nargs="+", default=["conv1d", "gemm", "conv2d", "call"])
+    parser.add_argument("--sections", nargs="+", default=["conv1d", "gemm", "conv2d", "call", "kernels"])
     main(parser.parse_args().sections)

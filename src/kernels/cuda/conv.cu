@@ -7,6 +7,7 @@
 // products transposed and fold the columns back (col2im), each input element
 // gathering its own terms, so no atomics are needed.
 #include <algorithm>
+#include <cstdint>
 #include <tuple>
 #include <vector>
 
@@ -51,23 +52,46 @@ Conv conv_of(const Tensor& input, const Tensor& weight, const Tensor& output, co
   std::tie(c.pad_h, c.pad_w) = pair_attr(attrs, "padding");
   std::tie(c.dilation_h, c.dilation_w) = pair_attr(attrs, "dilation");
   c.groups = attrs.get<int64_t>("groups");
+  // The unfolding indexes an input plane and an output plane in 32 bits.
+  OPGRAPH_CHECK(c.height * c.width <= INT32_MAX && c.out_height * c.out_width <= INT32_MAX,
+                "conv2d on cuda: planes of at most 2^31 - 1 elements, got input ", input.str(), " and output ",
+                output.str());
   return c;
 }
 
 // columns[b][(ch * KH + kh) * KW + kw][oh * OW + ow] = the input tap of output (oh, ow) of
 // image b, 0 in the padding, for `images` images `image_stride` elements apart.
+// blockIdx.y walks the column rows (an image's channel and tap each) and the
+// threads a row's OH * OW positions: the tap is found once per row, and an
+// element costs one 32-bit division rather than six 64-bit ones.
 template <typename T>
 __global__ void im2col(const T* image, T* columns, Conv c, int64_t images = 1, int64_t image_stride = 0) {
-  const int64_t cols = c.column_cols(), per_image = c.column_rows() * cols, count = images * per_image;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t b = i / per_image, row = i % per_image / cols, oh = i % cols / c.out_width, ow = i % c.out_width;
+  const int32_t cols = static_cast<int32_t>(c.column_cols()), out_width = static_cast<int32_t>(c.out_width);
+  const int32_t height = static_cast<int32_t>(c.height), width = static_cast<int32_t>(c.width);
+  const int64_t rows = c.column_rows();
+  for (int64_t image_row = blockIdx.y; image_row < images * rows; image_row += gridDim.y) {
+    const int64_t b = image_row / rows, row = image_row % rows;
     const int64_t kw = row % c.kernel_w, kh = row / c.kernel_w % c.kernel_h, ch = row / (c.kernel_w * c.kernel_h);
-    const int64_t h = oh * c.stride_h - c.pad_h + kh * c.dilation_h;
-    const int64_t w = ow * c.stride_w - c.pad_w + kw * c.dilation_w;
-    columns[i] = h >= 0 && h < c.height && w >= 0 && w < c.width
-                     ? image[b * image_stride + (ch * c.height + h) * c.width + w]
-                     : T(0);
+    const T* plane = image + b * image_stride + ch * c.height * c.width;
+    const int32_t top = static_cast<int32_t>(kh * c.dilation_h - c.pad_h);
+    const int32_t left = static_cast<int32_t>(kw * c.dilation_w - c.pad_w);
+    const int32_t stride_h = static_cast<int32_t>(c.stride_h), stride_w = static_cast<int32_t>(c.stride_w);
+    T* out = columns + image_row * cols;
+    for (int32_t p = blockIdx.x * blockDim.x + threadIdx.x; p < cols; p += gridDim.x * blockDim.x) {
+      const int32_t oh = p / out_width, ow = p - oh * out_width;
+      const int32_t h = oh * stride_h + top, w = ow * stride_w + left;
+      out[p] = h >= 0 && h < height && w >= 0 && w < width ? plane[h * width + w] : T(0);
+    }
   }
+}
+
+// Launches im2col over `images` images' columns.
+template <typename T>
+void unfold(const T* image, T* columns, const Conv& c, int64_t images, int64_t image_stride, cudaStream_t stream) {
+  const dim3 grid(blocks_for(c.column_cols(), kThreads),
+                  static_cast<unsigned>(std::clamp<int64_t>(images * c.column_rows(), 1, 65535)));
+  im2col<T><<<grid, kThreads, 0, stream>>>(image, columns, c, images, image_stride);
+  OPGRAPH_CUDA_CHECK(cudaGetLastError());
 }
 
 // The inverse gather: each input element of the group sums the column entries that read it.
@@ -142,9 +166,7 @@ void forward(const Conv& c, const Tensor& input, const Tensor& weight, const Ten
   for (int64_t n = 0; n < c.batch; n += images) {
     const int64_t count = std::min(images, c.batch - n);
     for (int64_t g = 0; g < c.groups; ++g) {
-      im2col<T><<<blocks_for(count * per_image, kThreads), kThreads, 0, stream>>>(
-          at<const T>(input, input_offset(c, n, g)), columns.data_ptr<T>(), c, count, input_offset(c, 1, 0));
-      OPGRAPH_CUDA_CHECK(cudaGetLastError());
+      unfold(at<const T>(input, input_offset(c, n, g)), columns.data_ptr<T>(), c, count, input_offset(c, 1, 0), stream);
       // out_g[b] (OC/g x OH*OW) = W_g (OC/g x C/g*KH*KW) @ columns[b], the same W_g for every b
       matmul(matrix(output, at<T>(output, output_offset(c, n, g)), ocg, c.column_cols()),
              {at<const T>(weight, g * ocg * c.column_rows()), false, 0}, {columns.data(), false, per_image}, ocg,
@@ -166,9 +188,7 @@ void backward(const Conv& c, const Tensor& grad, const Tensor& input, const Tens
       const T* grad_g = at<const T>(grad, output_offset(c, n, g));
       const int64_t weight_g = g * ocg * c.column_rows();
       // dW_g += grad_g (OC/g x OH*OW) @ columns^T
-      im2col<T><<<blocks_for(columns.numel(), kThreads), kThreads, 0, stream>>>(
-          at<const T>(input, input_offset(c, n, g)), columns.data_ptr<T>(), c);
-      OPGRAPH_CUDA_CHECK(cudaGetLastError());
+      unfold(at<const T>(input, input_offset(c, n, g)), columns.data_ptr<T>(), c, 1, 0, stream);
       matmul(matrix(grad_weight, at<T>(grad_weight, weight_g), ocg, c.column_rows()), {grad_g, false},
              {columns.data(), true}, ocg, c.column_rows(), c.column_cols(), nullptr, false, stream,
              /*accumulate=*/true);
