@@ -90,6 +90,20 @@ Arithmetic arithmetic_of(DType dtype) {
   }
 }
 
+// The workspace of the products on one device's stream, kept for the
+// process as cuBLAS keeps its handle's: products on a stream run one after
+// another, and allocating one per product took more host time than a small
+// product's kernels. Never freed (the map outlives the CUDA runtime's
+// teardown at exit); a stream that is destroyed leaves its workspace behind.
+const Tensor& workspace_for(Device device, cudaStream_t stream) {
+  static std::mutex mutex;
+  static auto* workspaces = new std::map<std::pair<int, cudaStream_t>, Tensor>();
+  std::lock_guard lock(mutex);
+  auto [it, added] = workspaces->try_emplace({device.index, stream});
+  if (added) it->second = Tensor::empty({static_cast<int64_t>(kWorkspaceBytes)}, DType::UInt8, device);
+  return it->second;
+}
+
 }  // namespace
 
 void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_t n, int64_t k, const void* bias,
@@ -170,7 +184,7 @@ void matmul(const Tensor& c, MatmulOperand a, MatmulOperand b, int64_t m, int64_
                   dtype_name(c.dtype()));
     return heuristic.algo;
   });
-  const Tensor workspace = Tensor::empty({static_cast<int64_t>(kWorkspaceBytes)}, DType::UInt8, c.device());
+  const Tensor& workspace = workspace_for(c.device(), stream);
 
   const double one = 1.0, zero = 0.0;
   const float one_f = 1.0f, zero_f = 0.0f;

@@ -52,31 +52,33 @@ Conv conv_of(const Tensor& input, const Tensor& weight, const Tensor& output, co
   std::tie(c.pad_h, c.pad_w) = pair_attr(attrs, "padding");
   std::tie(c.dilation_h, c.dilation_w) = pair_attr(attrs, "dilation");
   c.groups = attrs.get<int64_t>("groups");
-  // The unfolding indexes an input plane and an output plane in 32 bits.
-  OPGRAPH_CHECK(c.height * c.width <= INT32_MAX && c.out_height * c.out_width <= INT32_MAX,
-                "conv2d on cuda: planes of at most 2^31 - 1 elements, got input ", input.str(), " and output ",
-                output.str());
+  // The unfolding indexes planes and an image's column rows in 32 bits.
+  OPGRAPH_CHECK(c.height * c.width <= INT32_MAX && c.out_height * c.out_width <= INT32_MAX &&
+                    c.batch * c.column_rows() <= INT32_MAX,
+                "conv2d on cuda: planes and the batch's column rows of at most 2^31 - 1 elements, got input ",
+                input.str(), ", weight ", weight.str(), " and output ", output.str());
   return c;
 }
 
 // columns[b][(ch * KH + kh) * KW + kw][oh * OW + ow] = the input tap of output (oh, ow) of
 // image b, 0 in the padding, for `images` images `image_stride` elements apart.
-// blockIdx.y walks the column rows (an image's channel and tap each) and the
-// threads a row's OH * OW positions: the tap is found once per row, and an
-// element costs one 32-bit division rather than six 64-bit ones.
+// blockIdx.y walks the column rows (an image's channel and tap each) and a
+// few blocks' threads a row's OH * OW positions, several each: a thread finds
+// its row's tap once, and an element costs one 32-bit division.
 template <typename T>
-__global__ void im2col(const T* image, T* columns, Conv c, int64_t images = 1, int64_t image_stride = 0) {
+__global__ void im2col(const T* image, T* columns, Conv c, int32_t images, int64_t image_stride) {
   const int32_t cols = static_cast<int32_t>(c.column_cols()), out_width = static_cast<int32_t>(c.out_width);
   const int32_t height = static_cast<int32_t>(c.height), width = static_cast<int32_t>(c.width);
-  const int64_t rows = c.column_rows();
-  for (int64_t image_row = blockIdx.y; image_row < images * rows; image_row += gridDim.y) {
-    const int64_t b = image_row / rows, row = image_row % rows;
-    const int64_t kw = row % c.kernel_w, kh = row / c.kernel_w % c.kernel_h, ch = row / (c.kernel_w * c.kernel_h);
-    const T* plane = image + b * image_stride + ch * c.height * c.width;
-    const int32_t top = static_cast<int32_t>(kh * c.dilation_h - c.pad_h);
-    const int32_t left = static_cast<int32_t>(kw * c.dilation_w - c.pad_w);
-    const int32_t stride_h = static_cast<int32_t>(c.stride_h), stride_w = static_cast<int32_t>(c.stride_w);
-    T* out = columns + image_row * cols;
+  const int32_t rows = static_cast<int32_t>(c.column_rows()), kernel_w = static_cast<int32_t>(c.kernel_w);
+  const int32_t taps = static_cast<int32_t>(c.kernel_h * c.kernel_w);
+  const int32_t stride_h = static_cast<int32_t>(c.stride_h), stride_w = static_cast<int32_t>(c.stride_w);
+  for (int32_t image_row = blockIdx.y; image_row < images * rows; image_row += gridDim.y) {
+    const int32_t b = image_row / rows, row = image_row - b * rows;
+    const int32_t ch = row / taps, kh = (row - ch * taps) / kernel_w, kw = row - ch * taps - kh * kernel_w;
+    const T* plane = image + b * image_stride + int64_t(ch) * height * width;
+    const int32_t top = kh * static_cast<int32_t>(c.dilation_h) - static_cast<int32_t>(c.pad_h);
+    const int32_t left = kw * static_cast<int32_t>(c.dilation_w) - static_cast<int32_t>(c.pad_w);
+    T* out = columns + int64_t(image_row) * cols;
     for (int32_t p = blockIdx.x * blockDim.x + threadIdx.x; p < cols; p += gridDim.x * blockDim.x) {
       const int32_t oh = p / out_width, ow = p - oh * out_width;
       const int32_t h = oh * stride_h + top, w = ow * stride_w + left;
@@ -85,12 +87,15 @@ __global__ void im2col(const T* image, T* columns, Conv c, int64_t images = 1, i
   }
 }
 
+// Elements of a column row that one thread unfolds, at the least.
+constexpr int kElementsPerThread = 8;
+
 // Launches im2col over `images` images' columns.
 template <typename T>
 void unfold(const T* image, T* columns, const Conv& c, int64_t images, int64_t image_stride, cudaStream_t stream) {
-  const dim3 grid(blocks_for(c.column_cols(), kThreads),
+  const dim3 grid(blocks_for(c.column_cols(), kThreads * kElementsPerThread),
                   static_cast<unsigned>(std::clamp<int64_t>(images * c.column_rows(), 1, 65535)));
-  im2col<T><<<grid, kThreads, 0, stream>>>(image, columns, c, images, image_stride);
+  im2col<T><<<grid, kThreads, 0, stream>>>(image, columns, c, static_cast<int32_t>(images), image_stride);
   OPGRAPH_CUDA_CHECK(cudaGetLastError());
 }
 
