@@ -270,9 +270,14 @@ def assert_close_to_bf16(actual, expected, k, name):
     )
 
 
-@pytest.mark.parametrize("activation", BF16_ACTIVATIONS)
-@pytest.mark.parametrize("with_bias", [True, False])
-@pytest.mark.parametrize("m, k, n", BF16_SHAPES)
+def bf16_cases(test):
+    """Parametrizes a bfloat16 test over each activation, with and without a bias, and each shape."""
+    test = pytest.mark.parametrize("m, k, n", BF16_SHAPES)(test)
+    test = pytest.mark.parametrize("with_bias", [True, False])(test)
+    return pytest.mark.parametrize("activation", BF16_ACTIVATIONS)(test)
+
+
+@bf16_cases
 def test_bfloat16_gemm_matches_float32_and_the_reference(m, k, n, with_bias, activation):
     a, b, bias = bf16_inputs(m, k, n, with_bias)
     fast = bf16_gemm(call, a, b, bias, activation)
@@ -283,9 +288,7 @@ def test_bfloat16_gemm_matches_float32_and_the_reference(m, k, n, with_bias, act
     assert_close_to_bf16(fast, reference, k, "fast kernel vs reference")
 
 
-@pytest.mark.parametrize("activation", BF16_ACTIVATIONS)
-@pytest.mark.parametrize("with_bias", [True, False])
-@pytest.mark.parametrize("m, k, n", BF16_SHAPES)
+@bf16_cases
 def test_bfloat16_gemm_backward_matches_float32_autograd_and_the_reference(m, k, n, with_bias, activation):
     a, b, bias = bf16_inputs(m, k, n, with_bias)
     output = bf16_gemm(call, a, b, bias, activation)
