@@ -131,17 +131,34 @@ nb::object to_dlpack_producer(const Tensor& tensor) {
   return array.cast();
 }
 
-nb::object ResultPlace::operator()(const Tensor& result) const {
-  if (result.device().type == DeviceType::CPU) return to_numpy(result);
-  if (!device_input_.is_valid()) return to_numpy(result.to(Device::cpu()));
+void ResultPlace::note(nb::handle source, const Tensor& input) {
+  if (!input.defined()) return;
+  if (!device_input_.is_valid() && input.device().type != DeviceType::CPU) device_input_ = source;
+  if (!framework_input_.is_valid() && !PyArray_Check(source.ptr()) && !nb::isinstance<Tensor>(source)) {
+    framework_input_ = source;
+  }
+}
+
+// `result` as an array of `like`'s framework (torch or CuPy, through DLPack),
+// or as an opgraph.Tensor for another producer.
+static nb::object as_kind_of(nb::handle like, const Tensor& result) {
   nb::object tensor = nb::cast(result);
-  const std::string module = nb::cast<std::string>(nb::str(device_input_.type().attr("__module__")));
+  const std::string module = nb::cast<std::string>(nb::str(like.type().attr("__module__")));
   for (const char* framework : {"torch", "cupy"}) {
     if (module == framework || module.starts_with(std::string(framework) + ".")) {
       return nb::module_::import_(framework).attr("from_dlpack")(tensor);
     }
   }
   return tensor;
+}
+
+nb::object ResultPlace::operator()(const Tensor& result) const {
+  if (result.device().type == DeviceType::CPU) {
+    const bool numpy_holds_it = result.dtype() != DType::BFloat16;
+    return numpy_holds_it || !framework_input_.is_valid() ? to_numpy(result) : as_kind_of(framework_input_, result);
+  }
+  if (!device_input_.is_valid()) return to_numpy(result.to(Device::cpu()));
+  return as_kind_of(device_input_, result);
 }
 
 static int numpy_type(DType dtype) {

@@ -49,15 +49,15 @@ Device device_from_string(const std::string& text);
 class ResultPlace {
  public:
   // Called for each input, with the Python object it came from.
-  void note(nb::handle source, const Tensor& input) {
-    if (!device_input_.is_valid() && input.defined() && input.device().type != DeviceType::CPU) {
-      device_input_ = source;
-    }
-  }
+  void note(nb::handle source, const Tensor& input);
   nb::object operator()(const Tensor& result) const;
 
  private:
   nb::handle device_input_;
+  // The first input that is neither a NumPy array nor an opgraph.Tensor (a
+  // torch tensor, say): a host result NumPy cannot hold (bfloat16) is
+  // returned as that input's kind.
+  nb::handle framework_input_;
 };
 
 // A dtype given as its name, a NumPy dtype (or scalar type) or a torch.dtype;

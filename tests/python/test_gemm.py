@@ -231,8 +231,8 @@ def test_backward_bad_inputs():
 
 
 # -- bfloat16 -----------------------------------------------------------------------
-# NumPy has no bfloat16: the inputs are torch bfloat16 tensors and the results
-# are written into torch tensors given as `out`. The expected values are the
+# NumPy has no bfloat16: the inputs are torch bfloat16 tensors, and so are the
+# results (returned, or written into `out`). The expected values are the
 # float32 computation of the same (bfloat16) inputs; the kernels sum in
 # float32 and round each result to bfloat16 once, so they differ from it by
 # bfloat16's rounding (2^-8 relative), plus, in the backward, the rounding of
@@ -251,8 +251,9 @@ def bf16_inputs(m, k, n, with_bias=True):
 
 
 def bf16_gemm(run, a, b, bias, activation):
-    out = torch.empty(a.shape[0], b.shape[1], dtype=torch.bfloat16)
-    return run("opgraph::gemm", a, b, bias, activation=activation, out=out)
+    result = run("opgraph::gemm", a, b, bias, activation=activation)
+    assert isinstance(result, torch.Tensor) and result.dtype == torch.bfloat16
+    return result
 
 
 def bf16_gemm_backward(run, grad, a, b, bias, output, activation):

@@ -4,8 +4,7 @@
 weights in. Activations: ``None``, ``"relu"``, ``"gelu"``, ``"sigmoid"``,
 ``"tanh"``. Tensors are float32, float64 or bfloat16, all of one dtype;
 bfloat16 is summed in float32 and rounded once. NumPy has no bfloat16: on
-the CPU, bfloat16 results go into torch tensors given as ``out`` (``forward``'s,
-or ``call``'s for the backward op).
+the CPU, bfloat16 results come back as torch tensors, as the inputs are.
 """
 
 from . import _require_output, call
