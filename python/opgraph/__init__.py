@@ -3,7 +3,7 @@ a standalone graph executor."""
 
 from pathlib import Path
 
-from . import cuda, layers, ops
+from . import cuda, layers, llm, ops
 from ._C import (
     Argument,
     Error,
