@@ -1,5 +1,5 @@
 // Encoding as Hugging Face's tokenizers does for byte-level BPE: added tokens
-// out of the text first, the rest pre-tokenized into pieces and each piece
+// out of the text first, the rest normalized and pre-tokenized into pieces and each piece
 // tokenized by BPE, then the post-processor's special tokens around them.
 // Decoding concatenates the tokens' bytes.
 #include <filesystem>
@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "llm/byte_level.h"
+#include "llm/nfc.h"
 #include "llm/tokenizer_impl.h"
 #include "llm/unicode.h"
 #include "opgraph/core/error.h"
@@ -47,7 +48,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_t
       ids.push_back(*piece.token_id);
       continue;
     }
-    for (const TextPiece& part : impl_->normalized_matcher.split(piece.text)) {
+    for (const TextPiece& part : impl_->normalized_matcher.split(impl_->nfc ? nfc(piece.text) : piece.text)) {
       if (part.token_id) {
         ids.push_back(*part.token_id);
         continue;

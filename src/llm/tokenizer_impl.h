@@ -18,10 +18,15 @@ namespace opgraph::llm {
 struct Tokenizer::Impl {
   std::string source;  // the file, for messages
   std::optional<BpeModel> model;
-  // A deque, so that the matchers' pointers to its elements stay valid.
+  // Unicode normalization form C before everything but the added tokens
+  // that match the raw text (Qwen2's normalizer); else no normalizer.
+  bool nfc = false;
+  // Deques, so that the matchers' pointers to their elements stay valid.
   std::deque<AddedToken> added_tokens;
+  // The tokens with normalized=true, normalized as the text is.
+  std::deque<AddedToken> normalized_tokens;
   // Tokens with normalized=false match the raw text first, then those with
-  // normalized=true the rest (the same text, as no normalizer is supported).
+  // normalized=true the rest once normalized.
   AddedTokenMatcher raw_matcher;
   AddedTokenMatcher normalized_matcher;
   std::vector<PreTokenizer> pre_tokenizers;

@@ -1,9 +1,11 @@
 // Reading a tokenizer.json into a Tokenizer::Impl: each part of the pipeline
 // (normalizer, pre-tokenizer, model, added tokens, post-processor, decoder)
-// as far as byte-level BPE tokenizers use it, and an error naming anything
+// as far as the byte-level BPE tokenizers of GPT-2, Llama-3, Qwen2 and
+// SmolLM use it, and an error naming anything
 // else.
 #include <nlohmann/json.hpp>
 
+#include "llm/nfc.h"
 #include "llm/tokenizer_impl.h"
 #include "opgraph/core/error.h"
 
@@ -182,8 +184,12 @@ void index_tokens(Tokenizer::Impl& impl) {
     impl.special_of_id[id] = special;
   };
   for (const auto& [token, id] : impl.model->vocabulary()) place(id, token, false);
-  // An added token's entry wins, as in Hugging Face's id_to_token.
-  for (const AddedToken& token : impl.added_tokens) place(token.id, token.content, token.special);
+  // An added token's entry wins, normalized if it matches normalized text,
+  // as in Hugging Face's id_to_token.
+  for (const AddedToken& token : impl.added_tokens) {
+    if (!token.normalized) place(token.id, token.content, token.special);
+  }
+  for (const AddedToken& token : impl.normalized_tokens) place(token.id, token.content, token.special);
 }
 
 json parse(const JsonReader& reader, std::string_view text, std::string_view what) {
@@ -212,7 +218,9 @@ std::shared_ptr<const Tokenizer::Impl> load_tokenizer(std::string_view tokenizer
   impl->source = source;
   try {
     if (const json normalizer = root.value("normalizer", json()); !normalizer.is_null()) {
-      reader.unsupported("normalizer", "type '" + reader.type_of(normalizer, "normalizer") + "'");
+      const std::string type = reader.type_of(normalizer, "normalizer");
+      if (type != "NFC") reader.unsupported("normalizer", "type '" + type + "' (NFC is)");
+      impl->nfc = true;
     }
     if (const json pre_tokenizer = root.value("pre_tokenizer", json()); !pre_tokenizer.is_null()) {
       read_pre_tokenizer(reader, pre_tokenizer, impl->pre_tokenizers);
@@ -222,7 +230,13 @@ std::shared_ptr<const Tokenizer::Impl> load_tokenizer(std::string_view tokenizer
     std::vector<const AddedToken*> raw, normalized;
     for (const json& entry : root.value("added_tokens", json::array())) {
       const AddedToken& token = impl->added_tokens.emplace_back(read_added_token(reader, entry));
-      (token.normalized ? normalized : raw).push_back(&token);
+      if (!token.normalized) {
+        raw.push_back(&token);
+        continue;
+      }
+      AddedToken& normalized_token = impl->normalized_tokens.emplace_back(token);
+      if (impl->nfc) normalized_token.content = nfc(token.content);
+      normalized.push_back(&normalized_token);
     }
     impl->raw_matcher = AddedTokenMatcher(raw);
     impl->normalized_matcher = AddedTokenMatcher(normalized);

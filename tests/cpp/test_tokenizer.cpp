@@ -1,12 +1,13 @@
 // The tokenizer's parts on cases worked out by hand: the split patterns, BPE
-// merge order, UTF-8 held back or replaced, and the errors of a bad
-// tokenizer.json. tests/python/test_tokenizer.py compares whole tokenizers
+// merge order, normalization form C, UTF-8 held back or replaced, and the
+// errors of a bad tokenizer.json. tests/python/test_tokenizer.py compares whole tokenizers
 // with Hugging Face's.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "llm/byte_level.h"
+#include "llm/nfc.h"
 #include "llm/split_patterns.h"
 #include "llm/unicode.h"
 #include "opgraph/llm/tokenizer.h"
@@ -89,6 +90,15 @@ TEST(Utf8, InvalidSequencesBecomeOneReplacementEach) {
   EXPECT_EQ(complete_utf8_prefix("ab\xE2\x82"), 2u);
   EXPECT_EQ(complete_utf8_prefix("ab\xE2\x82\xAC"), 5u);
   EXPECT_EQ(complete_utf8_prefix("ab\xFF"), 3u);
+}
+
+TEST(Nfc, ComposesAfterCanonicalOrdering) {
+  EXPECT_EQ(nfc("cafe\u0301"), "caf\u00e9");
+  EXPECT_EQ(nfc("\u1100\u1161\u11a8"), "\uac01");  // Hangul jamo into a syllable
+  // The dot below (class 220) sorts before the ring (230), and only it composes with A.
+  EXPECT_EQ(nfc("A\u030a\u0323"), "\u1ea0\u030a");
+  EXPECT_EQ(nfc("\u212b"), "\u00c5");        // a singleton decomposition
+  EXPECT_EQ(nfc("\u0958"), "\u0915\u093c");  // a composition exclusion
 }
 
 TEST(TokenStreamDecoder, HoldsBackPartialCharacters) {

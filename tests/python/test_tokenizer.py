@@ -6,10 +6,11 @@ token for token on text in many scripts, with decoding round trips."""
 import json
 import random
 import sysconfig
+import unicodedata
 from pathlib import Path
 
 import pytest
-from tokenizers import AddedToken, Regex, decoders, models, pre_tokenizers, processors, trainers
+from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from tokenizers import Tokenizer as HfTokenizer
 
 import opgraph
@@ -25,7 +26,7 @@ The quick brown fox doesn't jump; it's 3.14159 times lazier than we'd THOUGHT. I
 النص العربي: مرحبا بالعالم! كيف حالك اليوم؟ ١٢٣٤٥
 Русский текст: Съешь же ещё этих мягких французских булок, да выпей чаю.
 Emoji: 👋🏽 🎉🎉 👨‍👩‍👧‍👦 ❤️ 🇫🇷 — and symbols: ©®™ ±×÷ ∑∫√ ≠≤≥ €£¥
-Combining: é (e + U+0301), ñ, Zalgo: Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒ͫǧ̗͚̚o̙̔ͮ̇͐̇
+Combining: cafe\u0301 café, A\u030a\u0323 \u1100\u1161\u11a8 각, ñ, Zalgo: Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒ͫǧ̗͚̚o̙̔ͮ̇͐̇
 Spaces:  two,   three,\tone tab,\t\ttwo tabs, no-break\u00a0space, ideographic\u3000space.
 Lines:\n\nblank above\r\nwindows line\n   indented\n\t\ttabbed\n\n\n
 Digits: 0 12 345 6789 1234567890 ٣٤٥ ①②③ Ⅻ
@@ -41,7 +42,9 @@ def training_text() -> str:
 
 def random_text(seed: int, length: int = 400) -> str:
     """Characters from every class the patterns tell apart, in any order."""
-    pool = list("aZé ñ'sSTLLmd\t\n\r  09١①Ⅻ.,!?-_\"'()[]{}#@中文한국😀\u0301\u00a0\u2028\u3000\x85\x0b")
+    pool = list(
+        "aZé ñ'sSTLLmd\t\n\r  09١①Ⅻ.,!?-_\"'()[]{}#@中文한국😀\u0301\u0323\u1100\u1161\u00a0\u2028\u3000\x85\x0b"
+    )
     pool += ["'s", "'RE", "'ve", " 'll", "\r\n", "   ", "<|endoftext|>", "<|im_start|>"]
     rng = random.Random(seed)
     return "".join(rng.choice(pool) for _ in range(length))
@@ -71,9 +74,13 @@ def gpt2(add_prefix_space: bool = False) -> HfTokenizer:
     return tokenizer
 
 
-def split_byte_level(pattern: str, ignore_merges: bool, special_tokens: list[str], bos: str | None) -> HfTokenizer:
+def split_byte_level(
+    pattern: str, ignore_merges: bool, special_tokens: list[str], bos: str | None, nfc: bool = False
+) -> HfTokenizer:
     """Llama-3 and Qwen2: the pattern split, then bytes without GPT-2's pattern."""
     tokenizer = HfTokenizer(models.BPE(ignore_merges=ignore_merges))
+    if nfc:
+        tokenizer.normalizer = normalizers.NFC()
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
         [
             pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False),
@@ -104,7 +111,10 @@ def llama3() -> HfTokenizer:
 
 
 def qwen2() -> HfTokenizer:
-    return split_byte_level(QWEN2_PATTERN, False, ["<|endoftext|>", "<|im_start|>", "<|im_end|>"], None)
+    tokenizer = split_byte_level(QWEN2_PATTERN, False, ["<|endoftext|>", "<|im_start|>", "<|im_end|>"], None, nfc=True)
+    # A token matched in the normalized text: this one also matches "café".
+    tokenizer.add_tokens(["cafe\u0301"])
+    return tokenizer
 
 
 def smollm() -> HfTokenizer:
@@ -169,17 +179,20 @@ def test_round_trips(tokenizers):
     style, _, tokenizer = tokenizers
     if style == "gpt2_prefix_space":
         pytest.skip("a space before each piece does not come back out")
-    # <mask> takes in the spaces around it, which decoding does not restore.
-    for text in (text for text in texts() if "<mask>" not in text):
-        assert tokenizer.decode(tokenizer.encode(text, add_special_tokens=False)) == text, repr(text)
+    # <mask> takes in the spaces around it, and Qwen2's "café" decodes as the
+    # byte-level reading of its normalized form: neither comes back as it went in.
+    for text in (text for text in texts() if "<mask>" not in text and "caf" not in text):
+        expected = unicodedata.normalize("NFC", text) if style == "qwen2" else text
+        assert tokenizer.decode(tokenizer.encode(text, add_special_tokens=False)) == expected, repr(text)
 
 
 def test_vocabulary_as_hugging_face(tokenizers):
     _, reference, tokenizer = tokenizers
     assert tokenizer.vocab_size == reference.get_vocab_size()
-    for token, token_id in reference.get_vocab().items():
-        assert tokenizer.token_to_id(token) == token_id
-        assert tokenizer.id_to_token(token_id) == token
+    for token_id in range(tokenizer.vocab_size):
+        assert tokenizer.id_to_token(token_id) == reference.id_to_token(token_id)
+    for token in reference.get_vocab():
+        assert tokenizer.token_to_id(token) == reference.token_to_id(token)
     assert tokenizer.token_to_id("no such token") is None
 
 
@@ -243,7 +256,7 @@ def test_bos_and_eos_from_tokenizer_config(tmp_path):
         (lambda c: c["model"].pop("vocab"), "model has no field 'vocab'"),
         (lambda c: c["model"].update(merges=["a b c"]), "'a b c' is not two tokens separated by a space"),
         (lambda c: c["model"].update(merges=[["a", "zz"]]), r"merge 0 \('a' 'zz'\): 'zz' is not in the vocabulary"),
-        (lambda c: c.update(normalizer={"type": "NFKC"}), "normalizer: type 'NFKC' is not supported"),
+        (lambda c: c.update(normalizer={"type": "NFKC"}), r"normalizer: type 'NFKC' \(NFC is\) is not supported"),
         (lambda c: c.update(decoder={"type": "Metaspace"}), "decoder: type 'Metaspace'"),
         (
             lambda c: c.update(pre_tokenizer={"type": "Split", "pattern": {"Regex": r"\w+"}, "behavior": "Isolated"}),
