@@ -4,8 +4,11 @@ ranges of the character classes the pre-tokenizers' patterns name (\\p{L},
 Unicode normalization form C needs (canonical combining classes, canonical
 decompositions, compositions).
 
-Run it with the Python whose Unicode version the tables should follow:
-    python3 scripts/gen_unicode_tables.py > src/llm/unicode_tables.cpp
+Run it with a Python whose Unicode version is that of Hugging Face's
+tokenizers (Oniguruma's classes), or near it: Python 3.13 has Unicode 15.1, in
+which, for one, CJK Extension I is letters that Python 3.11's Unicode 14
+leaves unassigned.
+    python3.13 scripts/gen_unicode_tables.py > src/llm/unicode_tables.cpp
 """
 
 import sys
