@@ -1,5 +1,6 @@
 // opgraph.llm.Tokenizer and TokenStreamDecoder: text to token ids and back
 // from a Hugging Face tokenizer.json, in C++ with the GIL released.
+#include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
@@ -19,8 +20,8 @@ void init_llm(nb::module_& m) {
                         "SmolLM), encoding and decoding as Hugging Face's tokenizers does. What the file asks for "
                         "that is not implemented is an opgraph.Error naming the file and the setting.")
       .def_static(
-          "from_file", [](nb::handle path) { return Tokenizer::from_file(path_string(path)); }, nb::arg("path"),
-          nb::sig("def from_file(path: str | os.PathLike) -> Tokenizer"),
+          "from_file", [](const std::filesystem::path& path) { return Tokenizer::from_file(path.string()); },
+          nb::arg("path"),
           "Reads a tokenizer.json, and the bos_token and eos_token of the tokenizer_config.json beside it where "
           "there is one.")
       .def_static(
