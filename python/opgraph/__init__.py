@@ -69,6 +69,7 @@ __all__ = [
     "get_num_threads",
     "graph_passes",
     "list_ops",
+    "llm",
     "load_library",
     "load_opg",
     "load_package",
