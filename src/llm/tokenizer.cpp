@@ -1,7 +1,7 @@
 // Encoding as Hugging Face's tokenizers does for byte-level BPE: added tokens
-// out of the text first, the rest normalized and pre-tokenized into pieces and each piece
-// tokenized by BPE, then the post-processor's special tokens around them.
-// Decoding concatenates the tokens' bytes.
+// out of the text first, the rest normalized and pre-tokenized into pieces,
+// each piece tokenized by BPE, then the post-processor's special tokens
+// around them. Decoding concatenates the tokens' bytes.
 #include <filesystem>
 #include <fstream>
 #include <sstream>

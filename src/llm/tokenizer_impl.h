@@ -29,6 +29,8 @@ struct Tokenizer::Impl {
   // normalized=true the rest once normalized.
   AddedTokenMatcher raw_matcher;
   AddedTokenMatcher normalized_matcher;
+  // Each added token's id by its content as the file spells it.
+  Vocabulary added_token_ids;
   std::vector<PreTokenizer> pre_tokenizers;
   // The post-processor's special tokens around the text's.
   std::vector<int32_t> ids_before;

@@ -203,11 +203,10 @@ json parse(const JsonReader& reader, std::string_view text, std::string_view wha
 }  // namespace
 
 std::optional<int32_t> Tokenizer::Impl::token_to_id(std::string_view token) const {
-  for (const AddedToken& added : added_tokens) {
-    if (added.content == token) return added.id;
+  for (const Vocabulary* vocabulary : {&added_token_ids, &model->vocabulary()}) {
+    if (const auto it = vocabulary->find(token); it != vocabulary->end()) return it->second;
   }
-  const auto it = model->vocabulary().find(token);
-  return it == model->vocabulary().end() ? std::nullopt : std::optional<int32_t>(it->second);
+  return std::nullopt;
 }
 
 std::shared_ptr<const Tokenizer::Impl> load_tokenizer(std::string_view tokenizer_json, std::string_view config_json,
@@ -230,6 +229,7 @@ std::shared_ptr<const Tokenizer::Impl> load_tokenizer(std::string_view tokenizer
     std::vector<const AddedToken*> raw, normalized;
     for (const json& entry : root.value("added_tokens", json::array())) {
       const AddedToken& token = impl->added_tokens.emplace_back(read_added_token(reader, entry));
+      impl->added_token_ids.insert_or_assign(token.content, token.id);
       if (!token.normalized) {
         raw.push_back(&token);
         continue;
