@@ -61,11 +61,10 @@ size_t whitespace_end(std::u32string_view text, size_t position) {
 
 // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 size_t gpt2_piece_end(std::u32string_view text, size_t position) {
-  for (size_t end :
-       {contraction_end(text, position, false), optional_space_run_end(text, position, is_letter),
-        optional_space_run_end(text, position, is_number), optional_space_run_end(text, position, is_other)}) {
-    if (end != 0) return end;
-  }
+  if (const size_t end = contraction_end(text, position, false)) return end;
+  if (const size_t end = optional_space_run_end(text, position, is_letter)) return end;
+  if (const size_t end = optional_space_run_end(text, position, is_number)) return end;
+  if (const size_t end = optional_space_run_end(text, position, is_other)) return end;
   return whitespace_end(text, position);
 }
 
