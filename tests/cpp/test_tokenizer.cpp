@@ -8,6 +8,7 @@
 
 #include "llm/byte_level.h"
 #include "llm/nfc.h"
+#include "llm/pre_tokenizer.h"
 #include "llm/split_patterns.h"
 #include "llm/unicode.h"
 #include "opgraph/llm/tokenizer.h"
@@ -74,6 +75,19 @@ TEST(Tokenizer, MergesLowestRankFirst) {
   EXPECT_EQ(first_bc.id_to_token(258), "abc");
   EXPECT_EQ(first_bc.decode(std::vector<int32_t>{258, 259, 'd'}), "abc<|end|>d");
   EXPECT_EQ(first_bc.decode(std::vector<int32_t>{258, 259, 'd'}, true), "abcd");
+}
+
+TEST(Tokenizer, ReadsMergesAsStringsOrPairs) {
+  json config = byte_level_tokenizer({{"b", "c"}, {"a", "bc"}});
+  config["model"]["merges"] = {"b c", "a bc"};
+  EXPECT_EQ(tokenizer_of(config).encode("abc"), (std::vector<int32_t>{257}));
+}
+
+TEST(PreTokenizers, DigitsAloneOrInRuns) {
+  const std::vector<PreTokenizer> runs{DigitsPreTokenizer{.individual_digits = false}};
+  EXPECT_EQ(pre_tokenize("ab 1234x5", runs), (Pieces{"ab ", "1234", "x", "5"}));
+  const std::vector<PreTokenizer> each{DigitsPreTokenizer{.individual_digits = true}};
+  EXPECT_EQ(pre_tokenize("ab 12x٣", each), (Pieces{"ab ", "1", "2", "x", "٣"}));
 }
 
 TEST(Tokenizer, SpecialTokensAreFoundFirst) {
