@@ -31,9 +31,12 @@ size_t run_end(std::u32string_view text, size_t position, Predicate predicate) {
 // 's|'t|'re|'ve|'m|'ll|'d, or (?i:...) of them: the end, or 0 for no match.
 size_t contraction_end(std::u32string_view text, size_t position, bool ignore_case) {
   if (text[position] != '\'' || position + 1 == text.size()) return 0;
-  const auto letter = [&](size_t i) {
+  // Unicode case folding, as Oniguruma's (?i) has it: long s (U+017F) is s.
+  const auto letter = [&](size_t i) -> char32_t {
     const char32_t c = text[i];
-    return ignore_case && c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+    if (!ignore_case) return c;
+    if (c == 0x17F) return 's';
+    return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
   };
   const char32_t first = letter(position + 1);
   if (first == 's' || first == 't' || first == 'm' || first == 'd') return position + 2;

@@ -61,6 +61,9 @@ TEST(SplitPatterns, Llama3AndQwen2) {
   EXPECT_EQ(split_into_pieces("I'M 12345 caf\u00e9\r\n\r\nok!!\n\t(x", llama3),
             (Pieces{"I", "'M", " ", "123", "45", " caf\u00e9", "\r\n\r\n", "ok", "!!\n", "\t", "(x"}));
   EXPECT_EQ(split_into_pieces("a  \n  b", llama3), (Pieces{"a", "  \n", " ", " b"}));
+  // (?i) folds the long s to s; GPT-2's contractions are case-sensitive.
+  EXPECT_EQ(split_into_pieces("x'\u017fa", llama3), (Pieces{"x", "'\u017f", "a"}));
+  EXPECT_EQ(split_into_pieces("x'\u017fa", find_piece_matcher(kGpt2Pattern)), (Pieces{"x", "'", "\u017fa"}));
   const PieceMatcher qwen2 = find_piece_matcher(kQwen2Pattern);
   EXPECT_EQ(split_into_pieces("x 123", qwen2), (Pieces{"x", " ", "1", "2", "3"}));
   EXPECT_EQ(find_piece_matcher(R"(\w+)"), nullptr);

@@ -45,7 +45,7 @@ def random_text(seed: int, length: int = 400) -> str:
     pool = list(
         "aZé ñ'sSTLLmd\t\n\r  09١①Ⅻ.,!?-_\"'()[]{}#@中文한국😀\u0301\u0323\u1100\u1161\u00a0\u2028\u3000\x85\x0b"
     )
-    pool += ["'s", "'RE", "'ve", " 'll", "\r\n", "   ", "<|endoftext|>", "<|im_start|>"]
+    pool += ["'s", "'RE", "'ve", " 'll", "'\u017f", "\r\n", "   ", "<|endoftext|>", "<|im_start|>"]
     rng = random.Random(seed)
     return "".join(rng.choice(pool) for _ in range(length))
 
