@@ -29,7 +29,8 @@ class Tokenizer {
   // (a BOS, say) if `add_special_tokens`.
   std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = true) const;
 
-  // The text of `ids`; bytes that are not UTF-8 become U+FFFD.
+  // The text of `ids`; bytes that are not UTF-8 become U+FFFD. An id no
+  // token has is an opgraph::Error, where Hugging Face's decode skips it.
   std::string decode(std::span<const int32_t> ids, bool skip_special_tokens = false) const;
 
   // The bytes a token stands for: a part of a UTF-8 character, possibly.
