@@ -86,6 +86,19 @@ TEST(Tokenizer, ReadsMergesAsStringsOrPairs) {
   EXPECT_EQ(tokenizer_of(config).encode("abc"), (std::vector<int32_t>{257}));
 }
 
+TEST(Tokenizer, CharactersOutsideTheVocabulary) {
+  // As Hugging Face's BPE: dropped without an unknown token, else each one
+  // unknown, or each run of them with fuse_unk.
+  json config = byte_level_tokenizer({});
+  config["model"]["vocab"].erase("z");
+  config["model"]["vocab"]["<unk>"] = 122;
+  EXPECT_EQ(tokenizer_of(config).encode("azzb z"), (std::vector<int32_t>{'a', 'b', ' '}));
+  config["model"]["unk_token"] = "<unk>";
+  EXPECT_EQ(tokenizer_of(config).encode("azzb z"), (std::vector<int32_t>{'a', 122, 122, 'b', ' ', 122}));
+  config["model"]["fuse_unk"] = true;
+  EXPECT_EQ(tokenizer_of(config).encode("azzb z"), (std::vector<int32_t>{'a', 122, 'b', ' ', 122}));
+}
+
 TEST(PreTokenizers, DigitsAloneOrInRuns) {
   const std::vector<PreTokenizer> runs{DigitsPreTokenizer{.individual_digits = false}};
   EXPECT_EQ(pre_tokenize("ab 1234x5", runs), (Pieces{"ab ", "1234", "x", "5"}));
