@@ -1,5 +1,5 @@
 """
-opgraph's C++ core: tensors, the op registry, op packages, op calls, graphs and sessions.
+opgraph's C++ core: tensors, the op registry, op packages, op calls, graphs, sessions and the tokenizer.
 """
 
 from collections.abc import Sequence
@@ -502,3 +502,73 @@ def cuda_set_stream(device: int, stream: int) -> None:
     """
     Sets the calling thread's stream for the device (an integer cudaStream_t, as torch's Stream.cuda_stream and CuPy's Stream.ptr give).
     """
+
+class Tokenizer:
+    """
+    A byte-level BPE tokenizer read from a Hugging Face tokenizer.json (GPT-2, Llama-3, Qwen2, SmolLM), encoding and decoding as Hugging Face's tokenizers does. What the file asks for that is not implemented is an opgraph.Error naming the file and the setting.
+    """
+
+    @staticmethod
+    def from_file(path: str | os.PathLike) -> Tokenizer:
+        """
+        Reads a tokenizer.json, and the bos_token and eos_token of the tokenizer_config.json beside it where there is one.
+        """
+
+    @staticmethod
+    def from_json(tokenizer_json: str, config_json: str = '') -> Tokenizer:
+        """
+        The same from the text of a tokenizer.json and, optionally, of a tokenizer_config.json.
+        """
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        """
+        The token ids of `text`, with the post-processor's special tokens (a BOS, say) if `add_special_tokens`.
+        """
+
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
+        """
+        The text of `ids`; bytes that are not UTF-8 become U+FFFD. An id no token has is an opgraph.Error.
+        """
+
+    def token_bytes(self, id: int) -> bytes:
+        """The bytes a token stands for: possibly a part of a UTF-8 character."""
+
+    def token_to_id(self, token: str) -> int | None:
+        """The id of a token as the vocabulary spells it, or None."""
+
+    def id_to_token(self, id: int) -> str:
+        """
+        The token of an id as the vocabulary spells it (in the byte-level alphabet).
+        """
+
+    def is_special(self, id: int) -> bool:
+        """
+        Whether the id is a special added token, which decode(skip_special_tokens=True) leaves out.
+        """
+
+    @property
+    def vocab_size(self) -> int:
+        """One past the largest id."""
+
+    @property
+    def bos_id(self) -> int | None:
+        """The bos_token of tokenizer_config.json, or None."""
+
+    @property
+    def eos_id(self) -> int | None:
+        """The eos_token of tokenizer_config.json, or None."""
+
+class TokenStreamDecoder:
+    """
+    Decodes ids one at a time as a model makes them: push() returns the text that became complete, holding back the bytes of a UTF-8 character that later tokens may complete. The pushes' texts and finish() together are Tokenizer.decode of all the ids.
+    """
+
+    def __init__(self, tokenizer: Tokenizer, skip_special_tokens: bool = False) -> None: ...
+
+    def push(self, id: int) -> str:
+        """The text this id completes (often empty)."""
+
+    def finish(self) -> str:
+        """
+        What is held back, each incomplete character as U+FFFD; the decoder then starts afresh.
+        """

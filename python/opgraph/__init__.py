@@ -3,7 +3,7 @@ a standalone graph executor."""
 
 from pathlib import Path
 
-from . import cuda, layers, ops
+from . import cuda, layers, llm, ops
 from ._C import (
     Argument,
     Error,
@@ -69,6 +69,7 @@ __all__ = [
     "get_num_threads",
     "graph_passes",
     "list_ops",
+    "llm",
     "load_library",
     "load_opg",
     "load_package",

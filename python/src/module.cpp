@@ -9,11 +9,12 @@ void init_graph(nb::module_& m);
 void init_session(nb::module_& m);
 void init_shapes(nb::module_& m);
 void init_cuda(nb::module_& m);
+void init_llm(nb::module_& m);
 }  // namespace opgraph::python
 
 NB_MODULE(_C, m) {
   using namespace opgraph::python;
-  m.doc() = "opgraph's C++ core: tensors, the op registry, op packages, op calls, graphs and sessions.";
+  m.doc() = "opgraph's C++ core: tensors, the op registry, op packages, op calls, graphs, sessions and the tokenizer.";
   nb::exception<opgraph::Error>(m, "Error", PyExc_RuntimeError);
   // A script that registers a torch.library kernel hands its functions, and
   // through them its module's globals (an IR's ValueInfos, say), to
@@ -28,4 +29,5 @@ NB_MODULE(_C, m) {
   init_session(m);
   init_shapes(m);
   init_cuda(m);
+  init_llm(m);
 }
