@@ -303,6 +303,23 @@ class Node:
 
     def __repr__(self) -> str: ...
 
+class StateInfo:
+    """A value that persists from run to run: see Graph.add_state."""
+
+    @property
+    def value(self) -> ValueInfo:
+        """Its name, dtype and shape."""
+
+    @property
+    def initial(self) -> str:
+        """The constant it starts from; '' for zeros."""
+
+    @property
+    def update(self) -> str:
+        """The value it holds after a run; '' for none."""
+
+    def __repr__(self) -> str: ...
+
 class Graph:
     """
     A graph of op calls over named values, with inputs, constants and outputs: built with add_input, add_constant, add_node and add_output, or read from JSON (the form opgraph's C++ API and CLI read and write).
@@ -361,6 +378,14 @@ class Graph:
     def add_output(self, name: str) -> None:
         """Makes the value `name` an output of the graph."""
 
+    @property
+    def states(self) -> list[StateInfo]: ...
+
+    def add_state(self, name: str, dtype: object, shape: Sequence[int | str], *, initial: str = '', update: str = '') -> StateInfo:
+        """
+        Declares a state: a value nodes read by `name` that persists between runs, in the state objects of Session.new_state(). It starts as constant `initial` (or zeros) and holds value `update` after each run (or never changes).
+        """
+
     def verify(self) -> None:
         """
         Checks the graph against the registry (load its packages first); raises opgraph.Error naming the node, op and argument at fault.
@@ -386,6 +411,23 @@ def load_opg(path: str | os.PathLike) -> tuple[Graph, dict[str, numpy.ndarray]]:
     """
     Reads an .opg file: (graph, weights). The weights are NumPy arrays over the mapped file (writing to one changes this process's copy only).
     """
+
+class State:
+    """
+    The buffers of a graph's states (a KV cache, a recurrent carry) for one sequence or stream, made by Session.new_state() and passed to its runs: run(..., state=s). Copies share the buffers.
+    """
+
+    def reset(self) -> None:
+        """
+        Every state back to its initial value (its initial constant, or zeros).
+        """
+
+    def __getitem__(self, name: str) -> object:
+        """A copy of state `name` as it is now, as a NumPy array."""
+
+    @property
+    def values(self) -> list[ValueInfo]:
+        """The states as declared, their dimensions sized."""
 
 class PassInfo:
     """A graph pass a Session makes at load (opgraph.graph_passes())."""
@@ -438,9 +480,18 @@ class Session:
         Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see opgraph.load_package); `profile` records each node's time in each run; `optimize` rewrites the graph at load to run faster, outputs the same up to float rounding: the passes of opgraph.graph_passes() for the device, but those named in `disabled_passes` (pass_reports says what each did). `device` ('cpu', 'cuda', 'cuda:N') is where the graph runs: on a GPU every op needs a CUDA kernel, the weights are copied there, host inputs are copied in, and outputs come back to the host when the inputs came from it, else stay on the device in the inputs' framework (torch, CuPy). `precision` 'bf16' has the products with a weight (linear layers, matrix products, convolutions) multiply in bfloat16, summing in float32, as OpenVINO's bf16 inference precision does: about twice as fast, on a CPU with AVX-512 BF16 or AMX (else an error); inputs, outputs and the other ops stay float32.
         """
 
-    def run(self, *inputs: object) -> list[numpy.ndarray] | dict[str, numpy.ndarray]:
+    def run(self, *inputs: object, state: State | None = None) -> list[numpy.ndarray] | dict[str, numpy.ndarray]:
         """
-        Runs the graph on its inputs, given as arrays in graph order (run(x, y)), one list or tuple of them (run([x, y])), or one dict of input name -> array (run({'x': x, 'y': y})). Returns a list of NumPy arrays in graph output order, or for a dict a dict of output name -> array. A wrong count, an unknown or missing name, or an array of the wrong dtype or shape is an opgraph.Error naming the graph's inputs.
+        Runs the graph on its inputs, given as arrays in graph order (run(x, y)), one list or tuple of them (run([x, y])), or one dict of input name -> array (run({'x': x, 'y': y})). Returns a list of NumPy arrays in graph output order, or for a dict a dict of output name -> array. A wrong count, an unknown or missing name, or an array of the wrong dtype or shape is an opgraph.Error naming the graph's inputs. A graph with state runs with `state`, from new_state(), which the run reads and updates.
+        """
+
+    @property
+    def states(self) -> list[StateInfo]:
+        """The graph's states as declared (StateInfo); empty for most graphs."""
+
+    def new_state(self, **sizes: int) -> State:
+        """
+        A new set of the graph's state buffers at their initial values; `sizes` gives the symbolic dimensions of the states' shapes (new_state(B=1)). Each sequence or stream running at once needs its own.
         """
 
     @property

@@ -13,6 +13,9 @@ bool is_defined(const Graph& graph, std::string_view name) {
   const auto named = [name](const ValueInfo& value) { return value.name == name; };
   if (std::any_of(graph.inputs.begin(), graph.inputs.end(), named)) return true;
   if (std::any_of(graph.constants.begin(), graph.constants.end(), named)) return true;
+  if (std::any_of(graph.states.begin(), graph.states.end(), [&](const StateInfo& s) { return named(s.value); })) {
+    return true;
+  }
   // From the last node back: a node mostly reads values defined just before it.
   return std::any_of(graph.nodes.rbegin(), graph.nodes.rend(), [name](const Node& node) {
     return std::find(node.outputs.begin(), node.outputs.end(), name) != node.outputs.end();
@@ -319,6 +322,11 @@ void add_graph_constant(Graph& graph, ValueInfo info) {
                   "constant '", info.name, "': a constant's shape is static, got ", symbolic_shape_str(info.shape));
   });
   graph.constants.push_back(std::move(info));
+}
+
+void add_graph_state(Graph& graph, StateInfo state) {
+  with_context("Graph.add_state", [&] { check_new_value(graph, state.value.name); });
+  graph.states.push_back(std::move(state));
 }
 
 void add_graph_output(Graph& graph, const std::string& name) {

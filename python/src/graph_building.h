@@ -19,6 +19,9 @@ ValueInfo value_info_from_python(const std::string& where, std::string name, nb:
 // Appends a graph input or constant (a constant's shape must be static).
 void add_graph_input(Graph& graph, ValueInfo info);
 void add_graph_constant(Graph& graph, ValueInfo info);
+// Its initial constant and its update are checked by verify(), once the
+// nodes that compute the update are there.
+void add_graph_state(Graph& graph, StateInfo state);
 // Appends an output: a value the graph defines.
 void add_graph_output(Graph& graph, const std::string& name);
 

@@ -94,6 +94,14 @@ void init_graph(nb::module_& m) {
           "__eq__", [](const Node& a, const Node& b) { return a == b; }, nb::is_operator())
       .def("__repr__", [](const Node& node) { return "Node('" + node.name + "', " + node.op_type + ")"; });
 
+  nb::class_<StateInfo>(m, "StateInfo", "A value that persists from run to run: see Graph.add_state.")
+      .def_ro("value", &StateInfo::value, "Its name, dtype and shape.")
+      .def_ro("initial", &StateInfo::initial, "The constant it starts from; '' for zeros.")
+      .def_ro("update", &StateInfo::update, "The value it holds after a run; '' for none.")
+      .def("__repr__", [](const StateInfo& state) {
+        return detail::concat("StateInfo('", state.value.name, "', ", state.value.type_str(), ")");
+      });
+
   nb::class_<Graph>(m, "Graph",
                     "A graph of op calls over named values, with inputs, constants and outputs: built with add_input, "
                     "add_constant, add_node and add_output, or read from JSON (the form opgraph's C++ API and CLI "
@@ -163,6 +171,21 @@ void init_graph(nb::module_& m) {
           "schema (a Tensor[] return's items need their names given). An op the registry does not know yet is "
           "kept as given, outputs named, for verify() and Session to check once its package is loaded.")
       .def("add_output", &add_graph_output, nb::arg("name"), "Makes the value `name` an output of the graph.")
+      .def_ro("states", &Graph::states)
+      .def(
+          "add_state",
+          [](Graph& g, std::string name, nb::handle dtype, nb::handle shape, std::string initial, std::string update) {
+            add_graph_state(g, {value_info_from_python("Graph.add_state", std::move(name), dtype, shape),
+                                std::move(initial), std::move(update)});
+            return g.states.back();
+          },
+          nb::arg("name"), nb::arg("dtype"), nb::arg("shape"), nb::kw_only(), nb::arg("initial") = "",
+          nb::arg("update") = "",
+          nb::sig("def add_state(self, name: str, dtype: object, shape: Sequence[int | str], *, initial: str = '', "
+                  "update: str = '') -> StateInfo"),
+          "Declares a state: a value nodes read by `name` that persists between runs, in the state objects of "
+          "Session.new_state(). It starts as constant `initial` (or zeros) and holds value `update` after each "
+          "run (or never changes).")
       .def(
           "verify", [](const Graph& g) { verify(g); },
           "Checks the graph against the registry (load its packages first); raises opgraph.Error naming the node, "

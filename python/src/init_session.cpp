@@ -70,7 +70,7 @@ void construct(Session* self, nb::handle source, nb::handle weights, std::option
   new (self) Session(path, std::move(options));
 }
 
-nb::object run(const Session& session, nb::args args) {
+nb::object run(const Session& session, nb::args args, State* state) {
   std::vector<InputArray> keep;
   std::vector<Tensor> outputs;
   ResultPlace place;
@@ -84,7 +84,7 @@ nb::object run(const Session& session, nb::args args) {
     }
     {
       nb::gil_scoped_release release;
-      outputs = session.run(named);
+      outputs = session.run(named, state);
     }
     nb::dict result;
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -102,16 +102,28 @@ nb::object run(const Session& session, nb::args args) {
   }
   {
     nb::gil_scoped_release release;
-    outputs = session.run(inputs);
+    outputs = session.run(inputs, state);
   }
   nb::list result;
   for (const Tensor& output : outputs) result.append(place(output));
   return result;
 }
 
+// A host copy of a state's buffer, which later runs change.
+nb::object state_value(const State& state, const std::string& name) {
+  const Tensor buffer = state.get(name);
+  return to_numpy(buffer.device().type == DeviceType::CPU ? buffer.clone() : buffer.to(Device::cpu()));
+}
+
 }  // namespace
 
 void init_session(nb::module_& m) {
+  nb::class_<State>(m, "State",
+                    "The buffers of a graph's states (a KV cache, a recurrent carry) for one sequence or stream, made "
+                    "by Session.new_state() and passed to its runs: run(..., state=s). Copies share the buffers.")
+      .def("reset", &State::reset, "Every state back to its initial value (its initial constant, or zeros).")
+      .def("__getitem__", &state_value, nb::arg("name"), "A copy of state `name` as it is now, as a NumPy array.")
+      .def_prop_ro("values", &State::values, "The states as declared, their dimensions sized.");
   nb::class_<PassInfo>(m, "PassInfo", "A graph pass a Session makes at load (opgraph.graph_passes()).")
       .def_ro("name", &PassInfo::name)
       .def_ro("summary", &PassInfo::summary, "What it rewrites into what.")
@@ -155,11 +167,25 @@ void init_session(nb::module_& m) {
            "layers, matrix products, convolutions) multiply in bfloat16, summing in float32, as OpenVINO's bf16 "
            "inference precision does: about twice as fast, on a CPU with AVX-512 BF16 or AMX (else an error); "
            "inputs, outputs and the other ops stay float32.")
-      .def("run", &run, nb::sig("def run(self, *inputs: object) -> list[numpy.ndarray] | dict[str, numpy.ndarray]"),
+      .def("run", &run, nb::arg("inputs"), nb::arg("state").none() = nb::none(),
+           nb::sig("def run(self, *inputs: object, state: State | None = None) -> list[numpy.ndarray] | "
+                   "dict[str, numpy.ndarray]"),
            "Runs the graph on its inputs, given as arrays in graph order (run(x, y)), one list or tuple of them "
            "(run([x, y])), or one dict of input name -> array (run({'x': x, 'y': y})). Returns a list of NumPy "
            "arrays in graph output order, or for a dict a dict of output name -> array. A wrong count, an unknown "
-           "or missing name, or an array of the wrong dtype or shape is an opgraph.Error naming the graph's inputs.")
+           "or missing name, or an array of the wrong dtype or shape is an opgraph.Error naming the graph's inputs. "
+           "A graph with state runs with `state`, from new_state(), which the run reads and updates.")
+      .def_prop_ro("states", &Session::states, "The graph's states as declared (StateInfo); empty for most graphs.")
+      .def(
+          "new_state",
+          [](const Session& session, const nb::kwargs& sizes) {
+            DimBindings dims;
+            for (auto [name, size] : sizes) dims.emplace(nb::cast<std::string>(name), nb::cast<int64_t>(size));
+            return session.new_state(dims);
+          },
+          nb::sig("def new_state(self, **sizes: int) -> State"),
+          "A new set of the graph's state buffers at their initial values; `sizes` gives the symbolic dimensions "
+          "of the states' shapes (new_state(B=1)). Each sequence or stream running at once needs its own.")
       .def_prop_ro("inputs", &Session::inputs, "The graph inputs: ValueInfo, symbolic dimensions as str.")
       .def_prop_ro("outputs", &Session::outputs, "The graph outputs, with their inferred dtypes and shapes.")
       .def_prop_ro("graph", &Session::graph, nb::rv_policy::copy)

@@ -303,7 +303,8 @@ void copy_across_devices(const Tensor& dst, const Tensor& src) {
 void Tensor::copy_(const Tensor& src) {
   OPGRAPH_CHECK(src.meta_.dtype == meta_.dtype && src.meta_.shape == meta_.shape, "Tensor::copy_: cannot copy ",
                 src.str(), " into ", str());
-  if (numel_ == 0) return;
+  // The same elements (an op writing its output over its input): nothing to copy.
+  if (numel_ == 0 || (data_ == src.data_ && strides_ == src.strides_ && device_ == src.device_)) return;
   if (device_ == src.device_) {
     copy_on_device(*this, src);
   } else {

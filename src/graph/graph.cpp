@@ -163,6 +163,33 @@ ValueTable build_value_table(const Graph& graph) {
   return std::move(table).finish();
 }
 
-void verify_structure(const Graph& graph) { build_value_table(graph); }
+Graph with_states_as_inputs(const Graph& graph) {
+  Graph folded = graph;
+  folded.states.clear();
+  std::unordered_map<std::string_view, const ValueInfo*> constants;
+  for (const ValueInfo& constant : graph.constants) constants.emplace(constant.name, &constant);
+  for (const StateInfo& state : graph.states) {
+    const ValueInfo& value = state.value;
+    OPGRAPH_CHECK(!value.name.empty(), "a graph state has an empty name");
+    check_declared_shape(value, "state", /*symbols_allowed=*/true);
+    if (!state.initial.empty()) {
+      auto it = constants.find(state.initial);
+      OPGRAPH_CHECK(it != constants.end(), "state '", value.name, "': its initial value '", state.initial,
+                    "' is not a constant of the graph");
+      OPGRAPH_CHECK(it->second->dtype == value.dtype && it->second->shape == value.shape, "state '", value.name,
+                    "': expected an initial value of type ", value.type_str(), ", constant '", state.initial, "' is ",
+                    it->second->type_str());
+    }
+    OPGRAPH_CHECK(state.update != value.name, "state '", value.name,
+                  "': its update is the state itself; a state that never changes has no update");
+    folded.inputs.push_back(value);
+    if (!state.update.empty()) folded.outputs.push_back(state.update);
+  }
+  return folded;
+}
+
+void verify_structure(const Graph& graph) {
+  build_value_table(graph.states.empty() ? graph : with_states_as_inputs(graph));
+}
 
 }  // namespace opgraph

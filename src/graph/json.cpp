@@ -119,6 +119,23 @@ Json value_info_json(const ValueInfo& info) {
   return {{"name", info.name}, {"dtype", std::string(dtype_name(info.dtype))}, {"shape", shape}};
 }
 
+StateInfo state_info_of(const Json& value, const std::string& where) {
+  StateInfo state{.value = value_info_of(value, where)};
+  const std::string here = where + " ('" + state.value.name + "')";
+  if (auto initial = value.find("initial"); initial != value.end()) {
+    state.initial = string_of(*initial, here + ".initial");
+  }
+  if (auto update = value.find("update"); update != value.end()) state.update = string_of(*update, here + ".update");
+  return state;
+}
+
+Json state_info_json(const StateInfo& state) {
+  Json json = value_info_json(state.value);
+  if (!state.initial.empty()) json["initial"] = state.initial;
+  if (!state.update.empty()) json["update"] = state.update;
+  return json;
+}
+
 NodeInput node_input_of(const Json& value, const std::string& where) {
   if (value.is_null()) return NodeInput::none();
   if (value.is_array()) {
@@ -289,6 +306,7 @@ Graph Graph::from_json(std::string_view text) {
   graph.constants = list_of<ValueInfo>(optional_array(root, "constants"), "constants", value_info_of);
   graph.nodes = list_of<Node>(member(root, "nodes", "the graph"), "nodes", node_of);
   graph.packages = list_of<std::string>(optional_array(root, "packages"), "packages", string_of);
+  graph.states = list_of<StateInfo>(optional_array(root, "states"), "states", state_info_of);
   return graph;
 }
 
@@ -301,6 +319,13 @@ std::string Graph::to_json(int indent) const {
   for (const Node& node : nodes) nodes_json.push_back(node_json(node));
   Json root = {{"name", name},        {"inputs", inputs_json}, {"outputs", outputs_json}, {"constants", constants_json},
                {"nodes", nodes_json}, {"packages", packages}};
+  // Only a graph with state says so, so that graphs without keep the form
+  // that readers older than states take.
+  if (!states.empty()) {
+    Json states_json = Json::array();
+    for (const StateInfo& state : states) states_json.push_back(state_info_json(state));
+    root["states"] = states_json;
+  }
   try {
     return root.dump(indent);
   } catch (const Json::exception& e) {  // a name that is not valid UTF-8

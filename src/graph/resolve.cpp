@@ -100,6 +100,8 @@ std::vector<const OpDef*> find_ops(const Graph& graph, const Registry& registry)
 }  // namespace
 
 ResolvedGraph resolve(const Graph& graph, const Registry& registry) {
+  OPGRAPH_CHECK(graph.states.empty(), "graph '", graph.name,
+                "': resolve its states as inputs and outputs first (with_states_as_inputs)");
   ResolvedGraph resolved;
   resolved.values = build_value_table(graph);
   auto ids_of = [&](const auto& names, auto name_of) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -71,5 +72,10 @@ std::vector<TensorMeta> infer_metas(const Graph& graph, const ResolvedGraph& res
 
 // Symbolic types of every value (by ValueId): see opgraph::infer_shapes.
 std::vector<ValueInfo> infer_symbolic(const Graph& graph, const ResolvedGraph& resolved);
+
+// Checks that each of a graph's states is updated to a value of its own type,
+// by the types (by ValueId in `values`) inferred for with_states_as_inputs(graph).
+void check_state_updates(std::span<const StateInfo> states, const std::vector<ValueInfo>& types,
+                         const ValueTable& values);
 
 }  // namespace opgraph

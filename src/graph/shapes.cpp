@@ -1,5 +1,7 @@
 // Shape inference through a graph with the ops' shape functions, for given
 // sizes of the symbolic dimensions or for the symbols themselves.
+#include <optional>
+
 #include "graph/resolved.h"
 
 namespace opgraph {
@@ -129,17 +131,34 @@ std::vector<ValueInfo> infer_symbolic(const Graph& graph, const ResolvedGraph& r
   return values;
 }
 
-void verify(const Graph& graph, const Registry& registry) { infer_symbolic(graph, resolve(graph, registry)); }
+void check_state_updates(std::span<const StateInfo> states, const std::vector<ValueInfo>& types,
+                         const ValueTable& values) {
+  for (const StateInfo& state : states) {
+    if (state.update.empty()) continue;
+    const ValueInfo& update = types[*values.find(state.update)];
+    OPGRAPH_CHECK(update.dtype == state.value.dtype && update.shape == state.value.shape, "state '", state.value.name,
+                  "': its update '", state.update, "' is ", update.type_str(), ", the state is ",
+                  state.value.type_str());
+  }
+}
 
-std::unordered_map<std::string, ValueInfo> infer_shapes(const Graph& graph, const Registry& registry) {
+void verify(const Graph& graph, const Registry& registry) { infer_shapes(graph, registry); }
+
+std::unordered_map<std::string, ValueInfo> infer_shapes(const Graph& given, const Registry& registry) {
+  std::optional<Graph> folded;
+  const Graph& graph = given.states.empty() ? given : folded.emplace(with_states_as_inputs(given));
   const ResolvedGraph resolved = resolve(graph, registry);
+  std::vector<ValueInfo> types = infer_symbolic(graph, resolved);
+  check_state_updates(given.states, types, resolved.values);
   std::unordered_map<std::string, ValueInfo> by_name;
-  for (ValueInfo& value : infer_symbolic(graph, resolved)) by_name.emplace(value.name, std::move(value));
+  for (ValueInfo& value : types) by_name.emplace(value.name, std::move(value));
   return by_name;
 }
 
-std::unordered_map<std::string, TensorMeta> infer_shapes(const Graph& graph, const DimBindings& dims,
+std::unordered_map<std::string, TensorMeta> infer_shapes(const Graph& given, const DimBindings& dims,
                                                          const Registry& registry) {
+  std::optional<Graph> folded;
+  const Graph& graph = given.states.empty() ? given : folded.emplace(with_states_as_inputs(given));
   const ResolvedGraph resolved = resolve(graph, registry);
   std::vector<TensorMeta> metas = infer_metas(graph, resolved, dims);
   std::unordered_map<std::string, TensorMeta> by_name;

@@ -7,7 +7,7 @@
 namespace opgraph {
 namespace {
 
-std::string names_of(const std::vector<ValueInfo>& values) {
+std::string names_of(std::span<const ValueInfo> values) {
   std::string names;
   for (const ValueInfo& value : values) names += (names.empty() ? "" : ", ") + value.name;
   return names;
@@ -42,25 +42,27 @@ Executor::Executor(const LoadedGraph& loaded, const ValuePlan& plan, const Sessi
     calls_.push_back({loaded.kernels[i], &node.attrs, plan.first_slot(i), node.inputs.size(), node.outputs.size(),
                       loaded.states[i].get(), by_run, plan.aliases(i)});
   }
+  written_into_state_.assign(resolved_.values.size(), false);
+  for (size_t k = 0; k < plan.state_updates().size(); ++k) {
+    if (plan.updates_in_place()[k]) written_into_state_[*plan.state_updates()[k]] = true;
+  }
   if (resolved_.symbols.empty()) static_plan_ = plan_for({}, {});
   if (options.threads > 0) own_pool_ = std::make_unique<ThreadPool>(options.threads);
   if (options.device.type != DeviceType::CPU) backend_ = &device_backend(options.device.type);
 }
 
 std::vector<int64_t> Executor::check_inputs(std::span<const Tensor> inputs, DimBindings& dims) const {
-  OPGRAPH_CHECK(inputs.size() == loaded_.graph.inputs.size(), "expected ", loaded_.graph.inputs.size(), " inputs (",
-                names_of(loaded_.graph.inputs), "), got ", inputs.size());
-  std::unordered_map<std::string, const std::string*> bound_by;  // symbol -> the input that set it
+  std::unordered_map<std::string, std::string> bound_by;  // symbol -> the input that set it
   for (size_t k = 0; k < inputs.size(); ++k) {
     const ValueInfo& declared = loaded_.graph.inputs[k];
+    const std::string label = (k < loaded_.num_inputs ? "input '" : "state '") + declared.name + "'";
     const Tensor& given = inputs[k];
-    OPGRAPH_CHECK(given.defined(), "input '", declared.name, "' is not given (an undefined tensor)");
-    OPGRAPH_CHECK(given.device().type == DeviceType::CPU || given.device() == options_.device, "input '", declared.name,
-                  "': expected a tensor on ", input_devices(options_.device), ", got ", given.str(), " on ",
+    OPGRAPH_CHECK(given.defined(), label, " is not given (an undefined tensor)");
+    OPGRAPH_CHECK(given.device().type == DeviceType::CPU || given.device() == options_.device, label,
+                  ": expected a tensor on ", input_devices(options_.device), ", got ", given.str(), " on ",
                   device_str(given.device()));
     auto mismatch = [&](const std::string& why) {
-      return Error(
-          detail::concat("input '", declared.name, "': expected ", declared.type_str(), ", got ", given.str(), why));
+      return Error(detail::concat(label, ": expected ", declared.type_str(), ", got ", given.str(), why));
     };
     if (given.dtype() != declared.dtype || given.dim() != static_cast<int64_t>(declared.shape.size())) {
       throw mismatch("");
@@ -73,10 +75,9 @@ std::vector<int64_t> Executor::check_inputs(std::span<const Tensor> inputs, DimB
         continue;
       }
       auto [it, first] = dims.emplace(dim.symbol, size);
-      if (first) bound_by[dim.symbol] = &declared.name;
+      if (first) bound_by[dim.symbol] = label;
       if (it->second != size) {
-        throw mismatch(
-            detail::concat(" (", dim.symbol, " is ", it->second, ", from input '", *bound_by[dim.symbol], "')"));
+        throw mismatch(detail::concat(" (", dim.symbol, " is ", it->second, ", from ", bound_by[dim.symbol], ")"));
       }
     }
   }
@@ -159,7 +160,11 @@ void Executor::return_workspace(std::unique_ptr<Workspace> workspace) {
   free_workspaces_.push_back(std::move(workspace));
 }
 
-std::vector<Tensor> Executor::run(std::span<const Tensor> inputs) {
+std::vector<Tensor> Executor::run(std::span<const Tensor> given, std::span<const Tensor> states) {
+  OPGRAPH_CHECK(given.size() == loaded_.num_inputs, "expected ", loaded_.num_inputs, " inputs (",
+                names_of(std::span(loaded_.graph.inputs).first(loaded_.num_inputs)), "), got ", given.size());
+  std::vector<Tensor> inputs(given.begin(), given.end());
+  inputs.insert(inputs.end(), states.begin(), states.end());
   DimBindings dims;
   const std::vector<int64_t> key = check_inputs(inputs, dims);
   const std::shared_ptr<const ExecutionPlan> plan = static_plan_ ? static_plan_ : plan_for(key, dims);
@@ -180,10 +185,14 @@ std::vector<Tensor> Executor::run(std::span<const Tensor> inputs) {
     bind(value_plan_.input_binding(k), inputs[k].contiguous().to(options_.device));
   }
   for (const RunBinding& binding : value_plan_.bindings()) {
-    if (resolved_.defined_by_node(binding.value) && !value_plan_.shaped_by_run()[binding.value]) {
+    if (resolved_.defined_by_node(binding.value) && !value_plan_.shaped_by_run()[binding.value] &&
+        !written_into_state_[binding.value]) {
       const TensorMeta& meta = plan->metas[binding.value];
       bind(binding, backend_ ? Tensor::empty(meta, options_.device) : output_pool_->take(meta));
     }
+  }
+  for (size_t k = 0; k < states.size(); ++k) {
+    if (value_plan_.updates_in_place()[k]) bind(value_plan_.binding_of(*value_plan_.state_updates()[k]), states[k]);
   }
 
   const uint64_t run_index = runs_.fetch_add(1);
@@ -221,12 +230,19 @@ std::vector<Tensor> Executor::run(std::span<const Tensor> inputs) {
 
   // Node outputs that are graph outputs were allocated for the caller; an
   // output that is a graph input, a constant or given twice is copied.
+  // The states' updates follow the declared outputs; those not written in
+  // place are copied into the states now that the run has succeeded.
+  const auto declared_outputs = resolved_.outputs.begin() + static_cast<std::ptrdiff_t>(loaded_.num_outputs);
   std::vector<Tensor> outputs;
-  outputs.reserve(resolved_.outputs.size());
-  for (auto id = resolved_.outputs.begin(); id != resolved_.outputs.end(); ++id) {
+  outputs.reserve(loaded_.num_outputs);
+  for (auto id = resolved_.outputs.begin(); id != declared_outputs; ++id) {
     const bool fresh = resolved_.defined_by_node(*id) && plan->arena_offsets[*id] == kNotInArena &&
                        std::find(resolved_.outputs.begin(), id, *id) == id;
     outputs.push_back(fresh ? workspace.values[*id] : workspace.values[*id].clone());
+  }
+  for (size_t k = 0; k < states.size(); ++k) {
+    const std::optional<ValueId>& update = value_plan_.state_updates()[k];
+    if (update && !value_plan_.updates_in_place()[k]) Tensor(states[k]).copy_(workspace.values[*update]);
   }
   if (backend_) backend_->synchronize(options_.device.index);
   return outputs;
@@ -262,23 +278,24 @@ void Executor::run_shaped_by_run(size_t i, const KernelContext& context, Workspa
   }
 }
 
-std::vector<Tensor> Executor::run(std::span<const std::pair<std::string, Tensor>> inputs) {
-  std::vector<Tensor> ordered(loaded_.graph.inputs.size());
+std::vector<Tensor> Executor::run(std::span<const std::pair<std::string, Tensor>> inputs,
+                                  std::span<const Tensor> states) {
+  const std::span<const ValueInfo> declared = std::span(loaded_.graph.inputs).first(loaded_.num_inputs);
+  std::vector<Tensor> ordered(declared.size());
   for (const auto& [given_name, tensor] : inputs) {
     const std::string& name = given_name;  // clang with OpenMP cannot capture a binding
-    auto it = std::find_if(loaded_.graph.inputs.begin(), loaded_.graph.inputs.end(),
-                           [&](const ValueInfo& input) { return input.name == name; });
-    OPGRAPH_CHECK(it != loaded_.graph.inputs.end(), "no input named '", name,
-                  "'; the graph's inputs are: ", names_of(loaded_.graph.inputs));
-    Tensor& slot = ordered[static_cast<size_t>(it - loaded_.graph.inputs.begin())];
+    auto it =
+        std::find_if(declared.begin(), declared.end(), [&](const ValueInfo& input) { return input.name == name; });
+    OPGRAPH_CHECK(it != declared.end(), "no input named '", name, "'; the graph's inputs are: ", names_of(declared));
+    Tensor& slot = ordered[static_cast<size_t>(it - declared.begin())];
     OPGRAPH_CHECK(!slot.defined(), "input '", name, "' is given twice");
     slot = tensor;
   }
   for (size_t k = 0; k < ordered.size(); ++k) {
-    OPGRAPH_CHECK(ordered[k].defined(), "input '", loaded_.graph.inputs[k].name,
-                  "' is missing; the graph's inputs are: ", names_of(loaded_.graph.inputs));
+    OPGRAPH_CHECK(ordered[k].defined(), "input '", declared[k].name,
+                  "' is missing; the graph's inputs are: ", names_of(declared));
   }
-  return run(ordered);
+  return run(ordered, states);
 }
 
 size_t Executor::planned_peak_bytes() const {

@@ -38,9 +38,10 @@ class Executor {
   // `loaded` and `plan` must outlive the executor.
   Executor(const LoadedGraph& loaded, const ValuePlan& plan, const SessionOptions& options);
 
-  // Inputs in graph order, or by name; see Session::run.
-  std::vector<Tensor> run(std::span<const Tensor> inputs);
-  std::vector<Tensor> run(std::span<const std::pair<std::string, Tensor>> inputs);
+  // Inputs in graph order, or by name, and the buffers of the graph's
+  // states (LoadedGraph::graph_states), which the run updates; see Session::run.
+  std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<const Tensor> states);
+  std::vector<Tensor> run(std::span<const std::pair<std::string, Tensor>> inputs, std::span<const Tensor> states);
 
   // The most recent run's plan's arena size and no-reuse baseline.
   size_t planned_peak_bytes() const;
@@ -68,7 +69,8 @@ class Executor {
   const ResolvedGraph& resolved_;
   const ValuePlan& value_plan_;
   const SessionOptions& options_;
-  std::vector<NodeCall> calls_;                                               // by node
+  std::vector<NodeCall> calls_;           // by node
+  std::vector<bool> written_into_state_;  // by ValueId: see ValuePlan::updates_in_place
   std::shared_ptr<OutputPool> output_pool_ = std::make_shared<OutputPool>();  // the CPU outputs' buffers
   std::unique_ptr<ThreadPool> own_pool_;  // when options.threads asks for a count of its own
   DeviceBackend* backend_ = nullptr;      // options.device's, where it is not the CPU
@@ -86,6 +88,7 @@ class Executor {
   mutable std::mutex profile_mutex_;
   std::vector<ProfileEvent> events_;
 
+  // `inputs` holds the declared inputs, then the states' buffers.
   std::vector<int64_t> check_inputs(std::span<const Tensor> inputs, DimBindings& dims) const;
   std::shared_ptr<const ExecutionPlan> plan_for(const std::vector<int64_t>& key, const DimBindings& dims);
   std::unique_ptr<Workspace> take_workspace(const std::shared_ptr<const ExecutionPlan>& plan);

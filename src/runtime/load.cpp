@@ -66,8 +66,17 @@ std::unique_ptr<const LoadedGraph> load_graph(Graph graph, Weights weights, cons
                                               const std::vector<std::string>& search_paths) {
   check_options(options);
   auto loaded = std::make_unique<LoadedGraph>();
-  loaded->graph = std::move(graph);
+  loaded->num_inputs = graph.inputs.size();
+  loaded->num_outputs = graph.outputs.size();
+  loaded->graph_states = graph.states;
+  loaded->graph = graph.states.empty() ? std::move(graph) : with_states_as_inputs(graph);
   Graph& as_run = loaded->graph;
+  // Taken before the passes, which may drop a constant no node reads.
+  for (const StateInfo& state : loaded->graph_states) {
+    auto initial = weights.find(state.initial);
+    loaded->state_initials.push_back(initial == weights.end() ? Tensor()
+                                                              : initial->second.contiguous().to(options.device));
+  }
   load_packages(as_run.packages, search_paths);
   PassContext context(as_run, weights, Registry::global(), options.precision);
   // Symbolic shape inference also checks every node's shapes (as verify()
@@ -78,6 +87,7 @@ std::unique_ptr<const LoadedGraph> load_graph(Graph graph, Weights weights, cons
   }
   loaded->resolved = context.resolved();
   loaded->types = context.types();
+  check_state_updates(loaded->graph_states, loaded->types, loaded->resolved.values);
   check_weights(as_run, weights);
   for (const ValueInfo& constant : as_run.constants) {
     loaded->constants.push_back(weights.at(constant.name).contiguous().to(options.device));

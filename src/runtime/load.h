@@ -15,7 +15,14 @@
 namespace opgraph {
 
 struct LoadedGraph {
-  Graph graph;  // as it runs; the resolved nodes point into it, so it never moves
+  // As it runs, its states folded into inputs and outputs
+  // (with_states_as_inputs); the resolved nodes point into it, so it never moves.
+  Graph graph;
+  // How many of graph.inputs and graph.outputs the graph declares: the
+  // states follow them in graph.inputs, their updates in graph.outputs.
+  size_t num_inputs = 0, num_outputs = 0;
+  std::vector<StateInfo> graph_states;  // as declared
+  std::vector<Tensor> state_initials;   // by state: its initial value on the device; undefined for zeros
   ResolvedGraph resolved;
   std::vector<ValueInfo> types;  // by ValueId, with symbolic dimensions
   std::vector<PassReport> pass_reports;

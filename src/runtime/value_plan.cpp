@@ -14,6 +14,7 @@ ValuePlan::ValuePlan(const LoadedGraph& loaded) : loaded_(loaded), resolved_(loa
     num_slots_ += node.inputs.size() + node.outputs.size();
   }
   find_run_bindings();
+  find_state_updates();
 }
 
 bool ValuePlan::aliases(size_t i) const {
@@ -132,6 +133,43 @@ void ValuePlan::find_run_bindings() {
         slots->push_back(first_slot_[i] + node.inputs.size() + k);
     }
   }
+}
+
+void ValuePlan::find_state_updates() {
+  size_t next_update = loaded_.num_outputs;
+  for (size_t k = 0; k < loaded_.graph_states.size(); ++k) {
+    const ValueId state = resolved_.inputs[loaded_.num_inputs + k];
+    if (loaded_.graph_states[k].update.empty()) {
+      state_updates_.emplace_back();
+      updates_in_place_.push_back(false);
+      continue;
+    }
+    const ValueId update = resolved_.outputs[next_update++];
+    state_updates_.emplace_back(update);
+    updates_in_place_.push_back(writable_into_state(state, update));
+  }
+}
+
+bool ValuePlan::writable_into_state(ValueId state, ValueId update) const {
+  const auto& outputs = resolved_.outputs;
+  if (!resolved_.defined_by_node(update) || shaped_by_run_[update] || storage_of_[update] != update ||
+      std::count(outputs.begin(), outputs.end(), update) != 1 ||
+      std::find(outputs.begin(), outputs.end(), state) != outputs.end()) {
+    return false;
+  }
+  const auto producer = std::find_if(resolved_.nodes.begin(), resolved_.nodes.end(), [&](const ResolvedNode& node) {
+    return !node.outputs.empty() && node.outputs[0] == update;
+  });
+  if (producer == resolved_.nodes.end()) return false;  // the update is another output of its node
+  const size_t written_at = static_cast<size_t>(producer - resolved_.nodes.begin());
+  for (size_t i = written_at; i < resolved_.nodes.size(); ++i) {
+    const ResolvedNode& node = resolved_.nodes[i];
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const bool overwritten_here = i == written_at && node.op->in_place_input == k && node.outputs.size() == 1;
+      if (node.inputs[k] == state && !overwritten_here) return false;
+    }
+  }
+  return true;
 }
 
 std::shared_ptr<const ExecutionPlan> ValuePlan::make(const DimBindings& dims) const {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "opgraph/runtime/memory_plan.h"
@@ -76,6 +77,16 @@ class ValuePlan {
   const RunBinding& input_binding(size_t k) const { return bindings_[input_bindings_[k]]; }
   const RunBinding& binding_of(ValueId value) const { return bindings_[binding_of_[value]]; }
 
+  // By state (LoadedGraph::graph_states): its update's value, or nullopt for
+  // a state without; and whether the node that computes the update writes it
+  // straight into the state's buffer. That is so where nothing reads the
+  // state after that node, but the node itself through the input its op may
+  // write over (OpDef::in_place_input), and the update is nothing else the
+  // caller gets. A run binds the state's buffer as the update's memory then,
+  // and otherwise copies the update into the state when it ends.
+  const std::vector<std::optional<ValueId>>& state_updates() const { return state_updates_; }
+  const std::vector<bool>& updates_in_place() const { return updates_in_place_; }
+
   // Every value's type and arena offset for one run's symbol sizes.
   std::shared_ptr<const ExecutionPlan> make(const DimBindings& dims) const;
 
@@ -90,6 +101,8 @@ class ValuePlan {
   std::vector<RunBinding> bindings_;
   std::vector<size_t> input_bindings_;  // into bindings_, by graph input
   std::vector<size_t> binding_of_;      // by ValueId: index into bindings_, or -1 for none
+  std::vector<std::optional<ValueId>> state_updates_;
+  std::vector<bool> updates_in_place_;
 
   void find_shaped_by_run();
   std::vector<bool> allocated_apart() const;
@@ -97,6 +110,8 @@ class ValuePlan {
   void find_in_place_outputs(const std::vector<bool>& apart);
   void compute_lifetimes();
   void find_run_bindings();
+  void find_state_updates();
+  bool writable_into_state(ValueId state, ValueId update) const;
 };
 
 }  // namespace opgraph

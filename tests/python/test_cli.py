@@ -356,7 +356,11 @@ ERROR_CASES = [
         r"--threads: expected an integer of at least 1, got 'two'",
     ),
     (["bench", "cnn.opg", "--dim", "N"], 2, r"--dim expects SYMBOL=SIZE, got 'N'"),
-    (["bench", "cnn.opg", "--dim", "M=2"], 1, r"--dim M=2: no input has the dimension 'M'; their symbols are: N"),
+    (
+        ["bench", "cnn.opg", "--dim", "M=2"],
+        1,
+        r"--dim M=2: no input or state has the dimension 'M'; their symbols are: N",
+    ),
     (
         ["bench", "cnn.opg", "--input", "x=x.npy", "--dim", "N=3"],
         1,

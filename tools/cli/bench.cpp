@@ -42,15 +42,16 @@ int bench_main(const Args& args) {
   const SessionOptions options = session_options(args);
   const Session session(args.operand(), options);
   const std::vector<Tensor> inputs = model_inputs(session, args, /*random_fill=*/true);
+  State state = model_state(session, args, inputs);
 
-  for (int64_t i = 0; i < warmup; ++i) session.run(inputs);
+  for (int64_t i = 0; i < warmup; ++i) session.run(inputs, &state);
   std::vector<double> milliseconds;
   milliseconds.reserve(static_cast<size_t>(iterations));
   size_t output_bytes = 0;
   const Clock::time_point begin = Clock::now();
   for (int64_t i = 0; i < iterations; ++i) {
     const Clock::time_point start = Clock::now();
-    const std::vector<Tensor> outputs = session.run(inputs);
+    const std::vector<Tensor> outputs = session.run(inputs, &state);
     milliseconds.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     output_bytes = 0;
     for (const Tensor& output : outputs) output_bytes += output.nbytes();

@@ -46,15 +46,18 @@ size_t input_index(const Session& session, const std::string& name) {
 }
 
 // The symbolic dimensions of the inputs, in order of appearance.
+// The symbols of the inputs' and the states' shapes, in order of appearance.
 std::vector<std::string> input_symbols(const Session& session) {
   std::vector<std::string> symbols;
-  for (const ValueInfo& input : session.inputs()) {
-    for (const Dim& dim : input.shape) {
+  auto add = [&](const ValueInfo& value) {
+    for (const Dim& dim : value.shape) {
       if (dim.is_symbolic() && std::find(symbols.begin(), symbols.end(), dim.symbol) == symbols.end()) {
         symbols.push_back(dim.symbol);
       }
     }
-  }
+  };
+  for (const ValueInfo& input : session.inputs()) add(input);
+  for (const StateInfo& state : session.states()) add(state.value);
   return symbols;
 }
 
@@ -65,8 +68,8 @@ DimBindings dims_from_flags(const Session& session, const Args& args) {
     const auto [symbol, size] = split_assignment("--dim", text, "SYMBOL=SIZE");
     OPGRAPH_CHECK(
         std::find(symbols.begin(), symbols.end(), symbol) != symbols.end(), "--dim ", text,
-        ": no input has the dimension '", symbol, "'",
-        symbols.empty() ? std::string("; the inputs have static shapes") : "; their symbols are: " + joined(symbols));
+        ": no input or state has the dimension '", symbol, "'",
+        symbols.empty() ? std::string("; their shapes are static") : "; their symbols are: " + joined(symbols));
     OPGRAPH_CHECK(dims.emplace(symbol, parse_integer("--dim " + symbol, size, 0)).second, "--dim: ", symbol,
                   " is given twice");
   }
@@ -157,6 +160,22 @@ SessionOptions session_options(const Args& args) {
   const std::span<const std::string> disabled = args.values("--disable-pass");
   options.disabled_passes.assign(disabled.begin(), disabled.end());
   return options;
+}
+
+State model_state(const Session& session, const Args& args, const std::vector<Tensor>& inputs) {
+  if (session.states().empty()) return State();
+  DimBindings dims = dims_from_flags(session, args);
+  for (size_t k = 0; k < inputs.size(); ++k) bind_symbols(session.inputs()[k], inputs[k], "", dims);
+  DimBindings sizes;  // those of the states' symbols
+  for (const StateInfo& state : session.states()) {
+    for (const Dim& dim : state.value.shape) {
+      auto size = dims.find(dim.symbol);
+      OPGRAPH_CHECK(!dim.is_symbolic() || size != dims.end(), "state '", state.value.name, "' is ",
+                    state.value.type_str(), ": give the size of '", dim.symbol, "' with --dim ", dim.symbol, "=SIZE");
+      if (dim.is_symbolic()) sizes.emplace(dim.symbol, size->second);
+    }
+  }
+  return session.new_state(sizes);
 }
 
 std::vector<Tensor> model_inputs(const Session& session, const Args& args, bool random_fill) {

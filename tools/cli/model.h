@@ -26,4 +26,8 @@ SessionOptions session_options(const Args& args);
 // with the same symbol. Throws opgraph::Error naming the input or flag.
 std::vector<Tensor> model_inputs(const Session& session, const Args& args, bool random_fill);
 
+// For a graph with state, a new state object for runs on `inputs`: its
+// symbols sized by --dim or by the inputs; an undefined State otherwise.
+State model_state(const Session& session, const Args& args, const std::vector<Tensor>& inputs);
+
 }  // namespace opgraph::cli

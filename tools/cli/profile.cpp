@@ -44,9 +44,10 @@ int profile_main(const Args& args) {
   options.profile = true;
   const Session session(args.operand(), options);
   const std::vector<Tensor> inputs = model_inputs(session, args, /*random_fill=*/true);
-  for (int64_t i = 0; i < warmup; ++i) session.run(inputs);
+  State state = model_state(session, args, inputs);
+  for (int64_t i = 0; i < warmup; ++i) session.run(inputs, &state);
   session.clear_profile_events();
-  for (int64_t i = 0; i < iterations; ++i) session.run(inputs);
+  for (int64_t i = 0; i < iterations; ++i) session.run(inputs, &state);
   session.write_chrome_trace(trace);
 
   const std::vector<Node>& nodes = session.graph().nodes;

@@ -43,7 +43,9 @@ int run_main(const Args& args) {
   const Session session(args.operand(), session_options(args));
   const std::vector<std::string>& names = session.graph().outputs;
   const std::vector<std::string> files = output_files(names);
-  const std::vector<Tensor> outputs = session.run(model_inputs(session, args, /*random_fill=*/false));
+  const std::vector<Tensor> inputs = model_inputs(session, args, /*random_fill=*/false);
+  State state = model_state(session, args, inputs);
+  const std::vector<Tensor> outputs = session.run(inputs, &state);
 
   std::error_code error;
   std::filesystem::create_directories(output_dir, error);

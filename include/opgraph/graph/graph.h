@@ -14,6 +14,10 @@
 //               "outputs": ["y"], "attrs": {"groups": {"type": "int", "value": 1}}}],
 //    "packages": ["mylib"]}
 //
+// A graph may also declare state: values that persist from one run to the
+// next (a KV cache, a recurrent carry, running statistics), which nodes read
+// by name as they read inputs; see StateInfo.
+//
 // A dimension is an int or a symbol ("N"): a size fixed for one run, the same
 // wherever the symbol appears.
 #pragma once
@@ -109,6 +113,19 @@ struct Node {
   bool operator==(const Node&) const = default;
 };
 
+// A value that persists between runs. A run reads it as the previous run
+// left it (at first `initial`'s value, or zeros); when the run succeeds the
+// state holds `update`'s value, the way a mutated buffer of torch.export's
+// ExportedProgram or OpenVINO's ReadValue/Assign pair carries a KV cache.
+// The values live in a Session's state objects (Session::new_state), one per
+// sequence or stream, not in the graph or the Session.
+struct StateInfo {
+  ValueInfo value;      // its name, as nodes read it; symbols are sized per state object
+  std::string initial;  // a constant of the same type; empty: zeros
+  std::string update;   // the value the state holds after a run; empty: the state never changes
+  bool operator==(const StateInfo&) const = default;
+};
+
 struct Graph {
   std::string name;
   std::vector<ValueInfo> inputs;
@@ -116,6 +133,7 @@ struct Graph {
   std::vector<ValueInfo> constants;   // static shapes; the data travels beside the graph
   std::vector<Node> nodes;            // topological order
   std::vector<std::string> packages;  // op packages the nodes need (names or paths)
+  std::vector<StateInfo> states;
 
   // Throws opgraph::Error naming the field for JSON that is malformed or does
   // not follow the schema above.
@@ -127,8 +145,16 @@ struct Graph {
 
 // Checks what needs no registry: names are non-empty and unique, every value
 // is defined exactly once and before it is used (so nodes are in topological
-// order and there are no cycles), outputs exist, constants have static shapes.
+// order and there are no cycles), outputs exist, constants have static shapes,
+// and each state's initial value is a constant of its type and its update a
+// value of the graph.
 void verify_structure(const Graph& graph);
+
+// The graph as the verifier, shape inference and the runtime see it: each
+// state a graph input after the declared ones, each state's update a graph
+// output after the declared ones (so that nothing that updates a state looks
+// unused). Checks what verify_structure() checks of the states.
+Graph with_states_as_inputs(const Graph& graph);
 
 // verify_structure(), then against the registry: every op is known (all the
 // missing ones are reported at once), every node has one input per tensor

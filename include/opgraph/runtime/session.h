@@ -13,6 +13,12 @@
 //
 //   opgraph::Session session("model.opg", {.threads = 2});
 //   std::vector<opgraph::Tensor> outputs = session.run({{"x", x}});
+//
+// A graph with state (Graph::states: a KV cache, a recurrent carry) runs
+// with a state object, one per sequence or stream:
+//
+//   opgraph::State state = session.new_state();
+//   session.run({{"input_ids", ids}, {"cache_position", position}}, &state);
 #pragma once
 
 #include <memory>
@@ -69,6 +75,30 @@ struct ProfileEvent {
   std::string shapes;  // "float32[1, 3, 8, 8], float32[16, 3, 3, 3] -> float32[1, 16, 6, 6]"
 };
 
+// The buffers of a graph's states (see StateInfo) for one sequence or
+// stream, made by Session::new_state() for that Session's runs. Copies refer
+// to the same buffers. A state takes one run at a time; runs with different
+// states may run at once, from any threads.
+class State {
+ public:
+  State() = default;  // holds no buffers: a run of a graph with state refuses it
+
+  // Every buffer back to its initial value (the state's `initial` constant, or zeros).
+  void reset();
+  // The buffer of state `name`, which later runs change in place.
+  Tensor get(std::string_view name) const;
+  // The states as the graph declares them, sized.
+  std::vector<ValueInfo> values() const;
+  bool defined() const { return impl_ != nullptr; }
+
+  struct Impl;
+
+ private:
+  explicit State(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<Impl> impl_;
+  friend class Session;
+};
+
 class Session {
  public:
   // Loads an .opg file; the weights stay mapped from the file. The file's
@@ -101,12 +131,25 @@ class Session {
   // returns once its work on the stream is done. An output's memory is the
   // caller's until the caller lets go of it; the session then keeps it for a
   // later run's output of the same size (a few buffers at most).
-  std::vector<Tensor> run(std::span<const Tensor> inputs) const;
-  std::vector<Tensor> run(const std::unordered_map<std::string, Tensor>& inputs) const;
-  std::vector<Tensor> run(std::span<const std::pair<std::string, Tensor>> inputs) const;
-  std::vector<Tensor> run(std::initializer_list<std::pair<std::string, Tensor>> inputs) const {
-    return run(std::span<const std::pair<std::string, Tensor>>(inputs.begin(), inputs.size()));
+  //
+  // A graph with state needs `state`, one that new_state() of this Session
+  // made and no other run is using: the run reads the states from it, and
+  // when it succeeds leaves the states' updates in it. A run that fails
+  // before any node has run leaves it as it was; see docs/opg-format.md for
+  // the updates that are written in place while the run goes on.
+  std::vector<Tensor> run(std::span<const Tensor> inputs, State* state = nullptr) const;
+  std::vector<Tensor> run(const std::unordered_map<std::string, Tensor>& inputs, State* state = nullptr) const;
+  std::vector<Tensor> run(std::span<const std::pair<std::string, Tensor>> inputs, State* state = nullptr) const;
+  std::vector<Tensor> run(std::initializer_list<std::pair<std::string, Tensor>> inputs, State* state = nullptr) const {
+    return run(std::span<const std::pair<std::string, Tensor>>(inputs.begin(), inputs.size()), state);
   }
+
+  // The graph's states as it declares them (empty for a graph without).
+  const std::vector<StateInfo>& states() const;
+  // A new set of state buffers at their initial values, on the session's
+  // device. `sizes` gives the symbols of the states' shapes that no constant
+  // fixes (the batch, say); an unknown or missing one is an error.
+  State new_state(const DimBindings& sizes = {}) const;
 
   // The arena size of the memory plan, and the baseline of one buffer per
   // intermediate tensor, for the most recent run's input shapes (for a graph

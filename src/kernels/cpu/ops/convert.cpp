@@ -187,7 +187,8 @@ void register_convert_ops(BuiltinOps& builtins) {
   define(builtins, {.schema = "aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
                     .shape = copy_shape,
                     .cpu = convert_kernel<false, 1>,
-                    .reference = convert_kernel<true, 1>});
+                    .reference = convert_kernel<true, 1>,
+                    .in_place_input = 0});
   define(builtins,
          {.schema = "aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)",
           .shape = resize_shape,

@@ -223,6 +223,19 @@ IndexPut index_put_inputs(std::span<const Tensor> inputs, const Attrs& attrs) {
   return {inputs[0], inputs.subspan(1, attrs.list_sizes()[0]), inputs[1 + attrs.list_sizes()[0]]};
 }
 
+// Every index in range before anything is written: out may be self's own
+// memory (a state updated in place), which a failed call must leave as it was.
+void check_indices(const Tensor& self, std::span<const Tensor> indices, const Indexing& plan) {
+  for (int64_t d : plan.indexed) {
+    const Tensor& index = indices[static_cast<size_t>(d)];
+    dispatch_index(index.dtype(), [&](auto zero) {
+      using Index = decltype(zero);
+      const Index* at = index.data_ptr<const Index>();
+      for (int64_t i = 0; i < index.numel(); ++i) position<true>(at, i, self.shape()[d]);
+    });
+  }
+}
+
 void check_values(const TensorMeta& values, const Indexing& plan) {
   bool fits = values.shape.size() <= plan.out_shape.size();
   for (size_t i = 1; fits && i <= values.shape.size(); ++i) {
@@ -297,10 +310,11 @@ void index_put_kernel(const KernelContext&, std::span<const Tensor> inputs, std:
   const Tensor& self = parts.self;
   const Tensor& values = parts.values;
   const Tensor& out = outputs[0];
-  copy_self(self, out);
   const std::vector<Tensor> indices = unmasked(parts.indices);
   const Indexing plan = plan_indexing(self.meta(), indices);
   check_values(values.meta(), plan);
+  check_indices(self, indices, plan);
+  copy_self(self, out);
   const Shape& shape = plan.out_shape;
   const int64_t total = product(shape);
   if (total == 0) return;
@@ -378,7 +392,8 @@ void define_view_scatter(BuiltinOps& builtins, const char* schema,
          {.schema = schema,
           .shape = view_scatter_shape<layout_of>,
           .cpu = view_scatter_cpu<layout_of>,
-          .reference = view_scatter_reference<layout_of>},
+          .reference = view_scatter_reference<layout_of>,
+          .in_place_input = 0},
          where);
 }
 
@@ -694,14 +709,16 @@ void register_scatter_ops(BuiltinOps& builtins) {
   define(builtins,
          {.schema = "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
           .shape = index_put_shape,
-          OPGRAPH_CPU_AND_REFERENCE(index_put_kernel)});
+          OPGRAPH_CPU_AND_REFERENCE(index_put_kernel),
+          .in_place_input = 0});
   // torch.export keeps the in-place form of x[mask] = v; with outputs
   // allocated by the caller it runs as the functional form, self unchanged.
   define(builtins,
          {.schema = "aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) "
                     "-> Tensor(a!)",
           .shape = index_put_shape,
-          OPGRAPH_CPU_AND_REFERENCE(index_put_kernel)});
+          OPGRAPH_CPU_AND_REFERENCE(index_put_kernel),
+          .in_place_input = 0});
   define_view_scatter<select_layout>(builtins,
                                      "aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor");
   define_view_scatter<slice_layout>(builtins,
