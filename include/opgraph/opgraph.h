@@ -10,6 +10,8 @@
 #include "opgraph/core/thread_pool.h"
 #include "opgraph/graph/graph.h"
 #include "opgraph/graph/opg.h"
+#include "opgraph/llm/generator.h"
+#include "opgraph/llm/sampler.h"
 #include "opgraph/llm/tokenizer.h"
 #include "opgraph/package/loader.h"
 #include "opgraph/registry/attrs.h"

@@ -1,6 +1,8 @@
-// opgraph.llm.Tokenizer and TokenStreamDecoder: text to token ids and back
-// from a Hugging Face tokenizer.json, in C++ with the GIL released.
+// opgraph.llm's C++ side: Tokenizer and TokenStreamDecoder (text to token
+// ids and back from a Hugging Face tokenizer.json) and the generation loop
+// (_Generator, which opgraph/llm/generator.py wraps), with the GIL released.
 #include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
@@ -72,6 +74,59 @@ void init_llm(nb::module_& m) {
       .def("push", &TokenStreamDecoder::push, nb::arg("id"), "The text this id completes (often empty).")
       .def("finish", &TokenStreamDecoder::finish,
            "What is held back, each incomplete character as U+FFFD; the decoder then starts afresh.");
+
+  using llm::GenerationResult;
+  using llm::Generator;
+  nb::class_<GenerationResult>(m, "_GenerationResult")
+      .def_ro("tokens", &GenerationResult::tokens)
+      .def_ro("text", &GenerationResult::text)
+      .def_prop_ro("stop_reason", [](const GenerationResult& r) { return llm::stop_reason_name(r.reason); })
+      .def_ro("prompt_tokens", &GenerationResult::prompt_tokens)
+      .def_ro("prompt_seconds", &GenerationResult::prompt_seconds)
+      .def_ro("decode_seconds", &GenerationResult::decode_seconds);
+  nb::class_<Generator>(m, "_Generator")
+      .def(
+          "__init__",
+          [](Generator* self, const std::filesystem::path& folder, int threads, const std::string& precision,
+             int64_t prefill_chunk) {
+            OPGRAPH_CHECK(precision == "float32" || precision == "bf16",
+                          "precision: expected 'float32' or 'bf16', got '", precision, "'");
+            llm::GeneratorOptions options{.threads = threads,
+                                          .precision = precision == "bf16" ? Precision::BFloat16 : Precision::Float32,
+                                          .prefill_chunk = prefill_chunk};
+            nb::gil_scoped_release release;
+            new (self) Generator(folder.string(), options);
+          },
+          nb::arg("folder"), nb::arg("threads"), nb::arg("precision"), nb::arg("prefill_chunk"))
+      .def(
+          "generate",
+          [](const Generator& self, const std::vector<int32_t>& prompt, int64_t max_new_tokens, double temperature,
+             std::optional<int64_t> top_k, std::optional<double> top_p, std::optional<double> repetition_penalty,
+             std::vector<std::string> stop, std::optional<uint64_t> seed, nb::object on_token) {
+            llm::GenerationOptions options{.max_new_tokens = max_new_tokens,
+                                           .sampling = {.temperature = temperature,
+                                                        .top_k = top_k,
+                                                        .top_p = top_p,
+                                                        .repetition_penalty = repetition_penalty,
+                                                        .seed = seed},
+                                           .stop = std::move(stop)};
+            llm::TokenCallback callback;
+            if (!on_token.is_none()) {
+              callback = [&on_token](int32_t token, std::string_view text) {
+                nb::gil_scoped_acquire acquire;
+                on_token(token, nb::str(text.data(), text.size()));
+              };
+            }
+            nb::gil_scoped_release release;
+            return self.generate(std::span<const int32_t>(prompt), options, callback);
+          },
+          nb::arg("prompt"), nb::arg("max_new_tokens"), nb::arg("temperature"), nb::arg("top_k").none(),
+          nb::arg("top_p").none(), nb::arg("repetition_penalty").none(), nb::arg("stop"), nb::arg("seed").none(),
+          nb::arg("on_token").none())
+      .def_prop_ro("tokenizer", &Generator::tokenizer)
+      .def_prop_ro("max_seq_len", &Generator::max_seq_len)
+      .def_prop_ro("vocab_size", &Generator::vocab_size)
+      .def_prop_ro("eos_token_ids", &Generator::eos_token_ids);
 }
 
 }  // namespace opgraph::python

@@ -21,7 +21,8 @@ Graph cache_graph(const std::string& extra_nodes = "", const std::string& output
     "name": "cache",
     "inputs": [{"name": "rows", "dtype": "float32", "shape": ["B", "T", 2]},
                {"name": "pos", "dtype": "int64", "shape": ["T"]}],
-    "outputs": )" + outputs + R"(,
+    "outputs": )" + outputs +
+                          R"(,
     "states": [{"name": "cache", "dtype": "float32", "shape": ["B", 6, 2], "update": "cache_next"}],
     "nodes": [
       {"name": "write", "op_type": "aten::index_put", "inputs": ["cache", [null, "pos"], "rows"],
@@ -137,39 +138,43 @@ TEST(State, BadUseIsAnErrorThatLeavesTheStateAsItWas) {
   const std::vector<float> before = elements(state.get("cache"));
   const Tensor rows = values({1, 1, 2}, {7, 8});
 
-  EXPECT_NE(error_of([&] { session.run({{"rows", rows}, {"pos", positions({0})}}); })
-                .find("graph 'cache' has state (cache): run it with a state from this Session's new_state()"),
+  EXPECT_NE(error_of([&] {
+              session.run({{"rows", rows}, {"pos", positions({0})}});
+            }).find("graph 'cache' has state (cache): run it with a state from this Session's new_state()"),
             std::string::npos);
   Session other(cache_graph(), {});
   State foreign = other.new_state({{"B", 1}});
-  EXPECT_NE(error_of([&] { session.run({{"rows", rows}, {"pos", positions({0})}}, &foreign); })
-                .find("the state was made by another Session"),
+  EXPECT_NE(error_of([&] {
+              session.run({{"rows", rows}, {"pos", positions({0})}}, &foreign);
+            }).find("the state was made by another Session"),
             std::string::npos);
   // A position past the cache's 6 rows: nothing is written.
-  EXPECT_NE(error_of([&] { session.run({{"rows", values({1, 2, 2}, {7, 8, 9, 9})}, {"pos", positions({1, 6})}},
-                                       &state); })
-                .find("index: 6 at position 1 is out of range for a dim of size 6"),
+  EXPECT_NE(error_of([&] {
+              session.run({{"rows", values({1, 2, 2}, {7, 8, 9, 9})}, {"pos", positions({1, 6})}}, &state);
+            }).find("index: 6 at position 1 is out of range for a dim of size 6"),
             std::string::npos);
   EXPECT_EQ(elements(state.get("cache")), before);
   // The batch of the inputs and of the state disagree.
-  EXPECT_NE(error_of([&] { session.run({{"rows", values({2, 1, 2}, {1, 2, 3, 4})}, {"pos", positions({0})}},
-                                       &state); })
-                .find("state 'cache': expected float32[B, 6, 2], got float32[1, 6, 2] (B is 2, from input 'rows')"),
+  EXPECT_NE(error_of([&] {
+              session.run({{"rows", values({2, 1, 2}, {1, 2, 3, 4})}, {"pos", positions({0})}}, &state);
+            }).find("state 'cache': expected float32[B, 6, 2], got float32[1, 6, 2] (B is 2, from input 'rows')"),
             std::string::npos);
   EXPECT_EQ(elements(state.get("cache")), before);
 
   EXPECT_NE(error_of([&] { session.new_state(); }).find("state 'cache' is float32[B, 6, 2]: give the size of 'B'"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { session.new_state({{"B", 1}, {"N", 2}}); })
-                .find("no state's shape has dimension 'N'; the states are cache"),
+  EXPECT_NE(error_of([&] {
+              session.new_state({{"B", 1}, {"N", 2}});
+            }).find("no state's shape has dimension 'N'; the states are cache"),
             std::string::npos);
   EXPECT_NE(error_of([&] { state.get("v_cache"); }).find("no state named 'v_cache'; the states are cache"),
             std::string::npos);
   Session stateless(Graph::from_json(R"({"name": "g", "inputs": [{"name": "x", "dtype": "float32", "shape": [2]}],
       "outputs": [{"name": "y"}], "nodes": [{"name": "r", "op_type": "aten::relu", "inputs": ["x"], "outputs": ["y"]}]})"),
                     {});
-  EXPECT_NE(error_of([&] { stateless.run(std::vector<Tensor>{values({2}, {1, 2})}, &state); })
-                .find("graph 'g' has no state; run it without one"),
+  EXPECT_NE(error_of([&] {
+              stateless.run(std::vector<Tensor>{values({2}, {1, 2})}, &state);
+            }).find("graph 'g' has no state; run it without one"),
             std::string::npos);
 }
 
@@ -177,7 +182,8 @@ TEST(State, DeclarationsAreChecked) {
   auto load_error = [](const std::string& states, const std::string& constants = "[]") {
     return error_of([&] {
       verify(Graph::from_json(R"({"name": "g", "inputs": [{"name": "x", "dtype": "float32", "shape": [2]}],
-          "outputs": [{"name": "y"}], "constants": )" + constants + R"(, "states": )" + states + R"(,
+          "outputs": [{"name": "y"}], "constants": )" +
+                              constants + R"(, "states": )" + states + R"(,
           "nodes": [{"name": "r", "op_type": "aten::relu", "inputs": ["x"], "outputs": ["y"]}]})"));
     });
   };

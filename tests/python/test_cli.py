@@ -394,11 +394,11 @@ def test_errors_are_one_line_and_a_non_zero_exit(opgraph_cli, bad_files, args, s
     [
         (
             [],
-            r"opgraph: no command given; the commands are: run, bench, inspect, ops, profile, test-package \(see 'opgraph --help'\)",
+            r"opgraph: no command given; the commands are: run, bench, generate, inspect, ops, profile, test-package \(see 'opgraph --help'\)",
         ),
         (
             ["compile"],
-            r"opgraph: unknown command 'compile'; the commands are: run, bench, inspect, ops, profile, test-package .*",
+            r"opgraph: unknown command 'compile'; the commands are: run, bench, generate, inspect, ops, profile, test-package .*",
         ),
     ],
 )

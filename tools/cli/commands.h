@@ -7,6 +7,7 @@ namespace opgraph::cli {
 
 Command run_command();
 Command bench_command();
+Command generate_command();
 Command inspect_command();
 Command ops_command();
 Command profile_command();

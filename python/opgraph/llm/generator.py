@@ -1,0 +1,137 @@
+"""``Generator``: text generation with a causal LM that opgraph.llm.export
+wrote to a folder, on the C++ runtime (the loop itself is C++, as the
+``opgraph generate`` command runs it)."""
+
+import queue
+import threading
+
+from .. import _C
+from .._C import Error
+
+
+class Generated(list):
+    """The new token ids of an id prompt, with how generation ended:
+    ``stop_reason`` ('eos', 'stop', 'max_new_tokens', 'max_seq_len'), and the
+    prompt's and the decoding's timings."""
+
+    def __init__(self, result):
+        super().__init__(result.tokens)
+        _describe(self, result)
+
+
+class GeneratedText(str):
+    """The new text of a text prompt, with the same attributes as Generated
+    and its ``tokens``."""
+
+    def __new__(cls, result):
+        text = super().__new__(cls, result.text)
+        text.tokens = list(result.tokens)
+        _describe(text, result)
+        return text
+
+
+def _describe(target, result):
+    target.stop_reason = result.stop_reason
+    target.prompt_tokens = result.prompt_tokens
+    target.time_to_first_token = result.prompt_seconds
+    target.decode_tokens_per_second = (
+        max(len(result.tokens) - 1, 0) / result.decode_seconds if result.decode_seconds > 0 else 0.0
+    )
+
+
+class Generator:
+    """``Generator(folder, threads=None, precision="float32")``: greedy by
+    default; ``temperature``, ``top_k``, ``top_p``, ``repetition_penalty`` and
+    ``seed`` sample as transformers' generate() does. Calls from several
+    threads run at once, each sequence with its own KV cache."""
+
+    def __init__(self, folder, *, threads=None, precision="float32", prefill_chunk=512):
+        self._generator = _C._Generator(str(folder), threads or 0, precision, prefill_chunk)
+
+    @property
+    def tokenizer(self):
+        return self._generator.tokenizer
+
+    @property
+    def max_seq_len(self):
+        return self._generator.max_seq_len
+
+    def generate(
+        self,
+        prompt,
+        max_new_tokens=128,
+        temperature=0.0,
+        top_k=None,
+        top_p=None,
+        repetition_penalty=None,
+        stop=None,
+        seed=None,
+    ):
+        """The new token ids (Generated) for a list of ids, the new text
+        (GeneratedText) for a string, and a list of those for a list of
+        prompts, each generated as if alone."""
+        options = dict(
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            top_k=top_k,
+            top_p=top_p,
+            repetition_penalty=repetition_penalty,
+            stop=list(stop or ()),
+            seed=seed,
+        )
+        if isinstance(prompt, list) and prompt and not isinstance(prompt[0], int):
+            return [self._one(p, options, None) for p in prompt]
+        return self._one(prompt, options, None)
+
+    def stream(self, prompt, **options):
+        """Yields the new text piece by piece as it is produced (a text
+        prompt, or ids with a tokenizer in the folder)."""
+        if self.tokenizer is None:
+            raise Error("Generator.stream: yields text, and this folder has no tokenizer")
+        pieces = queue.Queue()
+        done = object()
+        outcome = {}
+
+        def produce():
+            try:
+                self._one(prompt, {"stop": [], **options}, lambda _, text: text and pieces.put(text))
+            except Exception as error:  # handed to the consumer, which raises it
+                outcome["error"] = error
+            finally:
+                pieces.put(done)
+
+        worker = threading.Thread(target=produce, daemon=True)
+        worker.start()
+        while (piece := pieces.get()) is not done:
+            yield piece
+        worker.join()
+        if "error" in outcome:
+            raise outcome["error"]
+
+    def _one(self, prompt, options, on_token):
+        if isinstance(prompt, str):
+            if self.tokenizer is None:
+                raise Error(
+                    "Generator.generate: a text prompt needs a tokenizer, and this folder has no tokenizer.json; "
+                    "give token ids, or export with a tokenizer"
+                )
+            ids = self.tokenizer.encode(prompt)
+        elif isinstance(prompt, list) and all(isinstance(i, int) for i in prompt):
+            ids = prompt
+        else:
+            raise Error(
+                f"Generator.generate: expected a prompt as a str, a list of token ids or a list of those, "
+                f"got {type(prompt).__name__}"
+            )
+        options = {
+            "max_new_tokens": 128,
+            "temperature": 0.0,
+            "top_k": None,
+            "top_p": None,
+            "repetition_penalty": None,
+            "stop": [],
+            "seed": None,
+            **options,
+        }
+        result = self._generator.generate(ids, on_token=on_token, **options)
+        return GeneratedText(result) if isinstance(prompt, str) else Generated(result)

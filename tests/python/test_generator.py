@@ -1,0 +1,165 @@
+"""opgraph.llm.Generator on a small stateful model whose next token NumPy
+can tell: it keeps each token's value in a cache (a graph state written at
+cache_position) and predicts the token nearest the cache's sum. The loop,
+the cache across runs, chunked prompts, sampling, stops and errors are
+checked against that rule; real decoders are checked in the export tests."""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+from tokenizers import Tokenizer as HfTokenizer
+from tokenizers import decoders, models, pre_tokenizers, trainers
+
+import opgraph
+from opgraph.llm import Generator
+
+MAX_SEQ_LEN = 12
+
+
+def sum_model(vocab, max_seq_len=MAX_SEQ_LEN):
+    g = opgraph.Graph("sum_lm")
+    g.add_input("input_ids", "int64", [1, "T"])
+    g.add_input("cache_position", "int64", ["T"])
+    g.add_constant("values", "float32", [vocab, 1])
+    g.add_constant("grid", "float32", [vocab])
+    g.add_state("cache", "float32", [1, max_seq_len], update="cache_next")
+    g.add_node("aten::embedding", ["values", "input_ids"], ["embedded"])
+    g.add_node("aten::squeeze.dim", ["embedded"], ["tokens"], dim=-1)
+    g.add_node("aten::index_put", ["cache", [None, "cache_position"], "tokens"], ["cache_next"])
+    g.add_node("aten::sum.dim_IntList", ["cache_next"], ["total"], dim=[1], keepdim=True)
+    g.add_node("aten::sub.Tensor", ["grid", "total"], ["distance"])
+    g.add_node("aten::mul.Tensor", ["distance", "distance"], ["square"])
+    g.add_node("aten::neg", ["square"], ["logits"])
+    g.add_output("logits")
+    weights = {
+        "values": np.arange(vocab, dtype=np.float32).reshape(vocab, 1),
+        "grid": np.arange(vocab, dtype=np.float32),
+    }
+    return g, weights
+
+
+def greedy(prompt, vocab, steps, eos=()):
+    """What the model generates greedily: the token nearest the sum so far."""
+    tokens, total = [], sum(prompt)
+    for _ in range(steps):
+        token = min(total, vocab - 1)
+        if token in eos:
+            break
+        tokens.append(token)
+        total += token
+    return tokens
+
+
+def write_folder(folder, vocab, eos=None, tokenizer=None):
+    folder.mkdir(exist_ok=True)
+    graph, weights = sum_model(vocab)
+    opgraph.save_opg(folder / "model.opg", graph, weights)
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": eos, "max_seq_len": MAX_SEQ_LEN}))
+    if tokenizer is not None:
+        tokenizer.save(str(folder / "tokenizer.json"))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def byte_tokenizer():
+    tokenizer = HfTokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=270, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
+    tokenizer.train_from_iterator(["the cache holds the sum of the tokens"] * 4, trainer)
+    return tokenizer
+
+
+def test_greedy_tokens_follow_the_cache_across_runs(tmp_path):
+    generator = Generator(write_folder(tmp_path / "m", vocab=64))
+    out = generator.generate([1, 2], max_new_tokens=5)
+    assert out == greedy([1, 2], 64, 5) == [3, 6, 12, 24, 48]
+    assert out.stop_reason == "max_new_tokens"
+    # A prompt longer than a chunk runs in several runs at their offsets.
+    chunked = Generator(tmp_path / "m", prefill_chunk=2)
+    assert chunked.generate([1, 1, 1, 1, 1], max_new_tokens=3) == greedy([1] * 5, 64, 3)
+
+
+def test_stops_at_eos_and_at_the_cache_length(tmp_path):
+    out = Generator(write_folder(tmp_path / "m", vocab=64, eos=[24])).generate([1, 2], max_new_tokens=20)
+    assert (out, out.stop_reason) == ([3, 6, 12], "eos")
+    out = Generator(write_folder(tmp_path / "long", vocab=64)).generate([0, 1], max_new_tokens=100)
+    # The last token comes from the run at the cache's last position.
+    assert (len(out), out.stop_reason) == (MAX_SEQ_LEN - 2 + 1, "max_seq_len")
+    assert out == greedy([0, 1], 64, MAX_SEQ_LEN - 1)
+
+
+def test_sampling_is_reproducible_with_a_seed_and_batches_run_each_prompt_alone(tmp_path):
+    generator = Generator(write_folder(tmp_path / "m", vocab=64))
+    options = dict(max_new_tokens=6, temperature=30.0, top_k=20, top_p=0.9, seed=7)
+    first = generator.generate([1, 2], **options)
+    assert generator.generate([1, 2], **options) == first
+    assert generator.generate([[1, 2], [5]], max_new_tokens=4) == [greedy([1, 2], 64, 4), greedy([5], 64, 4)]
+
+
+def test_text_prompts_and_streams_decode_with_the_folders_tokenizer(tmp_path, byte_tokenizer):
+    vocab = byte_tokenizer.get_vocab_size()
+    generator = Generator(write_folder(tmp_path / "m", vocab=vocab, tokenizer=byte_tokenizer))
+    prompt = "the sum"
+    ids = byte_tokenizer.encode(prompt).ids
+    want = greedy(ids, vocab, 4)
+    text = generator.generate(prompt, max_new_tokens=4)
+    assert text.tokens == want
+    assert text == byte_tokenizer.decode(want)
+    assert "".join(generator.stream(prompt, max_new_tokens=4)) == text
+
+
+def test_bad_input_is_an_error_naming_what_was_expected(tmp_path):
+    folder = write_folder(tmp_path / "m", vocab=64)
+    generator = Generator(folder)
+    with pytest.raises(opgraph.Error, match="the prompt has 13 tokens, more than the model's max_seq_len of 12"):
+        generator.generate([1] * 13)
+    with pytest.raises(opgraph.Error, match=r"prompt token 1 is 64, outside the vocabulary \[0, 64\)"):
+        generator.generate([1, 64])
+    with pytest.raises(opgraph.Error, match=r"top_p: expected a value in \(0, 1\], got 1.5"):
+        generator.generate([1], top_p=1.5)
+    with pytest.raises(opgraph.Error, match="temperature: expected 0 .greedy. or more, got -1"):
+        generator.generate([1], temperature=-1)
+    with pytest.raises(opgraph.Error, match="a text prompt needs a tokenizer"):
+        generator.generate("hello")
+    stateless = tmp_path / "stateless"
+    stateless.mkdir()
+    g = opgraph.Graph("g")
+    g.add_input("input_ids", "int64", [1, "T"])
+    g.add_node("aten::neg", ["input_ids"], ["y"])
+    g.add_output("y")
+    opgraph.save_opg(stateless / "model.opg", g)
+    with pytest.raises(opgraph.Error, match="has no KV cache"):
+        Generator(stateless)
+    with pytest.raises(opgraph.Error, match="has no model.opg"):
+        Generator(tmp_path)
+
+
+def test_the_command_line_streams_the_same_tokens(tmp_path, opgraph_cli, byte_tokenizer):
+    folder = write_folder(tmp_path / "m", vocab=64)
+    result = subprocess.run(
+        [str(opgraph_cli), "generate", str(folder), "--prompt-ids", "1,2", "-n", "5"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(t) for t in greedy([1, 2], 64, 5)]
+    assert "stopped: max_new_tokens; prompt: 2 tokens" in result.stderr
+    vocab = byte_tokenizer.get_vocab_size()
+    folder = write_folder(tmp_path / "text", vocab=vocab, tokenizer=byte_tokenizer)
+    result = subprocess.run(
+        [str(opgraph_cli), "generate", str(folder), "--prompt", "the sum", "-n", "4"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == Generator(folder).generate("the sum", max_new_tokens=4) + "\n"
+    result = subprocess.run([str(opgraph_cli), "generate", str(folder)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "give the prompt as --prompt TEXT or as --prompt-ids 1,2,3" in result.stderr
