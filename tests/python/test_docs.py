@@ -25,7 +25,7 @@ def test_the_doc_covers_every_command(opgraph_cli):
     assert documented == commands(opgraph_cli)
 
 
-@pytest.mark.parametrize("command", ["", "run", "bench", "inspect", "ops", "profile", "test-package"])
+@pytest.mark.parametrize("command", ["", "run", "bench", "generate", "inspect", "ops", "profile", "test-package"])
 def test_the_doc_shows_the_help_as_printed(opgraph_cli, command):
     printed = help_text(opgraph_cli, *([command] if command else []))
     assert f"```\n{printed}```" in CLI_DOC.read_text(), (

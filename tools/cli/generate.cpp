@@ -74,9 +74,12 @@ int generate_main(const Args& args) {
 Command generate_command() {
   return {"generate",
           "FOLDER",
-          "generate text with a causal LM that opgraph.llm.export wrote to FOLDER",
-          "Streams the new text to stdout (the token ids where the folder has no tokenizer), then prints how\n"
-          "generation stopped and the prompt's and the decoding's speed to stderr. Greedy unless --temperature.",
+          "generate text with a causal LM saved to FOLDER (model.opg with its KV cache as state)",
+          "FOLDER holds model.opg (inputs input_ids: int64[1, T] and cache_position: int64[T], the logits first among\n"
+          "its outputs, its KV cache as state), generation_config.json (eos_token_id, max_seq_len) and optionally\n"
+          "tokenizer.json. Streams the new text to stdout (the token ids where the folder has no tokenizer), then\n"
+          "prints how generation stopped and the prompt's and the decoding's speed to stderr. Greedy unless\n"
+          "--temperature.",
           {{"--prompt", "TEXT", "the prompt, which the folder's tokenizer encodes"},
            {"--prompt-ids", "1,2,3", "the prompt as token ids"},
            {"-n", "N", "the most new tokens (default 128)"},

@@ -29,7 +29,7 @@ Flag disable_pass_flag() {
 }
 Flag input_flag() { return {"--input", "NAME=FILE", "feed graph input NAME from a .npy file", true}; }
 Flag dim_flag() {
-  return {"--dim", "SYMBOL=SIZE", "the size of a symbolic dimension of the inputs, e.g. --dim N=8", true};
+  return {"--dim", "SYMBOL=SIZE", "the size of a symbolic dimension of the inputs or states, e.g. --dim N=8", true};
 }
 
 namespace {
