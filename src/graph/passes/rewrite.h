@@ -1,5 +1,6 @@
 // What the graph passes share: how they read a node's uses, attributes and
-// arguments, and the Rewriter that fuses nodes.
+// arguments and the activation it computes, and the Rewriter that fuses
+// nodes.
 #pragma once
 
 #include <array>
