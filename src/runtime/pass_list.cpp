@@ -114,6 +114,7 @@ std::vector<PassReport> run_passes(PassContext& context, const PassOptions& opti
     }
     const std::unordered_map<std::string, Node> before = nodes_by_name(context.graph);
     const size_t constants = context.graph.constants.size();
+    context.pass = pass.name;
     pass.run(context);
     reports.push_back(report_change(pass, before, context.graph));
     if (reports.back().changed() || context.graph.constants.size() != constants) {
@@ -122,6 +123,7 @@ std::vector<PassReport> run_passes(PassContext& context, const PassOptions& opti
       context.nodes_moved();
     }
   }
+  context.pass = {};
   return reports;
 }
 

@@ -1,5 +1,6 @@
-// The pass list: what each pass reports, turning passes off by name, and how
-// often a load infers the graph's types.
+// The pass list: what each pass reports, turning passes off by name, how
+// often a load infers the graph's types, and how a pass looks up the ops it
+// names.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 
 #include "graph/passes/pass.h"
 #include "graphs.h"
+#include "kernels/builtin.h"
 #include "opgraph/opgraph.h"
 #include "runtime/pass_list.h"
 
@@ -119,6 +121,44 @@ TEST(PassList, SessionRunsTheSameWithAPassOff) {
   const Tensor a = all.run({{"x", x}})[0], b = without.run({{"x", x}})[0];
   ASSERT_EQ(a.shape(), b.shape());
   for (int64_t i = 0; i < a.numel(); ++i) EXPECT_NEAR(a.data_ptr<float>()[i], b.data_ptr<float>()[i], 1e-4) << i;
+}
+
+// A name the registry does not hold is an error where a pass looks it up,
+// naming the pass and the name, not a comparison that never matches.
+TEST(PassContext, LooksUpAnOpByNameAndRefusesAnUnknownOne) {
+  Graph graph = small_cnn();
+  Weights weights = small_cnn_weights();
+  PassContext context(graph, weights, Registry::global());
+  EXPECT_EQ(context.op("aten::relu"), &Registry::global().get("aten::relu"));
+  EXPECT_EQ(context.op_of(graph.nodes[1]), context.op("aten::relu"));
+  context.pass = "fuse_rms_norms";
+  try {
+    context.op("aten::mul.Tensr");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("graph pass fuse_rms_norms: unknown op 'aten::mul.Tensr'"), std::string::npos) << message;
+    EXPECT_NE(message.find("did you mean: "), std::string::npos) << message;
+    EXPECT_NE(message.find("aten::mul.Tensor"), std::string::npos) << message;
+  }
+}
+
+// Each pass looks up the ops it names when it starts, whatever the graph
+// holds: a pass whose op the registry lacks fails every load, naming it.
+TEST(PassList, FailsAtThePassThatNamesAnOpTheRegistryLacks) {
+  std::vector<OpDef> ops = kernels::builtin_ops();
+  ASSERT_EQ(std::erase_if(ops, [](const OpDef& op) { return op.schema.qualified_name() == "aten::rsqrt"; }), 1u);
+  Registry registry;
+  registry.add(std::move(ops));
+  Graph graph = small_cnn();
+  Weights weights = small_cnn_weights();
+  try {
+    optimize(graph, weights, {}, registry);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("graph pass fuse_rms_norms: unknown op 'aten::rsqrt'"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

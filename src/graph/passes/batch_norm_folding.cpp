@@ -10,11 +10,11 @@
 namespace opgraph {
 namespace {
 
-// eps of an inference batch norm whose only used output is the normalized
-// tensor; nullopt for any other node.
-std::optional<double> inference_norm_eps(const Node& node, const Registry& registry, const Rewriter& rewriter) {
-  const bool maybe_training = node.op_type == "aten::batch_norm";
-  if (!maybe_training && node.op_type != "aten::_native_batch_norm_legit_no_training") return std::nullopt;
+// eps of a batch norm for inference whose only used output is the
+// normalized tensor (`maybe_training`: aten::batch_norm, which says in its
+// attributes whether it is one); nullopt otherwise.
+std::optional<double> inference_norm_eps(const Node& node, bool maybe_training, const Registry& registry,
+                                         const Rewriter& rewriter) {
   for (size_t k = 1; k < node.outputs.size(); ++k) {
     if (rewriter.uses(node.outputs[k]) > 0) return std::nullopt;
   }
@@ -53,15 +53,19 @@ bool channel_vectors(std::initializer_list<const Tensor*> params, int64_t channe
 }  // namespace
 
 void fold_batch_norms(PassContext& context) {
+  const OpDef* const batch_norm = context.op("aten::batch_norm");
+  const OpDef* const inference_batch_norm = context.op("aten::_native_batch_norm_legit_no_training");
+  const OpDef* const conv2d = context.op("aten::conv2d");
   Graph& graph = context.graph;
-  const Registry& registry = context.registry;
-  Rewriter rewriter(graph, context.weights);
+  Rewriter rewriter(context);
   rewriter.for_each_node([&](size_t i) {
     const Node& norm = graph.nodes[i];
-    const std::optional<double> eps = inference_norm_eps(norm, registry, rewriter);
-    if (!eps || norm.inputs.size() != 5) return;
+    const OpDef* op = context.op_of(norm);
+    if ((op != batch_norm && op != inference_batch_norm) || norm.inputs.size() != 5) return;
+    const std::optional<double> eps = inference_norm_eps(norm, op == batch_norm, context.registry, rewriter);
+    if (!eps) return;
     Node* conv = rewriter.sole_producer(norm.inputs[0]);
-    if (conv == nullptr || conv->op_type != "aten::conv2d" || conv->inputs.size() != 3) return;
+    if (conv == nullptr || context.op_of(*conv) != conv2d || conv->inputs.size() != 3) return;
     const std::optional<Tensor> weight = rewriter.constant(conv->inputs[1]), bias = rewriter.constant(conv->inputs[2]);
     const std::optional<Tensor> gamma = rewriter.constant(norm.inputs[1]), beta = rewriter.constant(norm.inputs[2]);
     const std::optional<Tensor> mean = rewriter.constant(norm.inputs[3]), var = rewriter.constant(norm.inputs[4]);

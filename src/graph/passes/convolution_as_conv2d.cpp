@@ -11,15 +11,17 @@
 namespace opgraph {
 
 void convolutions_as_conv2d(PassContext& context) {
+  const OpDef* const convolution = context.op("aten::convolution");
+  const OpDef* const conv2d = context.op("aten::conv2d");
   std::unordered_map<std::string, size_t> rank;  // of each constant
   for (const ValueInfo& constant : context.graph.constants) rank[constant.name] = constant.shape.size();
   for (Node& node : context.graph.nodes) {
-    if (node.op_type != "aten::convolution" || node.inputs.size() != 3) continue;
+    if (context.op_of(node) != convolution || node.inputs.size() != 3) continue;
     const std::string* weight = single_value(node.inputs[1]);
     if (weight == nullptr || !rank.contains(*weight) || rank[*weight] != 4) continue;
     const std::optional<Attrs> attrs = bound_attrs(node, context.registry);
     if (!attrs || attrs->get<bool>("transposed")) continue;
-    node.op_type = "aten::conv2d";
+    node.op_type = conv2d->name();
     node.attrs.clear();
     for (const char* name : {"stride", "padding", "dilation", "groups"}) node.attrs.push_back({name, attrs->get(name)});
   }

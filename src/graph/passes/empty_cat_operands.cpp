@@ -9,32 +9,29 @@
 #include "graph/passes/rewrite.h"
 
 namespace opgraph {
-namespace {
-
-// A slice or a reshape: a view of its input, which does nothing else.
-bool is_view(const Node& node, const Registry& registry) {
-  const OpDef* op = registry.find(node.op_type);
-  return node.op_type == "aten::slice.Tensor" || (op != nullptr && op->reshapes_input);
-}
-
-}  // namespace
 
 // aten::cat drops operands with no elements: the empty key-value cache that a
 // transformers decoder exported with use_cache=True concatenates its keys and
 // values to. With one operand left, its producer computes the cat's output
 // itself, and the rewrites after it see what feeds the attention.
 void drop_empty_cat_operands(PassContext& context) {
+  const OpDef* const cat_op = context.op("aten::cat");
+  const OpDef* const slice = context.op("aten::slice.Tensor");
+  // A slice or a reshape: a view of its input, which does nothing else.
+  const auto is_view = [&](const Node& node) {
+    const OpDef* op = context.op_of(node);
+    return op != nullptr && (op == slice || op->reshapes_input);
+  };
   Graph& graph = context.graph;
-  const Registry& registry = context.registry;
   const std::unordered_map<std::string, ValueInfo>& values = context.values();
   const auto empty = [&](const std::string& value) {
     const SymbolicShape& shape = values.at(value).shape;
     return std::any_of(shape.begin(), shape.end(), [](const Dim& d) { return !d.is_symbolic() && d.size == 0; });
   };
-  Rewriter rewriter(graph, context.weights);
+  Rewriter rewriter(context);
   rewriter.for_each_node([&](size_t i) {
     Node& cat = graph.nodes[i];
-    if (cat.op_type != "aten::cat" || cat.inputs.empty() || !cat.inputs[0].is_list) return;
+    if (context.op_of(cat) != cat_op || cat.inputs.empty() || !cat.inputs[0].is_list) return;
     std::vector<std::string>& operands = cat.inputs[0].values;
     const DType dtype = values.at(cat.outputs[0]).dtype;
     // Dropping an operand of another dtype could change the promoted result's.
@@ -49,7 +46,7 @@ void drop_empty_cat_operands(PassContext& context) {
       // the attention rewrite from seeing q and k read once.
       const Node* producer = rewriter.producer(value);
       if (empty(value) && producer != nullptr && rewriter.uses(value) == 1 && producer->outputs.size() == 1 &&
-          is_view(*producer, registry)) {
+          is_view(*producer)) {
         rewriter.remove(*producer);
       }
     }

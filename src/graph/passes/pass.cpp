@@ -2,6 +2,15 @@
 
 namespace opgraph {
 
+const OpDef* PassContext::op(std::string_view name) const {
+  try {
+    return &registry.get(name);
+  } catch (const Error& e) {
+    throw Error(pass.empty() ? detail::concat("a graph pass: ", e.what())
+                             : detail::concat("graph pass ", pass, ": ", e.what()));
+  }
+}
+
 const ResolvedGraph& PassContext::resolved() {
   if (!resolved_) {
     resolved_ = resolve(graph, registry);

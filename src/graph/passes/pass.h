@@ -6,11 +6,18 @@
 // them until a pass changes the graph, so that a load infers once at the
 // start and once more after each pass that rewrote something and before the
 // next one that reads them.
+//
+// A pass recognises nodes by the op they call, as the registry's OpDef
+// (which never moves), not by comparing op names: it looks up each op it
+// names once, when it starts, and a name the registry does not hold (a
+// misspelling) fails every load there, naming the pass and the op, where a
+// comparison of names would silently never match.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +38,16 @@ class PassContext {
   const Registry& registry;
   // What the Session's float32 products with a weight multiply in.
   const Precision precision;
+  // The pass running (the pass list sets it), which op()'s errors name.
+  std::string_view pass;
+
+  // The op registered as `name`, for a pass to recognise nodes by
+  // (op_of(node) == op) or to make (node.op_type = op->name()); throws
+  // opgraph::Error naming the pass and the op when the registry holds none.
+  const OpDef* op(std::string_view name) const;
+  // The op `node` calls as it stands (a pass may have changed it); null for
+  // a name the registry does not hold.
+  const OpDef* op_of(const Node& node) const { return registry.find(node.op_type); }
 
   // The graph resolved against the registry, and the type of every value (by
   // ValueId, and by name), as the graph stands. Resolving also checks the

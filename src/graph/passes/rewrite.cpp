@@ -28,19 +28,28 @@ std::optional<Attrs> bound_attrs(const Node& node, const Registry& registry) {
   }
 }
 
-std::optional<std::string> activation_of(const Node& node, const Registry& registry) {
-  if (node.op_type == "aten::relu") return "relu";
-  if (node.op_type == "aten::sigmoid") return "sigmoid";
-  if (node.op_type == "aten::tanh") return "tanh";
-  if (node.op_type == "aten::silu") return "silu";
-  if (node.op_type == "aten::hardtanh") {
-    const std::optional<Attrs> attrs = bound_attrs(node, registry);
-    if (!attrs || scalar_attr(*attrs, "min_val") != 0.0 || scalar_attr(*attrs, "max_val") != 6.0) return std::nullopt;
+Activations::Activations(const PassContext& context)
+    : context_(context),
+      plain_{{{context.op("aten::relu"), "relu"},
+              {context.op("aten::sigmoid"), "sigmoid"},
+              {context.op("aten::tanh"), "tanh"},
+              {context.op("aten::silu"), "silu"}}},
+      hardtanh_(context.op("aten::hardtanh")),
+      gelu_(context.op("aten::gelu")) {}
+
+std::optional<std::string> Activations::of(const Node& node) const {
+  const OpDef* op = context_.op_of(node);
+  if (op == nullptr) return std::nullopt;
+  for (const auto& [activation, value] : plain_) {
+    if (op == activation) return value;
+  }
+  if (op != hardtanh_ && op != gelu_) return std::nullopt;
+  const std::optional<Attrs> attrs = bound_attrs(node, context_.registry);
+  if (!attrs) return std::nullopt;
+  if (op == hardtanh_) {
+    if (scalar_attr(*attrs, "min_val") != 0.0 || scalar_attr(*attrs, "max_val") != 6.0) return std::nullopt;
     return "relu6";
   }
-  if (node.op_type != "aten::gelu") return std::nullopt;
-  const std::optional<Attrs> attrs = bound_attrs(node, registry);
-  if (!attrs) return std::nullopt;
   const std::string& approximate = attrs->get<std::string>("approximate");
   if (approximate == "none") return "gelu";
   if (approximate == "tanh") return "gelu_tanh";

@@ -1,13 +1,16 @@
 // What the graph passes share: how they read a node's uses, attributes and
-// arguments, and the Rewriter that fuses nodes.
+// arguments and the activation it computes, and the Rewriter that fuses
+// nodes.
 #pragma once
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "graph/passes/pass.h"
@@ -25,9 +28,22 @@ std::unordered_map<std::string, int> count_uses(const Graph& graph);
 // would without the rewrites.
 std::optional<Attrs> bound_attrs(const Node& node, const Registry& registry);
 
-// The activation attribute value (see kernels/activation.h) a node
-// computes ("relu", "gelu_tanh", ...), or nullopt.
-std::optional<std::string> activation_of(const Node& node, const Registry& registry);
+// The activations a product can apply as it writes (the activation
+// attribute, see kernels/activation.h), by the ops that compute them.
+class Activations {
+ public:
+  explicit Activations(const PassContext& context);
+
+  // The activation attribute value a node computes ("relu", "gelu_tanh",
+  // ...), or nullopt.
+  std::optional<std::string> of(const Node& node) const;
+
+ private:
+  const PassContext& context_;
+  // The activations without attributes, and the value each is.
+  std::array<std::pair<const OpDef*, const char*>, 4> plain_;
+  const OpDef *hardtanh_, *gelu_;
+};
 
 // The one value a tensor argument passes, if it passes exactly one.
 const std::string* single_value(const NodeInput& input);
@@ -45,15 +61,16 @@ bool keeps_shape(const Node* node, const Registry& registry, const std::unordere
 // rewrites: a fused node produces the value its last node did.
 class Rewriter {
  public:
-  Rewriter(Graph& graph, Weights& weights) : graph_(graph), weights_(weights), uses_(count_uses(graph)) {
-    for (const ValueInfo& constant : graph.constants) constants_.insert(constant.name);
-    for (const ValueInfo& input : graph.inputs) taken_.insert(input.name);
-    for (const Node& node : graph.nodes) {
+  explicit Rewriter(PassContext& context)
+      : context_(context), graph_(context.graph), weights_(context.weights), uses_(count_uses(graph_)) {
+    for (const ValueInfo& constant : graph_.constants) constants_.insert(constant.name);
+    for (const ValueInfo& input : graph_.inputs) taken_.insert(input.name);
+    for (const Node& node : graph_.nodes) {
       taken_.insert(node.name);
       taken_.insert(node.outputs.begin(), node.outputs.end());
     }
     taken_.insert(constants_.begin(), constants_.end());
-    removed_.assign(graph.nodes.size(), false);
+    removed_.assign(graph_.nodes.size(), false);
   }
 
   // How many times `value` is read in the graph as it was given.
@@ -68,11 +85,11 @@ class Rewriter {
     return value == nullptr || uses(*value) != 1 ? nullptr : producer(*value);
   }
 
-  // The same if it is an `op_type` node, which then joins `matched` (the
-  // nodes of a pattern that a fused node replaces).
-  const Node* sole_producer(const NodeInput& input, std::string_view op_type, std::vector<const Node*>& matched) {
+  // The same if it is an `op` node, which then joins `matched` (the nodes
+  // of a pattern that a fused node replaces).
+  const Node* sole_producer(const NodeInput& input, const OpDef* op, std::vector<const Node*>& matched) {
     const Node* node = sole_producer(input);
-    if (node == nullptr || node->op_type != op_type) return nullptr;
+    if (node == nullptr || context_.op_of(*node) != op) return nullptr;
     matched.push_back(node);
     return node;
   }
@@ -155,6 +172,7 @@ class Rewriter {
   }
 
  private:
+  const PassContext& context_;
   Graph& graph_;
   Weights& weights_;
   std::unordered_map<std::string, int> uses_;  // as the graph was given: rewrites move uses, never add any
@@ -168,16 +186,22 @@ class Rewriter {
 };
 
 // What a pass that walks the graph with a Rewriter works with: the graph, the
-// registry, the Rewriter and every value's type as the pass found them.
+// registry, the Rewriter and every value's type as the pass found them. A
+// pass looks up the ops it names as members initialized with op(name).
 class RewritingPass {
  public:
   explicit RewritingPass(PassContext& context)
-      : graph_(context.graph),
+      : context_(context),
+        graph_(context.graph),
         registry_(context.registry),
-        rewriter_(context.graph, context.weights),
+        rewriter_(context),
         values_(context.values()) {}
 
  protected:
+  const OpDef* op(std::string_view name) const { return context_.op(name); }
+  const OpDef* op_of(const Node& node) const { return context_.op_of(node); }
+
+  const PassContext& context_;
   Graph& graph_;
   const Registry& registry_;
   Rewriter rewriter_;

@@ -23,7 +23,7 @@ class RmsNorms : RewritingPass {
   void run() {
     rewriter_.for_each_node([&](size_t i) {
       Node& mul = graph_.nodes[i];
-      if (mul.op_type != "aten::mul.Tensor" || mul.inputs.size() != 2) return;
+      if (op_of(mul) != mul_ || mul.inputs.size() != 2) return;
       if (!take_weight(mul, i)) normalize(mul);
     });
     rewriter_.finish();
@@ -44,7 +44,7 @@ class RmsNorms : RewritingPass {
       const std::optional<double> eps = inverse_rms_eps(mul.inputs[1 - x_side], *x, matched);
       if (!eps) continue;
       for (const Node* node : matched) rewriter_.remove(*node);
-      mul.op_type = "aten::rms_norm";
+      mul.op_type = rms_norm_->name();
       mul.inputs = {NodeInput::value(*x), NodeInput::none()};
       mul.attrs = {{"normalized_shape", std::vector<int64_t>{info.shape.back().size}}, {"eps", *eps}};
       return;
@@ -56,7 +56,7 @@ class RmsNorms : RewritingPass {
   bool take_weight(Node& mul, size_t i) {
     for (int norm_side : {0, 1}) {
       Node* norm = rewriter_.sole_producer(mul.inputs[norm_side]);
-      if (norm == nullptr || norm->op_type != "aten::rms_norm" || !norm->inputs[1].is_none()) continue;
+      if (norm == nullptr || op_of(*norm) != rms_norm_ || !norm->inputs[1].is_none()) continue;
       const std::optional<Attrs> norm_attrs = bound_attrs(*norm, registry_);
       if (!norm_attrs || norm_attrs->get<std::vector<int64_t>>("normalized_shape").size() != 1) continue;
       const std::optional<Tensor> weight = rewriter_.constant(mul.inputs[1 - norm_side]);
@@ -78,9 +78,8 @@ class RmsNorms : RewritingPass {
   // not that.
   std::optional<double> inverse_rms_eps(const NodeInput& input, const std::string& x,
                                         std::vector<const Node*>& matched) {
-    const Node* rsqrt = rewriter_.sole_producer(input, "aten::rsqrt", matched);
-    const Node* add =
-        rsqrt == nullptr ? nullptr : rewriter_.sole_producer(rsqrt->inputs[0], "aten::add.Tensor", matched);
+    const Node* rsqrt = rewriter_.sole_producer(input, rsqrt_, matched);
+    const Node* add = rsqrt == nullptr ? nullptr : rewriter_.sole_producer(rsqrt->inputs[0], add_, matched);
     if (add == nullptr || add->inputs.size() != 2) return std::nullopt;
     const std::optional<Attrs> add_attrs = bound_attrs(*add, registry_);
     if (!add_attrs || scalar_attr(*add_attrs, "alpha") != 1.0) return std::nullopt;
@@ -93,7 +92,7 @@ class RmsNorms : RewritingPass {
 
   // mean.dim(pow(x, 2), [-1 or the last], keepdim=True, dtype=None)
   bool is_mean_square(const NodeInput& input, const std::string& x, std::vector<const Node*>& matched) {
-    const Node* mean = rewriter_.sole_producer(input, "aten::mean.dim", matched);
+    const Node* mean = rewriter_.sole_producer(input, mean_, matched);
     if (mean == nullptr) return false;
     const std::optional<Attrs> mean_attrs = bound_attrs(*mean, registry_);
     const int64_t rank = static_cast<int64_t>(values_.at(x).shape.size());
@@ -103,7 +102,7 @@ class RmsNorms : RewritingPass {
     }
     const auto& dims = mean_attrs->get<std::vector<int64_t>>("dim");
     if (dims.size() != 1 || (dims[0] != -1 && dims[0] != rank - 1)) return false;
-    const Node* pow = rewriter_.sole_producer(mean->inputs[0], "aten::pow.Tensor_Scalar", matched);
+    const Node* pow = rewriter_.sole_producer(mean->inputs[0], pow_, matched);
     if (pow == nullptr) return false;
     const std::string* base = single_value(pow->inputs[0]);
     const std::optional<Attrs> pow_attrs = bound_attrs(*pow, registry_);
@@ -118,6 +117,13 @@ class RmsNorms : RewritingPass {
     if (constant->dtype() == DType::Float64) return constant->data_ptr<double>()[0];
     return std::nullopt;
   }
+
+  const OpDef* const mul_ = op("aten::mul.Tensor");
+  const OpDef* const add_ = op("aten::add.Tensor");
+  const OpDef* const rsqrt_ = op("aten::rsqrt");
+  const OpDef* const mean_ = op("aten::mean.dim");
+  const OpDef* const pow_ = op("aten::pow.Tensor_Scalar");
+  const OpDef* const rms_norm_ = op("aten::rms_norm");
 };
 
 }  // namespace

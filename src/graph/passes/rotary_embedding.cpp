@@ -28,13 +28,13 @@ class RotaryEmbeddings : RewritingPass {
  private:
   // At the add of the two products.
   void rewrite(Node& add) {
-    if (add.op_type != "aten::add.Tensor" || add.inputs.size() != 2) return;
+    if (op_of(add) != add_ || add.inputs.size() != 2) return;
     const std::optional<Attrs> attrs = bound_attrs(add, registry_);
     if (!attrs || scalar_attr(*attrs, "alpha") != 1.0) return;
     for (int rotated_side : {0, 1}) {
       matched_.clear();
-      const Node* rotated_product = producer(add.inputs[rotated_side], "aten::mul.Tensor");
-      const Node* plain_product = producer(add.inputs[1 - rotated_side], "aten::mul.Tensor");
+      const Node* rotated_product = producer(add.inputs[rotated_side], mul_);
+      const Node* plain_product = producer(add.inputs[1 - rotated_side], mul_);
       if (rotated_product == nullptr || plain_product == nullptr) continue;
       const size_t products = matched_.size();
       for (int x_side : {0, 1}) {
@@ -44,7 +44,7 @@ class RotaryEmbeddings : RewritingPass {
         const std::string* sin = rotation_factor(*rotated_product, x);
         if (x == nullptr || cos == nullptr || sin == nullptr || !fits(*x, *cos, *sin, add.outputs[0])) continue;
         for (const Node* node : matched_) rewriter_.remove(*node);
-        add.op_type = "opgraph::rotary_embedding";
+        add.op_type = rotary_embedding_->name();
         add.inputs = {NodeInput::value(*x), NodeInput::value(*cos), NodeInput::value(*sin)};
         add.attrs.clear();
         return;
@@ -65,7 +65,7 @@ class RotaryEmbeddings : RewritingPass {
 
   // cat([neg(x[..., h:]), x[..., :h]], dim=-1), each read by the next alone.
   bool is_rotate_half(const NodeInput& input, const std::string& x) {
-    const Node* cat = producer(input, "aten::cat");
+    const Node* cat = producer(input, cat_);
     if (cat == nullptr || cat->inputs.empty() || !cat->inputs[0].is_list || cat->inputs[0].values.size() != 2 ||
         !values_.contains(x)) {
       return false;
@@ -75,7 +75,7 @@ class RotaryEmbeddings : RewritingPass {
     const int64_t rank = static_cast<int64_t>(shape.size()), half = shape.back().size / 2;
     const std::optional<Attrs> cat_attrs = bound_attrs(*cat, registry_);
     if (!cat_attrs || !is_last(cat_attrs->get<int64_t>("dim"), rank)) return false;
-    const Node* neg = producer(NodeInput::value(cat->inputs[0].values[0]), "aten::neg");
+    const Node* neg = producer(NodeInput::value(cat->inputs[0].values[0]), neg_);
     return neg != nullptr && is_slice(neg->inputs[0], x, half, 2 * half) &&
            is_slice(NodeInput::value(cat->inputs[0].values[1]), x, 0, half);
   }
@@ -83,7 +83,7 @@ class RotaryEmbeddings : RewritingPass {
   // x[..., begin:end] along the last dim; an end past the last feature
   // stands for the last.
   bool is_slice(const NodeInput& input, const std::string& x, int64_t begin, int64_t end) {
-    const Node* slice = producer(input, "aten::slice.Tensor");
+    const Node* slice = producer(input, slice_);
     if (slice == nullptr) return false;
     const std::string* sliced = single_value(slice->inputs[0]);
     const std::optional<Attrs> attrs = bound_attrs(*slice, registry_);
@@ -112,10 +112,16 @@ class RotaryEmbeddings : RewritingPass {
 
   static bool is_last(int64_t dim, int64_t rank) { return dim == -1 || dim == rank - 1; }
 
-  const Node* producer(const NodeInput& input, const char* op_type) {
-    return rewriter_.sole_producer(input, op_type, matched_);
+  const Node* producer(const NodeInput& input, const OpDef* kind) {
+    return rewriter_.sole_producer(input, kind, matched_);
   }
 
+  const OpDef* const add_ = op("aten::add.Tensor");
+  const OpDef* const mul_ = op("aten::mul.Tensor");
+  const OpDef* const cat_ = op("aten::cat");
+  const OpDef* const neg_ = op("aten::neg");
+  const OpDef* const slice_ = op("aten::slice.Tensor");
+  const OpDef* const rotary_embedding_ = op("opgraph::rotary_embedding");
   std::vector<const Node*> matched_;
 };
 

@@ -17,13 +17,13 @@ namespace {
 
 class TanhGelu {
  public:
-  TanhGelu(Rewriter& rewriter, const Registry& registry) : rewriter_(rewriter), registry_(registry) {}
+  TanhGelu(const PassContext& context, Rewriter& rewriter) : context_(context), rewriter_(rewriter) {}
 
   // The x that `node`, a mul.Tensor, computes the tanh GELU of, with the
   // pattern's other nodes in `matched`; nullopt if it does not.
   std::optional<std::string> match(const Node& node) {
     matched_.clear();
-    if (node.op_type != "aten::mul.Tensor" || node.inputs.size() != 2) return std::nullopt;
+    if (context_.op_of(node) != mul_ || node.inputs.size() != 2) return std::nullopt;
     for (int first : {0, 1}) {
       const std::string* x = half_of(node.inputs[first]);
       if (x != nullptr && is_tanh_term(node.inputs[1 - first], *x)) return *x;
@@ -34,9 +34,12 @@ class TanhGelu {
 
   const std::vector<const Node*>& matched() const { return matched_; }
 
+  // What the pattern becomes.
+  const OpDef* gelu() const { return gelu_; }
+
  private:
-  const Node* producer(const NodeInput& input, const char* op_type) {
-    return rewriter_.sole_producer(input, op_type, matched_);
+  const Node* producer(const NodeInput& input, const OpDef* kind) {
+    return rewriter_.sole_producer(input, kind, matched_);
   }
 
   // The tensor of a binary node whose other operand is a 0-d constant equal
@@ -55,31 +58,29 @@ class TanhGelu {
 
   // add.Tensor's alpha is 1 (mul.Tensor has none).
   bool has_unit_alpha(const Node& node) const {
-    if (node.op_type != "aten::add.Tensor") return true;
-    const std::optional<Attrs> attrs = bound_attrs(node, registry_);
+    if (context_.op_of(node) != add_) return true;
+    const std::optional<Attrs> attrs = bound_attrs(node, context_.registry);
     return attrs && scalar_attr(*attrs, "alpha") == 1.0;
   }
 
   // 0.5 * x
-  const std::string* half_of(const NodeInput& input) {
-    return times_constant(producer(input, "aten::mul.Tensor"), 0.5);
-  }
+  const std::string* half_of(const NodeInput& input) { return times_constant(producer(input, mul_), 0.5); }
 
   // 1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))
   bool is_tanh_term(const NodeInput& input, const std::string& x) {
-    const std::string* tanh_value = times_constant(producer(input, "aten::add.Tensor"), 1.0);
+    const std::string* tanh_value = times_constant(producer(input, add_), 1.0);
     if (tanh_value == nullptr) return false;
-    const Node* tanh = producer(NodeInput::value(*tanh_value), "aten::tanh");
+    const Node* tanh = producer(NodeInput::value(*tanh_value), tanh_);
     if (tanh == nullptr) return false;
     const double sqrt_2_over_pi = std::numbers::sqrt2 / std::sqrt(std::numbers::pi);
-    const std::string* sum = times_constant(producer(tanh->inputs[0], "aten::mul.Tensor"), sqrt_2_over_pi);
+    const std::string* sum = times_constant(producer(tanh->inputs[0], mul_), sqrt_2_over_pi);
     if (sum == nullptr) return false;
-    const Node* add = producer(NodeInput::value(*sum), "aten::add.Tensor");
+    const Node* add = producer(NodeInput::value(*sum), add_);
     if (add == nullptr || add->inputs.size() != 2 || !has_unit_alpha(*add)) return false;
     for (int x_side : {0, 1}) {
       const std::string* plain = single_value(add->inputs[x_side]);
       if (plain == nullptr || *plain != x) continue;
-      const std::string* cube = times_constant(producer(add->inputs[1 - x_side], "aten::mul.Tensor"), 0.044715);
+      const std::string* cube = times_constant(producer(add->inputs[1 - x_side], mul_), 0.044715);
       return cube != nullptr && is_cube_of(*cube, x);
     }
     return false;
@@ -87,16 +88,21 @@ class TanhGelu {
 
   // x^3, as pow.Tensor_Scalar(x, 3)
   bool is_cube_of(const std::string& value, const std::string& x) {
-    const Node* pow = producer(NodeInput::value(value), "aten::pow.Tensor_Scalar");
+    const Node* pow = producer(NodeInput::value(value), pow_);
     if (pow == nullptr || pow->inputs.size() != 1) return false;
     const std::string* base = single_value(pow->inputs[0]);
     if (base == nullptr || *base != x) return false;
-    const std::optional<Attrs> attrs = bound_attrs(*pow, registry_);
+    const std::optional<Attrs> attrs = bound_attrs(*pow, context_.registry);
     return attrs && scalar_attr(*attrs, "exponent") == 3.0;
   }
 
+  const PassContext& context_;
   Rewriter& rewriter_;
-  const Registry& registry_;
+  const OpDef* const mul_ = context_.op("aten::mul.Tensor");
+  const OpDef* const add_ = context_.op("aten::add.Tensor");
+  const OpDef* const tanh_ = context_.op("aten::tanh");
+  const OpDef* const pow_ = context_.op("aten::pow.Tensor_Scalar");
+  const OpDef* const gelu_ = context_.op("aten::gelu");
   std::vector<const Node*> matched_;
 };
 
@@ -104,14 +110,14 @@ class TanhGelu {
 
 void fuse_tanh_gelu(PassContext& context) {
   Graph& graph = context.graph;
-  Rewriter rewriter(graph, context.weights);
-  TanhGelu pattern(rewriter, context.registry);
+  Rewriter rewriter(context);
+  TanhGelu pattern(context, rewriter);
   rewriter.for_each_node([&](size_t i) {
     Node& node = graph.nodes[i];
     const std::optional<std::string> x = pattern.match(node);
     if (!x) return;
     for (const Node* matched : pattern.matched()) rewriter.remove(*matched);
-    node.op_type = "aten::gelu";
+    node.op_type = pattern.gelu()->name();
     node.inputs = {NodeInput::value(*x)};
     node.attrs = {{"approximate", std::string("tanh")}};
   });

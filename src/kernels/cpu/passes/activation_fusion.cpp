@@ -11,57 +11,78 @@
 namespace opgraph {
 namespace {
 
-// aten::addmm(bias, x, w) adding a constant vector to each row of x @ w (beta
-// and alpha 1), as GPT-2's Conv1D layers do, becomes opgraph::gemm(x, w,
-// bias), which can apply an activation as it writes; false for any other node.
-bool addmm_as_gemm(Node& node, const Registry& registry, const Rewriter& rewriter) {
-  if (node.op_type != "aten::addmm" || node.inputs.size() != 3) return false;
-  const std::optional<Attrs> attrs = bound_attrs(node, registry);
-  if (!attrs || scalar_attr(*attrs, "beta") != 1.0 || scalar_attr(*attrs, "alpha") != 1.0) return false;
-  const std::optional<Tensor> bias = rewriter.constant(node.inputs[0]), weight = rewriter.constant(node.inputs[2]);
-  if (!bias || !weight || !bias->defined() || !weight->defined() || bias->dim() != 1 || weight->dim() != 2 ||
-      bias->size(0) != weight->size(1)) {
-    return false;
+// Reads no value's type, so that a graph changed by the passes before it
+// is not inferred again for it.
+class ActivationFusion {
+ public:
+  explicit ActivationFusion(PassContext& context) : context_(context), rewriter_(context) {}
+
+  void run() {
+    rewriter_.for_each_node([&](size_t i) {
+      const Node& activation = context_.graph.nodes[i];
+      const std::optional<std::string> name = activations_.of(activation);
+      if (!name || activation.inputs.size() != 1) return;
+      Node* producer = rewriter_.sole_producer(activation.inputs[0]);
+      // An elementwise activation of a reshaped product is the reshaped
+      // activated product (GPT-2's Conv1D views its addmm's rows back into
+      // [batch, sequence, features] before the GELU).
+      Node* reshape = nullptr;
+      if (producer != nullptr && !producer->inputs.empty()) {
+        const OpDef* op = context_.op_of(*producer);
+        if (op != nullptr && op->reshapes_input) {
+          reshape = producer;
+          producer = rewriter_.sole_producer(reshape->inputs[0]);
+        }
+      }
+      if (producer == nullptr) return;
+      const OpDef* product = context_.op_of(*producer);
+      if (product == conv2d_) {
+        producer->op_type = fused_conv2d_->name();
+      } else if (product == linear_) {
+        producer->op_type = fused_linear_->name();
+        producer->inputs.resize(5);  // no residual, no multiplier
+      } else if (product != addmm_ || !addmm_as_gemm(*producer)) {
+        return;
+      }
+      producer->attrs.push_back({"activation", *name});
+      rewriter_.absorb(reshape != nullptr ? *reshape : *producer, i);
+    });
+    rewriter_.finish();
   }
-  node.op_type = "opgraph::gemm";
-  node.inputs = {node.inputs[1], node.inputs[2], node.inputs[0]};
-  node.attrs.clear();
-  return true;
-}
+
+ private:
+  // aten::addmm(bias, x, w) adding a constant vector to each row of x @ w
+  // (beta and alpha 1), as GPT-2's Conv1D layers do, becomes
+  // opgraph::gemm(x, w, bias), which can apply an activation as it writes;
+  // false where the addmm is not that.
+  bool addmm_as_gemm(Node& node) const {
+    if (node.inputs.size() != 3) return false;
+    const std::optional<Attrs> attrs = bound_attrs(node, context_.registry);
+    if (!attrs || scalar_attr(*attrs, "beta") != 1.0 || scalar_attr(*attrs, "alpha") != 1.0) return false;
+    const std::optional<Tensor> bias = rewriter_.constant(node.inputs[0]), weight = rewriter_.constant(node.inputs[2]);
+    if (!bias || !weight || !bias->defined() || !weight->defined() || bias->dim() != 1 || weight->dim() != 2 ||
+        bias->size(0) != weight->size(1)) {
+      return false;
+    }
+    node.op_type = gemm_->name();
+    node.inputs = {node.inputs[1], node.inputs[2], node.inputs[0]};
+    node.attrs.clear();
+    return true;
+  }
+
+  const PassContext& context_;
+  Rewriter rewriter_;
+  const Activations activations_{context_};
+  const OpDef* const conv2d_ = context_.op("aten::conv2d");
+  const OpDef* const linear_ = context_.op("aten::linear");
+  const OpDef* const addmm_ = context_.op("aten::addmm");
+  const OpDef* const fused_conv2d_ = context_.op("opgraph::conv2d");
+  const OpDef* const fused_linear_ = context_.op("opgraph::linear");
+  const OpDef* const gemm_ = context_.op("opgraph::gemm");
+};
 
 }  // namespace
 
-void fuse_activations(PassContext& context) {
-  Rewriter rewriter(context.graph, context.weights);
-  rewriter.for_each_node([&](size_t i) {
-    const Node& activation = context.graph.nodes[i];
-    const std::optional<std::string> name = activation_of(activation, context.registry);
-    if (!name || activation.inputs.size() != 1) return;
-    Node* producer = rewriter.sole_producer(activation.inputs[0]);
-    // An elementwise activation of a reshaped product is the reshaped
-    // activated product (GPT-2's Conv1D views its addmm's rows back into
-    // [batch, sequence, features] before the GELU).
-    Node* reshape = nullptr;
-    if (producer != nullptr && !producer->inputs.empty()) {
-      const OpDef* op = context.registry.find(producer->op_type);
-      if (op != nullptr && op->reshapes_input) {
-        reshape = producer;
-        producer = rewriter.sole_producer(reshape->inputs[0]);
-      }
-    }
-    if (producer == nullptr) return;
-    if (producer->op_type == "aten::conv2d") {
-      producer->op_type = "opgraph::conv2d";
-    } else if (producer->op_type == "aten::linear") {
-      producer->op_type = "opgraph::linear";
-      producer->inputs.resize(5);  // no residual, no multiplier
-    } else if (!addmm_as_gemm(*producer, context.registry, rewriter)) {
-      return;
-    }
-    producer->attrs.push_back({"activation", *name});
-    rewriter.absorb(reshape != nullptr ? *reshape : *producer, i);
-  });
-  rewriter.finish();
-}
+void fuse_activations(PassContext& context) { ActivationFusion(context).run(); }
 
 }  // namespace opgraph

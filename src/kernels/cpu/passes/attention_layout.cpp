@@ -34,7 +34,7 @@ class AttentionLayout : RewritingPass {
   void run() {
     rewriter_.for_each_node([&](size_t i) {
       Node& node = graph_.nodes[i];
-      if (node.op_type == "aten::scaled_dot_product_attention") {
+      if (op_of(node) == attention_) {
         share_key_value_heads(node);
       } else {
         rewrite(node);
@@ -62,13 +62,13 @@ class AttentionLayout : RewritingPass {
   // each read by the next alone, which go into `nodes`; null otherwise.
   const std::string* repeated(const NodeInput& input, std::vector<const Node*>& nodes) {
     Node* reshape = rewriter_.sole_producer(input);
-    const OpDef* op = reshape == nullptr ? nullptr : registry_.find(reshape->op_type);
+    const OpDef* op = reshape == nullptr ? nullptr : op_of(*reshape);
     if (op == nullptr || !op->reshapes_input || reshape->inputs.empty()) return nullptr;
     Node* copy = rewriter_.sole_producer(reshape->inputs[0]);
     Node* expand = keeps_shape(copy, registry_, values_) ? rewriter_.sole_producer(copy->inputs[0]) : copy;
-    if (expand == nullptr || expand->op_type != "aten::expand") return nullptr;
+    if (expand == nullptr || op_of(*expand) != expand_) return nullptr;
     Node* unsqueeze = rewriter_.sole_producer(expand->inputs[0]);
-    if (unsqueeze == nullptr || unsqueeze->op_type != "aten::unsqueeze") return nullptr;
+    if (unsqueeze == nullptr || op_of(*unsqueeze) != unsqueeze_) return nullptr;
     const std::optional<Attrs> attrs = bound_attrs(*unsqueeze, registry_);
     if (!attrs || attrs->get<int64_t>("dim") != 2) return nullptr;
     const std::string* shared = single_value(unsqueeze->inputs[0]);
@@ -95,7 +95,7 @@ class AttentionLayout : RewritingPass {
     // transformers views the output to its own shape before the transpose.
     Node* same_shape_view = keeps_shape(attention, registry_, values_) ? attention : nullptr;
     if (same_shape_view != nullptr) attention = rewriter_.sole_producer(same_shape_view->inputs[0]);
-    if (attention == nullptr || attention->op_type != "aten::scaled_dot_product_attention") return;
+    if (attention == nullptr || op_of(*attention) != attention_) return;
     Node *operand_transposes[3], *operand_copies[3], *rotations[3];
     for (size_t k = 0; k < 3; ++k) {
       if (attention->inputs.size() <= k) return;
@@ -108,7 +108,7 @@ class AttentionLayout : RewritingPass {
       operand_transposes[k] = producer;
       if (!swaps_sequence_and_heads(producer)) return;
     }
-    attention->op_type = "opgraph::attention_bshd";
+    attention->op_type = attention_bshd_->name();
     for (size_t k = 0; k < 3; ++k) {
       if (rotations[k] != nullptr) {
         rotations[k]->inputs = {operand_transposes[k]->inputs[0], heads_second(rotations[k]->inputs[1]),
@@ -127,7 +127,7 @@ class AttentionLayout : RewritingPass {
   // opgraph::rotary_embedding with rank-4 cos and sin, which transpose as
   // its input does.
   bool rotates_heads(const Node* node) const {
-    if (node == nullptr || node->op_type != "opgraph::rotary_embedding") return false;
+    if (node == nullptr || op_of(*node) != rotary_embedding_) return false;
     for (size_t k : {1, 2}) {
       const std::string* trig = single_value(node->inputs[k]);
       if (trig == nullptr || !values_.contains(*trig) || values_.at(*trig).shape.size() != 4) return false;
@@ -142,7 +142,7 @@ class AttentionLayout : RewritingPass {
     if (added) {
       it->second = rewriter_.fresh_name(value + "_heads_second");
       rewriter_.insert_after(rewriter_.producer(value), Node{.name = it->second,
-                                                             .op_type = "aten::transpose.int",
+                                                             .op_type = transpose_->name(),
                                                              .inputs = {input},
                                                              .outputs = {it->second},
                                                              .attrs = {{"dim0", int64_t{1}}, {"dim1", int64_t{2}}}});
@@ -152,7 +152,7 @@ class AttentionLayout : RewritingPass {
 
   // aten::transpose.int(x, 1, 2) of a rank-4 x.
   bool swaps_sequence_and_heads(const Node* node) const {
-    if (node == nullptr || node->op_type != "aten::transpose.int" || node->inputs.size() != 1) return false;
+    if (node == nullptr || op_of(*node) != transpose_ || node->inputs.size() != 1) return false;
     const std::optional<Attrs> attrs = bound_attrs(*node, registry_);
     const std::string* input = single_value(node->inputs[0]);
     if (!attrs || input == nullptr || !values_.contains(*input) || values_.at(*input).shape.size() != 4) return false;
@@ -162,6 +162,12 @@ class AttentionLayout : RewritingPass {
     return std::min(dim0, dim1) == 1 && std::max(dim0, dim1) == 2;
   }
 
+  const OpDef* const attention_ = op("aten::scaled_dot_product_attention");
+  const OpDef* const transpose_ = op("aten::transpose.int");
+  const OpDef* const expand_ = op("aten::expand");
+  const OpDef* const unsqueeze_ = op("aten::unsqueeze");
+  const OpDef* const rotary_embedding_ = op("opgraph::rotary_embedding");
+  const OpDef* const attention_bshd_ = op("opgraph::attention_bshd");
   std::unordered_map<std::string, std::string> transposed_;  // cos and sin, and their transposes
 };
 

@@ -30,7 +30,7 @@ class Conv1dAsConv2d : RewritingPass {
       if (const std::optional<Attrs> attrs = convolution_attrs(node)) {
         as_conv2d(node, *attrs);
       } else if (const std::string* input = node.inputs.size() == 1 ? single_value(node.inputs[0]) : nullptr;
-                 input != nullptr && height_one_.contains(*input) && activation_of(node, registry_) &&
+                 input != nullptr && height_one_.contains(*input) && activations_.of(node) &&
                  node.outputs.size() == 1) {
         node.inputs[0] = NodeInput::value(height_one_.at(*input));
         keep_height_one(node);
@@ -48,7 +48,7 @@ class Conv1dAsConv2d : RewritingPass {
   // The attributes of aten::conv1d of a 3-D input by a constant 3-D weight,
   // if they are static; nullopt for any other node.
   std::optional<Attrs> convolution_attrs(const Node& node) const {
-    if (node.op_type != "aten::conv1d" || node.has_symbolic_attrs() || node.inputs.size() != 3) return std::nullopt;
+    if (op_of(node) != conv1d_ || node.has_symbolic_attrs() || node.inputs.size() != 3) return std::nullopt;
     const std::string* input = single_value(node.inputs[0]);
     const std::optional<Tensor> weight = rewriter_.constant(node.inputs[1]);
     if (input == nullptr || !values_.contains(*input) || values_.at(*input).shape.size() != 3 || !weight ||
@@ -65,11 +65,11 @@ class Conv1dAsConv2d : RewritingPass {
       input_2d = converted->second;
     } else {
       input_2d = rewriter_.fresh_name(input + "_2d");
-      rewriter_.insert_before(conv, reshape_node("aten::unsqueeze", input, input_2d));
+      rewriter_.insert_before(conv, reshape_node(unsqueeze_, input, input_2d));
     }
     const Tensor weight = *rewriter_.constant(conv.inputs[1]);
     const Tensor weight_2d = weight.view({weight.size(0), weight.size(1), 1, weight.size(2)});
-    conv.op_type = "aten::conv2d";
+    conv.op_type = conv2d_->name();
     conv.inputs[0] = NodeInput::value(input_2d);
     conv.inputs[1] = NodeInput::value(rewriter_.add_constant(conv.inputs[1].values[0] + "_2d", weight_2d));
     // (height, width) from a 1-D attribute; an empty one is the default, which is the height's.
@@ -97,18 +97,22 @@ class Conv1dAsConv2d : RewritingPass {
     const auto converted = height_one_.find(value);
     if (converted == height_one_.end() || squeezed_.contains(value)) return;
     squeezed_.insert(value);
-    rewriter_.insert_after(rewriter_.producer(converted->second),
-                           reshape_node("aten::squeeze.dim", converted->second, value));
+    rewriter_.insert_after(rewriter_.producer(converted->second), reshape_node(squeeze_, converted->second, value));
   }
 
-  Node reshape_node(const char* op_type, const std::string& input, const std::string& output) {
+  Node reshape_node(const OpDef* reshape, const std::string& input, const std::string& output) {
     return Node{.name = rewriter_.fresh_name(output),
-                .op_type = op_type,
+                .op_type = reshape->name(),
                 .inputs = {NodeInput::value(input)},
                 .outputs = {output},
                 .attrs = {{"dim", int64_t{2}}}};
   }
 
+  const Activations activations_{context_};
+  const OpDef* const conv1d_ = op("aten::conv1d");
+  const OpDef* const conv2d_ = op("aten::conv2d");
+  const OpDef* const unsqueeze_ = op("aten::unsqueeze");
+  const OpDef* const squeeze_ = op("aten::squeeze.dim");
   std::unordered_map<std::string, std::string> height_one_;  // a 3-D value and its [N, C, 1, W] form
   std::unordered_set<std::string> squeezed_;
 };

@@ -65,10 +65,6 @@ constexpr int64_t kLargeActivationBytes = int64_t{16} << 20;
 // stage as a whole slower, channels-last).
 constexpr int64_t kWideChannels = 256, kChannelsLastRow = 14;
 
-// Activations with f(0) = 0, whatever their attributes.
-const std::unordered_set<std::string> kZeroPreserving = {"aten::relu", "aten::silu", "aten::gelu", "aten::hardswish",
-                                                         "aten::leaky_relu"};
-
 // A value the pass keeps blocked: the blocked tensor's name, its channels
 // and the channels of a block.
 struct BlockedValue {
@@ -83,7 +79,8 @@ class NchwcLayout {
   // convolutions where it does not; `bfloat16`: whether its convolutions
   // multiply in bfloat16, whose fast kernels (AMX) take channels-last only.
   NchwcLayout(PassContext& context, int64_t block, bool channels_last, bool bfloat16)
-      : graph_(context.graph),
+      : context_(context),
+        graph_(context.graph),
         registry_(context.registry),
         block_(block),
         channels_last_kernels_(channels_last),
@@ -141,7 +138,7 @@ class NchwcLayout {
   // A 2-D convolution of a float32 [N, C, H, W] input by a constant weight
   // (and constant or no bias), as opgraph::conv2d_nchwc can run it.
   bool is_convolution(const Node& node) const {
-    if (node.op_type != "aten::conv2d" && node.op_type != "opgraph::conv2d") return false;
+    if (const OpDef* op = context_.op_of(node); op != conv2d_ && op != fused_conv2d_) return false;
     if (node.inputs.size() != 3 || node.outputs.size() != 1 || node.has_symbolic_attrs()) return false;
     const std::string* input = single_value(node.inputs[0]);
     const ValueInfo* weight = constant(node.inputs[1]);
@@ -175,7 +172,7 @@ class NchwcLayout {
   void find_foldable_pads() {
     for (const Node& node : graph_.nodes) {
       if (!convolutions_.contains(&node)) continue;
-      const Node* pad = sole_producer(node.inputs[0], "aten::pad");
+      const Node* pad = sole_producer(node.inputs[0], pad_);
       if (pad == nullptr || pad->has_symbolic_attrs()) continue;
       const std::optional<Attrs> attrs = bound_attrs(*pad, registry_);
       if (!attrs || attrs->get<std::string>("mode") != "constant") continue;
@@ -195,13 +192,13 @@ class NchwcLayout {
     return pad == foldable_pads_.end() ? node.inputs[0].values[0] : pad->second.pad->inputs[0].values[0];
   }
 
-  // The node producing the one value `input` passes, if it is an `op_type`
-  // node and nothing else reads that value.
-  const Node* sole_producer(const NodeInput& input, const char* op_type) const {
+  // The node producing the one value `input` passes, if it is an `op` node
+  // and nothing else reads that value.
+  const Node* sole_producer(const NodeInput& input, const OpDef* op) const {
     const std::string* value = single_value(input);
     if (value == nullptr || uses_.at(*value) != 1 || !producer_.contains(*value)) return nullptr;
     const Node* node = producer_.at(*value);
-    return node->op_type == op_type ? node : nullptr;
+    return context_.op_of(*node) == op ? node : nullptr;
   }
 
   // The convolutions worth the blocked layout: those that read a value
@@ -240,16 +237,15 @@ class NchwcLayout {
         !std::ranges::all_of(node.inputs, [](const NodeInput& input) { return single_value(input) != nullptr; })) {
       return false;
     }
-    if (node.op_type == "aten::max_pool2d") return blocked_pooling(node).has_value();
-    if (kZeroPreserving.contains(node.op_type)) return node.inputs.size() == 1;
-    if (node.op_type == "aten::hardtanh") {
+    const OpDef* op = context_.op_of(node);
+    if (op == max_pool2d_) return blocked_pooling(node).has_value();
+    if (std::ranges::find(zero_preserving_, op) != zero_preserving_.end()) return node.inputs.size() == 1;
+    if (op == hardtanh_) {
       const std::optional<Attrs> attrs = bound_attrs(node, registry_);
       return node.inputs.size() == 1 && attrs && scalar_attr(*attrs, "min_val") <= 0.0 &&
              scalar_attr(*attrs, "max_val") >= 0.0;
     }
-    const bool binary =
-        node.op_type == "aten::add.Tensor" || node.op_type == "aten::sub.Tensor" || node.op_type == "aten::mul.Tensor";
-    return binary && node.inputs.size() == 2;
+    return std::ranges::find(binary_, op) != binary_.end() && node.inputs.size() == 2;
   }
 
   // The size of a float32 value; 0 where a dim is symbolic.
@@ -299,10 +295,11 @@ class NchwcLayout {
       }
       node.inputs[0] = pad->second.pad->inputs[0];
     }
-    const std::string activation = node.op_type == "opgraph::conv2d" ? attrs.get<std::string>("activation") : "none";
+    const std::string activation =
+        context_.op_of(node) == fused_conv2d_ ? attrs.get<std::string>("activation") : "none";
     const int64_t channels = constant(node.inputs[1])->shape[0].size, block = output_block(node, attrs);
     Node conv = std::move(node);
-    conv.op_type = "opgraph::conv2d_nchwc";
+    conv.op_type = conv2d_nchwc_->name();
     conv.inputs.push_back(NodeInput::none());  // no residual (see product_epilogue.cpp)
     conv.attrs = {{"stride", attrs.get("stride")}, {"padding", padding},
                   {"padding_end", padding_end},    {"dilation", attrs.get("dilation")},
@@ -347,9 +344,9 @@ class NchwcLayout {
 
   Node on_blocks(Node& node) {
     const BlockedValue input = blocked_.at(node.inputs[0].values[0]);
-    if (node.op_type == "aten::max_pool2d") {
+    if (context_.op_of(node) == max_pool2d_) {
       node.attrs = *blocked_pooling(node);
-      node.op_type = "opgraph::max_pool2d_nchwc";
+      node.op_type = max_pool2d_nchwc_->name();
     }
     for (NodeInput& value : node.inputs) value = NodeInput::value(blocked_.at(value.values[0]).name);
     keep_blocked(node, input.channels, input.block);
@@ -372,7 +369,7 @@ class NchwcLayout {
     std::string name = value + ".to_nchw";
     while (!node_names_.insert(name).second) name += "_";
     nodes.push_back({.name = std::move(name),
-                     .op_type = "opgraph::nchwc_to_nchw",
+                     .op_type = nchwc_to_nchw_->name(),
                      .inputs = {NodeInput::value(it->second.name)},
                      .outputs = {value},
                      .attrs = {{"channels", it->second.channels}}});
@@ -384,8 +381,23 @@ class NchwcLayout {
     return it == constants_.end() ? nullptr : it->second;
   }
 
+  const PassContext& context_;
   Graph& graph_;
   const Registry& registry_;
+  const OpDef* const conv2d_ = context_.op("aten::conv2d");
+  const OpDef* const fused_conv2d_ = context_.op("opgraph::conv2d");
+  const OpDef* const conv2d_nchwc_ = context_.op("opgraph::conv2d_nchwc");
+  const OpDef* const pad_ = context_.op("aten::pad");
+  const OpDef* const max_pool2d_ = context_.op("aten::max_pool2d");
+  const OpDef* const max_pool2d_nchwc_ = context_.op("opgraph::max_pool2d_nchwc");
+  const OpDef* const nchwc_to_nchw_ = context_.op("opgraph::nchwc_to_nchw");
+  // Activations with f(0) = 0, whatever their attributes.
+  const std::array<const OpDef*, 5> zero_preserving_ = {context_.op("aten::relu"), context_.op("aten::silu"),
+                                                        context_.op("aten::gelu"), context_.op("aten::hardswish"),
+                                                        context_.op("aten::leaky_relu")};
+  const OpDef* const hardtanh_ = context_.op("aten::hardtanh");
+  const std::array<const OpDef*, 3> binary_ = {context_.op("aten::add.Tensor"), context_.op("aten::sub.Tensor"),
+                                               context_.op("aten::mul.Tensor")};
   int64_t block_;
   bool channels_last_kernels_;  // whether oneDNN has fast kernels on channels-last
   bool channels_last_;          // whether the chains run channels-last

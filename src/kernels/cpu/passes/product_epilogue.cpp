@@ -50,7 +50,7 @@ class ProductEpilogues : RewritingPass {
   // (the product stays where it is in the graph).
   bool fuse_add(size_t i) {
     Node& add = graph_.nodes[i];
-    if (add.op_type != "aten::add.Tensor" || add.inputs.size() != 2) return false;
+    if (op_of(add) != add_ || add.inputs.size() != 2) return false;
     const std::optional<Attrs> attrs = bound_attrs(add, registry_);
     if (!attrs || scalar_attr(*attrs, "alpha") != 1.0) return false;
     for (size_t side : {0, 1}) {
@@ -60,7 +60,7 @@ class ProductEpilogues : RewritingPass {
       product = without_epilogue(product);
       const std::string* shortcut = single_value(add.inputs[1 - side]);
       if (product == nullptr || has_residual(*product) || !ready_for(shortcut, *product)) continue;
-      if (product->op_type == "aten::linear") as_fused_linear(*product);
+      if (op_of(*product) == linear_) as_fused_linear(*product);
       product->inputs[3] = add.inputs[1 - side];
       if (copy != nullptr) rewriter_.absorb(*product, static_cast<size_t>(copy - graph_.nodes.data()));
       if (side == 1) std::swap(add.inputs[0], add.inputs[1]);  // absorb() follows input 0
@@ -75,14 +75,15 @@ class ProductEpilogues : RewritingPass {
   // shape and is a graph input, a constant or computed before it.
   bool fuse_gate(size_t i) {
     Node& mul = graph_.nodes[i];
-    if (mul.op_type != "aten::mul.Tensor" || mul.inputs.size() != 2) return false;
+    if (op_of(mul) != mul_ || mul.inputs.size() != 2) return false;
     for (size_t side : {0, 1}) {
       Node* product = rewriter_.sole_producer(mul.inputs[side]);
-      if (product == nullptr || (product->op_type != "aten::linear" && product->op_type != "opgraph::linear") ||
-          has_multiplier(*product) || !ready_for(single_value(mul.inputs[1 - side]), *product)) {
+      const OpDef* op = product == nullptr ? nullptr : op_of(*product);
+      if ((op != linear_ && op != fused_linear_) || has_multiplier(*product) ||
+          !ready_for(single_value(mul.inputs[1 - side]), *product)) {
         continue;
       }
-      if (product->op_type == "aten::linear") as_fused_linear(*product);
+      if (op == linear_) as_fused_linear(*product);
       product->inputs[4] = mul.inputs[1 - side];
       if (side == 1) std::swap(mul.inputs[0], mul.inputs[1]);  // absorb() follows input 0
       rewriter_.absorb(*product, i);
@@ -94,7 +95,7 @@ class ProductEpilogues : RewritingPass {
   // An activation after a product that adds a residual.
   void fuse_activation(size_t i) {
     const Node& node = graph_.nodes[i];
-    const std::optional<std::string> activation = activation_of(node, registry_);
+    const std::optional<std::string> activation = activations_.of(node);
     if (!activation || node.inputs.size() != 1) return;
     Node* product = without_epilogue(rewriter_.sole_producer(node.inputs[0]));
     if (product == nullptr || !has_residual(*product)) return;
@@ -112,8 +113,8 @@ class ProductEpilogues : RewritingPass {
     return given.dtype == output.dtype && given.shape == output.shape;
   }
 
-  static void as_fused_linear(Node& linear) {
-    linear.op_type = "opgraph::linear";
+  void as_fused_linear(Node& linear) const {
+    linear.op_type = fused_linear_->name();
     linear.inputs.resize(5);  // no residual, no multiplier
   }
 
@@ -123,13 +124,19 @@ class ProductEpilogues : RewritingPass {
   // `node` if it is a product that takes a residual, applies no activation
   // and multiplies by nothing: opgraph::conv2d_nchwc, or a linear layer.
   Node* without_epilogue(Node* node) const {
-    if (node == nullptr) return nullptr;
-    if (node->op_type == "aten::linear") return node;
-    if (node->op_type != "opgraph::conv2d_nchwc" && node->op_type != "opgraph::linear") return nullptr;
+    const OpDef* op = node == nullptr ? nullptr : op_of(*node);
+    if (op == linear_) return node;
+    if (op == nullptr || (op != conv2d_nchwc_ && op != fused_linear_)) return nullptr;
     const std::optional<Attrs> attrs = bound_attrs(*node, registry_);
     return attrs && attrs->get<std::string>("activation") == "none" && !has_multiplier(*node) ? node : nullptr;
   }
 
+  const Activations activations_{context_};
+  const OpDef* const add_ = op("aten::add.Tensor");
+  const OpDef* const mul_ = op("aten::mul.Tensor");
+  const OpDef* const linear_ = op("aten::linear");
+  const OpDef* const fused_linear_ = op("opgraph::linear");
+  const OpDef* const conv2d_nchwc_ = op("opgraph::conv2d_nchwc");
   std::unordered_map<std::string, size_t> position_;  // by value: the node computing it
 };
 
