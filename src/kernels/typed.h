@@ -20,6 +20,8 @@
 //   int[], bool[]   std::span<const int64_t> or const std::vector<int64_t>&
 //   float[]         std::span<const double> or const std::vector<double>&
 //   X? (attribute)  std::optional<X> of the above (a view for str and lists)
+//   Scalar, Scalar? const AttrValue& where the kernel needs to know whether it
+//                   was given as an int (or None)
 // A kernel takes `const KernelContext&` first and its outputs last: one
 // `const Tensor&` per returned Tensor, or one std::span<const Tensor> for all
 // of them (the only form for an op returning Tensor[]).
@@ -90,6 +92,7 @@ template <typename T>
 constexpr const char* attribute_spelling() {
   if constexpr (std::is_same_v<T, int64_t>) return "int64_t";
   if constexpr (std::is_same_v<T, double>) return "double";
+  if constexpr (std::is_same_v<T, AttrValue>) return "const AttrValue&";
   if constexpr (std::is_same_v<T, bool>) return "bool";
   if constexpr (std::is_same_v<T, DType>) return "DType";
   if constexpr (std::is_same_v<T, std::string_view>) return "std::string_view";
@@ -114,7 +117,9 @@ constexpr const char* attribute_spelling() {
 
 template <typename T>
 bool takes(const Type& type) {
-  if constexpr (Optional<T>::value) {
+  if constexpr (std::is_same_v<T, AttrValue>) {
+    return type.kind == Type::Kind::Scalar && !type.is_list;
+  } else if constexpr (Optional<T>::value) {
     return type.optional && takes_kind<typename Optional<T>::Value>(type.kind, type.is_list);
   } else {
     return !type.optional && takes_kind<T>(type.kind, type.is_list);
@@ -179,6 +184,8 @@ decltype(auto) fetch(Cursor<Item>& c, size_t index) {
     T list = c.inputs.subspan(c.input, size);
     c.input += size;
     return list;
+  } else if constexpr (std::is_same_v<T, AttrValue>) {
+    return static_cast<const AttrValue&>(c.attrs[c.attribute++]);
   } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::vector<int64_t>> ||
                        std::is_same_v<T, std::vector<double>>) {
     return static_cast<const T&>(std::get<T>(c.attrs[c.attribute++]));
