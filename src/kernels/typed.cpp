@@ -92,4 +92,14 @@ size_t check_params(const OpDef& op, std::string_view role, std::span<const Para
   return num_arguments;
 }
 
+std::optional<size_t> attribute_index(const Schema& schema, std::string_view name) {
+  size_t index = 0;
+  for (const Argument& argument : schema.arguments) {
+    if (argument.type.is_tensor()) continue;
+    if (argument.name == name) return index;
+    ++index;
+  }
+  return std::nullopt;
+}
+
 }  // namespace opgraph::kernels

@@ -245,6 +245,12 @@ decltype(auto) invoke(const F& fn, Cursor<Item>& cursor, std::index_sequence<I..
 // schema arguments (after a kernel's context; the rest are its outputs).
 size_t check_params(const OpDef& op, std::string_view role, std::span<const ParamInfo> params);
 
+// For the few kernels of the raw form: the index in Attrs of the attribute
+// `name` of `schema`, or none where the schema has no such attribute. Such a
+// kernel finds its attributes' indexes once, when its op is defined, and
+// reads them there at each call.
+std::optional<size_t> attribute_index(const Schema& schema, std::string_view name);
+
 // A kernel as OpSpec takes it: a typed function, checked against the schema
 // and bound when define() makes the op; or a function of the raw KernelFn form,
 // taken as it is (for the few kernels that serve ops of different schemas).

@@ -383,7 +383,8 @@ struct HardtanhBackward {
 
 // Runs Op<true> (the tanh form) or Op<false> as `approximate` asks, per call:
 // a branch per element would keep the loop from vectorizing.
-template <template <bool> class Op, bool kReference, typename Inputs = std::make_index_sequence<Op<false>::inputs.size()>>
+template <template <bool> class Op, bool kReference,
+          typename Inputs = std::make_index_sequence<Op<false>::inputs.size()>>
 struct ByApproximation;
 
 template <template <bool> class Op, bool kReference, size_t... I>

@@ -154,8 +154,7 @@ struct ElementwiseMap<Op, std::index_sequence<I...>, std::tuple<A...>> {
 
   // Contiguous loops GCC vectorizes for the CPU's widest vectors, split over
   // the pool when large.
-  static void fast(const KernelContext& context, InputTensor<I>... input_tensors, A... attributes,
-                   const Tensor& out) {
+  static void fast(const KernelContext& context, InputTensor<I>... input_tensors, A... attributes, const Tensor& out) {
     const std::array<const Tensor*, kInputs> inputs{&input_tensors...};
     const Op op = make_op<Op>(inputs[0]->dtype(), attributes...);
     with_pointers<Op>(inputs, out, [&](const auto& x, auto* y, int64_t n) {
