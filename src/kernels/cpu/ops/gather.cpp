@@ -18,26 +18,24 @@ namespace {
 
 // ---- gather: out[..., i, ...] = self[..., index[..., i, ...], ...] -------------
 
-std::vector<TensorMeta> gather_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta &self = *inputs[0], &index = *inputs[1];
+TensorMeta gather_shape(const TensorMeta& self, int64_t dim_given, const TensorMeta& index, bool) {
   check_index_dtype(index);
   OPGRAPH_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1), "index: expected rank ", self.dim(),
                 " like self ", self.str(), ", got ", index.str());
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  const int64_t dim = wrap_dim(dim_given, self.dim(), "dim");
   for (int64_t d = 0; d < index.dim() && index.dim() == self.dim(); ++d) {
     OPGRAPH_CHECK(d == dim || index.shape[d] <= self.shape[d], "index: expected at most ", self.shape[d], " in dim ", d,
                   " like self ", self.str(), ", got ", index.str());
   }
   dispatch_elementwise(self.dtype, "self", [](auto) {});
-  return {{self.dtype, index.shape}};
+  return {self.dtype, index.shape};
 }
 
 // One loop serves as kernel and reference: each element is one indexed read.
-void gather_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs& attrs) {
-  const Tensor &self = inputs[0], &index = inputs[1], &out = outputs[0];
+void gather_kernel(const KernelContext&, const Tensor& self, int64_t dim_given, const Tensor& index, bool,
+                   const Tensor& out) {
   if (out.numel() == 0) return;
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  const int64_t dim = wrap_dim(dim_given, self.dim(), "dim");
   const Shape& shape = index.shape();
   const Strides self_strides = contiguous_strides(self.shape());
   const int64_t n = self.dim() == 0 ? 1 : self.shape()[dim];
@@ -64,22 +62,20 @@ void gather_kernel(const KernelContext&, std::span<const Tensor> inputs, std::sp
 
 // ---- index_select: whole slices of `dim`, one per index ----------------------
 
-std::vector<TensorMeta> index_select_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta &self = *inputs[0], &index = *inputs[1];
+TensorMeta index_select_shape(const TensorMeta& self, int64_t dim_given, const TensorMeta& index) {
   check_index_dtype(index);
   OPGRAPH_CHECK(index.dim() <= 1, "index: expected a 0-d or 1-d tensor, got ", index.str());
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  const int64_t dim = wrap_dim(dim_given, self.dim(), "dim");
   Shape shape = self.shape;
   if (self.dim() > 0) shape[dim] = index.numel();
-  return {{self.dtype, shape}};
+  return {self.dtype, shape};
 }
 
 // Copies each selected (inner)-sized slice with one memcpy per outer block.
 template <bool kReference>
-void index_select_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                         const Attrs& attrs) {
-  const Tensor &self = inputs[0], &index = inputs[1], &out = outputs[0];
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+void index_select_kernel(const KernelContext&, const Tensor& self, int64_t dim_given, const Tensor& index,
+                         const Tensor& out) {
+  const int64_t dim = wrap_dim(dim_given, self.dim(), "dim");
   const DimLayout layout = layout_around(self.shape(), dim);
   const int64_t count = index.numel();
   const size_t item = self.itemsize();
