@@ -33,9 +33,9 @@ void define(BuiltinOps& builtins, OpSpec spec, std::source_location where) {
   op.schema = Schema::parse(spec.schema);
   op.source =
       detail::concat("built-in, ", std::filesystem::path(where.file_name()).filename().string(), ":", where.line());
-  op.shape_fn = spec.shape.bind(op);
-  op.kernels[static_cast<size_t>(DeviceType::CPU)] = spec.cpu.bind(op, "cpu kernel");
-  op.reference = spec.reference.bind(op, "reference kernel");
+  op.shape_fn = spec.shape.bind(op.schema, op.source);
+  op.kernels[static_cast<size_t>(DeviceType::CPU)] = spec.cpu.bind(op.schema, "cpu kernel", op.source);
+  op.reference = spec.reference.bind(op.schema, "reference kernel", op.source);
   if (spec.backward) op.backward = spec.backward;
   op.accepts_strided_inputs = spec.accepts_strided_inputs;
   op.data_dependent_shapes = spec.data_dependent_shapes;

@@ -46,12 +46,12 @@ bool fits(const ParamInfo& param, const Type& type) {
 
 }  // namespace
 
-size_t check_params(const OpDef& op, std::string_view role, std::span<const ParamInfo> params) {
-  const Schema& schema = op.schema;
+size_t check_params(const Schema& schema, std::string_view role, std::string_view source,
+                    std::span<const ParamInfo> params) {
   const bool kernel = !params.empty() && params[0].role == Role::Context;
   const size_t first = kernel ? 1 : 0;
   auto fail = [&](auto&&... what) {
-    throw Error(detail::concat(schema.qualified_name(), " (", op.source, "): the ", role, " ", what...));
+    throw Error(detail::concat(schema.qualified_name(), " (", source, "): the ", role, " ", what...));
   };
   const size_t num_arguments = schema.arguments.size();
   for (size_t i = 0; i < num_arguments; ++i) {

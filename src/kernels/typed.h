@@ -239,11 +239,13 @@ decltype(auto) invoke(const F& fn, Cursor<Item>& cursor, std::index_sequence<I..
 }  // namespace typed_detail
 
 // Checks `params` (a kernel's: context, schema arguments, outputs; a shape
-// function's: schema arguments) against `op`'s schema, throwing an error that
-// names the op, `role` ("cpu kernel", "shape function"), where it was defined,
-// the parameter and the schema argument. Returns how many parameters are
-// schema arguments (after a kernel's context; the rest are its outputs).
-size_t check_params(const OpDef& op, std::string_view role, std::span<const ParamInfo> params);
+// function's: schema arguments) against `schema`, throwing an error that
+// names the op, `role` ("cpu kernel", "shape function"), `source` (where the
+// function was defined), the parameter and the schema argument. Returns how
+// many parameters are schema arguments (after a kernel's context; the rest
+// are its outputs).
+size_t check_params(const Schema& schema, std::string_view role, std::string_view source,
+                    std::span<const ParamInfo> params);
 
 // For the few kernels of the raw form: the index in Attrs of the attribute
 // `name` of `schema`, or none where the schema has no such attribute. Such a
@@ -264,27 +266,34 @@ class KernelSpec {
     if constexpr (std::is_convertible_v<F, KernelFn> &&
                   std::is_invocable_v<F, const KernelContext&, std::span<const Tensor>, std::span<const Tensor>,
                                       const Attrs&>) {
-      bind_ = [fn = std::move(fn)](const OpDef&, std::string_view) { return KernelFn(fn); };
+      bind_ = [fn = std::move(fn)](const Schema&, std::string_view, std::string_view) { return KernelFn(fn); };
     } else {
-      bind_ = [fn = std::move(fn)](const OpDef& op, std::string_view role) { return typed(fn, op, role); };
+      bind_ = [fn = std::move(fn)](const Schema& schema, std::string_view role, std::string_view source) {
+        return typed(fn, schema, role, source);
+      };
     }
   }
 
   explicit operator bool() const { return static_cast<bool>(bind_); }
-  // The KernelFn for `op`, whose schema the typed function is checked against.
-  KernelFn bind(const OpDef& op, std::string_view role) const { return bind_ ? bind_(op, role) : KernelFn(); }
+  // The KernelFn for an op of `schema`, which the typed function is checked
+  // against; `role` and `source` say which function this is in an error.
+  KernelFn bind(const Schema& schema, std::string_view role, std::string_view source) const {
+    return bind_ ? bind_(schema, role, source) : KernelFn();
+  }
 
  private:
   template <typename F>
-  static KernelFn typed(const F& fn, const OpDef& op, std::string_view role) {
-    return typed_with(fn, op, role, static_cast<typename typed_detail::Signature<F>::Params*>(nullptr));
+  static KernelFn typed(const F& fn, const Schema& schema, std::string_view role, std::string_view source) {
+    return typed_with(fn, schema, role, source, static_cast<typename typed_detail::Signature<F>::Params*>(nullptr));
   }
   template <typename F, typename... P>
-  static KernelFn typed_with(const F& fn, const OpDef& op, std::string_view role, std::tuple<P...>*) {
+  static KernelFn typed_with(const F& fn, const Schema& schema, std::string_view role, std::string_view source,
+                             std::tuple<P...>*) {
     static constexpr ParamInfo params[] = {typed_detail::param_info<P, false>()...};
     static_assert(sizeof...(P) > 0 && params[0].role == ParamInfo::Role::Context,
                   "a typed kernel takes const KernelContext& first");
-    return bind_params<F, P...>(fn, check_params(op, role, params), std::make_index_sequence<sizeof...(P) - 1>());
+    return bind_params<F, P...>(fn, check_params(schema, role, source, params),
+                                std::make_index_sequence<sizeof...(P) - 1>());
   }
   template <typename F, typename Context, typename... P, size_t... I>
   static KernelFn bind_params(const F& fn, size_t num_arguments, std::index_sequence<I...>) {
@@ -296,7 +305,7 @@ class KernelSpec {
     };
   }
 
-  std::function<KernelFn(const OpDef&, std::string_view)> bind_;
+  std::function<KernelFn(const Schema&, std::string_view, std::string_view)> bind_;
 };
 
 // A shape function as OpSpec takes it: typed (returning the outputs' metas as
@@ -309,24 +318,26 @@ class ShapeSpec {
   ShapeSpec(F fn) {  // NOLINT: implicit, so that `.shape = shape` reads as before
     if constexpr (std::is_convertible_v<F, ShapeFn> &&
                   std::is_invocable_v<F, std::span<const TensorMeta* const>, const Attrs&>) {
-      bind_ = [fn = std::move(fn)](const OpDef&) { return ShapeFn(fn); };
+      bind_ = [fn = std::move(fn)](const Schema&, std::string_view) { return ShapeFn(fn); };
     } else {
-      bind_ = [fn = std::move(fn)](const OpDef& op) { return typed(fn, op); };
+      bind_ = [fn = std::move(fn)](const Schema& schema, std::string_view source) { return typed(fn, schema, source); };
     }
   }
 
   explicit operator bool() const { return static_cast<bool>(bind_); }
-  ShapeFn bind(const OpDef& op) const { return bind_ ? bind_(op) : ShapeFn(); }
+  ShapeFn bind(const Schema& schema, std::string_view source) const {
+    return bind_ ? bind_(schema, source) : ShapeFn();
+  }
 
  private:
   template <typename F>
-  static ShapeFn typed(const F& fn, const OpDef& op) {
-    return typed_with(fn, op, static_cast<typename typed_detail::Signature<F>::Params*>(nullptr));
+  static ShapeFn typed(const F& fn, const Schema& schema, std::string_view source) {
+    return typed_with(fn, schema, source, static_cast<typename typed_detail::Signature<F>::Params*>(nullptr));
   }
   template <typename F, typename... P>
-  static ShapeFn typed_with(const F& fn, const OpDef& op, std::tuple<P...>*) {
+  static ShapeFn typed_with(const F& fn, const Schema& schema, std::string_view source, std::tuple<P...>*) {
     static constexpr std::array<ParamInfo, sizeof...(P)> params = {typed_detail::param_info<P, true>()...};
-    check_params(op, "shape function", params);
+    check_params(schema, "shape function", source, params);
     return [fn](std::span<const TensorMeta* const> inputs, const Attrs& attrs) -> std::vector<TensorMeta> {
       typed_detail::Cursor<const TensorMeta*> cursor{inputs, {}, attrs, sizeof...(P)};
       auto result = typed_detail::invoke<F, const TensorMeta*, P...>(fn, cursor, std::index_sequence_for<P...>());
@@ -338,7 +349,7 @@ class ShapeSpec {
     };
   }
 
-  std::function<ShapeFn(const OpDef&)> bind_;
+  std::function<ShapeFn(const Schema&, std::string_view)> bind_;
 };
 
 }  // namespace opgraph::kernels
