@@ -271,7 +271,7 @@ std::vector<TensorMeta> native_layer_norm_backward_shape(std::span<const TensorM
     OPGRAPH_CHECK(stats.dtype == input.dtype && stats.numel() == forward[1].numel(), names[k], ": expected ",
                   forward[1].str(), " (one value per normalized row of input ", input.str(), "), got ", stats.str());
   }
-  const std::array<bool, 3> mask = output_mask(attrs);
+  const std::array<bool, 3> mask = output_mask(attrs.get<std::vector<int64_t>>("output_mask"));
   const TensorMeta per_feature{input.dtype, attrs.get<std::vector<int64_t>>("normalized_shape")};
   return {unless_masked(mask[0], input), unless_masked(mask[1], per_feature), unless_masked(mask[2], per_feature)};
 }
@@ -279,7 +279,7 @@ std::vector<TensorMeta> native_layer_norm_backward_shape(std::span<const TensorM
 void layer_norm_backward_cpu(const KernelContext& context, std::span<const Tensor> inputs,
                              std::span<const Tensor> outputs, const Attrs& attrs) {
   const NormalizedRows args = normalized_rows(inputs[1], attrs);
-  const std::array<bool, 3> mask = output_mask(attrs);
+  const std::array<bool, 3> mask = output_mask(attrs.get<std::vector<int64_t>>("output_mask"));
   const int64_t rows = args.rows, n = args.cols;
   dispatch_floating(inputs[1].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
@@ -375,8 +375,8 @@ void normalized_rows_backward_reference(std::span<const Tensor> inputs, std::spa
 void layer_norm_backward_reference(const KernelContext&, std::span<const Tensor> inputs,
                                    std::span<const Tensor> outputs, const Attrs& attrs) {
   const NormalizedRows args = normalized_rows(inputs[1], attrs);
-  normalized_rows_backward_reference(inputs, outputs, output_mask(attrs), args.rows, args.cols, args.cols,
-                                     [](int64_t, int64_t i) { return i; });
+  normalized_rows_backward_reference(inputs, outputs, output_mask(attrs.get<std::vector<int64_t>>("output_mask")),
+                                     args.rows, args.cols, args.cols, [](int64_t, int64_t i) { return i; });
 }
 
 // ---- group_norm and instance_norm ---------------------------------------------
@@ -531,7 +531,7 @@ std::vector<TensorMeta> native_group_norm_backward_shape(std::span<const TensorM
   check_same_meta(*inputs[0], "grad_out", forward[0], "input");
   check_same_meta(*inputs[2], "mean", forward[1], "the forward's mean (N, group)");
   check_same_meta(*inputs[3], "rstd", forward[2], "the forward's rstd (N, group)");
-  const std::array<bool, 3> mask = output_mask(attrs);
+  const std::array<bool, 3> mask = output_mask(attrs.get<std::vector<int64_t>>("output_mask"));
   const TensorMeta per_channel{forward[0].dtype, {attrs.get<int64_t>("C")}};
   return {unless_masked(mask[0], forward[0]), unless_masked(mask[1], per_channel), unless_masked(mask[2], per_channel)};
 }
@@ -539,7 +539,7 @@ std::vector<TensorMeta> native_group_norm_backward_shape(std::span<const TensorM
 void group_norm_backward_cpu(const KernelContext& context, std::span<const Tensor> inputs,
                              std::span<const Tensor> outputs, const Attrs& attrs) {
   const Groups g = native_groups(attrs);
-  const std::array<bool, 3> mask = output_mask(attrs);
+  const std::array<bool, 3> mask = output_mask(attrs.get<std::vector<int64_t>>("output_mask"));
   const int64_t per_group = g.channels / g.groups, rows = g.batch * g.channels, hw = g.plane;
   dispatch_floating(inputs[1].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
@@ -601,8 +601,8 @@ void group_norm_backward_reference(const KernelContext&, std::span<const Tensor>
                                    std::span<const Tensor> outputs, const Attrs& attrs) {
   const Groups g = native_groups(attrs);
   const int64_t per_group = g.channels / g.groups;
-  normalized_rows_backward_reference(inputs, outputs, output_mask(attrs), g.batch * g.groups, per_group * g.plane,
-                                     g.channels,
+  normalized_rows_backward_reference(inputs, outputs, output_mask(attrs.get<std::vector<int64_t>>("output_mask")),
+                                     g.batch * g.groups, per_group * g.plane, g.channels,
                                      [&](int64_t r, int64_t i) { return r % g.groups * per_group + i / g.plane; });
 }
 
