@@ -69,7 +69,7 @@ class NormAttrs {
   // The attribute's value; the op's schema has it.
   const AttrValue& value(Field field) const { return attrs_[*positions_.at[static_cast<size_t>(field)]]; }
   template <typename T>
-  const T& get(Field field) const {
+  const T& read(Field field) const {
     return std::get<T>(value(field));
   }
 
@@ -169,7 +169,7 @@ std::pair<T, double> row_moments(const T* x, int64_t n) {
 // normalized_shape attribute must be.
 int64_t normalized_axis(const TensorMeta& input, const NormAttrs& attrs) {
   check_floating(input, "input");
-  const auto& normalized = attrs.get<std::vector<int64_t>>(Field::normalized_shape);
+  const auto& normalized = attrs.read<std::vector<int64_t>>(Field::normalized_shape);
   const int64_t axis = input.dim() - static_cast<int64_t>(normalized.size());
   OPGRAPH_CHECK(!normalized.empty() && axis >= 0 && Shape(input.shape.begin() + axis, input.shape.end()) == normalized,
                 "normalized_shape: expected a non-empty shape that ends the input's shape ", shape_str(input.shape),
@@ -180,7 +180,7 @@ int64_t normalized_axis(const TensorMeta& input, const NormAttrs& attrs) {
 std::vector<TensorMeta> native_layer_norm_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
   const TensorMeta& input = *inputs[0];
   const int64_t axis = normalized_axis(input, attrs);
-  const auto& normalized = attrs.get<std::vector<int64_t>>(Field::normalized_shape);
+  const auto& normalized = attrs.read<std::vector<int64_t>>(Field::normalized_shape);
   check_optional(inputs[1], "weight", normalized, input);
   check_optional(inputs[2], "bias", normalized, input);
   TensorMeta stats{input.dtype, Shape(input.shape.begin(), input.shape.begin() + axis)};
@@ -198,7 +198,7 @@ struct NormalizedRows {
 };
 
 NormalizedRows normalized_rows(const Tensor& input, const NormAttrs& attrs) {
-  const int64_t cols = product(attrs.get<std::vector<int64_t>>(Field::normalized_shape));
+  const int64_t cols = product(attrs.read<std::vector<int64_t>>(Field::normalized_shape));
   return {cols == 0 ? 0 : input.numel() / cols, cols};
 }
 
@@ -216,7 +216,7 @@ std::pair<T, T> layer_norm_row(const T* x, const T* w, const T* b, double eps, T
 void layer_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                     const NormAttrs& attrs) {
   const NormalizedRows args = normalized_rows(inputs[0], attrs);
-  const double eps = attrs.get<double>(Field::eps);
+  const double eps = attrs.read<double>(Field::eps);
   dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const T* x = inputs[0].data_ptr<const T>();
@@ -240,7 +240,7 @@ void layer_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs
 void layer_norm_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                           const NormAttrs& attrs) {
   const NormalizedRows args = normalized_rows(inputs[0], attrs);
-  const double eps = attrs.get<double>(Field::eps);
+  const double eps = attrs.read<double>(Field::eps);
   dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const T* x = inputs[0].data_ptr<const T>();
@@ -274,7 +274,7 @@ void layer_norm_reference(const KernelContext&, std::span<const Tensor> inputs, 
 std::vector<TensorMeta> rms_norm_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
   const TensorMeta& input = *inputs[0];
   normalized_axis(input, attrs);
-  check_optional(inputs[1], "weight", attrs.get<std::vector<int64_t>>(Field::normalized_shape), input);
+  check_optional(inputs[1], "weight", attrs.read<std::vector<int64_t>>(Field::normalized_shape), input);
   return {input};
 }
 
@@ -347,15 +347,15 @@ std::vector<TensorMeta> native_layer_norm_backward_shape(std::span<const TensorM
     OPGRAPH_CHECK(stats.dtype == input.dtype && stats.numel() == forward[1].numel(), names[k], ": expected ",
                   forward[1].str(), " (one value per normalized row of input ", input.str(), "), got ", stats.str());
   }
-  const std::array<bool, 3> mask = output_mask(attrs.get<std::vector<int64_t>>(Field::output_mask));
-  const TensorMeta per_feature{input.dtype, attrs.get<std::vector<int64_t>>(Field::normalized_shape)};
+  const std::array<bool, 3> mask = output_mask(attrs.read<std::vector<int64_t>>(Field::output_mask));
+  const TensorMeta per_feature{input.dtype, attrs.read<std::vector<int64_t>>(Field::normalized_shape)};
   return {unless_masked(mask[0], input), unless_masked(mask[1], per_feature), unless_masked(mask[2], per_feature)};
 }
 
 void layer_norm_backward_cpu(const KernelContext& context, std::span<const Tensor> inputs,
                              std::span<const Tensor> outputs, const NormAttrs& attrs) {
   const NormalizedRows args = normalized_rows(inputs[1], attrs);
-  const std::array<bool, 3> mask = output_mask(attrs.get<std::vector<int64_t>>(Field::output_mask));
+  const std::array<bool, 3> mask = output_mask(attrs.read<std::vector<int64_t>>(Field::output_mask));
   const int64_t rows = args.rows, n = args.cols;
   dispatch_floating(inputs[1].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
@@ -451,7 +451,7 @@ void normalized_rows_backward_reference(std::span<const Tensor> inputs, std::spa
 void layer_norm_backward_reference(const KernelContext&, std::span<const Tensor> inputs,
                                    std::span<const Tensor> outputs, const NormAttrs& attrs) {
   const NormalizedRows args = normalized_rows(inputs[1], attrs);
-  normalized_rows_backward_reference(inputs, outputs, output_mask(attrs.get<std::vector<int64_t>>(Field::output_mask)),
+  normalized_rows_backward_reference(inputs, outputs, output_mask(attrs.read<std::vector<int64_t>>(Field::output_mask)),
                                      args.rows, args.cols, args.cols, [](int64_t, int64_t i) { return i; });
 }
 
@@ -466,7 +466,7 @@ struct Groups {
 
 int64_t attr_at_least(const NormAttrs& attrs, Field field, int64_t lowest) {
   const char* name = kFieldNames[static_cast<size_t>(field)];
-  const int64_t value = attrs.get<int64_t>(field);
+  const int64_t value = attrs.read<int64_t>(field);
   OPGRAPH_CHECK(value >= lowest, name, ": expected at least ", lowest, ", got ", value);
   return value;
 }
@@ -506,7 +506,7 @@ std::vector<TensorMeta> native_group_norm_shape(std::span<const TensorMeta* cons
 
 std::vector<TensorMeta> group_norm_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
   OPGRAPH_CHECK(inputs[0]->dim() >= 2, "input: expected rank 2 or more (N, C, ...), got ", inputs[0]->str());
-  return {group_norm_input(inputs, input_groups(inputs[0]->shape, attrs.get<int64_t>(Field::num_groups)))};
+  return {group_norm_input(inputs, input_groups(inputs[0]->shape, attrs.read<int64_t>(Field::num_groups)))};
 }
 
 // Fast: each row's statistics, then each channel's affine map; mean and rstd
@@ -583,14 +583,14 @@ void run_group_norm(const KernelContext& context, const Groups& g, double eps, s
 template <bool Reference>
 void native_group_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs,
                            std::span<const Tensor> outputs, const NormAttrs& attrs) {
-  run_group_norm<Reference>(context, native_groups(attrs), attrs.get<double>(Field::eps), inputs, outputs);
+  run_group_norm<Reference>(context, native_groups(attrs), attrs.read<double>(Field::eps), inputs, outputs);
 }
 
 template <bool Reference>
 void group_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                     const NormAttrs& attrs) {
-  run_group_norm<Reference>(context, input_groups(inputs[0].shape(), attrs.get<int64_t>(Field::num_groups)),
-                            attrs.get<double>(Field::eps), inputs, outputs);
+  run_group_norm<Reference>(context, input_groups(inputs[0].shape(), attrs.read<int64_t>(Field::num_groups)),
+                            attrs.read<double>(Field::eps), inputs, outputs);
 }
 
 // ---- native_group_norm_backward -----------------------------------------------
@@ -608,15 +608,15 @@ std::vector<TensorMeta> native_group_norm_backward_shape(std::span<const TensorM
   check_same_meta(*inputs[0], "grad_out", forward[0], "input");
   check_same_meta(*inputs[2], "mean", forward[1], "the forward's mean (N, group)");
   check_same_meta(*inputs[3], "rstd", forward[2], "the forward's rstd (N, group)");
-  const std::array<bool, 3> mask = output_mask(attrs.get<std::vector<int64_t>>(Field::output_mask));
-  const TensorMeta per_channel{forward[0].dtype, {attrs.get<int64_t>(Field::C)}};
+  const std::array<bool, 3> mask = output_mask(attrs.read<std::vector<int64_t>>(Field::output_mask));
+  const TensorMeta per_channel{forward[0].dtype, {attrs.read<int64_t>(Field::C)}};
   return {unless_masked(mask[0], forward[0]), unless_masked(mask[1], per_channel), unless_masked(mask[2], per_channel)};
 }
 
 void group_norm_backward_cpu(const KernelContext& context, std::span<const Tensor> inputs,
                              std::span<const Tensor> outputs, const NormAttrs& attrs) {
   const Groups g = native_groups(attrs);
-  const std::array<bool, 3> mask = output_mask(attrs.get<std::vector<int64_t>>(Field::output_mask));
+  const std::array<bool, 3> mask = output_mask(attrs.read<std::vector<int64_t>>(Field::output_mask));
   const int64_t per_group = g.channels / g.groups, rows = g.batch * g.channels, hw = g.plane;
   dispatch_floating(inputs[1].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
@@ -678,7 +678,7 @@ void group_norm_backward_reference(const KernelContext&, std::span<const Tensor>
                                    std::span<const Tensor> outputs, const NormAttrs& attrs) {
   const Groups g = native_groups(attrs);
   const int64_t per_group = g.channels / g.groups;
-  normalized_rows_backward_reference(inputs, outputs, output_mask(attrs.get<std::vector<int64_t>>(Field::output_mask)),
+  normalized_rows_backward_reference(inputs, outputs, output_mask(attrs.read<std::vector<int64_t>>(Field::output_mask)),
                                      g.batch * g.groups, per_group * g.plane, g.channels,
                                      [&](int64_t r, int64_t i) { return r % g.groups * per_group + i / g.plane; });
 }
@@ -708,7 +708,7 @@ std::vector<TensorMeta> batch_norm_no_training_shape(std::span<const TensorMeta*
 // aten::batch_norm in training normalizes with the batch's statistics and
 // leaves the running ones (which ATen updates in place) as they are.
 std::vector<TensorMeta> batch_norm_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
-  OPGRAPH_CHECK(attrs.get<bool>(Field::training) || (inputs[3] != nullptr && inputs[4] != nullptr),
+  OPGRAPH_CHECK(attrs.read<bool>(Field::training) || (inputs[3] != nullptr && inputs[4] != nullptr),
                 "running_mean, running_var: expected tensors in inference mode (training=False), got None");
   return {batch_norm_input(inputs)};
 }
@@ -719,7 +719,7 @@ std::vector<TensorMeta> batch_norm_shape(std::span<const TensorMeta* const> inpu
 // inference saves nothing.
 std::vector<TensorMeta> batch_norm_legit_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
   const TensorMeta input = batch_norm_input(inputs);
-  const bool training = attrs.get<bool>(Field::training);
+  const bool training = attrs.read<bool>(Field::training);
   OPGRAPH_CHECK(training || inputs.size() == 5, "training: expected True without running statistics, got False");
   const TensorMeta saved{input.dtype, {training ? input.shape[1] : 0}};
   return {input, saved, saved};
@@ -871,7 +871,7 @@ template <bool Reference>
 void run_batch_norm(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                     const NormAttrs& attrs, bool training) {
   const DimLayout layout = layout_around(inputs[0].shape(), 1);
-  const double eps = attrs.get<double>(Field::eps);
+  const double eps = attrs.read<double>(Field::eps);
   dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const T* x = inputs[0].data_ptr<const T>();
@@ -884,7 +884,7 @@ void run_batch_norm(const KernelContext& context, std::span<const Tensor> inputs
       normalize_channels<T>(context, layout, stats, inputs, outputs[0]);
     }
     if (training && outputs.size() > 1) {
-      store_training_outputs<T>(stats, attrs.get<double>(Field::momentum), inputs, outputs);
+      store_training_outputs<T>(stats, attrs.read<double>(Field::momentum), inputs, outputs);
     } else if (outputs.size() == 5) {  // the running statistics, unchanged
       std::memcpy(outputs[3].data(), inputs[3].data(), inputs[3].nbytes());
       std::memcpy(outputs[4].data(), inputs[4].data(), inputs[4].nbytes());
@@ -896,7 +896,7 @@ void run_batch_norm(const KernelContext& context, std::span<const Tensor> inputs
 template <bool Reference>
 void batch_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                     const NormAttrs& attrs) {
-  run_batch_norm<Reference>(context, inputs, outputs, attrs, attrs.get<bool>(Field::training));
+  run_batch_norm<Reference>(context, inputs, outputs, attrs, attrs.read<bool>(Field::training));
 }
 
 template <bool Reference>
@@ -913,7 +913,7 @@ void batch_norm_inference_cpu(const KernelContext& context, std::span<const Tens
 
 std::vector<TensorMeta> instance_norm_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
   const TensorMeta input = batch_norm_input(inputs);
-  OPGRAPH_CHECK(attrs.get<bool>(Field::use_input_stats) || (inputs[3] != nullptr && inputs[4] != nullptr),
+  OPGRAPH_CHECK(attrs.read<bool>(Field::use_input_stats) || (inputs[3] != nullptr && inputs[4] != nullptr),
                 "running_mean, running_var: expected tensors when use_input_stats is False, got None");
   return {input};
 }
@@ -921,11 +921,11 @@ std::vector<TensorMeta> instance_norm_shape(std::span<const TensorMeta* const> i
 template <bool Reference>
 void instance_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                        const NormAttrs& attrs) {
-  if (!attrs.get<bool>(Field::use_input_stats)) {
+  if (!attrs.read<bool>(Field::use_input_stats)) {
     return batch_norm_inference_cpu<Reference>(context, inputs, outputs, attrs);
   }
   const Groups per_channel = input_groups(inputs[0].shape(), inputs[0].size(1));
-  run_group_norm<Reference>(context, per_channel, attrs.get<double>(Field::eps), inputs, outputs);
+  run_group_norm<Reference>(context, per_channel, attrs.read<double>(Field::eps), inputs, outputs);
 }
 
 }  // namespace
