@@ -141,29 +141,28 @@ void define_comparison(BuiltinOps& builtins, const char* name,
 
 // ---- logical_not and bitwise_not ---------------------------------------------
 
-std::vector<TensorMeta> logical_not_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  dispatch_elementwise(inputs[0]->dtype, "self", [](auto) {});
-  return {{DType::Bool, inputs[0]->shape}};
+TensorMeta logical_not_shape(const TensorMeta& self) {
+  dispatch_elementwise(self.dtype, "self", [](auto) {});
+  return {DType::Bool, self.shape};
 }
 
-std::vector<TensorMeta> bitwise_not_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  IntegralDType::check(inputs[0]->dtype, "self");
-  dispatch_elementwise(inputs[0]->dtype, "self", [](auto) {});
-  return {*inputs[0]};
+TensorMeta bitwise_not_shape(const TensorMeta& self) {
+  IntegralDType::check(self.dtype, "self");
+  dispatch_elementwise(self.dtype, "self", [](auto) {});
+  return self;
 }
 
 template <bool kLogical, bool kReference>
-void not_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs&) {
-  dispatch_elementwise(inputs[0].dtype(), "self", [&](auto zero) {
+void not_kernel(const KernelContext& context, const Tensor& self_tensor, const Tensor& out) {
+  dispatch_elementwise(self_tensor.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    const Input<T> self{inputs[0].data_ptr<const T>(), inputs[0].shape()};
+    const Input<T> self{self_tensor.data_ptr<const T>(), self_tensor.shape()};
     if constexpr (kLogical) {
-      map_broadcast<bool, kReference>(context, outputs[0], [](T a) { return !a; }, self);
+      map_broadcast<bool, kReference>(context, out, [](T a) { return !a; }, self);
     } else if constexpr (std::is_same_v<T, bool>) {
-      map_broadcast<bool, kReference>(context, outputs[0], [](bool a) { return !a; }, self);
+      map_broadcast<bool, kReference>(context, out, [](bool a) { return !a; }, self);
     } else if constexpr (std::is_integral_v<T>) {
-      map_broadcast<T, kReference>(context, outputs[0], [](T a) { return static_cast<T>(~a); }, self);
+      map_broadcast<T, kReference>(context, out, [](T a) { return static_cast<T>(~a); }, self);
     }
   });
 }

@@ -22,8 +22,7 @@ namespace {
 
 // ---- nonzero ----------------------------------------------------------------
 
-std::vector<TensorMeta> nonzero_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta& self = *inputs[0];
+std::vector<TensorMeta> nonzero_shape(const TensorMeta& self) {
   dispatch_elementwise(self.dtype, "self", [](auto) {});
   return {{DType::Int64, {self.numel(), self.dim()}}};
 }
@@ -60,11 +59,9 @@ int64_t count_nonzero(const T* self, int64_t begin, int64_t end) {
 
 // Counts each chunk's nonzeros, then each chunk writes its rows after the
 // rows of the chunks before it: the output is the same as one pass's.
-void nonzero_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                    const Attrs&) {
-  const Tensor& self = inputs[0];
+void nonzero_kernel(const KernelContext& context, const Tensor& self, const Tensor& output) {
   const int64_t n = self.numel(), rank = self.dim();
-  auto* out = outputs[0].data_ptr<int64_t>();
+  auto* out = output.data_ptr<int64_t>();
   dispatch_elementwise(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     const T* data = self.data_ptr<const T>();
@@ -85,11 +82,9 @@ void nonzero_kernel(const KernelContext& context, std::span<const Tensor> inputs
 }
 
 // One element at a time, its index by division.
-void nonzero_reference(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                       const Attrs&) {
-  const Tensor& self = inputs[0];
+void nonzero_reference(const KernelContext& context, const Tensor& self, const Tensor& output) {
   const int64_t rank = self.dim();
-  auto* out = outputs[0].data_ptr<int64_t>();
+  auto* out = output.data_ptr<int64_t>();
   int64_t rows = 0;
   for (int64_t i = 0; i < self.numel(); ++i) {
     if (element_as<double>(self, i) == 0) continue;

@@ -372,36 +372,32 @@ void c2r_kernel(const KernelContext& context, const Tensor& self, std::span<cons
 
 // ---- view_as_real, view_as_complex ------------------------------------------------
 
-std::vector<TensorMeta> view_as_real_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta& self = *inputs[0];
+TensorMeta view_as_real_shape(const TensorMeta& self) {
   dispatch_complex(self.dtype, "self", [](auto) {});
   Shape shape = self.shape;
   shape.push_back(2);
-  return {{real_part_dtype(self.dtype), shape}};
+  return {real_part_dtype(self.dtype), shape};
 }
 
-std::vector<TensorMeta> view_as_complex_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta& self = *inputs[0];
+TensorMeta view_as_complex_shape(const TensorMeta& self) {
   const std::optional<DType> dtype = complex_dtype_of(self.dtype);
   OPGRAPH_CHECK(dtype.has_value(), "self: expected float32 or float64, got ", self.str());
   OPGRAPH_CHECK(self.dim() > 0 && self.shape.back() == 2, "self: expected a last dim of size 2 (real, imaginary), got ",
                 self.str());
-  return {{*dtype, Shape(self.shape.begin(), self.shape.end() - 1)}};
+  return {*dtype, Shape(self.shape.begin(), self.shape.end() - 1)};
 }
 
 // Both views lay out the same bytes: complex numbers are (real, imaginary)
 // pairs. Inputs arrive contiguous, so the copy is one memcpy.
-void reinterpret_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                     const Attrs&) {
-  std::memcpy(outputs[0].data(), inputs[0].data(), outputs[0].nbytes());
+void reinterpret_cpu(const KernelContext&, const Tensor& self, const Tensor& out) {
+  std::memcpy(out.data(), self.data(), out.nbytes());
 }
 
 // Part by part, through std::complex's accessors.
-void reinterpret_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                           const Attrs&) {
-  const bool to_real = is_complex(inputs[0].dtype());
-  const Tensor& complex = to_real ? inputs[0] : outputs[0];
-  const Tensor& real = to_real ? outputs[0] : inputs[0];
+void reinterpret_reference(const KernelContext&, const Tensor& self, const Tensor& out) {
+  const bool to_real = is_complex(self.dtype());
+  const Tensor& complex = to_real ? self : out;
+  const Tensor& real = to_real ? out : self;
   dispatch_complex(complex.dtype(), "self", [&](auto part) {
     using T = decltype(part);
     auto* z = complex.data_ptr<std::complex<T>>();

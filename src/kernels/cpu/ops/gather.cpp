@@ -177,19 +177,17 @@ int64_t Indexing::offset(std::span<const int64_t> coordinate, const Tensor& self
 
 namespace {
 
-std::vector<TensorMeta> index_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta& self = *inputs[0];
-  return {{self.dtype, plan_indexing(self, inputs.subspan(1)).out_shape}};
+TensorMeta index_shape(const TensorMeta& self, std::span<const TensorMeta* const> indices) {
+  return {self.dtype, plan_indexing(self, indices).out_shape};
 }
 
 // Walks the output with an odometer; the trailing output dims that read self
 // directly and contiguously (the dims after the last indexed one) are copied
 // as one block per step, or with kReference element by element.
 template <bool kReference>
-void index_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs&) {
-  const Tensor &self = inputs[0], &out = outputs[0];
+void index_kernel(const KernelContext&, const Tensor& self, std::span<const Tensor> indices, const Tensor& out) {
   if (out.numel() == 0) return;
-  const Indexing plan = plan_indexing(self.meta(), inputs.subspan(1));
+  const Indexing plan = plan_indexing(self.meta(), indices);
   // Output dims [outer_rank, rank) read the last dims of self, in order, untouched by any index.
   const size_t outer_rank =
       kReference ? plan.out_shape.size() : plan.block_start(self.dim(), [](size_t) { return true; });
@@ -199,7 +197,7 @@ void index_kernel(const KernelContext&, std::span<const Tensor> inputs, std::spa
   auto* y = static_cast<char*>(out.data());
   std::vector<int64_t> coordinate(outer_rank, 0);
   for (int64_t step = 0, count = out.numel() / block; step < count; ++step) {
-    const int64_t source = plan.offset(coordinate, self, inputs.subspan(1));
+    const int64_t source = plan.offset(coordinate, self, indices);
     std::memcpy(y + step * block * item, x + source * item, static_cast<size_t>(block * item));
     for (size_t k = outer_rank; k-- > 0;) {
       if (++coordinate[k] < plan.out_shape[k]) break;
