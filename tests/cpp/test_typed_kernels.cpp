@@ -156,5 +156,26 @@ TEST(TypedKernels, MissingAndExtraParametersAreCounted) {
       << message;
 }
 
+// A device backend's typed kernel (kernels/cuda/register.h) is checked when
+// the registry takes it, against the op the registry already holds.
+TEST(TypedKernels, BackendKernelCheckedAgainstTheDeclaredOp) {
+  Registry registry;
+  registry.add(
+      defined({.schema = kSchema, .shape = weighted_sum_shape, .cpu = weighted_sum, .reference = weighted_sum}));
+  auto backend_kernel = [](kernels::KernelSpec kernel) {
+    return KernelDef{"t::weighted_sum", DeviceType::CUDA, nullptr, "fake.cu:7",
+                     [kernel](const OpDef& op) { return kernel.bind(op.schema, "cuda kernel", "fake.cu:7"); }};
+  };
+  auto without_list = [](const KernelContext&, const Tensor&, const Tensor*, const Tensor&) {};
+  const std::string message = error_of([&] { registry.add_kernels({backend_kernel(without_list)}); });
+  EXPECT_NE(message.find("t::weighted_sum (fake.cu:7): the cuda kernel takes const Tensor& as parameter 4 where "
+                         "schema argument 3 'others' is Tensor[], taken as std::span<const Tensor>"),
+            std::string::npos)
+      << message;
+  EXPECT_FALSE(registry.get("t::weighted_sum").kernels[static_cast<size_t>(DeviceType::CUDA)]);
+  registry.add_kernels({backend_kernel(weighted_sum)});
+  EXPECT_TRUE(registry.get("t::weighted_sum").kernels[static_cast<size_t>(DeviceType::CUDA)]);
+}
+
 }  // namespace
 }  // namespace opgraph
