@@ -46,7 +46,8 @@ TEST_F(Placements, OthersNameTheAttribute) {
     positions_.check(bind({{"size", std::vector<int64_t>{2}}, {"device", std::string("cuda:0")}}));
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("device: expected None or cpu, got cuda:0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("device: expected None or cpu, got \"cuda:0\""), std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(
       positions_.check(bind({{"size", std::vector<int64_t>{2}}, {"memory_format", std::string("channels_last")}})),

@@ -26,16 +26,16 @@ inline bool none_or_one_of(std::optional<std::string_view> name, std::initialize
 }
 
 inline void check_layout(std::optional<std::string_view> layout) {
-  OPGRAPH_CHECK(none_or_one_of(layout, {"strided"}, true), "layout: expected None or strided, got ", *layout);
+  OPGRAPH_CHECK(none_or_one_of(layout, {"strided"}, true), "layout: expected None or strided, got \"", *layout, "\"");
 }
 
 inline void check_device(std::optional<std::string_view> device) {
-  OPGRAPH_CHECK(none_or_one_of(device, {"cpu", "cpu:0"}, false), "device: expected None or cpu, got ", *device);
+  OPGRAPH_CHECK(none_or_one_of(device, {"cpu", "cpu:0"}, false), "device: expected None or cpu, got \"", *device, "\"");
 }
 
 inline void check_memory_format(std::optional<std::string_view> memory_format) {
   OPGRAPH_CHECK(none_or_one_of(memory_format, {"contiguous_format", "preserve_format"}, true),
-                "memory_format: expected None, contiguous_format or preserve_format, got ", *memory_format);
+                "memory_format: expected None, contiguous_format or preserve_format, got \"", *memory_format, "\"");
 }
 
 // Where an op's schema has each of those attributes, for the factory and
