@@ -54,11 +54,6 @@ struct ParamInfo {
   bool (*takes)(const Type& type) = nullptr;
 };
 
-// The raw forms OpDef holds; a function of exactly this form is used as it
-// is (see KernelSpec).
-using RawKernel = void(const KernelContext&, std::span<const Tensor>, std::span<const Tensor>, const Attrs&);
-using RawShape = std::vector<TensorMeta>(std::span<const TensorMeta* const>, const Attrs&);
-
 namespace typed_detail {
 
 template <typename T>
