@@ -230,7 +230,8 @@ void constant_pad_kernel(const KernelContext& context, const Tensor& self, std::
 // aten::pad: `value` (a float, or None for 0) only in mode "constant"; it
 // runs the kernels above for its mode.
 PadArgs pad_args(std::span<const int64_t> pad, std::string_view mode, std::optional<double> value) {
-  OPGRAPH_CHECK(!value || mode == "constant", "value: mode '", mode, "' takes no value, got ", *value);
+  OPGRAPH_CHECK(!value || mode == "constant", "value: mode '", mode, "' takes no value, got ",
+                attr_str(AttrValue(*value)));
   return {pad, "pad", value.value_or(0.0)};
 }
 
