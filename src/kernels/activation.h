@@ -5,8 +5,6 @@
 
 #include <string_view>
 
-#include "opgraph/registry/attrs.h"
-
 namespace opgraph::kernels {
 
 enum class Activation { None, ReLU, GELU, GELUTanh, Sigmoid, Tanh, ReLU6, SiLU };
@@ -28,7 +26,5 @@ inline constexpr double kGeluTanhCube = 0.044715;
 inline bool derivative_needs_pre_activation(Activation activation) {
   return activation == Activation::GELU || activation == Activation::GELUTanh || activation == Activation::SiLU;
 }
-// The op's "activation" attribute, parsed.
-Activation activation_attr(const Attrs& attrs);
 
 }  // namespace opgraph::kernels

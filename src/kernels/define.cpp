@@ -31,17 +31,17 @@ std::vector<OpDef> BuiltinOps::take() && {
 void define(BuiltinOps& builtins, OpSpec spec, std::source_location where) {
   OpDef op;
   op.schema = Schema::parse(spec.schema);
-  op.shape_fn = std::move(spec.shape);
-  op.kernels[static_cast<size_t>(DeviceType::CPU)] = std::move(spec.cpu);
-  op.reference = std::move(spec.reference);
+  op.source =
+      detail::concat("built-in, ", std::filesystem::path(where.file_name()).filename().string(), ":", where.line());
+  op.shape_fn = spec.shape.bind(op.schema, op.source);
+  op.kernels[static_cast<size_t>(DeviceType::CPU)] = spec.cpu.bind(op.schema, "cpu kernel", op.source);
+  op.reference = spec.reference.bind(op.schema, "reference kernel", op.source);
   if (spec.backward) op.backward = spec.backward;
   op.accepts_strided_inputs = spec.accepts_strided_inputs;
   op.data_dependent_shapes = spec.data_dependent_shapes;
   op.reshapes_input = spec.reshapes_input;
   op.in_place_input = spec.in_place_input;
   op.prepare = std::move(spec.prepare);
-  op.source =
-      detail::concat("built-in, ", std::filesystem::path(where.file_name()).filename().string(), ":", where.line());
   builtins.add(std::move(op));
 }
 

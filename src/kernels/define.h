@@ -11,18 +11,20 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/typed.h"
 #include "opgraph/registry/registry.h"
 
 namespace opgraph::kernels {
 
 // Written with designated initializers ({.schema = ..., .shape = ..., .cpu =
 // ..., .reference = ...}), so that two fields of one type cannot trade places
-// unseen.
+// unseen. The shape function and kernels are typed functions (kernels/typed.h),
+// which define() checks against the schema.
 struct OpSpec {
   const char* schema;
-  ShapeFn shape;
-  KernelFn cpu;
-  KernelFn reference;
+  ShapeSpec shape;
+  KernelSpec cpu;
+  KernelSpec reference;
   const char* backward = nullptr;  // qualified name of the gradient op
   bool accepts_strided_inputs = false;
   bool data_dependent_shapes = false;                   // see OpDef::data_dependent_shapes

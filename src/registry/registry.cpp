@@ -88,10 +88,11 @@ void Registry::add_kernels(std::vector<KernelDef> kernels) {
   std::unique_lock lock(mutex_);
   std::vector<KernelFn*> slots;
   slots.reserve(kernels.size());
-  for (const KernelDef& def : kernels) {
+  for (KernelDef& def : kernels) {
     auto it = ops_.find(def.op);
     OPGRAPH_CHECK(it != ops_.end(), "cannot add a ", device_type_name(def.device), " kernel for op '", def.op, "' (",
                   def.source, "): no such op is declared");
+    if (def.bind) def.kernel = def.bind(*it->second);
     KernelFn* slot = &it->second->kernels[static_cast<size_t>(def.device)];
     OPGRAPH_CHECK(!*slot && std::find(slots.begin(), slots.end(), slot) == slots.end(), "op '", def.op,
                   "' already has a ", device_type_name(def.device), " kernel; cannot add another (", def.source, ")");

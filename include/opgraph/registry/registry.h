@@ -180,6 +180,9 @@ struct KernelDef {
   DeviceType device;
   KernelFn kernel;
   std::string source;  // where it was defined: "file.cu:12"
+  // Where set, makes `kernel` from the declared op as the registry adds it,
+  // so that a typed kernel is checked against the op's schema then.
+  std::function<KernelFn(const OpDef& op)> bind = nullptr;
 };
 
 class Registry {

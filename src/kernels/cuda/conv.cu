@@ -36,22 +36,27 @@ struct Conv {
   __host__ __device__ int64_t column_cols() const { return out_height * out_width; }
 };
 
-std::pair<int64_t, int64_t> pair_attr(const Attrs& attrs, const char* name) {
-  const auto& values = attrs.get<std::vector<int64_t>>(name);
-  return values.size() == 1 ? std::pair{values[0], values[0]} : std::pair{values.at(0), values.at(1)};
+std::pair<int64_t, int64_t> pair_of(std::span<const int64_t> values) {
+  return values.size() == 1 ? std::pair{values[0], values[0]} : std::pair{values[0], values[1]};
 }
 
+// The attributes every conv2d op takes, in their schemas' order.
+struct ConvAttrs {
+  std::span<const int64_t> stride, padding, dilation;
+  int64_t groups;
+};
+
 // The shape functions have checked every size; the kernels only read them.
-Conv conv_of(const Tensor& input, const Tensor& weight, const Tensor& output, const Attrs& attrs) {
+Conv conv_of(const Tensor& input, const Tensor& weight, const Tensor& output, const ConvAttrs& attrs) {
   OPGRAPH_CHECK(input.dim() == 4, "input: the CUDA kernel takes a batch (N, C, H, W), got ", input.str());
   Conv c{};
   c.batch = input.size(0), c.channels = input.size(1), c.height = input.size(2), c.width = input.size(3);
   c.out_channels = weight.size(0), c.kernel_h = weight.size(2), c.kernel_w = weight.size(3);
   c.out_height = output.size(2), c.out_width = output.size(3);
-  std::tie(c.stride_h, c.stride_w) = pair_attr(attrs, "stride");
-  std::tie(c.pad_h, c.pad_w) = pair_attr(attrs, "padding");
-  std::tie(c.dilation_h, c.dilation_w) = pair_attr(attrs, "dilation");
-  c.groups = attrs.get<int64_t>("groups");
+  std::tie(c.stride_h, c.stride_w) = pair_of(attrs.stride);
+  std::tie(c.pad_h, c.pad_w) = pair_of(attrs.padding);
+  std::tie(c.dilation_h, c.dilation_w) = pair_of(attrs.dilation);
+  c.groups = attrs.groups;
   // The unfolding indexes planes and an image's column rows in 32 bits.
   OPGRAPH_CHECK(c.height * c.width <= INT32_MAX && c.out_height * c.out_width <= INT32_MAX &&
                     c.batch * c.column_rows() <= INT32_MAX,
@@ -212,44 +217,50 @@ void backward(const Conv& c, const Tensor& grad, const Tensor& input, const Tens
   }
 }
 
-void conv2d_kernel(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                   const Attrs& attrs) {
-  if (out[0].numel() == 0) return;
-  const Conv c = conv_of(in[0], in[1], out[0], attrs);
-  kernels::dispatch_floating(in[0].dtype(), "input", [&](auto zero) {
-    forward<decltype(zero)>(c, in[0], in[1], in[2], out[0], kernels::activation_attr(attrs), stream_of(context));
+void conv2d_kernel(const KernelContext& context, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                   std::span<const int64_t> stride, std::span<const int64_t> padding, std::span<const int64_t> dilation,
+                   int64_t groups, std::string_view activation, const Tensor& output) {
+  if (output.numel() == 0) return;
+  const Conv c = conv_of(input, weight, output, {stride, padding, dilation, groups});
+  kernels::dispatch_floating(input.dtype(), "input", [&](auto zero) {
+    forward<decltype(zero)>(c, input, weight, bias ? *bias : Tensor(), output, kernels::parse_activation(activation),
+                            stream_of(context));
   });
 }
 
-// Inputs: grad_output, input, weight.
-void conv2d_backward_kernel(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                            const Attrs& attrs) {
-  const Conv c = conv_of(in[1], in[2], in[0], attrs);
-  kernels::dispatch_floating(in[1].dtype(), "input", [&](auto zero) {
-    backward<decltype(zero)>(c, in[0], in[1], in[2], out[0], out[1], out[2], stream_of(context));
+void conv2d_backward_kernel(const KernelContext& context, const Tensor& grad_output, const Tensor& input,
+                            const Tensor& weight, std::span<const int64_t> stride, std::span<const int64_t> padding,
+                            std::span<const int64_t> dilation, int64_t groups, const Tensor& grad_input,
+                            const Tensor& grad_weight, const Tensor& grad_bias) {
+  const Conv c = conv_of(input, weight, grad_output, {stride, padding, dilation, groups});
+  kernels::dispatch_floating(input.dtype(), "input", [&](auto zero) {
+    backward<decltype(zero)>(c, grad_output, input, weight, grad_input, grad_weight, grad_bias, stream_of(context));
   });
 }
 
-// Inputs: grad_output, input, weight, bias?, output. The activation's
-// gradient first (GELU recomputes its pre-activation), then the convolution's.
-void conv2d_act_backward_kernel(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                                const Attrs& attrs) {
-  const Conv c = conv_of(in[1], in[2], in[0], attrs);
+// The activation's gradient first (GELU recomputes its pre-activation), then
+// the convolution's.
+void conv2d_act_backward_kernel(const KernelContext& context, const Tensor& grad_output, const Tensor& input,
+                                const Tensor& weight, const Tensor* bias, const Tensor& output,
+                                std::span<const int64_t> stride, std::span<const int64_t> padding,
+                                std::span<const int64_t> dilation, int64_t groups, std::string_view activation_name,
+                                const Tensor& grad_input, const Tensor& grad_weight, const Tensor& grad_bias) {
+  const Conv c = conv_of(input, weight, grad_output, {stride, padding, dilation, groups});
   const cudaStream_t stream = stream_of(context);
-  const Activation activation = kernels::activation_attr(attrs);
-  kernels::dispatch_floating(in[1].dtype(), "input", [&](auto zero) {
+  const Activation activation = kernels::parse_activation(activation_name);
+  kernels::dispatch_floating(input.dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
-    Tensor dz = in[0];
+    Tensor dz = grad_output;
     if (activation != Activation::None) {
-      dz = in[0].clone();
+      dz = grad_output.clone();
       Tensor z;
       if (kernels::derivative_needs_pre_activation(activation)) {
-        z = Tensor::empty(in[4].meta(), in[4].device());
-        forward<T>(c, in[1], in[2], in[3], z, Activation::None, stream);
+        z = Tensor::empty(output.meta(), output.device());
+        forward<T>(c, input, weight, bias ? *bias : Tensor(), z, Activation::None, stream);
       }
-      multiply_by_activation_grad(dz, in[4], z, activation, stream);
+      multiply_by_activation_grad(dz, output, z, activation, stream);
     }
-    backward<T>(c, dz, in[1], in[2], out[0], out[1], out[2], stream);
+    backward<T>(c, dz, input, weight, grad_input, grad_weight, grad_bias, stream);
   });
 }
 

@@ -89,10 +89,6 @@ __global__ void backward_elements(const T* grad_loss, const T* p, const int64_t*
   }
 }
 
-Options options(const Attrs& attrs) {
-  return {attrs.get<int64_t>("ignore_index"), attrs.get<double>("label_smoothing")};
-}
-
 Tensor zero_totals(Device device) {
   Tensor totals = Tensor::empty({sizeof(Totals)}, DType::UInt8, device);
   const Totals initial{0.0, 0, std::numeric_limits<long long>::max()};
@@ -108,41 +104,42 @@ void check_targets(const Tensor& totals, int64_t classes) {
                 " is not a class index in [0, ", classes, ") nor ignore_index");
 }
 
-void forward_kernel(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                    const Attrs& attrs) {
-  const int64_t rows = in[0].size(0), classes = in[0].size(1);
+void forward_kernel(const KernelContext& context, const Tensor& logits, const Tensor& target, int64_t ignore_index,
+                    double label_smoothing, const Tensor& loss, const Tensor& probabilities) {
+  const int64_t rows = logits.size(0), classes = logits.size(1);
+  const Options o{ignore_index, label_smoothing};
   const cudaStream_t stream = stream_of(context);
   const Tensor totals = zero_totals(context.device);
   auto* device_totals = static_cast<Totals*>(totals.data());
-  kernels::dispatch_floating(in[0].dtype(), "logits", [&](auto zero) {
+  kernels::dispatch_floating(logits.dtype(), "logits", [&](auto zero) {
     using T = decltype(zero);
     for (int64_t first = 0; first < rows; first += 65535) {
       const int64_t count = std::min<int64_t>(rows - first, 65535);
       forward_rows<T><<<unsigned(count), kThreads, 0, stream>>>(
-          in[0].data_ptr<const T>() + first * classes, in[1].data_ptr<const int64_t>() + first,
-          out[1].data_ptr<T>() + first * classes, classes, options(attrs), device_totals);
+          logits.data_ptr<const T>() + first * classes, target.data_ptr<const int64_t>() + first,
+          probabilities.data_ptr<T>() + first * classes, classes, o, device_totals);
     }
-    mean_loss<T><<<1, 1, 0, stream>>>(device_totals, out[0].data_ptr<T>());
+    mean_loss<T><<<1, 1, 0, stream>>>(device_totals, loss.data_ptr<T>());
   });
   OPGRAPH_CUDA_CHECK(cudaGetLastError());
   check_targets(totals, classes);
 }
 
-// Inputs: grad_loss, probabilities, target.
-void backward_kernel(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                     const Attrs& attrs) {
-  const int64_t rows = in[1].size(0), classes = in[1].size(1);
+void backward_kernel(const KernelContext& context, const Tensor& grad_loss, const Tensor& probabilities,
+                     const Tensor& target_tensor, int64_t ignore_index, double label_smoothing,
+                     const Tensor& grad_logits) {
+  const int64_t rows = probabilities.size(0), classes = probabilities.size(1);
   const cudaStream_t stream = stream_of(context);
-  const Options o = options(attrs);
+  const Options o{ignore_index, label_smoothing};
   const Tensor totals = zero_totals(context.device);
   auto* device_totals = static_cast<Totals*>(totals.data());
-  const int64_t* target = in[2].data_ptr<const int64_t>();
+  const int64_t* target = target_tensor.data_ptr<const int64_t>();
   count_rows<<<blocks_for(rows, kThreads), kThreads, 0, stream>>>(target, rows, classes, o.ignore_index, device_totals);
-  kernels::dispatch_floating(in[1].dtype(), "probabilities", [&](auto zero) {
+  kernels::dispatch_floating(probabilities.dtype(), "probabilities", [&](auto zero) {
     using T = decltype(zero);
     backward_elements<T><<<blocks_for(rows * classes, kThreads), kThreads, 0, stream>>>(
-        in[0].data_ptr<const T>(), in[1].data_ptr<const T>(), target, out[0].data_ptr<T>(), rows, classes, o,
-        device_totals);
+        grad_loss.data_ptr<const T>(), probabilities.data_ptr<const T>(), target, grad_logits.data_ptr<T>(), rows,
+        classes, o, device_totals);
   });
   OPGRAPH_CUDA_CHECK(cudaGetLastError());
   check_targets(totals, classes);

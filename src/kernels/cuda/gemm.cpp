@@ -24,18 +24,19 @@ void fused_gemm(const Tensor& a, const Tensor& b, const Tensor& bias, const Tens
   add_bias_and_activate(out, epilogue ? Tensor() : bias, fused_relu ? Activation::None : activation, stream);
 }
 
-void gemm_kernel(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                 const Attrs& attrs) {
-  fused_gemm(in[0], in[1], in[2], out[0], kernels::activation_attr(attrs), stream_of(context));
+void gemm_kernel(const KernelContext& context, const Tensor& a, const Tensor& b, const Tensor* bias,
+                 std::string_view activation, const Tensor& out) {
+  fused_gemm(a, b, bias ? *bias : Tensor(), out, kernels::parse_activation(activation), stream_of(context));
 }
 
-// Inputs: grad_output, a, b, bias?, output. dz = grad_output * f'(z), then
-// dA = dz @ b^T, dB = a^T @ dz and dbias = the column sums of dz.
-void gemm_backward_kernel(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                          const Attrs& attrs) {
-  const Tensor &grad = in[0], &a = in[1], &b = in[2], &bias = in[3], &output = in[4];
+// dz = grad_output * f'(z), then dA = dz @ b^T, dB = a^T @ dz and dbias =
+// the column sums of dz.
+void gemm_backward_kernel(const KernelContext& context, const Tensor& grad, const Tensor& a, const Tensor& b,
+                          const Tensor* given_bias, const Tensor& output, std::string_view activation_name,
+                          const Tensor& grad_a, const Tensor& grad_b, const Tensor& grad_bias) {
+  const Tensor bias = given_bias ? *given_bias : Tensor();
   const cudaStream_t stream = stream_of(context);
-  const Activation activation = kernels::activation_attr(attrs);
+  const Activation activation = kernels::parse_activation(activation_name);
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   Tensor dz = grad;
   if (activation != Activation::None) {
@@ -48,9 +49,9 @@ void gemm_backward_kernel(const KernelContext& context, std::span<const Tensor> 
     }
     multiply_by_activation_grad(dz, output, z, activation, stream);
   }
-  matmul(out[0], {dz.data(), false}, {b.data(), true}, m, k, n, nullptr, false, stream);
-  matmul(out[1], {a.data(), true}, {dz.data(), false}, k, n, m, nullptr, false, stream);
-  if (bias.defined()) column_sums(dz, m, out[2], stream);
+  matmul(grad_a, {dz.data(), false}, {b.data(), true}, m, k, n, nullptr, false, stream);
+  matmul(grad_b, {a.data(), true}, {dz.data(), false}, k, n, m, nullptr, false, stream);
+  if (bias.defined()) column_sums(dz, m, grad_bias, stream);
 }
 
 }  // namespace

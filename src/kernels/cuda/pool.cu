@@ -114,46 +114,68 @@ __global__ void pool_backward(bool max, const T* grad_output, const T* input, T*
 
 constexpr int kThreads = 256;
 
-KernelFn forward_kernel(bool max) {
-  return
-      [max](const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs& attrs) {
-        if (out[0].numel() == 0) return;
-        const auto pooling = max ? kernels::pool::max_pooling(in[0].meta(), attrs, 2)
-                                 : kernels::pool::average_pooling(in[0].meta(), attrs, 2);
-        const Geometry g = geometry_of(pooling, in[0]);
-        kernels::dispatch_floating(in[0].dtype(), "self", [&](auto zero) {
-          using T = decltype(zero);
-          pool_forward<T><<<blocks_for(out[0].numel(), kThreads), kThreads, 0, stream_of(context)>>>(
-              max, in[0].data_ptr<const T>(), out[0].data_ptr<T>(), g);
-        });
-      };
+using Ints = std::span<const int64_t>;
+
+void run_pool(const KernelContext& context, bool max, const Tensor& self, const kernels::pool::Pooling& pooling,
+              const Tensor& out) {
+  if (out.numel() == 0) return;
+  const Geometry g = geometry_of(pooling, self);
+  kernels::dispatch_floating(self.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    pool_forward<T><<<blocks_for(out.numel(), kThreads), kThreads, 0, stream_of(context)>>>(
+        max, self.data_ptr<const T>(), out.data_ptr<T>(), g);
+  });
 }
 
-// Inputs: grad_output, self.
-KernelFn backward_kernel(bool max) {
-  return
-      [max](const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs& attrs) {
-        const cudaStream_t stream = stream_of(context);
-        OPGRAPH_CUDA_CHECK(cudaMemsetAsync(out[0].data(), 0, out[0].nbytes(), stream));
-        if (in[0].numel() == 0) return;
-        const auto pooling = max ? kernels::pool::max_pooling(in[1].meta(), attrs, 2)
-                                 : kernels::pool::average_pooling(in[1].meta(), attrs, 2);
-        const Geometry g = geometry_of(pooling, in[1]);
-        kernels::dispatch_floating(in[1].dtype(), "self", [&](auto zero) {
-          using T = decltype(zero);
-          pool_backward<T><<<blocks_for(in[0].numel(), kThreads), kThreads, 0, stream>>>(
-              max, in[0].data_ptr<const T>(), in[1].data_ptr<const T>(), out[0].data_ptr<T>(), g);
-        });
-      };
+void run_pool_backward(const KernelContext& context, bool max, const Tensor& grad_output, const Tensor& self,
+                       const kernels::pool::Pooling& pooling, const Tensor& grad_input) {
+  const cudaStream_t stream = stream_of(context);
+  OPGRAPH_CUDA_CHECK(cudaMemsetAsync(grad_input.data(), 0, grad_input.nbytes(), stream));
+  if (grad_output.numel() == 0) return;
+  const Geometry g = geometry_of(pooling, self);
+  kernels::dispatch_floating(self.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    pool_backward<T><<<blocks_for(grad_output.numel(), kThreads), kThreads, 0, stream>>>(
+        max, grad_output.data_ptr<const T>(), self.data_ptr<const T>(), grad_input.data_ptr<T>(), g);
+  });
+}
+
+void max_pool_kernel(const KernelContext& context, const Tensor& self, Ints kernel_size, Ints stride, Ints padding,
+                     Ints dilation, bool ceil_mode, const Tensor& out) {
+  run_pool(context, true, self,
+           kernels::pool::max_pooling(self.meta(), {kernel_size, stride, padding, dilation, ceil_mode}, 2), out);
+}
+
+void avg_pool_kernel(const KernelContext& context, const Tensor& self, Ints kernel_size, Ints stride, Ints padding,
+                     bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override,
+                     const Tensor& out) {
+  const kernels::pool::AvgPoolArgs args{kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override};
+  run_pool(context, false, self, kernels::pool::average_pooling(self.meta(), args, 2), out);
+}
+
+void max_pool_backward_kernel(const KernelContext& context, const Tensor& grad_output, const Tensor& self,
+                              Ints kernel_size, Ints stride, Ints padding, Ints dilation, bool ceil_mode,
+                              const Tensor& grad_input) {
+  run_pool_backward(context, true, grad_output, self,
+                    kernels::pool::max_pooling(self.meta(), {kernel_size, stride, padding, dilation, ceil_mode}, 2),
+                    grad_input);
+}
+
+void avg_pool_backward_kernel(const KernelContext& context, const Tensor& grad_output, const Tensor& self,
+                              Ints kernel_size, Ints stride, Ints padding, bool ceil_mode, bool count_include_pad,
+                              std::optional<int64_t> divisor_override, const Tensor& grad_input) {
+  const kernels::pool::AvgPoolArgs args{kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override};
+  run_pool_backward(context, false, grad_output, self, kernels::pool::average_pooling(self.meta(), args, 2),
+                    grad_input);
 }
 
 }  // namespace
 
 void register_pool_kernels(CudaKernels& kernels) {
-  add_cuda_kernel(kernels, "aten::max_pool2d", forward_kernel(true));
-  add_cuda_kernel(kernels, "aten::avg_pool2d", forward_kernel(false));
-  add_cuda_kernel(kernels, "opgraph::max_pool2d_backward", backward_kernel(true));
-  add_cuda_kernel(kernels, "aten::avg_pool2d_backward", backward_kernel(false));
+  add_cuda_kernel(kernels, "aten::max_pool2d", max_pool_kernel);
+  add_cuda_kernel(kernels, "aten::avg_pool2d", avg_pool_kernel);
+  add_cuda_kernel(kernels, "opgraph::max_pool2d_backward", max_pool_backward_kernel);
+  add_cuda_kernel(kernels, "aten::avg_pool2d_backward", avg_pool_backward_kernel);
 }
 
 }  // namespace opgraph::cuda

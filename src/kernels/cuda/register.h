@@ -10,9 +10,12 @@
 #include <source_location>
 #include <vector>
 
+#include "kernels/typed.h"
 #include "opgraph/registry/registry.h"
 
 namespace opgraph::cuda {
+
+using kernels::KernelSpec;
 
 using CudaKernels = std::vector<KernelDef>;
 
@@ -24,8 +27,10 @@ void register_pool_kernels(CudaKernels& kernels);
 void register_gemm_kernels(CudaKernels& kernels);
 void register_conv_kernels(CudaKernels& kernels);
 
-// Adds `kernel` as op's CUDA kernel, naming this file and line as its source.
-void add_cuda_kernel(CudaKernels& kernels, const char* op, KernelFn kernel,
+// Adds `kernel` as op's CUDA kernel, naming this file and line as its source;
+// a typed kernel (kernels/typed.h) is checked against the op's schema as the
+// registry takes the batch.
+void add_cuda_kernel(CudaKernels& kernels, const char* op, KernelSpec kernel,
                      std::source_location where = std::source_location::current());
 
 inline cudaStream_t stream_of(const KernelContext& context) { return static_cast<cudaStream_t>(context.stream()); }

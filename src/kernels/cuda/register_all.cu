@@ -5,9 +5,12 @@
 
 namespace opgraph::cuda {
 
-void add_cuda_kernel(CudaKernels& kernels, const char* op, KernelFn kernel, std::source_location where) {
-  kernels.push_back({op, DeviceType::CUDA, std::move(kernel),
-                     detail::concat(std::filesystem::path(where.file_name()).filename().string(), ":", where.line())});
+void add_cuda_kernel(CudaKernels& kernels, const char* op, KernelSpec kernel, std::source_location where) {
+  std::string source = detail::concat(std::filesystem::path(where.file_name()).filename().string(), ":", where.line());
+  auto bind = [kernel = std::move(kernel), source](const OpDef& declared) {
+    return kernel.bind(declared.schema, "cuda kernel", source);
+  };
+  kernels.push_back({op, DeviceType::CUDA, nullptr, std::move(source), std::move(bind)});
 }
 
 CudaKernels builtin_kernels() {

@@ -99,64 +99,66 @@ void over_rows(int64_t rows, Launch&& launch) {
   for (int64_t first = 0; first < rows; first += 65535) launch(first, std::min<int64_t>(rows - first, 65535));
 }
 
-KernelFn softmax_kernel(Kind kind) {
-  return [kind](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs& attrs) {
-    const Tensor& x = inputs[0];
-    if (x.numel() == 0) return;
-    const Geometry g = geometry(x, attrs.get<int64_t>("dim"));
-    const cudaStream_t stream = stream_of(context);
-    kernels::dispatch_floating(x.dtype(), "self", [&](auto zero) {
-      using T = decltype(zero);
-      const T* in = x.data_ptr<const T>();
-      T* out = outputs[0].data_ptr<T>();
-      if (g.inner == 1) {
-        over_rows(g.outer, [&](int64_t first, int64_t count) {
-          softmax_rows<T>
-              <<<unsigned(count), kRowThreads, 0, stream>>>(kind, in + first * g.size, out + first * g.size, g.size);
-        });
-      } else {
-        softmax_columns<T><<<blocks_for(g.outer * g.inner, 256), 256, 0, stream>>>(kind, in, out, g);
-      }
-    });
-  };
+// _softmax and softmax.int (and their log forms) differ in their last
+// argument only, which the shape functions check and the kernels do not read.
+template <Kind kind, typename Unread>
+void softmax_kernel(const KernelContext& context, const Tensor& x, int64_t dim, Unread, const Tensor& output) {
+  if (x.numel() == 0) return;
+  const Geometry g = geometry(x, dim);
+  const cudaStream_t stream = stream_of(context);
+  kernels::dispatch_floating(x.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    const T* in = x.data_ptr<const T>();
+    T* out = output.data_ptr<T>();
+    if (g.inner == 1) {
+      over_rows(g.outer, [&](int64_t first, int64_t count) {
+        softmax_rows<T>
+            <<<unsigned(count), kRowThreads, 0, stream>>>(kind, in + first * g.size, out + first * g.size, g.size);
+      });
+    } else {
+      softmax_columns<T><<<blocks_for(g.outer * g.inner, 256), 256, 0, stream>>>(kind, in, out, g);
+    }
+  });
 }
 
-KernelFn softmax_backward_kernel(Kind kind) {
-  return [kind](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs& attrs) {
-    const Tensor& y = inputs[1];
-    if (y.numel() == 0) return;
-    const Geometry g = geometry(y, attrs.get<int64_t>("dim"));
-    const cudaStream_t stream = stream_of(context);
-    kernels::dispatch_floating(y.dtype(), "output", [&](auto zero) {
-      using T = decltype(zero);
-      const T* dy = inputs[0].data_ptr<const T>();
-      const T* out = y.data_ptr<const T>();
-      T* dx = outputs[0].data_ptr<T>();
-      if (g.inner == 1) {
-        over_rows(g.outer, [&](int64_t first, int64_t count) {
-          const int64_t offset = first * g.size;
-          softmax_backward_rows<T>
-              <<<unsigned(count), kRowThreads, 0, stream>>>(kind, dy + offset, out + offset, dx + offset, g.size);
-        });
-      } else {
-        softmax_backward_columns<T><<<blocks_for(g.outer * g.inner, 256), 256, 0, stream>>>(kind, dy, out, dx, g);
-      }
-    });
-  };
+template <Kind kind>
+void softmax_backward_kernel(const KernelContext& context, const Tensor& grad_output, const Tensor& y, int64_t dim,
+                             DType, const Tensor& grad_input) {
+  if (y.numel() == 0) return;
+  const Geometry g = geometry(y, dim);
+  const cudaStream_t stream = stream_of(context);
+  kernels::dispatch_floating(y.dtype(), "output", [&](auto zero) {
+    using T = decltype(zero);
+    const T* dy = grad_output.data_ptr<const T>();
+    const T* out = y.data_ptr<const T>();
+    T* dx = grad_input.data_ptr<T>();
+    if (g.inner == 1) {
+      over_rows(g.outer, [&](int64_t first, int64_t count) {
+        const int64_t offset = first * g.size;
+        softmax_backward_rows<T>
+            <<<unsigned(count), kRowThreads, 0, stream>>>(kind, dy + offset, out + offset, dx + offset, g.size);
+      });
+    } else {
+      softmax_backward_columns<T><<<blocks_for(g.outer * g.inner, 256), 256, 0, stream>>>(kind, dy, out, dx, g);
+    }
+  });
+}
+
+template <Kind kind>
+void add_softmax_kernels(CudaKernels& kernels) {
+  constexpr bool log = kind == Kind::LogSoftmax;
+  add_cuda_kernel(kernels, log ? "aten::log_softmax.int" : "aten::softmax.int",
+                  softmax_kernel<kind, std::optional<DType>>);
+  add_cuda_kernel(kernels, log ? "aten::_log_softmax" : "aten::_softmax", softmax_kernel<kind, bool>);
+  add_cuda_kernel(kernels, log ? "aten::_log_softmax_backward_data" : "aten::_softmax_backward_data",
+                  softmax_backward_kernel<kind>);
 }
 
 }  // namespace
 
 void register_softmax_kernels(CudaKernels& kernels) {
-  for (Kind kind : {Kind::Softmax, Kind::LogSoftmax}) {
-    const bool log = kind == Kind::LogSoftmax;
-    add_cuda_kernel(kernels, log ? "aten::log_softmax.int" : "aten::softmax.int", softmax_kernel(kind));
-    add_cuda_kernel(kernels, log ? "aten::_log_softmax" : "aten::_softmax", softmax_kernel(kind));
-    add_cuda_kernel(kernels, log ? "aten::_log_softmax_backward_data" : "aten::_softmax_backward_data",
-                    softmax_backward_kernel(kind));
-  }
+  add_softmax_kernels<Kind::Softmax>(kernels);
+  add_softmax_kernels<Kind::LogSoftmax>(kernels);
 }
 
 }  // namespace opgraph::cuda

@@ -13,12 +13,11 @@ namespace {
 
 // Spatial parameters come as lists of one value per dimension or one value
 // for all.
-std::vector<int64_t> per_dimension(const std::vector<int64_t>& values, int64_t spatial, const char* name,
-                                   int64_t lowest) {
+std::vector<int64_t> per_dimension(Ints values, int64_t spatial, const char* name, int64_t lowest) {
   OPGRAPH_CHECK(values.size() == 1 || static_cast<int64_t>(values.size()) == spatial, name, ": expected 1 or ", spatial,
                 " values, got ", shape_str(values));
   std::vector<int64_t> out(spatial, values[0]);
-  if (values.size() > 1) out = values;
+  if (values.size() > 1) out.assign(values.begin(), values.end());
   for (int64_t v : out)
     OPGRAPH_CHECK(v >= lowest, name, ": expected values of at least ", lowest, ", got ", shape_str(values));
   return out;
@@ -81,14 +80,14 @@ Shape conv_output(const TensorMeta& input, const TensorMeta& weight, const Tenso
 
 // Reads stride, dilation and groups, and takes `padding` (one value per dim
 // or one for all) as the padding on both sides.
-ConvParams params_with_padding(const Attrs& attrs, int64_t spatial, const std::vector<int64_t>& padding) {
+ConvParams params_with_padding(Ints stride, Ints padding, Ints dilation, int64_t groups, int64_t spatial) {
   ConvParams p;
   p.spatial = spatial;
-  p.stride = per_dimension(attrs.get<std::vector<int64_t>>("stride"), spatial, "stride", 1);
+  p.stride = per_dimension(stride, spatial, "stride", 1);
   p.padding = per_dimension(padding, spatial, "padding", 0);
   p.padding_end = p.padding;
-  p.dilation = per_dimension(attrs.get<std::vector<int64_t>>("dilation"), spatial, "dilation", 1);
-  p.groups = attrs.get<int64_t>("groups");
+  p.dilation = per_dimension(dilation, spatial, "dilation", 1);
+  p.groups = groups;
   OPGRAPH_CHECK(p.groups >= 1, "groups: expected at least 1, got ", p.groups);
   return p;
 }
@@ -96,9 +95,8 @@ ConvParams params_with_padding(const Attrs& attrs, int64_t spatial, const std::v
 // Makes `p` transposed with the output_padding attribute, which ATen takes
 // below the stride or the dilation (only then does it say where the output
 // ends that the input alone leaves open).
-void make_transposed(ConvParams& p, const Attrs& attrs) {
-  const std::vector<int64_t> output_padding =
-      per_dimension(attrs.get<std::vector<int64_t>>("output_padding"), p.spatial, "output_padding", 0);
+void make_transposed(ConvParams& p, Ints output_padding_given) {
+  const std::vector<int64_t> output_padding = per_dimension(output_padding_given, p.spatial, "output_padding", 0);
   for (int64_t d = 0; d < p.spatial; ++d) {
     OPGRAPH_CHECK(output_padding[d] < p.stride[d] || output_padding[d] < p.dilation[d],
                   "output_padding: expected values smaller than the stride or the dilation in each dim, got ",
@@ -111,15 +109,16 @@ void make_transposed(ConvParams& p, const Attrs& attrs) {
 
 }  // namespace
 
-ConvParams conv_params(const Attrs& attrs, int64_t spatial) {
-  return params_with_padding(attrs, spatial, attrs.get<std::vector<int64_t>>("padding"));
+ConvParams conv_params(Ints stride, Ints padding, Ints dilation, int64_t groups, int64_t spatial) {
+  return params_with_padding(stride, padding, dilation, groups, spatial);
 }
 
 // "same" pads the total the taps overhang, d * (k - 1), half before the input
 // and the rest (one more when odd) after it, as ATen does.
-ConvParams str_padding_conv_params(const Attrs& attrs, int64_t spatial, const Shape& weight) {
-  const std::string& padding = attrs.get<std::string>("padding");
-  ConvParams p = params_with_padding(attrs, spatial, {0});
+ConvParams str_padding_conv_params(Ints stride, std::string_view padding, Ints dilation, int64_t groups,
+                                   int64_t spatial, const Shape& weight) {
+  const int64_t zero = 0;
+  ConvParams p = params_with_padding(stride, {&zero, 1}, dilation, groups, spatial);
   if (padding == "valid") return p;
   OPGRAPH_CHECK(padding == "same", "padding: expected \"valid\" or \"same\", got \"", padding, "\"");
   OPGRAPH_CHECK(std::all_of(p.stride.begin(), p.stride.end(), [](int64_t s) { return s == 1; }),
@@ -133,17 +132,19 @@ ConvParams str_padding_conv_params(const Attrs& attrs, int64_t spatial, const Sh
   return p;
 }
 
-ConvParams transposed_conv_params(const Attrs& attrs, int64_t spatial) {
-  ConvParams p = conv_params(attrs, spatial);
-  make_transposed(p, attrs);
+ConvParams transposed_conv_params(Ints stride, Ints padding, Ints output_padding, int64_t groups, Ints dilation,
+                                  int64_t spatial) {
+  ConvParams p = conv_params(stride, padding, dilation, groups, spatial);
+  make_transposed(p, output_padding);
   return p;
 }
 
-ConvParams convolution_params(const Attrs& attrs, const TensorMeta& weight) {
+ConvParams convolution_params(Ints stride, Ints padding, Ints dilation, bool transposed, Ints output_padding,
+                              int64_t groups, const TensorMeta& weight) {
   OPGRAPH_CHECK(weight.dim() >= 3 && weight.dim() <= 5,
                 "weight: expected rank 3, 4 or 5 (a 1-D, 2-D or 3-D convolution), got ", weight.str());
-  ConvParams p = conv_params(attrs, weight.dim() - 2);
-  if (attrs.get<bool>("transposed")) make_transposed(p, attrs);
+  ConvParams p = conv_params(stride, padding, dilation, groups, weight.dim() - 2);
+  if (transposed) make_transposed(p, output_padding);
   return p;
 }
 

@@ -3,6 +3,8 @@
 // loops' walk over the taps. (The CPU's forward convolution: engines/conv.h.)
 #pragma once
 
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "kernels/define.h"
@@ -25,16 +27,21 @@ struct ConvParams {
   bool transposed = false;
 };
 
-// Reads and checks the stride, padding, dilation and groups attributes.
-ConvParams conv_params(const Attrs& attrs, int64_t spatial);
+using Ints = std::span<const int64_t>;
+
+// Checks the stride, padding, dilation and groups attributes.
+ConvParams conv_params(Ints stride, Ints padding, Ints dilation, int64_t groups, int64_t spatial);
 // The same with `padding` a string, "valid" or "same" (for the kernel extents
 // in `weight`).
-ConvParams str_padding_conv_params(const Attrs& attrs, int64_t spatial, const Shape& weight);
+ConvParams str_padding_conv_params(Ints stride, std::string_view padding, Ints dilation, int64_t groups,
+                                   int64_t spatial, const Shape& weight);
 // The same with output_padding, for a transposed convolution.
-ConvParams transposed_conv_params(const Attrs& attrs, int64_t spatial);
+ConvParams transposed_conv_params(Ints stride, Ints padding, Ints output_padding, int64_t groups, Ints dilation,
+                                  int64_t spatial);
 // aten::convolution's (and convolution_backward's): the spatial rank from the
-// weight's, transposed or not as the attribute says.
-ConvParams convolution_params(const Attrs& attrs, const TensorMeta& weight);
+// weight's, transposed or not as `transposed` says.
+ConvParams convolution_params(Ints stride, Ints padding, Ints dilation, bool transposed, Ints output_padding,
+                              int64_t groups, const TensorMeta& weight);
 
 // The output of a convolution of `input` (batched or not) by `weight`; checks
 // every operand against the others.

@@ -25,12 +25,13 @@ int64_t pooled_size(const Axis& a, bool ceil_mode, const char* what) {
 }  // namespace
 
 // A per-axis argument: one value for every axis, or one for each of `dims`.
-std::vector<int64_t> per_axis(const std::vector<int64_t>& values, const char* name, int dims,
+std::vector<int64_t> per_axis(std::span<const int64_t> values, const char* name, int dims,
                               std::vector<int64_t> fallback) {
   if (values.empty()) return fallback;
   OPGRAPH_CHECK(values.size() == 1 || values.size() == static_cast<size_t>(dims), name, ": expected 1 or ", dims,
                 " values, got ", shape_str(values));
-  return values.size() == 1 ? std::vector<int64_t>(dims, values[0]) : values;
+  return values.size() == 1 ? std::vector<int64_t>(dims, values[0])
+                            : std::vector<int64_t>(values.begin(), values.end());
 }
 
 // A float input of rank dims + 1 or dims + 2 ((batch,) channels, spatial...).
@@ -42,18 +43,19 @@ void check_pooled_input(const TensorMeta& input, int dims) {
                 " ((batch,) channels, ", kLayouts[dims - 1], "), got ", input.str());
 }
 
-// Reads kernel_size, stride, padding (and dilation) and sizes the output.
-Pooling windows(const TensorMeta& input, const Attrs& attrs, int dims, bool has_dilation) {
+namespace {
+
+// Sizes the output from kernel_size, stride, padding and dilation (none: 1).
+Pooling windows(const TensorMeta& input, std::span<const int64_t> kernel_size, std::span<const int64_t> stride_given,
+                std::span<const int64_t> padding_given, std::span<const int64_t> dilation_given, bool ceil_mode,
+                int dims) {
   check_pooled_input(input, dims);
-  const auto kernel = per_axis(attrs.get<std::vector<int64_t>>("kernel_size"), "kernel_size", dims, {});
+  const auto kernel = per_axis(kernel_size, "kernel_size", dims, {});
   OPGRAPH_CHECK(kernel.size() == static_cast<size_t>(dims), "kernel_size: expected 1 or ", dims, " values, got none");
-  const auto stride = per_axis(attrs.get<std::vector<int64_t>>("stride"), "stride", dims, kernel);
-  const auto padding =
-      per_axis(attrs.get<std::vector<int64_t>>("padding"), "padding", dims, std::vector<int64_t>(dims));
+  const auto stride = per_axis(stride_given, "stride", dims, kernel);
+  const auto padding = per_axis(padding_given, "padding", dims, std::vector<int64_t>(dims));
   const std::vector<int64_t> ones(dims, 1);
-  const auto dilation =
-      has_dilation ? per_axis(attrs.get<std::vector<int64_t>>("dilation"), "dilation", dims, ones) : ones;
-  const bool ceil_mode = attrs.get<bool>("ceil_mode");
+  const auto dilation = dilation_given.empty() ? ones : per_axis(dilation_given, "dilation", dims, ones);
   Pooling p;
   p.dims = dims;
   for (int d = 0; d < dims; ++d) {
@@ -69,16 +71,18 @@ Pooling windows(const TensorMeta& input, const Attrs& attrs, int dims, bool has_
   return p;
 }
 
-Pooling max_pooling(const TensorMeta& input, const Attrs& attrs, int dims) { return windows(input, attrs, dims, true); }
+}  // namespace
 
-Pooling average_pooling(const TensorMeta& input, const Attrs& attrs, int dims) {
-  Pooling p = windows(input, attrs, dims, false);
-  p.count_include_pad = attrs.get<bool>("count_include_pad");
-  if (dims > 1) {  // avg_pool1d has no divisor_override
-    if (const auto* divisor = std::get_if<int64_t>(&attrs.get("divisor_override"))) {
-      OPGRAPH_CHECK(*divisor != 0, "divisor_override: must not be zero");
-      p.divisor_override = *divisor;
-    }
+Pooling max_pooling(const TensorMeta& input, const MaxPoolArgs& args, int dims) {
+  return windows(input, args.kernel_size, args.stride, args.padding, args.dilation, args.ceil_mode, dims);
+}
+
+Pooling average_pooling(const TensorMeta& input, const AvgPoolArgs& args, int dims) {
+  Pooling p = windows(input, args.kernel_size, args.stride, args.padding, {}, args.ceil_mode, dims);
+  p.count_include_pad = args.count_include_pad;
+  if (args.divisor_override) {
+    OPGRAPH_CHECK(*args.divisor_override != 0, "divisor_override: must not be zero");
+    p.divisor_override = args.divisor_override;
   }
   return p;
 }

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "opgraph/registry/registry.h"
@@ -43,17 +44,27 @@ struct Pooling {
 void check_pooled_input(const TensorMeta& input, int dims);
 
 // A per-axis argument: one value for every axis, or one for each of `dims`.
-std::vector<int64_t> per_axis(const std::vector<int64_t>& values, const char* name, int dims,
+std::vector<int64_t> per_axis(std::span<const int64_t> values, const char* name, int dims,
                               std::vector<int64_t> fallback);
 
-// Reads kernel_size, stride, padding (and dilation) and sizes the output.
-Pooling windows(const TensorMeta& input, const Attrs& attrs, int dims, bool has_dilation);
+// The window arguments of max_pool{1,2,3}d and their gradients, as their
+// schemas have them.
+struct MaxPoolArgs {
+  std::span<const int64_t> kernel_size, stride, padding, dilation;
+  bool ceil_mode;
+};
 
-// The geometry max_pool{1,2,3}d's (with dilation) and avg_pool{1,2,3}d's
-// (with their divisor) attributes give on `input`, checked: what their shape
+// avg_pool{1,2,3}d's (avg_pool1d has no divisor_override).
+struct AvgPoolArgs {
+  std::span<const int64_t> kernel_size, stride, padding;
+  bool ceil_mode, count_include_pad;
+  std::optional<int64_t> divisor_override;
+};
+
+// The geometry those arguments give on `input`, checked: what the shape
 // functions size outputs with, and what the CPU and CUDA kernels walk.
-Pooling max_pooling(const TensorMeta& input, const Attrs& attrs, int dims);
-Pooling average_pooling(const TensorMeta& input, const Attrs& attrs, int dims);
+Pooling max_pooling(const TensorMeta& input, const MaxPoolArgs& args, int dims);
+Pooling average_pooling(const TensorMeta& input, const AvgPoolArgs& args, int dims);
 
 // One axis of the window of output index o: [lo, hi) clipped to the input,
 // and the extent an average divides by when it counts padding.

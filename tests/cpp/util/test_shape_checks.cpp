@@ -2,11 +2,10 @@
 // passes, and errors that name the argument, the expectation and the value.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "kernels/cpu/util/shape_checks.h"
-#include "opgraph/registry/attrs.h"
-#include "opgraph/registry/schema.h"
 #include "testing.h"
 
 namespace opgraph::kernels {
@@ -42,21 +41,14 @@ TEST(CheckSameMeta, ADifferentShapeOrDtypeNamesBoth) {
   EXPECT_THROW(check_same_meta({DType::Float32, {}}, "grad", {DType::Float32, {1}}, "self"), Error);
 }
 
-class CheckDtypeArgument : public ::testing::Test {
- protected:
-  Attrs bind(const NamedAttrs& given) const { return Attrs::bind(schema_, given); }
-  Schema schema_ = Schema::parse("test::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor");
-};
-
-TEST_F(CheckDtypeArgument, NoneOrTheInputsOwnDtypePass) {
-  EXPECT_NO_THROW(check_dtype_argument(bind({}), "dtype", DType::Float32));
-  EXPECT_NO_THROW(check_dtype_argument(bind({{"dtype", DType::Float32}}), "dtype", DType::Float32));
-  EXPECT_NO_THROW(check_dtype_argument(bind({{"dtype", DType::Int64}}), "dtype", DType::Int64));
+TEST(CheckDtypeArgument, NoneOrTheInputsOwnDtypePass) {
+  EXPECT_NO_THROW(check_dtype_argument(std::nullopt, "dtype", DType::Float32));
+  EXPECT_NO_THROW(check_dtype_argument(DType::Float32, "dtype", DType::Float32));
+  EXPECT_NO_THROW(check_dtype_argument(DType::Int64, "dtype", DType::Int64));
 }
 
-TEST_F(CheckDtypeArgument, AConversionIsRefused) {
-  const Attrs attrs = bind({{"dtype", DType::Float64}});
-  const std::string message = error_of([&] { check_dtype_argument(attrs, "dtype", DType::Float32); });
+TEST(CheckDtypeArgument, AConversionIsRefused) {
+  const std::string message = error_of([] { check_dtype_argument(DType::Float64, "dtype", DType::Float32); });
   EXPECT_NE(message.find("dtype: expected None or float32 (the input's dtype; conversion is not supported), got "
                          "float64"),
             std::string::npos)

@@ -141,8 +141,6 @@ Activation parse_activation(std::string_view name) {
                      name, "\""));
 }
 
-Activation activation_attr(const Attrs& attrs) { return parse_activation(attrs.get<std::string>("activation")); }
-
 void append_activation_post_op(dnnl::post_ops& ops, Activation activation) {
   // oneDNN computes scale * f(x; alpha, beta); relu's alpha is the negative slope.
   switch (activation) {

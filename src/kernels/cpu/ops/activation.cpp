@@ -26,14 +26,12 @@ namespace {
 
 // A Scalar argument (int or float) rounded to the tensor's dtype, as PyTorch
 // does: the double-precision reference then compares against the same bounds.
-double rounded_scalar_attr(const Attrs& attrs, std::string_view name, DType dtype) {
-  const double scalar = scalar_attr(attrs, name);
+double rounded_scalar(double scalar, DType dtype) {
   return dtype == DType::Float32 ? static_cast<float>(scalar) : scalar;
 }
 
 // gelu's `approximate`: true for "tanh", false for "none".
-bool tanh_approximation(const Attrs& attrs) {
-  const std::string& approximate = attrs.get<std::string>("approximate");
+bool tanh_approximation(std::string_view approximate) {
   OPGRAPH_CHECK(approximate == "none" || approximate == "tanh", "approximate: expected \"none\" or \"tanh\", got \"",
                 approximate, "\"");
   return approximate == "tanh";
@@ -48,7 +46,6 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 struct Relu {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Relu(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     return relu(x);
@@ -59,7 +56,8 @@ struct Relu {
 template <bool kTanh>
 struct Gelu {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Gelu(const Attrs& attrs, DType) { tanh_approximation(attrs); }
+  using Attributes = std::tuple<std::string_view>;
+  Gelu(DType, std::string_view approximate) { tanh_approximation(approximate); }
   template <typename T>
   T operator()(T x) const {
     if constexpr (kTanh) return gelu_tanh(x);
@@ -69,7 +67,6 @@ struct Gelu {
 
 struct Silu {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Silu(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     return silu(x);
@@ -78,7 +75,6 @@ struct Silu {
 
 struct Sigmoid {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Sigmoid(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     return sigmoid(x);
@@ -87,7 +83,6 @@ struct Sigmoid {
 
 struct Tanh {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Tanh(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     return fast_tanh(x);
@@ -96,8 +91,9 @@ struct Tanh {
 
 struct Hardtanh {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Hardtanh(const Attrs& attrs, DType dtype)
-      : min_val(rounded_scalar_attr(attrs, "min_val", dtype)), max_val(rounded_scalar_attr(attrs, "max_val", dtype)) {}
+  using Attributes = std::tuple<double, double>;
+  Hardtanh(DType dtype, double min_val, double max_val)
+      : min_val(rounded_scalar(min_val, dtype)), max_val(rounded_scalar(max_val, dtype)) {}
   template <typename T>
   T operator()(T x) const {
     return clamp(x, T(min_val), T(max_val));
@@ -108,7 +104,6 @@ struct Hardtanh {
 struct Neg {
   static constexpr std::array<const char*, 1> inputs{"self"};
   static constexpr Accepts accepts = Accepts::Numbers;
-  Neg(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     if constexpr (std::is_integral_v<T>) return wrapping_neg(x);
@@ -118,7 +113,6 @@ struct Neg {
 
 struct Exp {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Exp(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     return fast_exp(x);
@@ -127,7 +121,6 @@ struct Exp {
 
 struct Sqrt {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Sqrt(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     return std::sqrt(x);
@@ -136,7 +129,6 @@ struct Sqrt {
 
 struct Rsqrt {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Rsqrt(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     return T(1) / std::sqrt(x);
@@ -145,7 +137,6 @@ struct Rsqrt {
 
 struct Erf {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Erf(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     return fast_erf(x);
@@ -157,7 +148,8 @@ struct Erf {
 // other exponent goes through std::pow.
 struct PowScalar {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  PowScalar(const Attrs& attrs, DType) : exponent(scalar_attr(attrs, "exponent")) {}
+  using Attributes = std::tuple<double>;
+  PowScalar(DType, double exponent) : exponent(exponent) {}
   template <typename T>
   T operator()(T x) const {
     if (exponent == 2) return x * x;
@@ -172,8 +164,9 @@ struct PowScalar {
 // other - alpha * self: `1 - mask` as PyTorch spells it.
 struct RsubScalar {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  RsubScalar(const Attrs& attrs, DType dtype)
-      : other(rounded_scalar_attr(attrs, "other", dtype)), alpha(rounded_scalar_attr(attrs, "alpha", dtype)) {}
+  using Attributes = std::tuple<double, double>;
+  RsubScalar(DType dtype, double other, double alpha)
+      : other(rounded_scalar(other, dtype)), alpha(rounded_scalar(alpha, dtype)) {}
   template <typename T>
   T operator()(T x) const {
     return T(other) - T(alpha) * x;
@@ -187,15 +180,18 @@ struct RsubScalar {
 struct Clamp {
   static constexpr std::array<const char*, 1> inputs{"self"};
   static constexpr Accepts accepts = Accepts::Numbers;
-  Clamp(const Attrs& attrs, DType dtype)
-      : min_val(bound(attrs, "min", dtype, -kInfinity)), max_val(bound(attrs, "max", dtype, kInfinity)) {}
-  static double bound(const Attrs& attrs, const char* name, DType dtype, double none) {
-    const AttrValue& value = attrs.get(name);
+  // The bounds as given: None, or an int or a float.
+  using Attributes = std::tuple<const AttrValue&, const AttrValue&>;
+  Clamp(DType dtype, const AttrValue& min, const AttrValue& max)
+      : min_val(bound(min, "min", dtype, -kInfinity)), max_val(bound(max, "max", dtype, kInfinity)) {}
+  static double bound(const AttrValue& value, const char* name, DType dtype, double none) {
     if (std::holds_alternative<std::monostate>(value)) return none;
+    const auto* integer = std::get_if<int64_t>(&value);
+    const double scalar = integer ? static_cast<double>(*integer) : std::get<double>(value);
     OPGRAPH_CHECK(is_floating_point(dtype) || std::holds_alternative<int64_t>(value), name,
                   ": expected an integer bound for ", dtype_name(dtype), " self (there is no type promotion), got ",
-                  scalar_attr(attrs, name));
-    return rounded_scalar_attr(attrs, name, dtype);
+                  scalar);
+    return rounded_scalar(scalar, dtype);
   }
   template <typename T>
   T operator()(T x) const {
@@ -219,10 +215,11 @@ struct Clamp {
 // has it, keeps small negative inputs (and -0) from collapsing to 0.
 struct Elu {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Elu(const Attrs& attrs, DType dtype)
-      : alpha(rounded_scalar_attr(attrs, "alpha", dtype)),
-        scale(rounded_scalar_attr(attrs, "scale", dtype)),
-        input_scale(rounded_scalar_attr(attrs, "input_scale", dtype)) {}
+  using Attributes = std::tuple<double, double, double>;
+  Elu(DType dtype, double alpha, double scale, double input_scale)
+      : alpha(rounded_scalar(alpha, dtype)),
+        scale(rounded_scalar(scale, dtype)),
+        input_scale(rounded_scalar(input_scale, dtype)) {}
   template <typename T>
   T operator()(T x) const {
     return x > T(0) ? T(scale) * x : T(alpha * scale) * std::expm1(x * T(input_scale));
@@ -232,7 +229,8 @@ struct Elu {
 
 struct LeakyRelu {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  LeakyRelu(const Attrs& attrs, DType dtype) : negative_slope(rounded_scalar_attr(attrs, "negative_slope", dtype)) {}
+  using Attributes = std::tuple<double>;
+  LeakyRelu(DType dtype, double negative_slope) : negative_slope(rounded_scalar(negative_slope, dtype)) {}
   template <typename T>
   T operator()(T x) const {
     return x > T(0) ? x : x * T(negative_slope);
@@ -250,7 +248,6 @@ T hard_sigmoid(T x) {
 
 struct Hardsigmoid {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Hardsigmoid(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     return hard_sigmoid(x);
@@ -259,7 +256,6 @@ struct Hardsigmoid {
 
 struct Hardswish {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Hardswish(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     return x * hard_sigmoid(x);
@@ -270,10 +266,10 @@ struct Hardswish {
 // random mask, which a stateless op without a generator cannot draw.
 struct Dropout {
   static constexpr std::array<const char*, 1> inputs{"input"};
-  Dropout(const Attrs& attrs, DType) {
-    const double p = attrs.get<double>("p");
+  using Attributes = std::tuple<double, bool>;
+  Dropout(DType, double p, bool train) {
     OPGRAPH_CHECK(p >= 0 && p <= 1, "p: expected a probability in [0, 1], got ", p);
-    OPGRAPH_CHECK(!attrs.get<bool>("train"),
+    OPGRAPH_CHECK(!train,
                   "train: training-mode dropout is not supported by this op "
                   "(it runs inference only); expected train=False, got train=True");
   }
@@ -287,7 +283,8 @@ struct Dropout {
 
 struct ThresholdBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
-  ThresholdBackward(const Attrs& attrs, DType dtype) : threshold(rounded_scalar_attr(attrs, "threshold", dtype)) {}
+  using Attributes = std::tuple<double>;
+  ThresholdBackward(DType dtype, double threshold) : threshold(rounded_scalar(threshold, dtype)) {}
   template <typename T>
   T operator()(T grad, T x) const {
     return x <= T(threshold) ? T(0) : grad;
@@ -298,7 +295,8 @@ struct ThresholdBackward {
 template <bool kTanh>
 struct GeluBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
-  GeluBackward(const Attrs& attrs, DType) { tanh_approximation(attrs); }
+  using Attributes = std::tuple<std::string_view>;
+  GeluBackward(DType, std::string_view approximate) { tanh_approximation(approximate); }
   template <typename T>
   T operator()(T grad, T x) const {
     if constexpr (kTanh) {
@@ -317,7 +315,6 @@ struct GeluBackward {
 
 struct SiluBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
-  SiluBackward(const Attrs&, DType) {}
   template <typename T>
   T operator()(T grad, T x) const {
     const T s = sigmoid(x);
@@ -328,7 +325,6 @@ struct SiluBackward {
 // sigmoid' = y (1 - y) in terms of the forward output y.
 struct SigmoidBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "output"};
-  SigmoidBackward(const Attrs&, DType) {}
   template <typename T>
   T operator()(T grad, T y) const {
     return grad * (T(1) - y) * y;
@@ -338,7 +334,6 @@ struct SigmoidBackward {
 // tanh' = 1 - y^2 in terms of the forward output y.
 struct TanhBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "output"};
-  TanhBackward(const Attrs&, DType) {}
   template <typename T>
   T operator()(T grad, T y) const {
     return grad * (T(1) - y * y);
@@ -350,7 +345,6 @@ struct TanhBackward {
 // own gradient ops take a threshold or the forward output instead.
 struct ReluBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
-  ReluBackward(const Attrs&, DType) {}
   template <typename T>
   T operator()(T grad, T x) const {
     return x <= T(0) ? T(0) : grad;
@@ -359,7 +353,6 @@ struct ReluBackward {
 
 struct SigmoidInputBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
-  SigmoidInputBackward(const Attrs&, DType) {}
   template <typename T>
   T operator()(T grad, T x) const {
     const T y = sigmoid(x);
@@ -369,7 +362,6 @@ struct SigmoidInputBackward {
 
 struct TanhInputBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
-  TanhInputBackward(const Attrs&, DType) {}
   template <typename T>
   T operator()(T grad, T x) const {
     const T y = fast_tanh(x);
@@ -379,8 +371,9 @@ struct TanhInputBackward {
 
 struct HardtanhBackward {
   static constexpr std::array<const char*, 2> inputs{"grad_output", "self"};
-  HardtanhBackward(const Attrs& attrs, DType dtype)
-      : min_val(rounded_scalar_attr(attrs, "min_val", dtype)), max_val(rounded_scalar_attr(attrs, "max_val", dtype)) {}
+  using Attributes = std::tuple<double, double>;
+  HardtanhBackward(DType dtype, double min_val, double max_val)
+      : min_val(rounded_scalar(min_val, dtype)), max_val(rounded_scalar(max_val, dtype)) {}
   template <typename T>
   T operator()(T grad, T x) const {
     return x <= T(min_val) || x >= T(max_val) ? T(0) : grad;
@@ -388,14 +381,25 @@ struct HardtanhBackward {
   double min_val, max_val;
 };
 
-using Kernel = void (*)(const KernelContext&, std::span<const Tensor>, std::span<const Tensor>, const Attrs&);
+// Runs Op<true> (the tanh form) or Op<false> as `approximate` asks, per call:
+// a branch per element would keep the loop from vectorizing.
+template <template <bool> class Op, bool kReference,
+          typename Inputs = std::make_index_sequence<Op<false>::inputs.size()>>
+struct ByApproximation;
 
-// Runs `exact` or `tanh` as `approximate` asks, per call: a branch per element
-// would keep the loop from vectorizing.
-KernelFn by_approximation(Kernel exact, Kernel tanh) {
-  return [=](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-             const Attrs& attrs) { (tanh_approximation(attrs) ? tanh : exact)(context, inputs, outputs, attrs); };
-}
+template <template <bool> class Op, bool kReference, size_t... I>
+struct ByApproximation<Op, kReference, std::index_sequence<I...>> {
+  static void run(const KernelContext& context, InputTensor<I>... inputs, std::string_view approximate,
+                  const Tensor& out) {
+    using Exact = ElementwiseMap<Op<false>>;
+    using Tanh = ElementwiseMap<Op<true>>;
+    if (tanh_approximation(approximate)) {
+      (kReference ? Tanh::reference : Tanh::fast)(context, inputs..., approximate, out);
+    } else {
+      (kReference ? Exact::reference : Exact::fast)(context, inputs..., approximate, out);
+    }
+  }
+};
 
 // gelu and gelu_backward: Op<true> is the tanh form, Op<false> the exact one.
 template <template <bool> class Op>
@@ -403,9 +407,9 @@ void define_gelu(BuiltinOps& builtins, const char* schema, const char* backward 
                  std::source_location where = std::source_location::current()) {
   define(builtins,
          {.schema = schema,
-          .shape = elementwise_shape<Op<false>>,
-          .cpu = by_approximation(map_fast<Op<false>>, map_fast<Op<true>>),
-          .reference = by_approximation(map_reference<Op<false>>, map_reference<Op<true>>),
+          .shape = ElementwiseMap<Op<false>>::shape,
+          .cpu = ByApproximation<Op, false>::run,
+          .reference = ByApproximation<Op, true>::run,
           .backward = backward},
          where);
 }

@@ -5,6 +5,8 @@
 // The checks run in the shape functions, so a graph that breaks one fails when
 // it is loaded or its shapes are inferred, before anything runs; the kernels
 // have nothing left to do.
+#include <algorithm>
+
 #include "kernels/define.h"
 
 namespace opgraph::kernels {
@@ -12,34 +14,30 @@ namespace {
 
 // `stride` is not compared: opgraph passes contiguous tensors, whatever
 // strides the traced tensor had.
-std::vector<TensorMeta> assert_tensor_metadata_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& a = *inputs[0];
-  if (const auto* dtype = std::get_if<DType>(&attrs.get("dtype"))) {
-    OPGRAPH_CHECK(*dtype == a.dtype, "a: expected dtype ", dtype_name(*dtype), ", got ", a.str());
+std::vector<TensorMeta> assert_tensor_metadata_shape(const TensorMeta& a, std::optional<std::span<const int64_t>> size,
+                                                     std::optional<std::span<const int64_t>>,
+                                                     std::optional<DType> dtype, std::optional<std::string_view> device,
+                                                     std::optional<std::string_view>) {
+  if (dtype) OPGRAPH_CHECK(*dtype == a.dtype, "a: expected dtype ", dtype_name(*dtype), ", got ", a.str());
+  if (size) {
+    OPGRAPH_CHECK(std::ranges::equal(*size, a.shape), "a: expected shape ", shape_str(*size), ", got ", a.str());
   }
-  if (const auto* size = std::get_if<std::vector<int64_t>>(&attrs.get("size"))) {
-    OPGRAPH_CHECK(*size == a.shape, "a: expected shape ", shape_str(*size), ", got ", a.str());
-  }
-  if (const auto* device = std::get_if<std::string>(&attrs.get("device"))) {
-    OPGRAPH_CHECK(*device == "cpu" || *device == "cpu:0", "device: expected cpu, got ", *device);
-  }
+  if (device) OPGRAPH_CHECK(*device == "cpu" || *device == "cpu:0", "device: expected cpu, got ", *device);
   return {};
 }
 
-std::vector<TensorMeta> assert_scalar_shape(std::span<const TensorMeta* const>, const Attrs& attrs) {
-  OPGRAPH_CHECK(scalar_attr(attrs, "self") != 0, "assertion failed: ", attrs.get<std::string>("assert_msg"));
+std::vector<TensorMeta> assert_scalar_shape(double self, std::string_view assert_msg) {
+  OPGRAPH_CHECK(self != 0, "assertion failed: ", assert_msg);
   return {};
 }
 
-std::vector<TensorMeta> constrain_range_shape(std::span<const TensorMeta* const>, const Attrs& attrs) {
-  const double size = scalar_attr(attrs, "size");
-  const auto* min = std::get_if<int64_t>(&attrs.get("min"));
-  const auto* max = std::get_if<int64_t>(&attrs.get("max"));
-  OPGRAPH_CHECK(size >= (min ? *min : 0) && (!max || size <= *max), "size: expected a size in [", min ? *min : 0, ", ",
+std::vector<TensorMeta> constrain_range_shape(double size, std::optional<int64_t> min, std::optional<int64_t> max) {
+  OPGRAPH_CHECK(size >= min.value_or(0) && (!max || size <= *max), "size: expected a size in [", min.value_or(0), ", ",
                 max ? std::to_string(*max) : "inf", "], got ", size);
   return {};
 }
 
+// The three ops' kernels: they read nothing, so one raw function serves all.
 void no_work(const KernelContext&, std::span<const Tensor>, std::span<const Tensor>, const Attrs&) {}
 
 }  // namespace

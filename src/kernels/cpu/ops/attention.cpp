@@ -81,9 +81,9 @@ Shape broadcast_batch(std::span<const TensorMeta* const> operands, std::span<con
   return batch;
 }
 
-std::vector<TensorMeta> attention_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta &query = *inputs[0], &key = *inputs[1], &value = *inputs[2];
-  const TensorMeta* mask = inputs[3];
+TensorMeta attention_shape(const TensorMeta& query, const TensorMeta& key, const TensorMeta& value,
+                           const TensorMeta* mask, double dropout_p, bool is_causal, std::optional<double>,
+                           bool enable_gqa) {
   check_floating(query, "query");
   for (auto [t, name] : {std::pair{&query, "query"}, {&key, "key"}, {&value, "value"}}) {
     OPGRAPH_CHECK(t->dim() >= 2, name, ": expected rank 2 or more (..., sequence, features), got ", t->str());
@@ -93,14 +93,13 @@ std::vector<TensorMeta> attention_shape(std::span<const TensorMeta* const> input
                 " features (dim -1) like query ", query.str(), ", got ", key.str());
   OPGRAPH_CHECK(value.shape.end()[-2] == key.shape.end()[-2], "value: expected ", key.shape.end()[-2],
                 " positions (dim -2) like key ", key.str(), ", got ", value.str());
-  OPGRAPH_CHECK(attrs.get<double>("dropout_p") == 0.0, "dropout_p: expected 0.0 (inference), got ",
-                attrs.get<double>("dropout_p"));
-  const bool gqa = attrs.get<bool>("enable_gqa");
+  OPGRAPH_CHECK(dropout_p == 0.0, "dropout_p: expected 0.0 (inference), got ", dropout_p);
   const char* names[] = {"query", "key", "value"};
-  Shape shape = broadcast_batch(inputs.first(3), names, gqa);
+  const TensorMeta* operands[] = {&query, &key, &value};
+  Shape shape = broadcast_batch(operands, names, enable_gqa);
   const int64_t L = query.shape.end()[-2], S = key.shape.end()[-2];
   if (mask != nullptr) {
-    OPGRAPH_CHECK(!attrs.get<bool>("is_causal"), "attn_mask: expected None when is_causal is True, got ", mask->str());
+    OPGRAPH_CHECK(!is_causal, "attn_mask: expected None when is_causal is True, got ", mask->str());
     OPGRAPH_CHECK(mask->dtype == DType::Bool || mask->dtype == query.dtype, "attn_mask: expected bool or ",
                   dtype_name(query.dtype), ", got ", mask->str());
     Shape full = shape;
@@ -116,14 +115,17 @@ std::vector<TensorMeta> attention_shape(std::span<const TensorMeta* const> input
   }
   shape.push_back(L);
   shape.push_back(value.shape.back());
-  return {{query.dtype, std::move(shape)}};
+  return {query.dtype, std::move(shape)};
 }
 
 // opgraph::attention_bshd: q [B, L, H, E], k [B, S, Hk, E], v [B, S, Hk, Ev]
 // and the output [B, L, H, Ev]; the mask as aten's, over [B, H, L, S]. The
 // checks are aten's, on the operands read as [batch, heads, sequence, features].
-std::vector<TensorMeta> heads_second_attention_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+TensorMeta heads_second_attention_shape(const TensorMeta& query, const TensorMeta& key, const TensorMeta& value,
+                                        const TensorMeta* mask, double dropout_p, bool is_causal,
+                                        std::optional<double> scale, bool enable_gqa) {
   const char* names[] = {"query", "key", "value"};
+  const TensorMeta* inputs[] = {&query, &key, &value};
   std::vector<TensorMeta> operands;
   for (size_t k = 0; k < 3; ++k) {
     OPGRAPH_CHECK(inputs[k]->dim() == 4, names[k], ": expected rank 4 (batch, sequence, heads, features), got ",
@@ -131,11 +133,11 @@ std::vector<TensorMeta> heads_second_attention_shape(std::span<const TensorMeta*
     operands.push_back(*inputs[k]);
     std::swap(operands.back().shape[1], operands.back().shape[2]);
   }
-  const TensorMeta* as_heads_first[] = {&operands[0], &operands[1], &operands[2], inputs[3]};
   try {
-    TensorMeta out = attention_shape(as_heads_first, attrs)[0];
+    TensorMeta out =
+        attention_shape(operands[0], operands[1], operands[2], mask, dropout_p, is_causal, scale, enable_gqa);
     std::swap(out.shape[1], out.shape[2]);
-    return {out};
+    return out;
   } catch (const Error& e) {
     throw Error(detail::concat(e.what(), " (operands read as [batch, heads, sequence, features])"));
   }
@@ -195,12 +197,28 @@ std::vector<int64_t> batch_offsets(const MatrixStack& t, const Shape& batch, int
 }
 
 // `heads_second`: q, k, v and the output are [batch, sequence, heads, features].
-Attention plan(std::span<const Tensor> inputs, const Tensor& out, const Attrs& attrs, bool heads_second) {
+// A call's tensors; `mask` undefined for None.
+struct Operands {
+  const Tensor& query;
+  const Tensor& key;
+  const Tensor& value;
+  const Tensor& mask;
+};
+
+// A call's attributes the kernels read.
+struct Options {
+  bool is_causal;
+  std::optional<double> scale;
+  bool enable_gqa;
+};
+
+Attention plan(const Operands& inputs, const Tensor& out, const Options& options, bool heads_second) {
   const auto stack = [&](const Tensor& t) {
     return heads_second ? heads_second_stack(t.shape()) : contiguous_stack(t.shape());
   };
-  const MatrixStack query = stack(inputs[0]), key = stack(inputs[1]), value = stack(inputs[2]), output = stack(out);
-  const Tensor& mask = inputs[3];
+  const MatrixStack query = stack(inputs.query), key = stack(inputs.key), value = stack(inputs.value),
+                    output = stack(out);
+  const Tensor& mask = inputs.mask;
   Attention a;
   a.batch = Shape(output.shape.begin(), output.shape.end() - 2);
   a.L = query.shape.end()[-2];
@@ -209,15 +227,15 @@ Attention plan(std::span<const Tensor> inputs, const Tensor& out, const Attrs& a
   a.Ev = value.shape.back();
   const int64_t heads = a.batch.empty() ? 1 : a.batch.back();
   const auto group = [&](const MatrixStack& t) {
-    const bool gqa = attrs.get<bool>("enable_gqa") && t.shape.size() >= 3 && t.shape.end()[-3] != heads;
+    const bool gqa = options.enable_gqa && t.shape.size() >= 3 && t.shape.end()[-3] != heads;
     return gqa ? heads / t.shape.end()[-3] : 1;
   };
   a.q_offsets = batch_offsets(query, a.batch, 1);
   a.k_offsets = batch_offsets(key, a.batch, group(key));
   a.v_offsets = batch_offsets(value, a.batch, group(value));
   a.out_offsets = batch_offsets(output, a.batch, 1);
-  a.k_data = inputs[1].data();
-  a.v_data = inputs[2].data();
+  a.k_data = inputs.key.data();
+  a.v_data = inputs.value.data();
   a.q_row = query.row_stride();
   a.k_row = key.row_stride();
   a.v_row = value.row_stride();
@@ -233,9 +251,8 @@ Attention plan(std::span<const Tensor> inputs, const Tensor& out, const Attrs& a
     a.mask_col_stride = cols == 1 ? 0 : 1;
     a.mask_row_stride = rows == 1 ? 0 : cols;
   }
-  a.causal = attrs.get<bool>("is_causal");
-  const AttrValue& scale = attrs.get("scale");
-  a.scale = std::holds_alternative<double>(scale) ? std::get<double>(scale) : 1.0 / std::sqrt(double(a.E));
+  a.causal = options.is_causal;
+  a.scale = options.scale ? *options.scale : 1.0 / std::sqrt(double(a.E));
   return a;
 }
 
@@ -459,9 +476,8 @@ void apply_mask(const Attention& a, const Tensor& mask, int64_t b, int64_t i, T*
 
 // Masks query row i's scores (score j at s[j * stride]) by the mask and by causality.
 template <typename T>
-void mask_row(const Attention& a, std::span<const Tensor> inputs, int64_t b, int64_t i, T* s, int64_t stride,
-              int64_t S) {
-  if (a.has_mask) apply_mask(a, inputs[3], b, i, s, stride, S);
+void mask_row(const Attention& a, const Operands& inputs, int64_t b, int64_t i, T* s, int64_t stride, int64_t S) {
+  if (a.has_mask) apply_mask(a, inputs.mask, b, i, s, stride, S);
   if (a.causal) {
     for (int64_t j = i + 1; j < S; ++j) s[j * stride] = -std::numeric_limits<T>::infinity();
   }
@@ -530,13 +546,13 @@ void softmax_columns(T* scores, int64_t S, int64_t width, T* inverse_sums) {
 // Query rows [i0, i1) of batch b: scores, mask, softmax and the product
 // with v for one block.
 template <typename T, int64_t TileRows, int64_t TileVectors>
-void attention_block(const Attention& a, std::span<const Tensor> inputs, T* out, int64_t b, int64_t i0, int64_t i1,
+void attention_block(const Attention& a, const Operands& inputs, T* out, int64_t b, int64_t i0, int64_t i1,
                      Scratch<T>& scratch) {
-  const T* q = inputs[0].data_ptr<const T>() + a.q_offsets[b];
+  const T* q = inputs.query.data_ptr<const T>() + a.q_offsets[b];
   const T* k = static_cast<const T*>(a.k_data) + a.k_offsets[b];
   const T* v = static_cast<const T*>(a.v_data) + a.v_offsets[b];
   const int64_t E = a.E, Ev = a.Ev, rows = i1 - i0;
-  const int64_t S = block_keys(a, inputs[3], b, i0, i1);
+  const int64_t S = block_keys(a, inputs.mask, b, i0, i1);
   // Score columns in use: the block's rows, up to whole vectors.
   const int64_t width = round_up(rows, kTileCols);
   const T scale = static_cast<T>(a.scale * kLog2e);
@@ -669,14 +685,14 @@ constexpr int64_t kPackedKeysSpanBytes = 1 << 20;
 // cache: copying them took more time than it saved. Returns a's plan on the
 // copies (held in `k` and `v`), or a's own.
 template <typename T>
-Attention pack_keys(const KernelContext& context, const Attention& a, std::span<const Tensor> inputs,
-                    std::unique_ptr<T[]>& k, std::unique_ptr<T[]>& v) {
+Attention pack_keys(const KernelContext& context, const Attention& a, const Operands& inputs, std::unique_ptr<T[]>& k,
+                    std::unique_ptr<T[]>& v) {
   const int64_t columns = round_up(a.Ev, kTileCols);
   const int64_t span = a.S * std::max(a.k_row, a.v_row) * int64_t{sizeof(T)};
   if (a.L <= kRowBlock || span < kPackedKeysSpanBytes || (a.k_row == a.E && a.v_row == columns)) return a;
   Attention packed = a;
-  copy_rows(context, inputs[1].data_ptr<const T>(), packed.k_offsets, packed.k_row, a.S, a.E, a.E, k);
-  copy_rows(context, inputs[2].data_ptr<const T>(), packed.v_offsets, packed.v_row, a.S, a.Ev, columns, v);
+  copy_rows(context, inputs.key.data_ptr<const T>(), packed.k_offsets, packed.k_row, a.S, a.E, a.E, k);
+  copy_rows(context, inputs.value.data_ptr<const T>(), packed.v_offsets, packed.v_row, a.S, a.Ev, columns, v);
   packed.k_data = k.get();
   packed.v_data = v.get();
   packed.v_rows_padded = true;
@@ -684,14 +700,13 @@ Attention pack_keys(const KernelContext& context, const Attention& a, std::span<
 }
 
 template <bool HeadsSecond>
-void attention_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs& attrs) {
-  const Attention planned = plan(inputs, outputs[0], attrs, HeadsSecond);
+void attention_cpu(const KernelContext& context, const Operands& inputs, const Options& options, const Tensor& output) {
+  const Attention planned = plan(inputs, output, options, HeadsSecond);
   const int64_t batches = shape_numel(planned.batch), blocks = (planned.L + kRowBlock - 1) / kRowBlock;
   if (batches * planned.L == 0) return;
-  dispatch_floating(outputs[0].dtype(), "query", [&](auto zero) {
+  dispatch_floating(output.dtype(), "query", [&](auto zero) {
     using T = decltype(zero);
-    T* out = outputs[0].data_ptr<T>();
+    T* out = output.data_ptr<T>();
     std::unique_ptr<T[]> k, v;
     const Attention a = pack_keys(context, planned, inputs, k, v);
     const auto run = [&](int64_t begin, int64_t end) {
@@ -715,15 +730,14 @@ void attention_cpu(const KernelContext& context, std::span<const Tensor> inputs,
 
 // Plain loops in double over the whole L x S score matrix of each batch.
 template <bool HeadsSecond>
-void attention_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                         const Attrs& attrs) {
-  const Attention a = plan(inputs, outputs[0], attrs, HeadsSecond);
-  dispatch_floating(outputs[0].dtype(), "query", [&](auto zero) {
+void attention_reference(const KernelContext&, const Operands& inputs, const Options& options, const Tensor& output) {
+  const Attention a = plan(inputs, output, options, HeadsSecond);
+  dispatch_floating(output.dtype(), "query", [&](auto zero) {
     using T = decltype(zero);
-    const T* q = inputs[0].data_ptr<const T>();
-    const T* k = inputs[1].data_ptr<const T>();
-    const T* v = inputs[2].data_ptr<const T>();
-    T* out = outputs[0].data_ptr<T>();
+    const T* q = inputs.query.data_ptr<const T>();
+    const T* k = inputs.key.data_ptr<const T>();
+    const T* v = inputs.value.data_ptr<const T>();
+    T* out = output.data_ptr<T>();
     std::vector<double> p(static_cast<size_t>(a.S));
     for (int64_t b = 0; b < shape_numel(a.batch); ++b) {
       for (int64_t i = 0; i < a.L; ++i) {
@@ -733,7 +747,7 @@ void attention_reference(const KernelContext&, std::span<const Tensor> inputs, s
           for (int64_t e = 0; e < a.E; ++e)
             dot += double(q[a.q_offsets[b] + i * a.q_row + e]) * k[a.k_offsets[b] + j * a.k_row + e];
           p[j] = dot * a.scale;
-          if (a.has_mask) p[j] += static_cast<double>(mask_value<T>(a, inputs[3], b, i, j));
+          if (a.has_mask) p[j] += static_cast<double>(mask_value<T>(a, inputs.mask, b, i, j));
           if (a.causal && j > i) p[j] = -std::numeric_limits<double>::infinity();
           max = std::max(max, p[j]);
         }
@@ -750,6 +764,18 @@ void attention_reference(const KernelContext&, std::span<const Tensor> inputs, s
   });
 }
 
+// The typed kernel of both ops (their schemas are the same); dropout_p is
+// the shape function's to check.
+template <bool HeadsSecond, bool kReference>
+void attention_kernel(const KernelContext& context, const Tensor& query, const Tensor& key, const Tensor& value,
+                      const Tensor* mask, double, bool is_causal, std::optional<double> scale, bool enable_gqa,
+                      const Tensor& out) {
+  static const Tensor kNoMask;
+  const Operands inputs{query, key, value, mask ? *mask : kNoMask};
+  const Options options{is_causal, scale, enable_gqa};
+  (kReference ? attention_reference<HeadsSecond> : attention_cpu<HeadsSecond>)(context, inputs, options, out);
+}
+
 }  // namespace
 
 void register_attention_ops(BuiltinOps& builtins) {
@@ -758,14 +784,14 @@ void register_attention_ops(BuiltinOps& builtins) {
                     "Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, "
                     "bool enable_gqa=False) -> Tensor",
           .shape = attention_shape,
-          .cpu = attention_cpu<false>,
-          .reference = attention_reference<false>});
+          .cpu = attention_kernel<false, false>,
+          .reference = attention_kernel<false, true>});
   define(builtins,
          {.schema = "opgraph::attention_bshd(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
                     "float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor",
           .shape = heads_second_attention_shape,
-          .cpu = attention_cpu<true>,
-          .reference = attention_reference<true>});
+          .cpu = attention_kernel<true, false>,
+          .reference = attention_kernel<true, true>});
 }
 
 }  // namespace opgraph::kernels

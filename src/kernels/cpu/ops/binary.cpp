@@ -59,41 +59,62 @@ void dispatch_arithmetic(DType dtype, bool integers, const char* argument, Fn&& 
 // A Scalar argument (int or float) as T. Integer tensors take integer scalars
 // only: a float would promote the result in PyTorch.
 template <typename T>
-T scalar_attr(const Attrs& attrs, std::string_view name) {
-  const AttrValue& value = attrs.get(name);
+T scalar_as(const AttrValue& value, std::string_view name) {
   if (const auto* integer = std::get_if<int64_t>(&value)) {
     OPGRAPH_CHECK((!std::is_same_v<T, bool> || *integer == 0 || *integer == 1), name,
                   ": expected a bool for a bool tensor (no type promotion), got ", *integer);
     return static_cast<T>(*integer);
   }
-  const double real = attrs.get<double>(name);
+  const double real = std::get<double>(value);
   OPGRAPH_CHECK(std::is_floating_point_v<T> || is_complex_v<T>, name, ": expected an integer for a ",
                 dtype_name(dtype_of<T>), " tensor (no type promotion), got ", real);
   return static_cast<T>(real);
 }
+
+// The arithmetic ops share their kernels over schemas that differ in whether
+// the second operand (pow.Scalar's first) is a Scalar and in whether they take
+// alpha or a rounding_mode, so those keep the raw kernel form: where each of
+// these attributes sits in a schema's Attrs is found once, when the op is
+// defined, and each call reads it there.
+struct BinaryPositions {
+  std::optional<size_t> scalar, alpha, rounding_mode;
+};
+
+// One call's attributes; null where the schema has none.
+struct BinaryAttrs {
+  const AttrValue* scalar = nullptr;
+  const AttrValue* alpha = nullptr;
+  const AttrValue* rounding_mode = nullptr;
+
+  BinaryAttrs(const BinaryPositions& at, const Attrs& attrs) {
+    if (at.scalar) scalar = &attrs[*at.scalar];
+    if (at.alpha) alpha = &attrs[*at.alpha];
+    if (at.rounding_mode) rounding_mode = &attrs[*at.rounding_mode];
+  }
+};
 
 // The ops: make<T>(attrs) returns the element function.
 struct Add {
   static constexpr bool complex = true;
   static constexpr bool integers = true;
   template <typename T>
-  static auto make(const Attrs& attrs) {
-    return [alpha = scalar_attr<T>(attrs, "alpha")](T a, T b) { return static_cast<T>(a + alpha * b); };
+  static auto make(const BinaryAttrs& attrs) {
+    return [alpha = scalar_as<T>(*attrs.alpha, "alpha")](T a, T b) { return static_cast<T>(a + alpha * b); };
   }
 };
 struct Sub {
   static constexpr bool complex = true;
   static constexpr bool integers = true;
   template <typename T>
-  static auto make(const Attrs& attrs) {
-    return [alpha = scalar_attr<T>(attrs, "alpha")](T a, T b) { return static_cast<T>(a - alpha * b); };
+  static auto make(const BinaryAttrs& attrs) {
+    return [alpha = scalar_as<T>(*attrs.alpha, "alpha")](T a, T b) { return static_cast<T>(a - alpha * b); };
   }
 };
 struct Mul {
   static constexpr bool complex = true;
   static constexpr bool integers = true;
   template <typename T>
-  static auto make(const Attrs&) {
+  static auto make(const BinaryAttrs&) {
     return [](T a, T b) { return static_cast<T>(a * b); };
   }
 };
@@ -101,14 +122,14 @@ struct Mul {
 struct Maximum {
   static constexpr bool integers = true;
   template <typename T>
-  static auto make(const Attrs&) {
+  static auto make(const BinaryAttrs&) {
     return [](T a, T b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); };
   }
 };
 struct Minimum {
   static constexpr bool integers = true;
   template <typename T>
-  static auto make(const Attrs&) {
+  static auto make(const BinaryAttrs&) {
     return [](T a, T b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); };
   }
 };
@@ -116,14 +137,14 @@ struct Div {
   static constexpr bool complex = true;
   static constexpr bool integers = false;
   template <typename T>
-  static auto make(const Attrs&) {
+  static auto make(const BinaryAttrs&) {
     return [](T a, T b) { return a / b; };
   }
 };
 struct Atan2 {
   static constexpr bool integers = false;
   template <typename T>
-  static auto make(const Attrs&) {
+  static auto make(const BinaryAttrs&) {
     return [](T a, T b) { return std::atan2(a, b); };
   }
 };
@@ -159,7 +180,7 @@ T power(T base, T exponent) {
 struct Pow {
   static constexpr bool integers = true;
   template <typename T>
-  static auto make(const Attrs&) {
+  static auto make(const BinaryAttrs&) {
     return [](T base, T exponent) { return power(base, exponent); };
   }
 };
@@ -168,7 +189,7 @@ struct PowScalarBase {
   static constexpr bool integers = true;
   static constexpr std::array<const char*, 2> scalar_overload_names{"exponent", "self"};
   template <typename T>
-  static auto make(const Attrs&) {
+  static auto make(const BinaryAttrs&) {
     return [](T exponent, T base) { return power(base, exponent); };
   }
 };
@@ -178,7 +199,7 @@ struct PowScalarBase {
 struct Fmod {
   static constexpr bool integers = true, divides = true;
   template <typename T>
-  static auto make(const Attrs&) {
+  static auto make(const BinaryAttrs&) {
     if constexpr (std::is_integral_v<T>)
       return [](T a, T b) { return integer_fmod(a, b); };
     else
@@ -189,7 +210,7 @@ struct Fmod {
 struct Remainder {
   static constexpr bool integers = true, divides = true;
   template <typename T>
-  static auto make(const Attrs&) {
+  static auto make(const BinaryAttrs&) {
     return [](T a, T b) {
       T r;
       if constexpr (std::is_integral_v<T>)
@@ -203,7 +224,7 @@ struct Remainder {
 struct DivTrunc {
   static constexpr bool integers = true, divides = true;
   template <typename T>
-  static auto make(const Attrs&) {
+  static auto make(const BinaryAttrs&) {
     if constexpr (std::is_integral_v<T>)
       return [](T a, T b) { return integer_quotient(a, b); };
     else
@@ -215,7 +236,7 @@ struct DivTrunc {
 struct DivFloor {
   static constexpr bool integers = true, divides = true;
   template <typename T>
-  static auto make(const Attrs&) {
+  static auto make(const BinaryAttrs&) {
     if constexpr (std::is_integral_v<T>) {
       return [](T a, T b) {
         const T quotient = integer_quotient(a, b);
@@ -383,7 +404,7 @@ Operand<T> operand(const Tensor& t, T& storage) {
 // The second operand is the tensor `other`, or with kScalar the Scalar `other`.
 template <typename Op, bool kScalar, bool kReference>
 void binary_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs& attrs) {
+                   const BinaryAttrs& attrs) {
   constexpr auto kNames = scalar_overload_names<Op>();
   dispatch_arithmetic<takes_complex<Op>()>(outputs[0].dtype(), Op::integers, kNames[0], [&](auto zero) {
     using T = decltype(zero);
@@ -391,7 +412,7 @@ void binary_kernel(const KernelContext& context, std::span<const Tensor> inputs,
     const Operand<T> a = operand(inputs[0], self_number);
     Operand<T> b{&scalar, {}};
     if constexpr (kScalar) {
-      scalar = scalar_attr<T>(attrs, kNames[1]);
+      scalar = scalar_as<T>(*attrs.scalar, kNames[1]);
     } else {
       b = operand(inputs[1], scalar);
       if constexpr (divides<Op>()) {
@@ -407,7 +428,7 @@ void binary_kernel(const KernelContext& context, std::span<const Tensor> inputs,
 }
 
 template <typename Op, bool kScalar>
-std::vector<TensorMeta> binary_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> binary_shape(std::span<const TensorMeta* const> inputs, const BinaryAttrs& attrs) {
   constexpr auto kNames = scalar_overload_names<Op>();
   const TensorMeta& self = *inputs[0];
   const DType dtype = kScalar ? self.dtype : result_dtype(self, *inputs[1]);
@@ -415,23 +436,43 @@ std::vector<TensorMeta> binary_shape(std::span<const TensorMeta* const> inputs, 
     using T = decltype(zero);
     static_cast<void>(Op::template make<T>(attrs));  // checks alpha
     if constexpr (kScalar) {
-      const T scalar = scalar_attr<T>(attrs, kNames[1]);
+      const T scalar = scalar_as<T>(*attrs.scalar, kNames[1]);
       if constexpr (divides<Op>()) check_divisor(scalar, kNames[1]);
     }
   });
   return {{dtype, kScalar ? self.shape : broadcast_shapes(self.shape, inputs[1]->shape)}};
 }
 
+using BinaryShape = std::vector<TensorMeta> (*)(std::span<const TensorMeta* const>, const BinaryAttrs&);
+using BinaryKernel = void (*)(const KernelContext&, std::span<const Tensor>, std::span<const Tensor>,
+                              const BinaryAttrs&);
+
+// Defines an op whose functions read their attributes where `schema` has
+// them; `scalar` names its Scalar operand.
+void define_positional(BuiltinOps& builtins, const char* schema, const char* scalar, BinaryShape shape,
+                       BinaryKernel cpu, BinaryKernel reference, const char* backward, std::source_location where) {
+  const Schema parsed = Schema::parse(schema);
+  const BinaryPositions at{attribute_index(parsed, scalar), attribute_index(parsed, "alpha"),
+                           attribute_index(parsed, "rounding_mode")};
+  auto kernel = [at](BinaryKernel fn) -> KernelFn {
+    return [fn, at](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                    const Attrs& attrs) { fn(context, inputs, outputs, BinaryAttrs(at, attrs)); };
+  };
+  define(builtins,
+         {.schema = schema,
+          .shape = [shape, at](std::span<const TensorMeta* const> inputs,
+                               const Attrs& attrs) { return shape(inputs, BinaryAttrs(at, attrs)); },
+          .cpu = kernel(cpu),
+          .reference = kernel(reference),
+          .backward = backward},
+         where);
+}
+
 template <typename Op, bool kScalar>
 void define_binary(BuiltinOps& builtins, const char* schema, const char* backward = nullptr,
                    std::source_location where = std::source_location::current()) {
-  define(builtins,
-         {.schema = schema,
-          .shape = binary_shape<Op, kScalar>,
-          .cpu = binary_kernel<Op, kScalar, false>,
-          .reference = binary_kernel<Op, kScalar, true>,
-          .backward = backward},
-         where);
+  define_positional(builtins, schema, scalar_overload_names<Op>()[1], binary_shape<Op, kScalar>,
+                    binary_kernel<Op, kScalar, false>, binary_kernel<Op, kScalar, true>, backward, where);
 }
 
 // ---- div with a rounding mode --------------------------------------------------
@@ -439,22 +480,22 @@ void define_binary(BuiltinOps& builtins, const char* schema, const char* backwar
 // Calls fn.operator()<Op>() with Op the division `rounding_mode` asks for: true
 // division for None (floating point only), else rounded towards zero or down.
 template <typename Fn>
-decltype(auto) by_rounding_mode(const Attrs& attrs, Fn&& fn) {
-  if (std::holds_alternative<std::monostate>(attrs.get("rounding_mode"))) return fn.template operator()<Div>();
-  const std::string& mode = attrs.get<std::string>("rounding_mode");
+decltype(auto) by_rounding_mode(const BinaryAttrs& attrs, Fn&& fn) {
+  if (std::holds_alternative<std::monostate>(*attrs.rounding_mode)) return fn.template operator()<Div>();
+  const std::string& mode = std::get<std::string>(*attrs.rounding_mode);
   if (mode == "trunc") return fn.template operator()<DivTrunc>();
   OPGRAPH_CHECK(mode == "floor", "rounding_mode: expected None, \"trunc\" or \"floor\", got \"", mode, "\"");
   return fn.template operator()<DivFloor>();
 }
 
 template <bool kScalar>
-std::vector<TensorMeta> div_mode_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> div_mode_shape(std::span<const TensorMeta* const> inputs, const BinaryAttrs& attrs) {
   return by_rounding_mode(attrs, [&]<typename Op>() { return binary_shape<Op, kScalar>(inputs, attrs); });
 }
 
 template <bool kScalar, bool kReference>
 void div_mode_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                     const Attrs& attrs) {
+                     const BinaryAttrs& attrs) {
   by_rounding_mode(attrs,
                    [&]<typename Op>() { binary_kernel<Op, kScalar, kReference>(context, inputs, outputs, attrs); });
 }
@@ -462,12 +503,8 @@ void div_mode_kernel(const KernelContext& context, std::span<const Tensor> input
 template <bool kScalar>
 void define_div_mode(BuiltinOps& builtins, const char* schema,
                      std::source_location where = std::source_location::current()) {
-  define(builtins,
-         {.schema = schema,
-          .shape = div_mode_shape<kScalar>,
-          .cpu = div_mode_kernel<kScalar, false>,
-          .reference = div_mode_kernel<kScalar, true>},
-         where);
+  define_positional(builtins, schema, "other", div_mode_shape<kScalar>, div_mode_kernel<kScalar, false>,
+                    div_mode_kernel<kScalar, true>, nullptr, where);
 }
 
 // ---- atan2.out ------------------------------------------------------------------
@@ -476,7 +513,7 @@ void define_div_mode(BuiltinOps& builtins, const char* schema,
 // returns it. The caller allocates outputs here, so the op runs as its
 // functional form: the result goes to the output, `out` is left as it was,
 // and stands only for the result's dtype.
-std::vector<TensorMeta> atan2_out_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> atan2_out_shape(std::span<const TensorMeta* const> inputs, const BinaryAttrs& attrs) {
   std::vector<TensorMeta> result = binary_shape<Atan2, false>(inputs, attrs);
   OPGRAPH_CHECK(inputs[2]->dtype == result[0].dtype, "out: expected ", dtype_name(result[0].dtype),
                 " like the result (there is no type promotion), got ", inputs[2]->str());
@@ -493,38 +530,38 @@ void check_bound(const TensorMeta& self, const TensorMeta* bound, const char* ar
                 ": expected ", dtype_name(self.dtype), " like self (there is no type promotion), got ", bound->str());
 }
 
-std::vector<TensorMeta> clamp_tensor_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta& self = *inputs[0];
+TensorMeta clamp_tensor_shape(const TensorMeta& self, const TensorMeta* min, const TensorMeta* max) {
   dispatch_arithmetic(self.dtype, true, "self", [](auto) {});
-  OPGRAPH_CHECK(inputs[1] || inputs[2], "min and max: expected at least one of them to be a tensor, got None for both");
+  OPGRAPH_CHECK(min || max, "min and max: expected at least one of them to be a tensor, got None for both");
   Shape shape = self.shape;
-  for (size_t i = 1; i <= 2; ++i) {
-    check_bound(self, inputs[i], i == 1 ? "min" : "max");
-    if (inputs[i]) shape = broadcast_shapes(shape, inputs[i]->shape);
+  for (const TensorMeta* bound : {min, max}) {
+    check_bound(self, bound, bound == min ? "min" : "max");
+    if (bound) shape = broadcast_shapes(shape, bound->shape);
   }
-  return {{self.dtype, std::move(shape)}};
+  return {self.dtype, std::move(shape)};
 }
 
 // min(max(x, min), max) in PyTorch's order (max wins when min > max), NaN from
 // any of the three giving NaN. A bound given as None is the dtype's extreme.
 template <bool kReference>
-void clamp_tensor_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                         const Attrs&) {
-  dispatch_arithmetic(outputs[0].dtype(), true, "self", [&](auto zero) {
+void clamp_tensor_kernel(const KernelContext& context, const Tensor& self, const Tensor* min, const Tensor* max,
+                         const Tensor& out) {
+  const std::array<const Tensor*, 3> inputs{&self, min, max};
+  dispatch_arithmetic(out.dtype(), true, "self", [&](auto zero) {
     using T = decltype(zero);
     using Limits = std::numeric_limits<T>;
     std::array<T, 3> numbers{T{}, Limits::has_infinity ? -Limits::infinity() : Limits::lowest(),
                              Limits::has_infinity ? Limits::infinity() : Limits::max()};
     std::array<Input<T>, 3> operands;
     for (size_t i = 0; i < 3; ++i) {
-      const Operand<T> given = inputs[i].defined() ? operand(inputs[i], numbers[i]) : Operand<T>{&numbers[i], {}};
+      const Operand<T> given = inputs[i] ? operand(*inputs[i], numbers[i]) : Operand<T>{&numbers[i], {}};
       operands[i] = {given.data, given.shape};
     }
     const auto clamp = [](T x, T low, T high) {
       const T raised = x < low || low != low ? low : x;
       return raised > high || high != high ? high : raised;
     };
-    map_broadcast<T, kReference>(context, outputs[0], clamp, operands[0], operands[1], operands[2]);
+    map_broadcast<T, kReference>(context, out, clamp, operands[0], operands[1], operands[2]);
   });
 }
 
@@ -538,21 +575,21 @@ void dispatch_integral(DType dtype, const char* argument, Fn&& fn) {
   });
 }
 
-std::vector<TensorMeta> bitwise_scalar_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  dispatch_integral(inputs[0]->dtype, "self",
-                    [&](auto zero) { static_cast<void>(scalar_attr<decltype(zero)>(attrs, "other")); });
-  return {*inputs[0]};
+TensorMeta bitwise_scalar_shape(const TensorMeta& self, const AttrValue& other) {
+  dispatch_integral(self.dtype, "self",
+                    [&](auto zero) { static_cast<void>(scalar_as<decltype(zero)>(other, "other")); });
+  return self;
 }
 
 template <typename Fn, bool kReference>
-void bitwise_scalar_kernel(const KernelContext& context, std::span<const Tensor> inputs,
-                           std::span<const Tensor> outputs, const Attrs& attrs) {
-  dispatch_integral(inputs[0].dtype(), "self", [&](auto zero) {
+void bitwise_scalar_kernel(const KernelContext& context, const Tensor& self, const AttrValue& other_given,
+                           const Tensor& out) {
+  dispatch_integral(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    const T other = scalar_attr<T>(attrs, "other");
+    const T other = scalar_as<T>(other_given, "other");
     map_broadcast<T, kReference>(
-        context, outputs[0], [other](T a) { return static_cast<T>(Fn{}(a, other)); },
-        Input<T>{inputs[0].data_ptr<const T>(), inputs[0].shape()});
+        context, out, [other](T a) { return static_cast<T>(Fn{}(a, other)); },
+        Input<T>{self.data_ptr<const T>(), self.shape()});
   });
 }
 
@@ -576,9 +613,9 @@ DType logical_dtype(const TensorMeta& self, const TensorMeta& other) {
                              " like self (there is no type promotion except from 0-d tensors), got ", other.str()));
 }
 
-std::vector<TensorMeta> logical_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  dispatch_elementwise(logical_dtype(*inputs[0], *inputs[1]), "self", [](auto) {});
-  return {{DType::Bool, broadcast_shapes(inputs[0]->shape, inputs[1]->shape)}};
+TensorMeta logical_shape(const TensorMeta& self, const TensorMeta& other) {
+  dispatch_elementwise(logical_dtype(self, other), "self", [](auto) {});
+  return {DType::Bool, broadcast_shapes(self.shape, other.shape)};
 }
 
 // `t` as an operand of type T, a 0-d `t` of another dtype by its truth value.
@@ -590,14 +627,13 @@ Input<T> truth_operand(const Tensor& t, T& storage) {
 }
 
 template <typename Fn, bool kReference>
-void logical_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                    const Attrs&) {
-  dispatch_elementwise(logical_dtype(inputs[0].meta(), inputs[1].meta()), "self", [&](auto zero) {
+void logical_kernel(const KernelContext& context, const Tensor& self, const Tensor& other, const Tensor& out) {
+  dispatch_elementwise(logical_dtype(self.meta(), other.meta()), "self", [&](auto zero) {
     using T = decltype(zero);
     T self_number{}, other_number{};
     map_broadcast<bool, kReference>(
-        context, outputs[0], [](T a, T b) { return Fn{}(a != T(0), b != T(0)); }, truth_operand(inputs[0], self_number),
-        truth_operand(inputs[1], other_number));
+        context, out, [](T a, T b) { return Fn{}(a != T(0), b != T(0)); }, truth_operand(self, self_number),
+        truth_operand(other, other_number));
   });
 }
 
@@ -614,10 +650,8 @@ void define_logical(BuiltinOps& builtins, const char* schema,
 
 // ---- sum_to_size ----------------------------------------------------------------
 
-std::vector<TensorMeta> sum_to_size_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& self = *inputs[0];
+TensorMeta sum_to_size_shape(const TensorMeta& self, std::span<const int64_t> size) {
   dispatch_floating(self.dtype, "self", [](auto) {});
-  const auto& size = attrs.get<std::vector<int64_t>>("size");
   bool expandable = size.size() <= self.shape.size();
   for (size_t i = 1; expandable && i <= size.size(); ++i) {
     const int64_t extent = size[size.size() - i];
@@ -625,15 +659,12 @@ std::vector<TensorMeta> sum_to_size_shape(std::span<const TensorMeta* const> inp
   }
   OPGRAPH_CHECK(expandable, "size: expected a shape that broadcasts to self's ", shape_str(self.shape), ", got ",
                 shape_str(size));
-  return {{self.dtype, Shape(size)}};
+  return {self.dtype, Shape(size.begin(), size.end())};
 }
 
 // Sums are accumulated in double: a float32 gradient may fold many elements.
 template <bool kReference>
-void sum_to_size_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                        const Attrs&) {
-  const Tensor& self = inputs[0];
-  const Tensor& out = outputs[0];
+void sum_to_size_kernel(const KernelContext&, const Tensor& self, std::span<const int64_t>, const Tensor& out) {
   dispatch_floating(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     const T* x = self.data_ptr<const T>();
@@ -683,10 +714,9 @@ void register_binary_ops(BuiltinOps& builtins) {
   define_binary<Mul, true>(builtins, "aten::mul.Scalar(Tensor self, Scalar other) -> Tensor");
   define_binary<Div, true>(builtins, "aten::div.Scalar(Tensor self, Scalar other) -> Tensor");
   define_binary<Atan2, false>(builtins, "aten::atan2(Tensor self, Tensor other) -> Tensor");
-  define(builtins, {.schema = "aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-                    .shape = atan2_out_shape,
-                    .cpu = binary_kernel<Atan2, false, false>,
-                    .reference = binary_kernel<Atan2, false, true>});
+  define_positional(builtins, "aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", "other",
+                    atan2_out_shape, binary_kernel<Atan2, false, false>, binary_kernel<Atan2, false, true>, nullptr,
+                    std::source_location::current());
   define_binary<Pow, false>(builtins, "aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor");
   define_binary<PowScalarBase, true>(builtins, "aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor");
   define_binary<Fmod, false>(builtins, "aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor");

@@ -21,7 +21,9 @@ void sum_into(const Tensor& x, const Tensor& out, bool reference) {
 }
 
 // (grad, self, other) -> (self, other), after checking grad against the
-// forward op's output for self and other.
+// forward op's output for self and other. Raw, since it hands its attributes
+// on to the forward op's shape function as they are: each backward op has its
+// forward op's attributes, in the same order.
 ShapeFn gradient_shape(const char* forward) {
   return [forward](std::span<const TensorMeta* const> inputs, const Attrs& attrs) -> std::vector<TensorMeta> {
     const TensorMeta& grad = *inputs[0];
@@ -37,23 +39,21 @@ ShapeFn gradient_shape(const char* forward) {
 }
 
 // add: (grad, sign * alpha * grad); sub is add with sign -1.
-KernelFn add_gradient(double sign, bool reference) {
-  return
-      [=](const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs& attrs) {
-        const Tensor& grad = inputs[0];
-        sum_into(grad, outputs[0], reference);
-        const double scale = sign * scalar_attr(attrs, "alpha");
-        sum_into(scale == 1 ? grad : run("aten::mul.Scalar", {grad}, {{"other", scale}}, reference)[0], outputs[1],
-                 reference);
-      };
+template <int kSign, bool kReference>
+void add_gradient(const KernelContext&, const Tensor& grad, const Tensor&, const Tensor&, double alpha,
+                  const Tensor& grad_self, const Tensor& grad_other) {
+  sum_into(grad, grad_self, kReference);
+  const double scale = kSign * alpha;
+  sum_into(scale == 1 ? grad : run("aten::mul.Scalar", {grad}, {{"other", scale}}, kReference)[0], grad_other,
+           kReference);
 }
 
 // mul: (grad * other, grad * self).
-KernelFn mul_gradient(bool reference) {
-  return [=](const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs&) {
-    sum_into(run("aten::mul.Tensor", {inputs[0], inputs[2]}, {}, reference)[0], outputs[0], reference);
-    sum_into(run("aten::mul.Tensor", {inputs[0], inputs[1]}, {}, reference)[0], outputs[1], reference);
-  };
+template <bool kReference>
+void mul_gradient(const KernelContext&, const Tensor& grad, const Tensor& self, const Tensor& other,
+                  const Tensor& grad_self, const Tensor& grad_other) {
+  sum_into(run("aten::mul.Tensor", {grad, other}, {}, kReference)[0], grad_self, kReference);
+  sum_into(run("aten::mul.Tensor", {grad, self}, {}, kReference)[0], grad_other, kReference);
 }
 
 }  // namespace
@@ -62,18 +62,17 @@ void register_binary_backward_ops(BuiltinOps& builtins) {
   define(builtins, {.schema = "opgraph::add_backward(Tensor grad_output, Tensor self, Tensor other, *, Scalar alpha=1) "
                               "-> (Tensor grad_self, Tensor grad_other)",
                     .shape = gradient_shape("aten::add.Tensor"),
-                    .cpu = add_gradient(1, false),
-                    .reference = add_gradient(1, true)});
+                    .cpu = add_gradient<1, false>,
+                    .reference = add_gradient<1, true>});
   define(builtins, {.schema = "opgraph::sub_backward(Tensor grad_output, Tensor self, Tensor other, *, Scalar alpha=1) "
                               "-> (Tensor grad_self, Tensor grad_other)",
                     .shape = gradient_shape("aten::sub.Tensor"),
-                    .cpu = add_gradient(-1, false),
-                    .reference = add_gradient(-1, true)});
+                    .cpu = add_gradient<-1, false>,
+                    .reference = add_gradient<-1, true>});
   define(builtins, {.schema = "opgraph::mul_backward(Tensor grad_output, Tensor self, Tensor other) "
                               "-> (Tensor grad_self, Tensor grad_other)",
                     .shape = gradient_shape("aten::mul.Tensor"),
-                    .cpu = mul_gradient(false),
-                    .reference = mul_gradient(true)});
+                    OPGRAPH_CPU_AND_REFERENCE(mul_gradient)});
 }
 
 }  // namespace opgraph::kernels

@@ -27,9 +27,37 @@ Input<T> operand(const Tensor& t, T& storage, const char* argument) {
   return {&storage, {}};
 }
 
+// A Scalar argument (int or float) as T, which must hold it exactly.
 template <typename T>
-T scalar_attr_as(const Attrs& attrs, const char* name) {
-  return exact_scalar<T>(scalar_attr(attrs, name), name);
+T scalar_as(const AttrValue& value, const char* name) {
+  const auto* integer = std::get_if<int64_t>(&value);
+  return exact_scalar<T>(integer ? static_cast<double>(*integer) : std::get<double>(value), name);
+}
+
+// These ops share their kernels over a tensor form and a Scalar form (eq.Tensor
+// and eq.Scalar, where.self and where.ScalarSelf, ...), so they keep the raw
+// kernel form: a Scalar form's one attribute, found in its schema when the op
+// is defined, reaches the shared functions as `scalar` (null for the tensor
+// form).
+using RawShape = std::vector<TensorMeta> (*)(std::span<const TensorMeta* const>, const AttrValue* scalar);
+using RawKernel = void (*)(const KernelContext&, std::span<const Tensor>, std::span<const Tensor>,
+                           const AttrValue* scalar);
+
+void define_with_scalar(BuiltinOps& builtins, const char* schema, const char* scalar, RawShape shape, RawKernel cpu,
+                        RawKernel reference, std::source_location where) {
+  const std::optional<size_t> at = attribute_index(Schema::parse(schema), scalar);
+  auto value = [at](const Attrs& attrs) { return at ? &attrs[*at] : nullptr; };
+  auto kernel = [value](RawKernel fn) -> KernelFn {
+    return [fn, value](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                       const Attrs& attrs) { fn(context, inputs, outputs, value(attrs)); };
+  };
+  define(builtins,
+         {.schema = schema,
+          .shape = [shape, value](std::span<const TensorMeta* const> inputs,
+                                  const Attrs& attrs) { return shape(inputs, value(attrs)); },
+          .cpu = kernel(cpu),
+          .reference = kernel(reference)},
+         where);
 }
 
 // ---- Comparisons and logical ops: (self, other) -> bool or self's dtype ------
@@ -56,13 +84,13 @@ struct Or : IntegralDType, std::bit_or<> {};
 struct Xor : IntegralDType, std::bit_xor<> {};
 
 template <typename Op, Result kResult, bool kScalar>
-std::vector<TensorMeta> binary_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> binary_shape(std::span<const TensorMeta* const> inputs, const AttrValue* scalar) {
   const TensorMeta& self = *inputs[0];
   DType dtype = self.dtype;
   Shape shape = self.shape;
   if constexpr (kScalar) {
     Op::check(dtype, "self");
-    dispatch_elementwise(dtype, "self", [&](auto zero) { scalar_attr_as<decltype(zero)>(attrs, "other"); });
+    dispatch_elementwise(dtype, "self", [&](auto zero) { scalar_as<decltype(zero)>(*scalar, "other"); });
   } else {
     dtype = common_dtype(self, "self", *inputs[1], "other");
     Op::check(dtype, "self");
@@ -73,7 +101,7 @@ std::vector<TensorMeta> binary_shape(std::span<const TensorMeta* const> inputs, 
 
 template <typename Op, Result kResult, bool kScalar, bool kReference>
 void binary_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs& attrs) {
+                   const AttrValue* scalar) {
   const DType dtype = kScalar ? inputs[0].dtype() : common_dtype(inputs[0].meta(), "self", inputs[1].meta(), "other");
   dispatch_elementwise(dtype, "self", [&](auto zero) {
     using T = decltype(zero);
@@ -85,7 +113,7 @@ void binary_kernel(const KernelContext& context, std::span<const Tensor> inputs,
       const Input<T> self = operand(inputs[0], self_storage, "self");
       Input<T> other{&other_storage, {}};
       if constexpr (kScalar) {
-        other_storage = scalar_attr_as<T>(attrs, "other");
+        other_storage = scalar_as<T>(*scalar, "other");
       } else {
         other = operand(inputs[1], other_storage, "other");
       }
@@ -97,12 +125,8 @@ void binary_kernel(const KernelContext& context, std::span<const Tensor> inputs,
 template <typename Op, Result kResult, bool kScalar>
 void define_binary(BuiltinOps& builtins, const char* schema,
                    std::source_location where = std::source_location::current()) {
-  define(builtins,
-         {.schema = schema,
-          .shape = binary_shape<Op, kResult, kScalar>,
-          .cpu = binary_kernel<Op, kResult, kScalar, false>,
-          .reference = binary_kernel<Op, kResult, kScalar, true>},
-         where);
+  define_with_scalar(builtins, schema, "other", binary_shape<Op, kResult, kScalar>,
+                     binary_kernel<Op, kResult, kScalar, false>, binary_kernel<Op, kResult, kScalar, true>, where);
 }
 
 // eq.Tensor, eq.Scalar, ... for one comparison.
@@ -117,29 +141,28 @@ void define_comparison(BuiltinOps& builtins, const char* name,
 
 // ---- logical_not and bitwise_not ---------------------------------------------
 
-std::vector<TensorMeta> logical_not_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  dispatch_elementwise(inputs[0]->dtype, "self", [](auto) {});
-  return {{DType::Bool, inputs[0]->shape}};
+TensorMeta logical_not_shape(const TensorMeta& self) {
+  dispatch_elementwise(self.dtype, "self", [](auto) {});
+  return {DType::Bool, self.shape};
 }
 
-std::vector<TensorMeta> bitwise_not_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  IntegralDType::check(inputs[0]->dtype, "self");
-  dispatch_elementwise(inputs[0]->dtype, "self", [](auto) {});
-  return {*inputs[0]};
+TensorMeta bitwise_not_shape(const TensorMeta& self) {
+  IntegralDType::check(self.dtype, "self");
+  dispatch_elementwise(self.dtype, "self", [](auto) {});
+  return self;
 }
 
 template <bool kLogical, bool kReference>
-void not_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs&) {
-  dispatch_elementwise(inputs[0].dtype(), "self", [&](auto zero) {
+void not_kernel(const KernelContext& context, const Tensor& self_tensor, const Tensor& out) {
+  dispatch_elementwise(self_tensor.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    const Input<T> self{inputs[0].data_ptr<const T>(), inputs[0].shape()};
+    const Input<T> self{self_tensor.data_ptr<const T>(), self_tensor.shape()};
     if constexpr (kLogical) {
-      map_broadcast<bool, kReference>(context, outputs[0], [](T a) { return !a; }, self);
+      map_broadcast<bool, kReference>(context, out, [](T a) { return !a; }, self);
     } else if constexpr (std::is_same_v<T, bool>) {
-      map_broadcast<bool, kReference>(context, outputs[0], [](bool a) { return !a; }, self);
+      map_broadcast<bool, kReference>(context, out, [](bool a) { return !a; }, self);
     } else if constexpr (std::is_integral_v<T>) {
-      map_broadcast<T, kReference>(context, outputs[0], [](T a) { return static_cast<T>(~a); }, self);
+      map_broadcast<T, kReference>(context, out, [](T a) { return static_cast<T>(~a); }, self);
     }
   });
 }
@@ -155,7 +178,7 @@ void check_condition(const TensorMeta& condition, const char* argument) {
 enum class ScalarBranch { None, Self, Other };
 
 template <ScalarBranch kScalar>
-std::vector<TensorMeta> where_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> where_shape(std::span<const TensorMeta* const> inputs, const AttrValue* scalar) {
   const TensorMeta& condition = *inputs[0];
   check_condition(condition, "condition");
   if constexpr (kScalar == ScalarBranch::None) {
@@ -167,24 +190,24 @@ std::vector<TensorMeta> where_shape(std::span<const TensorMeta* const> inputs, c
     const TensorMeta& tensor = *inputs[1];
     const bool self_is_scalar = kScalar == ScalarBranch::Self;
     dispatch_elementwise(tensor.dtype, self_is_scalar ? "other" : "self",
-                         [&](auto zero) { scalar_attr_as<decltype(zero)>(attrs, self_is_scalar ? "self" : "other"); });
+                         [&](auto zero) { scalar_as<decltype(zero)>(*scalar, self_is_scalar ? "self" : "other"); });
     return {{tensor.dtype, broadcast_shapes(condition.shape, tensor.shape)}};
   }
 }
 
 template <ScalarBranch kScalar, bool kReference>
 void where_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                  const Attrs& attrs) {
+                  const AttrValue* scalar) {
   dispatch_elementwise(outputs[0].dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     T self_storage{}, other_storage{};
     Input<T> self{&self_storage, {}}, other{&other_storage, {}};
     if constexpr (kScalar == ScalarBranch::Self) {
-      self_storage = scalar_attr_as<T>(attrs, "self");
+      self_storage = scalar_as<T>(*scalar, "self");
       other = operand(inputs[1], other_storage, "other");
     } else if constexpr (kScalar == ScalarBranch::Other) {
       self = operand(inputs[1], self_storage, "self");
-      other_storage = scalar_attr_as<T>(attrs, "other");
+      other_storage = scalar_as<T>(*scalar, "other");
     } else {
       self = operand(inputs[1], self_storage, "self");
       other = operand(inputs[2], other_storage, "other");
@@ -198,24 +221,20 @@ void where_kernel(const KernelContext& context, std::span<const Tensor> inputs, 
 template <ScalarBranch kScalar>
 void define_where(BuiltinOps& builtins, const char* schema,
                   std::source_location where = std::source_location::current()) {
-  define(builtins,
-         {.schema = schema,
-          .shape = where_shape<kScalar>,
-          .cpu = where_kernel<kScalar, false>,
-          .reference = where_kernel<kScalar, true>},
-         where);
+  define_with_scalar(builtins, schema, kScalar == ScalarBranch::Self ? "self" : "other", where_shape<kScalar>,
+                     where_kernel<kScalar, false>, where_kernel<kScalar, true>, where);
 }
 
 // masked_fill.Scalar takes `value` as an attribute, masked_fill.Tensor as a 0-d tensor.
 template <bool kScalar>
-std::vector<TensorMeta> masked_fill_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> masked_fill_shape(std::span<const TensorMeta* const> inputs, const AttrValue* scalar) {
   const TensorMeta &self = *inputs[0], &mask = *inputs[1];
   check_condition(mask, "mask");
   const Shape shape = broadcast_shapes(self.shape, mask.shape);
   OPGRAPH_CHECK(shape == self.shape, "mask: expected a shape that broadcasts to self's ", shape_str(self.shape),
                 ", got ", mask.str());
   dispatch_elementwise(self.dtype, "self", [&](auto zero) {
-    if constexpr (kScalar) scalar_attr_as<decltype(zero)>(attrs, "value");
+    if constexpr (kScalar) scalar_as<decltype(zero)>(*scalar, "value");
   });
   if constexpr (!kScalar) {
     OPGRAPH_CHECK(inputs[2]->dim() == 0, "value: expected a 0-d tensor, got ", inputs[2]->str());
@@ -225,12 +244,12 @@ std::vector<TensorMeta> masked_fill_shape(std::span<const TensorMeta* const> inp
 
 template <bool kScalar, bool kReference>
 void masked_fill_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                        const Attrs& attrs) {
+                        const AttrValue* scalar) {
   dispatch_elementwise(outputs[0].dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     T value{};
     if constexpr (kScalar) {
-      value = scalar_attr_as<T>(attrs, "value");
+      value = scalar_as<T>(*scalar, "value");
     } else {
       value = exact_scalar<T>(element_as<double>(inputs[2]), "value");
     }
@@ -267,22 +286,19 @@ void register_compare_ops(BuiltinOps& builtins) {
                                    "aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor");
   define_where<ScalarBranch::Other>(builtins,
                                     "aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor");
-  define(builtins, {.schema = "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
-                    .shape = masked_fill_shape<true>,
-                    .cpu = masked_fill_kernel<true, false>,
-                    .reference = masked_fill_kernel<true, true>});
-  define(builtins, {.schema = "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
-                    .shape = masked_fill_shape<false>,
-                    .cpu = masked_fill_kernel<false, false>,
-                    .reference = masked_fill_kernel<false, true>});
+  define_with_scalar(builtins, "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", "value",
+                     masked_fill_shape<true>, masked_fill_kernel<true, false>, masked_fill_kernel<true, true>,
+                     std::source_location::current());
+  define_with_scalar(builtins, "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", "value",
+                     masked_fill_shape<false>, masked_fill_kernel<false, false>, masked_fill_kernel<false, true>,
+                     std::source_location::current());
   // torch.export keeps the in-place form where a module fills a tensor it has
   // just made (nn.MultiheadAttention's padding mask), and later nodes read its
   // result. With outputs allocated by the caller it runs as the functional
   // form: the result is written to the output, self is left as it was.
-  define(builtins, {.schema = "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
-                    .shape = masked_fill_shape<true>,
-                    .cpu = masked_fill_kernel<true, false>,
-                    .reference = masked_fill_kernel<true, true>});
+  define_with_scalar(builtins, "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+                     "value", masked_fill_shape<true>, masked_fill_kernel<true, false>, masked_fill_kernel<true, true>,
+                     std::source_location::current());
 }
 
 }  // namespace opgraph::kernels

@@ -31,7 +31,7 @@ void check_list(std::span<const TensorMeta* const> tensors) {
 
 // ---- Shape functions ------------------------------------------------------
 
-std::vector<TensorMeta> cat_shape(std::span<const TensorMeta* const> tensors, const Attrs& attrs) {
+TensorMeta cat_shape(std::span<const TensorMeta* const> tensors, int64_t dim_given) {
   check_list(tensors);
   for (size_t i = 0; i < tensors.size(); ++i) {
     OPGRAPH_CHECK(tensors[i]->dim() > 0, element(i), ": expected a tensor of rank 1 or more, got ", tensors[i]->str(),
@@ -39,10 +39,10 @@ std::vector<TensorMeta> cat_shape(std::span<const TensorMeta* const> tensors, co
   }
   auto kept = std::find_if(tensors.begin(), tensors.end(), [](const TensorMeta* t) { return !skipped_by_cat(*t); });
   // As in PyTorch, only (0,) tensors give a (0,) result, whatever dim says.
-  if (kept == tensors.end()) return {{tensors[0]->dtype, {0}}};
+  if (kept == tensors.end()) return {tensors[0]->dtype, {0}};
   const TensorMeta& first = **kept;
   const std::string first_name = element(kept - tensors.begin());
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), first.dim(), "dim");
+  const int64_t dim = wrap_dim(dim_given, first.dim(), "dim");
   Shape shape = first.shape;
   shape[dim] = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -57,20 +57,20 @@ std::vector<TensorMeta> cat_shape(std::span<const TensorMeta* const> tensors, co
     }
     shape[dim] += t.shape[dim];
   }
-  return {{first.dtype, shape}};
+  return {first.dtype, shape};
 }
 
-std::vector<TensorMeta> stack_shape(std::span<const TensorMeta* const> tensors, const Attrs& attrs) {
+TensorMeta stack_shape(std::span<const TensorMeta* const> tensors, int64_t dim_given) {
   check_list(tensors);
   const TensorMeta& first = *tensors[0];
   for (size_t i = 1; i < tensors.size(); ++i) {
     OPGRAPH_CHECK(tensors[i]->shape == first.shape, element(i), ": expected shape ", shape_str(first.shape),
                   " like tensors[0], got ", tensors[i]->str());
   }
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), first.dim() + 1, "dim");
+  const int64_t dim = wrap_dim(dim_given, first.dim() + 1, "dim");
   Shape shape = first.shape;
   shape.insert(shape.begin() + dim, static_cast<int64_t>(tensors.size()));
-  return {{first.dtype, shape}};
+  return {first.dtype, shape};
 }
 
 // ---- Kernel -----------------------------------------------------------------
@@ -158,11 +158,10 @@ void parallel_copy(const KernelContext& context, int64_t units, int64_t unit_byt
   }
 }
 
-void join_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-              const Attrs& attrs) {
-  const Tensor& out = outputs[0];
+// cat and stack alike: `dim` is the output's.
+void join_cpu(const KernelContext& context, std::span<const Tensor> inputs, int64_t dim_given, const Tensor& out) {
   if (out.numel() == 0) return;
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), out.dim(), "dim");
+  const int64_t dim = wrap_dim(dim_given, out.dim(), "dim");
   JoinPlan plan{static_cast<char*>(out.data()), {}, {0}, product(std::span(out.shape()).first(dim)), 0};
   for (const Tensor& input : inputs) {
     plan.inputs.push_back(static_cast<const char*>(input.data()));
@@ -202,11 +201,9 @@ void place_elements(const Tensor& input, const Tensor& out, Destination&& destin
 
 // Input i's element (..., k, ...) lands at (..., offset_i + k, ...), offset_i
 // being the extents along dim of the inputs before it.
-void cat_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs& attrs) {
-  const Tensor& out = outputs[0];
+void cat_reference(const KernelContext&, std::span<const Tensor> inputs, int64_t dim_given, const Tensor& out) {
   if (out.numel() == 0) return;
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), out.dim(), "dim");
+  const int64_t dim = wrap_dim(dim_given, out.dim(), "dim");
   int64_t offset = 0;
   for (const Tensor& input : inputs) {
     if (skipped_by_cat(input.meta())) continue;
@@ -219,10 +216,8 @@ void cat_reference(const KernelContext&, std::span<const Tensor> inputs, std::sp
 }
 
 // Input i's element (..., k, ...) lands at (..., i, k, ...), i at dim.
-void stack_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                     const Attrs& attrs) {
-  const Tensor& out = outputs[0];
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), out.dim(), "dim");
+void stack_reference(const KernelContext&, std::span<const Tensor> inputs, int64_t dim_given, const Tensor& out) {
+  const int64_t dim = wrap_dim(dim_given, out.dim(), "dim");
   for (size_t i = 0; i < inputs.size(); ++i) {
     place_elements(inputs[i], out, [&](std::vector<int64_t> index) {
       index.insert(index.begin() + dim, static_cast<int64_t>(i));

@@ -21,66 +21,85 @@ namespace {
 
 // ---- Ops -------------------------------------------------------------------
 
-// Where an op's parameters come from.
-enum class Form {
-  Plain,       // conv1d, conv2d, conv3d: int[] padding
-  StrPadding,  // their .padding overloads: "valid" or "same"
-  Transposed,  // conv_transpose1d, 2d, 3d: output_padding
-  Any,         // convolution: the spatial rank from the weight, transposed as the attribute says
+// Where an op's parameters come from: each form's params() takes the weight
+// and the op's attributes after its bias, as its schema orders them.
+template <int64_t Spatial>
+struct Plain {  // conv1d, conv2d, conv3d: int[] padding
+  static ConvParams params(const TensorMeta&, Ints stride, Ints padding, Ints dilation, int64_t groups) {
+    return conv_params(stride, padding, dilation, groups, Spatial);
+  }
 };
 
-template <int64_t Spatial, Form F>
-ConvParams op_params(const Attrs& attrs, const TensorMeta& weight) {
-  if constexpr (F == Form::StrPadding) {
-    return str_padding_conv_params(attrs, Spatial, weight.shape);
-  } else if constexpr (F == Form::Transposed) {
-    return transposed_conv_params(attrs, Spatial);
-  } else if constexpr (F == Form::Any) {
-    return convolution_params(attrs, weight);
-  } else {
-    return conv_params(attrs, Spatial);
+template <int64_t Spatial>
+struct StrPadding {  // their .padding overloads: "valid" or "same"
+  static ConvParams params(const TensorMeta& weight, Ints stride, std::string_view padding, Ints dilation,
+                           int64_t groups) {
+    return str_padding_conv_params(stride, padding, dilation, groups, Spatial, weight.shape);
   }
+};
+
+template <int64_t Spatial>
+struct Transposed {  // conv_transpose1d, 2d, 3d: output_padding
+  static ConvParams params(const TensorMeta&, Ints stride, Ints padding, Ints output_padding, int64_t groups,
+                           Ints dilation) {
+    return transposed_conv_params(stride, padding, output_padding, groups, dilation, Spatial);
+  }
+};
+
+struct Any {  // convolution: the spatial rank from the weight, transposed as the attribute says
+  static ConvParams params(const TensorMeta& weight, Ints stride, Ints padding, Ints dilation, bool transposed,
+                           Ints output_padding, int64_t groups) {
+    return convolution_params(stride, padding, dilation, transposed, output_padding, groups, weight);
+  }
+};
+
+template <bool Reference>
+void run_conv(const KernelContext& context, const Tensor& input, const Tensor& weight, const Tensor* bias,
+              const ConvParams& p, Activation activation, const Tensor& out) {
+  conv_forward(context, batched(input, p.spatial + 2), weight, bias ? *bias : Tensor(), batched(out, p.spatial + 2), p,
+               activation, Reference);
 }
 
-template <int64_t Spatial, Form F = Form::Plain>
-std::vector<TensorMeta> conv_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return {conv_output_meta(*in[0], *in[1], in[2], op_params<Spatial, F>(attrs, *in[1]))};
-}
+// The shape function and kernels of an op of form F.
+template <typename F, typename Signature = decltype(&F::params)>
+struct Conv;
 
-std::vector<TensorMeta> fused_conv2d_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  activation_attr(attrs);
-  return conv_shape<2>(in, attrs);
-}
+template <typename F, typename... A>
+struct Conv<F, ConvParams (*)(const TensorMeta&, A...)> {
+  static TensorMeta shape(const TensorMeta& input, const TensorMeta& weight, const TensorMeta* bias, A... attributes) {
+    return conv_output_meta(input, weight, bias, F::params(weight, attributes...));
+  }
 
-template <int64_t Spatial, Form F, bool Reference>
-void run_conv(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs& attrs,
-              Activation activation) {
-  const ConvParams p = op_params<Spatial, F>(attrs, in[1].meta());
-  const Tensor input = batched(in[0], p.spatial + 2), result = batched(out[0], p.spatial + 2);
-  conv_forward(context, input, in[1], in[2], result, p, activation, Reference);
-}
+  template <bool Reference>
+  static void kernel(const KernelContext& context, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                     A... attributes, const Tensor& out) {
+    run_conv<Reference>(context, input, weight, bias, F::params(weight.meta(), attributes...), Activation::None, out);
+  }
+};
 
-template <int64_t Spatial, Form F, bool Reference>
-void conv_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-              const Attrs& attrs) {
-  run_conv<Spatial, F, Reference>(context, in, out, attrs, Activation::None);
+TensorMeta fused_conv2d_shape(const TensorMeta& input, const TensorMeta& weight, const TensorMeta* bias, Ints stride,
+                              Ints padding, Ints dilation, int64_t groups, std::string_view activation) {
+  parse_activation(activation);
+  return Conv<Plain<2>>::shape(input, weight, bias, stride, padding, dilation, groups);
 }
 
 template <bool Reference>
-void fused_conv2d_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                      const Attrs& attrs) {
-  run_conv<2, Form::Plain, Reference>(context, in, out, attrs, activation_attr(attrs));
+void fused_conv2d_cpu(const KernelContext& context, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                      Ints stride, Ints padding, Ints dilation, int64_t groups, std::string_view activation,
+                      const Tensor& out) {
+  run_conv<Reference>(context, input, weight, bias, conv_params(stride, padding, dilation, groups, 2),
+                      parse_activation(activation), out);
 }
 
-// Registers an op of form F over `Spatial` dims (0 for aten::convolution).
-template <int64_t Spatial, Form F>
+// Registers an op of form F.
+template <typename F>
 void define_conv(BuiltinOps& builtins, const char* schema, const char* backward = nullptr,
                  std::source_location where = std::source_location::current()) {
   define(builtins,
          {.schema = schema,
-          .shape = conv_shape<Spatial, F>,
-          .cpu = conv_cpu<Spatial, F, false>,
-          .reference = conv_cpu<Spatial, F, true>,
+          .shape = Conv<F>::shape,
+          .cpu = Conv<F>::template kernel<false>,
+          .reference = Conv<F>::template kernel<true>,
           .backward = backward,
           .prepare = prepare_weights},
          where);
@@ -89,50 +108,50 @@ void define_conv(BuiltinOps& builtins, const char* schema, const char* backward 
 }  // namespace
 
 void register_conv_ops(BuiltinOps& builtins) {
-  define_conv<1, Form::Plain>(builtins,
-                              "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, "
-                              "SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, "
-                              "SymInt groups=1) -> Tensor");
-  define_conv<2, Form::Plain>(builtins,
-                              "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, "
-                              "SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, "
-                              "SymInt groups=1) -> Tensor",
-                              "opgraph::conv2d_backward");
-  define_conv<3, Form::Plain>(builtins,
-                              "aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, "
-                              "SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], "
-                              "SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor");
-  define_conv<1, Form::StrPadding>(builtins,
-                                   "aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
-                                   "SymInt[1] stride=[1], str padding=\"valid\", SymInt[1] dilation=[1], "
-                                   "SymInt groups=1) -> Tensor");
-  define_conv<2, Form::StrPadding>(builtins,
-                                   "aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
-                                   "SymInt[2] stride=[1, 1], str padding=\"valid\", "
-                                   "SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor");
-  define_conv<3, Form::StrPadding>(builtins,
-                                   "aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
-                                   "SymInt[3] stride=[1, 1, 1], str padding=\"valid\", "
-                                   "SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor");
-  define_conv<1, Form::Transposed>(builtins,
-                                   "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, "
-                                   "SymInt[1] stride=[1], SymInt[1] padding=[0], "
-                                   "SymInt[1] output_padding=[0], SymInt groups=1, "
-                                   "SymInt[1] dilation=[1]) -> Tensor");
-  define_conv<2, Form::Transposed>(builtins,
-                                   "aten::conv_transpose2d.input(Tensor input, Tensor weight, "
-                                   "Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], "
-                                   "SymInt[2] output_padding=[0, 0], SymInt groups=1, "
-                                   "SymInt[2] dilation=[1, 1]) -> Tensor");
-  define_conv<3, Form::Transposed>(builtins,
-                                   "aten::conv_transpose3d.input(Tensor input, Tensor weight, "
-                                   "Tensor? bias=None, SymInt[3] stride=[1, 1, 1], "
-                                   "SymInt[3] padding=[0, 0, 0], SymInt[3] output_padding=[0, 0, 0], "
-                                   "SymInt groups=1, SymInt[3] dilation=[1, 1, 1]) -> Tensor");
-  define_conv<0, Form::Any>(builtins,
-                            "aten::convolution(Tensor input, Tensor weight, Tensor? bias, "
-                            "SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, "
-                            "SymInt[] output_padding, SymInt groups) -> Tensor");
+  define_conv<Plain<1>>(builtins,
+                        "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, "
+                        "SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, "
+                        "SymInt groups=1) -> Tensor");
+  define_conv<Plain<2>>(builtins,
+                        "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, "
+                        "SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, "
+                        "SymInt groups=1) -> Tensor",
+                        "opgraph::conv2d_backward");
+  define_conv<Plain<3>>(builtins,
+                        "aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, "
+                        "SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], "
+                        "SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor");
+  define_conv<StrPadding<1>>(builtins,
+                             "aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
+                             "SymInt[1] stride=[1], str padding=\"valid\", SymInt[1] dilation=[1], "
+                             "SymInt groups=1) -> Tensor");
+  define_conv<StrPadding<2>>(builtins,
+                             "aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
+                             "SymInt[2] stride=[1, 1], str padding=\"valid\", "
+                             "SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor");
+  define_conv<StrPadding<3>>(builtins,
+                             "aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
+                             "SymInt[3] stride=[1, 1, 1], str padding=\"valid\", "
+                             "SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor");
+  define_conv<Transposed<1>>(builtins,
+                             "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, "
+                             "SymInt[1] stride=[1], SymInt[1] padding=[0], "
+                             "SymInt[1] output_padding=[0], SymInt groups=1, "
+                             "SymInt[1] dilation=[1]) -> Tensor");
+  define_conv<Transposed<2>>(builtins,
+                             "aten::conv_transpose2d.input(Tensor input, Tensor weight, "
+                             "Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], "
+                             "SymInt[2] output_padding=[0, 0], SymInt groups=1, "
+                             "SymInt[2] dilation=[1, 1]) -> Tensor");
+  define_conv<Transposed<3>>(builtins,
+                             "aten::conv_transpose3d.input(Tensor input, Tensor weight, "
+                             "Tensor? bias=None, SymInt[3] stride=[1, 1, 1], "
+                             "SymInt[3] padding=[0, 0, 0], SymInt[3] output_padding=[0, 0, 0], "
+                             "SymInt groups=1, SymInt[3] dilation=[1, 1, 1]) -> Tensor");
+  define_conv<Any>(builtins,
+                   "aten::convolution(Tensor input, Tensor weight, Tensor? bias, "
+                   "SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, "
+                   "SymInt[] output_padding, SymInt groups) -> Tensor");
   define(builtins,
          {.schema = "opgraph::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
                     "int[2] padding=0, int[2] dilation=1, int groups=1, *, str activation=\"none\") -> Tensor",

@@ -46,29 +46,33 @@ std::vector<TensorMeta> gradients_meta(const TensorMeta& grad, const TensorMeta&
   return {input, weight, TensorMeta{input.dtype, {out.shape[out.dim() - p.spatial - 1]}}};
 }
 
-// Inputs: grad_output, input, weight.
-std::vector<TensorMeta> conv2d_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return gradients_meta(*in[0], *in[1], *in[2], nullptr, conv_params(attrs, 2));
+std::vector<TensorMeta> conv2d_backward_shape(const TensorMeta& grad_output, const TensorMeta& input,
+                                              const TensorMeta& weight, Ints stride, Ints padding, Ints dilation,
+                                              int64_t groups) {
+  return gradients_meta(grad_output, input, weight, nullptr, conv_params(stride, padding, dilation, groups, 2));
 }
 
-// Inputs: grad_output, input, weight, bias?, output.
-std::vector<TensorMeta> conv2d_act_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  activation_attr(attrs);
-  const ConvParams p = conv_params(attrs, 2);
-  check_same_meta(*in[4], "output", conv_output_meta(*in[1], *in[2], in[3], p), "the convolution's output");
-  return gradients_meta(*in[0], *in[1], *in[2], in[3], p);
+std::vector<TensorMeta> conv2d_act_backward_shape(const TensorMeta& grad_output, const TensorMeta& input,
+                                                  const TensorMeta& weight, const TensorMeta* bias,
+                                                  const TensorMeta& output, Ints stride, Ints padding, Ints dilation,
+                                                  int64_t groups, std::string_view activation) {
+  parse_activation(activation);
+  const ConvParams p = conv_params(stride, padding, dilation, groups, 2);
+  check_same_meta(output, "output", conv_output_meta(input, weight, bias, p), "the convolution's output");
+  return gradients_meta(grad_output, input, weight, bias, p);
 }
 
-// Inputs: grad_output, input, weight.
-std::vector<TensorMeta> convolution_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  const ConvParams p = convolution_params(attrs, *in[2]);
-  const std::vector<TensorMeta> all = gradients_meta(*in[0], *in[1], *in[2], nullptr, p);
-  const AttrValue& bias_sizes = attrs.get("bias_sizes");
-  if (const auto* sizes = std::get_if<std::vector<int64_t>>(&bias_sizes)) {
-    OPGRAPH_CHECK(*sizes == all[2].shape, "bias_sizes: expected None or ", shape_str(all[2].shape),
-                  " (the output's channels), got ", shape_str(*sizes));
+std::vector<TensorMeta> convolution_backward_shape(const TensorMeta& grad_output, const TensorMeta& input,
+                                                   const TensorMeta& weight, std::optional<Ints> bias_sizes,
+                                                   Ints stride, Ints padding, Ints dilation, bool transposed,
+                                                   Ints output_padding, int64_t groups, Ints output_mask_given) {
+  const ConvParams p = convolution_params(stride, padding, dilation, transposed, output_padding, groups, weight);
+  const std::vector<TensorMeta> all = gradients_meta(grad_output, input, weight, nullptr, p);
+  if (bias_sizes) {
+    OPGRAPH_CHECK(std::ranges::equal(*bias_sizes, all[2].shape), "bias_sizes: expected None or ",
+                  shape_str(all[2].shape), " (the output's channels), got ", shape_str(*bias_sizes));
   }
-  const std::array<bool, 3> mask = output_mask(attrs);
+  const std::array<bool, 3> mask = output_mask(output_mask_given);
   return {unless_masked(mask[0], all[0]), unless_masked(mask[1], all[1]), unless_masked(mask[2], all[2])};
 }
 
@@ -233,33 +237,47 @@ void conv_backward(const KernelContext& context, const Tensor& grad, const Tenso
   }
 }
 
-ConvGradients batched_gradients(std::span<const Tensor> out) { return {batched(out[0], 4), out[1], out[2]}; }
+ConvGradients batched_gradients(const Tensor& grad_input, const Tensor& grad_weight, const Tensor& grad_bias) {
+  return {batched(grad_input, 4), grad_weight, grad_bias};
+}
 
 template <bool Reference>
-void convolution_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                              const Attrs& attrs) {
-  const ConvParams p = convolution_params(attrs, in[2].meta());
+void convolution_backward_cpu(const KernelContext& context, const Tensor& grad_output, const Tensor& input,
+                              const Tensor& weight, std::optional<Ints>, Ints stride, Ints padding, Ints dilation,
+                              bool transposed, Ints output_padding, int64_t groups, Ints output_mask_given,
+                              const Tensor& grad_input, const Tensor& grad_weight, const Tensor& grad_bias) {
+  const ConvParams p = convolution_params(stride, padding, dilation, transposed, output_padding, groups, weight.meta());
   const int64_t rank = p.spatial + 2;
-  const std::array<bool, 3> mask = output_mask(attrs);
-  const ConvGradients gradients{mask[0] ? batched(out[0], rank) : Tensor(), mask[1] ? out[1] : Tensor(),
-                                mask[2] ? out[2] : Tensor()};
-  conv_backward(context, batched(in[0], rank), batched(in[1], rank), in[2], gradients, p, Reference);
+  const std::array<bool, 3> mask = output_mask(output_mask_given);
+  const ConvGradients gradients{mask[0] ? batched(grad_input, rank) : Tensor(), mask[1] ? grad_weight : Tensor(),
+                                mask[2] ? grad_bias : Tensor()};
+  conv_backward(context, batched(grad_output, rank), batched(input, rank), weight, gradients, p, Reference);
 }
 
 template <bool Reference>
-void conv2d_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                         const Attrs& attrs) {
-  conv_backward(context, batched(in[0], 4), batched(in[1], 4), in[2], batched_gradients(out), conv_params(attrs, 2),
-                Reference);
+void conv2d_backward_cpu(const KernelContext& context, const Tensor& grad_output, const Tensor& input,
+                         const Tensor& weight, Ints stride, Ints padding, Ints dilation, int64_t groups,
+                         const Tensor& grad_input, const Tensor& grad_weight, const Tensor& grad_bias) {
+  conv_backward(context, batched(grad_output, 4), batched(input, 4), weight,
+                batched_gradients(grad_input, grad_weight, grad_bias),
+                conv_params(stride, padding, dilation, groups, 2), Reference);
 }
+
+// The fused op's tensors the activation's gradient reads.
+struct ActivationOperands {
+  const Tensor& input;
+  const Tensor& weight;
+  Tensor bias;  // undefined for None
+  const Tensor& output;
+};
 
 // The fused op's forward kept only the activation's output y. relu', sigmoid'
 // and tanh' follow from y; gelu' does not, since gelu is not one-to-one (it
 // dips below zero and comes back), so the pre-activation z is computed again
 // by the convolution without its activation.
-void apply_activation_grad(const KernelContext& context, const Tensor& grad, std::span<const Tensor> in,
+void apply_activation_grad(const KernelContext& context, const Tensor& grad, const ActivationOperands& in,
                            const ConvParams& p, Activation activation) {
-  const Tensor &input = in[1], &weight = in[2], &bias = in[3], &output = in[4];
+  const Tensor &input = in.input, &weight = in.weight, &bias = in.bias, &output = in.output;
   Tensor pre_activation;
   if (derivative_needs_pre_activation(activation)) {
     pre_activation = Tensor::empty(grad.meta());
@@ -276,10 +294,10 @@ void apply_activation_grad(const KernelContext& context, const Tensor& grad, std
 }
 
 // The reference computes z for every activation, and f'(z) from its definition.
-void apply_activation_grad_reference(const KernelContext& context, const Tensor& grad, std::span<const Tensor> in,
+void apply_activation_grad_reference(const KernelContext& context, const Tensor& grad, const ActivationOperands& in,
                                      const ConvParams& p, Activation activation) {
   const Tensor pre_activation = Tensor::empty(grad.meta());
-  conv_forward(context, batched(in[1], 4), in[2], in[3], pre_activation, p, Activation::None, true);
+  conv_forward(context, batched(in.input, 4), in.weight, in.bias, pre_activation, p, Activation::None, true);
   dispatch_floating(grad.dtype(), "grad_output", [&](auto zero) {
     using T = decltype(zero);
     T* g = grad.data_ptr<T>();
@@ -290,20 +308,24 @@ void apply_activation_grad_reference(const KernelContext& context, const Tensor&
   });
 }
 
-// Inputs: grad_output, input, weight, bias?, output. The activation's
-// gradient goes into a scratch copy of grad_output, then through the convolution.
+// The activation's gradient goes into a scratch copy of grad_output, then
+// through the convolution.
 template <bool Reference>
-void conv2d_act_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                             const Attrs& attrs) {
-  const ConvParams p = conv_params(attrs, 2);
-  const Activation activation = activation_attr(attrs);
-  const Tensor grad = batched(in[0], 4).clone();
+void conv2d_act_backward_cpu(const KernelContext& context, const Tensor& grad_output, const Tensor& input,
+                             const Tensor& weight, const Tensor* bias, const Tensor& output, Ints stride, Ints padding,
+                             Ints dilation, int64_t groups, std::string_view activation_name, const Tensor& grad_input,
+                             const Tensor& grad_weight, const Tensor& grad_bias) {
+  const ConvParams p = conv_params(stride, padding, dilation, groups, 2);
+  const Activation activation = parse_activation(activation_name);
+  const Tensor grad = batched(grad_output, 4).clone();
+  const ActivationOperands operands{input, weight, bias ? *bias : Tensor(), output};
   if (Reference) {
-    apply_activation_grad_reference(context, grad, in, p, activation);
+    apply_activation_grad_reference(context, grad, operands, p, activation);
   } else {
-    apply_activation_grad(context, grad, in, p, activation);
+    apply_activation_grad(context, grad, operands, p, activation);
   }
-  conv_backward(context, grad, batched(in[1], 4), in[2], batched_gradients(out), p, Reference);
+  conv_backward(context, grad, batched(input, 4), weight, batched_gradients(grad_input, grad_weight, grad_bias), p,
+                Reference);
 }
 
 }  // namespace

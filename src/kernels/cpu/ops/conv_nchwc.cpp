@@ -28,8 +28,7 @@ namespace opgraph::kernels {
 namespace {
 
 // The output's block; checks it against the weight's output channels.
-int64_t block_attr(const Attrs& attrs, const TensorMeta& weight) {
-  const int64_t block = attrs.get<int64_t>("block");
+int64_t checked_block(int64_t block, const TensorMeta& weight) {
   OPGRAPH_CHECK(weight.dim() >= 1, "weight: expected rank 4 (out_channels, in_channels/groups, kh, kw), got ",
                 weight.str());
   OPGRAPH_CHECK(is_block(block, weight.shape[0]), "block: expected 8, 16 or the output's ", weight.shape[0],
@@ -39,12 +38,19 @@ int64_t block_attr(const Attrs& attrs, const TensorMeta& weight) {
 
 // ---- opgraph::conv2d_nchwc ---------------------------------------------------
 
-ConvParams nchwc_params(const Attrs& attrs) {
-  ConvParams p = conv_params(attrs, 2);
-  const std::vector<int64_t>& end = attrs.get<std::vector<int64_t>>("padding_end");
+// The op's attributes after its tensors, in schema order.
+struct NchwcAttrs {
+  Ints stride, padding, padding_end, dilation;
+  int64_t groups, block;
+  std::string_view activation;
+};
+
+ConvParams nchwc_params(const NchwcAttrs& attrs) {
+  ConvParams p = conv_params(attrs.stride, attrs.padding, attrs.dilation, attrs.groups, 2);
+  const Ints end = attrs.padding_end;
   OPGRAPH_CHECK(end.size() == 2 && end[0] >= 0 && end[1] >= 0, "padding_end: expected 2 values of at least 0, got ",
                 shape_str(end));
-  p.padding_end = end;
+  p.padding_end.assign(end.begin(), end.end());
   return p;
 }
 
@@ -64,39 +70,49 @@ Shape input_dims(const TensorMeta& input, const TensorMeta& weight, const ConvPa
 }
 
 // The plain output meta; checks every operand.
-TensorMeta plain_output(std::span<const TensorMeta* const> in, const ConvParams& p) {
-  OPGRAPH_CHECK(in[0]->dtype == DType::Float32, "input: expected float32, got ", in[0]->str());
-  const TensorMeta input{in[0]->dtype, input_dims(*in[0], *in[1], p)};
-  return conv_output_meta(input, *in[1], in[2], p);
+TensorMeta plain_output(const TensorMeta& given_input, const TensorMeta& weight, const TensorMeta* bias,
+                        const ConvParams& p) {
+  OPGRAPH_CHECK(given_input.dtype == DType::Float32, "input: expected float32, got ", given_input.str());
+  const TensorMeta input{given_input.dtype, input_dims(given_input, weight, p)};
+  return conv_output_meta(input, weight, bias, p);
 }
 
-std::vector<TensorMeta> conv2d_nchwc_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  activation_attr(attrs);
-  const ConvParams p = nchwc_params(attrs);
-  const TensorMeta plain = plain_output(in, p);
-  const int64_t block = block_attr(attrs, *in[1]);
+TensorMeta conv2d_nchwc_shape(const TensorMeta& input, const TensorMeta& weight, const TensorMeta* bias,
+                              const TensorMeta* residual, Ints stride, Ints padding, Ints padding_end, Ints dilation,
+                              int64_t groups, int64_t block_given, std::string_view activation) {
+  parse_activation(activation);
+  const ConvParams p = nchwc_params({stride, padding, padding_end, dilation, groups, block_given, activation});
+  const TensorMeta plain = plain_output(input, weight, bias, p);
+  const int64_t block = checked_block(block_given, weight);
   const TensorMeta out{DType::Float32, blocked_dims(plain.shape, block)};
-  OPGRAPH_CHECK(in[3] == nullptr || *in[3] == out, "residual: expected the output's ", out.str(), ", got ",
-                in[3] == nullptr ? "" : in[3]->str());
-  return {out};
+  OPGRAPH_CHECK(residual == nullptr || *residual == out, "residual: expected the output's ", out.str(), ", got ",
+                residual == nullptr ? "" : residual->str());
+  return out;
 }
+
+// The op's tensors; bias and residual undefined for None.
+struct NchwcTensors {
+  const Tensor& input;
+  const Tensor& weight;
+  Tensor bias, residual;
+  const Tensor& out;
+};
 
 // The convolution on plain copies of the operands, the residual added and the
 // activation applied to the plain result, blocked after (zeros in the
 // padding channels, which oneDNN writes there too).
-void conv2d_nchwc_reference(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                            const Attrs& attrs) {
+void nchwc_reference(const KernelContext& context, const NchwcTensors& t, const NchwcAttrs& attrs) {
   const ConvParams p = nchwc_params(attrs);
-  const int64_t block = block_attr(attrs, in[1].meta());
-  const Activation activation = activation_attr(attrs);
-  const Tensor& residual = in[3];
-  Tensor input = in[0];
+  const int64_t block = checked_block(attrs.block, t.weight.meta());
+  const Activation activation = parse_activation(attrs.activation);
+  const Tensor& residual = t.residual;
+  Tensor input = t.input;
   if (input.dim() == 5) {
-    input = Tensor::empty(input_dims(in[0].meta(), in[1].meta(), p), DType::Float32);
-    convert_blocks(context, input.shape(), in[0].size(4), in[0].data_ptr<float>(), input.data_ptr<float>(), false);
+    input = Tensor::empty(input_dims(t.input.meta(), t.weight.meta(), p), DType::Float32);
+    convert_blocks(context, input.shape(), t.input.size(4), t.input.data_ptr<float>(), input.data_ptr<float>(), false);
   }
-  const Tensor result = Tensor::empty(plain_dims(out[0].meta(), in[1].size(0), block, "output"), DType::Float32);
-  conv_forward(context, input, in[1], in[2], result, p, residual.defined() ? Activation::None : activation,
+  const Tensor result = Tensor::empty(plain_dims(t.out.meta(), t.weight.size(0), block, "output"), DType::Float32);
+  conv_forward(context, input, t.weight, t.bias, result, p, residual.defined() ? Activation::None : activation,
                /*reference=*/true);
   if (residual.defined()) {  // read whole before the output is written: it may be the same buffer
     const Tensor shortcut = Tensor::empty(result.shape(), DType::Float32);
@@ -106,55 +122,60 @@ void conv2d_nchwc_reference(const KernelContext& context, std::span<const Tensor
       y[i] = static_cast<float>(activation_reference(activation, double(y[i]) + shortcut.data_ptr<float>()[i]));
     }
   }
-  convert_blocks(context, result.shape(), block, result.data_ptr<float>(), out[0].data_ptr<float>(), true);
+  convert_blocks(context, result.shape(), block, result.data_ptr<float>(), t.out.data_ptr<float>(), true);
 }
 
-void conv2d_nchwc_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                      const Attrs& attrs) {
+void nchwc_fast(const KernelContext& context, const NchwcTensors& t, const NchwcAttrs& attrs) {
   const ConvParams p = nchwc_params(attrs);
-  const int64_t block = block_attr(attrs, in[1].meta());
-  const Shape input = input_dims(in[0].meta(), in[1].meta(), p);
-  const Shape result = plain_dims(out[0].meta(), in[1].size(0), block, "output");
-  if (in[1].numel() == 0) return conv2d_nchwc_reference(context, in, out, attrs);  // oneDNN sums no empty channels
-  const Activation activation = activation_attr(attrs);
-  if (few_pixel_conv(context, in[0], input, in[1], in[2], in[3], out[0], result, p, activation)) return;
+  const int64_t block = checked_block(attrs.block, t.weight.meta());
+  const Shape input = input_dims(t.input.meta(), t.weight.meta(), p);
+  const Shape result = plain_dims(t.out.meta(), t.weight.size(0), block, "output");
+  if (t.weight.numel() == 0) return nchwc_reference(context, t, attrs);  // oneDNN sums no empty channels
+  const Activation activation = parse_activation(attrs.activation);
+  if (few_pixel_conv(context, t.input, input, t.weight, t.bias, t.residual, t.out, result, p, activation)) return;
   // A block of all of 8 or 16 channels is channels-last and nChw8c or
   // nChw16c at once. oneDNN takes a convolution's two sides in the same form
   // (8 channels in nChw8c to 16 in nChw16c ran its reference kernel, far
   // slower than on nhwc), so one from a single block to a
   // single block reads and writes nhwc.
-  const bool channels_last = in[0].dim() == 5 && in[0].size(4) == input[1] && block == result[1];
+  const bool channels_last = t.input.dim() == 5 && t.input.size(4) == input[1] && block == result[1];
   const ConvLayouts layouts =
       channels_last
           ? ConvLayouts{dnnl::memory::format_tag::nhwc, dnnl::memory::format_tag::nhwc}
-          : ConvLayouts{in[0].dim() == 5 ? blocked_tag(in[0].size(4), input[1]) : dnnl::memory::format_tag::nchw,
+          : ConvLayouts{t.input.dim() == 5 ? blocked_tag(t.input.size(4), input[1]) : dnnl::memory::format_tag::nchw,
                         blocked_tag(block, result[1])};
-  conv_forward_in_layouts(context, in[0], input, in[1], in[2], in[3], out[0], result, p, activation, layouts);
+  conv_forward_in_layouts(context, t.input, input, t.weight, t.bias, t.residual, t.out, result, p, activation, layouts);
+}
+
+template <bool kReference>
+void conv2d_nchwc_kernel(const KernelContext& context, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                         const Tensor* residual, Ints stride, Ints padding, Ints padding_end, Ints dilation,
+                         int64_t groups, int64_t block, std::string_view activation, const Tensor& out) {
+  const NchwcTensors tensors{input, weight, bias ? *bias : Tensor(), residual ? *residual : Tensor(), out};
+  const NchwcAttrs attrs{stride, padding, padding_end, dilation, groups, block, activation};
+  (kReference ? nchwc_reference : nchwc_fast)(context, tensors, attrs);
 }
 
 // ---- opgraph::nchwc_to_nchw --------------------------------------------------
 
-std::vector<TensorMeta> nchwc_to_nchw_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  const int64_t channels = attrs.get<int64_t>("channels");
+TensorMeta nchwc_to_nchw_shape(const TensorMeta& self, int64_t channels) {
   OPGRAPH_CHECK(channels >= 1, "channels: expected at least 1, got ", channels);
-  OPGRAPH_CHECK(in[0]->dtype == DType::Float32, "self: expected float32, got ", in[0]->str());
-  OPGRAPH_CHECK(in[0]->dim() == 5 && is_block(in[0]->shape[4], channels),
-                "self: expected a blocked [N, C/B, H, W, B] with B 8, 16 or C (", channels, "), got ", in[0]->str());
-  return {{DType::Float32, plain_dims(*in[0], channels, in[0]->shape[4], "self")}};
+  OPGRAPH_CHECK(self.dtype == DType::Float32, "self: expected float32, got ", self.str());
+  OPGRAPH_CHECK(self.dim() == 5 && is_block(self.shape[4], channels),
+                "self: expected a blocked [N, C/B, H, W, B] with B 8, 16 or C (", channels, "), got ", self.str());
+  return {DType::Float32, plain_dims(self, channels, self.shape[4], "self")};
 }
 
-void nchwc_to_nchw_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                       const Attrs&) {
-  convert_blocks(context, out[0].shape(), in[0].size(4), in[0].data_ptr<float>(), out[0].data_ptr<float>(), false);
+void nchwc_to_nchw_cpu(const KernelContext& context, const Tensor& self, int64_t, const Tensor& out) {
+  convert_blocks(context, out.shape(), self.size(4), self.data_ptr<float>(), out.data_ptr<float>(), false);
 }
 
 // Element by element from the definition of the layout.
-void nchwc_to_nchw_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
-                             const Attrs&) {
-  const Shape& plain = out[0].shape();
-  const int64_t block = in[0].size(4), blocks = in[0].size(1), height = plain[2], width = plain[3];
-  const float* from = in[0].data_ptr<float>();
-  float* to = out[0].data_ptr<float>();
+void nchwc_to_nchw_reference(const KernelContext&, const Tensor& self, int64_t, const Tensor& out) {
+  const Shape& plain = out.shape();
+  const int64_t block = self.size(4), blocks = self.size(1), height = plain[2], width = plain[3];
+  const float* from = self.data_ptr<float>();
+  float* to = out.data_ptr<float>();
   for (int64_t n = 0; n < plain[0]; ++n) {
     for (int64_t c = 0; c < plain[1]; ++c) {
       for (int64_t h = 0; h < height; ++h) {
@@ -175,8 +196,7 @@ void register_conv_nchwc_ops(BuiltinOps& builtins) {
                     "int[2] stride=1, int[2] padding=0, int[2] padding_end=0, int[2] dilation=1, int groups=1, "
                     "int block=16, *, str activation=\"none\") -> Tensor",
           .shape = conv2d_nchwc_shape,
-          .cpu = conv2d_nchwc_cpu,
-          .reference = conv2d_nchwc_reference,
+          OPGRAPH_CPU_AND_REFERENCE(conv2d_nchwc_kernel),
           .in_place_input = 3,
           .prepare = prepare_weights});
   define(builtins, {.schema = "opgraph::nchwc_to_nchw(Tensor self, int channels) -> Tensor",

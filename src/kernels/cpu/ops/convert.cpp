@@ -20,14 +20,6 @@
 namespace opgraph::kernels {
 namespace {
 
-// The result's dtype: the `dtype` attribute when the schema has one and it is
-// given, else self's.
-DType target_dtype(const TensorMeta& self, const Attrs& attrs, bool has_dtype) {
-  if (!has_dtype) return self.dtype;
-  const AttrValue& value = attrs.get("dtype");
-  return std::holds_alternative<DType>(value) ? std::get<DType>(value) : self.dtype;
-}
-
 // Calls fn(T{}) for T the C++ type of every dtype these ops copy: those of
 // the elementwise ops and the complex ones.
 template <typename Fn>
@@ -51,22 +43,28 @@ void check_convertible(DType from, DType to) {
                 " would drop the imaginary part; take the real part first (torch.real)");
 }
 
-struct Conversion {
-  bool has_dtype;  // the schema has a `dtype` attribute
-  unsigned placement;
+// One conversion serves the eleven schemas from _to_copy to lift_fresh_copy,
+// which differ in which of dtype and the placement attributes they have, so
+// they keep the raw kernel form: where each sits in a schema's Attrs is found
+// when the op is defined (ConversionPositions), and a call reads it there.
+struct ConversionPositions {
+  std::optional<size_t> dtype;
+  PlacementPositions placement;
+  explicit ConversionPositions(const Schema& schema) : dtype(attribute_index(schema, "dtype")), placement(schema) {}
+
+  // The result's dtype: the `dtype` attribute where the schema has one and
+  // it is given, else self's.
+  DType target_dtype(const TensorMeta& self, const Attrs& attrs) const {
+    const auto* requested = dtype ? std::get_if<DType>(&attrs[*dtype]) : nullptr;
+    return requested ? *requested : self.dtype;
+  }
 };
 
-constexpr Conversion kToCopy{true, kLayout | kDevice | kMemoryFormat};
-constexpr Conversion kToDtype{true, kMemoryFormat};
-constexpr Conversion kToDevice{true, kDevice | kMemoryFormat};
-constexpr Conversion kCopy{false, kNone};
-constexpr Conversion kClone{false, kMemoryFormat};
-
-template <const Conversion& kConversion>
-std::vector<TensorMeta> convert_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> convert_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs,
+                                      const ConversionPositions& at) {
   const TensorMeta& self = *inputs[0];
-  check_placement(attrs, kConversion.placement);
-  const DType dtype = inputs.size() > 1 ? inputs[1]->dtype : target_dtype(self, attrs, kConversion.has_dtype);
+  at.placement.check(attrs);
+  const DType dtype = inputs.size() > 1 ? inputs[1]->dtype : at.target_dtype(self, attrs);
   dispatch_copyable(self.dtype, "self", [](auto) {});
   dispatch_copyable(dtype, "dtype", [](auto) {});
   check_convertible(self.dtype, dtype);
@@ -74,8 +72,7 @@ std::vector<TensorMeta> convert_shape(std::span<const TensorMeta* const> inputs,
 }
 
 // copy(self, src): self's dtype and shape, which src must broadcast to.
-std::vector<TensorMeta> copy_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta &self = *inputs[0], &src = *inputs[1];
+TensorMeta copy_shape(const TensorMeta& self, const TensorMeta& src, bool) {
   dispatch_copyable(self.dtype, "self", [](auto) {});
   dispatch_copyable(src.dtype, "src", [](auto) {});
   check_convertible(src.dtype, self.dtype);
@@ -84,11 +81,9 @@ std::vector<TensorMeta> copy_shape(std::span<const TensorMeta* const> inputs, co
   return {self};
 }
 
-// Converts input kSource (broadcast) into the output.
-template <bool kReference, size_t kSource = 0>
-void convert_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                    const Attrs&) {
-  const Tensor &source = inputs[kSource], &out = outputs[0];
+// Converts `source` (broadcast) into `out`.
+template <bool kReference>
+void convert(const KernelContext& context, const Tensor& source, const Tensor& out) {
   if (source.meta() == out.meta() && !kReference) {
     std::memcpy(out.data(), source.data(), static_cast<size_t>(source.numel()) * source.itemsize());
     return;
@@ -107,29 +102,28 @@ void convert_kernel(const KernelContext& context, std::span<const Tensor> inputs
 
 // resize_ as a graph holds it: self's elements, in order, in the new shape.
 // The elements past self's, which PyTorch leaves uninitialized, are zeros.
-std::vector<TensorMeta> resize_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& self = *inputs[0];
-  check_placement(attrs, kMemoryFormat);
+TensorMeta resize_shape(const TensorMeta& self, std::span<const int64_t> size_given,
+                        std::optional<std::string_view> memory_format) {
+  check_memory_format(memory_format);
   dispatch_copyable(self.dtype, "self", [](auto) {});
-  const Shape size = attrs.get<std::vector<int64_t>>("size");
+  const Shape size(size_given.begin(), size_given.end());
   int64_t numel = 1;  // checked to fit int64
   for (int64_t extent : size) {
     OPGRAPH_CHECK(extent >= 0, "size: expected extents of at least 0, got ", shape_str(size));
     numel = checked_mul(numel, extent, "size");
   }
-  return {{self.dtype, size}};
+  return {self.dtype, size};
 }
 
-void resize_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs&) {
-  const Tensor &self = inputs[0], &out = outputs[0];
+void resize_cpu(const KernelContext&, const Tensor& self, std::span<const int64_t>, std::optional<std::string_view>,
+                const Tensor& out) {
   const size_t kept = std::min(self.nbytes(), out.nbytes());
   std::memcpy(out.data(), self.data(), kept);
   std::memset(static_cast<char*>(out.data()) + kept, 0, out.nbytes() - kept);
 }
 
-void resize_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                      const Attrs&) {
-  const Tensor &self = inputs[0], &out = outputs[0];
+void resize_reference(const KernelContext&, const Tensor& self, std::span<const int64_t>,
+                      std::optional<std::string_view>, const Tensor& out) {
   dispatch_copyable(self.dtype(), "self", [&]<typename T>(T) {
     const T* x = self.data_ptr<const T>();
     T* y = out.data_ptr<T>();
@@ -141,53 +135,65 @@ void resize_reference(const KernelContext&, std::span<const Tensor> inputs, std:
 // (OpDef::reshapes_input): a copy that keeps the dtype.
 enum class SameElements : bool { No, Yes };
 
-template <const Conversion& kConversion>
+template <bool kReference>
+void convert_self(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                  const Attrs&) {
+  convert<kReference>(context, inputs[0], outputs[0]);
+}
+
 void define_conversion(BuiltinOps& builtins, const char* schema, SameElements same = SameElements::No,
                        std::source_location where = std::source_location::current()) {
+  const ConversionPositions at(Schema::parse(schema));
   define(builtins,
          {.schema = schema,
-          .shape = convert_shape<kConversion>,
-          OPGRAPH_CPU_AND_REFERENCE(convert_kernel),
+          .shape = [at](std::span<const TensorMeta* const> inputs,
+                        const Attrs& attrs) { return convert_shape(inputs, attrs, at); },
+          OPGRAPH_CPU_AND_REFERENCE(convert_self),
           .reshapes_input = same == SameElements::Yes},
          where);
+}
+
+// copy(self, src): src converted into self's dtype and shape.
+template <bool kReference>
+void copy_kernel(const KernelContext& context, const Tensor&, const Tensor& src, bool, const Tensor& out) {
+  convert<kReference>(context, src, out);
 }
 
 }  // namespace
 
 void register_convert_ops(BuiltinOps& builtins) {
-  define_conversion<kToCopy>(builtins,
-                             "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
-                             "Device? device=None, bool? pin_memory=None, bool non_blocking=False, "
-                             "MemoryFormat? memory_format=None) -> Tensor");
-  define_conversion<kToCopy>(builtins,
-                             "aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, "
-                             "Device? device=None, bool? pin_memory=None, bool non_blocking=False, "
-                             "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
-  define_conversion<kToDtype>(builtins,
-                              "aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, "
-                              "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
-  define_conversion<kToDevice>(builtins,
-                               "aten::to.device(Tensor(a) self, Device device, ScalarType dtype, "
-                               "bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) "
-                               "-> Tensor(a)");
-  define_conversion<kCopy>(builtins, "aten::type_as(Tensor self, Tensor other) -> Tensor");
+  define_conversion(builtins,
+                    "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
+                    "Device? device=None, bool? pin_memory=None, bool non_blocking=False, "
+                    "MemoryFormat? memory_format=None) -> Tensor");
+  define_conversion(builtins,
+                    "aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, "
+                    "Device? device=None, bool? pin_memory=None, bool non_blocking=False, "
+                    "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
+  define_conversion(builtins,
+                    "aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, "
+                    "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)");
+  define_conversion(builtins,
+                    "aten::to.device(Tensor(a) self, Device device, ScalarType dtype, "
+                    "bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) "
+                    "-> Tensor(a)");
+  define_conversion(builtins, "aten::type_as(Tensor self, Tensor other) -> Tensor");
   // opgraph's tensors are contiguous whatever the memory format asked for.
-  define_conversion<kClone>(builtins, "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
-                            SameElements::Yes);
-  define_conversion<kClone>(builtins,
-                            "aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) "
-                            "-> Tensor(a)",
-                            SameElements::Yes);
-  define_conversion<kCopy>(builtins, "aten::alias(Tensor(a) self) -> Tensor(a)", SameElements::Yes);
-  define_conversion<kCopy>(builtins, "aten::detach(Tensor(a) self) -> Tensor(a)", SameElements::Yes);
+  define_conversion(builtins, "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+                    SameElements::Yes);
+  define_conversion(builtins,
+                    "aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) "
+                    "-> Tensor(a)",
+                    SameElements::Yes);
+  define_conversion(builtins, "aten::alias(Tensor(a) self) -> Tensor(a)", SameElements::Yes);
+  define_conversion(builtins, "aten::detach(Tensor(a) self) -> Tensor(a)", SameElements::Yes);
   // torch.export keeps GPT-2's in-place detach_ of its causal mask; the values
   // do not change, so the functional form's copy is the same.
-  define_conversion<kCopy>(builtins, "aten::detach_(Tensor(a!) self) -> Tensor(a!)", SameElements::Yes);
-  define_conversion<kCopy>(builtins, "aten::lift_fresh_copy(Tensor self) -> Tensor", SameElements::Yes);
+  define_conversion(builtins, "aten::detach_(Tensor(a!) self) -> Tensor(a!)", SameElements::Yes);
+  define_conversion(builtins, "aten::lift_fresh_copy(Tensor self) -> Tensor", SameElements::Yes);
   define(builtins, {.schema = "aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
                     .shape = copy_shape,
-                    .cpu = convert_kernel<false, 1>,
-                    .reference = convert_kernel<true, 1>,
+                    OPGRAPH_CPU_AND_REFERENCE(copy_kernel),
                     .in_place_input = 0});
   define(builtins,
          {.schema = "aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)",

@@ -22,8 +22,7 @@ namespace {
 
 // ---- nonzero ----------------------------------------------------------------
 
-std::vector<TensorMeta> nonzero_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta& self = *inputs[0];
+std::vector<TensorMeta> nonzero_shape(const TensorMeta& self) {
   dispatch_elementwise(self.dtype, "self", [](auto) {});
   return {{DType::Int64, {self.numel(), self.dim()}}};
 }
@@ -60,11 +59,9 @@ int64_t count_nonzero(const T* self, int64_t begin, int64_t end) {
 
 // Counts each chunk's nonzeros, then each chunk writes its rows after the
 // rows of the chunks before it: the output is the same as one pass's.
-void nonzero_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                    const Attrs&) {
-  const Tensor& self = inputs[0];
+void nonzero_kernel(const KernelContext& context, const Tensor& self, const Tensor& output) {
   const int64_t n = self.numel(), rank = self.dim();
-  auto* out = outputs[0].data_ptr<int64_t>();
+  auto* out = output.data_ptr<int64_t>();
   dispatch_elementwise(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     const T* data = self.data_ptr<const T>();
@@ -85,11 +82,9 @@ void nonzero_kernel(const KernelContext& context, std::span<const Tensor> inputs
 }
 
 // One element at a time, its index by division.
-void nonzero_reference(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                       const Attrs&) {
-  const Tensor& self = inputs[0];
+void nonzero_reference(const KernelContext& context, const Tensor& self, const Tensor& output) {
   const int64_t rank = self.dim();
-  auto* out = outputs[0].data_ptr<int64_t>();
+  auto* out = output.data_ptr<int64_t>();
   int64_t rows = 0;
   for (int64_t i = 0; i < self.numel(); ++i) {
     if (element_as<double>(self, i) == 0) continue;
@@ -104,68 +99,53 @@ void nonzero_reference(const KernelContext& context, std::span<const Tensor> inp
 
 // ---- scalars of sizes and values --------------------------------------------
 
-std::vector<TensorMeta> int_scalar_shape(std::span<const TensorMeta* const>, const Attrs&) {
-  return {{DType::Int64, {}}};
-}
+TensorMeta int_scalar_shape(const TensorMeta&) { return {DType::Int64, {}}; }
 
 // sym_size and sym_stride: a dim of self, which a 0-d tensor does not have.
-std::vector<TensorMeta> dim_scalar_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const int64_t rank = inputs[0]->dim();
-  OPGRAPH_CHECK(rank > 0, "self: expected a tensor with dims, got ", inputs[0]->str());
-  wrap_dim(attrs.get<int64_t>("dim"), rank, "dim");
-  return int_scalar_shape(inputs, attrs);
+TensorMeta dim_scalar_shape(const TensorMeta& self, int64_t dim) {
+  OPGRAPH_CHECK(self.dim() > 0, "self: expected a tensor with dims, got ", self.str());
+  wrap_dim(dim, self.dim(), "dim");
+  return int_scalar_shape(self);
 }
 
 void write_int(const Tensor& out, int64_t value) { *out.data_ptr<int64_t>() = value; }
 
-void sym_size_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                     const Attrs& attrs) {
-  write_int(outputs[0], inputs[0].size(wrap_dim(attrs.get<int64_t>("dim"), inputs[0].dim(), "dim")));
+void sym_size_kernel(const KernelContext&, const Tensor& self, int64_t dim, const Tensor& out) {
+  write_int(out, self.size(wrap_dim(dim, self.dim(), "dim")));
 }
 
-void sym_numel_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                      const Attrs&) {
-  write_int(outputs[0], inputs[0].numel());
-}
+void sym_numel_kernel(const KernelContext&, const Tensor& self, const Tensor& out) { write_int(out, self.numel()); }
 
 // The strides the kernel is given: a Session passes contiguous tensors, a
 // direct call passes the caller's (the op accepts strided inputs).
-void sym_stride_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                       const Attrs& attrs) {
-  write_int(outputs[0], inputs[0].stride(wrap_dim(attrs.get<int64_t>("dim"), inputs[0].dim(), "dim")));
+void sym_stride_kernel(const KernelContext&, const Tensor& self, int64_t dim, const Tensor& out) {
+  write_int(out, self.stride(wrap_dim(dim, self.dim(), "dim")));
 }
 
 // An opgraph tensor starts where its data does: its offset into that is 0.
-void sym_storage_offset_kernel(const KernelContext&, std::span<const Tensor>, std::span<const Tensor> outputs,
-                               const Attrs&) {
-  write_int(outputs[0], 0);
-}
+void sym_storage_offset_kernel(const KernelContext&, const Tensor&, const Tensor& out) { write_int(out, 0); }
 
 // A Session passes contiguous tensors; a direct call's strided input is
 // copied first (the op does not accept strided inputs), so self is always
 // contiguous in every memory format it can be asked about.
-std::vector<TensorMeta> is_contiguous_shape(std::span<const TensorMeta* const>, const Attrs& attrs) {
-  const std::string& format = attrs.get<std::string>("memory_format");
+TensorMeta is_contiguous_shape(const TensorMeta&, std::string_view format) {
   OPGRAPH_CHECK(format == "contiguous_format" || format == "preserve_format",
                 "memory_format: opgraph tensors are row-major (contiguous_format), got ", format);
-  return {{DType::Bool, {}}};
+  return {DType::Bool, {}};
 }
 
-void is_contiguous_kernel(const KernelContext&, std::span<const Tensor>, std::span<const Tensor> outputs,
-                          const Attrs&) {
-  *outputs[0].data_ptr<bool>() = true;
+void is_contiguous_kernel(const KernelContext&, const Tensor&, std::string_view, const Tensor& out) {
+  *out.data_ptr<bool>() = true;
 }
 
-std::vector<TensorMeta> local_scalar_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta& self = *inputs[0];
+TensorMeta local_scalar_shape(const TensorMeta& self) {
   OPGRAPH_CHECK(self.numel() == 1, "self: expected a tensor with one element, got ", self.str());
   dispatch_elementwise(self.dtype, "self", [](auto) {});
-  return {{self.dtype, {}}};
+  return {self.dtype, {}};
 }
 
-void local_scalar_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                         const Attrs&) {
-  std::memcpy(outputs[0].data(), inputs[0].data(), outputs[0].nbytes());
+void local_scalar_kernel(const KernelContext&, const Tensor& self, const Tensor& out) {
+  std::memcpy(out.data(), self.data(), out.nbytes());
 }
 
 }  // namespace

@@ -94,17 +94,14 @@ struct Cdist {
   double p;
 };
 
-Cdist cdist_of(const TensorMeta& x1, const TensorMeta& x2, const Attrs& attrs) {
+Cdist cdist_of(const TensorMeta& x1, const TensorMeta& x2, double p, std::optional<int64_t> mode) {
   check_floating(x1, "x1");
   OPGRAPH_CHECK(x2.dtype == x1.dtype, "x2: expected x1's dtype ", dtype_name(x1.dtype), ", got ", x2.str());
   OPGRAPH_CHECK(x1.dim() >= 2 && x2.dim() >= 2, "x1 and x2: expected rank 2 or more, got ", x1.str(), " and ",
                 x2.str());
   OPGRAPH_CHECK(x1.shape.back() == x2.shape.back(), "x1 and x2: expected rows of the same size, got ", x1.str(),
                 " and ", x2.str());
-  const AttrValue& mode = attrs.get("compute_mode");
-  if (const auto* m = std::get_if<int64_t>(&mode)) {
-    OPGRAPH_CHECK(*m >= 0 && *m <= 2, "compute_mode: expected None, 0, 1 or 2, got ", *m);
-  }
+  if (mode) OPGRAPH_CHECK(*mode >= 0 && *mode <= 2, "compute_mode: expected None, 0, 1 or 2, got ", *mode);
   Cdist c;
   const std::span<const int64_t> b1(x1.shape.data(), x1.dim() - 2), b2(x2.shape.data(), x2.dim() - 2);
   c.batch = broadcast_shapes(b1, b2);
@@ -113,17 +110,17 @@ Cdist cdist_of(const TensorMeta& x1, const TensorMeta& x2, const Attrs& attrs) {
   c.p_rows = x1.shape[x1.dim() - 2];
   c.r_rows = x2.shape[x2.dim() - 2];
   c.m = x1.shape.back();
-  c.p = scalar_attr(attrs, "p");
+  c.p = p;
   norm_of(c.p);
   return c;
 }
 
-std::vector<TensorMeta> cdist_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  const Cdist c = cdist_of(*in[0], *in[1], attrs);
+TensorMeta cdist_shape(const TensorMeta& x1, const TensorMeta& x2, double p, std::optional<int64_t> compute_mode) {
+  const Cdist c = cdist_of(x1, x2, p, compute_mode);
   Shape shape = c.batch;
   shape.push_back(c.p_rows);
   shape.push_back(c.r_rows);
-  return {{in[0]->dtype, shape}};
+  return {x1.dtype, shape};
 }
 
 // Calls row(x1_row, x2_rows, out_row) for output rows [first, last): x1_row
@@ -139,32 +136,31 @@ void cdist_rows(const Tensor& x1, const Tensor& x2, const Tensor& out, const Cdi
   }
 }
 
-void cdist_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-               const Attrs& attrs) {
-  const Cdist c = cdist_of(in[0].meta(), in[1].meta(), attrs);
-  if (out[0].numel() == 0) return;
-  dispatch_floating(in[0].dtype(), "x1", [&](auto zero) {
+void cdist_cpu(const KernelContext& context, const Tensor& x1, const Tensor& x2, double p,
+               std::optional<int64_t> compute_mode, const Tensor& out) {
+  const Cdist c = cdist_of(x1.meta(), x2.meta(), p, compute_mode);
+  if (out.numel() == 0) return;
+  dispatch_floating(x1.dtype(), "x1", [&](auto zero) {
     using T = decltype(zero);
     dispatch_norm<T>(c.p, [&](auto measure) {
-      parallel_rows(context, out[0].numel() / c.r_rows, c.r_rows * std::max<int64_t>(c.m, 1),
-                    [&](int64_t f, int64_t l) {
-                      dispatch_cpu([&] {
-                        cdist_rows<T>(in[0], in[1], out[0], c, f, l, [&](const T* a, const T* others, T* dst) {
-                          for (int64_t j = 0; j < c.r_rows; ++j) dst[j] = measure(a, others + j * c.m, c.m, T(c.p));
-                        });
-                      });
-                    });
+      parallel_rows(context, out.numel() / c.r_rows, c.r_rows * std::max<int64_t>(c.m, 1), [&](int64_t f, int64_t l) {
+        dispatch_cpu([&] {
+          cdist_rows<T>(x1, x2, out, c, f, l, [&](const T* a, const T* others, T* dst) {
+            for (int64_t j = 0; j < c.r_rows; ++j) dst[j] = measure(a, others + j * c.m, c.m, T(c.p));
+          });
+        });
+      });
     });
   });
 }
 
-void cdist_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
-                     const Attrs& attrs) {
-  const Cdist c = cdist_of(in[0].meta(), in[1].meta(), attrs);
-  if (out[0].numel() == 0) return;
-  dispatch_floating(in[0].dtype(), "x1", [&](auto zero) {
+void cdist_reference(const KernelContext&, const Tensor& x1, const Tensor& x2, double p,
+                     std::optional<int64_t> compute_mode, const Tensor& out) {
+  const Cdist c = cdist_of(x1.meta(), x2.meta(), p, compute_mode);
+  if (out.numel() == 0) return;
+  dispatch_floating(x1.dtype(), "x1", [&](auto zero) {
     using T = decltype(zero);
-    cdist_rows<T>(in[0], in[1], out[0], c, 0, out[0].numel() / c.r_rows, [&](const T* a, const T* others, T* dst) {
+    cdist_rows<T>(x1, x2, out, c, 0, out.numel() / c.r_rows, [&](const T* a, const T* others, T* dst) {
       for (int64_t j = 0; j < c.r_rows; ++j) dst[j] = distance_reference(a, others + j * c.m, c.m, c.p);
     });
   });
@@ -172,27 +168,24 @@ void cdist_reference(const KernelContext&, std::span<const Tensor> in, std::span
 
 // --- _pdist_forward: pairs (i, j), i < j, in row-major order.
 
-std::vector<TensorMeta> pdist_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  const TensorMeta& self = *in[0];
+TensorMeta pdist_shape(const TensorMeta& self, double p) {
   check_floating(self, "self");
   OPGRAPH_CHECK(self.dim() == 2, "self: expected a matrix (rows, features), got ", self.str());
-  norm_of(scalar_attr(attrs, "p"));
+  norm_of(p);
   const int64_t n = self.shape[0];
-  return {{self.dtype, {n * (n - 1) / 2 < 0 ? 0 : n * (n - 1) / 2}}};
+  return {self.dtype, {n * (n - 1) / 2 < 0 ? 0 : n * (n - 1) / 2}};
 }
 
 // Where row i's pairs (i, i + 1) ... (i, n - 1) start in the output.
 int64_t first_pair(int64_t i, int64_t n) { return i * (2 * n - i - 1) / 2; }
 
-void pdist_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-               const Attrs& attrs) {
-  const double p = scalar_attr(attrs, "p");
-  const int64_t n = in[0].shape()[0], m = in[0].shape()[1];
-  if (out[0].numel() == 0) return;
-  dispatch_floating(in[0].dtype(), "self", [&](auto zero) {
+void pdist_cpu(const KernelContext& context, const Tensor& self, double p, const Tensor& out) {
+  const int64_t n = self.shape()[0], m = self.shape()[1];
+  if (out.numel() == 0) return;
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    const T* x = in[0].data_ptr<T>();
-    T* dst = out[0].data_ptr<T>();
+    const T* x = self.data_ptr<T>();
+    T* dst = out.data_ptr<T>();
     dispatch_norm<T>(p, [&](auto measure) {
       // Rows hold n - 1 - i pairs: a grain from the average keeps chunks even enough.
       parallel_rows(context, n, (n / 2 + 1) * std::max<int64_t>(m, 1), [&](int64_t first, int64_t last) {
@@ -207,14 +200,12 @@ void pdist_cpu(const KernelContext& context, std::span<const Tensor> in, std::sp
   });
 }
 
-void pdist_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
-                     const Attrs& attrs) {
-  const double p = scalar_attr(attrs, "p");
-  const int64_t n = in[0].shape()[0], m = in[0].shape()[1];
-  dispatch_floating(in[0].dtype(), "self", [&](auto zero) {
+void pdist_reference(const KernelContext&, const Tensor& self, double p, const Tensor& out) {
+  const int64_t n = self.shape()[0], m = self.shape()[1];
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    const T* x = in[0].data_ptr<T>();
-    T* dst = out[0].data_ptr<T>();
+    const T* x = self.data_ptr<T>();
+    T* dst = out.data_ptr<T>();
     int64_t k = 0;
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t j = i + 1; j < n; ++j) dst[k++] = distance_reference(x + i * m, x + j * m, m, p);
@@ -229,16 +220,22 @@ struct Fold {
   int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
 };
 
-std::vector<int64_t> two(const Attrs& attrs, const char* name) {
-  const auto& values = attrs.get<std::vector<int64_t>>(name);
+using Ints = std::span<const int64_t>;
+
+// The window arguments of im2col and col2im, in their schemas' order.
+struct Window {
+  Ints kernel_size, dilation, padding, stride;
+};
+
+Ints two(Ints values, const char* name) {
   OPGRAPH_CHECK(values.size() == 2, name, ": expected 2 values, got ", shape_str(values));
   return values;
 }
 
 // Image planes of h x w: the kernel taps and the sliding blocks that fit.
-Fold sliding_blocks(const Attrs& attrs, int64_t h, int64_t w) {
-  const auto kernel = two(attrs, "kernel_size"), dilation = two(attrs, "dilation"), padding = two(attrs, "padding"),
-             stride = two(attrs, "stride");
+Fold sliding_blocks(const Window& window, int64_t h, int64_t w) {
+  const Ints kernel = two(window.kernel_size, "kernel_size"), dilation = two(window.dilation, "dilation"),
+             padding = two(window.padding, "padding"), stride = two(window.stride, "stride");
   Fold f{0, kernel[0], kernel[1], h, w, 0, 0, stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1]};
   OPGRAPH_CHECK(f.kh > 0 && f.kw > 0 && f.dil_h > 0 && f.dil_w > 0 && f.stride_h > 0 && f.stride_w > 0 &&
                     f.pad_h >= 0 && f.pad_w >= 0,
@@ -256,13 +253,13 @@ Fold sliding_blocks(const Attrs& attrs, int64_t h, int64_t w) {
 }
 
 // col2im's input: (N, C * kh * kw, blocks) or unbatched.
-Fold fold_of(const TensorMeta& self, const Attrs& attrs) {
+Fold fold_of(const TensorMeta& self, Ints output_size, const Window& window) {
   check_floating(self, "self");
   OPGRAPH_CHECK(self.dim() == 2 || self.dim() == 3, "self: expected rank 2 or 3 ((batch,) C * kernel, blocks), got ",
                 self.str());
-  const auto size = two(attrs, "output_size");
+  const Ints size = two(output_size, "output_size");
   OPGRAPH_CHECK(size[0] > 0 && size[1] > 0, "output_size: expected positive sizes, got ", shape_str(size));
-  Fold f = sliding_blocks(attrs, size[0], size[1]);
+  Fold f = sliding_blocks(window, size[0], size[1]);
   const int64_t rows = self.shape[self.dim() - 2], kernel_size = checked_mul(f.kh, f.kw, "kernel_size");
   OPGRAPH_CHECK(rows % kernel_size == 0, "self: expected dim ", self.dim() - 2,
                 " to be divisible by the kernel's size ", kernel_size, ", got ", self.str());
@@ -274,15 +271,15 @@ Fold fold_of(const TensorMeta& self, const Attrs& attrs) {
 }
 
 // im2col's input: (N, C, H, W) or unbatched.
-Fold unfold_of(const TensorMeta& self, const Attrs& attrs) {
+Fold unfold_of(const TensorMeta& self, const Window& window) {
   check_floating(self, "self");
   OPGRAPH_CHECK((self.dim() == 3 || self.dim() == 4) && self.shape[self.dim() - 3] > 0 &&
                     self.shape[self.dim() - 2] > 0 && self.shape[self.dim() - 1] > 0,
                 "self: expected rank 3 or 4 ((batch,) channels, height, width) with non-empty planes, got ",
                 self.str());
-  Fold f = sliding_blocks(attrs, self.shape[self.dim() - 2], self.shape[self.dim() - 1]);
+  Fold f = sliding_blocks(window, self.shape[self.dim() - 2], self.shape[self.dim() - 1]);
   OPGRAPH_CHECK(f.blocks_h > 0 && f.blocks_w > 0, "self: no sliding block fits in ", self.str(), " for kernel_size ",
-                shape_str(two(attrs, "kernel_size")));
+                shape_str(window.kernel_size));
   f.planes = self.numel() / (f.h * f.w);
   return f;
 }
@@ -300,12 +297,13 @@ Columns columns(const Fold& f, int64_t kx) {
   return {x0, begin, std::max(begin, end)};
 }
 
-std::vector<TensorMeta> col2im_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  const Fold f = fold_of(*in[0], attrs);
-  const int64_t channels = in[0]->shape[in[0]->dim() - 2] / (f.kh * f.kw);
+std::vector<TensorMeta> col2im_shape(const TensorMeta& self, Ints output_size, Ints kernel_size, Ints dilation,
+                                     Ints padding, Ints stride) {
+  const Fold f = fold_of(self, output_size, {kernel_size, dilation, padding, stride});
+  const int64_t channels = self.shape[self.dim() - 2] / (f.kh * f.kw);
   Shape shape{channels, f.h, f.w};
-  if (in[0]->dim() == 3) shape.insert(shape.begin(), in[0]->shape[0]);
-  return {{in[0]->dtype, shape}};
+  if (self.dim() == 3) shape.insert(shape.begin(), self.shape[0]);
+  return {{self.dtype, shape}};
 }
 
 // Output planes [first, last): each kernel tap's row of blocks adds into the
@@ -333,14 +331,14 @@ void fold_planes(const T* in, T* out, const Fold& f, int64_t first, int64_t last
   }
 }
 
-void col2im_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                const Attrs& attrs) {
-  const Fold f = fold_of(in[0].meta(), attrs);
-  if (out[0].numel() == 0) return;
-  dispatch_floating(in[0].dtype(), "self", [&](auto zero) {
+void col2im_cpu(const KernelContext& context, const Tensor& self, Ints output_size, Ints kernel_size, Ints dilation,
+                Ints padding, Ints stride, const Tensor& out) {
+  const Fold f = fold_of(self.meta(), output_size, {kernel_size, dilation, padding, stride});
+  if (out.numel() == 0) return;
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     parallel_rows(context, f.planes, f.kh * f.kw * f.blocks_h * f.blocks_w, [&](int64_t first, int64_t last) {
-      dispatch_cpu([&] { fold_planes<T>(in[0].data_ptr<T>(), out[0].data_ptr<T>(), f, first, last); });
+      dispatch_cpu([&] { fold_planes<T>(self.data_ptr<T>(), out.data_ptr<T>(), f, first, last); });
     });
   });
 }
@@ -366,14 +364,14 @@ void for_patch_elements(const Fold& f, Fn&& fn) {
 }
 
 // Every patch element added to its pixel.
-void col2im_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
-                      const Attrs& attrs) {
-  const Fold f = fold_of(in[0].meta(), attrs);
-  dispatch_floating(in[0].dtype(), "self", [&](auto zero) {
+void col2im_reference(const KernelContext&, const Tensor& self, Ints output_size, Ints kernel_size, Ints dilation,
+                      Ints padding, Ints stride, const Tensor& out) {
+  const Fold f = fold_of(self.meta(), output_size, {kernel_size, dilation, padding, stride});
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    const T* src = in[0].data_ptr<T>();
-    T* dst = out[0].data_ptr<T>();
-    std::fill(dst, dst + out[0].numel(), T(0));
+    const T* src = self.data_ptr<T>();
+    T* dst = out.data_ptr<T>();
+    std::fill(dst, dst + out.numel(), T(0));
     for_patch_elements(f, [&](int64_t column, int64_t pixel) {
       if (pixel >= 0) dst[pixel] += src[column];
     });
@@ -382,12 +380,13 @@ void col2im_reference(const KernelContext&, std::span<const Tensor> in, std::spa
 
 // --- im2col: (N, C, H, W) or (C, H, W) -> (N, C * kh * kw, L) or (C * kh * kw, L).
 
-std::vector<TensorMeta> im2col_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  const Fold f = unfold_of(*in[0], attrs);
-  Shape shape(in[0]->shape.begin(), in[0]->shape.end() - 2);
+std::vector<TensorMeta> im2col_shape(const TensorMeta& self, Ints kernel_size, Ints dilation, Ints padding,
+                                     Ints stride) {
+  const Fold f = unfold_of(self, {kernel_size, dilation, padding, stride});
+  Shape shape(self.shape.begin(), self.shape.end() - 2);
   shape.back() *= f.kh * f.kw;
   shape.push_back(f.blocks_h * f.blocks_w);
-  return {{in[0]->dtype, shape}};
+  return {{self.dtype, shape}};
 }
 
 // Input planes [first, last): each kernel tap's row of blocks copies the
@@ -418,26 +417,26 @@ void unfold_planes(const T* in, T* out, const Fold& f, int64_t first, int64_t la
   }
 }
 
-void im2col_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                const Attrs& attrs) {
-  const Fold f = unfold_of(in[0].meta(), attrs);
-  if (out[0].numel() == 0) return;
-  dispatch_floating(in[0].dtype(), "self", [&](auto zero) {
+void im2col_cpu(const KernelContext& context, const Tensor& self, Ints kernel_size, Ints dilation, Ints padding,
+                Ints stride, const Tensor& out) {
+  const Fold f = unfold_of(self.meta(), {kernel_size, dilation, padding, stride});
+  if (out.numel() == 0) return;
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     parallel_rows(context, f.planes, f.kh * f.kw * f.blocks_h * f.blocks_w, [&](int64_t first, int64_t last) {
-      dispatch_cpu([&] { unfold_planes<T>(in[0].data_ptr<T>(), out[0].data_ptr<T>(), f, first, last); });
+      dispatch_cpu([&] { unfold_planes<T>(self.data_ptr<T>(), out.data_ptr<T>(), f, first, last); });
     });
   });
 }
 
 // Every patch element read from its pixel, 0 in the padding.
-void im2col_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
-                      const Attrs& attrs) {
-  const Fold f = unfold_of(in[0].meta(), attrs);
-  dispatch_floating(in[0].dtype(), "self", [&](auto zero) {
+void im2col_reference(const KernelContext&, const Tensor& self, Ints kernel_size, Ints dilation, Ints padding,
+                      Ints stride, const Tensor& out) {
+  const Fold f = unfold_of(self.meta(), {kernel_size, dilation, padding, stride});
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    const T* src = in[0].data_ptr<T>();
-    T* dst = out[0].data_ptr<T>();
+    const T* src = self.data_ptr<T>();
+    T* dst = out.data_ptr<T>();
     for_patch_elements(f, [&](int64_t column, int64_t pixel) { dst[column] = pixel >= 0 ? src[pixel] : T(0); });
   });
 }

@@ -217,8 +217,8 @@ void dispatch_complex(DType dtype, const char* argument, Fn&& fn) {
 }
 
 // `dim`, wrapped and checked: distinct dims of self, at least one.
-std::vector<int64_t> wrapped_dims(const TensorMeta& self, const Attrs& attrs) {
-  std::vector<int64_t> dims = attrs.get<std::vector<int64_t>>("dim");
+std::vector<int64_t> wrapped_dims(const TensorMeta& self, std::span<const int64_t> dim) {
+  std::vector<int64_t> dims(dim.begin(), dim.end());
   OPGRAPH_CHECK(self.dim() > 0, "self: expected a tensor with at least one dim to transform, got ", self.str());
   OPGRAPH_CHECK(!dims.empty(), "dim: expected at least one dim to transform, got none");
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -230,8 +230,7 @@ std::vector<int64_t> wrapped_dims(const TensorMeta& self, const Attrs& attrs) {
 }
 
 // The factor normalization asks for, over `points` points.
-double scale(const Attrs& attrs, int64_t points) {
-  const int64_t mode = attrs.get<int64_t>("normalization");
+double scale(int64_t mode, int64_t points) {
   OPGRAPH_CHECK(mode >= 0 && mode <= 2, "normalization: expected 0 (none), 1 (1/sqrt(n)) or 2 (1/n), got ", mode);
   if (mode == 0) return 1.0;
   return mode == 1 ? 1.0 / std::sqrt(static_cast<double>(points)) : 1.0 / static_cast<double>(points);
@@ -239,13 +238,13 @@ double scale(const Attrs& attrs, int64_t points) {
 
 // The shape functions' checks of `dim` and `normalization`: the dims as
 // wrapped_dims gives them, each holding at least one point.
-std::vector<int64_t> checked_dims(const TensorMeta& self, const Attrs& attrs) {
-  std::vector<int64_t> dims = wrapped_dims(self, attrs);
+std::vector<int64_t> checked_dims(const TensorMeta& self, std::span<const int64_t> dim, int64_t normalization) {
+  std::vector<int64_t> dims = wrapped_dims(self, dim);
   for (int64_t dim : dims) {
     OPGRAPH_CHECK(self.shape[dim] > 0, "self: expected at least one point along each transformed dim, got ", self.str(),
                   " (dim ", dim, ")");
   }
-  static_cast<void>(scale(attrs, 1));
+  static_cast<void>(scale(normalization, 1));
   return dims;
 }
 
@@ -287,64 +286,71 @@ void store(const std::vector<Complex>& work, std::span<const int64_t> shape, con
 
 // ---- the ops ----------------------------------------------------------------------
 
-std::vector<TensorMeta> r2c_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& self = *inputs[0];
+TensorMeta r2c_shape(const TensorMeta& self, std::span<const int64_t> dim, int64_t normalization, bool onesided) {
   const std::optional<DType> dtype = complex_dtype_of(self.dtype);
   OPGRAPH_CHECK(dtype.has_value(), "self: expected float32 or float64, got ", self.str());
-  const std::vector<int64_t> dims = checked_dims(self, attrs);
+  const std::vector<int64_t> dims = checked_dims(self, dim, normalization);
   Shape shape = self.shape;
-  if (attrs.get<bool>("onesided")) shape[dims.back()] = shape[dims.back()] / 2 + 1;
-  return {{*dtype, shape}};
+  if (onesided) shape[dims.back()] = shape[dims.back()] / 2 + 1;
+  return {*dtype, shape};
 }
 
-std::vector<TensorMeta> c2c_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& self = *inputs[0];
+TensorMeta c2c_shape(const TensorMeta& self, std::span<const int64_t> dim, int64_t normalization, bool) {
   dispatch_complex(self.dtype, "self", [](auto) {});
-  static_cast<void>(checked_dims(self, attrs));
-  return {self};
+  static_cast<void>(checked_dims(self, dim, normalization));
+  return self;
 }
 
-// r2c (forward, from a real tensor) and c2c: a transform along each dim, the
-// result kept whole or, along the last dim, its first points (onesided r2c).
-template <bool kReference, bool kFromReal>
-void spectrum_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                     const Attrs& attrs) {
-  const Tensor& self = inputs[0];
-  const std::vector<int64_t> dims = wrapped_dims(self.meta(), attrs);
-  const bool forward = kFromReal || attrs.get<bool>("forward");
+// A transform along each dim, the result kept whole or, along the last dim,
+// its first points (onesided r2c, which the output's shape says).
+template <bool kReference>
+void spectrum(const KernelContext& context, const Tensor& self, std::span<const int64_t> dim, int64_t normalization,
+              bool forward, const Tensor& out) {
+  const std::vector<int64_t> dims = wrapped_dims(self.meta(), dim);
   std::vector<Complex> work = load(self);
-  for (int64_t dim : dims) transform_dim<kReference>(context, work.data(), self.shape(), dim, forward);
-  store(work, self.shape(), outputs[0], dims.back(), scale(attrs, points(self.shape(), dims)));
+  for (int64_t d : dims) transform_dim<kReference>(context, work.data(), self.shape(), d, forward);
+  store(work, self.shape(), out, dims.back(), scale(normalization, points(self.shape(), dims)));
+}
+
+// r2c: forward, from a real tensor.
+template <bool kReference>
+void r2c_kernel(const KernelContext& context, const Tensor& self, std::span<const int64_t> dim, int64_t normalization,
+                bool, const Tensor& out) {
+  spectrum<kReference>(context, self, dim, normalization, true, out);
+}
+
+template <bool kReference>
+void c2c_kernel(const KernelContext& context, const Tensor& self, std::span<const int64_t> dim, int64_t normalization,
+                bool forward, const Tensor& out) {
+  spectrum<kReference>(context, self, dim, normalization, forward, out);
 }
 
 // c2r's input holds, along the last transformed dim, at least the first
 // last_dim_size / 2 + 1 points of the spectrum (torch.fft.irfft trims it to
 // exactly that many; the rest is ignored).
-std::vector<TensorMeta> c2r_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& self = *inputs[0];
+TensorMeta c2r_shape(const TensorMeta& self, std::span<const int64_t> dim, int64_t normalization, int64_t length) {
   dispatch_complex(self.dtype, "self", [](auto) {});
-  const std::vector<int64_t> dims = checked_dims(self, attrs);
-  const int64_t length = attrs.get<int64_t>("last_dim_size");
+  const std::vector<int64_t> dims = checked_dims(self, dim, normalization);
   OPGRAPH_CHECK(length >= 1, "last_dim_size: expected at least 1, got ", length);
   OPGRAPH_CHECK(self.shape[dims.back()] >= length / 2 + 1,
                 "self: expected at least last_dim_size / 2 + 1 = ", length / 2 + 1, " points along dim ", dims.back(),
                 " for last_dim_size ", length, ", got ", self.str());
   Shape shape = self.shape;
   shape[dims.back()] = length;
-  return {{real_part_dtype(self.dtype), shape}};
+  return {real_part_dtype(self.dtype), shape};
 }
 
+// The output's shape holds last_dim_size.
 template <bool kReference>
-void c2r_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs& attrs) {
-  const Tensor &self = inputs[0], &out = outputs[0];
-  const std::vector<int64_t> dims = wrapped_dims(self.meta(), attrs);
+void c2r_kernel(const KernelContext& context, const Tensor& self, std::span<const int64_t> dim, int64_t normalization,
+                int64_t, const Tensor& out) {
+  const std::vector<int64_t> dims = wrapped_dims(self.meta(), dim);
   const int64_t last = dims.back();
   std::vector<Complex> work = load(self);
   for (size_t i = 0; i + 1 < dims.size(); ++i) {
     transform_dim<kReference>(context, work.data(), self.shape(), dims[i], false);
   }
-  const double factor = scale(attrs, points(out.shape(), dims));
+  const double factor = scale(normalization, points(out.shape(), dims));
   const DimLayout in = layout_around(self.shape(), last);
   const int64_t length = out.size(last);
   const LineDft<kReference> dft(length);
@@ -366,36 +372,32 @@ void c2r_kernel(const KernelContext& context, std::span<const Tensor> inputs, st
 
 // ---- view_as_real, view_as_complex ------------------------------------------------
 
-std::vector<TensorMeta> view_as_real_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta& self = *inputs[0];
+TensorMeta view_as_real_shape(const TensorMeta& self) {
   dispatch_complex(self.dtype, "self", [](auto) {});
   Shape shape = self.shape;
   shape.push_back(2);
-  return {{real_part_dtype(self.dtype), shape}};
+  return {real_part_dtype(self.dtype), shape};
 }
 
-std::vector<TensorMeta> view_as_complex_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta& self = *inputs[0];
+TensorMeta view_as_complex_shape(const TensorMeta& self) {
   const std::optional<DType> dtype = complex_dtype_of(self.dtype);
   OPGRAPH_CHECK(dtype.has_value(), "self: expected float32 or float64, got ", self.str());
   OPGRAPH_CHECK(self.dim() > 0 && self.shape.back() == 2, "self: expected a last dim of size 2 (real, imaginary), got ",
                 self.str());
-  return {{*dtype, Shape(self.shape.begin(), self.shape.end() - 1)}};
+  return {*dtype, Shape(self.shape.begin(), self.shape.end() - 1)};
 }
 
 // Both views lay out the same bytes: complex numbers are (real, imaginary)
 // pairs. Inputs arrive contiguous, so the copy is one memcpy.
-void reinterpret_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                     const Attrs&) {
-  std::memcpy(outputs[0].data(), inputs[0].data(), outputs[0].nbytes());
+void reinterpret_cpu(const KernelContext&, const Tensor& self, const Tensor& out) {
+  std::memcpy(out.data(), self.data(), out.nbytes());
 }
 
 // Part by part, through std::complex's accessors.
-void reinterpret_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                           const Attrs&) {
-  const bool to_real = is_complex(inputs[0].dtype());
-  const Tensor& complex = to_real ? inputs[0] : outputs[0];
-  const Tensor& real = to_real ? outputs[0] : inputs[0];
+void reinterpret_reference(const KernelContext&, const Tensor& self, const Tensor& out) {
+  const bool to_real = is_complex(self.dtype());
+  const Tensor& complex = to_real ? self : out;
+  const Tensor& real = to_real ? out : self;
   dispatch_complex(complex.dtype(), "self", [&](auto part) {
     using T = decltype(part);
     auto* z = complex.data_ptr<std::complex<T>>();
@@ -416,16 +418,14 @@ void reinterpret_reference(const KernelContext&, std::span<const Tensor> inputs,
 void register_fft_ops(BuiltinOps& builtins) {
   define(builtins, {.schema = "aten::_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor",
                     .shape = r2c_shape,
-                    .cpu = spectrum_kernel<false, true>,
-                    .reference = spectrum_kernel<true, true>});
+                    OPGRAPH_CPU_AND_REFERENCE(r2c_kernel)});
   define(builtins,
          {.schema = "aten::_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor",
           .shape = c2r_shape,
           OPGRAPH_CPU_AND_REFERENCE(c2r_kernel)});
   define(builtins, {.schema = "aten::_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor",
                     .shape = c2c_shape,
-                    .cpu = spectrum_kernel<false, false>,
-                    .reference = spectrum_kernel<true, false>});
+                    OPGRAPH_CPU_AND_REFERENCE(c2c_kernel)});
   define(builtins, {.schema = "aten::view_as_real(Tensor(a) self) -> Tensor(a)",
                     .shape = view_as_real_shape,
                     .cpu = reinterpret_cpu,

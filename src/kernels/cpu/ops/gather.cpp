@@ -18,26 +18,24 @@ namespace {
 
 // ---- gather: out[..., i, ...] = self[..., index[..., i, ...], ...] -------------
 
-std::vector<TensorMeta> gather_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta &self = *inputs[0], &index = *inputs[1];
+TensorMeta gather_shape(const TensorMeta& self, int64_t dim_given, const TensorMeta& index, bool) {
   check_index_dtype(index);
   OPGRAPH_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1), "index: expected rank ", self.dim(),
                 " like self ", self.str(), ", got ", index.str());
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  const int64_t dim = wrap_dim(dim_given, self.dim(), "dim");
   for (int64_t d = 0; d < index.dim() && index.dim() == self.dim(); ++d) {
     OPGRAPH_CHECK(d == dim || index.shape[d] <= self.shape[d], "index: expected at most ", self.shape[d], " in dim ", d,
                   " like self ", self.str(), ", got ", index.str());
   }
   dispatch_elementwise(self.dtype, "self", [](auto) {});
-  return {{self.dtype, index.shape}};
+  return {self.dtype, index.shape};
 }
 
 // One loop serves as kernel and reference: each element is one indexed read.
-void gather_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs& attrs) {
-  const Tensor &self = inputs[0], &index = inputs[1], &out = outputs[0];
+void gather_kernel(const KernelContext&, const Tensor& self, int64_t dim_given, const Tensor& index, bool,
+                   const Tensor& out) {
   if (out.numel() == 0) return;
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  const int64_t dim = wrap_dim(dim_given, self.dim(), "dim");
   const Shape& shape = index.shape();
   const Strides self_strides = contiguous_strides(self.shape());
   const int64_t n = self.dim() == 0 ? 1 : self.shape()[dim];
@@ -64,22 +62,20 @@ void gather_kernel(const KernelContext&, std::span<const Tensor> inputs, std::sp
 
 // ---- index_select: whole slices of `dim`, one per index ----------------------
 
-std::vector<TensorMeta> index_select_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta &self = *inputs[0], &index = *inputs[1];
+TensorMeta index_select_shape(const TensorMeta& self, int64_t dim_given, const TensorMeta& index) {
   check_index_dtype(index);
   OPGRAPH_CHECK(index.dim() <= 1, "index: expected a 0-d or 1-d tensor, got ", index.str());
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  const int64_t dim = wrap_dim(dim_given, self.dim(), "dim");
   Shape shape = self.shape;
   if (self.dim() > 0) shape[dim] = index.numel();
-  return {{self.dtype, shape}};
+  return {self.dtype, shape};
 }
 
 // Copies each selected (inner)-sized slice with one memcpy per outer block.
 template <bool kReference>
-void index_select_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                         const Attrs& attrs) {
-  const Tensor &self = inputs[0], &index = inputs[1], &out = outputs[0];
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+void index_select_kernel(const KernelContext&, const Tensor& self, int64_t dim_given, const Tensor& index,
+                         const Tensor& out) {
+  const int64_t dim = wrap_dim(dim_given, self.dim(), "dim");
   const DimLayout layout = layout_around(self.shape(), dim);
   const int64_t count = index.numel();
   const size_t item = self.itemsize();
@@ -181,19 +177,17 @@ int64_t Indexing::offset(std::span<const int64_t> coordinate, const Tensor& self
 
 namespace {
 
-std::vector<TensorMeta> index_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta& self = *inputs[0];
-  return {{self.dtype, plan_indexing(self, inputs.subspan(1)).out_shape}};
+TensorMeta index_shape(const TensorMeta& self, std::span<const TensorMeta* const> indices) {
+  return {self.dtype, plan_indexing(self, indices).out_shape};
 }
 
 // Walks the output with an odometer; the trailing output dims that read self
 // directly and contiguously (the dims after the last indexed one) are copied
 // as one block per step, or with kReference element by element.
 template <bool kReference>
-void index_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs, const Attrs&) {
-  const Tensor &self = inputs[0], &out = outputs[0];
+void index_kernel(const KernelContext&, const Tensor& self, std::span<const Tensor> indices, const Tensor& out) {
   if (out.numel() == 0) return;
-  const Indexing plan = plan_indexing(self.meta(), inputs.subspan(1));
+  const Indexing plan = plan_indexing(self.meta(), indices);
   // Output dims [outer_rank, rank) read the last dims of self, in order, untouched by any index.
   const size_t outer_rank =
       kReference ? plan.out_shape.size() : plan.block_start(self.dim(), [](size_t) { return true; });
@@ -203,7 +197,7 @@ void index_kernel(const KernelContext&, std::span<const Tensor> inputs, std::spa
   auto* y = static_cast<char*>(out.data());
   std::vector<int64_t> coordinate(outer_rank, 0);
   for (int64_t step = 0, count = out.numel() / block; step < count; ++step) {
-    const int64_t source = plan.offset(coordinate, self, inputs.subspan(1));
+    const int64_t source = plan.offset(coordinate, self, indices);
     std::memcpy(y + step * block * item, x + source * item, static_cast<size_t>(block * item));
     for (size_t k = outer_rank; k-- > 0;) {
       if (++coordinate[k] < plan.out_shape[k]) break;

@@ -26,58 +26,53 @@ namespace {
 
 constexpr bool kTakesBFloat16 = true;
 
-// Inputs a, b, bias?: checks them and returns the output's meta.
-TensorMeta gemm_meta(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  const TensorMeta &a = *in[0], &b = *in[1];
+// Checks the operands and the activation and returns the output's meta.
+TensorMeta gemm_shape(const TensorMeta& a, const TensorMeta& b, const TensorMeta* bias, std::string_view activation) {
   check_dtypes(a, "a", b, "b", kTakesBFloat16);
   check_rank(a, "a", 2);
   check_rank(b, "b", 2);
   check_inner(a, a.shape[1], b, b.shape[0]);
-  if (in[2]) {
-    check_dtypes(a, "a", *in[2], "bias", kTakesBFloat16);
-    OPGRAPH_CHECK(in[2]->dim() == 1 && in[2]->shape[0] == b.shape[1], "bias: expected ", dtype_name(a.dtype), "[",
-                  b.shape[1], "] (one per column of b), got ", in[2]->str());
+  if (bias) {
+    check_dtypes(a, "a", *bias, "bias", kTakesBFloat16);
+    OPGRAPH_CHECK(bias->dim() == 1 && bias->shape[0] == b.shape[1], "bias: expected ", dtype_name(a.dtype), "[",
+                  b.shape[1], "] (one per column of b), got ", bias->str());
   }
-  activation_attr(attrs);
+  parse_activation(activation);
   return {a.dtype, {a.shape[0], b.shape[1]}};
-}
-
-std::vector<TensorMeta> gemm_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return {gemm_meta(in, attrs)};
 }
 
 // dst = f(a @ b + bias), the bias broadcast over the rows; `constant_b`: b
 // is a Session's weight, multiplied in the layout it was packed into once.
-Product gemm_product(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& dst, Activation activation,
+Product gemm_product(const Tensor& a, const Tensor& b, const Tensor* bias, const Tensor& dst, Activation activation,
                      bool constant_b = false) {
   Product p{operand(a, 2), operand(b, 2), operand(dst, 2), std::nullopt, activation, constant_b};
   const int64_t n = dst.size(1);
-  if (bias.defined()) p.bias = operand(bias, {1, n}, {n, 1}, 2);
+  if (bias) p.bias = operand(*bias, {1, n}, {n, 1}, 2);
   return p;
 }
 
 template <bool Reference>
-void gemm_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-              const Attrs& attrs) {
-  const Product p =
-      gemm_product(in[0], in[1], in[2], out[0], activation_attr(attrs), is_constant_matrix(context, 1, in[1]));
-  run_product(context, p, out[0].dtype(), Reference);
+void gemm_cpu(const KernelContext& context, const Tensor& a, const Tensor& b, const Tensor* bias,
+              std::string_view activation, const Tensor& out) {
+  const Product p = gemm_product(a, b, bias, out, parse_activation(activation), is_constant_matrix(context, 1, b));
+  run_product(context, p, out.dtype(), Reference);
 }
 
-// --- Gradients. Inputs: grad_output, a, b, bias?, output (the forward's).
+// --- Gradients, from grad_output and the forward's inputs and output.
 
-std::vector<TensorMeta> gemm_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  const TensorMeta forward = gemm_meta(in.subspan(1, 3), attrs);
-  check_same_meta(*in[0], "grad_output", forward, "gemm's output");
-  check_same_meta(*in[4], "output", forward, "gemm's output");
-  const TensorMeta grad_bias = in[3] ? *in[3] : TensorMeta{forward.dtype, {0}};
-  return {*in[1], *in[2], grad_bias};
+std::vector<TensorMeta> gemm_backward_shape(const TensorMeta& grad_output, const TensorMeta& a, const TensorMeta& b,
+                                            const TensorMeta* bias, const TensorMeta& output,
+                                            std::string_view activation) {
+  const TensorMeta forward = gemm_shape(a, b, bias, activation);
+  check_same_meta(grad_output, "grad_output", forward, "gemm's output");
+  check_same_meta(output, "output", forward, "gemm's output");
+  return {a, b, bias ? *bias : TensorMeta{forward.dtype, {0}}};
 }
 
 // The gradient of the pre-activation: grad_output itself without an
 // activation, else a scratch copy multiplied by f'(z).
-Tensor pre_activation_grad(const KernelContext& context, std::span<const Tensor> in, Activation activation) {
-  const Tensor &grad = in[0], &a = in[1], &b = in[2], &bias = in[3], &output = in[4];
+Tensor pre_activation_grad(const KernelContext& context, const Tensor& grad, const Tensor& a, const Tensor& b,
+                           const Tensor* bias, const Tensor& output, Activation activation) {
   if (activation == Activation::None) return grad;
   Tensor dz = grad.clone();
   // GELU's derivative needs z, which its output does not determine (gelu is
@@ -96,27 +91,30 @@ Tensor pre_activation_grad(const KernelContext& context, std::span<const Tensor>
   return dz;
 }
 
-void gemm_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                       const Attrs& attrs) {
-  const Tensor &a = in[1], &b = in[2];
+void gemm_backward_cpu(const KernelContext& context, const Tensor& grad_output, const Tensor& a, const Tensor& b,
+                       const Tensor* bias, const Tensor& output, std::string_view activation, const Tensor& grad_a,
+                       const Tensor& grad_b, const Tensor& grad_bias) {
   const DType dtype = a.dtype();
-  const Tensor dz = pre_activation_grad(context, in, activation_attr(attrs));
-  run_product(context, {operand(dz, 2), operand(b, 2, /*transposed=*/true), operand(out[0], 2), std::nullopt}, dtype,
+  const Tensor dz = pre_activation_grad(context, grad_output, a, b, bias, output, parse_activation(activation));
+  run_product(context, {operand(dz, 2), operand(b, 2, /*transposed=*/true), operand(grad_a, 2), std::nullopt}, dtype,
               false);
-  run_product(context, {operand(a, 2, /*transposed=*/true), operand(dz, 2), operand(out[1], 2), std::nullopt}, dtype,
+  run_product(context, {operand(a, 2, /*transposed=*/true), operand(dz, 2), operand(grad_b, 2), std::nullopt}, dtype,
               false);
-  if (in[3].defined()) column_sums(context, dz, dz.size(0), dz.size(1), out[2], false);
+  if (bias) column_sums(context, dz, dz.size(0), dz.size(1), grad_bias, false);
 }
 
 // Every sum written out, in double: z, dz, then dA, dB and dbias entry by entry.
-void gemm_backward_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
-                             const Attrs& attrs) {
-  const Activation activation = activation_attr(attrs);
-  const int64_t m = in[1].size(0), k = in[1].size(1), n = in[2].size(1);
-  dispatch_floating<BFloat16>(in[1].dtype(), "a", [&](auto zero) {
+void gemm_backward_reference(const KernelContext&, const Tensor& grad_output, const Tensor& a_tensor,
+                             const Tensor& b_tensor, const Tensor* bias_tensor, const Tensor&,
+                             std::string_view activation_name, const Tensor& grad_a_tensor, const Tensor& grad_b_tensor,
+                             const Tensor& grad_bias_tensor) {
+  const Activation activation = parse_activation(activation_name);
+  const int64_t m = a_tensor.size(0), k = a_tensor.size(1), n = b_tensor.size(1);
+  dispatch_floating<BFloat16>(a_tensor.dtype(), "a", [&](auto zero) {
     using T = decltype(zero);
-    const T *grad = in[0].data_ptr<const T>(), *a = in[1].data_ptr<const T>(), *b = in[2].data_ptr<const T>();
-    const T* bias = in[3].defined() ? in[3].data_ptr<const T>() : nullptr;
+    const T *grad = grad_output.data_ptr<const T>(), *a = a_tensor.data_ptr<const T>(),
+            *b = b_tensor.data_ptr<const T>();
+    const T* bias = bias_tensor ? bias_tensor->data_ptr<const T>() : nullptr;
     std::vector<double> dz(static_cast<size_t>(m * n));
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
@@ -125,7 +123,7 @@ void gemm_backward_reference(const KernelContext&, std::span<const Tensor> in, s
         dz[i * n + j] = grad[i * n + j] * activation_derivative_reference(activation, z);
       }
     }
-    T *grad_a = out[0].data_ptr<T>(), *grad_b = out[1].data_ptr<T>();
+    T *grad_a = grad_a_tensor.data_ptr<T>(), *grad_b = grad_b_tensor.data_ptr<T>();
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t q = 0; q < k; ++q) {
         double sum = 0;
@@ -144,7 +142,7 @@ void gemm_backward_reference(const KernelContext&, std::span<const Tensor> in, s
     for (int64_t j = 0; j < n; ++j) {
       double sum = 0;
       for (int64_t i = 0; i < m; ++i) sum += dz[i * n + j];
-      out[2].data_ptr<T>()[j] = static_cast<T>(sum);
+      grad_bias_tensor.data_ptr<T>()[j] = static_cast<T>(sum);
     }
   });
 }

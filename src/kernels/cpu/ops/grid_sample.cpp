@@ -29,7 +29,8 @@ struct Sampling {
   int64_t n, c, h, w, h_out, w_out;
 };
 
-Sampling sampling_of(const TensorMeta& input, const TensorMeta& grid, const Attrs& attrs) {
+Sampling sampling_of(const TensorMeta& input, const TensorMeta& grid, int64_t interpolation, int64_t padding,
+                     bool align_corners) {
   OPGRAPH_CHECK(input.dtype == DType::Float32 || input.dtype == DType::Float64,
                 "input: expected float32 or float64, got ", input.str());
   OPGRAPH_CHECK(grid.dtype == input.dtype, "grid: expected the input's dtype ", dtype_name(input.dtype), ", got ",
@@ -38,15 +39,13 @@ Sampling sampling_of(const TensorMeta& input, const TensorMeta& grid, const Attr
   OPGRAPH_CHECK(grid.dim() == 4 && grid.shape[0] == input.shape[0] && grid.shape[3] == 2, "grid: expected (",
                 input.shape[0], ", height, width, 2) for input ", input.str(), ", got ", grid.str());
   OPGRAPH_CHECK(input.shape[2] > 0 && input.shape[3] > 0, "input: expected a non-empty plane, got ", input.str());
-  const int64_t interpolation = attrs.get<int64_t>("interpolation_mode");
-  const int64_t padding = attrs.get<int64_t>("padding_mode");
   OPGRAPH_CHECK(interpolation >= 0 && interpolation <= 2,
                 "interpolation_mode: expected 0 (bilinear), 1 (nearest) or 2 (bicubic), got ", interpolation);
   OPGRAPH_CHECK(padding >= 0 && padding <= 2, "padding_mode: expected 0 (zeros), 1 (border) or 2 (reflection), got ",
                 padding);
   return {static_cast<Interpolation>(interpolation),
           static_cast<Padding>(padding),
-          attrs.get<bool>("align_corners"),
+          align_corners,
           input.shape[0],
           input.shape[1],
           input.shape[2],
@@ -160,32 +159,34 @@ void sample_rows(const T* input, const T* grid, T* out, const Sampling& s, int64
   }
 }
 
-std::vector<TensorMeta> grid_sample_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  const Sampling s = sampling_of(*in[0], *in[1], attrs);
-  return {{in[0]->dtype, {s.n, s.c, s.h_out, s.w_out}}};
+TensorMeta grid_sample_shape(const TensorMeta& input, const TensorMeta& grid, int64_t interpolation_mode,
+                             int64_t padding_mode, bool align_corners) {
+  const Sampling s = sampling_of(input, grid, interpolation_mode, padding_mode, align_corners);
+  return {input.dtype, {s.n, s.c, s.h_out, s.w_out}};
 }
 
-void grid_sample_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                     const Attrs& attrs) {
-  const Sampling s = sampling_of(in[0].meta(), in[1].meta(), attrs);
-  if (out[0].numel() == 0) return;
-  dispatch_floating(in[0].dtype(), "input", [&](auto zero) {
+void grid_sample_cpu(const KernelContext& context, const Tensor& input, const Tensor& grid, int64_t interpolation_mode,
+                     int64_t padding_mode, bool align_corners, const Tensor& out) {
+  const Sampling s = sampling_of(input.meta(), grid.meta(), interpolation_mode, padding_mode, align_corners);
+  if (out.numel() == 0) return;
+  dispatch_floating(input.dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const int64_t grain = std::max<int64_t>(1, kParallelElements / (s.w_out * std::max<int64_t>(s.c, 1) * 4));
     context.pool->parallel_for(0, s.n * s.h_out, grain, [&](int64_t first, int64_t last) {
-      sample_rows<T>(in[0].data_ptr<T>(), in[1].data_ptr<T>(), out[0].data_ptr<T>(), s, first, last);
+      sample_rows<T>(input.data_ptr<T>(), grid.data_ptr<T>(), out.data_ptr<T>(), s, first, last);
     });
   });
 }
 
-void grid_sample_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
-                           const Attrs& attrs) {
-  const Sampling s = sampling_of(in[0].meta(), in[1].meta(), attrs);
-  dispatch_floating(in[0].dtype(), "input", [&](auto zero) {
+void grid_sample_reference(const KernelContext&, const Tensor& input_tensor, const Tensor& grid_tensor,
+                           int64_t interpolation_mode, int64_t padding_mode, bool align_corners, const Tensor& out) {
+  const Sampling s =
+      sampling_of(input_tensor.meta(), grid_tensor.meta(), interpolation_mode, padding_mode, align_corners);
+  dispatch_floating(input_tensor.dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
-    const T* input = in[0].data_ptr<T>();
-    const T* grid = in[1].data_ptr<T>();
-    T* result = out[0].data_ptr<T>();
+    const T* input = input_tensor.data_ptr<T>();
+    const T* grid = grid_tensor.data_ptr<T>();
+    T* result = out.data_ptr<T>();
     for (int64_t n = 0; n < s.n; ++n) {
       for (int64_t c = 0; c < s.c; ++c) {
         const T* plane = input + (n * s.c + c) * s.h * s.w;

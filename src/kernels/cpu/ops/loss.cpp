@@ -22,9 +22,8 @@ enum class Kind { Nll, CrossEntropy };
 
 // Checks the arguments every op of the family shares and returns the meta of
 // the loss (target-shaped for reduction=none, a scalar otherwise).
-TensorMeta loss_meta(std::span<const TensorMeta* const> inputs, const Attrs& attrs, int64_t max_rank) {
-  const TensorMeta& self = *inputs[0];
-  const TensorMeta& target = *inputs[1];
+TensorMeta loss_meta(const TensorMeta& self, const TensorMeta& target, const TensorMeta* weight, int64_t reduction,
+                     int64_t max_rank) {
   check_floating(self, "self");
   OPGRAPH_CHECK(self.dim() >= 1 && self.dim() <= max_rank, "self: expected rank 1 to ", max_rank,
                 " ((C) or (N, C, ...)), got ", self.str());
@@ -35,35 +34,38 @@ TensorMeta loss_meta(std::span<const TensorMeta* const> inputs, const Attrs& att
                 " for self ", self.str(), ", got ", target.str());
   const int64_t classes = self.shape[self.dim() == 1 ? 0 : 1];
   const TensorMeta expected_weight{self.dtype, {classes}};
-  OPGRAPH_CHECK(inputs[2] == nullptr || *inputs[2] == expected_weight, "weight: expected None or ",
-                expected_weight.str(), ", got ", inputs[2] ? inputs[2]->str() : "");
-  const int64_t reduction = attrs.get<int64_t>("reduction");
+  OPGRAPH_CHECK(weight == nullptr || *weight == expected_weight, "weight: expected None or ", expected_weight.str(),
+                ", got ", weight ? weight->str() : "");
   OPGRAPH_CHECK(reduction >= 0 && reduction <= 2, "reduction: expected 0 (none), 1 (mean) or 2 (sum), got ", reduction);
   return reduction == 0 ? TensorMeta{self.dtype, target_shape} : TensorMeta{self.dtype, {}};
 }
 
-std::vector<TensorMeta> nll_loss_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  return {loss_meta(inputs, attrs, INT64_MAX)};
+TensorMeta nll_loss_shape(const TensorMeta& self, const TensorMeta& target, const TensorMeta* weight, int64_t reduction,
+                          int64_t) {
+  return loss_meta(self, target, weight, reduction, INT64_MAX);
 }
 
 // ATen's nll_loss_forward and nll_loss_backward take (C) or (N, C) only.
-std::vector<TensorMeta> nll_loss_forward_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  return {loss_meta(inputs, attrs, 2), TensorMeta{inputs[0]->dtype, {}}};
+std::vector<TensorMeta> nll_loss_forward_shape(const TensorMeta& self, const TensorMeta& target,
+                                               const TensorMeta* weight, int64_t reduction, int64_t) {
+  return {loss_meta(self, target, weight, reduction, 2), TensorMeta{self.dtype, {}}};
 }
 
-std::vector<TensorMeta> cross_entropy_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const double smoothing = attrs.get<double>("label_smoothing");
-  OPGRAPH_CHECK(smoothing == 0.0, "label_smoothing: expected 0.0 (label smoothing is not supported), got ", smoothing);
-  return nll_loss_shape(inputs, attrs);
+TensorMeta cross_entropy_shape(const TensorMeta& self, const TensorMeta& target, const TensorMeta* weight,
+                               int64_t reduction, int64_t ignore_index, double label_smoothing) {
+  OPGRAPH_CHECK(label_smoothing == 0.0, "label_smoothing: expected 0.0 (label smoothing is not supported), got ",
+                label_smoothing);
+  return nll_loss_shape(self, target, weight, reduction, ignore_index);
 }
 
-// Inputs: grad_output, self, target, weight?, total_weight.
-std::vector<TensorMeta> nll_loss_backward_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta loss = loss_meta(inputs.subspan(1, 3), attrs, 2);
-  check_same_meta(*inputs[0], "grad_output", loss, "the loss");
-  const TensorMeta scalar{inputs[1]->dtype, {}};
-  check_same_meta(*inputs[4], "total_weight", scalar, "a scalar of self's dtype");
-  return {*inputs[1]};
+TensorMeta nll_loss_backward_shape(const TensorMeta& grad_output, const TensorMeta& self, const TensorMeta& target,
+                                   const TensorMeta* weight, int64_t reduction, int64_t,
+                                   const TensorMeta& total_weight) {
+  const TensorMeta loss = loss_meta(self, target, weight, reduction, 2);
+  check_same_meta(grad_output, "grad_output", loss, "the loss");
+  const TensorMeta scalar{self.dtype, {}};
+  check_same_meta(total_weight, "total_weight", scalar, "a scalar of self's dtype");
+  return self;
 }
 
 // ---- Shared by kernels and references -----------------------------------------
@@ -79,14 +81,14 @@ struct LossArgs {
   int64_t at(int64_t r, int64_t c) const { return ((r / spatial) * classes + c) * spatial + r % spatial; }
 };
 
-LossArgs loss_args(const Tensor& self, const Attrs& attrs) {
+LossArgs loss_args(const Tensor& self, int64_t reduction, int64_t ignore_index) {
   const bool batched = self.dim() > 1;
   return {batched ? self.size(0) : 1,
           self.size(batched ? 1 : 0),
           batched ? product(std::span(self.shape()).subspan(2)) : 1,
           batched,
-          static_cast<Reduction>(attrs.get<int64_t>("reduction")),
-          attrs.get<int64_t>("ignore_index")};
+          static_cast<Reduction>(reduction),
+          ignore_index};
 }
 
 // The class target element r names, or -1 when it is ignore_index.
@@ -120,8 +122,8 @@ void write_loss(const LossArgs& args, std::span<const double> losses, std::span<
 }
 
 template <typename T>
-const T* data_or_null(const Tensor& t) {
-  return t.defined() ? t.data_ptr<const T>() : nullptr;
+const T* data_or_null(const Tensor* t) {
+  return t ? t->data_ptr<const T>() : nullptr;
 }
 
 // ---- Fast kernels ---------------------------------------------------------
@@ -136,47 +138,47 @@ double log_sum_exp(const T* x, int64_t n) {
 
 // Moves the class dim last, so each target element reads one contiguous row
 // (cross-entropy takes that row's log-sum-exp: log_softmax never materializes).
-KernelFn loss_cpu(Kind kind) {
-  return [kind](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs& attrs) {
-    const LossArgs args = loss_args(inputs[0], attrs);
-    const int64_t class_dim = inputs[0].dim() > 1 ? 1 : 0;
-    const Tensor self = permuted_contiguous(inputs[0], dims_last_order(inputs[0].dim(), {&class_dim, 1}));
-    const int64_t* target = inputs[1].data_ptr<const int64_t>();
-    std::vector<double> losses(static_cast<size_t>(args.rows())), weights(losses.size());
-    dispatch_floating(self.dtype(), "self", [&](auto zero) {
-      using T = decltype(zero);
-      const T* x = self.data_ptr<const T>();
-      const T* w = data_or_null<T>(inputs[2]);
-      const int64_t work = kind == Kind::CrossEntropy ? args.classes : 1;
-      parallel_rows(context, args.rows(), work, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          const int64_t c = target_class(target, r, args);
-          if (c < 0) continue;
-          const T* row = x + r * args.classes;
-          const double log_p = kind == Kind::CrossEntropy ? row[c] - log_sum_exp(row, args.classes) : row[c];
-          weights[r] = w ? w[c] : 1.0;
-          losses[r] = -weights[r] * log_p;
-        }
-      });
-      write_loss<T>(args, losses, weights, outputs);
+template <Kind kind>
+void loss_cpu(const KernelContext& context, const Tensor& input, const Tensor& target_tensor, const Tensor* weight,
+              int64_t reduction, int64_t ignore_index, std::span<const Tensor> outputs) {
+  const LossArgs args = loss_args(input, reduction, ignore_index);
+  const int64_t class_dim = input.dim() > 1 ? 1 : 0;
+  const Tensor self = permuted_contiguous(input, dims_last_order(input.dim(), {&class_dim, 1}));
+  const int64_t* target = target_tensor.data_ptr<const int64_t>();
+  std::vector<double> losses(static_cast<size_t>(args.rows())), weights(losses.size());
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = self.data_ptr<const T>();
+    const T* w = data_or_null<T>(weight);
+    const int64_t work = kind == Kind::CrossEntropy ? args.classes : 1;
+    parallel_rows(context, args.rows(), work, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t c = target_class(target, r, args);
+        if (c < 0) continue;
+        const T* row = x + r * args.classes;
+        const double log_p = kind == Kind::CrossEntropy ? row[c] - log_sum_exp(row, args.classes) : row[c];
+        weights[r] = w ? w[c] : 1.0;
+        losses[r] = -weights[r] * log_p;
+      }
     });
-  };
+    write_loss<T>(args, losses, weights, outputs);
+  });
 }
 
 // Inputs: grad_output, self, target, weight?, total_weight. Only the picked
 // entries get a gradient: d loss / d self[r, c] = -weight[c] * scale.
-void nll_loss_backward_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                           const Attrs& attrs) {
-  const LossArgs args = loss_args(inputs[1], attrs);
-  const int64_t* target = inputs[2].data_ptr<const int64_t>();
-  dispatch_floating(inputs[1].dtype(), "self", [&](auto zero) {
+void nll_loss_backward_cpu(const KernelContext&, const Tensor& grad_output, const Tensor& self,
+                           const Tensor& target_tensor, const Tensor* weight, int64_t reduction, int64_t ignore_index,
+                           const Tensor& total_weight_tensor, const Tensor& grad_input) {
+  const LossArgs args = loss_args(self, reduction, ignore_index);
+  const int64_t* target = target_tensor.data_ptr<const int64_t>();
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    const T* grad = inputs[0].data_ptr<const T>();
-    const T* w = data_or_null<T>(inputs[3]);
-    const T total_weight = inputs[4].data_ptr<const T>()[0];
-    T* dx = outputs[0].data_ptr<T>();
-    std::fill(dx, dx + outputs[0].numel(), T(0));
+    const T* grad = grad_output.data_ptr<const T>();
+    const T* w = data_or_null<T>(weight);
+    const T total_weight = total_weight_tensor.data_ptr<const T>()[0];
+    T* dx = grad_input.data_ptr<T>();
+    std::fill(dx, dx + grad_input.numel(), T(0));
     for (int64_t r = 0; r < args.rows(); ++r) {
       const int64_t c = target_class(target, r, args);
       if (c < 0) continue;
@@ -190,45 +192,45 @@ void nll_loss_backward_cpu(const KernelContext&, std::span<const Tensor> inputs,
 
 // ---- Reference implementations --------------------------------------------
 
-KernelFn loss_reference(Kind kind) {
-  return [kind](const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs& attrs) {
-    const LossArgs args = loss_args(inputs[0], attrs);
-    const int64_t* target = inputs[1].data_ptr<const int64_t>();
-    std::vector<double> losses(static_cast<size_t>(args.rows()), 0.0), weights(losses.size(), 0.0);
-    dispatch_floating(inputs[0].dtype(), "self", [&](auto zero) {
-      using T = decltype(zero);
-      const T* x = inputs[0].data_ptr<const T>();
-      const T* w = data_or_null<T>(inputs[2]);
-      for (int64_t r = 0; r < args.rows(); ++r) {
-        const int64_t c = target_class(target, r, args);
-        if (c < 0) continue;
-        double log_p = x[args.at(r, c)];
-        if (kind == Kind::CrossEntropy) {
-          double max = -INFINITY, sum = 0;
-          for (int64_t k = 0; k < args.classes; ++k) max = std::max(max, double(x[args.at(r, k)]));
-          for (int64_t k = 0; k < args.classes; ++k) sum += std::exp(x[args.at(r, k)] - max);
-          log_p -= max + std::log(sum);
-        }
-        weights[r] = w ? w[c] : 1.0;
-        losses[r] = -weights[r] * log_p;
+template <Kind kind>
+void loss_reference(const KernelContext&, const Tensor& self, const Tensor& target_tensor, const Tensor* weight,
+                    int64_t reduction, int64_t ignore_index, std::span<const Tensor> outputs) {
+  const LossArgs args = loss_args(self, reduction, ignore_index);
+  const int64_t* target = target_tensor.data_ptr<const int64_t>();
+  std::vector<double> losses(static_cast<size_t>(args.rows()), 0.0), weights(losses.size(), 0.0);
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = self.data_ptr<const T>();
+    const T* w = data_or_null<T>(weight);
+    for (int64_t r = 0; r < args.rows(); ++r) {
+      const int64_t c = target_class(target, r, args);
+      if (c < 0) continue;
+      double log_p = x[args.at(r, c)];
+      if (kind == Kind::CrossEntropy) {
+        double max = -INFINITY, sum = 0;
+        for (int64_t k = 0; k < args.classes; ++k) max = std::max(max, double(x[args.at(r, k)]));
+        for (int64_t k = 0; k < args.classes; ++k) sum += std::exp(x[args.at(r, k)] - max);
+        log_p -= max + std::log(sum);
       }
-      write_loss<T>(args, losses, weights, outputs);
-    });
-  };
+      weights[r] = w ? w[c] : 1.0;
+      losses[r] = -weights[r] * log_p;
+    }
+    write_loss<T>(args, losses, weights, outputs);
+  });
 }
 
 // Visits every entry of self and asks whether the loss used it.
-void nll_loss_backward_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                                 const Attrs& attrs) {
-  const LossArgs args = loss_args(inputs[1], attrs);
-  const int64_t* target = inputs[2].data_ptr<const int64_t>();
-  dispatch_floating(inputs[1].dtype(), "self", [&](auto zero) {
+void nll_loss_backward_reference(const KernelContext&, const Tensor& grad_output, const Tensor& self,
+                                 const Tensor& target_tensor, const Tensor* weight, int64_t reduction,
+                                 int64_t ignore_index, const Tensor& total_weight_tensor, const Tensor& grad_input) {
+  const LossArgs args = loss_args(self, reduction, ignore_index);
+  const int64_t* target = target_tensor.data_ptr<const int64_t>();
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    const T* grad = inputs[0].data_ptr<const T>();
-    const T* w = data_or_null<T>(inputs[3]);
-    const double total_weight = inputs[4].data_ptr<const T>()[0];
-    T* dx = outputs[0].data_ptr<T>();
+    const T* grad = grad_output.data_ptr<const T>();
+    const T* w = data_or_null<T>(weight);
+    const double total_weight = total_weight_tensor.data_ptr<const T>()[0];
+    T* dx = grad_input.data_ptr<T>();
     for (int64_t r = 0; r < args.rows(); ++r) {
       const int64_t picked = target_class(target, r, args);
       for (int64_t c = 0; c < args.classes; ++c) {
@@ -244,6 +246,14 @@ void nll_loss_backward_reference(const KernelContext&, std::span<const Tensor> i
   });
 }
 
+// cross_entropy_loss: nll_loss's kernel with the label_smoothing its shape
+// function checks is 0.
+template <Kind kind, bool kReference>
+void cross_entropy_kernel(const KernelContext& context, const Tensor& self, const Tensor& target, const Tensor* weight,
+                          int64_t reduction, int64_t ignore_index, double, std::span<const Tensor> outputs) {
+  (kReference ? loss_reference<kind> : loss_cpu<kind>)(context, self, target, weight, reduction, ignore_index, outputs);
+}
+
 }  // namespace
 
 void register_loss_ops(BuiltinOps& builtins) {
@@ -255,19 +265,19 @@ void register_loss_ops(BuiltinOps& builtins) {
   define(builtins, {.schema = "aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, "
                               "SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
                     .shape = nll_loss_forward_shape,
-                    .cpu = loss_cpu(Kind::Nll),
-                    .reference = loss_reference(Kind::Nll),
+                    .cpu = loss_cpu<Kind::Nll>,
+                    .reference = loss_reference<Kind::Nll>,
                     .backward = "aten::nll_loss_backward"});
   define(builtins, {.schema = "aten::nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
                               "SymInt ignore_index=-100) -> Tensor",
                     .shape = nll_loss_shape,
-                    .cpu = loss_cpu(Kind::Nll),
-                    .reference = loss_reference(Kind::Nll)});
+                    .cpu = loss_cpu<Kind::Nll>,
+                    .reference = loss_reference<Kind::Nll>});
   define(builtins, {.schema = "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, "
                               "int reduction=1, SymInt ignore_index=-100, float label_smoothing=0.) -> Tensor",
                     .shape = cross_entropy_shape,
-                    .cpu = loss_cpu(Kind::CrossEntropy),
-                    .reference = loss_reference(Kind::CrossEntropy)});
+                    .cpu = cross_entropy_kernel<Kind::CrossEntropy, false>,
+                    .reference = cross_entropy_kernel<Kind::CrossEntropy, true>});
 }
 
 }  // namespace opgraph::kernels

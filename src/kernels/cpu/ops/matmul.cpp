@@ -28,8 +28,7 @@ Shape broadcast_batch(std::span<const int64_t> a, std::span<const int64_t> b) {
 // --- mm and bmm: plain (batched) products of matching ranks.
 
 template <int64_t Rank>
-std::vector<TensorMeta> batched_shape(std::span<const TensorMeta* const> in, const Attrs&) {
-  const TensorMeta &a = *in[0], &b = *in[1];
+TensorMeta batched_shape(const TensorMeta& a, const TensorMeta& b) {
   check_dtypes(a, "self", b, "mat2");
   check_rank(a, "self", Rank);
   check_rank(b, "mat2", Rank);
@@ -39,64 +38,65 @@ std::vector<TensorMeta> batched_shape(std::span<const TensorMeta* const> in, con
   }
   Shape shape = a.shape;
   shape[Rank - 1] = b.shape[Rank - 1];
-  return {{a.dtype, shape}};
+  return {a.dtype, shape};
 }
 
 template <bool Reference>
-void batched_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs&) {
-  const size_t rank = out[0].shape().size();
+void batched_cpu(const KernelContext& context, const Tensor& a, const Tensor& b, const Tensor& out) {
+  const size_t rank = out.shape().size();
   run_product(context,
-              {operand(in[0], rank), operand(in[1], rank), operand(out[0], rank), std::nullopt, Activation::None,
-               is_constant_matrix(context, 1, in[1])},
-              out[0].dtype(), Reference);
+              {operand(a, rank), operand(b, rank), operand(out, rank), std::nullopt, Activation::None,
+               is_constant_matrix(context, 1, b)},
+              out.dtype(), Reference);
 }
 
 // --- linear: input[..., K] @ weight[N, K]^T + bias[N].
 
-std::vector<TensorMeta> linear_shape(std::span<const TensorMeta* const> in, const Attrs&) {
-  const TensorMeta &x = *in[0], &weight = *in[1];
+TensorMeta linear_shape(const TensorMeta& x, const TensorMeta& weight, const TensorMeta* bias) {
   check_dtypes(x, "input", weight, "weight");
   OPGRAPH_CHECK(x.dim() >= 1, "input: expected rank 1 or more, got ", x.str());
   check_rank(weight, "weight", 2);
   check_inner(x, x.shape.back(), weight, weight.shape[1]);
-  if (in[2]) {
-    check_dtypes(x, "input", *in[2], "bias");
-    OPGRAPH_CHECK(in[2]->dim() == 1 && in[2]->shape[0] == weight.shape[0], "bias: expected ", dtype_name(x.dtype), "[",
-                  weight.shape[0], "], got ", in[2]->str());
+  if (bias) {
+    check_dtypes(x, "input", *bias, "bias");
+    OPGRAPH_CHECK(bias->dim() == 1 && bias->shape[0] == weight.shape[0], "bias: expected ", dtype_name(x.dtype), "[",
+                  weight.shape[0], "], got ", bias->str());
   }
   Shape shape = x.shape;
   shape.back() = weight.shape[0];
-  return {{x.dtype, shape}};
+  return {x.dtype, shape};
 }
 
 // `residual`, `multiplier`: out = f(input @ weight^T + bias + residual) *
 // multiplier, the residual added and the multiplier applied by the product
 // as it writes (Product::accumulate, Product::multiplier).
 template <bool Reference>
-void run_linear(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                Activation activation, const Tensor& residual = Tensor(), const Tensor& multiplier = Tensor()) {
+void run_linear(const KernelContext& context, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                const Tensor& out, Activation activation, const Tensor* residual = nullptr,
+                const Tensor* multiplier = nullptr) {
   // Leading dimensions of a contiguous input fold into the rows.
-  const int64_t k = in[0].shape().back(), n = in[1].size(0);
-  const int64_t rows = k == 0 ? out[0].numel() / std::max<int64_t>(n, 1) : in[0].numel() / k;
-  Product p{operand(in[0], {rows, k}, {k, 1}, 2),
-            operand(in[1], 2, /*transposed=*/true),
-            operand(out[0], {rows, n}, {n, 1}, 2),
+  const int64_t k = input.shape().back(), n = weight.size(0);
+  const int64_t rows = k == 0 ? out.numel() / std::max<int64_t>(n, 1) : input.numel() / k;
+  Product p{operand(input, {rows, k}, {k, 1}, 2),
+            operand(weight, 2, /*transposed=*/true),
+            operand(out, {rows, n}, {n, 1}, 2),
             std::nullopt,
             activation,
-            is_constant_matrix(context, 1, in[1])};
-  if (in[2].defined()) p.bias = operand(in[2], {1, n}, {n, 1}, 2);
-  if (residual.defined()) {
+            is_constant_matrix(context, 1, weight)};
+  if (bias) p.bias = operand(*bias, {1, n}, {n, 1}, 2);
+  if (residual) {
     // A Session may give the output the residual's memory (in_place_input).
-    if (residual.data() != out[0].data()) std::memcpy(out[0].data(), residual.data(), out[0].nbytes());
+    if (residual->data() != out.data()) std::memcpy(out.data(), residual->data(), out.nbytes());
     p.accumulate = true;
   }
-  if (multiplier.defined()) p.multiplier = operand(multiplier, {rows, n}, {n, 1}, 2);
-  run_product(context, p, out[0].dtype(), Reference);
+  if (multiplier) p.multiplier = operand(*multiplier, {rows, n}, {n, 1}, 2);
+  run_product(context, p, out.dtype(), Reference);
 }
 
 template <bool Reference>
-void linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs&) {
-  run_linear<Reference>(context, in, out, Activation::None);
+void linear_cpu(const KernelContext& context, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                const Tensor& out) {
+  run_linear<Reference>(context, input, weight, bias, out, Activation::None);
 }
 
 // --- opgraph::linear: linear adding a residual, applying an activation and
@@ -104,20 +104,22 @@ void linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
 // passes over the output; what a Session fuses aten::linear, the residual
 // add, the activation and the gating multiply after it into.
 
-std::vector<TensorMeta> fused_linear_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  activation_attr(attrs);
-  std::vector<TensorMeta> out = linear_shape(in, attrs);
-  OPGRAPH_CHECK(in[3] == nullptr || *in[3] == out[0], "residual: expected ", out[0].str(), " like the product, got ",
-                in[3]->str());
-  OPGRAPH_CHECK(in[4] == nullptr || *in[4] == out[0], "multiplier: expected ", out[0].str(), " like the product, got ",
-                in[4]->str());
+TensorMeta fused_linear_shape(const TensorMeta& input, const TensorMeta& weight, const TensorMeta* bias,
+                              const TensorMeta* residual, const TensorMeta* multiplier, std::string_view activation) {
+  parse_activation(activation);
+  const TensorMeta out = linear_shape(input, weight, bias);
+  OPGRAPH_CHECK(residual == nullptr || *residual == out, "residual: expected ", out.str(), " like the product, got ",
+                residual ? residual->str() : "");
+  OPGRAPH_CHECK(multiplier == nullptr || *multiplier == out, "multiplier: expected ", out.str(),
+                " like the product, got ", multiplier ? multiplier->str() : "");
   return out;
 }
 
 template <bool Reference>
-void fused_linear_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                      const Attrs& attrs) {
-  run_linear<Reference>(context, in, out, activation_attr(attrs), in[3], in[4]);
+void fused_linear_cpu(const KernelContext& context, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                      const Tensor* residual, const Tensor* multiplier, std::string_view activation,
+                      const Tensor& out) {
+  run_linear<Reference>(context, input, weight, bias, out, parse_activation(activation), residual, multiplier);
 }
 
 // --- linear's gradients. With rows = the input's leading dimensions folded:
@@ -125,28 +127,27 @@ void fused_linear_cpu(const KernelContext& context, std::span<const Tensor> in, 
 //   grad_weight = grad_output^T[N, rows] @ input[rows, K]
 //   grad_bias   = grad_output summed over rows ([0] when there is no bias)
 
-std::vector<TensorMeta> linear_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  const TensorMeta& grad = *in[0];
-  const TensorMeta forward = linear_shape(in.subspan(1), attrs)[0];
+std::vector<TensorMeta> linear_backward_shape(const TensorMeta& grad, const TensorMeta& input, const TensorMeta& weight,
+                                              const TensorMeta* bias) {
+  const TensorMeta forward = linear_shape(input, weight, bias);
   OPGRAPH_CHECK(grad == forward, "grad_output: expected ", forward.str(), " like linear's output, got ", grad.str());
-  const TensorMeta bias = in[3] ? *in[3] : TensorMeta{grad.dtype, {0}};
-  return {*in[1], *in[2], bias};
+  return {input, weight, bias ? *bias : TensorMeta{grad.dtype, {0}}};
 }
 
 template <bool Reference>
-void linear_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                         const Attrs&) {
-  const Tensor &grad = in[0], &input = in[1], &weight = in[2];
+void linear_backward_cpu(const KernelContext& context, const Tensor& grad, const Tensor& input, const Tensor& weight,
+                         const Tensor* bias, const Tensor& grad_input, const Tensor& grad_weight,
+                         const Tensor& grad_bias) {
   const int64_t n = weight.size(0), k = weight.size(1);
   const int64_t rows = n == 0 ? (k == 0 ? 0 : input.numel() / k) : grad.numel() / n;
   const Operand grad_rows = operand(grad, {rows, n}, {n, 1}, 2);
   const Operand input_rows = operand(input, {rows, k}, {k, 1}, 2);
   const DType dtype = grad.dtype();
-  run_product(context, {grad_rows, operand(weight, 2), operand(out[0], {rows, k}, {k, 1}, 2), std::nullopt}, dtype,
+  run_product(context, {grad_rows, operand(weight, 2), operand(grad_input, {rows, k}, {k, 1}, 2), std::nullopt}, dtype,
               Reference);
-  run_product(context, {operand(grad, {n, rows}, {1, n}, 2), input_rows, operand(out[1], 2), std::nullopt}, dtype,
+  run_product(context, {operand(grad, {n, rows}, {1, n}, 2), input_rows, operand(grad_weight, 2), std::nullopt}, dtype,
               Reference);
-  if (in[3].defined()) column_sums(context, grad, rows, n, out[2], Reference);
+  if (bias) column_sums(context, grad, rows, n, grad_bias, Reference);
 }
 
 // out = alpha * out + beta * self, self broadcast to out's [rows..., n] shape
@@ -176,8 +177,7 @@ void scale_and_add(const Tensor& out, const Tensor& self, double alpha, double b
 
 // --- addmm: beta * self + alpha * (mat1 @ mat2), self broadcast to [M, N].
 
-std::vector<TensorMeta> addmm_shape(std::span<const TensorMeta* const> in, const Attrs&) {
-  const TensorMeta &self = *in[0], &a = *in[1], &b = *in[2];
+TensorMeta addmm_shape(const TensorMeta& self, const TensorMeta& a, const TensorMeta& b, double, double) {
   check_dtypes(a, "mat1", b, "mat2");
   check_dtypes(a, "mat1", self, "self");
   check_rank(a, "mat1", 2);
@@ -190,30 +190,27 @@ std::vector<TensorMeta> addmm_shape(std::span<const TensorMeta* const> in, const
     OPGRAPH_CHECK(extent == 1 || extent == out[1 - d], "self: ", self.str(),
                   " does not broadcast to the product's shape ", shape_str(out));
   }
-  return {{a.dtype, out}};
+  return {a.dtype, out};
 }
 
 template <bool Reference>
-void addmm_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-               const Attrs& attrs) {
-  const double beta = scalar_attr(attrs, "beta"), alpha = scalar_attr(attrs, "alpha");
-  const Tensor& self = in[0];
+void addmm_cpu(const KernelContext& context, const Tensor& self, const Tensor& mat1, const Tensor& mat2, double beta,
+               double alpha, const Tensor& out) {
   Operand bias = operand(self, 2);
-  Product p{operand(in[1], 2), operand(in[2], 2), operand(out[0], 2),
-            std::nullopt,      Activation::None,  is_constant_matrix(context, 2, in[2])};
+  Product p{operand(mat1, 2), operand(mat2, 2), operand(out, 2),
+            std::nullopt,     Activation::None, is_constant_matrix(context, 2, mat2)};
   if (alpha == 1.0 && beta == 1.0) {
     p.bias = bias;
-    return run_product(context, p, out[0].dtype(), Reference);
+    return run_product(context, p, out.dtype(), Reference);
   }
-  run_product(context, p, out[0].dtype(), Reference);
-  scale_and_add(out[0], self, alpha, beta);
+  run_product(context, p, out.dtype(), Reference);
+  scale_and_add(out, self, alpha, beta);
 }
 
 // --- baddbmm: beta * self + alpha * (batch1 @ batch2), self broadcast to [B, N, M].
 
-std::vector<TensorMeta> baddbmm_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  const TensorMeta& self = *in[0];
-  const TensorMeta product = batched_shape<3>(in.subspan(1), attrs)[0];
+TensorMeta baddbmm_shape(const TensorMeta& self, const TensorMeta& batch1, const TensorMeta& batch2, double, double) {
+  const TensorMeta product = batched_shape<3>(batch1, batch2);
   check_dtypes(product, "batch1", self, "self");
   OPGRAPH_CHECK(self.dim() <= 3, "self: expected rank 3 or less, got ", self.str());
   for (int64_t d = 1; d <= self.dim(); ++d) {
@@ -221,23 +218,21 @@ std::vector<TensorMeta> baddbmm_shape(std::span<const TensorMeta* const> in, con
     OPGRAPH_CHECK(extent == 1 || extent == product.shape[3 - d], "self: ", self.str(),
                   " does not broadcast to the product's shape ", shape_str(product.shape));
   }
-  return {product};
+  return product;
 }
 
 template <bool Reference>
-void baddbmm_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                 const Attrs& attrs) {
-  run_product(context, {operand(in[1], 3), operand(in[2], 3), operand(out[0], 3), std::nullopt}, out[0].dtype(),
-              Reference);
-  scale_and_add(out[0], in[0], scalar_attr(attrs, "alpha"), scalar_attr(attrs, "beta"));
+void baddbmm_cpu(const KernelContext& context, const Tensor& self, const Tensor& batch1, const Tensor& batch2,
+                 double beta, double alpha, const Tensor& out) {
+  run_product(context, {operand(batch1, 3), operand(batch2, 3), operand(out, 3), std::nullopt}, out.dtype(), Reference);
+  scale_and_add(out, self, alpha, beta);
 }
 
 // --- matmul: torch.matmul's rules. Vectors gain a dimension for the product
 // (a row for the left operand, a column for the right) that the result drops;
 // batch dimensions broadcast.
 
-std::vector<TensorMeta> matmul_shape(std::span<const TensorMeta* const> in, const Attrs&) {
-  const TensorMeta &a = *in[0], &b = *in[1];
+TensorMeta matmul_shape(const TensorMeta& a, const TensorMeta& b) {
   check_dtypes(a, "self", b, "other");
   OPGRAPH_CHECK(a.dim() >= 1 && b.dim() >= 1, "expected operands of rank 1 or more, got ", a.str(), " and ", b.str());
   const int64_t k_a = a.shape.back(), k_b = b.dim() == 1 ? b.shape[0] : b.shape[b.dim() - 2];
@@ -246,12 +241,11 @@ std::vector<TensorMeta> matmul_shape(std::span<const TensorMeta* const> in, cons
                                 std::span(b.shape).first(std::max<int64_t>(b.dim() - 2, 0)));
   if (a.dim() >= 2) shape.push_back(a.shape[a.dim() - 2]);
   if (b.dim() >= 2) shape.push_back(b.shape.back());
-  return {{a.dtype, shape}};
+  return {a.dtype, shape};
 }
 
 template <bool Reference>
-void matmul_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs&) {
-  const Tensor &a = in[0], &b = in[1];
+void matmul_cpu(const KernelContext& context, const Tensor& a, const Tensor& b, const Tensor& out) {
   const size_t rank = std::max<size_t>({a.shape().size(), b.shape().size(), 2});
   auto as_matrix = [rank](const Tensor& t, bool is_left) {
     if (t.dim() >= 2) return operand(t, rank);
@@ -265,11 +259,11 @@ void matmul_cpu(const KernelContext& context, std::span<const Tensor> in, std::s
   dst_shape[rank - 1] = right.shape[rank - 1];
   Product p{left,
             right,
-            operand(out[0], dst_shape, contiguous_strides(dst_shape), rank),
+            operand(out, dst_shape, contiguous_strides(dst_shape), rank),
             std::nullopt,
             Activation::None,
             is_constant_matrix(context, 1, b)};
-  run_product(context, p, out[0].dtype(), Reference);
+  run_product(context, p, out.dtype(), Reference);
 }
 
 }  // namespace

@@ -9,6 +9,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <source_location>
 #include <span>
 #include <tuple>
 #include <utility>
@@ -26,6 +29,79 @@
 
 namespace opgraph::kernels {
 namespace {
+
+// The norm ops share their functions over schemas that differ in which of
+// these attributes they have and where (layer_norm and native_layer_norm,
+// the four batch_norm forms, a gradient's shape checks through its forward
+// op's), so they keep the raw kernel form: where each attribute sits in a
+// schema's Attrs is found once, when the op is defined (NormPositions), and a
+// call reads it there (NormAttrs).
+enum class Field : size_t {
+  normalized_shape,
+  eps,
+  output_mask,
+  N,
+  C,
+  HxW,
+  group,
+  num_groups,
+  training,
+  momentum,
+  use_input_stats,
+  kCount
+};
+
+constexpr const char* kFieldNames[] = {
+    "normalized_shape", "eps",      "output_mask",    "N", "C", "HxW", "group", "num_groups",
+    "training",         "momentum", "use_input_stats"};
+static_assert(std::size(kFieldNames) == static_cast<size_t>(Field::kCount));
+
+struct NormPositions {
+  std::array<std::optional<size_t>, static_cast<size_t>(Field::kCount)> at;
+  explicit NormPositions(const Schema& schema) {
+    for (size_t f = 0; f < at.size(); ++f) at[f] = attribute_index(schema, kFieldNames[f]);
+  }
+};
+
+class NormAttrs {
+ public:
+  NormAttrs(const NormPositions& positions, const Attrs& attrs) : positions_(positions), attrs_(attrs) {}
+  // The attribute's value; the op's schema has it.
+  const AttrValue& value(Field field) const { return attrs_[*positions_.at[static_cast<size_t>(field)]]; }
+  template <typename T>
+  const T& read(Field field) const {
+    return std::get<T>(value(field));
+  }
+
+ private:
+  const NormPositions& positions_;
+  const Attrs& attrs_;
+};
+
+using NormShape = std::vector<TensorMeta> (*)(std::span<const TensorMeta* const>, const NormAttrs&);
+using NormKernel = void (*)(const KernelContext&, std::span<const Tensor>, std::span<const Tensor>, const NormAttrs&);
+
+struct NormSpec {
+  const char* schema;
+  NormShape shape;
+  NormKernel cpu;
+  NormKernel reference;
+};
+
+void define_norm(BuiltinOps& builtins, NormSpec spec, std::source_location where = std::source_location::current()) {
+  auto at = std::make_shared<const NormPositions>(Schema::parse(spec.schema));
+  auto kernel = [at](NormKernel fn) -> KernelFn {
+    return [fn, at](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                    const Attrs& attrs) { fn(context, inputs, outputs, NormAttrs(*at, attrs)); };
+  };
+  define(builtins,
+         {.schema = spec.schema,
+          .shape = [shape = spec.shape, at](std::span<const TensorMeta* const> inputs,
+                                            const Attrs& attrs) { return shape(inputs, NormAttrs(*at, attrs)); },
+          .cpu = kernel(spec.cpu),
+          .reference = kernel(spec.reference)},
+         where);
+}
 
 // An optional per-feature tensor (weight, bias, running stats): absent, or
 // `shape` in the input's dtype.
@@ -91,9 +167,9 @@ std::pair<T, double> row_moments(const T* x, int64_t n) {
 
 // The first normalized dim of a floating `input` whose trailing dims the
 // normalized_shape attribute must be.
-int64_t normalized_axis(const TensorMeta& input, const Attrs& attrs) {
+int64_t normalized_axis(const TensorMeta& input, const NormAttrs& attrs) {
   check_floating(input, "input");
-  const auto& normalized = attrs.get<std::vector<int64_t>>("normalized_shape");
+  const auto& normalized = attrs.read<std::vector<int64_t>>(Field::normalized_shape);
   const int64_t axis = input.dim() - static_cast<int64_t>(normalized.size());
   OPGRAPH_CHECK(!normalized.empty() && axis >= 0 && Shape(input.shape.begin() + axis, input.shape.end()) == normalized,
                 "normalized_shape: expected a non-empty shape that ends the input's shape ", shape_str(input.shape),
@@ -101,10 +177,10 @@ int64_t normalized_axis(const TensorMeta& input, const Attrs& attrs) {
   return axis;
 }
 
-std::vector<TensorMeta> native_layer_norm_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> native_layer_norm_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
   const TensorMeta& input = *inputs[0];
   const int64_t axis = normalized_axis(input, attrs);
-  const auto& normalized = attrs.get<std::vector<int64_t>>("normalized_shape");
+  const auto& normalized = attrs.read<std::vector<int64_t>>(Field::normalized_shape);
   check_optional(inputs[1], "weight", normalized, input);
   check_optional(inputs[2], "bias", normalized, input);
   TensorMeta stats{input.dtype, Shape(input.shape.begin(), input.shape.begin() + axis)};
@@ -112,7 +188,7 @@ std::vector<TensorMeta> native_layer_norm_shape(std::span<const TensorMeta* cons
   return {input, stats, stats};
 }
 
-std::vector<TensorMeta> layer_norm_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> layer_norm_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
   return {native_layer_norm_shape(inputs, attrs)[0]};
 }
 
@@ -121,8 +197,8 @@ struct NormalizedRows {
   int64_t rows, cols;
 };
 
-NormalizedRows normalized_rows(const Tensor& input, const Attrs& attrs) {
-  const int64_t cols = product(attrs.get<std::vector<int64_t>>("normalized_shape"));
+NormalizedRows normalized_rows(const Tensor& input, const NormAttrs& attrs) {
+  const int64_t cols = product(attrs.read<std::vector<int64_t>>(Field::normalized_shape));
   return {cols == 0 ? 0 : input.numel() / cols, cols};
 }
 
@@ -138,9 +214,9 @@ std::pair<T, T> layer_norm_row(const T* x, const T* w, const T* b, double eps, T
 
 // Serves layer_norm (one output) and native_layer_norm (three).
 void layer_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                    const Attrs& attrs) {
+                    const NormAttrs& attrs) {
   const NormalizedRows args = normalized_rows(inputs[0], attrs);
-  const double eps = attrs.get<double>("eps");
+  const double eps = attrs.read<double>(Field::eps);
   dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const T* x = inputs[0].data_ptr<const T>();
@@ -162,9 +238,9 @@ void layer_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs
 }
 
 void layer_norm_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                          const Attrs& attrs) {
+                          const NormAttrs& attrs) {
   const NormalizedRows args = normalized_rows(inputs[0], attrs);
-  const double eps = attrs.get<double>("eps");
+  const double eps = attrs.read<double>(Field::eps);
   dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const T* x = inputs[0].data_ptr<const T>();
@@ -195,21 +271,21 @@ void layer_norm_reference(const KernelContext&, std::span<const Tensor> inputs, 
 // T5's and torch.nn.RMSNorm's normalization. An absent eps is the dtype's
 // machine epsilon, as PyTorch's.
 
-std::vector<TensorMeta> rms_norm_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> rms_norm_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
   const TensorMeta& input = *inputs[0];
   normalized_axis(input, attrs);
-  check_optional(inputs[1], "weight", attrs.get<std::vector<int64_t>>("normalized_shape"), input);
+  check_optional(inputs[1], "weight", attrs.read<std::vector<int64_t>>(Field::normalized_shape), input);
   return {input};
 }
 
 template <typename T>
-double rms_norm_eps(const Attrs& attrs) {
-  const AttrValue& eps = attrs.get("eps");
+double rms_norm_eps(const NormAttrs& attrs) {
+  const AttrValue& eps = attrs.value(Field::eps);
   return std::holds_alternative<double>(eps) ? std::get<double>(eps) : std::numeric_limits<T>::epsilon();
 }
 
 void rms_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                  const Attrs& attrs) {
+                  const NormAttrs& attrs) {
   const NormalizedRows args = normalized_rows(inputs[0], attrs);
   dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
@@ -234,7 +310,7 @@ void rms_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs, 
 }
 
 void rms_norm_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                        const Attrs& attrs) {
+                        const NormAttrs& attrs) {
   const NormalizedRows args = normalized_rows(inputs[0], attrs);
   dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
@@ -260,7 +336,7 @@ void rms_norm_reference(const KernelContext&, std::span<const Tensor> inputs, st
 // and over all rows grad_weight = sum(grad_out * xhat), grad_bias = sum(grad_out).
 
 std::vector<TensorMeta> native_layer_norm_backward_shape(std::span<const TensorMeta* const> inputs,
-                                                         const Attrs& attrs) {
+                                                         const NormAttrs& attrs) {
   const TensorMeta* forward_inputs[] = {inputs[1], inputs[4], inputs[5]};
   const std::vector<TensorMeta> forward = native_layer_norm_shape(forward_inputs, attrs);
   const TensorMeta& input = forward[0];
@@ -271,15 +347,15 @@ std::vector<TensorMeta> native_layer_norm_backward_shape(std::span<const TensorM
     OPGRAPH_CHECK(stats.dtype == input.dtype && stats.numel() == forward[1].numel(), names[k], ": expected ",
                   forward[1].str(), " (one value per normalized row of input ", input.str(), "), got ", stats.str());
   }
-  const std::array<bool, 3> mask = output_mask(attrs);
-  const TensorMeta per_feature{input.dtype, attrs.get<std::vector<int64_t>>("normalized_shape")};
+  const std::array<bool, 3> mask = output_mask(attrs.read<std::vector<int64_t>>(Field::output_mask));
+  const TensorMeta per_feature{input.dtype, attrs.read<std::vector<int64_t>>(Field::normalized_shape)};
   return {unless_masked(mask[0], input), unless_masked(mask[1], per_feature), unless_masked(mask[2], per_feature)};
 }
 
 void layer_norm_backward_cpu(const KernelContext& context, std::span<const Tensor> inputs,
-                             std::span<const Tensor> outputs, const Attrs& attrs) {
+                             std::span<const Tensor> outputs, const NormAttrs& attrs) {
   const NormalizedRows args = normalized_rows(inputs[1], attrs);
-  const std::array<bool, 3> mask = output_mask(attrs);
+  const std::array<bool, 3> mask = output_mask(attrs.read<std::vector<int64_t>>(Field::output_mask));
   const int64_t rows = args.rows, n = args.cols;
   dispatch_floating(inputs[1].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
@@ -373,10 +449,10 @@ void normalized_rows_backward_reference(std::span<const Tensor> inputs, std::spa
 }
 
 void layer_norm_backward_reference(const KernelContext&, std::span<const Tensor> inputs,
-                                   std::span<const Tensor> outputs, const Attrs& attrs) {
+                                   std::span<const Tensor> outputs, const NormAttrs& attrs) {
   const NormalizedRows args = normalized_rows(inputs[1], attrs);
-  normalized_rows_backward_reference(inputs, outputs, output_mask(attrs), args.rows, args.cols, args.cols,
-                                     [](int64_t, int64_t i) { return i; });
+  normalized_rows_backward_reference(inputs, outputs, output_mask(attrs.read<std::vector<int64_t>>(Field::output_mask)),
+                                     args.rows, args.cols, args.cols, [](int64_t, int64_t i) { return i; });
 }
 
 // ---- group_norm and instance_norm ---------------------------------------------
@@ -388,8 +464,9 @@ struct Groups {
   int64_t batch, channels, plane, groups;
 };
 
-int64_t attr_at_least(const Attrs& attrs, const char* name, int64_t lowest) {
-  const int64_t value = attrs.get<int64_t>(name);
+int64_t attr_at_least(const NormAttrs& attrs, Field field, int64_t lowest) {
+  const char* name = kFieldNames[static_cast<size_t>(field)];
+  const int64_t value = attrs.read<int64_t>(field);
   OPGRAPH_CHECK(value >= lowest, name, ": expected at least ", lowest, ", got ", value);
   return value;
 }
@@ -412,12 +489,12 @@ Groups input_groups(const Shape& shape, int64_t groups) {
 }
 
 // native_group_norm gives N, C, HxW and group as attributes.
-Groups native_groups(const Attrs& attrs) {
-  return {attr_at_least(attrs, "N", 0), attr_at_least(attrs, "C", 0), attr_at_least(attrs, "HxW", 0),
-          attr_at_least(attrs, "group", 1)};
+Groups native_groups(const NormAttrs& attrs) {
+  return {attr_at_least(attrs, Field::N, 0), attr_at_least(attrs, Field::C, 0), attr_at_least(attrs, Field::HxW, 0),
+          attr_at_least(attrs, Field::group, 1)};
 }
 
-std::vector<TensorMeta> native_group_norm_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> native_group_norm_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
   const Groups g = native_groups(attrs);
   const TensorMeta input = group_norm_input(inputs, g);
   const int64_t total = checked_mul(checked_mul(g.batch, g.channels, "C"), g.plane, "HxW");
@@ -427,9 +504,9 @@ std::vector<TensorMeta> native_group_norm_shape(std::span<const TensorMeta* cons
   return {input, stats, stats};
 }
 
-std::vector<TensorMeta> group_norm_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> group_norm_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
   OPGRAPH_CHECK(inputs[0]->dim() >= 2, "input: expected rank 2 or more (N, C, ...), got ", inputs[0]->str());
-  return {group_norm_input(inputs, input_groups(inputs[0]->shape, attrs.get<int64_t>("num_groups")))};
+  return {group_norm_input(inputs, input_groups(inputs[0]->shape, attrs.read<int64_t>(Field::num_groups)))};
 }
 
 // Fast: each row's statistics, then each channel's affine map; mean and rstd
@@ -505,15 +582,15 @@ void run_group_norm(const KernelContext& context, const Groups& g, double eps, s
 
 template <bool Reference>
 void native_group_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs,
-                           std::span<const Tensor> outputs, const Attrs& attrs) {
-  run_group_norm<Reference>(context, native_groups(attrs), attrs.get<double>("eps"), inputs, outputs);
+                           std::span<const Tensor> outputs, const NormAttrs& attrs) {
+  run_group_norm<Reference>(context, native_groups(attrs), attrs.read<double>(Field::eps), inputs, outputs);
 }
 
 template <bool Reference>
 void group_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                    const Attrs& attrs) {
-  run_group_norm<Reference>(context, input_groups(inputs[0].shape(), attrs.get<int64_t>("num_groups")),
-                            attrs.get<double>("eps"), inputs, outputs);
+                    const NormAttrs& attrs) {
+  run_group_norm<Reference>(context, input_groups(inputs[0].shape(), attrs.read<int64_t>(Field::num_groups)),
+                            attrs.read<double>(Field::eps), inputs, outputs);
 }
 
 // ---- native_group_norm_backward -----------------------------------------------
@@ -525,21 +602,21 @@ void group_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs
 //   grad_weight[c] = sum_n s * (ds - m * db), grad_bias[c] = sum_n db.
 
 std::vector<TensorMeta> native_group_norm_backward_shape(std::span<const TensorMeta* const> inputs,
-                                                         const Attrs& attrs) {
+                                                         const NormAttrs& attrs) {
   const TensorMeta* forward_inputs[] = {inputs[1], inputs[4], nullptr};
   const std::vector<TensorMeta> forward = native_group_norm_shape(forward_inputs, attrs);
   check_same_meta(*inputs[0], "grad_out", forward[0], "input");
   check_same_meta(*inputs[2], "mean", forward[1], "the forward's mean (N, group)");
   check_same_meta(*inputs[3], "rstd", forward[2], "the forward's rstd (N, group)");
-  const std::array<bool, 3> mask = output_mask(attrs);
-  const TensorMeta per_channel{forward[0].dtype, {attrs.get<int64_t>("C")}};
+  const std::array<bool, 3> mask = output_mask(attrs.read<std::vector<int64_t>>(Field::output_mask));
+  const TensorMeta per_channel{forward[0].dtype, {attrs.read<int64_t>(Field::C)}};
   return {unless_masked(mask[0], forward[0]), unless_masked(mask[1], per_channel), unless_masked(mask[2], per_channel)};
 }
 
 void group_norm_backward_cpu(const KernelContext& context, std::span<const Tensor> inputs,
-                             std::span<const Tensor> outputs, const Attrs& attrs) {
+                             std::span<const Tensor> outputs, const NormAttrs& attrs) {
   const Groups g = native_groups(attrs);
-  const std::array<bool, 3> mask = output_mask(attrs);
+  const std::array<bool, 3> mask = output_mask(attrs.read<std::vector<int64_t>>(Field::output_mask));
   const int64_t per_group = g.channels / g.groups, rows = g.batch * g.channels, hw = g.plane;
   dispatch_floating(inputs[1].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
@@ -598,11 +675,11 @@ void group_norm_backward_cpu(const KernelContext& context, std::span<const Tenso
 }
 
 void group_norm_backward_reference(const KernelContext&, std::span<const Tensor> inputs,
-                                   std::span<const Tensor> outputs, const Attrs& attrs) {
+                                   std::span<const Tensor> outputs, const NormAttrs& attrs) {
   const Groups g = native_groups(attrs);
   const int64_t per_group = g.channels / g.groups;
-  normalized_rows_backward_reference(inputs, outputs, output_mask(attrs), g.batch * g.groups, per_group * g.plane,
-                                     g.channels,
+  normalized_rows_backward_reference(inputs, outputs, output_mask(attrs.read<std::vector<int64_t>>(Field::output_mask)),
+                                     g.batch * g.groups, per_group * g.plane, g.channels,
                                      [&](int64_t r, int64_t i) { return r % g.groups * per_group + i / g.plane; });
 }
 
@@ -621,7 +698,7 @@ TensorMeta batch_norm_input(std::span<const TensorMeta* const> inputs) {
   return input;
 }
 
-std::vector<TensorMeta> batch_norm_no_training_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
+std::vector<TensorMeta> batch_norm_no_training_shape(std::span<const TensorMeta* const> inputs, const NormAttrs&) {
   const TensorMeta input = batch_norm_input(inputs);
   // ATen saves no statistics in inference: both come back empty.
   const TensorMeta empty{input.dtype, {0}};
@@ -630,8 +707,8 @@ std::vector<TensorMeta> batch_norm_no_training_shape(std::span<const TensorMeta*
 
 // aten::batch_norm in training normalizes with the batch's statistics and
 // leaves the running ones (which ATen updates in place) as they are.
-std::vector<TensorMeta> batch_norm_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  OPGRAPH_CHECK(attrs.get<bool>("training") || (inputs[3] != nullptr && inputs[4] != nullptr),
+std::vector<TensorMeta> batch_norm_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
+  OPGRAPH_CHECK(attrs.read<bool>(Field::training) || (inputs[3] != nullptr && inputs[4] != nullptr),
                 "running_mean, running_var: expected tensors in inference mode (training=False), got None");
   return {batch_norm_input(inputs)};
 }
@@ -640,15 +717,15 @@ std::vector<TensorMeta> batch_norm_shape(std::span<const TensorMeta* const> inpu
 // _native_batch_norm_legit_functional, which returns the updated running
 // statistics as well: training saves the batch's mean and rstd per channel,
 // inference saves nothing.
-std::vector<TensorMeta> batch_norm_legit_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> batch_norm_legit_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
   const TensorMeta input = batch_norm_input(inputs);
-  const bool training = attrs.get<bool>("training");
+  const bool training = attrs.read<bool>(Field::training);
   OPGRAPH_CHECK(training || inputs.size() == 5, "training: expected True without running statistics, got False");
   const TensorMeta saved{input.dtype, {training ? input.shape[1] : 0}};
   return {input, saved, saved};
 }
 
-std::vector<TensorMeta> batch_norm_functional_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> batch_norm_functional_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
   std::vector<TensorMeta> outputs = batch_norm_legit_shape(inputs, attrs);
   outputs.push_back(*inputs[3]);
   outputs.push_back(*inputs[4]);
@@ -792,9 +869,9 @@ void store_training_outputs(const ChannelStats& stats, double momentum, std::spa
 // _native_batch_norm_legit_functional returns them as outputs 3 and 4.
 template <bool Reference>
 void run_batch_norm(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                    const Attrs& attrs, bool training) {
+                    const NormAttrs& attrs, bool training) {
   const DimLayout layout = layout_around(inputs[0].shape(), 1);
-  const double eps = attrs.get<double>("eps");
+  const double eps = attrs.read<double>(Field::eps);
   dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const T* x = inputs[0].data_ptr<const T>();
@@ -807,7 +884,7 @@ void run_batch_norm(const KernelContext& context, std::span<const Tensor> inputs
       normalize_channels<T>(context, layout, stats, inputs, outputs[0]);
     }
     if (training && outputs.size() > 1) {
-      store_training_outputs<T>(stats, attrs.get<double>("momentum"), inputs, outputs);
+      store_training_outputs<T>(stats, attrs.read<double>(Field::momentum), inputs, outputs);
     } else if (outputs.size() == 5) {  // the running statistics, unchanged
       std::memcpy(outputs[3].data(), inputs[3].data(), inputs[3].nbytes());
       std::memcpy(outputs[4].data(), inputs[4].data(), inputs[4].nbytes());
@@ -818,13 +895,13 @@ void run_batch_norm(const KernelContext& context, std::span<const Tensor> inputs
 // The ops with a `training` attribute.
 template <bool Reference>
 void batch_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                    const Attrs& attrs) {
-  run_batch_norm<Reference>(context, inputs, outputs, attrs, attrs.get<bool>("training"));
+                    const NormAttrs& attrs) {
+  run_batch_norm<Reference>(context, inputs, outputs, attrs, attrs.read<bool>(Field::training));
 }
 
 template <bool Reference>
 void batch_norm_inference_cpu(const KernelContext& context, std::span<const Tensor> inputs,
-                              std::span<const Tensor> outputs, const Attrs& attrs) {
+                              std::span<const Tensor> outputs, const NormAttrs& attrs) {
   run_batch_norm<Reference>(context, inputs, outputs, attrs, false);
 }
 
@@ -834,90 +911,95 @@ void batch_norm_inference_cpu(const KernelContext& context, std::span<const Tens
 // which ATen would update in place, are left as they are); without, it is
 // inference-mode batch_norm.
 
-std::vector<TensorMeta> instance_norm_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> instance_norm_shape(std::span<const TensorMeta* const> inputs, const NormAttrs& attrs) {
   const TensorMeta input = batch_norm_input(inputs);
-  OPGRAPH_CHECK(attrs.get<bool>("use_input_stats") || (inputs[3] != nullptr && inputs[4] != nullptr),
+  OPGRAPH_CHECK(attrs.read<bool>(Field::use_input_stats) || (inputs[3] != nullptr && inputs[4] != nullptr),
                 "running_mean, running_var: expected tensors when use_input_stats is False, got None");
   return {input};
 }
 
 template <bool Reference>
 void instance_norm_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                       const Attrs& attrs) {
-  if (!attrs.get<bool>("use_input_stats")) {
+                       const NormAttrs& attrs) {
+  if (!attrs.read<bool>(Field::use_input_stats)) {
     return batch_norm_inference_cpu<Reference>(context, inputs, outputs, attrs);
   }
   const Groups per_channel = input_groups(inputs[0].shape(), inputs[0].size(1));
-  run_group_norm<Reference>(context, per_channel, attrs.get<double>("eps"), inputs, outputs);
+  run_group_norm<Reference>(context, per_channel, attrs.read<double>(Field::eps), inputs, outputs);
 }
 
 }  // namespace
 
 void register_norm_ops(BuiltinOps& builtins) {
-  define(builtins, {.schema = "aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
-                              "Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
-                    .shape = native_layer_norm_shape,
-                    .cpu = layer_norm_cpu,
-                    .reference = layer_norm_reference});
-  define(builtins, {.schema = "aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
-                              "Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor",
-                    .shape = layer_norm_shape,
-                    .cpu = layer_norm_cpu,
-                    .reference = layer_norm_reference});
-  define(builtins, {.schema = "aten::rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
-                              "float? eps=None) -> Tensor",
-                    .shape = rms_norm_shape,
-                    .cpu = rms_norm_cpu,
-                    .reference = rms_norm_reference});
-  define(builtins, {.schema = "aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] "
-                              "normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, "
-                              "bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
-                    .shape = native_layer_norm_backward_shape,
-                    .cpu = layer_norm_backward_cpu,
-                    .reference = layer_norm_backward_reference});
-  define(builtins, {.schema = "aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, "
-                              "SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)",
-                    .shape = native_group_norm_shape,
-                    OPGRAPH_CPU_AND_REFERENCE(native_group_norm_cpu)});
-  define(builtins, {.schema = "aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
-                              "float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor",
-                    .shape = group_norm_shape,
-                    OPGRAPH_CPU_AND_REFERENCE(group_norm_cpu)});
-  define(builtins, {.schema = "aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, "
-                              "Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, "
-                              "bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
-                    .shape = native_group_norm_backward_shape,
-                    .cpu = group_norm_backward_cpu,
-                    .reference = group_norm_backward_reference});
-  define(builtins, {.schema = "aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, "
-                              "Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) "
-                              "-> (Tensor, Tensor, Tensor)",
-                    .shape = batch_norm_no_training_shape,
-                    OPGRAPH_CPU_AND_REFERENCE(batch_norm_inference_cpu)});
-  define(builtins, {.schema = "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-                              "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) "
-                              "-> Tensor",
-                    .shape = batch_norm_shape,
-                    OPGRAPH_CPU_AND_REFERENCE(batch_norm_cpu)});
-  define(builtins, {.schema = "aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, "
-                              "Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, "
-                              "float eps) -> (Tensor, Tensor, Tensor)",
-                    .shape = batch_norm_legit_shape,
-                    OPGRAPH_CPU_AND_REFERENCE(batch_norm_cpu)});
-  define(builtins, {.schema = "aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, "
-                              "bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-                    .shape = batch_norm_legit_shape,
-                    OPGRAPH_CPU_AND_REFERENCE(batch_norm_cpu)});
-  define(builtins, {.schema = "aten::_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, "
-                              "Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) "
-                              "-> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)",
-                    .shape = batch_norm_functional_shape,
-                    OPGRAPH_CPU_AND_REFERENCE(batch_norm_cpu)});
-  define(builtins, {.schema = "aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-                              "Tensor? running_var, bool use_input_stats, float momentum, float eps, "
-                              "bool cudnn_enabled) -> Tensor",
-                    .shape = instance_norm_shape,
-                    OPGRAPH_CPU_AND_REFERENCE(instance_norm_cpu)});
+  define_norm(builtins, {.schema = "aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
+                                   "Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
+                         .shape = native_layer_norm_shape,
+                         .cpu = layer_norm_cpu,
+                         .reference = layer_norm_reference});
+  define_norm(builtins,
+              {.schema = "aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
+                         "Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor",
+               .shape = layer_norm_shape,
+               .cpu = layer_norm_cpu,
+               .reference = layer_norm_reference});
+  define_norm(builtins, {.schema = "aten::rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
+                                   "float? eps=None) -> Tensor",
+                         .shape = rms_norm_shape,
+                         .cpu = rms_norm_cpu,
+                         .reference = rms_norm_reference});
+  define_norm(builtins, {.schema = "aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] "
+                                   "normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, "
+                                   "bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+                         .shape = native_layer_norm_backward_shape,
+                         .cpu = layer_norm_backward_cpu,
+                         .reference = layer_norm_backward_reference});
+  define_norm(builtins, {.schema = "aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, "
+                                   "SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)",
+                         .shape = native_group_norm_shape,
+                         OPGRAPH_CPU_AND_REFERENCE(native_group_norm_cpu)});
+  define_norm(builtins,
+              {.schema = "aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
+                         "float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor",
+               .shape = group_norm_shape,
+               OPGRAPH_CPU_AND_REFERENCE(group_norm_cpu)});
+  define_norm(builtins, {.schema = "aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, "
+                                   "Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, "
+                                   "bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+                         .shape = native_group_norm_backward_shape,
+                         .cpu = group_norm_backward_cpu,
+                         .reference = group_norm_backward_reference});
+  define_norm(builtins, {.schema = "aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, "
+                                   "Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) "
+                                   "-> (Tensor, Tensor, Tensor)",
+                         .shape = batch_norm_no_training_shape,
+                         OPGRAPH_CPU_AND_REFERENCE(batch_norm_inference_cpu)});
+  define_norm(builtins, {.schema = "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+                                   "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) "
+                                   "-> Tensor",
+                         .shape = batch_norm_shape,
+                         OPGRAPH_CPU_AND_REFERENCE(batch_norm_cpu)});
+  define_norm(builtins, {.schema = "aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, "
+                                   "Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, "
+                                   "float eps) -> (Tensor, Tensor, Tensor)",
+                         .shape = batch_norm_legit_shape,
+                         OPGRAPH_CPU_AND_REFERENCE(batch_norm_cpu)});
+  define_norm(builtins,
+              {.schema = "aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, "
+                         "bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+               .shape = batch_norm_legit_shape,
+               OPGRAPH_CPU_AND_REFERENCE(batch_norm_cpu)});
+  define_norm(builtins,
+              {.schema = "aten::_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, "
+                         "Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) "
+                         "-> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)",
+               .shape = batch_norm_functional_shape,
+               OPGRAPH_CPU_AND_REFERENCE(batch_norm_cpu)});
+  define_norm(builtins,
+              {.schema = "aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+                         "Tensor? running_var, bool use_input_stats, float momentum, float eps, "
+                         "bool cudnn_enabled) -> Tensor",
+               .shape = instance_norm_shape,
+               OPGRAPH_CPU_AND_REFERENCE(instance_norm_cpu)});
 }
 
 }  // namespace opgraph::kernels

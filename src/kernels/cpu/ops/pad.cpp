@@ -36,7 +36,7 @@ struct Padding {
 
 // `pad` holds (before, after) pairs for the last dims, the last dim first, as
 // ATen's pads do.
-Padding padding_of(const TensorMeta& self, const std::vector<int64_t>& pad, const char* argument, int64_t least) {
+Padding padding_of(const TensorMeta& self, std::span<const int64_t> pad, const char* argument, int64_t least) {
   OPGRAPH_CHECK(pad.size() % 2 == 0, argument, ": expected an even number of values, got ", shape_str(pad));
   OPGRAPH_CHECK(static_cast<int64_t>(pad.size()) <= 2 * self.dim(), argument, ": ", pad.size(),
                 " values pad more dims than input ", self.str(), " has");
@@ -57,27 +57,10 @@ Padding padding_of(const TensorMeta& self, const std::vector<int64_t>& pad, cons
 // What an op's attributes say: the pads, the argument that holds them, and
 // the constant a constant pad fills with.
 struct PadArgs {
-  const std::vector<int64_t>& pad;
+  std::span<const int64_t> pad;
   const char* argument;
   double value;
 };
-
-using PadArgsFn = PadArgs (*)(const Attrs& attrs);
-
-PadArgs constant_pad_args(const Attrs& attrs) {
-  return {attrs.get<std::vector<int64_t>>("pad"), "pad", scalar_attr(attrs, "value")};
-}
-
-PadArgs spatial_pad_args(const Attrs& attrs) { return {attrs.get<std::vector<int64_t>>("padding"), "padding", 0.0}; }
-
-// aten::pad: `value` (a float, or None for 0) only in mode "constant".
-PadArgs pad_args(const Attrs& attrs) {
-  const AttrValue& value = attrs.get("value");
-  const bool none = std::holds_alternative<std::monostate>(value);
-  OPGRAPH_CHECK(none || attrs.get<std::string>("mode") == "constant", "value: mode '", attrs.get<std::string>("mode"),
-                "' takes no value, got ", attr_str(value));
-  return {attrs.get<std::vector<int64_t>>("pad"), "pad", none ? 0.0 : std::get<double>(value)};
-}
 
 // kDims 0 (constant pads): any rank, any pad that leaves no negative extent.
 // kDims N: input (batch,) channels and N dims, each padded to at least 1; a
@@ -112,13 +95,11 @@ Padding padding_for(const TensorMeta& self, const PadArgs& args) {
 // aten::pad: calls fn.template operator()<kMode, kDims>() for its mode and
 // the number of dims its pads cover.
 template <typename Fn>
-auto with_pad_mode(const Attrs& attrs, Fn&& fn) {
-  const auto& mode = attrs.get<std::string>("mode");
+auto with_pad_mode(std::span<const int64_t> pad, std::string_view mode, Fn&& fn) {
   if (mode == "constant") return fn.template operator()<Mode::kConstant, 0>();
-  const size_t dims = attrs.get<std::vector<int64_t>>("pad").size() / 2;
-  OPGRAPH_CHECK(dims >= 1 && dims <= 3 && attrs.get<std::vector<int64_t>>("pad").size() == 2 * dims, "pad: mode '",
-                mode, "' pads 1, 2 or 3 dims: expected 2, 4 or 6 values, got ",
-                shape_str(attrs.get<std::vector<int64_t>>("pad")));
+  const size_t dims = pad.size() / 2;
+  OPGRAPH_CHECK(dims >= 1 && dims <= 3 && pad.size() == 2 * dims, "pad: mode '", mode,
+                "' pads 1, 2 or 3 dims: expected 2, 4 or 6 values, got ", shape_str(pad));
   const auto with_dims = [&]<Mode kMode>() {
     if (dims == 1) return fn.template operator()<kMode, 1>();
     if (dims == 2) return fn.template operator()<kMode, 2>();
@@ -130,11 +111,10 @@ auto with_pad_mode(const Attrs& attrs, Fn&& fn) {
   return with_dims.template operator()<Mode::kCircular>();
 }
 
-template <Mode kMode, int kDims, PadArgsFn args_of>
-std::vector<TensorMeta> pad_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& self = *inputs[0];
+template <Mode kMode, int kDims>
+TensorMeta pad_shape(const TensorMeta& self, const PadArgs& args) {
   dispatch_elementwise(self.dtype, "self", [](auto) {});
-  return {{self.dtype, padding_for<kMode, kDims>(self, args_of(attrs)).out}};
+  return {self.dtype, padding_for<kMode, kDims>(self, args).out};
 }
 
 // ---- Kernels ---------------------------------------------------------------------
@@ -142,12 +122,9 @@ std::vector<TensorMeta> pad_shape(std::span<const TensorMeta* const> inputs, con
 // Row by row over the output: a border row (an outer dim maps to none) is
 // all `value`; otherwise the row's middle is the input row, in order, and its
 // borders read through the last dim's table.
-template <Mode kMode, int kDims, PadArgsFn args_of>
-void pad_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs& attrs) {
-  const Tensor &self = inputs[0], &out = outputs[0];
+template <Mode kMode, int kDims>
+void pad_kernel(const KernelContext& context, const Tensor& self, const PadArgs& args, const Tensor& out) {
   if (out.numel() == 0) return;
-  const PadArgs args = args_of(attrs);
   const Padding padding = padding_for<kMode, kDims>(self.meta(), args);
   const Shape in_shape = self.dim() == 0 ? Shape{1} : self.shape();
   const Shape out_shape = self.dim() == 0 ? Shape{1} : padding.out;
@@ -191,11 +168,8 @@ void pad_kernel(const KernelContext& context, std::span<const Tensor> inputs, st
 }
 
 // Element by element: each output coordinate mapped dim by dim.
-template <Mode kMode, int kDims, PadArgsFn args_of>
-void pad_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs& attrs) {
-  const Tensor &self = inputs[0], &out = outputs[0];
-  const PadArgs args = args_of(attrs);
+template <Mode kMode, int kDims>
+void pad_reference(const KernelContext&, const Tensor& self, const PadArgs& args, const Tensor& out) {
   const Padding padding = padding_for<kMode, kDims>(self.meta(), args);
   const Strides in_strides = contiguous_strides(self.shape());
   dispatch_elementwise(self.dtype(), "self", [&](auto zero) {
@@ -215,37 +189,72 @@ void pad_reference(const KernelContext&, std::span<const Tensor> inputs, std::sp
   });
 }
 
-template <Mode kMode, int kDims, PadArgsFn args_of = spatial_pad_args>
+template <Mode kMode, int kDims, bool kReference>
+void run_pad(const KernelContext& context, const Tensor& self, const PadArgs& args, const Tensor& out) {
+  (kReference ? pad_reference<kMode, kDims> : pad_kernel<kMode, kDims>)(context, self, args, out);
+}
+
+// reflection_pad{1,2,3}d and replication_pad{1,2,3}d.
+template <Mode kMode, int kDims>
+TensorMeta spatial_pad_shape(const TensorMeta& self, std::span<const int64_t> padding) {
+  return pad_shape<kMode, kDims>(self, {padding, "padding", 0.0});
+}
+
+template <Mode kMode, int kDims, bool kReference>
+void spatial_pad_kernel(const KernelContext& context, const Tensor& self, std::span<const int64_t> padding,
+                        const Tensor& out) {
+  run_pad<kMode, kDims, kReference>(context, self, {padding, "padding", 0.0}, out);
+}
+
+template <Mode kMode, int kDims>
 void define_pad(BuiltinOps& builtins, const char* schema,
                 std::source_location where = std::source_location::current()) {
   define(builtins,
          {.schema = schema,
-          .shape = pad_shape<kMode, kDims, args_of>,
-          .cpu = pad_kernel<kMode, kDims, args_of>,
-          .reference = pad_reference<kMode, kDims, args_of>},
+          .shape = spatial_pad_shape<kMode, kDims>,
+          .cpu = spatial_pad_kernel<kMode, kDims, false>,
+          .reference = spatial_pad_kernel<kMode, kDims, true>},
          where);
 }
 
-// aten::pad runs the kernels above for its mode.
-std::vector<TensorMeta> any_pad_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  return with_pad_mode(attrs,
-                       [&]<Mode kMode, int kDims>() { return pad_shape<kMode, kDims, pad_args>(inputs, attrs); });
+TensorMeta constant_pad_shape(const TensorMeta& self, std::span<const int64_t> pad, double value) {
+  return pad_shape<Mode::kConstant, 0>(self, {pad, "pad", value});
 }
 
 template <bool kReference>
-void any_pad_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                    const Attrs& attrs) {
-  with_pad_mode(attrs, [&]<Mode kMode, int kDims>() {
-    const auto kernel = kReference ? pad_reference<kMode, kDims, pad_args> : pad_kernel<kMode, kDims, pad_args>;
-    kernel(context, inputs, outputs, attrs);
-  });
+void constant_pad_kernel(const KernelContext& context, const Tensor& self, std::span<const int64_t> pad, double value,
+                         const Tensor& out) {
+  run_pad<Mode::kConstant, 0, kReference>(context, self, {pad, "pad", value}, out);
+}
+
+// aten::pad: `value` (a float, or None for 0) only in mode "constant"; it
+// runs the kernels above for its mode.
+PadArgs pad_args(std::span<const int64_t> pad, std::string_view mode, std::optional<double> value) {
+  OPGRAPH_CHECK(!value || mode == "constant", "value: mode '", mode, "' takes no value, got ",
+                attr_str(AttrValue(*value)));
+  return {pad, "pad", value.value_or(0.0)};
+}
+
+TensorMeta any_pad_shape(const TensorMeta& self, std::span<const int64_t> pad, std::string_view mode,
+                         std::optional<double> value) {
+  const PadArgs args = pad_args(pad, mode, value);
+  return with_pad_mode(pad, mode, [&]<Mode kMode, int kDims>() { return pad_shape<kMode, kDims>(self, args); });
+}
+
+template <bool kReference>
+void any_pad_kernel(const KernelContext& context, const Tensor& self, std::span<const int64_t> pad,
+                    std::string_view mode, std::optional<double> value, const Tensor& out) {
+  const PadArgs args = pad_args(pad, mode, value);
+  with_pad_mode(pad, mode,
+                [&]<Mode kMode, int kDims>() { run_pad<kMode, kDims, kReference>(context, self, args, out); });
 }
 
 }  // namespace
 
 void register_pad_ops(BuiltinOps& builtins) {
-  define_pad<Mode::kConstant, 0, constant_pad_args>(
-      builtins, "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor");
+  define(builtins, {.schema = "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
+                    .shape = constant_pad_shape,
+                    OPGRAPH_CPU_AND_REFERENCE(constant_pad_kernel)});
   define_pad<Mode::kReflect, 1>(builtins, "aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor");
   define_pad<Mode::kReflect, 2>(builtins, "aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor");
   define_pad<Mode::kReflect, 3>(builtins, "aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor");

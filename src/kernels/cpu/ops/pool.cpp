@@ -145,60 +145,82 @@ std::vector<TensorMeta> pool_backward_shape(const TensorMeta& grad, const Tensor
 
 // --- max_pool2d, max_pool3d
 
+using Ints = std::span<const int64_t>;
+
 template <int Dims>
-std::vector<TensorMeta> max_pool_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return {{in[0]->dtype, pooled_shape(*in[0], windows(*in[0], attrs, Dims, true))}};
+TensorMeta max_pool_shape(const TensorMeta& self, Ints kernel_size, Ints stride, Ints padding, Ints dilation,
+                          bool ceil_mode) {
+  return {self.dtype, pooled_shape(self, max_pooling(self, {kernel_size, stride, padding, dilation, ceil_mode}, Dims))};
 }
 
 template <int Dims>
-void max_pool_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                  const Attrs& attrs) {
-  const Pooling p = windows(in[0].meta(), attrs, Dims, true);
-  if (Dims == 2 && is_2x2_stride_2(p)) return run_max_pool_2x2(context, in[0], out[0], p);
-  run_pool_fast<Reduce::Max>(context, in[0], out[0], p);
+void max_pool_cpu(const KernelContext& context, const Tensor& self, Ints kernel_size, Ints stride, Ints padding,
+                  Ints dilation, bool ceil_mode, const Tensor& out) {
+  const Pooling p = max_pooling(self.meta(), {kernel_size, stride, padding, dilation, ceil_mode}, Dims);
+  if (Dims == 2 && is_2x2_stride_2(p)) return run_max_pool_2x2(context, self, out, p);
+  run_pool_fast<Reduce::Max>(context, self, out, p);
 }
 
 template <int Dims>
-void max_pool_reference(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                        const Attrs& attrs) {
-  run_pool<Reduce::Max, false, false>(context, in[0], Tensor(), out[0], windows(in[0].meta(), attrs, Dims, true));
+void max_pool_reference(const KernelContext& context, const Tensor& self, Ints kernel_size, Ints stride, Ints padding,
+                        Ints dilation, bool ceil_mode, const Tensor& out) {
+  run_pool<Reduce::Max, false, false>(
+      context, self, Tensor(), out,
+      max_pooling(self.meta(), {kernel_size, stride, padding, dilation, ceil_mode}, Dims));
 }
 
 // --- max_pool2d_with_indices, max_pool3d_with_indices: the values and, as
 // ATen, each max's flat position in its input plane ((z * height + y) * width + x).
 
 template <int Dims>
-std::vector<TensorMeta> max_pool_with_indices_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  const Shape shape = pooled_shape(*in[0], windows(*in[0], attrs, Dims, true));
-  return {{in[0]->dtype, shape}, {DType::Int64, shape}};
+std::vector<TensorMeta> max_pool_with_indices_shape(const TensorMeta& self, Ints kernel_size, Ints stride, Ints padding,
+                                                    Ints dilation, bool ceil_mode) {
+  const Shape shape = pooled_shape(self, max_pooling(self, {kernel_size, stride, padding, dilation, ceil_mode}, Dims));
+  return {{self.dtype, shape}, {DType::Int64, shape}};
 }
 
 template <int Dims, bool Threaded>
-void max_pool_with_indices_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                               const Attrs& attrs) {
-  if (out[1].numel() == 0) return;
-  const Pooling p = windows(in[0].meta(), attrs, Dims, true);
-  if (Threaded && Dims == 2) return run_pool_fast<Reduce::Max>(context, in[0], out[0], p, out[1].data_ptr<int64_t>());
-  run_pool<Reduce::Max, false, Threaded>(context, in[0], Tensor(), out[0], p, out[1].data_ptr<int64_t>());
+void max_pool_with_indices_cpu(const KernelContext& context, const Tensor& self, Ints kernel_size, Ints stride,
+                               Ints padding, Ints dilation, bool ceil_mode, const Tensor& values,
+                               const Tensor& indices) {
+  if (indices.numel() == 0) return;
+  const Pooling p = max_pooling(self.meta(), {kernel_size, stride, padding, dilation, ceil_mode}, Dims);
+  if (Threaded && Dims == 2) return run_pool_fast<Reduce::Max>(context, self, values, p, indices.data_ptr<int64_t>());
+  run_pool<Reduce::Max, false, Threaded>(context, self, Tensor(), values, p, indices.data_ptr<int64_t>());
 }
 
-// --- avg_pool2d, avg_pool3d
+// --- avg_pool2d, avg_pool3d; avg_pool1d, which has no divisor_override
 
 template <int Dims>
-std::vector<TensorMeta> avg_pool_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return {{in[0]->dtype, pooled_shape(*in[0], average_pooling(*in[0], attrs, Dims))}};
+TensorMeta avg_pool_shape(const TensorMeta& self, Ints kernel_size, Ints stride, Ints padding, bool ceil_mode,
+                          bool count_include_pad, std::optional<int64_t> divisor_override) {
+  const AvgPoolArgs args{kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override};
+  return {self.dtype, pooled_shape(self, average_pooling(self, args, Dims))};
 }
 
-template <int Dims>
-void avg_pool_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                  const Attrs& attrs) {
-  run_pool_fast<Reduce::Average>(context, in[0], out[0], average_pooling(in[0].meta(), attrs, Dims));
+template <bool kReference, int Dims>
+void avg_pool_kernel(const KernelContext& context, const Tensor& self, Ints kernel_size, Ints stride, Ints padding,
+                     bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override,
+                     const Tensor& out) {
+  const AvgPoolArgs args{kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override};
+  const Pooling p = average_pooling(self.meta(), args, Dims);
+  if constexpr (kReference) {
+    run_pool<Reduce::Average, false, false>(context, self, Tensor(), out, p);
+  } else {
+    run_pool_fast<Reduce::Average>(context, self, out, p);
+  }
 }
 
-template <int Dims>
-void avg_pool_reference(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                        const Attrs& attrs) {
-  run_pool<Reduce::Average, false, false>(context, in[0], Tensor(), out[0], average_pooling(in[0].meta(), attrs, Dims));
+TensorMeta avg_pool1d_shape(const TensorMeta& self, Ints kernel_size, Ints stride, Ints padding, bool ceil_mode,
+                            bool count_include_pad) {
+  return avg_pool_shape<1>(self, kernel_size, stride, padding, ceil_mode, count_include_pad, std::nullopt);
+}
+
+template <bool kReference>
+void avg_pool1d_kernel(const KernelContext& context, const Tensor& self, Ints kernel_size, Ints stride, Ints padding,
+                       bool ceil_mode, bool count_include_pad, const Tensor& out) {
+  avg_pool_kernel<kReference, 1>(context, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                 std::nullopt, out);
 }
 
 // --- adaptive_avg_pool1d/2d/3d
@@ -222,15 +244,15 @@ Pooling adaptive_pooling(const TensorMeta& input, const std::vector<int64_t>& si
 }
 
 template <int Dims>
-Pooling adaptive_windows(const TensorMeta& input, const Attrs& attrs) {
-  const auto size = per_axis(attrs.get<std::vector<int64_t>>("output_size"), "output_size", Dims, {});
+Pooling adaptive_windows(const TensorMeta& input, Ints output_size) {
+  const auto size = per_axis(output_size, "output_size", Dims, {});
   OPGRAPH_CHECK(size.size() == Dims, "output_size: expected 1 or ", Dims, " values, got none");
   return adaptive_pooling(input, size, Dims);
 }
 
 template <int Dims>
-std::vector<TensorMeta> adaptive_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return {{in[0]->dtype, pooled_shape(*in[0], adaptive_windows<Dims>(*in[0], attrs))}};
+TensorMeta adaptive_shape(const TensorMeta& self, Ints output_size) {
+  return {self.dtype, pooled_shape(self, adaptive_windows<Dims>(self, output_size))};
 }
 
 // When each output size divides its input size (a global pool among them),
@@ -250,58 +272,62 @@ std::optional<Pooling> as_regular_windows(const Pooling& adaptive) {
 }
 
 template <int Dims>
-void adaptive_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                  const Attrs& attrs) {
-  const Pooling p = adaptive_windows<Dims>(in[0].meta(), attrs);
-  if (p.pooled_size() == 1) return run_global_average(context, in[0], out[0], p);
+void adaptive_cpu(const KernelContext& context, const Tensor& self, Ints output_size, const Tensor& out) {
+  const Pooling p = adaptive_windows<Dims>(self.meta(), output_size);
+  if (p.pooled_size() == 1) return run_global_average(context, self, out, p);
   if (const std::optional<Pooling> regular = as_regular_windows(p)) {
-    return run_pool_fast<Reduce::Average>(context, in[0], out[0], *regular);
+    return run_pool_fast<Reduce::Average>(context, self, out, *regular);
   }
-  run_pool<Reduce::Average, false, true>(context, in[0], Tensor(), out[0], p);
+  run_pool<Reduce::Average, false, true>(context, self, Tensor(), out, p);
 }
 
 template <int Dims>
-void adaptive_reference(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                        const Attrs& attrs) {
-  run_pool<Reduce::Average, false, false>(context, in[0], Tensor(), out[0],
-                                          adaptive_windows<Dims>(in[0].meta(), attrs));
+void adaptive_reference(const KernelContext& context, const Tensor& self, Ints output_size, const Tensor& out) {
+  run_pool<Reduce::Average, false, false>(context, self, Tensor(), out,
+                                          adaptive_windows<Dims>(self.meta(), output_size));
 }
 
 // --- gradients
 
-std::vector<TensorMeta> max_pool_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return pool_backward_shape(*in[0], *in[1], windows(*in[1], attrs, 2, true));
+std::vector<TensorMeta> max_pool_backward_shape(const TensorMeta& grad_output, const TensorMeta& self, Ints kernel_size,
+                                                Ints stride, Ints padding, Ints dilation, bool ceil_mode) {
+  return pool_backward_shape(grad_output, self,
+                             max_pooling(self, {kernel_size, stride, padding, dilation, ceil_mode}, 2));
 }
 
 template <bool Threaded>
-void max_pool_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                           const Attrs& attrs) {
-  const Pooling p = windows(in[1].meta(), attrs, 2, true);
-  if (Threaded && is_2x2_stride_2(p)) return run_max_pool_2x2_backward(context, in[1], in[0], out[0], p);
-  run_pool<Reduce::Max, true, Threaded>(context, in[1], in[0], out[0], p);
+void max_pool_backward_cpu(const KernelContext& context, const Tensor& grad_output, const Tensor& self,
+                           Ints kernel_size, Ints stride, Ints padding, Ints dilation, bool ceil_mode,
+                           const Tensor& grad_input) {
+  const Pooling p = max_pooling(self.meta(), {kernel_size, stride, padding, dilation, ceil_mode}, 2);
+  if (Threaded && is_2x2_stride_2(p)) return run_max_pool_2x2_backward(context, self, grad_output, grad_input, p);
+  run_pool<Reduce::Max, true, Threaded>(context, self, grad_output, grad_input, p);
 }
 
 // max_pool2d_with_indices_backward: (grad_output, self, ..., indices); each
 // output's gradient goes to the position its index names.
-std::vector<TensorMeta> max_pool_indices_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  const auto result = pool_backward_shape(*in[0], *in[1], windows(*in[1], attrs, 2, true));
-  const TensorMeta& indices = *in[2];
-  OPGRAPH_CHECK(indices.dtype == DType::Int64 && indices.shape == in[0]->shape, "indices: expected int64",
-                shape_str(in[0]->shape), " like grad_output, got ", indices.str());
+std::vector<TensorMeta> max_pool_indices_backward_shape(const TensorMeta& grad_output, const TensorMeta& self,
+                                                        Ints kernel_size, Ints stride, Ints padding, Ints dilation,
+                                                        bool ceil_mode, const TensorMeta& indices) {
+  const auto result =
+      pool_backward_shape(grad_output, self, max_pooling(self, {kernel_size, stride, padding, dilation, ceil_mode}, 2));
+  OPGRAPH_CHECK(indices.dtype == DType::Int64 && indices.shape == grad_output.shape, "indices: expected int64",
+                shape_str(grad_output.shape), " like grad_output, got ", indices.str());
   return result;
 }
 
 template <bool Threaded>
-void max_pool_indices_backward_cpu(const KernelContext& context, std::span<const Tensor> in,
-                                   std::span<const Tensor> out, const Attrs& attrs) {
-  const Pooling p = windows(in[1].meta(), attrs, 2, true);
-  const int64_t in_size = p.plane_size(), out_size = p.pooled_size(), planes = plane_count(in[1], p);
-  if (out[0].numel() == 0) return;
-  const int64_t* indices = in[2].data_ptr<int64_t>();
-  dispatch_floating(in[1].dtype(), "self", [&](auto zero) {
+void max_pool_indices_backward_cpu(const KernelContext& context, const Tensor& grad_output, const Tensor& self,
+                                   Ints kernel_size, Ints stride, Ints padding, Ints dilation, bool ceil_mode,
+                                   const Tensor& indices_tensor, const Tensor& grad_input) {
+  const Pooling p = max_pooling(self.meta(), {kernel_size, stride, padding, dilation, ceil_mode}, 2);
+  const int64_t in_size = p.plane_size(), out_size = p.pooled_size(), planes = plane_count(self, p);
+  if (grad_input.numel() == 0) return;
+  const int64_t* indices = indices_tensor.data_ptr<int64_t>();
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    const T* grad = in[0].data_ptr<T>();
-    T* result = out[0].data_ptr<T>();
+    const T* grad = grad_output.data_ptr<T>();
+    T* result = grad_input.data_ptr<T>();
     run_planes<Threaded>(context, planes, p, [&](int64_t first, int64_t last) {
       for (int64_t plane = first; plane < last; ++plane) {
         T* dst = result + plane * in_size;
@@ -316,14 +342,20 @@ void max_pool_indices_backward_cpu(const KernelContext& context, std::span<const
   });
 }
 
-std::vector<TensorMeta> avg_pool_backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  return pool_backward_shape(*in[0], *in[1], average_pooling(*in[1], attrs, 2));
+std::vector<TensorMeta> avg_pool_backward_shape(const TensorMeta& grad_output, const TensorMeta& self, Ints kernel_size,
+                                                Ints stride, Ints padding, bool ceil_mode, bool count_include_pad,
+                                                std::optional<int64_t> divisor_override) {
+  const AvgPoolArgs args{kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override};
+  return pool_backward_shape(grad_output, self, average_pooling(self, args, 2));
 }
 
 template <bool Threaded>
-void avg_pool_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                           const Attrs& attrs) {
-  run_pool<Reduce::Average, true, Threaded>(context, in[1], in[0], out[0], average_pooling(in[1].meta(), attrs, 2));
+void avg_pool_backward_cpu(const KernelContext& context, const Tensor& grad_output, const Tensor& self,
+                           Ints kernel_size, Ints stride, Ints padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override, const Tensor& grad_input) {
+  const AvgPoolArgs args{kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override};
+  run_pool<Reduce::Average, true, Threaded>(context, self, grad_output, grad_input,
+                                            average_pooling(self.meta(), args, 2));
 }
 
 // _adaptive_avg_pool2d_backward(grad_output, self): the windows come from the
@@ -334,15 +366,15 @@ Pooling adaptive_backward_windows(const TensorMeta& grad, const TensorMeta& self
   return adaptive_pooling(self, {grad.shape[grad.dim() - 2], grad.shape[grad.dim() - 1]}, 2);
 }
 
-std::vector<TensorMeta> adaptive_backward_shape(std::span<const TensorMeta* const> in, const Attrs&) {
-  return pool_backward_shape(*in[0], *in[1], adaptive_backward_windows(*in[0], *in[1]));
+std::vector<TensorMeta> adaptive_backward_shape(const TensorMeta& grad_output, const TensorMeta& self) {
+  return pool_backward_shape(grad_output, self, adaptive_backward_windows(grad_output, self));
 }
 
 template <bool Threaded>
-void adaptive_backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                           const Attrs&) {
-  run_pool<Reduce::Average, true, Threaded>(context, in[1], in[0], out[0],
-                                            adaptive_backward_windows(in[0].meta(), in[1].meta()));
+void adaptive_backward_cpu(const KernelContext& context, const Tensor& grad_output, const Tensor& self,
+                           const Tensor& grad_input) {
+  run_pool<Reduce::Average, true, Threaded>(context, self, grad_output, grad_input,
+                                            adaptive_backward_windows(grad_output.meta(), self.meta()));
 }
 
 }  // namespace
@@ -394,22 +426,21 @@ void register_pool_ops(BuiltinOps& builtins) {
                     .reference = max_pool_with_indices_cpu<3, false>});
   define(builtins, {.schema = "aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
                               "bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-                    .shape = avg_pool_shape<1>,
-                    .cpu = avg_pool_cpu<1>,
-                    .reference = avg_pool_reference<1>});
+                    .shape = avg_pool1d_shape,
+                    OPGRAPH_CPU_AND_REFERENCE(avg_pool1d_kernel)});
   define(builtins,
          {.schema = "aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
                     "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
           .shape = avg_pool_shape<2>,
-          .cpu = avg_pool_cpu<2>,
-          .reference = avg_pool_reference<2>,
+          .cpu = avg_pool_kernel<false, 2>,
+          .reference = avg_pool_kernel<true, 2>,
           .backward = "aten::avg_pool2d_backward"});
   define(builtins,
          {.schema = "aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
                     "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
           .shape = avg_pool_shape<3>,
-          .cpu = avg_pool_cpu<3>,
-          .reference = avg_pool_reference<3>});
+          .cpu = avg_pool_kernel<false, 3>,
+          .reference = avg_pool_kernel<true, 3>});
   define(builtins, {.schema = "aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor",
                     .shape = adaptive_shape<1>,
                     .cpu = adaptive_cpu<1>,

@@ -24,9 +24,13 @@ struct Window {
   std::vector<int64_t> kernel, stride, padding, padding_end;
 };
 
-Window window_of(const Attrs& attrs) {
-  Window w{attrs.get<std::vector<int64_t>>("kernel_size"), attrs.get<std::vector<int64_t>>("stride"),
-           attrs.get<std::vector<int64_t>>("padding"), attrs.get<std::vector<int64_t>>("padding_end")};
+using Ints = std::span<const int64_t>;
+
+Window window_of(Ints kernel_size, Ints stride, Ints padding, Ints padding_end) {
+  Window w{{kernel_size.begin(), kernel_size.end()},
+           {stride.begin(), stride.end()},
+           {padding.begin(), padding.end()},
+           {padding_end.begin(), padding_end.end()}};
   for (auto [name, values, least] :
        {std::tuple{"kernel_size", &w.kernel, 1}, std::tuple{"stride", &w.stride, 1},
         std::tuple{"padding", &w.padding, 0}, std::tuple{"padding_end", &w.padding_end, 0}}) {
@@ -36,13 +40,13 @@ Window window_of(const Attrs& attrs) {
   return w;
 }
 
-std::vector<TensorMeta> max_pool2d_nchwc_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  const TensorMeta& self = *in[0];
+TensorMeta max_pool2d_nchwc_shape(const TensorMeta& self, Ints kernel_size, Ints stride, Ints padding,
+                                  Ints padding_end) {
   OPGRAPH_CHECK(self.dtype == DType::Float32, "self: expected float32, got ", self.str());
   OPGRAPH_CHECK(self.dim() == 5, "self: expected a blocked [N, C/B, H, W, B], got ", self.str());
   OPGRAPH_CHECK(self.shape[1] == 1 || self.shape[4] == 8 || self.shape[4] == 16,
                 "self: expected blocks of 8 or 16 channels or one block of them all, got ", self.str());
-  const Window w = window_of(attrs);
+  const Window w = window_of(kernel_size, stride, padding, padding_end);
   Shape out = self.shape;
   for (size_t d = 0; d < 2; ++d) {
     const int64_t size = self.shape[2 + d], padded = size + w.padding[d] + w.padding_end[d];
@@ -53,7 +57,7 @@ std::vector<TensorMeta> max_pool2d_nchwc_shape(std::span<const TensorMeta* const
                   " pixels padded to ", padded);
     out[2 + d] = (padded - w.kernel[d]) / w.stride[d] + 1;
   }
-  return {{DType::Float32, out}};
+  return {DType::Float32, out};
 }
 
 struct PoolPlan {
@@ -73,36 +77,36 @@ dnnl::memory::desc blocked_desc(const Shape& blocked) {
                             blocked_tag(block, channels));
 }
 
-void max_pool2d_nchwc_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                          const Attrs& attrs) {
-  if (out[0].numel() == 0) return;
-  const Window w = window_of(attrs);
+void max_pool2d_nchwc_cpu(const KernelContext& context, const Tensor& self, Ints kernel_size, Ints stride, Ints padding,
+                          Ints padding_end, const Tensor& out) {
+  if (out.numel() == 0) return;
+  const Window w = window_of(kernel_size, stride, padding, padding_end);
   const OneDnnStream stream(context);
-  std::vector<int64_t> key = in[0].shape();
+  std::vector<int64_t> key = self.shape();
   for (const std::vector<int64_t>* values : {&w.kernel, &w.stride, &w.padding, &w.padding_end}) {
     key.insert(key.end(), values->begin(), values->end());
   }
   const auto plan = cached_primitive(pool_plans(), context, stream, key, [&] {
-    const dnnl::memory::desc src = blocked_desc(in[0].shape()), dst = blocked_desc(out[0].shape());
+    const dnnl::memory::desc src = blocked_desc(self.shape()), dst = blocked_desc(out.shape());
     const dnnl::pooling_forward::primitive_desc pd(
         dnnl::pooling_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, src, dst,
                                     w.stride, w.kernel, w.padding, w.padding_end),
         with_caller_scratchpad(), onednn_engine());
     return PoolPlan{dnnl::pooling_forward(pd), src, dst, pd.scratchpad_desc()};
   });
-  const dnnl::memory src(plan->src, onednn_engine(), in[0].data()), dst(plan->dst, onednn_engine(), out[0].data());
+  const dnnl::memory src(plan->src, onednn_engine(), self.data()), dst(plan->dst, onednn_engine(), out.data());
   execute_with_scratchpad(plan->pool, stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, plan->scratchpad);
   stream.wait();
 }
 
 // Element by element from the definition of the layout.
-void max_pool2d_nchwc_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
-                                const Attrs& attrs) {
-  const Window w = window_of(attrs);
-  const Shape &from = in[0].shape(), &to = out[0].shape();
+void max_pool2d_nchwc_reference(const KernelContext&, const Tensor& self, Ints kernel_size, Ints stride, Ints padding,
+                                Ints padding_end, const Tensor& out) {
+  const Window w = window_of(kernel_size, stride, padding, padding_end);
+  const Shape &from = self.shape(), &to = out.shape();
   const int64_t block = from[4];
-  const float* x = in[0].data_ptr<float>();
-  float* y = out[0].data_ptr<float>();
+  const float* x = self.data_ptr<float>();
+  float* y = out.data_ptr<float>();
   for (int64_t image_block = 0; image_block < from[0] * from[1]; ++image_block) {
     for (int64_t oh = 0; oh < to[2]; ++oh) {
       for (int64_t ow = 0; ow < to[3]; ++ow) {

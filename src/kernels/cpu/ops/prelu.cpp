@@ -17,8 +17,7 @@ Channels channels_of(const TensorMeta& self) {
   return {self.shape[0], self.shape[1], shape_numel(std::span(self.shape).subspan(2))};
 }
 
-std::vector<TensorMeta> prelu_shape(std::span<const TensorMeta* const> in, const Attrs&) {
-  const TensorMeta &self = *in[0], &weight = *in[1];
+TensorMeta prelu_shape(const TensorMeta& self, const TensorMeta& weight) {
   OPGRAPH_CHECK(self.dtype == DType::Float32 || self.dtype == DType::Float64, "self: expected float32 or float64, got ",
                 self.str());
   OPGRAPH_CHECK(weight.dtype == self.dtype, "weight: expected ", dtype_name(self.dtype), " like self, got ",
@@ -27,17 +26,17 @@ std::vector<TensorMeta> prelu_shape(std::span<const TensorMeta* const> in, const
   OPGRAPH_CHECK(weight.dim() <= 1 && (weight.numel() == 1 || weight.numel() == channels),
                 "weight: expected 1 value or one per channel (", channels, " for self ", self.str(), "), got ",
                 weight.str());
-  return {self};
+  return self;
 }
 
-void prelu_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs&) {
-  const Channels shape = channels_of(in[0].meta());
-  const bool shared = in[1].numel() == 1;
-  dispatch_floating(in[0].dtype(), "self", [&](auto zero) {
+void prelu_cpu(const KernelContext& context, const Tensor& self, const Tensor& weight, const Tensor& out) {
+  const Channels shape = channels_of(self.meta());
+  const bool shared = weight.numel() == 1;
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    const T* x = in[0].data_ptr<T>();
-    const T* w = in[1].data_ptr<T>();
-    T* y = out[0].data_ptr<T>();
+    const T* x = self.data_ptr<T>();
+    const T* w = weight.data_ptr<T>();
+    T* y = out.data_ptr<T>();
     parallel_rows(context, shape.outer * shape.channels, shape.inner, [&](int64_t begin, int64_t end) {
       for (int64_t row = begin; row < end; ++row) {
         const T slope = w[shared ? 0 : row % shape.channels];
@@ -48,14 +47,14 @@ void prelu_cpu(const KernelContext& context, std::span<const Tensor> in, std::sp
 }
 
 // Element by element, each one's channel from its flat index, in double.
-void prelu_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs&) {
-  const Channels shape = channels_of(in[0].meta());
-  dispatch_floating(in[0].dtype(), "self", [&](auto zero) {
+void prelu_reference(const KernelContext&, const Tensor& self, const Tensor& weight, const Tensor& out) {
+  const Channels shape = channels_of(self.meta());
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    for (int64_t i = 0; i < in[0].numel(); ++i) {
-      const double x = in[0].data_ptr<T>()[i];
-      const double slope = in[1].data_ptr<T>()[in[1].numel() == 1 ? 0 : i / shape.inner % shape.channels];
-      out[0].data_ptr<T>()[i] = static_cast<T>(x > 0 ? x : slope * x);
+    for (int64_t i = 0; i < self.numel(); ++i) {
+      const double x = self.data_ptr<T>()[i];
+      const double slope = weight.data_ptr<T>()[weight.numel() == 1 ? 0 : i / shape.inner % shape.channels];
+      out.data_ptr<T>()[i] = static_cast<T>(x > 0 ? x : slope * x);
     }
   });
 }

@@ -57,24 +57,28 @@ void fill_all(const KernelContext& context, int64_t n, Fill&& fill) {
 
 enum class Distribution { Uniform, Normal };
 
-std::vector<TensorMeta> random_shape(std::span<const TensorMeta* const>, const Attrs& attrs) {
-  check_placement(attrs, kLayout | kDevice);
-  const DType dtype = is_none(attrs, "dtype") ? DType::Float32 : attrs.get<DType>("dtype");
+using Name = std::optional<std::string_view>;
+
+TensorMeta random_shape(std::span<const int64_t> size, std::optional<DType> requested, Name layout, Name device,
+                        std::optional<bool>) {
+  check_layout(layout);
+  check_device(device);
+  const DType dtype = requested.value_or(DType::Float32);
   dispatch_floating(dtype, "dtype", [](auto) {});
-  return {{dtype, size_attr(attrs, "size")}};
+  return {dtype, checked_size(size, "size")};
 }
 
 // A normal draw takes two counters: Box-Muller on uniforms 2i and 2i + 1,
 // keeping the cosine half, so that element i needs no other element.
 template <Distribution kDistribution, bool kReference>
-void random_kernel(const KernelContext& context, std::span<const Tensor>, std::span<const Tensor> outputs,
-                   const Attrs&) {
-  const int64_t n = outputs[0].numel();
+void random_kernel(const KernelContext& context, std::span<const int64_t>, std::optional<DType>, Name, Name,
+                   std::optional<bool>, const Tensor& output) {
+  const int64_t n = output.numel();
   const uint64_t draws = kDistribution == Distribution::Normal ? 2 : 1;
   const Stream stream(reserve_random(static_cast<uint64_t>(n) * draws));
-  dispatch_floating(outputs[0].dtype(), "dtype", [&](auto zero) {
+  dispatch_floating(output.dtype(), "dtype", [&](auto zero) {
     using T = decltype(zero);
-    T* out = outputs[0].data_ptr<T>();
+    T* out = output.data_ptr<T>();
     fill_all<kReference>(context, n, [&](int64_t i) {
       if constexpr (kDistribution == Distribution::Uniform) {
         out[i] = stream.uniform<T>(i);
@@ -88,14 +92,14 @@ void random_kernel(const KernelContext& context, std::span<const Tensor>, std::s
 
 // ---- randperm -----------------------------------------------------------------------------
 
-std::vector<TensorMeta> randperm_shape(std::span<const TensorMeta* const>, const Attrs& attrs) {
-  check_placement(attrs, kLayout | kDevice);
-  const int64_t n = attrs.get<int64_t>("n");
+TensorMeta randperm_shape(int64_t n, std::optional<DType> requested, Name layout, Name device, std::optional<bool>) {
+  check_layout(layout);
+  check_device(device);
   OPGRAPH_CHECK(n >= 0, "n: expected a non-negative length, got ", n);
-  const DType dtype = is_none(attrs, "dtype") ? DType::Int64 : attrs.get<DType>("dtype");
+  const DType dtype = requested.value_or(DType::Int64);
   OPGRAPH_CHECK(dtype != DType::Bool, "dtype: expected a numeric dtype, got bool");
   dispatch_elementwise(dtype, "dtype", [](auto) {});
-  return {{dtype, {n}}};
+  return {dtype, {n}};
 }
 
 // The high half of a 64 x 64-bit product maps 64 random bits onto [0, i]
@@ -106,9 +110,8 @@ __extension__ typedef unsigned __int128 uint128;
 // Fisher-Yates, swapping place i with a place j <= i drawn from counter i:
 // each step needs the one before, so one loop serves as fast kernel and
 // reference.
-void randperm_kernel(const KernelContext&, std::span<const Tensor>, std::span<const Tensor> outputs,
-                     const Attrs& attrs) {
-  const int64_t n = attrs.get<int64_t>("n");
+void randperm_kernel(const KernelContext&, int64_t n, std::optional<DType>, Name, Name, std::optional<bool>,
+                     const Tensor& output) {
   const Stream stream(reserve_random(static_cast<uint64_t>(n)));
   std::vector<int64_t> order(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) order[i] = i;
@@ -116,45 +119,42 @@ void randperm_kernel(const KernelContext&, std::span<const Tensor>, std::span<co
     const auto j = static_cast<int64_t>((static_cast<uint128>(stream.bits(i)) * (i + 1)) >> 64);
     std::swap(order[i], order[j]);
   }
-  dispatch_elementwise(outputs[0].dtype(), "dtype", [&](auto zero) {
+  dispatch_elementwise(output.dtype(), "dtype", [&](auto zero) {
     using T = decltype(zero);
-    T* out = outputs[0].data_ptr<T>();
+    T* out = output.data_ptr<T>();
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(order[i]);
   });
 }
 
 // ---- native_dropout ------------------------------------------------------------------------
 
-double dropout_p(const Attrs& attrs) {
-  const double p = scalar_attr(attrs, "p");
+double checked_p(double p) {
   OPGRAPH_CHECK(p >= 0 && p <= 1, "p: expected a probability in [0, 1], got ", p);
   return p;
 }
 
-// train=None trains, as in ATen.
-bool training(const Attrs& attrs) { return is_none(attrs, "train") || attrs.get<bool>("train"); }
-
-std::vector<TensorMeta> dropout_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  check_floating(*inputs[0], "input");
-  dropout_p(attrs);
-  return {*inputs[0], {DType::Bool, inputs[0]->shape}};
+std::vector<TensorMeta> dropout_shape(const TensorMeta& input, double p, std::optional<bool>) {
+  check_floating(input, "input");
+  checked_p(p);
+  return {input, {DType::Bool, input.shape}};
 }
 
 // Training keeps each element with probability 1 - p and scales it by
 // 1 / (1 - p), computed as ATen does, input * mask * scale (so p = 1 gives
 // zeros, and NaN stays NaN); otherwise the input and an all-true mask.
+// train=None trains, as in ATen.
 template <bool kReference>
-void dropout_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                    const Attrs& attrs) {
-  const int64_t n = inputs[0].numel();
-  bool* mask = outputs[1].data_ptr<bool>();
-  const bool train = training(attrs);
-  const double keep = 1.0 - dropout_p(attrs);
+void dropout_kernel(const KernelContext& context, const Tensor& input, double p, std::optional<bool> given_train,
+                    const Tensor& output, const Tensor& mask_tensor) {
+  const int64_t n = input.numel();
+  bool* mask = mask_tensor.data_ptr<bool>();
+  const bool train = given_train.value_or(true);
+  const double keep = 1.0 - checked_p(p);
   const Stream stream(reserve_random(train ? static_cast<uint64_t>(n) : 0));
-  dispatch_floating(inputs[0].dtype(), "input", [&](auto zero) {
+  dispatch_floating(input.dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
-    const T* x = inputs[0].data_ptr<const T>();
-    T* out = outputs[0].data_ptr<T>();
+    const T* x = input.data_ptr<const T>();
+    T* out = output.data_ptr<T>();
     const T scale = keep == 0 ? T(0) : static_cast<T>(1.0 / keep);
     fill_all<kReference>(context, n, [&](int64_t i) {
       mask[i] = !train || stream.uniform<double>(i) < keep;

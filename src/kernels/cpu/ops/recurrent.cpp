@@ -19,6 +19,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <thread>
 #include <vector>
@@ -113,17 +114,50 @@ void check_params(const Rnn& r, std::span<const TensorMeta* const> in, size_t co
   }
 }
 
+// lstm.input and gru.input share their functions over schemas that differ in
+// hx (a Tensor[] or a Tensor), which describe() reads from the flat inputs; so
+// they keep the raw kernel form, and read their attributes at the indexes
+// found in the schema when the op is defined.
+struct RnnPositions {
+  size_t has_biases, num_layers, dropout, train, bidirectional, batch_first;
+  explicit RnnPositions(const Schema& schema)
+      : has_biases(attribute_index(schema, "has_biases").value()),
+        num_layers(attribute_index(schema, "num_layers").value()),
+        dropout(attribute_index(schema, "dropout").value()),
+        train(attribute_index(schema, "train").value()),
+        bidirectional(attribute_index(schema, "bidirectional").value()),
+        batch_first(attribute_index(schema, "batch_first").value()) {}
+};
+
+// One call's attributes.
+struct RnnAttrs {
+  bool has_biases;
+  int64_t num_layers;
+  double dropout;
+  bool train, bidirectional, batch_first;
+  std::span<const size_t> list_sizes;
+
+  RnnAttrs(const RnnPositions& at, const Attrs& attrs)
+      : has_biases(std::get<bool>(attrs[at.has_biases])),
+        num_layers(std::get<int64_t>(attrs[at.num_layers])),
+        dropout(std::get<double>(attrs[at.dropout])),
+        train(std::get<bool>(attrs[at.train])),
+        bidirectional(std::get<bool>(attrs[at.bidirectional])),
+        batch_first(std::get<bool>(attrs[at.batch_first])),
+        list_sizes(attrs.list_sizes()) {}
+};
+
 // Checks an RNN call's inputs and attributes and returns its description.
-Rnn describe(Cell cell, std::span<const TensorMeta* const> in, const Attrs& attrs) {
+Rnn describe(Cell cell, std::span<const TensorMeta* const> in, const RnnAttrs& attrs) {
   Rnn r;
   r.cell = cell;
   r.gates = cell == Cell::Lstm ? 4 : 3;
-  const size_t hx_count = cell == Cell::Lstm ? attrs.list_sizes()[0] : 1;
+  const size_t hx_count = cell == Cell::Lstm ? attrs.list_sizes[0] : 1;
   OPGRAPH_CHECK(cell == Cell::Gru || hx_count == 2, "hx: expected 2 tensors (h_0 and c_0), got ", hx_count);
   r.params = 1 + hx_count;
   const TensorMeta& x = *in[0];
   check_floating(x, "input");
-  r.batch_first = attrs.get<bool>("batch_first");
+  r.batch_first = attrs.batch_first;
   OPGRAPH_CHECK(x.dim() == 3, "input: expected rank 3 (",
                 r.batch_first ? "[batch, seq, features]" : "[seq, batch, features]", "; nn.",
                 cell == Cell::Lstm ? "LSTM" : "GRU", " adds the batch dim of an unbatched input), got ", x.str());
@@ -132,29 +166,29 @@ Rnn describe(Cell cell, std::span<const TensorMeta* const> in, const Attrs& attr
   r.input_size = x.shape[2];
   OPGRAPH_CHECK(r.steps >= 1, "input: expected a sequence of at least 1 step (dim ", r.batch_first ? 1 : 0, "), got ",
                 x.str());
-  r.layers = attrs.get<int64_t>("num_layers");
+  r.layers = attrs.num_layers;
   OPGRAPH_CHECK(r.layers >= 1, "num_layers: expected at least 1, got ", r.layers);
-  r.directions = attrs.get<bool>("bidirectional") ? 2 : 1;
-  r.has_biases = attrs.get<bool>("has_biases");
+  r.directions = attrs.bidirectional ? 2 : 1;
+  r.has_biases = attrs.has_biases;
   // Dropout only acts between layers, and only in training.
-  const double dropout = scalar_attr(attrs, "dropout");
-  OPGRAPH_CHECK(!attrs.get<bool>("train") || dropout == 0.0 || r.layers == 1,
+  const double dropout = attrs.dropout;
+  OPGRAPH_CHECK(!attrs.train || dropout == 0.0 || r.layers == 1,
                 "dropout: expected 0.0 with train=True (opgraph runs inference: no dropout between layers), got ",
                 dropout);
   check_states(r, in);
   r.per_direction = (r.has_biases ? 4 : 2) + (r.projections ? 1 : 0);
-  check_params(r, in, attrs.list_sizes()[cell == Cell::Lstm ? 1 : 0]);
+  check_params(r, in, attrs.list_sizes[cell == Cell::Lstm ? 1 : 0]);
   return r;
 }
 
-Rnn describe(Cell cell, std::span<const Tensor> in, const Attrs& attrs) {
+Rnn describe(Cell cell, std::span<const Tensor> in, const RnnAttrs& attrs) {
   std::vector<const TensorMeta*> metas;
   for (const Tensor& t : in) metas.push_back(&t.meta());
   return describe(cell, metas, attrs);
 }
 
 template <Cell C>
-std::vector<TensorMeta> rnn_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
+std::vector<TensorMeta> rnn_shape(std::span<const TensorMeta* const> in, const RnnAttrs& attrs) {
   const Rnn r = describe(C, in, attrs);
   const DType dtype = in[0]->dtype;
   const int64_t states = r.layers * r.directions, width = r.directions * r.output;
@@ -495,7 +529,7 @@ void run_rnn(const KernelContext& context, const Rnn& r, std::span<const Tensor>
 
 template <Cell C>
 void rnn_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-             const Attrs& attrs) {
+             const RnnAttrs& attrs) {
   const Rnn r = describe(C, in, attrs);
   dispatch_floating(in[0].dtype(), "input", [&](auto zero) { run_rnn<decltype(zero)>(context, r, in, out); });
 }
@@ -589,28 +623,41 @@ void rnn_reference_typed(const Rnn& r, std::span<const Tensor> in, std::span<con
 }
 
 template <Cell C>
-void rnn_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out, const Attrs& attrs) {
+void rnn_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
+                   const RnnAttrs& attrs) {
   const Rnn r = describe(C, in, attrs);
   dispatch_floating(in[0].dtype(), "input", [&](auto zero) { rnn_reference_typed<decltype(zero)>(r, in, out); });
+}
+
+template <Cell C>
+void define_rnn(BuiltinOps& builtins, const char* schema,
+                std::source_location where = std::source_location::current()) {
+  using Kernel = void (*)(const KernelContext&, std::span<const Tensor>, std::span<const Tensor>, const RnnAttrs&);
+  const RnnPositions at(Schema::parse(schema));
+  auto kernel = [at](Kernel fn) -> KernelFn {
+    return [fn, at](const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                    const Attrs& attrs) { fn(context, in, out, RnnAttrs(at, attrs)); };
+  };
+  define(builtins,
+         {.schema = schema,
+          .shape = [at](std::span<const TensorMeta* const> in,
+                        const Attrs& attrs) { return rnn_shape<C>(in, RnnAttrs(at, attrs)); },
+          .cpu = kernel(rnn_cpu<C>),
+          .reference = kernel(rnn_reference<C>),
+          .prepare = prepare_weights},
+         where);
 }
 
 }  // namespace
 
 void register_recurrent_ops(BuiltinOps& builtins) {
-  define(builtins,
-         {.schema = "aten::lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, "
-                    "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)",
-          .shape = rnn_shape<Cell::Lstm>,
-          .cpu = rnn_cpu<Cell::Lstm>,
-          .reference = rnn_reference<Cell::Lstm>,
-          .prepare = prepare_weights});
-  define(builtins,
-         {.schema = "aten::gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, "
-                    "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)",
-          .shape = rnn_shape<Cell::Gru>,
-          .cpu = rnn_cpu<Cell::Gru>,
-          .reference = rnn_reference<Cell::Gru>,
-          .prepare = prepare_weights});
+  define_rnn<Cell::Lstm>(
+      builtins,
+      "aten::lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, "
+      "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)");
+  define_rnn<Cell::Gru>(builtins,
+                        "aten::gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, "
+                        "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)");
 }
 
 }  // namespace opgraph::kernels

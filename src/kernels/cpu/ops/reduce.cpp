@@ -23,19 +23,46 @@ namespace {
 
 // ---- Which dims, and the result's shape --------------------------------------
 
-const AttrValue* find_attr(const Attrs& attrs, std::string_view name) {
-  for (size_t i = 0; i < attrs.size(); ++i) {
-    if (attrs.name(i) == name) return &attrs[i];
+// The reductions share their kernels over schemas that differ in which of
+// these attributes they have (sum has a dtype, sum.dim_IntList a dim list,
+// argmax an optional int dim, var.dim unbiased and var.correction correction),
+// so they keep the raw kernel form: where each attribute sits in a schema's
+// Attrs is found once, when the op is defined, and a call reads it there.
+struct ReductionPositions {
+  std::optional<size_t> dim, keepdim, dtype, unbiased, correction;
+  explicit ReductionPositions(const Schema& schema)
+      : dim(attribute_index(schema, "dim")),
+        keepdim(attribute_index(schema, "keepdim")),
+        dtype(attribute_index(schema, "dtype")),
+        unbiased(attribute_index(schema, "unbiased")),
+        correction(attribute_index(schema, "correction")) {}
+};
+
+// One call's attributes, as a reduction reads them.
+struct ReductionAttrs {
+  const AttrValue* dim = nullptr;  // null where the schema has none: every dim
+  bool keepdim = false;
+  std::optional<DType> dtype;
+  std::optional<bool> unbiased;
+  const AttrValue* correction = nullptr;  // null, None, an int or a float
+
+  ReductionAttrs(const ReductionPositions& at, const Attrs& attrs) {
+    if (at.dim) dim = &attrs[*at.dim];
+    if (at.keepdim) keepdim = std::get<bool>(attrs[*at.keepdim]);
+    if (at.dtype && !std::holds_alternative<std::monostate>(attrs[*at.dtype])) {
+      dtype = std::get<DType>(attrs[*at.dtype]);
+    }
+    if (at.unbiased) unbiased = std::get<bool>(attrs[*at.unbiased]);
+    if (at.correction) correction = &attrs[*at.correction];
   }
-  return nullptr;
-}
+};
 
 // The dims to reduce, wrapped and sorted. `dim` is a list, one int, None or
 // absent (a full reduction); None, absent or [] mean all dims, as in ATen,
 // except that [] reduces none for ops that say so (any.dims). A scalar has
 // nothing to reduce, though it accepts dim 0 and -1.
-std::vector<int64_t> reduced_dims(const Attrs& attrs, int64_t rank, bool empty_is_all) {
-  const AttrValue* value = find_attr(attrs, "dim");
+std::vector<int64_t> reduced_dims(const ReductionAttrs& attrs, int64_t rank, bool empty_is_all) {
+  const AttrValue* value = attrs.dim;
   std::vector<int64_t> given;
   if (value != nullptr) {
     if (const auto* list = std::get_if<std::vector<int64_t>>(value)) given = *list;
@@ -91,7 +118,7 @@ void dispatch_input(DType dtype, Fn&& fn) {
 //   fast(x, n) and plain(row): the result for the n elements of a row, as the
 //     C++ type of the output, or an Extreme for values and indices.
 template <typename Op>
-std::vector<TensorMeta> reduction_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> reduction_shape(std::span<const TensorMeta* const> inputs, const ReductionAttrs& attrs) {
   const TensorMeta& self = *inputs[0];
   check_input(Op::kInputs, self);
   const std::vector<int64_t> dims = reduced_dims(attrs, self.dim(), Op::kEmptyIsAll);
@@ -101,12 +128,11 @@ std::vector<TensorMeta> reduction_shape(std::span<const TensorMeta* const> input
                     " (this reduction has no identity), got ", self.str());
     }
   }
-  const AttrValue* keepdim = find_attr(attrs, "keepdim");
   Shape shape;
   for (int64_t d = 0; d < self.dim(); ++d) {
     const bool reduced = std::binary_search(dims.begin(), dims.end(), d);
     if (!reduced) shape.push_back(self.shape[d]);
-    if (reduced && keepdim != nullptr && std::get<bool>(*keepdim)) shape.push_back(1);
+    if (reduced && attrs.keepdim) shape.push_back(1);
   }
   std::vector<TensorMeta> outputs;
   for (DType dtype : Op::outputs(self.dtype, attrs)) outputs.push_back({dtype, shape});
@@ -136,7 +162,7 @@ void store(std::span<const Tensor> outputs, int64_t r, Extreme<T> result) {
 
 template <typename Op>
 void reduction_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs& attrs) {
+                   const ReductionAttrs& attrs) {
   const Op op(attrs);
   const std::vector<int64_t> dims = reduced_dims(attrs, inputs[0].dim(), Op::kEmptyIsAll);
   const Tensor self = permuted_contiguous(inputs[0], dims_last_order(inputs[0].dim(), dims));
@@ -154,7 +180,7 @@ void reduction_cpu(const KernelContext& context, std::span<const Tensor> inputs,
 // of the output its kept indices name; then reduces each row.
 template <typename Op>
 void reduction_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                         const Attrs& attrs) {
+                         const ReductionAttrs& attrs) {
   const Op op(attrs);
   const Tensor& self = inputs[0];
   const std::vector<int64_t> dims = reduced_dims(attrs, self.dim(), Op::kEmptyIsAll);
@@ -179,11 +205,27 @@ void reduction_reference(const KernelContext&, std::span<const Tensor> inputs, s
   });
 }
 
+using ReductionKernel = void (*)(const KernelContext&, std::span<const Tensor>, std::span<const Tensor>,
+                                 const ReductionAttrs&);
+
+// `kernel` as the raw form takes it, reading the attributes where `schema` has them.
+KernelFn at_positions(ReductionKernel kernel, const ReductionPositions& positions) {
+  return
+      [kernel, positions](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                          const Attrs& attrs) { kernel(context, inputs, outputs, ReductionAttrs(positions, attrs)); };
+}
+
 template <typename Op>
-void define_reduction(BuiltinOps& builtins, const char* schema, KernelFn cpu = reduction_cpu<Op>,
+void define_reduction(BuiltinOps& builtins, const char* schema, ReductionKernel cpu = reduction_cpu<Op>,
                       std::source_location where = std::source_location::current()) {
+  const ReductionPositions positions(Schema::parse(schema));
   define(builtins,
-         {.schema = schema, .shape = reduction_shape<Op>, .cpu = std::move(cpu), .reference = reduction_reference<Op>},
+         {.schema = schema,
+          .shape = [positions](
+                       std::span<const TensorMeta* const> inputs,
+                       const Attrs& attrs) { return reduction_shape<Op>(inputs, ReductionAttrs(positions, attrs)); },
+          .cpu = at_positions(cpu, positions),
+          .reference = at_positions(reduction_reference<Op>, positions)},
          where);
 }
 
@@ -195,11 +237,11 @@ template <Kind kKind>
 struct SumOp {
   static constexpr Inputs kInputs = Inputs::Floating;
   static constexpr bool kEmptyIsAll = true, kNeedsElements = false;
-  static std::vector<DType> outputs(DType input, const Attrs& attrs) {
-    check_dtype_argument(attrs, "dtype", input);
+  static std::vector<DType> outputs(DType input, const ReductionAttrs& attrs) {
+    check_dtype_argument(attrs.dtype, "dtype", input);
     return {input};
   }
-  explicit SumOp(const Attrs&) {}
+  explicit SumOp(const ReductionAttrs&) {}
   template <typename T>
   T plain(std::span<const T> row) const {
     double sum = 0;
@@ -230,31 +272,30 @@ void sum_columns(const T* x, T* out, int64_t size, int64_t stride, int64_t width
 // Each output sums one contiguous row when the reduced dims are the trailing
 // ones, or one column of a block when they are adjacent; otherwise the input
 // is first permuted so that they are trailing.
-KernelFn sum_cpu(Kind kind) {
-  return [kind](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs& attrs) {
-    const std::vector<int64_t> dims = reduced_dims(attrs, inputs[0].dim(), true);
-    const std::optional<DimLayout> adjacent = adjacent_layout(inputs[0].shape(), dims);
-    const bool columns = adjacent && adjacent->inner > 1;
-    const Tensor self = columns ? inputs[0] : permuted_contiguous(inputs[0], dims_last_order(inputs[0].dim(), dims));
-    const int64_t count = reduced_count(inputs[0].shape(), dims);
-    const double scale = kind == Kind::Mean ? 1.0 / static_cast<double>(count) : 1.0;
-    dispatch_floating(self.dtype(), "self", [&](auto zero) {
-      using T = decltype(zero);
-      const T* x = self.data_ptr<const T>();
-      T* out = outputs[0].data_ptr<T>();
-      if (columns) {
-        const DimLayout& l = *adjacent;
-        parallel_column_tiles(context, l, [&](int64_t o, int64_t first, int64_t width) {
-          sum_columns(x + o * l.size * l.inner + first, out + o * l.inner + first, l.size, l.inner, width, scale);
-        });
-        return;
-      }
-      parallel_rows(context, outputs[0].numel(), count, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) out[r] = static_cast<T>(row_sum(x + r * count, count) * scale);
+template <Kind kind>
+void sum_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+             const ReductionAttrs& attrs) {
+  const std::vector<int64_t> dims = reduced_dims(attrs, inputs[0].dim(), true);
+  const std::optional<DimLayout> adjacent = adjacent_layout(inputs[0].shape(), dims);
+  const bool columns = adjacent && adjacent->inner > 1;
+  const Tensor self = columns ? inputs[0] : permuted_contiguous(inputs[0], dims_last_order(inputs[0].dim(), dims));
+  const int64_t count = reduced_count(inputs[0].shape(), dims);
+  const double scale = kind == Kind::Mean ? 1.0 / static_cast<double>(count) : 1.0;
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = self.data_ptr<const T>();
+    T* out = outputs[0].data_ptr<T>();
+    if (columns) {
+      const DimLayout& l = *adjacent;
+      parallel_column_tiles(context, l, [&](int64_t o, int64_t first, int64_t width) {
+        sum_columns(x + o * l.size * l.inner + first, out + o * l.inner + first, l.size, l.inner, width, scale);
       });
+      return;
+    }
+    parallel_rows(context, outputs[0].numel(), count, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) out[r] = static_cast<T>(row_sum(x + r * count, count) * scale);
     });
-  };
+  });
 }
 
 // ---- prod --------------------------------------------------------------------------
@@ -269,16 +310,15 @@ using ProdAcc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t
 struct ProdOp {
   static constexpr Inputs kInputs = Inputs::All;
   static constexpr bool kEmptyIsAll = true, kNeedsElements = false;
-  static std::vector<DType> outputs(DType input, const Attrs& attrs) {
+  static std::vector<DType> outputs(DType input, const ReductionAttrs& attrs) {
     const bool floating = input == DType::Float32 || input == DType::Float64;
     const DType result = floating ? input : DType::Int64;
-    const AttrValue& dtype = attrs.get("dtype");
-    OPGRAPH_CHECK(std::holds_alternative<std::monostate>(dtype) || std::get<DType>(dtype) == result,
-                  "dtype: expected None or ", dtype_name(result), " (the product's dtype for ", dtype_name(input),
-                  " input; conversion is not supported), got ", attr_str(dtype));
+    OPGRAPH_CHECK(!attrs.dtype || *attrs.dtype == result, "dtype: expected None or ", dtype_name(result),
+                  " (the product's dtype for ", dtype_name(input), " input; conversion is not supported), got ",
+                  attrs.dtype ? dtype_name(*attrs.dtype) : "None");
     return {result};
   }
-  explicit ProdOp(const Attrs&) {}
+  explicit ProdOp(const ReductionAttrs&) {}
   template <typename T>
   ProdOf<T> fast(const T* x, int64_t n) const {
     using Acc = ProdAcc<T>;
@@ -300,14 +340,15 @@ struct ProdOp {
 struct VarOp {
   static constexpr Inputs kInputs = Inputs::Floating;
   static constexpr bool kEmptyIsAll = true, kNeedsElements = false;
-  static std::vector<DType> outputs(DType input, const Attrs&) { return {input}; }
+  static std::vector<DType> outputs(DType input, const ReductionAttrs&) { return {input}; }
 
   double correction = 1;  // var.correction's None, var.dim's unbiased=True
-  explicit VarOp(const Attrs& attrs) {
-    if (const AttrValue* unbiased = find_attr(attrs, "unbiased")) correction = std::get<bool>(*unbiased) ? 1 : 0;
-    const AttrValue* given = find_attr(attrs, "correction");
+  explicit VarOp(const ReductionAttrs& attrs) {
+    if (attrs.unbiased) correction = *attrs.unbiased ? 1 : 0;
+    const AttrValue* given = attrs.correction;
     if (given != nullptr && !std::holds_alternative<std::monostate>(*given)) {
-      correction = scalar_attr(attrs, "correction");
+      const auto* integer = std::get_if<int64_t>(given);
+      correction = integer ? static_cast<double>(*integer) : std::get<double>(*given);
     }
   }
   double divisor(int64_t n) const { return std::max(0.0, static_cast<double>(n) - correction); }
@@ -340,8 +381,8 @@ struct VarOp {
 struct AnyOp {
   static constexpr Inputs kInputs = Inputs::All;
   static constexpr bool kEmptyIsAll = false, kNeedsElements = false;
-  static std::vector<DType> outputs(DType, const Attrs&) { return {DType::Bool}; }
-  explicit AnyOp(const Attrs&) {}
+  static std::vector<DType> outputs(DType, const ReductionAttrs&) { return {DType::Bool}; }
+  explicit AnyOp(const ReductionAttrs&) {}
   template <typename T>
   bool fast(const T* x, int64_t n) const {
     return reduce_lanes(n, false, [x](int64_t i) { return x[i] != T{}; }, [](bool a, bool b) { return a || b; });
@@ -399,12 +440,12 @@ template <bool kMax, Returns kReturns>
 struct ExtremeOp {
   static constexpr Inputs kInputs = kReturns == Returns::Index ? Inputs::Numeric : Inputs::All;
   static constexpr bool kEmptyIsAll = true, kNeedsElements = true;
-  static std::vector<DType> outputs(DType input, const Attrs&) {
+  static std::vector<DType> outputs(DType input, const ReductionAttrs&) {
     if (kReturns == Returns::Value) return {input};
     if (kReturns == Returns::Index) return {DType::Int64};
     return {input, DType::Int64};
   }
-  explicit ExtremeOp(const Attrs&) {}
+  explicit ExtremeOp(const ReductionAttrs&) {}
   template <typename T>
   static auto result(Extreme<T> e) {
     if constexpr (kReturns == Returns::Value) {
@@ -438,12 +479,12 @@ void register_reduce_ops(BuiltinOps& builtins) {
   define_reduction<Sum>(builtins,
                         "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "
                         "ScalarType? dtype=None) -> Tensor",
-                        sum_cpu(Kind::Sum));
+                        sum_cpu<Kind::Sum>);
   define_reduction<Mean>(builtins,
                          "aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, "
                          "ScalarType? dtype=None) -> Tensor",
-                         sum_cpu(Kind::Mean));
-  define_reduction<Mean>(builtins, "aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", sum_cpu(Kind::Mean));
+                         sum_cpu<Kind::Mean>);
+  define_reduction<Mean>(builtins, "aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", sum_cpu<Kind::Mean>);
   define_reduction<ProdOp>(builtins, "aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor");
   define_reduction<ProdOp>(builtins,
                            "aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, "

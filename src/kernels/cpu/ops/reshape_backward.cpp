@@ -9,6 +9,9 @@
 namespace opgraph::kernels {
 namespace {
 
+// These functions serve three schemas that differ in attributes none of them
+// reads (the forward op's size, shape or dims), so they keep the raw form.
+
 std::vector<TensorMeta> reshape_backward_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
   const TensorMeta& grad = *inputs[0];
   const TensorMeta& self = *inputs[1];

@@ -15,8 +15,7 @@
 namespace opgraph::kernels {
 namespace {
 
-std::vector<TensorMeta> rotary_embedding_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta &input = *inputs[0], &cos = *inputs[1], &sin = *inputs[2];
+TensorMeta rotary_embedding_shape(const TensorMeta& input, const TensorMeta& cos, const TensorMeta& sin) {
   check_floating(input, "input");
   OPGRAPH_CHECK(input.dim() >= 1 && input.shape.back() % 2 == 0,
                 "input: expected an even number of features in the last dim, got ", input.str());
@@ -32,7 +31,7 @@ std::vector<TensorMeta> rotary_embedding_shape(std::span<const TensorMeta* const
     }
   }
   OPGRAPH_CHECK(cos.shape == sin.shape, "sin: expected cos's shape ", shape_str(cos.shape), ", got ", sin.str());
-  return {input};
+  return input;
 }
 
 // One row of `features` elements; c and s are that row's cos and sin.
@@ -43,9 +42,8 @@ void rotate_row(const T* x, const T* c, const T* s, T* y, int64_t features) {
   for (int64_t i = half; i < features; ++i) y[i] = x[i] * c[i] + x[i - half] * s[i];
 }
 
-void rotary_embedding_cpu(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                          const Attrs&) {
-  const Tensor &input = inputs[0], &cos = inputs[1], &sin = inputs[2];
+void rotary_embedding_cpu(const KernelContext& context, const Tensor& input, const Tensor& cos, const Tensor& sin,
+                          const Tensor& out) {
   if (input.numel() == 0) return;
   const Shape& shape = input.shape();
   const int64_t features = shape.back();
@@ -54,7 +52,7 @@ void rotary_embedding_cpu(const KernelContext& context, std::span<const Tensor> 
   dispatch_floating(input.dtype(), "input", [&](auto zero) {
     using T = decltype(zero);
     const T *x = input.data_ptr<const T>(), *c = cos.data_ptr<const T>(), *s = sin.data_ptr<const T>();
-    T* y = outputs[0].data_ptr<T>();
+    T* y = out.data_ptr<T>();
     parallel_items(context, input.numel() / features, features, [&](int64_t begin, int64_t end) {
       for_each_row(std::span<const int64_t>(shape), strides, begin, end, [&](const std::array<int64_t, 2>& at) {
         rotate_row(x + at[0], c + at[1], s + at[1], y + at[0], features);
@@ -64,9 +62,8 @@ void rotary_embedding_cpu(const KernelContext& context, std::span<const Tensor> 
 }
 
 // Element by element, from the definition: x * cos + cat(-x2, x1) * sin.
-void rotary_embedding_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                                const Attrs&) {
-  const Tensor &input = inputs[0], &cos = inputs[1], &sin = inputs[2];
+void rotary_embedding_reference(const KernelContext&, const Tensor& input, const Tensor& cos, const Tensor& sin,
+                                const Tensor& out) {
   const Shape& shape = input.shape();
   const Strides trig = broadcast_strides(cos.shape(), shape);
   dispatch_floating(input.dtype(), "input", [&](auto zero) {
@@ -77,8 +74,7 @@ void rotary_embedding_reference(const KernelContext&, std::span<const Tensor> in
       const double x = input.data_ptr<const T>()[i];
       const double rotated =
           k < half ? -double(input.data_ptr<const T>()[i + half]) : double(input.data_ptr<const T>()[i - half]);
-      outputs[0].data_ptr<T>()[i] =
-          static_cast<T>(x * cos.data_ptr<const T>()[at] + rotated * sin.data_ptr<const T>()[at]);
+      out.data_ptr<T>()[i] = static_cast<T>(x * cos.data_ptr<const T>()[at] + rotated * sin.data_ptr<const T>()[at]);
     }
   });
 }

@@ -17,27 +17,25 @@ namespace {
 // ---- cumsum ---------------------------------------------------------------------
 
 // Integer and bool inputs sum in int64, as in PyTorch, unless `dtype` says.
-DType cumsum_dtype(const TensorMeta& self, const Attrs& attrs) {
-  const AttrValue& dtype = attrs.get("dtype");
-  if (std::holds_alternative<DType>(dtype)) return std::get<DType>(dtype);
+DType cumsum_dtype(const TensorMeta& self, std::optional<DType> dtype) {
+  if (dtype) return *dtype;
   return is_floating_point(self.dtype) ? self.dtype : DType::Int64;
 }
 
-std::vector<TensorMeta> cumsum_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& self = *inputs[0];
-  wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+TensorMeta cumsum_shape(const TensorMeta& self, int64_t dim, std::optional<DType> requested) {
+  wrap_dim(dim, self.dim(), "dim");
   dispatch_elementwise(self.dtype, "self", [](auto) {});
-  const DType dtype = cumsum_dtype(self, attrs);
+  const DType dtype = cumsum_dtype(self, requested);
   OPGRAPH_CHECK(dtype != DType::Bool, "dtype: expected a numeric dtype for a sum, got bool");
   dispatch_elementwise(dtype, "dtype", [](auto) {});
-  return {{dtype, self.shape}};
+  return {dtype, self.shape};
 }
 
+// The output's dtype is the one the shape function chose.
 template <bool kReference>
-void cumsum_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs& attrs) {
-  const Tensor &self = inputs[0], &out = outputs[0];
-  const DimLayout layout = layout_around(self.shape(), wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim"));
+void cumsum_kernel(const KernelContext& context, const Tensor& self, int64_t dim, std::optional<DType>,
+                   const Tensor& out) {
+  const DimLayout layout = layout_around(self.shape(), wrap_dim(dim, self.dim(), "dim"));
   dispatch_elementwise(self.dtype(), "self", [&](auto from) {
     using In = decltype(from);
     dispatch_elementwise(out.dtype(), "dtype", [&](auto to) {
@@ -85,15 +83,14 @@ struct Diff {
   int64_t dim, n, length;  // length: of the concatenation along dim
 };
 
-Diff diff_of(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& self = *inputs[0];
+Diff diff_of(const TensorMeta& self, int64_t n, int64_t dim_given, const TensorMeta* prepend,
+             const TensorMeta* append) {
   OPGRAPH_CHECK(self.dim() > 0, "self: expected a tensor of rank 1 or more, got a scalar");
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
-  const int64_t n = attrs.get<int64_t>("n");
+  const int64_t dim = wrap_dim(dim_given, self.dim(), "dim");
   OPGRAPH_CHECK(n >= 0, "n: expected a non-negative order, got ", n);
   int64_t length = self.shape[dim];
   for (size_t k = 1; k <= 2; ++k) {
-    const TensorMeta* part = inputs[k];
+    const TensorMeta* part = k == 1 ? prepend : append;
     if (part == nullptr) continue;
     const char* name = k == 1 ? "prepend" : "append";
     OPGRAPH_CHECK(part->dtype == self.dtype && part->dim() == self.dim(), name, ": expected a ", dtype_name(self.dtype),
@@ -107,12 +104,13 @@ Diff diff_of(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
   return {dim, n, length};
 }
 
-std::vector<TensorMeta> diff_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const Diff diff = diff_of(inputs, attrs);
-  dispatch_elementwise(inputs[0]->dtype, "self", [](auto) {});
-  Shape shape = inputs[0]->shape;
+TensorMeta diff_shape(const TensorMeta& self, int64_t n, int64_t dim, const TensorMeta* prepend,
+                      const TensorMeta* append) {
+  const Diff diff = diff_of(self, n, dim, prepend, append);
+  dispatch_elementwise(self.dtype, "self", [](auto) {});
+  Shape shape = self.shape;
   shape[diff.dim] = std::max<int64_t>(diff.length - diff.n, 0);
-  return {{inputs[0]->dtype, shape}};
+  return {self.dtype, shape};
 }
 
 template <typename T>
@@ -127,22 +125,22 @@ T difference(T later, T earlier) {
 // Concatenates into scratch and differences in place, n times; each pass
 // shortens the dim by one. One loop serves both as kernel and reference: the
 // op runs on position ids and masks, far from any hot path.
-void diff_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                 const Attrs& attrs) {
-  std::array<const TensorMeta*, 3> metas{};
-  for (size_t k = 0; k < 3; ++k) metas[k] = inputs[k].defined() ? &inputs[k].meta() : nullptr;
-  const Diff diff = diff_of(metas, attrs);
-  dispatch_elementwise(outputs[0].dtype(), "self", [&](auto zero) {
+void diff_kernel(const KernelContext&, const Tensor& self, int64_t n, int64_t dim, const Tensor* prepend,
+                 const Tensor* append, const Tensor& output) {
+  const Diff diff =
+      diff_of(self.meta(), n, dim, prepend ? &prepend->meta() : nullptr, append ? &append->meta() : nullptr);
+  const std::array<const Tensor*, 3> inputs{&self, prepend, append};
+  dispatch_elementwise(output.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    const DimLayout out = layout_around(outputs[0].shape(), diff.dim);
+    const DimLayout out = layout_around(output.shape(), diff.dim);
     // Not std::vector: vector<bool> packs bits and has no data().
     const auto work = std::make_unique<T[]>(static_cast<size_t>(out.outer * diff.length * out.inner));
     // cat(prepend, self, append) along the dim into `work`.
     int64_t at = 0;
     for (size_t k : {1, 0, 2}) {
-      if (!inputs[k].defined()) continue;
-      const DimLayout part = layout_around(inputs[k].shape(), diff.dim);
-      const T* x = inputs[k].data_ptr<const T>();
+      if (inputs[k] == nullptr) continue;
+      const DimLayout part = layout_around(inputs[k]->shape(), diff.dim);
+      const T* x = inputs[k]->data_ptr<const T>();
       for (int64_t o = 0; o < part.outer; ++o) {
         std::copy_n(x + o * part.size * part.inner, part.size * part.inner,
                     work.get() + (o * diff.length + at) * out.inner);
@@ -160,7 +158,7 @@ void diff_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span
         }
       }
     }
-    T* y = outputs[0].data_ptr<T>();
+    T* y = output.data_ptr<T>();
     for (int64_t o = 0; o < out.outer; ++o) {
       std::copy_n(work.get() + o * diff.length * out.inner, out.size * out.inner, y + o * out.size * out.inner);
     }

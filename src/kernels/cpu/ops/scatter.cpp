@@ -48,33 +48,66 @@ struct Reduction {
   bool include_self;
 };
 
+// The four scatter schemas share these functions and differ in their
+// attributes after `dim` (scatter.value's Scalar value, scatter_reduce's
+// reduce and include_self), so they keep the raw kernel form: where each sits
+// in a schema's Attrs is found when the op is defined (ScatterPositions), and
+// a call reads it there (ScatterAttrs).
+struct ScatterPositions {
+  size_t dim;
+  std::optional<size_t> value, reduce, include_self;
+  explicit ScatterPositions(const Schema& schema)
+      : dim(attribute_index(schema, "dim").value()),
+        value(attribute_index(schema, "value")),
+        reduce(attribute_index(schema, "reduce")),
+        include_self(attribute_index(schema, "include_self")) {}
+};
+
+struct ScatterAttrs {
+  int64_t dim;
+  const AttrValue* value = nullptr;
+  const std::string* reduce = nullptr;
+  bool include_self = true;
+  ScatterAttrs(const ScatterPositions& at, const Attrs& attrs) : dim(std::get<int64_t>(attrs[at.dim])) {
+    if (at.value) value = &attrs[*at.value];
+    if (at.reduce) reduce = &std::get<std::string>(attrs[*at.reduce]);
+    if (at.include_self) include_self = std::get<bool>(attrs[*at.include_self]);
+  }
+};
+
 template <const Scatter& kScatter>
-Reduction reduction_of(const Attrs& attrs) {
+Reduction reduction_of(const ScatterAttrs& attrs) {
   if (!kScatter.reduce_attribute) return {kScatter.reduce, true};
-  const auto& name = attrs.get<std::string>("reduce");
+  const std::string& name = *attrs.reduce;
   static constexpr std::pair<std::string_view, Reduce> kNames[] = {{"sum", Reduce::kSum},
                                                                    {"prod", Reduce::kProd},
                                                                    {"mean", Reduce::kMean},
                                                                    {"amax", Reduce::kMax},
                                                                    {"amin", Reduce::kMin}};
   for (const auto& [known, reduce] : kNames) {
-    if (name == known) return {reduce, attrs.get<bool>("include_self")};
+    if (name == known) return {reduce, attrs.include_self};
   }
   throw Error(detail::concat("reduce: expected one of sum, prod, mean, amax, amin, got '", name, "'"));
+}
+
+// scatter.value's Scalar, given as an int or a float.
+double scalar_of(const AttrValue& value) {
+  const auto* integer = std::get_if<int64_t>(&value);
+  return integer ? static_cast<double>(*integer) : std::get<double>(value);
 }
 
 // A tensor of rank 0 is seen as rank 1, as ATen's scatter does.
 Shape at_least_1d(const Shape& shape) { return shape.empty() ? Shape{1} : shape; }
 
 template <const Scatter& kScatter>
-std::vector<TensorMeta> scatter_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> scatter_shape(std::span<const TensorMeta* const> inputs, const ScatterAttrs& attrs) {
   const TensorMeta &self = *inputs[0], &index = *inputs[1];
   dispatch_elementwise(self.dtype, "self", [](auto) {});
   check_index_dtype(index);
   const Reduction reduction = reduction_of<kScatter>(attrs);
   OPGRAPH_CHECK(reduction.reduce == Reduce::kNone || self.dtype != DType::Bool,
                 "self: expected a numeric dtype for a reduction, got ", self.str());
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  const int64_t dim = wrap_dim(attrs.dim, self.dim(), "dim");
   const Shape self_shape = at_least_1d(self.shape), index_shape = at_least_1d(index.shape);
   OPGRAPH_CHECK(index_shape.size() == self_shape.size(), "index: expected rank ", self.dim(), " like self ", self.str(),
                 ", got ", index.str());
@@ -155,13 +188,13 @@ T mean_of(T sum, int64_t count) {
 
 template <const Scatter& kScatter, bool kReference>
 void scatter_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                    const Attrs& attrs) {
+                    const ScatterAttrs& attrs) {
   const Tensor &self = inputs[0], &index = inputs[1], &out = outputs[0];
   copy_self(self, out);
   const Reduction reduction = reduction_of<kScatter>(attrs);
   const Shape self_shape = at_least_1d(self.shape()), index_shape = at_least_1d(index.shape());
   const Shape src_shape = kScatter.scalar ? index_shape : at_least_1d(inputs[2].shape());
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  const int64_t dim = wrap_dim(attrs.dim, self.dim(), "dim");
   const int64_t n = self_shape[dim], stride = contiguous_strides(self_shape)[dim];
   // How many values each position holds so far, where it matters: for a mean,
   // and to take the first value as it is when self is not included.
@@ -170,7 +203,7 @@ void scatter_kernel(const KernelContext& context, std::span<const Tensor> inputs
   dispatch_elementwise(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     T* y = out.data_ptr<T>();
-    const T value = kScatter.scalar ? static_cast<T>(scalar_attr(attrs, "value")) : T{};
+    const T value = kScatter.scalar ? static_cast<T>(scalar_of(*attrs.value)) : T{};
     const T* src = kScatter.scalar ? &value : inputs[2].data_ptr<const T>();
     dispatch_index(index.dtype(), [&](auto index_zero) {
       using Index = decltype(index_zero);
@@ -197,11 +230,18 @@ void scatter_kernel(const KernelContext& context, std::span<const Tensor> inputs
 template <const Scatter& kScatter>
 void define_scatter(BuiltinOps& builtins, const char* schema,
                     std::source_location where = std::source_location::current()) {
+  using Kernel = void (*)(const KernelContext&, std::span<const Tensor>, std::span<const Tensor>, const ScatterAttrs&);
+  const ScatterPositions at(Schema::parse(schema));
+  auto kernel = [at](Kernel fn) -> KernelFn {
+    return [fn, at](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                    const Attrs& attrs) { fn(context, inputs, outputs, ScatterAttrs(at, attrs)); };
+  };
   define(builtins,
          {.schema = schema,
-          .shape = scatter_shape<kScatter>,
-          .cpu = scatter_kernel<kScatter, false>,
-          .reference = scatter_kernel<kScatter, true>},
+          .shape = [at](std::span<const TensorMeta* const> inputs,
+                        const Attrs& attrs) { return scatter_shape<kScatter>(inputs, ScatterAttrs(at, attrs)); },
+          .cpu = kernel(scatter_kernel<kScatter, false>),
+          .reference = kernel(scatter_kernel<kScatter, true>)},
          where);
 }
 
@@ -212,16 +252,6 @@ void define_scatter(BuiltinOps& builtins, const char* schema,
 // elements, in order. How many there are only the mask's values tell, so the
 // shape function checks values against the indexed shape only without masks;
 // the kernel checks them always.
-
-struct IndexPut {
-  const Tensor& self;
-  std::span<const Tensor> indices;
-  const Tensor& values;
-};
-
-IndexPut index_put_inputs(std::span<const Tensor> inputs, const Attrs& attrs) {
-  return {inputs[0], inputs.subspan(1, attrs.list_sizes()[0]), inputs[1 + attrs.list_sizes()[0]]};
-}
 
 // Every index in range before anything is written: out may be self's own
 // memory (a state updated in place), which a failed call must leave as it was.
@@ -246,9 +276,9 @@ void check_values(const TensorMeta& values, const Indexing& plan) {
                 values.str());
 }
 
-std::vector<TensorMeta> index_put_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const size_t count = attrs.list_sizes()[0];
-  const TensorMeta &self = *inputs[0], &values = *inputs[1 + count];
+TensorMeta index_put_shape(const TensorMeta& self, std::span<const TensorMeta* const> indices, const TensorMeta& values,
+                           bool) {
+  const size_t count = indices.size();
   dispatch_elementwise(self.dtype, "self", [](auto) {});
   OPGRAPH_CHECK(values.dtype == self.dtype, "values: expected ", dtype_name(self.dtype), " like self, got ",
                 values.str());
@@ -256,7 +286,7 @@ std::vector<TensorMeta> index_put_shape(std::span<const TensorMeta* const> input
   std::vector<const TensorMeta*> metas;
   bool masked = false;
   for (size_t i = 0; i < count; ++i) {
-    const TensorMeta* index = inputs[1 + i];
+    const TensorMeta* index = indices[i];
     if (index == nullptr || index->dtype != DType::Bool) {
       metas.push_back(index);
       continue;
@@ -271,7 +301,7 @@ std::vector<TensorMeta> index_put_shape(std::span<const TensorMeta* const> input
   }
   const Indexing plan = plan_indexing(self, metas);
   if (!masked) check_values(values, plan);
-  return {self};
+  return self;
 }
 
 // The index tensors with each mask replaced by the coordinates of its true
@@ -302,15 +332,9 @@ std::vector<Tensor> unmasked(std::span<const Tensor> indices) {
 // trailing dims that self holds contiguously, and that values either walks in
 // the same order or repeats one element over, as one block per step.
 template <bool kReference>
-void index_put_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                      const Attrs& attrs) {
-  // References, not a structured binding: clang 16 cannot capture those in
-  // a lambda when compiling with OpenMP, as the fuzz and ThreadSanitizer builds do.
-  const IndexPut parts = index_put_inputs(inputs, attrs);
-  const Tensor& self = parts.self;
-  const Tensor& values = parts.values;
-  const Tensor& out = outputs[0];
-  const std::vector<Tensor> indices = unmasked(parts.indices);
+void index_put_kernel(const KernelContext&, const Tensor& self, std::span<const Tensor> given_indices,
+                      const Tensor& values, bool accumulate, const Tensor& out) {
+  const std::vector<Tensor> indices = unmasked(given_indices);
   const Indexing plan = plan_indexing(self.meta(), indices);
   check_values(values.meta(), plan);
   check_indices(self, indices, plan);
@@ -325,7 +349,6 @@ void index_put_kernel(const KernelContext&, std::span<const Tensor> inputs, std:
   const auto values_fit = [&](size_t k) { return shape[k] == 1 || value_strides[k] == (along ? dense[k] : 0); };
   const size_t outer = kReference ? shape.size() : plan.block_start(self.dim(), values_fit);
   const int64_t block = product(std::span(shape).subspan(outer));
-  const bool accumulate = attrs.get<bool>("accumulate");
   dispatch_elementwise(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     T* y = out.data_ptr<T>();
@@ -351,61 +374,61 @@ void index_put_kernel(const KernelContext&, std::span<const Tensor> inputs, std:
 
 // ---- select_scatter and slice_scatter: src written into a view of self ------------
 
-using LayoutFn = Layout (*)(const TensorMeta& self, const Attrs& attrs);
+// The typed shape function and kernels of the op that writes src into the
+// view of self kLayout makes from the op's attributes.
+template <auto kLayout, typename Signature = decltype(kLayout)>
+struct ViewScatter;
 
-template <LayoutFn layout_of>
-std::vector<TensorMeta> view_scatter_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta &self = *inputs[0], &src = *inputs[1];
-  const TensorMeta view{self.dtype, layout_of(self, attrs).shape};
-  OPGRAPH_CHECK(src == view, "src: expected ", view.str(), ", the part of self ", self.str(), " it replaces, got ",
-                src.str());
-  return {self};
-}
-
-template <LayoutFn layout_of>
-void view_scatter_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                      const Attrs& attrs) {
-  copy_self(inputs[0], outputs[0]);
-  const Layout layout = layout_of(inputs[0].meta(), attrs);
-  outputs[0].as_strided(layout.shape, layout.strides, layout.offset).copy_(inputs[1]);
-}
-
-// Element by element through the layout's index arithmetic.
-template <LayoutFn layout_of>
-void view_scatter_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                            const Attrs& attrs) {
-  copy_self(inputs[0], outputs[0]);
-  const Layout layout = layout_of(inputs[0].meta(), attrs);
-  const auto* src = static_cast<const char*>(inputs[1].data());
-  auto* out = static_cast<char*>(outputs[0].data());
-  const auto item = static_cast<int64_t>(inputs[0].itemsize());
-  for (int64_t i = 0; i < inputs[1].numel(); ++i) {
-    const int64_t target = layout.offset + strided_offset(i, layout.shape, layout.strides);
-    std::memcpy(out + target * item, src + i * item, static_cast<size_t>(item));
+template <auto kLayout, typename... A>
+struct ViewScatter<kLayout, Layout (*)(const TensorMeta&, A...)> {
+  static TensorMeta shape(const TensorMeta& self, const TensorMeta& src, A... attributes) {
+    const TensorMeta view{self.dtype, kLayout(self, attributes...).shape};
+    OPGRAPH_CHECK(src == view, "src: expected ", view.str(), ", the part of self ", self.str(), " it replaces, got ",
+                  src.str());
+    return self;
   }
-}
 
-template <LayoutFn layout_of>
+  static void cpu(const KernelContext&, const Tensor& self, const Tensor& src, A... attributes, const Tensor& out) {
+    copy_self(self, out);
+    const Layout layout = kLayout(self.meta(), attributes...);
+    out.as_strided(layout.shape, layout.strides, layout.offset).copy_(src);
+  }
+
+  // Element by element through the layout's index arithmetic.
+  static void reference(const KernelContext&, const Tensor& self, const Tensor& src_tensor, A... attributes,
+                        const Tensor& output) {
+    copy_self(self, output);
+    const Layout layout = kLayout(self.meta(), attributes...);
+    const auto* src = static_cast<const char*>(src_tensor.data());
+    auto* out = static_cast<char*>(output.data());
+    const auto item = static_cast<int64_t>(self.itemsize());
+    for (int64_t i = 0; i < src_tensor.numel(); ++i) {
+      const int64_t target = layout.offset + strided_offset(i, layout.shape, layout.strides);
+      std::memcpy(out + target * item, src + i * item, static_cast<size_t>(item));
+    }
+  }
+};
+
+template <auto kLayout>
 void define_view_scatter(BuiltinOps& builtins, const char* schema,
                          std::source_location where = std::source_location::current()) {
   define(builtins,
          {.schema = schema,
-          .shape = view_scatter_shape<layout_of>,
-          .cpu = view_scatter_cpu<layout_of>,
-          .reference = view_scatter_reference<layout_of>,
+          .shape = ViewScatter<kLayout>::shape,
+          .cpu = ViewScatter<kLayout>::cpu,
+          .reference = ViewScatter<kLayout>::reference,
           .in_place_input = 0},
          where);
 }
 
 // ---- masked_scatter: source's elements, in order, where mask is true ------------
 
-std::vector<TensorMeta> masked_scatter_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta &self = *inputs[0], &mask = *inputs[1], &source = *inputs[2];
+TensorMeta masked_scatter_shape(const TensorMeta& self, const TensorMeta& mask, const TensorMeta& source) {
   dispatch_elementwise(self.dtype, "self", [](auto) {});
   OPGRAPH_CHECK(mask.dtype == DType::Bool, "mask: expected bool, got ", mask.str());
   OPGRAPH_CHECK(source.dtype == self.dtype, "source: expected ", dtype_name(self.dtype), " like self, got ",
                 source.str());
-  return {{self.dtype, broadcast_shapes(self.shape, mask.shape)}};
+  return {self.dtype, broadcast_shapes(self.shape, mask.shape)};
 }
 
 // Takes source's elements one after the other; running out is an error.
@@ -423,13 +446,12 @@ struct Source {
 // One pass in order, the merged broadcast shape row by row; with kReference
 // element by element through index arithmetic.
 template <bool kReference>
-void masked_scatter_kernel(const KernelContext& context, std::span<const Tensor> inputs,
-                           std::span<const Tensor> outputs, const Attrs&) {
-  const Tensor &self = inputs[0], &mask = inputs[1], &out = outputs[0];
+void masked_scatter_kernel(const KernelContext& context, const Tensor& self, const Tensor& mask,
+                           const Tensor& source_tensor, const Tensor& out) {
   if (out.numel() == 0) return;
   dispatch_elementwise(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
-    Source<T> source{inputs[2].data_ptr<const T>(), inputs[2].numel()};
+    Source<T> source{source_tensor.data_ptr<const T>(), source_tensor.numel()};
     const Input<T> x{self.data_ptr<const T>(), self.shape()};
     const Input<bool> m{mask.data_ptr<const bool>(), mask.shape()};
     const auto pick = [&source](T value, bool masked) { return masked ? source.take() : value; };
@@ -457,28 +479,27 @@ void masked_scatter_kernel(const KernelContext& context, std::span<const Tensor>
 // ---- embedding_dense_backward: the gradient of embedding's weight -------------
 
 // grad_output (..., D) with indices (...) -> (num_weights, D).
-std::vector<TensorMeta> embedding_backward_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta &grad = *inputs[0], &indices = *inputs[1];
+TensorMeta embedding_backward_shape(const TensorMeta& grad, const TensorMeta& indices, int64_t num_weights, int64_t,
+                                    bool) {
   check_floating(grad, "grad_output");
   check_index_dtype(indices, "indices");
   OPGRAPH_CHECK(
       grad.dim() == indices.dim() + 1 && std::equal(indices.shape.begin(), indices.shape.end(), grad.shape.begin()),
       "grad_output: expected indices' shape ", shape_str(indices.shape), " and one more dim, got ", grad.str());
-  const int64_t num_weights = attrs.get<int64_t>("num_weights");
   OPGRAPH_CHECK(num_weights >= 0, "num_weights: expected a non-negative count, got ", num_weights);
-  return {{grad.dtype, {num_weights, grad.shape.back()}}};
+  return {grad.dtype, {num_weights, grad.shape.back()}};
 }
 
 // Per row of the result: the weight each of its indices' gradient rows gets
 // (0 for padding_idx; 1, or 1 / how often the index occurs with
 // scale_grad_by_freq), checking every index.
 template <typename Index>
-std::vector<double> row_scales(const Index* at, int64_t count, int64_t num_weights, const Attrs& attrs) {
-  const int64_t padding_idx = attrs.get<int64_t>("padding_idx");
+std::vector<double> row_scales(const Index* at, int64_t count, int64_t num_weights, int64_t padding_idx,
+                               bool scale_grad_by_freq) {
   std::vector<double> occurrences(num_weights, 0.0);
   for (int64_t i = 0; i < count; ++i) occurrences[position(at, i, num_weights)] += 1;
   std::vector<double> scale(num_weights, 1.0);
-  if (attrs.get<bool>("scale_grad_by_freq")) {
+  if (scale_grad_by_freq) {
     for (int64_t k = 0; k < num_weights; ++k) scale[k] = occurrences[k] > 0 ? 1.0 / occurrences[k] : 1.0;
   }
   if (padding_idx >= 0 && padding_idx < num_weights) scale[padding_idx] = 0;
@@ -488,9 +509,8 @@ std::vector<double> row_scales(const Index* at, int64_t count, int64_t num_weigh
 // Columns split over threads: every thread adds all gradient rows, each into
 // its own columns.
 template <bool kReference>
-void embedding_backward_kernel(const KernelContext& context, std::span<const Tensor> inputs,
-                               std::span<const Tensor> outputs, const Attrs& attrs) {
-  const Tensor &grad = inputs[0], &indices = inputs[1], &out = outputs[0];
+void embedding_backward_kernel(const KernelContext& context, const Tensor& grad, const Tensor& indices, int64_t,
+                               int64_t padding_idx, bool scale_grad_by_freq, const Tensor& out) {
   const int64_t num_weights = out.size(0), cols = out.size(1), count = indices.numel();
   dispatch_floating(grad.dtype(), "grad_output", [&](auto zero) {
     using T = decltype(zero);
@@ -500,7 +520,7 @@ void embedding_backward_kernel(const KernelContext& context, std::span<const Ten
     dispatch_index(indices.dtype(), [&](auto index_zero) {
       using Index = decltype(index_zero);
       const Index* at = indices.data_ptr<const Index>();
-      const std::vector<double> scale = row_scales(at, count, num_weights, attrs);
+      const std::vector<double> scale = row_scales(at, count, num_weights, padding_idx, scale_grad_by_freq);
       if constexpr (kReference) {
         std::vector<double> sum(out.numel(), 0.0);
         for (int64_t i = 0; i < count; ++i) {
@@ -526,28 +546,42 @@ void embedding_backward_kernel(const KernelContext& context, std::span<const Ten
 
 enum class BagMode : int64_t { kSum = 0, kMean = 1, kMax = 2 };
 
-// padding_idx: an int, or None (embedding_bag.padding_idx), or absent
-// (embedding_bag): -1 for none.
-int64_t padding_index(const Attrs& attrs) {
-  for (size_t i = 0; i < attrs.size(); ++i) {
-    if (attrs.name(i) != "padding_idx") continue;
-    const auto* index = std::get_if<int64_t>(&attrs[i]);
-    return index ? *index : -1;
-  }
-  return -1;
-}
+// The three embedding_bag schemas share these functions and differ in
+// padding_idx (an int, an int? or absent), so they keep the raw kernel form:
+// where each attribute sits in a schema's Attrs is found when the op is
+// defined (BagPositions), and a call reads it there (BagAttrs).
+struct BagPositions {
+  size_t mode, include_last_offset;
+  std::optional<size_t> padding_idx;
+  explicit BagPositions(const Schema& schema)
+      : mode(attribute_index(schema, "mode").value()),
+        include_last_offset(attribute_index(schema, "include_last_offset").value()),
+        padding_idx(attribute_index(schema, "padding_idx")) {}
+};
 
-BagMode bag_mode(const Attrs& attrs) {
-  const int64_t mode = attrs.get<int64_t>("mode");
-  OPGRAPH_CHECK(mode >= 0 && mode <= 2, "mode: expected 0 (sum), 1 (mean) or 2 (max), got ", mode);
-  return static_cast<BagMode>(mode);
-}
+struct BagAttrs {
+  BagMode mode;
+  bool include_last_offset;
+  int64_t padding_idx = -1;  // -1 for None or absent
+
+  BagAttrs(const BagPositions& at, const Attrs& attrs)
+      : mode(checked_mode(std::get<int64_t>(attrs[at.mode]))),
+        include_last_offset(std::get<bool>(attrs[at.include_last_offset])) {
+    if (!at.padding_idx) return;
+    if (const auto* index = std::get_if<int64_t>(&attrs[*at.padding_idx])) padding_idx = *index;
+  }
+
+  static BagMode checked_mode(int64_t mode) {
+    OPGRAPH_CHECK(mode >= 0 && mode <= 2, "mode: expected 0 (sum), 1 (mean) or 2 (max), got ", mode);
+    return static_cast<BagMode>(mode);
+  }
+};
 
 // Outputs (output, offset2bag, bag_size, max_indices), shaped as ATen's CPU
 // kernel shapes them: offset2bag is empty where ATen skips it (float32 sums
 // without padding_idx), bag_size counts only for mean and max, and
 // max_indices is per element for max, else bag_size for mean and zeros for sum.
-std::vector<TensorMeta> embedding_bag_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
+std::vector<TensorMeta> embedding_bag_shape(std::span<const TensorMeta* const> inputs, const BagAttrs& attrs) {
   const TensorMeta &weight = *inputs[0], &indices = *inputs[1], &offsets = *inputs[2];
   const TensorMeta* per_sample_weights = inputs[3];
   check_floating(weight, "weight");
@@ -556,17 +590,17 @@ std::vector<TensorMeta> embedding_bag_shape(std::span<const TensorMeta* const> i
   OPGRAPH_CHECK(indices.dim() == 1, "indices: expected a 1-d tensor, got ", indices.str());
   OPGRAPH_CHECK(offsets.dim() == 1 && offsets.dtype == indices.dtype, "offsets: expected a 1-d ",
                 dtype_name(indices.dtype), " tensor like indices, got ", offsets.str());
-  const BagMode mode = bag_mode(attrs);
+  const BagMode mode = attrs.mode;
   if (per_sample_weights != nullptr) {
     OPGRAPH_CHECK(mode == BagMode::kSum, "per_sample_weights: only mode 0 (sum) takes them, got mode ",
                   static_cast<int64_t>(mode));
     check_same_meta(*per_sample_weights, "per_sample_weights", {weight.dtype, indices.shape}, "indices");
   }
-  const bool include_last_offset = attrs.get<bool>("include_last_offset");
+  const bool include_last_offset = attrs.include_last_offset;
   OPGRAPH_CHECK(!include_last_offset || offsets.numel() > 0,
                 "offsets: expected at least one offset with include_last_offset, got none");
   const int64_t bags = offsets.numel() - (include_last_offset ? 1 : 0), dim = weight.shape[1];
-  const bool offset2bag = mode != BagMode::kSum || weight.dtype != DType::Float32 || padding_index(attrs) >= 0;
+  const bool offset2bag = mode != BagMode::kSum || weight.dtype != DType::Float32 || attrs.padding_idx >= 0;
   const Shape max_indices = mode == BagMode::kMax ? Shape{bags, dim} : Shape{bags};
   return {{weight.dtype, {bags, dim}},
           {indices.dtype, {offset2bag ? indices.numel() : 0}},
@@ -590,11 +624,11 @@ struct Bags {
 // Checks the offsets and indices, and fills the outputs other than `output`
 // and max's max_indices.
 template <typename Index>
-void bag_bookkeeping(const Bags<Index>& bags, int64_t num_weights, const Attrs& attrs,
+void bag_bookkeeping(const Bags<Index>& bags, int64_t num_weights, const BagAttrs& attrs,
                      std::span<const Tensor> outputs) {
-  const int64_t padding_idx = padding_index(attrs);
-  const BagMode mode = bag_mode(attrs);
-  if (attrs.get<bool>("include_last_offset")) {
+  const int64_t padding_idx = attrs.padding_idx;
+  const BagMode mode = attrs.mode;
+  if (attrs.include_last_offset) {
     OPGRAPH_CHECK(bags.offsets[bags.count] == bags.size,
                   "offsets: with include_last_offset, expected the last offset "
                   "to be ",
@@ -627,10 +661,10 @@ void bag_bookkeeping(const Bags<Index>& bags, int64_t num_weights, const Attrs& 
 // order. The reference accumulates each element of each bag in double.
 template <bool kReference>
 void embedding_bag_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                          const Attrs& attrs) {
+                          const BagAttrs& attrs) {
   const Tensor &weight = inputs[0], &indices = inputs[1], &per_sample_weights = inputs[3];
-  const int64_t num_weights = weight.size(0), dim = weight.size(1), padding_idx = padding_index(attrs);
-  const BagMode mode = bag_mode(attrs);
+  const int64_t num_weights = weight.size(0), dim = weight.size(1), padding_idx = attrs.padding_idx;
+  const BagMode mode = attrs.mode;
   dispatch_floating(weight.dtype(), "weight", [&](auto zero) {
     using T = decltype(zero);
     const T* w = weight.data_ptr<const T>();
@@ -696,6 +730,23 @@ void embedding_bag_kernel(const KernelContext& context, std::span<const Tensor> 
   });
 }
 
+void define_embedding_bag(BuiltinOps& builtins, const char* schema,
+                          std::source_location where = std::source_location::current()) {
+  using Kernel = void (*)(const KernelContext&, std::span<const Tensor>, std::span<const Tensor>, const BagAttrs&);
+  const BagPositions at(Schema::parse(schema));
+  auto kernel = [at](Kernel fn) -> KernelFn {
+    return [fn, at](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                    const Attrs& attrs) { fn(context, inputs, outputs, BagAttrs(at, attrs)); };
+  };
+  define(builtins,
+         {.schema = schema,
+          .shape = [at](std::span<const TensorMeta* const> inputs,
+                        const Attrs& attrs) { return embedding_bag_shape(inputs, BagAttrs(at, attrs)); },
+          .cpu = kernel(embedding_bag_kernel<false>),
+          .reference = kernel(embedding_bag_kernel<true>)},
+         where);
+}
+
 }  // namespace
 
 void register_scatter_ops(BuiltinOps& builtins) {
@@ -731,24 +782,20 @@ void register_scatter_ops(BuiltinOps& builtins) {
                               "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
                     .shape = embedding_backward_shape,
                     OPGRAPH_CPU_AND_REFERENCE(embedding_backward_kernel)});
-  define(builtins,
-         {.schema = "aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, "
-                    "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, "
-                    "bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)",
-          .shape = embedding_bag_shape,
-          OPGRAPH_CPU_AND_REFERENCE(embedding_bag_kernel)});
+  define_embedding_bag(builtins,
+                       "aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, "
+                       "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, "
+                       "bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)");
   // torch.export keeps nn.EmbeddingBag as these unless the graph is decomposed.
-  define(builtins, {.schema = "aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, "
-                              "bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, "
-                              "bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)",
-                    .shape = embedding_bag_shape,
-                    OPGRAPH_CPU_AND_REFERENCE(embedding_bag_kernel)});
-  define(builtins,
-         {.schema = "aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, "
-                    "int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) "
-                    "-> (Tensor, Tensor, Tensor, Tensor)",
-          .shape = embedding_bag_shape,
-          OPGRAPH_CPU_AND_REFERENCE(embedding_bag_kernel)});
+  define_embedding_bag(builtins,
+                       "aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, "
+                       "bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, "
+                       "bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)");
+  define_embedding_bag(builtins,
+                       "aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, "
+                       "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, "
+                       "Tensor? per_sample_weights=None, bool include_last_offset=False) "
+                       "-> (Tensor, Tensor, Tensor, Tensor)");
 }
 
 }  // namespace opgraph::kernels

@@ -20,8 +20,6 @@
 namespace opgraph::kernels {
 namespace {
 
-using LayoutFn = Layout (*)(const TensorMeta& self, const Attrs& attrs);
-
 int64_t wrap(int64_t dim, int64_t rank, const char* argument) {
   const int64_t extent = std::max<int64_t>(rank, 1);  // a scalar takes dim 0 and -1
   OPGRAPH_CHECK(dim >= -extent && dim < extent, argument, ": dimension ", dim, " is out of range for rank ", rank);
@@ -31,7 +29,8 @@ int64_t wrap(int64_t dim, int64_t rank, const char* argument) {
 Layout identity(const TensorMeta& self) { return {self.shape, contiguous_strides(self.shape), 0}; }
 
 // `size` with its one -1 filled in so the element count matches.
-Shape infer_size(std::vector<int64_t> size, int64_t numel, const char* argument) {
+Shape infer_size(std::span<const int64_t> given, int64_t numel, const char* argument) {
+  Shape size(given.begin(), given.end());
   auto missing = std::find(size.begin(), size.end(), -1);
   OPGRAPH_CHECK(std::count(size.begin(), size.end(), -1) <= 1, argument, ": only one dimension can be -1, got ",
                 shape_str(size));
@@ -50,18 +49,17 @@ Shape infer_size(std::vector<int64_t> size, int64_t numel, const char* argument)
   return size;
 }
 
-Layout view(const TensorMeta& self, const Attrs& attrs) {
-  Shape shape = infer_size(attrs.get<std::vector<int64_t>>("size"), self.numel(), "size");
+Layout view(const TensorMeta& self, Ints size) {
+  Shape shape = infer_size(size, self.numel(), "size");
   return {shape, contiguous_strides(shape), 0};
 }
 
-Layout reshape(const TensorMeta& self, const Attrs& attrs) {
-  Shape shape = infer_size(attrs.get<std::vector<int64_t>>("shape"), self.numel(), "shape");
+Layout reshape(const TensorMeta& self, Ints shape_given) {
+  Shape shape = infer_size(shape_given, self.numel(), "shape");
   return {shape, contiguous_strides(shape), 0};
 }
 
-Layout permute(const TensorMeta& self, const Attrs& attrs) {
-  const auto& dims = attrs.get<std::vector<int64_t>>("dims");
+Layout permute(const TensorMeta& self, Ints dims) {
   OPGRAPH_CHECK(static_cast<int64_t>(dims.size()) == self.dim(), "dims: expected ", self.dim(),
                 " dimensions for input ", self.str(), ", got ", shape_str(dims));
   Layout in = identity(self), out;
@@ -86,19 +84,17 @@ Layout swap(const TensorMeta& self, int64_t dim0, int64_t dim1) {
   return layout;
 }
 
-Layout transpose(const TensorMeta& self, const Attrs& attrs) {
-  return swap(self, attrs.get<int64_t>("dim0"), attrs.get<int64_t>("dim1"));
-}
+Layout transpose(const TensorMeta& self, int64_t dim0, int64_t dim1) { return swap(self, dim0, dim1); }
 
-Layout t(const TensorMeta& self, const Attrs&) {
+Layout t(const TensorMeta& self) {
   OPGRAPH_CHECK(self.dim() <= 2, "self: expected a tensor of rank 2 or less, got ", self.str());
   return self.dim() < 2 ? identity(self) : swap(self, 0, 1);
 }
 
-Layout flatten(const TensorMeta& self, const Attrs& attrs) {
+Layout flatten(const TensorMeta& self, int64_t start_dim, int64_t end_dim) {
   if (self.dim() == 0) return {{1}, {1}, 0};
-  const int64_t start = wrap(attrs.get<int64_t>("start_dim"), self.dim(), "start_dim");
-  const int64_t end = wrap(attrs.get<int64_t>("end_dim"), self.dim(), "end_dim");
+  const int64_t start = wrap(start_dim, self.dim(), "start_dim");
+  const int64_t end = wrap(end_dim, self.dim(), "end_dim");
   OPGRAPH_CHECK(start <= end, "start_dim ", start, " must not come after end_dim ", end);
   Shape shape(self.shape.begin(), self.shape.begin() + start);
   shape.push_back(shape_numel(std::span(self.shape).subspan(start, end - start + 1)));
@@ -108,19 +104,18 @@ Layout flatten(const TensorMeta& self, const Attrs& attrs) {
 
 }  // namespace
 
-Layout slice_layout(const TensorMeta& self, const Attrs& attrs) {
+Layout slice_layout(const TensorMeta& self, int64_t dim_given, std::optional<int64_t> start_given,
+                    std::optional<int64_t> end_given, int64_t step) {
   OPGRAPH_CHECK(self.dim() > 0, "self: cannot slice a scalar");
-  const int64_t dim = wrap(attrs.get<int64_t>("dim"), self.dim(), "dim");
-  const int64_t step = attrs.get<int64_t>("step");
+  const int64_t dim = wrap(dim_given, self.dim(), "dim");
   OPGRAPH_CHECK(step > 0, "step: expected a positive step, got ", step);
   const int64_t n = self.shape[dim];
-  auto bound = [&](const char* name, int64_t fallback) {
-    const AttrValue& value = attrs.get(name);
-    int64_t i = std::holds_alternative<int64_t>(value) ? std::get<int64_t>(value) : fallback;
+  auto bound = [&](std::optional<int64_t> given, int64_t fallback) {
+    const int64_t i = given.value_or(fallback);
     return std::clamp(i < 0 ? i + n : i, int64_t{0}, n);
   };
-  const int64_t start = bound("start", 0);
-  const int64_t end = std::max(bound("end", n), start);
+  const int64_t start = bound(start_given, 0);
+  const int64_t end = std::max(bound(end_given, n), start);
   Layout layout = identity(self);
   layout.offset = start * layout.strides[dim];
   layout.shape[dim] = (end - start + step - 1) / step;
@@ -129,10 +124,10 @@ Layout slice_layout(const TensorMeta& self, const Attrs& attrs) {
 }
 
 // Drops `dim` at `index`: the slice of that one position.
-Layout select_layout(const TensorMeta& self, const Attrs& attrs) {
+Layout select_layout(const TensorMeta& self, int64_t dim_given, int64_t index) {
   OPGRAPH_CHECK(self.dim() > 0, "self: cannot select from a scalar");
-  const int64_t dim = wrap(attrs.get<int64_t>("dim"), self.dim(), "dim");
-  const int64_t n = self.shape[dim], index = attrs.get<int64_t>("index");
+  const int64_t dim = wrap(dim_given, self.dim(), "dim");
+  const int64_t n = self.shape[dim];
   OPGRAPH_CHECK(index >= -n && index < n, "index: ", index, " is out of range for dim ", dim, " of size ", n);
   Layout layout = identity(self);
   layout.offset = (index < 0 ? index + n : index) * layout.strides[dim];
@@ -144,10 +139,9 @@ Layout select_layout(const TensorMeta& self, const Attrs& attrs) {
 namespace {
 
 // Splits `dim` into `sizes` (one of them may be -1).
-Layout unflatten(const TensorMeta& self, const Attrs& attrs) {
+Layout unflatten(const TensorMeta& self, int64_t dim_given, Ints sizes) {
   OPGRAPH_CHECK(self.dim() > 0, "self: cannot unflatten a scalar");
-  const int64_t dim = wrap(attrs.get<int64_t>("dim"), self.dim(), "dim");
-  const auto& sizes = attrs.get<std::vector<int64_t>>("sizes");
+  const int64_t dim = wrap(dim_given, self.dim(), "dim");
   OPGRAPH_CHECK(!sizes.empty(), "sizes: expected at least one size, got []");
   Shape shape(self.shape.begin(), self.shape.begin() + dim);
   const Shape inner = infer_size(sizes, self.shape[dim], "sizes");
@@ -157,10 +151,10 @@ Layout unflatten(const TensorMeta& self, const Attrs& attrs) {
 }
 
 // squeeze.dims: drops each of `dim` that has extent 1.
-Layout squeeze_dims(const TensorMeta& self, const Attrs& attrs) {
+Layout squeeze_dims(const TensorMeta& self, Ints dims) {
   Layout in = identity(self), out;
   std::vector<bool> drop(self.shape.size(), false);
-  for (int64_t d : attrs.get<std::vector<int64_t>>("dim")) {
+  for (int64_t d : dims) {
     if (self.dim() > 0) drop[wrap(d, self.dim(), "dim")] = true;
   }
   for (size_t d = 0; d < self.shape.size(); ++d) {
@@ -171,10 +165,10 @@ Layout squeeze_dims(const TensorMeta& self, const Attrs& attrs) {
   return out;
 }
 
-Layout squeeze(const TensorMeta& self, const Attrs& attrs) {
+Layout squeeze(const TensorMeta& self, int64_t dim_given) {
   Layout layout = identity(self);
   if (self.dim() == 0) return layout;
-  const int64_t dim = wrap(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  const int64_t dim = wrap(dim_given, self.dim(), "dim");
   if (layout.shape[dim] == 1) {
     layout.shape.erase(layout.shape.begin() + dim);
     layout.strides.erase(layout.strides.begin() + dim);
@@ -182,8 +176,8 @@ Layout squeeze(const TensorMeta& self, const Attrs& attrs) {
   return layout;
 }
 
-Layout unsqueeze(const TensorMeta& self, const Attrs& attrs) {
-  const int64_t dim = wrap(attrs.get<int64_t>("dim"), self.dim() + 1, "dim");
+Layout unsqueeze(const TensorMeta& self, int64_t dim_given) {
+  const int64_t dim = wrap(dim_given, self.dim() + 1, "dim");
   Layout layout = identity(self);
   const int64_t stride = dim < self.dim() ? layout.shape[dim] * layout.strides[dim] : 1;
   layout.shape.insert(layout.shape.begin() + dim, 1);
@@ -192,8 +186,7 @@ Layout unsqueeze(const TensorMeta& self, const Attrs& attrs) {
 }
 
 // Broadcasts size-1 (and missing leading) dimensions with stride 0.
-Layout expand(const TensorMeta& self, const Attrs& attrs) {
-  const auto& size = attrs.get<std::vector<int64_t>>("size");
+Layout expand(const TensorMeta& self, Ints size, bool) {
   OPGRAPH_CHECK(size.size() >= self.shape.size(), "size: ", shape_str(size), " has fewer dimensions than input ",
                 self.str());
   const Layout in = identity(self);
@@ -211,8 +204,7 @@ Layout expand(const TensorMeta& self, const Attrs& attrs) {
 }
 
 // Reverses each of `dims`: its stride negated, starting from its last element.
-Layout flip(const TensorMeta& self, const Attrs& attrs) {
-  const auto& dims = attrs.get<std::vector<int64_t>>("dims");
+Layout flip(const TensorMeta& self, Ints dims) {
   Layout layout = identity(self);
   std::vector<bool> seen(std::max<int64_t>(self.dim(), 1), false);
   for (int64_t d : dims) {
@@ -228,12 +220,11 @@ Layout flip(const TensorMeta& self, const Attrs& attrs) {
 
 // The elements (i, i + offset) of dims dim1 and dim2 as a last dim, which the
 // other dims keep in front of.
-Layout diagonal(const TensorMeta& self, const Attrs& attrs) {
+Layout diagonal(const TensorMeta& self, int64_t offset, int64_t dim1_given, int64_t dim2_given) {
   OPGRAPH_CHECK(self.dim() >= 2, "self: expected a tensor of rank 2 or more, got ", self.str());
-  const int64_t dim1 = wrap(attrs.get<int64_t>("dim1"), self.dim(), "dim1");
-  const int64_t dim2 = wrap(attrs.get<int64_t>("dim2"), self.dim(), "dim2");
+  const int64_t dim1 = wrap(dim1_given, self.dim(), "dim1");
+  const int64_t dim2 = wrap(dim2_given, self.dim(), "dim2");
   OPGRAPH_CHECK(dim1 != dim2, "dim1 and dim2: expected two different dims, got ", dim1, " twice");
-  const int64_t offset = attrs.get<int64_t>("offset");
   const Layout in = identity(self);
   const int64_t rows = self.shape[dim1], cols = self.shape[dim2];
   // An offset beyond either extent leaves an empty diagonal (ATen allows any offset).
@@ -254,13 +245,10 @@ Layout diagonal(const TensorMeta& self, const Attrs& attrs) {
 // Reads the input's elements, in row-major order, as the storage that `size`,
 // `stride` and `storage_offset` describe. Every element read must lie inside
 // the input: ATen would read whatever its storage holds there.
-Layout as_strided(const TensorMeta& self, const Attrs& attrs) {
-  const auto& size = attrs.get<std::vector<int64_t>>("size");
-  const auto& stride = attrs.get<std::vector<int64_t>>("stride");
+Layout as_strided(const TensorMeta& self, Ints size, Ints stride, std::optional<int64_t> storage_offset) {
   OPGRAPH_CHECK(size.size() == stride.size(), "size and stride: expected as many strides as sizes, got ",
                 shape_str(size), " and ", shape_str(stride));
-  const AttrValue& given = attrs.get("storage_offset");
-  const int64_t offset = std::holds_alternative<int64_t>(given) ? std::get<int64_t>(given) : 0;
+  const int64_t offset = storage_offset.value_or(0);
   OPGRAPH_CHECK(offset >= 0, "storage_offset: expected a non-negative offset, got ", offset);
   int64_t last = offset;  // the furthest element read
   bool empty = false;
@@ -272,14 +260,13 @@ Layout as_strided(const TensorMeta& self, const Attrs& attrs) {
   }
   OPGRAPH_CHECK(empty || last < self.numel(), "size and stride: ", shape_str(size), " with strides ", shape_str(stride),
                 " and offset ", offset, " read element ", last, ", beyond input ", self.str());
-  return {size, stride, empty ? 0 : offset};
+  return {Shape(size.begin(), size.end()), Strides(stride.begin(), stride.end()), empty ? 0 : offset};
 }
 
 // Tiles self `repeats` times along each dim (leading repeats add dims): a view
 // of shape [r0, s0, r1, s1, ...] that walks each rI with stride 0, read as
 // [r0 * s0, r1 * s1, ...].
-Layout repeat(const TensorMeta& self, const Attrs& attrs) {
-  const auto& repeats = attrs.get<std::vector<int64_t>>("repeats");
+Layout repeat(const TensorMeta& self, Ints repeats) {
   OPGRAPH_CHECK(static_cast<int64_t>(repeats.size()) >= self.dim(), "repeats: expected at least ", self.dim(),
                 " values for input ", self.str(), ", got ", shape_str(repeats));
   const size_t lead = repeats.size() - self.shape.size();
@@ -297,8 +284,7 @@ Layout repeat(const TensorMeta& self, const Attrs& attrs) {
 
 // The factor of pixel_shuffle and pixel_unshuffle, and the leading dims of
 // `self` before its last three (channels, height, width).
-int64_t shuffle_factor(const TensorMeta& self, const Attrs& attrs, const char* name) {
-  const int64_t factor = attrs.get<int64_t>(name);
+int64_t shuffle_factor(const TensorMeta& self, int64_t factor, const char* name) {
   OPGRAPH_CHECK(factor >= 1, name, ": expected at least 1, got ", factor);
   OPGRAPH_CHECK(self.dim() >= 3, "self: expected rank 3 or more (..., channels, height, width), got ", self.str());
   return factor;
@@ -314,8 +300,8 @@ Layout leading_dims(const TensorMeta& self, size_t lead) {
 // [..., C * r * r, H, W] -> [..., C, H * r, W * r]: out[..., c, h * r + i,
 // w * r + j] = self[..., c * r * r + i * r + j, h, w], a view of shape
 // [..., C, H, r, W, r].
-Layout pixel_shuffle(const TensorMeta& self, const Attrs& attrs) {
-  const int64_t r = shuffle_factor(self, attrs, "upscale_factor");
+Layout pixel_shuffle(const TensorMeta& self, int64_t upscale_factor) {
+  const int64_t r = shuffle_factor(self, upscale_factor, "upscale_factor");
   const size_t lead = self.shape.size() - 3;
   const int64_t channels = self.shape[lead], height = self.shape[lead + 1], width = self.shape[lead + 2];
   OPGRAPH_CHECK(channels % (r * r) == 0, "self: expected channels divisible by upscale_factor^2 = ", r * r, ", got ",
@@ -330,8 +316,8 @@ Layout pixel_shuffle(const TensorMeta& self, const Attrs& attrs) {
 
 // [..., C, H * r, W * r] -> [..., C * r * r, H, W]: pixel_shuffle undone, a
 // view of shape [..., C, r, r, H, W].
-Layout pixel_unshuffle(const TensorMeta& self, const Attrs& attrs) {
-  const int64_t r = shuffle_factor(self, attrs, "downscale_factor");
+Layout pixel_unshuffle(const TensorMeta& self, int64_t downscale_factor) {
+  const int64_t r = shuffle_factor(self, downscale_factor, "downscale_factor");
   const size_t lead = self.shape.size() - 3;
   const int64_t channels = self.shape[lead], height = self.shape[lead + 1], width = self.shape[lead + 2];
   OPGRAPH_CHECK(height % r == 0 && width % r == 0, "self: expected height and width divisible by downscale_factor ", r,
@@ -343,30 +329,13 @@ Layout pixel_unshuffle(const TensorMeta& self, const Attrs& attrs) {
   return out;
 }
 
-template <LayoutFn layout_of>
-std::vector<TensorMeta> view_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  Layout layout = layout_of(*inputs[0], attrs);
-  return {{inputs[0]->dtype, layout.result.value_or(layout.shape)}};
-}
-
-template <LayoutFn layout_of>
-void view_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-              const Attrs& attrs) {
-  const Layout layout = layout_of(inputs[0].meta(), attrs);
-  Tensor result = layout.result ? outputs[0].view(layout.shape) : outputs[0];
-  result.copy_(inputs[0].as_strided(layout.shape, layout.strides, layout.offset));
-}
-
-// One element at a time through the layout's index arithmetic.
-template <LayoutFn layout_of>
-void view_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                    const Attrs& attrs) {
-  const Layout layout = layout_of(inputs[0].meta(), attrs);
-  const auto* in = static_cast<const char*>(inputs[0].data());
-  auto* out = static_cast<char*>(outputs[0].data());
-  const size_t item = inputs[0].itemsize();
+// Copies self's elements through `layout` into out, one at a time.
+void copy_through(const Layout& layout, const Tensor& self, const Tensor& output) {
+  const auto* in = static_cast<const char*>(self.data());
+  auto* out = static_cast<char*>(output.data());
+  const size_t item = self.itemsize();
   std::vector<int64_t> index(layout.shape.size(), 0);
-  for (int64_t flat = 0; flat < outputs[0].numel(); ++flat) {
+  for (int64_t flat = 0; flat < output.numel(); ++flat) {
     int64_t source = layout.offset;
     for (size_t d = 0; d < index.size(); ++d) source += index[d] * layout.strides[d];
     std::memcpy(out + flat * static_cast<int64_t>(item), in + source * static_cast<int64_t>(item), item);
@@ -377,14 +346,38 @@ void view_reference(const KernelContext&, std::span<const Tensor> inputs, std::s
   }
 }
 
-template <LayoutFn layout_of>
+// The typed shape function and kernels of the view whose layout kLayout
+// makes from self and the op's attributes.
+template <auto kLayout, typename Signature = decltype(kLayout)>
+struct View;
+
+template <auto kLayout, typename... A>
+struct View<kLayout, Layout (*)(const TensorMeta&, A...)> {
+  static TensorMeta shape(const TensorMeta& self, A... attributes) {
+    const Layout layout = kLayout(self, attributes...);
+    return {self.dtype, layout.result.value_or(layout.shape)};
+  }
+
+  static void cpu(const KernelContext&, const Tensor& self, A... attributes, const Tensor& out) {
+    const Layout layout = kLayout(self.meta(), attributes...);
+    Tensor result = layout.result ? out.view(layout.shape) : out;
+    result.copy_(self.as_strided(layout.shape, layout.strides, layout.offset));
+  }
+
+  // One element at a time through the layout's index arithmetic.
+  static void reference(const KernelContext&, const Tensor& self, A... attributes, const Tensor& out) {
+    copy_through(kLayout(self.meta(), attributes...), self, out);
+  }
+};
+
+template <auto kLayout>
 void define_view(BuiltinOps& builtins, const char* schema, const char* backward = nullptr,
                  std::source_location where = std::source_location::current(), bool reshapes_input = false) {
   define(builtins,
          {.schema = schema,
-          .shape = view_shape<layout_of>,
-          .cpu = view_cpu<layout_of>,
-          .reference = view_reference<layout_of>,
+          .shape = View<kLayout>::shape,
+          .cpu = View<kLayout>::cpu,
+          .reference = View<kLayout>::reference,
           .backward = backward,
           .reshapes_input = reshapes_input},
          where);
@@ -392,22 +385,20 @@ void define_view(BuiltinOps& builtins, const char* schema, const char* backward 
 
 // A view whose output is its input's elements in order, only shaped anew
 // (OpDef::reshapes_input).
-template <LayoutFn layout_of>
+template <auto kLayout>
 void define_reshape(BuiltinOps& builtins, const char* schema, const char* backward = nullptr,
                     std::source_location where = std::source_location::current()) {
-  define_view<layout_of>(builtins, schema, backward, where, /*reshapes_input=*/true);
+  define_view<kLayout>(builtins, schema, backward, where, /*reshapes_input=*/true);
 }
 
 // embedding: out[..., :] = weight[indices[...], :].
-std::vector<TensorMeta> embedding_shape(std::span<const TensorMeta* const> inputs, const Attrs&) {
-  const TensorMeta& weight = *inputs[0];
-  const TensorMeta& indices = *inputs[1];
+TensorMeta embedding_shape(const TensorMeta& weight, const TensorMeta& indices, int64_t, bool, bool) {
   OPGRAPH_CHECK(weight.dim() == 2, "weight: expected rank 2 (num_embeddings, embedding_dim), got ", weight.str());
   OPGRAPH_CHECK(indices.dtype == DType::Int64 || indices.dtype == DType::Int32,
                 "indices: expected int64 or int32, got ", indices.str());
   Shape shape = indices.shape;
   shape.push_back(weight.shape[1]);
-  return {{weight.dtype, shape}};
+  return {weight.dtype, shape};
 }
 
 // The row that position i of `indices` (int64 or int32) names; an error when
@@ -420,12 +411,11 @@ int64_t embedding_row(const Tensor& indices, int64_t i, int64_t rows) {
 }
 
 // Rows are copied whole.
-void embedding_cpu(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs&) {
-  const Tensor &weight = inputs[0], &indices = inputs[1];
+void embedding_cpu(const KernelContext&, const Tensor& weight, const Tensor& indices, int64_t, bool, bool,
+                   const Tensor& out) {
   const size_t row_bytes = static_cast<size_t>(weight.size(1)) * weight.itemsize();
   for (int64_t i = 0; i < indices.numel(); ++i) {
-    std::memcpy(static_cast<char*>(outputs[0].data()) + i * row_bytes,
+    std::memcpy(static_cast<char*>(out.data()) + i * row_bytes,
                 static_cast<const char*>(weight.data()) + embedding_row(indices, i, weight.size(0)) * row_bytes,
                 row_bytes);
   }
@@ -433,13 +423,12 @@ void embedding_cpu(const KernelContext&, std::span<const Tensor> inputs, std::sp
 
 // Element by element: out[i, j] = weight[indices[i], j], each element its
 // itemsize bytes, whatever the dtype.
-void embedding_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                         const Attrs&) {
-  const Tensor &weight = inputs[0], &indices = inputs[1];
+void embedding_reference(const KernelContext&, const Tensor& weight, const Tensor& indices, int64_t, bool, bool,
+                         const Tensor& out) {
   const int64_t columns = weight.size(1);
   const size_t item = weight.itemsize();
   const auto* from = static_cast<const std::byte*>(weight.data());
-  auto* to = static_cast<std::byte*>(outputs[0].data());
+  auto* to = static_cast<std::byte*>(out.data());
   for (int64_t i = 0; i < indices.numel(); ++i) {
     const int64_t row = embedding_row(indices, i, weight.size(0));
     for (int64_t j = 0; j < columns; ++j) {

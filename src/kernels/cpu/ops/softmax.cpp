@@ -19,36 +19,30 @@ using Kind = SoftmaxKind;
 
 // ---- Shape functions ------------------------------------------------------
 
-TensorMeta softmax_input(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& self = *inputs[0];
+TensorMeta softmax_input(const TensorMeta& self, int64_t dim) {
   check_floating(self, "self");
-  wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  wrap_dim(dim, self.dim(), "dim");
   return self;
 }
 
-std::vector<TensorMeta> softmax_int_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  TensorMeta self = softmax_input(inputs, attrs);
-  check_dtype_argument(attrs, "dtype", self.dtype);
-  return {self};
+TensorMeta softmax_int_shape(const TensorMeta& self, int64_t dim, std::optional<DType> dtype) {
+  check_dtype_argument(dtype, "dtype", self.dtype);
+  return softmax_input(self, dim);
 }
 
-std::vector<TensorMeta> underscore_softmax_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  TensorMeta self = softmax_input(inputs, attrs);
-  OPGRAPH_CHECK(!attrs.get<bool>("half_to_float"),
-                "half_to_float: expected False (float16 inputs are not supported), got True");
-  return {self};
+TensorMeta underscore_softmax_shape(const TensorMeta& self, int64_t dim, bool half_to_float) {
+  OPGRAPH_CHECK(!half_to_float, "half_to_float: expected False (float16 inputs are not supported), got True");
+  return softmax_input(self, dim);
 }
 
-std::vector<TensorMeta> softmax_backward_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& grad_output = *inputs[0];
-  const TensorMeta& output = *inputs[1];
+TensorMeta softmax_backward_shape(const TensorMeta& grad_output, const TensorMeta& output, int64_t dim,
+                                  DType input_dtype) {
   check_floating(output, "output");
   check_same_meta(grad_output, "grad_output", output, "output");
-  wrap_dim(attrs.get<int64_t>("dim"), output.dim(), "dim");
-  const DType input_dtype = attrs.get<DType>("input_dtype");
+  wrap_dim(dim, output.dim(), "dim");
   OPGRAPH_CHECK(input_dtype == output.dtype, "input_dtype: expected ", dtype_name(output.dtype),
                 " like output (no conversion is supported), got ", dtype_name(input_dtype));
-  return {output};
+  return output;
 }
 
 // ---- Fast kernels ---------------------------------------------------------
@@ -140,39 +134,34 @@ void along_dim(const KernelContext& context, const Tensor& t, int64_t dim, Row&&
   }
 }
 
-KernelFn softmax_cpu(Kind kind) {
-  return [kind](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs& attrs) {
-    dispatch_floating(inputs[0].dtype(), "self", [&](auto zero) {
-      using T = decltype(zero);
-      const T* x = inputs[0].data_ptr<const T>();
-      T* y = outputs[0].data_ptr<T>();
-      along_dim(
-          context, inputs[0], attrs.get<int64_t>("dim"),
-          [&](int64_t at, int64_t n) { softmax_row(kind, x + at, y + at, n); },
-          [&](int64_t at, int64_t size, int64_t stride, int64_t width) {
-            softmax_columns(kind, x + at, y + at, size, stride, width);
-          });
-    });
-  };
+template <Kind kind>
+void softmax_cpu(const KernelContext& context, const Tensor& self, int64_t dim, const Tensor& out) {
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = self.data_ptr<const T>();
+    T* y = out.data_ptr<T>();
+    along_dim(
+        context, self, dim, [&](int64_t at, int64_t n) { softmax_row(kind, x + at, y + at, n); },
+        [&](int64_t at, int64_t size, int64_t stride, int64_t width) {
+          softmax_columns(kind, x + at, y + at, size, stride, width);
+        });
+  });
 }
 
-KernelFn softmax_backward_cpu(Kind kind) {
-  return [kind](const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs& attrs) {
-    dispatch_floating(inputs[1].dtype(), "output", [&](auto zero) {
-      using T = decltype(zero);
-      const T* dy = inputs[0].data_ptr<const T>();
-      const T* y = inputs[1].data_ptr<const T>();
-      T* dx = outputs[0].data_ptr<T>();
-      along_dim(
-          context, inputs[1], attrs.get<int64_t>("dim"),
-          [&](int64_t at, int64_t n) { softmax_backward_row(kind, dy + at, y + at, dx + at, n); },
-          [&](int64_t at, int64_t size, int64_t stride, int64_t width) {
-            softmax_backward_columns(kind, dy + at, y + at, dx + at, size, stride, width);
-          });
-    });
-  };
+template <Kind kind>
+void softmax_backward_cpu(const KernelContext& context, const Tensor& grad_output, const Tensor& output, int64_t dim,
+                          DType, const Tensor& grad_input) {
+  dispatch_floating(output.dtype(), "output", [&](auto zero) {
+    using T = decltype(zero);
+    const T* dy = grad_output.data_ptr<const T>();
+    const T* y = output.data_ptr<const T>();
+    T* dx = grad_input.data_ptr<T>();
+    along_dim(
+        context, output, dim, [&](int64_t at, int64_t n) { softmax_backward_row(kind, dy + at, y + at, dx + at, n); },
+        [&](int64_t at, int64_t size, int64_t stride, int64_t width) {
+          softmax_backward_columns(kind, dy + at, y + at, dx + at, size, stride, width);
+        });
+  });
 }
 
 // ---- Reference implementations --------------------------------------------
@@ -192,73 +181,87 @@ void for_each_strided_row(const Tensor& t, int64_t dim, Body&& body) {
   }
 }
 
-KernelFn softmax_reference(Kind kind) {
-  return [kind](const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs& attrs) {
-    dispatch_floating(inputs[0].dtype(), "self", [&](auto zero) {
-      using T = decltype(zero);
-      const T* x = inputs[0].data_ptr<const T>();
-      T* y = outputs[0].data_ptr<T>();
-      for_each_strided_row(inputs[0], attrs.get<int64_t>("dim"), [&](const StridedRow& row) {
-        double max = -INFINITY;
-        for (int64_t k = 0; k < row.layout.size; ++k) max = std::max(max, double(x[row.at(k)]));
-        double sum = 0;
-        for (int64_t k = 0; k < row.layout.size; ++k) sum += std::exp(x[row.at(k)] - max);
-        for (int64_t k = 0; k < row.layout.size; ++k) {
-          const double shifted = x[row.at(k)] - max;
-          y[row.at(k)] = T(kind == Kind::Softmax ? std::exp(shifted) / sum : shifted - std::log(sum));
-        }
-      });
+template <Kind kind>
+void softmax_reference(const KernelContext&, const Tensor& self, int64_t dim, const Tensor& out) {
+  dispatch_floating(self.dtype(), "self", [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = self.data_ptr<const T>();
+    T* y = out.data_ptr<T>();
+    for_each_strided_row(self, dim, [&](const StridedRow& row) {
+      double max = -INFINITY;
+      for (int64_t k = 0; k < row.layout.size; ++k) max = std::max(max, double(x[row.at(k)]));
+      double sum = 0;
+      for (int64_t k = 0; k < row.layout.size; ++k) sum += std::exp(x[row.at(k)] - max);
+      for (int64_t k = 0; k < row.layout.size; ++k) {
+        const double shifted = x[row.at(k)] - max;
+        y[row.at(k)] = T(kind == Kind::Softmax ? std::exp(shifted) / sum : shifted - std::log(sum));
+      }
     });
-  };
+  });
 }
 
-KernelFn softmax_backward_reference(Kind kind) {
-  return [kind](const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs& attrs) {
-    dispatch_floating(inputs[1].dtype(), "output", [&](auto zero) {
-      using T = decltype(zero);
-      const T* dy = inputs[0].data_ptr<const T>();
-      const T* y = inputs[1].data_ptr<const T>();
-      T* dx = outputs[0].data_ptr<T>();
-      for_each_strided_row(inputs[1], attrs.get<int64_t>("dim"), [&](const StridedRow& row) {
-        double sum = 0;  // sum(dy * y) for softmax, sum(dy) for log_softmax
-        for (int64_t k = 0; k < row.layout.size; ++k) {
-          sum += kind == Kind::Softmax ? double(dy[row.at(k)]) * y[row.at(k)] : double(dy[row.at(k)]);
-        }
-        for (int64_t k = 0; k < row.layout.size; ++k) {
-          const double g = dy[row.at(k)], out = y[row.at(k)];
-          dx[row.at(k)] = T(kind == Kind::Softmax ? out * (g - sum) : g - std::exp(out) * sum);
-        }
-      });
+template <Kind kind>
+void softmax_backward_reference(const KernelContext&, const Tensor& grad_output, const Tensor& output, int64_t dim,
+                                DType, const Tensor& grad_input) {
+  dispatch_floating(output.dtype(), "output", [&](auto zero) {
+    using T = decltype(zero);
+    const T* dy = grad_output.data_ptr<const T>();
+    const T* y = output.data_ptr<const T>();
+    T* dx = grad_input.data_ptr<T>();
+    for_each_strided_row(output, dim, [&](const StridedRow& row) {
+      double sum = 0;  // sum(dy * y) for softmax, sum(dy) for log_softmax
+      for (int64_t k = 0; k < row.layout.size; ++k) {
+        sum += kind == Kind::Softmax ? double(dy[row.at(k)]) * y[row.at(k)] : double(dy[row.at(k)]);
+      }
+      for (int64_t k = 0; k < row.layout.size; ++k) {
+        const double g = dy[row.at(k)], out = y[row.at(k)];
+        dx[row.at(k)] = T(kind == Kind::Softmax ? out * (g - sum) : g - std::exp(out) * sum);
+      }
     });
-  };
+  });
+}
+
+// _softmax and softmax.int (and their log forms) differ in their last
+// argument only, which the kernels do not read: the shape functions check it.
+template <Kind kind>
+void softmax_ignoring(const KernelContext& context, const Tensor& self, int64_t dim, auto, const Tensor& out) {
+  softmax_cpu<kind>(context, self, dim, out);
+}
+
+template <Kind kind>
+void softmax_reference_ignoring(const KernelContext& context, const Tensor& self, int64_t dim, auto,
+                                const Tensor& out) {
+  softmax_reference<kind>(context, self, dim, out);
+}
+
+template <Kind kind>
+void define_softmax(BuiltinOps& builtins) {
+  constexpr bool log = kind == Kind::LogSoftmax;
+  define(builtins, {.schema = log ? "aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+                                    "ScalarType input_dtype) -> Tensor"
+                                  : "aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+                                    "ScalarType input_dtype) -> Tensor",
+                    .shape = softmax_backward_shape,
+                    .cpu = softmax_backward_cpu<kind>,
+                    .reference = softmax_backward_reference<kind>});
+  define(builtins, {.schema = log ? "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"
+                                  : "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+                    .shape = underscore_softmax_shape,
+                    .cpu = softmax_ignoring<kind, bool>,
+                    .reference = softmax_reference_ignoring<kind, bool>,
+                    .backward = log ? "aten::_log_softmax_backward_data" : "aten::_softmax_backward_data"});
+  define(builtins, {.schema = log ? "aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"
+                                  : "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+                    .shape = softmax_int_shape,
+                    .cpu = softmax_ignoring<kind, std::optional<DType>>,
+                    .reference = softmax_reference_ignoring<kind, std::optional<DType>>});
 }
 
 }  // namespace
 
 void register_softmax_ops(BuiltinOps& builtins) {
-  for (Kind kind : {Kind::Softmax, Kind::LogSoftmax}) {
-    const bool log = kind == Kind::LogSoftmax;
-    define(builtins, {.schema = log ? "aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
-                                      "ScalarType input_dtype) -> Tensor"
-                                    : "aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
-                                      "ScalarType input_dtype) -> Tensor",
-                      .shape = softmax_backward_shape,
-                      .cpu = softmax_backward_cpu(kind),
-                      .reference = softmax_backward_reference(kind)});
-    define(builtins, {.schema = log ? "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"
-                                    : "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
-                      .shape = underscore_softmax_shape,
-                      .cpu = softmax_cpu(kind),
-                      .reference = softmax_reference(kind),
-                      .backward = log ? "aten::_log_softmax_backward_data" : "aten::_softmax_backward_data"});
-    define(builtins, {.schema = log ? "aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"
-                                    : "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-                      .shape = softmax_int_shape,
-                      .cpu = softmax_cpu(kind),
-                      .reference = softmax_reference(kind)});
-  }
+  define_softmax<Kind::Softmax>(builtins);
+  define_softmax<Kind::LogSoftmax>(builtins);
 }
 
 }  // namespace opgraph::kernels

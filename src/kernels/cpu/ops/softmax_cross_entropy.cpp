@@ -23,8 +23,8 @@ struct Options {
   double label_smoothing;
 };
 
-Options options(const Attrs& attrs) {
-  const Options o{attrs.get<int64_t>("ignore_index"), attrs.get<double>("label_smoothing")};
+Options options(int64_t ignore_index, double label_smoothing) {
+  const Options o{ignore_index, label_smoothing};
   OPGRAPH_CHECK(o.label_smoothing >= 0.0 && o.label_smoothing <= 1.0,
                 "label_smoothing: expected a value in [0, 1], got ", o.label_smoothing);
   return o;
@@ -40,18 +40,19 @@ void check_scores_and_target(const TensorMeta& scores, const char* name, const T
                 scores.str(), "), got ", target.str());
 }
 
-std::vector<TensorMeta> forward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  check_scores_and_target(*in[0], "logits", *in[1]);
-  options(attrs);
-  return {{in[0]->dtype, {}}, *in[0]};
+std::vector<TensorMeta> forward_shape(const TensorMeta& logits, const TensorMeta& target, int64_t ignore_index,
+                                      double label_smoothing) {
+  check_scores_and_target(logits, "logits", target);
+  options(ignore_index, label_smoothing);
+  return {{logits.dtype, {}}, logits};
 }
 
-// Inputs: grad_loss, probabilities, target.
-std::vector<TensorMeta> backward_shape(std::span<const TensorMeta* const> in, const Attrs& attrs) {
-  check_scores_and_target(*in[1], "probabilities", *in[2]);
-  check_same_meta(*in[0], "grad_loss", {in[1]->dtype, {}}, "the loss");
-  options(attrs);
-  return {*in[1]};
+TensorMeta backward_shape(const TensorMeta& grad_loss, const TensorMeta& probabilities, const TensorMeta& target,
+                          int64_t ignore_index, double label_smoothing) {
+  check_scores_and_target(probabilities, "probabilities", target);
+  check_same_meta(grad_loss, "grad_loss", {probabilities.dtype, {}}, "the loss");
+  options(ignore_index, label_smoothing);
+  return probabilities;
 }
 
 // The number of rows that count (target != ignore_index); throws naming the
@@ -79,17 +80,17 @@ double mean_loss(std::span<const double> losses, int64_t count) {
 
 // Row i's loss from its log-sum-exp: log p_c = x_c - lse, so
 // -sum_c q_c log p_c = lse - (1 - e) x_target - (e / C) sum_c x_c.
-void forward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                 const Attrs& attrs) {
-  const Options o = options(attrs);
-  const int64_t rows = in[0].size(0), classes = in[0].size(1);
-  const int64_t count = counted_rows(in[1], classes, o.ignore_index);
-  const int64_t* target = in[1].data_ptr<const int64_t>();
+void forward_cpu(const KernelContext& context, const Tensor& logits_in, const Tensor& target_in, int64_t ignore_index,
+                 double label_smoothing, const Tensor& loss_out, const Tensor& probabilities_out) {
+  const Options o = options(ignore_index, label_smoothing);
+  const int64_t rows = logits_in.size(0), classes = logits_in.size(1);
+  const int64_t count = counted_rows(target_in, classes, o.ignore_index);
+  const int64_t* target = target_in.data_ptr<const int64_t>();
   std::vector<double> losses(static_cast<size_t>(rows), 0.0);
-  dispatch_floating(in[0].dtype(), "logits", [&](auto zero) {
+  dispatch_floating(logits_in.dtype(), "logits", [&](auto zero) {
     using T = decltype(zero);
-    const T* logits = in[0].data_ptr<const T>();
-    T* probabilities = out[1].data_ptr<T>();
+    const T* logits = logits_in.data_ptr<const T>();
+    T* probabilities = probabilities_out.data_ptr<T>();
     parallel_rows(context, rows, classes, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         const T* x = logits + i * classes;
@@ -99,22 +100,22 @@ void forward_cpu(const KernelContext& context, std::span<const Tensor> in, std::
         losses[i] = lse - (1 - o.label_smoothing) * x[target[i]] - smoothed;
       }
     });
-    out[0].data_ptr<T>()[0] = static_cast<T>(mean_loss(losses, count));
+    loss_out.data_ptr<T>()[0] = static_cast<T>(mean_loss(losses, count));
   });
 }
 
 // Inputs: grad_loss, probabilities, target. Rows that do not count get 0.
-void backward_cpu(const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                  const Attrs& attrs) {
-  const Options o = options(attrs);
-  const int64_t rows = in[1].size(0), classes = in[1].size(1);
-  const int64_t count = counted_rows(in[2], classes, o.ignore_index);
-  const int64_t* target = in[2].data_ptr<const int64_t>();
-  dispatch_floating(in[1].dtype(), "probabilities", [&](auto zero) {
+void backward_cpu(const KernelContext& context, const Tensor& grad_loss_in, const Tensor& probabilities_in,
+                  const Tensor& target_in, int64_t ignore_index, double label_smoothing, const Tensor& grad_logits) {
+  const Options o = options(ignore_index, label_smoothing);
+  const int64_t rows = probabilities_in.size(0), classes = probabilities_in.size(1);
+  const int64_t count = counted_rows(target_in, classes, o.ignore_index);
+  const int64_t* target = target_in.data_ptr<const int64_t>();
+  dispatch_floating(probabilities_in.dtype(), "probabilities", [&](auto zero) {
     using T = decltype(zero);
-    const T* p = in[1].data_ptr<const T>();
-    T* dx = out[0].data_ptr<T>();
-    const T scale = static_cast<T>(double(in[0].data_ptr<const T>()[0]) / std::max<int64_t>(count, 1));
+    const T* p = probabilities_in.data_ptr<const T>();
+    T* dx = grad_logits.data_ptr<T>();
+    const T scale = static_cast<T>(double(grad_loss_in.data_ptr<const T>()[0]) / std::max<int64_t>(count, 1));
     const T uniform = static_cast<T>(o.label_smoothing / classes);
     const T picked = static_cast<T>(1 - o.label_smoothing);
     parallel_rows(context, rows, classes, [&](int64_t begin, int64_t end) {
@@ -135,17 +136,17 @@ void backward_cpu(const KernelContext& context, std::span<const Tensor> in, std:
 // ---- Reference implementations --------------------------------------------
 
 // Softmax and the loss written out in double.
-void forward_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
-                       const Attrs& attrs) {
-  const Options o = options(attrs);
-  const int64_t rows = in[0].size(0), classes = in[0].size(1);
-  const int64_t count = counted_rows(in[1], classes, o.ignore_index);
-  const int64_t* target = in[1].data_ptr<const int64_t>();
+void forward_reference(const KernelContext&, const Tensor& logits_in, const Tensor& target_in, int64_t ignore_index,
+                       double label_smoothing, const Tensor& loss_out, const Tensor& probabilities_out) {
+  const Options o = options(ignore_index, label_smoothing);
+  const int64_t rows = logits_in.size(0), classes = logits_in.size(1);
+  const int64_t count = counted_rows(target_in, classes, o.ignore_index);
+  const int64_t* target = target_in.data_ptr<const int64_t>();
   std::vector<double> losses(static_cast<size_t>(rows), 0.0);
-  dispatch_floating(in[0].dtype(), "logits", [&](auto zero) {
+  dispatch_floating(logits_in.dtype(), "logits", [&](auto zero) {
     using T = decltype(zero);
-    const T* x = in[0].data_ptr<const T>();
-    T* probabilities = out[1].data_ptr<T>();
+    const T* x = logits_in.data_ptr<const T>();
+    T* probabilities = probabilities_out.data_ptr<T>();
     for (int64_t i = 0; i < rows; ++i) {
       double max = -INFINITY, sum = 0;
       for (int64_t c = 0; c < classes; ++c) max = std::max(max, double(x[i * classes + c]));
@@ -158,21 +159,22 @@ void forward_reference(const KernelContext&, std::span<const Tensor> in, std::sp
         losses[i] -= q * log_p;
       }
     }
-    out[0].data_ptr<T>()[0] = static_cast<T>(mean_loss(losses, count));
+    loss_out.data_ptr<T>()[0] = static_cast<T>(mean_loss(losses, count));
   });
 }
 
-void backward_reference(const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
-                        const Attrs& attrs) {
-  const Options o = options(attrs);
-  const int64_t rows = in[1].size(0), classes = in[1].size(1);
-  const int64_t count = counted_rows(in[2], classes, o.ignore_index);
-  const int64_t* target = in[2].data_ptr<const int64_t>();
-  dispatch_floating(in[1].dtype(), "probabilities", [&](auto zero) {
+void backward_reference(const KernelContext&, const Tensor& grad_loss_in, const Tensor& probabilities_in,
+                        const Tensor& target_in, int64_t ignore_index, double label_smoothing,
+                        const Tensor& grad_logits) {
+  const Options o = options(ignore_index, label_smoothing);
+  const int64_t rows = probabilities_in.size(0), classes = probabilities_in.size(1);
+  const int64_t count = counted_rows(target_in, classes, o.ignore_index);
+  const int64_t* target = target_in.data_ptr<const int64_t>();
+  dispatch_floating(probabilities_in.dtype(), "probabilities", [&](auto zero) {
     using T = decltype(zero);
-    const double grad_loss = in[0].data_ptr<const T>()[0];
-    const T* p = in[1].data_ptr<const T>();
-    T* dx = out[0].data_ptr<T>();
+    const double grad_loss = grad_loss_in.data_ptr<const T>()[0];
+    const T* p = probabilities_in.data_ptr<const T>();
+    T* dx = grad_logits.data_ptr<T>();
     for (int64_t i = 0; i < rows; ++i) {
       for (int64_t c = 0; c < classes; ++c) {
         double g = 0;

@@ -33,28 +33,39 @@ struct Selection {
   bool descending;
 };
 
-// sort takes `descending` and keeps the whole line; topk takes `k` and `largest`.
-Selection selection_of(std::span<const int64_t> shape, const Attrs& attrs, bool topk) {
+// sort keeps the whole line, in `descending` order.
+Selection sort_selection(std::span<const int64_t> shape, int64_t dim, bool descending) {
   const int64_t rank = static_cast<int64_t>(shape.size());
-  const int64_t dim = wrap_dim(attrs.get<int64_t>("dim"), rank, "dim");
-  const int64_t size = rank == 0 ? 1 : shape[dim];
-  if (!topk) return {dim, size, attrs.get<bool>("descending")};
-  const int64_t k = attrs.get<int64_t>("k");
-  OPGRAPH_CHECK(k >= 0 && k <= size, "k: expected a k in [0, ", size, "] (the size of dim ", dim, "), got ", k);
-  // A scalar is its own single entry, whatever k is, as in ATen.
-  return {dim, rank == 0 ? 1 : k, attrs.get<bool>("largest")};
+  const int64_t wrapped = wrap_dim(dim, rank, "dim");
+  return {wrapped, rank == 0 ? 1 : shape[wrapped], descending};
 }
 
-template <bool kTopk>
-std::vector<TensorMeta> select_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& self = *inputs[0];
-  dispatch_elementwise(self.dtype, "self", [](auto) {});
-  OPGRAPH_CHECK(!kTopk || self.dtype != DType::Bool, "self: expected a numeric dtype, got ", self.str(),
-                " (ATen's topk takes no bool)");
-  const Selection selection = selection_of(self.shape, attrs, kTopk);
+// topk keeps the k first, the largest or the smallest.
+Selection topk_selection(std::span<const int64_t> shape, int64_t k, int64_t dim, bool largest) {
+  Selection selection = sort_selection(shape, dim, largest);
+  OPGRAPH_CHECK(k >= 0 && k <= selection.k, "k: expected a k in [0, ", selection.k, "] (the size of dim ",
+                selection.dim, "), got ", k);
+  // A scalar is its own single entry, whatever k is, as in ATen.
+  if (!shape.empty()) selection.k = k;
+  return selection;
+}
+
+std::vector<TensorMeta> select_shape(const TensorMeta& self, const Selection& selection) {
   Shape shape = self.shape;
   if (!shape.empty()) shape[selection.dim] = selection.k;
   return {{self.dtype, shape}, {DType::Int64, shape}};
+}
+
+std::vector<TensorMeta> sort_shape(const TensorMeta& self, int64_t dim, bool descending) {
+  dispatch_elementwise(self.dtype, "self", [](auto) {});
+  return select_shape(self, sort_selection(self.shape, dim, descending));
+}
+
+std::vector<TensorMeta> topk_shape(const TensorMeta& self, int64_t k, int64_t dim, bool largest, bool) {
+  dispatch_elementwise(self.dtype, "self", [](auto) {});
+  OPGRAPH_CHECK(self.dtype != DType::Bool, "self: expected a numeric dtype, got ", self.str(),
+                " (ATen's topk takes no bool)");
+  return select_shape(self, topk_selection(self.shape, k, dim, largest));
 }
 
 template <typename T>
@@ -91,17 +102,15 @@ struct StableSort {
 
 // Copies each line along the dim out as entries, orders them with `order`
 // and writes the first k back. The reference runs on the calling thread.
-template <bool kTopk, typename Order, bool kReference>
-void select_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs& attrs) {
-  const Tensor& self = inputs[0];
-  const Selection s = selection_of(self.shape(), attrs, kTopk);
+template <typename Order, bool kReference>
+void select(const KernelContext& context, const Tensor& self, const Selection& s, const Tensor& values_out,
+            const Tensor& indices_out) {
   const DimLayout l = layout_around(self.shape(), s.dim);
   dispatch_elementwise(self.dtype(), "self", [&](auto zero) {
     using T = decltype(zero);
     const T* x = self.data_ptr<const T>();
-    T* values = outputs[0].data_ptr<T>();
-    int64_t* indices = outputs[1].data_ptr<int64_t>();
+    T* values = values_out.data_ptr<T>();
+    int64_t* indices = indices_out.data_ptr<int64_t>();
     const auto lines = [&](int64_t begin, int64_t end) {
       std::vector<Entry<T>> line(static_cast<size_t>(l.size));
       for (int64_t r = begin; r < end; ++r) {
@@ -124,19 +133,32 @@ void select_kernel(const KernelContext& context, std::span<const Tensor> inputs,
   });
 }
 
+template <typename Order, bool kReference>
+void sort_kernel(const KernelContext& context, const Tensor& self, int64_t dim, bool descending, const Tensor& values,
+                 const Tensor& indices) {
+  select<Order, kReference>(context, self, sort_selection(self.shape(), dim, descending), values, indices);
+}
+
+// `sorted` is always honoured: the k first come in order.
+template <typename Order, bool kReference>
+void topk_kernel(const KernelContext& context, const Tensor& self, int64_t k, int64_t dim, bool largest, bool,
+                 const Tensor& values, const Tensor& indices) {
+  select<Order, kReference>(context, self, topk_selection(self.shape(), k, dim, largest), values, indices);
+}
+
 }  // namespace
 
 void register_sort_ops(BuiltinOps& builtins) {
   define(builtins,
          {.schema = "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
-          .shape = select_shape<false>,
-          .cpu = select_kernel<false, SortPairs, false>,
-          .reference = select_kernel<false, StableSort, true>});
+          .shape = sort_shape,
+          .cpu = sort_kernel<SortPairs, false>,
+          .reference = sort_kernel<StableSort, true>});
   define(builtins, {.schema = "aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
                               "(Tensor values, Tensor indices)",
-                    .shape = select_shape<true>,
-                    .cpu = select_kernel<true, SortPairs, false>,
-                    .reference = select_kernel<true, StableSort, true>});
+                    .shape = topk_shape,
+                    .cpu = topk_kernel<SortPairs, false>,
+                    .reference = topk_kernel<StableSort, true>});
 }
 
 }  // namespace opgraph::kernels

@@ -12,11 +12,9 @@ namespace {
 
 // How the dim is cut: the extent of each piece along it.
 using Pieces = std::vector<int64_t>;
-using PiecesFn = Pieces (*)(int64_t size, const Attrs& attrs);
-
-int64_t split_dim(const TensorMeta& self, const Attrs& attrs) {
+int64_t split_dim(const TensorMeta& self, int64_t dim) {
   OPGRAPH_CHECK(self.dim() > 0, "self: cannot split a scalar");
-  return wrap_dim(attrs.get<int64_t>("dim"), self.dim(), "dim");
+  return wrap_dim(dim, self.dim(), "dim");
 }
 
 // Pieces of `split_size`, the last one shorter; at least one piece.
@@ -27,82 +25,86 @@ Pieces pieces_of_size(int64_t size, int64_t split_size) {
   return pieces;
 }
 
-Pieces split(int64_t size, const Attrs& attrs) {
-  const int64_t split_size = attrs.get<int64_t>("split_size");
+Pieces split(int64_t size, int64_t split_size) {
   OPGRAPH_CHECK(split_size > 0 || (split_size == 0 && size == 0), "split_size: expected a positive size, got ",
                 split_size, " for a dim of size ", size);
   return pieces_of_size(size, split_size);
 }
 
-Pieces split_with_sizes(int64_t size, const Attrs& attrs) {
-  const auto& sizes = attrs.get<std::vector<int64_t>>("split_sizes");
+Pieces split_with_sizes(int64_t size, std::span<const int64_t> sizes) {
   int64_t total = 0;
   for (int64_t piece : sizes) {
     OPGRAPH_CHECK(piece >= 0, "split_sizes: expected non-negative sizes, got ", shape_str(sizes));
     total += piece;
   }
   OPGRAPH_CHECK(total == size, "split_sizes: ", shape_str(sizes), " add up to ", total, ", the dim has size ", size);
-  return sizes;
+  return Pieces(sizes.begin(), sizes.end());
 }
 
-Pieces chunk(int64_t size, const Attrs& attrs) {
-  const int64_t chunks = attrs.get<int64_t>("chunks");
+Pieces chunk(int64_t size, int64_t chunks) {
   OPGRAPH_CHECK(chunks > 0, "chunks: expected a positive number of chunks, got ", chunks);
   const int64_t split_size = (size + chunks - 1) / chunks;
   // An empty dim: PyTorch gives `chunks` empty pieces.
   return split_size == 0 ? Pieces(static_cast<size_t>(chunks), 0) : pieces_of_size(size, split_size);
 }
 
-Pieces unbind(int64_t size, const Attrs&) { return Pieces(static_cast<size_t>(size), 1); }
+Pieces unbind(int64_t size) { return Pieces(static_cast<size_t>(size), 1); }
 
-template <PiecesFn pieces_of, bool kDropDim>
-std::vector<TensorMeta> split_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& self = *inputs[0];
-  const int64_t dim = split_dim(self, attrs);
-  std::vector<TensorMeta> outputs;
-  for (int64_t piece : pieces_of(self.shape[dim], attrs)) {
-    TensorMeta meta = self;
-    meta.shape[dim] = piece;
-    if (kDropDim) meta.shape.erase(meta.shape.begin() + dim);
-    outputs.push_back(std::move(meta));
+// The shape function and kernels of the op whose pieces kPieces cuts: it takes
+// the dim's size and the op's attributes before `dim`.
+template <auto kPieces, typename Signature = decltype(kPieces)>
+struct Split;
+
+template <auto kPieces, typename... A>
+struct Split<kPieces, Pieces (*)(int64_t, A...)> {
+  template <bool kDropDim>
+  static std::vector<TensorMeta> shape(const TensorMeta& self, A... attributes, int64_t dim) {
+    const int64_t wrapped = split_dim(self, dim);
+    std::vector<TensorMeta> outputs;
+    for (int64_t piece : kPieces(self.shape[wrapped], attributes...)) {
+      TensorMeta meta = self;
+      meta.shape[wrapped] = piece;
+      if (kDropDim) meta.shape.erase(meta.shape.begin() + wrapped);
+      outputs.push_back(std::move(meta));
+    }
+    return outputs;
   }
-  return outputs;
-}
 
-// Each piece is `outer` blocks of contiguous bytes: one memcpy per block, or
-// with kReference one per element.
-template <PiecesFn pieces_of, bool kReference>
-void split_kernel(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                  const Attrs& attrs) {
-  const Tensor& self = inputs[0];
-  const DimLayout layout = layout_around(self.shape(), split_dim(self.meta(), attrs));
-  const Pieces pieces = pieces_of(layout.size, attrs);
-  const auto item = static_cast<int64_t>(self.itemsize());
-  const auto* x = static_cast<const char*>(self.data());
-  for (int64_t k = 0, start = 0; k < std::ssize(pieces); start += pieces[k++]) {
-    const int64_t block = pieces[k] * layout.inner;  // elements of one outer block of the piece
-    if (block == 0) continue;
-    auto* y = static_cast<char*>(outputs[k].data());
-    for (int64_t o = 0; o < layout.outer; ++o) {
-      const char* from = x + (o * layout.size + start) * layout.inner * item;
-      char* to = y + o * block * item;
-      if constexpr (kReference) {
-        for (int64_t i = 0; i < block; ++i) std::memcpy(to + i * item, from + i * item, static_cast<size_t>(item));
-      } else {
-        std::memcpy(to, from, static_cast<size_t>(block * item));
+  // Each piece is `outer` blocks of contiguous bytes: one memcpy per block, or
+  // with kReference one per element.
+  template <bool kReference>
+  static void kernel(const KernelContext&, const Tensor& self, A... attributes, int64_t dim,
+                     std::span<const Tensor> outputs) {
+    const DimLayout layout = layout_around(self.shape(), split_dim(self.meta(), dim));
+    const Pieces pieces = kPieces(layout.size, attributes...);
+    const auto item = static_cast<int64_t>(self.itemsize());
+    const auto* x = static_cast<const char*>(self.data());
+    for (int64_t k = 0, start = 0; k < std::ssize(pieces); start += pieces[k++]) {
+      const int64_t block = pieces[k] * layout.inner;  // elements of one outer block of the piece
+      if (block == 0) continue;
+      auto* y = static_cast<char*>(outputs[k].data());
+      for (int64_t o = 0; o < layout.outer; ++o) {
+        const char* from = x + (o * layout.size + start) * layout.inner * item;
+        char* to = y + o * block * item;
+        if constexpr (kReference) {
+          for (int64_t i = 0; i < block; ++i) std::memcpy(to + i * item, from + i * item, static_cast<size_t>(item));
+        } else {
+          std::memcpy(to, from, static_cast<size_t>(block * item));
+        }
       }
     }
   }
-}
+};
 
-template <PiecesFn pieces_of, bool kDropDim = false>
+template <auto kPieces, bool kDropDim = false>
 void define_split(BuiltinOps& builtins, const char* schema,
                   std::source_location where = std::source_location::current()) {
+  using Op = Split<kPieces>;
   define(builtins,
          {.schema = schema,
-          .shape = split_shape<pieces_of, kDropDim>,
-          .cpu = split_kernel<pieces_of, false>,
-          .reference = split_kernel<pieces_of, true>},
+          .shape = Op::template shape<kDropDim>,
+          .cpu = Op::template kernel<false>,
+          .reference = Op::template kernel<true>},
          where);
 }
 

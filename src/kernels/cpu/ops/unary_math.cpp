@@ -26,7 +26,6 @@ namespace {
 template <auto kFn>
 struct Math {
   static constexpr std::array<const char*, 1> inputs{"self"};
-  Math(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     return kFn(x);
@@ -37,7 +36,6 @@ struct Math {
 struct Abs {
   static constexpr std::array<const char*, 1> inputs{"self"};
   static constexpr Accepts accepts = Accepts::Numbers;
-  Abs(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     if constexpr (std::is_integral_v<T>) return x < 0 ? wrapping_neg(x) : x;
@@ -48,21 +46,15 @@ struct Abs {
 // abs of a complex tensor: its magnitude, of the parts' type (complex64 ->
 // float32), computed as std::hypot does to avoid overflow; the reference in
 // double. Other dtypes go to Abs.
-std::vector<TensorMeta> abs_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& self = *inputs[0];
-  if (!is_complex(self.dtype)) return elementwise_shape<Abs>(inputs, attrs);
-  return {{real_part_dtype(self.dtype), self.shape}};
+TensorMeta abs_shape(const TensorMeta& self) {
+  if (!is_complex(self.dtype)) return ElementwiseMap<Abs>::shape(self);
+  return {real_part_dtype(self.dtype), self.shape};
 }
 
 template <bool kReference>
-void abs_kernel(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                const Attrs& attrs) {
-  const Tensor &self = inputs[0], &out = outputs[0];
+void abs_kernel(const KernelContext& context, const Tensor& self, const Tensor& out) {
   if (!is_complex(self.dtype())) {
-    if constexpr (kReference)
-      return map_reference<Abs>(context, inputs, outputs, attrs);
-    else
-      return map_fast<Abs>(context, inputs, outputs, attrs);
+    return (kReference ? ElementwiseMap<Abs>::reference : ElementwiseMap<Abs>::fast)(context, self, out);
   }
   const auto magnitudes = [&](auto zero) {
     using T = decltype(zero);
@@ -86,7 +78,6 @@ void abs_kernel(const KernelContext& context, std::span<const Tensor> inputs, st
 struct Sign {
   static constexpr std::array<const char*, 1> inputs{"self"};
   static constexpr Accepts accepts = Accepts::All;
-  Sign(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     return static_cast<T>((T(0) < x) - (x < T(0)));
@@ -98,7 +89,6 @@ template <auto kFn>
 struct Rounding {
   static constexpr std::array<const char*, 1> inputs{"self"};
   static constexpr Accepts accepts = Accepts::Numbers;
-  Rounding(const Attrs&, DType) {}
   template <typename T>
   T operator()(T x) const {
     if constexpr (std::is_integral_v<T>) return x;
@@ -110,7 +100,6 @@ struct Rounding {
 struct IsInf {
   static constexpr std::array<const char*, 1> inputs{"self"};
   static constexpr Accepts accepts = Accepts::All;
-  IsInf(const Attrs&, DType) {}
   template <typename T>
   bool operator()(T x) const {
     if constexpr (std::is_floating_point_v<T>) return std::abs(x) == std::numeric_limits<T>::infinity();
@@ -121,7 +110,6 @@ struct IsInf {
 struct IsNan {
   static constexpr std::array<const char*, 1> inputs{"self"};
   static constexpr Accepts accepts = Accepts::All;
-  IsNan(const Attrs&, DType) {}
   template <typename T>
   bool operator()(T x) const {
     return x != x;

@@ -50,7 +50,39 @@ std::optional<double> optional_float(const AttrValue& value) {
   return std::nullopt;
 }
 
-Resize resize_of(const TensorMeta& input, const Attrs& attrs, const Family& f) {
+// One lambda serves the fourteen upsample schemas, which differ in which of
+// these attributes they have, so they keep the raw kernel form: where each
+// sits in a schema's Attrs is found when the op is defined (UpsamplePositions)
+// and a call reads it there (UpsampleAttrs).
+struct UpsamplePositions {
+  std::optional<size_t> output_size, align_corners, scale_factors;
+  std::array<std::optional<size_t>, 3> scales;  // the .vec-less overloads' scales_d/h/w, or scales
+  UpsamplePositions(const Schema& schema, int dims)
+      : output_size(attribute_index(schema, "output_size")),
+        align_corners(attribute_index(schema, "align_corners")),
+        scale_factors(attribute_index(schema, "scale_factors")) {
+    static constexpr const char* kScaleNames[3][3] = {
+        {"scales"}, {"scales_h", "scales_w"}, {"scales_d", "scales_h", "scales_w"}};
+    for (int d = 0; d < dims; ++d) scales[d] = attribute_index(schema, kScaleNames[dims - 1][d]);
+  }
+};
+
+struct UpsampleAttrs {
+  const AttrValue* output_size = nullptr;
+  bool align_corners = false;
+  const AttrValue* scale_factors = nullptr;
+  std::array<const AttrValue*, 3> scales{};
+  UpsampleAttrs(const UpsamplePositions& at, const Attrs& attrs) {
+    if (at.output_size) output_size = &attrs[*at.output_size];
+    if (at.align_corners) align_corners = std::get<bool>(attrs[*at.align_corners]);
+    if (at.scale_factors) scale_factors = &attrs[*at.scale_factors];
+    for (size_t d = 0; d < 3; ++d) {
+      if (at.scales[d]) scales[d] = &attrs[*at.scales[d]];
+    }
+  }
+};
+
+Resize resize_of(const TensorMeta& input, const UpsampleAttrs& attrs, const Family& f) {
   OPGRAPH_CHECK(input.dtype == DType::Float32 || input.dtype == DType::Float64,
                 "input: expected float32 or float64, got ", input.str());
   OPGRAPH_CHECK(input.dim() == 2 + f.dims, "input: expected rank ", 2 + f.dims, " (batch, channels and ", f.dims,
@@ -58,34 +90,33 @@ Resize resize_of(const TensorMeta& input, const Attrs& attrs, const Family& f) {
   Resize r;
   r.mode = f.mode;
   r.nearest_shortcuts = f.mode == Mode::Nearest && f.dims == 2;
-  if (f.mode != Mode::Nearest) r.align_corners = attrs.get<bool>("align_corners");
+  if (f.mode != Mode::Nearest) r.align_corners = attrs.align_corners;
   const int first = 3 - f.dims;  // the first of the three axes this op uses
   for (int d = 0; d < f.dims; ++d) r.in[first + d] = input.shape[2 + d];
 
-  const AttrValue& sizes = attrs.get("output_size");
+  const AttrValue& sizes = *attrs.output_size;
   const auto* size = std::get_if<std::vector<int64_t>>(&sizes);
   if (f.vec) {
-    const auto* factors = std::get_if<std::vector<double>>(&attrs.get("scale_factors"));
+    const AttrValue& scale_factors = *attrs.scale_factors;
+    const auto* factors = std::get_if<std::vector<double>>(&scale_factors);
     OPGRAPH_CHECK((size != nullptr) != (factors != nullptr),
                   "expected exactly one of output_size and scale_factors, got output_size=", attr_str(sizes),
-                  " and scale_factors=", attr_str(attrs.get("scale_factors")));
+                  " and scale_factors=", attr_str(scale_factors));
     if (factors != nullptr) {
       OPGRAPH_CHECK(static_cast<int>(factors->size()) == f.dims, "scale_factors: expected ", f.dims, " values, got ",
-                    attr_str(attrs.get("scale_factors")));
+                    attr_str(scale_factors));
       for (int d = 0; d < f.dims; ++d) {
         const double scale = (*factors)[d], extent = static_cast<double>(r.in[first + d]) * scale;
         OPGRAPH_CHECK(std::isfinite(scale) && scale > 0, "scale_factors: expected positive values, got ",
-                      attr_str(attrs.get("scale_factors")));
-        OPGRAPH_CHECK(extent < 0x1p62, "scale_factors: ", attr_str(attrs.get("scale_factors")),
+                      attr_str(scale_factors));
+        OPGRAPH_CHECK(extent < 0x1p62, "scale_factors: ", attr_str(scale_factors),
                       " make an output too large for input ", input.str());
         r.scales[first + d] = scale;
         r.out[first + d] = static_cast<int64_t>(extent);  // truncated, as ATen
       }
     }
   } else {
-    static constexpr const char* kScaleNames[3][3] = {
-        {"scales"}, {"scales_h", "scales_w"}, {"scales_d", "scales_h", "scales_w"}};
-    for (int d = 0; d < f.dims; ++d) r.scales[first + d] = optional_float(attrs.get(kScaleNames[f.dims - 1][d]));
+    for (int d = 0; d < f.dims; ++d) r.scales[first + d] = optional_float(*attrs.scales[d]);
   }
   if (size != nullptr) {
     OPGRAPH_CHECK(static_cast<int>(size->size()) == f.dims, "output_size: expected ", f.dims, " sizes, got ",
@@ -258,16 +289,21 @@ void resample_reference(const Tensor& input, const Tensor& output, const Resize&
 
 void define_upsample(BuiltinOps& builtins, const char* schema, Family f,
                      std::source_location where = std::source_location::current()) {
-  auto shape = [f](std::span<const TensorMeta* const> in, const Attrs& attrs) -> std::vector<TensorMeta> {
-    const Resize r = resize_of(*in[0], attrs, f);
+  const UpsamplePositions at(Schema::parse(schema), f.dims);
+  auto shape = [f, at](std::span<const TensorMeta* const> in, const Attrs& attrs) -> std::vector<TensorMeta> {
+    const Resize r = resize_of(*in[0], UpsampleAttrs(at, attrs), f);
     Shape out = in[0]->shape;
     for (int d = 0; d < f.dims; ++d) out[2 + d] = r.out[3 - f.dims + d];
     return {{in[0]->dtype, out}};
   };
-  auto cpu = [f](const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
-                 const Attrs& attrs) { resample_cpu(context, in[0], out[0], resize_of(in[0].meta(), attrs, f)); };
-  auto reference = [f](const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
-                       const Attrs& attrs) { resample_reference(in[0], out[0], resize_of(in[0].meta(), attrs, f)); };
+  auto cpu = [f, at](const KernelContext& context, std::span<const Tensor> in, std::span<const Tensor> out,
+                     const Attrs& attrs) {
+    resample_cpu(context, in[0], out[0], resize_of(in[0].meta(), UpsampleAttrs(at, attrs), f));
+  };
+  auto reference = [f, at](const KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out,
+                           const Attrs& attrs) {
+    resample_reference(in[0], out[0], resize_of(in[0].meta(), UpsampleAttrs(at, attrs), f));
+  };
   define(builtins, {.schema = schema, .shape = shape, .cpu = cpu, .reference = reference}, where);
 }
 

@@ -1,8 +1,9 @@
 // Elementwise maps over tensors of one shape and one dtype (activations,
 // unary math): define_elementwise<Op> registers an op from a small struct.
 //
-// The struct's constructor reads (and validates) the call's attributes for
-// the tensors' dtype; its call operator maps one element and is a template,
+// The struct's constructor takes the tensors' dtype and the call's attributes,
+// typed and in schema order (declared as `using Attributes = std::tuple<...>`),
+// and validates them; its call operator maps one element and is a template,
 // so the fast kernel runs it in the tensor's type while the reference runs it
 // in double (integers in their own type, which is exact). It may declare
 // `accepts` (floating point by default) and return bool for a bool result.
@@ -11,6 +12,7 @@
 
 #include <array>
 #include <source_location>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -81,73 +83,108 @@ constexpr bool gives_bool() {
   }(std::make_index_sequence<Op::inputs.size()>{});
 }
 
-// Every input: a dtype Op accepts, with the first input's dtype and shape.
-// The output has that shape, and that dtype or bool. Building the Op checks
-// the attributes.
-template <typename Op>
-std::vector<TensorMeta> elementwise_shape(std::span<const TensorMeta* const> inputs, const Attrs& attrs) {
-  const TensorMeta& first = *inputs[0];
-  dispatch_accepted<Op>(first.dtype, Op::inputs[0], [](auto) {});
-  for (size_t i = 1; i < inputs.size(); ++i) {
-    OPGRAPH_CHECK(inputs[i]->dtype == first.dtype, Op::inputs[i], ": expected ", dtype_name(first.dtype), " like ",
-                  Op::inputs[0], ", got ", dtype_name(inputs[i]->dtype));
-    OPGRAPH_CHECK(inputs[i]->shape == first.shape, Op::inputs[i], ": expected shape ", shape_str(first.shape), " like ",
-                  Op::inputs[0], ", got ", shape_str(inputs[i]->shape));
-  }
-  static_cast<void>(Op(attrs, first.dtype));
-  return {{gives_bool<Op>() ? DType::Bool : first.dtype, first.shape}};
-}
-
 // Calls body(x, y, n): x the input pointers of type T, y the output.
 template <typename Op, typename Body>
-void with_pointers(std::span<const Tensor> inputs, const Tensor& output, Body&& body) {
-  dispatch_accepted<Op>(inputs[0].dtype(), Op::inputs[0], [&](auto zero) {
+void with_pointers(const std::array<const Tensor*, Op::inputs.size()>& inputs, const Tensor& output, Body&& body) {
+  dispatch_accepted<Op>(inputs[0]->dtype(), Op::inputs[0], [&](auto zero) {
     using T = decltype(zero);
     using Out = std::conditional_t<gives_bool<Op>(), bool, T>;
     std::array<const T*, Op::inputs.size()> x;
-    for (size_t i = 0; i < x.size(); ++i) x[i] = inputs[i].data_ptr<const T>();
+    for (size_t i = 0; i < x.size(); ++i) x[i] = inputs[i]->template data_ptr<const T>();
     body(x, output.data_ptr<Out>(), output.numel());
   });
 }
 
-// Contiguous loops GCC vectorizes for the CPU's widest vectors, split over
-// the pool when large.
+// The C++ types of the attributes Op's constructor takes after the dtype, in
+// schema order (an Op declares them as `Attributes`; none by default).
 template <typename Op>
-void map_fast(const KernelContext& context, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-              const Attrs& attrs) {
-  const Op op(attrs, inputs[0].dtype());
-  with_pointers<Op>(inputs, outputs[0], [&](const auto& x, auto* y, int64_t n) {
-    parallel_items(context, n, 1, [&](int64_t begin, int64_t end) {
-      [&]<size_t... I>(std::index_sequence<I...>) {
-        for (int64_t i = begin; i < end; ++i) y[i] = op(x[I][i]...);
-      }(std::make_index_sequence<Op::inputs.size()>{});
-    });
-  });
+struct AttributesOf {
+  using type = std::tuple<>;
+};
+template <typename Op>
+  requires requires { typename Op::Attributes; }
+struct AttributesOf<Op> {
+  using type = typename Op::Attributes;
+};
+
+// Op for a call: built from the dtype and the attributes, or default-built
+// when it takes none.
+template <typename Op, typename... A>
+Op make_op(DType dtype, A... attributes) {
+  if constexpr (std::is_constructible_v<Op, DType, A...>) {
+    return Op(dtype, attributes...);
+  } else {
+    static_assert(sizeof...(A) == 0, "an elementwise Op with Attributes is built from (DType, Attributes...)");
+    return Op{};
+  }
 }
 
-// One element at a time, floats in double: the fast kernel's float32 results
-// are held to a more precise evaluation of the same formula.
-template <typename Op>
-void map_reference(const KernelContext&, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                   const Attrs& attrs) {
-  const Op op(attrs, inputs[0].dtype());
-  with_pointers<Op>(inputs, outputs[0], [&](const auto& x, auto* y, int64_t n) {
-    using Out = std::remove_pointer_t<decltype(y)>;
-    using Wide = ReferenceType<std::remove_cvref_t<decltype(*x[0])>>;
-    [&]<size_t... I>(std::index_sequence<I...>) {
+template <size_t>
+using InputMeta = const TensorMeta&;
+template <size_t>
+using InputTensor = const Tensor&;
+
+// The typed shape function and kernels of Op: its inputs, then its
+// attributes, as the schema has them (define() checks the schema against
+// them).
+template <typename Op, typename Inputs = std::make_index_sequence<Op::inputs.size()>,
+          typename Attributes = typename AttributesOf<Op>::type>
+struct ElementwiseMap;
+
+template <typename Op, size_t... I, typename... A>
+struct ElementwiseMap<Op, std::index_sequence<I...>, std::tuple<A...>> {
+  static constexpr size_t kInputs = sizeof...(I);
+
+  // Every input: a dtype Op accepts, with the first input's dtype and shape.
+  // The output has that shape, and that dtype or bool. Building the Op checks
+  // the attributes.
+  static TensorMeta shape(InputMeta<I>... input_metas, A... attributes) {
+    const std::array<const TensorMeta*, kInputs> inputs{&input_metas...};
+    const TensorMeta& first = *inputs[0];
+    dispatch_accepted<Op>(first.dtype, Op::inputs[0], [](auto) {});
+    for (size_t i = 1; i < kInputs; ++i) {
+      OPGRAPH_CHECK(inputs[i]->dtype == first.dtype, Op::inputs[i], ": expected ", dtype_name(first.dtype), " like ",
+                    Op::inputs[0], ", got ", dtype_name(inputs[i]->dtype));
+      OPGRAPH_CHECK(inputs[i]->shape == first.shape, Op::inputs[i], ": expected shape ", shape_str(first.shape),
+                    " like ", Op::inputs[0], ", got ", shape_str(inputs[i]->shape));
+    }
+    static_cast<void>(make_op<Op>(first.dtype, attributes...));
+    return {gives_bool<Op>() ? DType::Bool : first.dtype, first.shape};
+  }
+
+  // Contiguous loops GCC vectorizes for the CPU's widest vectors, split over
+  // the pool when large.
+  static void fast(const KernelContext& context, InputTensor<I>... input_tensors, A... attributes, const Tensor& out) {
+    const std::array<const Tensor*, kInputs> inputs{&input_tensors...};
+    const Op op = make_op<Op>(inputs[0]->dtype(), attributes...);
+    with_pointers<Op>(inputs, out, [&](const auto& x, auto* y, int64_t n) {
+      parallel_items(context, n, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) y[i] = op(x[I][i]...);
+      });
+    });
+  }
+
+  // One element at a time, floats in double: the fast kernel's float32
+  // results are held to a more precise evaluation of the same formula.
+  static void reference(const KernelContext&, InputTensor<I>... input_tensors, A... attributes, const Tensor& out) {
+    const std::array<const Tensor*, kInputs> inputs{&input_tensors...};
+    const Op op = make_op<Op>(inputs[0]->dtype(), attributes...);
+    with_pointers<Op>(inputs, out, [&](const auto& x, auto* y, int64_t n) {
+      using Out = std::remove_pointer_t<decltype(y)>;
+      using Wide = ReferenceType<std::remove_cvref_t<decltype(*x[0])>>;
       for (int64_t i = 0; i < n; ++i) y[i] = static_cast<Out>(op(static_cast<Wide>(x[I][i])...));
-    }(std::make_index_sequence<Op::inputs.size()>{});
-  });
-}
+    });
+  }
+};
 
 template <typename Op>
 void define_elementwise(BuiltinOps& builtins, const char* schema, const char* backward = nullptr,
                         std::source_location where = std::source_location::current()) {
   define(builtins,
          {.schema = schema,
-          .shape = elementwise_shape<Op>,
-          .cpu = map_fast<Op>,
-          .reference = map_reference<Op>,
+          .shape = ElementwiseMap<Op>::shape,
+          .cpu = ElementwiseMap<Op>::fast,
+          .reference = ElementwiseMap<Op>::reference,
           .backward = backward},
          where);
 }

@@ -1,7 +1,9 @@
 // What the ops that make a tensor from attributes share (factory.cpp's fills
 // and ranges, random.cpp's random tensors): the keyword arguments of their
-// schemas and the reading of their size and dtype attributes.
+// schemas and the checking of their size attribute.
 #pragma once
+
+#include <span>
 
 #include "kernels/cpu/util/placement.h"
 
@@ -11,16 +13,12 @@ namespace opgraph::kernels {
 inline constexpr const char* kFactoryOptions =
     "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None";
 
-inline bool is_none(const Attrs& attrs, std::string_view name) {
-  return std::holds_alternative<std::monostate>(attrs.get(name));
-}
-
-inline Shape size_attr(const Attrs& attrs, const char* name) {
-  const auto& size = attrs.get<std::vector<int64_t>>(name);
+// A size attribute's extents, checked to be at least 0.
+inline Shape checked_size(std::span<const int64_t> size, const char* name) {
   for (int64_t extent : size) {
     OPGRAPH_CHECK(extent >= 0, name, ": expected non-negative extents, got ", shape_str(size));
   }
-  return Shape(size);
+  return Shape(size.begin(), size.end());
 }
 
 }  // namespace opgraph::kernels

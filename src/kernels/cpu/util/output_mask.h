@@ -9,14 +9,13 @@
 #pragma once
 
 #include <array>
-#include <vector>
+#include <span>
 
 #include "opgraph/registry/registry.h"
 
 namespace opgraph::kernels {
 
-inline std::array<bool, 3> output_mask(const Attrs& attrs) {
-  const auto& mask = attrs.get<std::vector<int64_t>>("output_mask");
+inline std::array<bool, 3> output_mask(std::span<const int64_t> mask) {
   OPGRAPH_CHECK(mask.size() == 3, "output_mask: expected 3 values, got ", mask.size());
   return {mask[0] != 0, mask[1] != 0, mask[2] != 0};
 }

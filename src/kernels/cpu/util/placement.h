@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -13,35 +14,51 @@
 
 namespace opgraph::kernels {
 
-// Whether `value` is None or one of `names`. Layout and MemoryFormat arrive
-// as names with or without PyTorch's "torch." in front (torch.strided); a
-// Device is printed without it ("cpu", "cpu:0").
-inline bool none_or_one_of(const AttrValue& value, std::initializer_list<std::string_view> names, bool torch_prefix) {
-  const auto* name = std::get_if<std::string>(&value);
-  if (name == nullptr) return std::holds_alternative<std::monostate>(value);
+// Whether `name` is None or one of `names`. Layout and MemoryFormat arrive as
+// names with or without PyTorch's "torch." in front (torch.strided); a Device
+// is printed without it ("cpu", "cpu:0").
+inline bool none_or_one_of(std::optional<std::string_view> name, std::initializer_list<std::string_view> names,
+                           bool torch_prefix) {
+  if (!name) return true;
   std::string_view bare = *name;
   if (torch_prefix && bare.starts_with("torch.")) bare.remove_prefix(6);
   return std::find(names.begin(), names.end(), bare) != names.end();
 }
 
-// Which of those attributes an op's schema has.
-enum Placement : unsigned { kNone = 0, kLayout = 1, kDevice = 2, kMemoryFormat = 4 };
-
-inline void check_placement(const Attrs& attrs, unsigned placement) {
-  if (placement & kLayout) {
-    const AttrValue& value = attrs.get("layout");
-    OPGRAPH_CHECK(none_or_one_of(value, {"strided"}, true), "layout: expected None or strided, got ", attr_str(value));
-  }
-  if (placement & kDevice) {
-    const AttrValue& value = attrs.get("device");
-    OPGRAPH_CHECK(none_or_one_of(value, {"cpu", "cpu:0"}, false), "device: expected None or cpu, got ",
-                  attr_str(value));
-  }
-  if (placement & kMemoryFormat) {
-    const AttrValue& value = attrs.get("memory_format");
-    OPGRAPH_CHECK(none_or_one_of(value, {"contiguous_format", "preserve_format"}, true),
-                  "memory_format: expected None, contiguous_format or preserve_format, got ", attr_str(value));
-  }
+inline void check_layout(std::optional<std::string_view> layout) {
+  OPGRAPH_CHECK(none_or_one_of(layout, {"strided"}, true), "layout: expected None or strided, got \"", *layout, "\"");
 }
+
+inline void check_device(std::optional<std::string_view> device) {
+  OPGRAPH_CHECK(none_or_one_of(device, {"cpu", "cpu:0"}, false), "device: expected None or cpu, got \"", *device, "\"");
+}
+
+inline void check_memory_format(std::optional<std::string_view> memory_format) {
+  OPGRAPH_CHECK(none_or_one_of(memory_format, {"contiguous_format", "preserve_format"}, true),
+                "memory_format: expected None, contiguous_format or preserve_format, got \"", *memory_format, "\"");
+}
+
+// Where an op's schema has each of those attributes, for the factory and
+// conversion kernels that serve several schemas in the raw kernel form: found
+// once, when the op is defined.
+struct PlacementPositions {
+  std::optional<size_t> layout, device, memory_format;
+  explicit PlacementPositions(const Schema& schema)
+      : layout(attribute_index(schema, "layout")),
+        device(attribute_index(schema, "device")),
+        memory_format(attribute_index(schema, "memory_format")) {}
+
+  // Checks each of them the schema has in a call's attributes.
+  void check(const Attrs& attrs) const {
+    if (layout) check_layout(name_at(attrs, *layout));
+    if (device) check_device(name_at(attrs, *device));
+    if (memory_format) check_memory_format(name_at(attrs, *memory_format));
+  }
+
+  static std::optional<std::string_view> name_at(const Attrs& attrs, size_t i) {
+    const auto* name = std::get_if<std::string>(&attrs[i]);
+    return name ? std::optional<std::string_view>(*name) : std::nullopt;
+  }
+};
 
 }  // namespace opgraph::kernels

@@ -2,7 +2,7 @@
 // and says what was expected and what was given.
 #pragma once
 
-#include <variant>
+#include <optional>
 
 #include "opgraph/registry/registry.h"
 
@@ -20,12 +20,10 @@ inline void check_same_meta(const TensorMeta& meta, const char* argument, const 
 
 // A `ScalarType? dtype` argument: only None or the input's own dtype, since
 // the kernels compute in the input's type.
-inline void check_dtype_argument(const Attrs& attrs, const char* argument, DType input) {
-  const AttrValue& value = attrs.get(argument);
-  if (std::holds_alternative<std::monostate>(value)) return;
-  const DType requested = std::get<DType>(value);
-  OPGRAPH_CHECK(requested == input, argument, ": expected None or ", dtype_name(input),
-                " (the input's dtype; conversion is not supported), got ", dtype_name(requested));
+inline void check_dtype_argument(std::optional<DType> requested, const char* argument, DType input) {
+  if (!requested) return;
+  OPGRAPH_CHECK(*requested == input, argument, ": expected None or ", dtype_name(input),
+                " (the input's dtype; conversion is not supported), got ", dtype_name(*requested));
 }
 
 }  // namespace opgraph::kernels

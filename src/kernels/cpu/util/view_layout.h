@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 
 #include "kernels/define.h"
 
@@ -18,9 +19,12 @@ struct Layout {
   std::optional<Shape> result = std::nullopt;
 };
 
+using Ints = std::span<const int64_t>;
+
 // self[..., index, ...] along `dim` (select.int's attributes).
-Layout select_layout(const TensorMeta& self, const Attrs& attrs);
+Layout select_layout(const TensorMeta& self, int64_t dim, int64_t index);
 // self[..., start:end:step, ...] along `dim` (slice.Tensor's attributes).
-Layout slice_layout(const TensorMeta& self, const Attrs& attrs);
+Layout slice_layout(const TensorMeta& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+                    int64_t step);
 
 }  // namespace opgraph::kernels
