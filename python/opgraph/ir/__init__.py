@@ -1,5 +1,5 @@
-"""``opgraph.ir``: IR extraction from PyTorch models through torch.export, a
-Python executor for the IR, and lowering to opgraph's C++ runtime.
+"""``opgraph.ir``: IR extraction from PyTorch models through torch.export into
+the runtime's graph, and a Python executor for it.
 
     ir = extract_ir(model, (x,))
     (y,) = IRExecutor(ir).run(x)        # PyTorch, node by node
@@ -11,9 +11,10 @@ from . import ops, registry
 from .convert import extract_ir
 from .executor import IRExecutor
 from .export import export_model
-from .ir import IR, NodeInfo, OpNode, TensorMeta, ValueInfo
+from .conversion import NodeInfo, OpNode, TensorMeta
+from .ir import IR, ValueInfo
 from .load import load
-from .names import ir_name, runtime_name
+from .names import runtime_name
 from .verify import VerifyReport, verify
 
 __all__ = [
@@ -26,7 +27,6 @@ __all__ = [
     "VerifyReport",
     "export_model",
     "extract_ir",
-    "ir_name",
     "load",
     "ops",
     "registry",
