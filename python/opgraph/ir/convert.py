@@ -187,7 +187,7 @@ class _Converter:
             node.target,
             node.args,
             node.kwargs,
-            [meta for entry in tensor_inputs for meta in (entry if isinstance(entry, list) else [entry]) if meta],
+            [meta for entry in tensor_inputs for meta in (entry if isinstance(entry, list) else [entry]) if meta is not None],
             self.output_metas(node),
             attrs,
             tensor_inputs,
