@@ -8,10 +8,10 @@ the runtime's graph, and a Python executor for it.
 """
 
 from . import ops, registry
+from .conversion import NodeInfo, OpNode, TensorMeta
 from .convert import extract_ir
 from .executor import IRExecutor
 from .export import export_model
-from .conversion import NodeInfo, OpNode, TensorMeta
 from .ir import IR, ValueInfo
 from .load import load
 from .names import runtime_name

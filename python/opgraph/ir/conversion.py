@@ -48,6 +48,12 @@ class NodeInfo:
     source: str = ""
 
 
+def flat_inputs(entries: list[TensorInput]) -> list[ValueInfo]:
+    """The values that entries of one per tensor argument name, in order, absent ones left out."""
+    flat = [item for entry in entries for item in (entry if isinstance(entry, list) else [entry])]
+    return [item for item in flat if item is not None]
+
+
 def add_to_graph(graph, op_node, node_info):
     """Appends ``op_node``, which a conversion function made of ``node_info``, to ``graph``."""
     inputs = node_info.tensor_inputs if op_node.inputs == node_info.input_metas else op_node.inputs

@@ -14,7 +14,7 @@ from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 from .. import _C, arguments, dtypes
 from .._C import Error, ValueInfo
 from . import attributes, promote, symbolic
-from .conversion import NodeInfo, OpNode, add_to_graph
+from .conversion import NodeInfo, OpNode, add_to_graph, flat_inputs
 from .decompose import functional_program
 from .export import export_model
 from .ir import IR
@@ -178,7 +178,9 @@ class _Converter:
                     value = symbolic.resolve(node, argument, value, self.name, self.in_graph_symbols)
                 attrs[argument.name] = attributes.to_ir(op_type, argument, value)
             elif argument.is_list:
-                tensor_inputs.append([None if v is None else self.tensor_input(node, argument, v, dtype) for v in value])
+                tensor_inputs.append(
+                    [None if v is None else self.tensor_input(node, argument, v, dtype) for v in value]
+                )
             else:
                 tensor_inputs.append(None if value is None else self.tensor_input(node, argument, value, dtype))
         return NodeInfo(
@@ -187,7 +189,7 @@ class _Converter:
             node.target,
             node.args,
             node.kwargs,
-            [meta for entry in tensor_inputs for meta in (entry if isinstance(entry, list) else [entry]) if meta is not None],
+            flat_inputs(tensor_inputs),
             self.output_metas(node),
             attrs,
             tensor_inputs,

@@ -25,9 +25,7 @@ class IRExecutor:
         graph = self.ir.graph
         if len(inputs) != len(graph.inputs):
             names = ", ".join(value.name for value in graph.inputs)
-            raise Error(
-                f"IRExecutor.run: {graph.name} takes {len(graph.inputs)} inputs ({names}), got {len(inputs)}"
-            )
+            raise Error(f"IRExecutor.run: {graph.name} takes {len(graph.inputs)} inputs ({names}), got {len(inputs)}")
         values = dict(self.ir.weights)
         values.update({value.name: torch.as_tensor(x) for value, x in zip(graph.inputs, inputs)})
         dims = symbolic.bind(graph.inputs, [values[value.name] for value in graph.inputs])
