@@ -161,6 +161,39 @@ def test_register_op_replaces_the_default_conversion(clean_registries):
     assert torch.equal(IRExecutor(model_ir).run(x)[0], torch.sigmoid(x))
 
 
+def test_a_conversion_function_may_give_one_input_per_tensor_argument(clean_registries):
+    class Joined(nn.Module):
+        def forward(self, x, y):
+            return torch.cat([x, y])
+
+    @register_op("aten.cat.default")
+    def swapped(node_info):
+        (tensors,) = node_info.tensor_inputs
+        assert node_info.input_metas == tensors  # the same values, flat
+        return OpNode(node_info.name, "aten::cat", [tensors[::-1]], node_info.output_metas, node_info.attrs)
+
+    x, y = torch.zeros(1, 2), torch.ones(1, 2)
+    model_ir = ir.extract_ir(Joined(), (x, y))
+    assert [node.inputs for node in model_ir.nodes] == [[opgraph.NodeInput.list(["y", "x"])]]
+    assert torch.equal(IRExecutor(model_ir).run(x, y)[0], torch.cat([y, x]))
+
+
+def test_a_conversion_function_giving_inputs_its_op_does_not_take_is_named(clean_registries):
+    @register_op("aten.relu")
+    def twice(node_info):
+        return OpNode(node_info.name, "aten.relu", node_info.input_metas * 2, node_info.output_metas, {})
+
+    with pytest.raises(opgraph.Error, match=r"ReLU: .*node 'relu' \(aten::relu\): inputs: expected 1 entries"):
+        ir.extract_ir(nn.ReLU(), (torch.randn(3),))
+
+    @register_op("aten.relu")
+    def nothing(node_info):
+        return None
+
+    with pytest.raises(opgraph.Error, match="conversion function of aten.relu.default returned NoneType"):
+        ir.extract_ir(nn.ReLU(), (torch.randn(3),))
+
+
 def test_register_executor_runs_instead_of_the_fallback(clean_registries):
     @register_executor("aten.relu")
     def doubled_relu(inputs, attrs):
