@@ -69,7 +69,7 @@ from peak import measure_peak
 from timing import check_threads, interleaved
 
 import opgraph
-from opgraph import ir
+from opgraph import arguments, ir
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "python"))  # the models the IR tests check
@@ -103,37 +103,47 @@ def _numel(shape):
     return math.prod(shape)
 
 
-def node_flops(node):
-    """The FLOPs of one IR node's matrix products or convolution (0 for any other op)."""
-    op = node.op_type.split(".")[1]  # "aten.addmm.default" -> "addmm"
+# The ops node_flops counts, by name without namespace and overload.
+FLOP_OPS = {
+    *("mm", "bmm", "matmul", "addmm", "linear"),
+    *("convolution", "conv1d", "conv2d", "conv3d", "scaled_dot_product_attention"),
+}
 
-    def tensor(name, index):
-        return node.inputs[node.tensor_args[name] if node.tensor_args else index].shape
 
-    out = node.outputs[0].shape
+def node_flops(node, values):
+    """The FLOPs of one graph node's matrix products or convolution (0 for any other op); ``values``
+    holds every value's ValueInfo by name."""
+    op = node.op_type.partition("::")[2].split(".")[0]  # "aten::addmm" -> "addmm"
+    if op not in FLOP_OPS:
+        return 0
+    tensor_arguments = [argument.name for argument in arguments.of_ir_op(node.op_type) if argument.is_tensor]
+    inputs = dict(zip(tensor_arguments, node.inputs))
+
+    def tensor(name):
+        return values[inputs[name].values[0]].shape
+
+    out = values[node.outputs[0]].shape
     if op in ("mm", "bmm", "matmul"):
-        return 2 * _numel(out) * tensor("self", 0)[-1]
+        return 2 * _numel(out) * tensor("self")[-1]
     if op == "addmm":
-        return 2 * _numel(out) * tensor("mat1", 1)[-1]
+        return 2 * _numel(out) * tensor("mat1")[-1]
     if op == "linear":
-        return 2 * _numel(out) * tensor("input", 0)[-1]
+        return 2 * _numel(out) * tensor("input")[-1]
     if op in ("convolution", "conv1d", "conv2d", "conv3d"):
-        weight = tensor("weight", 1)
+        weight = tensor("weight")
         # Each output (each input, transposed) element takes weight.numel / weight.shape[0] multiply-adds.
         per_element = _numel(weight) // weight[0]
-        return 2 * per_element * _numel(tensor("input", 0) if node.attrs.get("transposed") else out)
-    if op == "scaled_dot_product_attention":
-        query, key, value = tensor("query", 0), tensor("key", 1), tensor("value", 2)
-        return 2 * _numel(query[:-1]) * key[-2] * (query[-1] + value[-1])
-    return 0
+        return 2 * per_element * _numel(tensor("input") if node.attrs.get("transposed") else out)
+    query, key, value = tensor("query"), tensor("key"), tensor("value")  # scaled_dot_product_attention
+    return 2 * _numel(query[:-1]) * key[-2] * (query[-1] + value[-1])
 
 
 def graph_flops(model_ir):
     """The FLOPs of one run of ``model_ir``'s matrix products and convolutions; None when a shape is symbolic."""
-    shapes = [meta.shape for node in model_ir.nodes for meta in (*node.inputs, *node.outputs)]
+    shapes = [value.shape for value in model_ir.values.values()]
     if not all(isinstance(size, int) for shape in shapes for size in shape):
         return None
-    return sum(node_flops(node) for node in model_ir.nodes)
+    return sum(node_flops(node, model_ir.values) for node in model_ir.nodes)
 
 
 # ---- the paths -------------------------------------------------------------
@@ -175,7 +185,7 @@ class Peers:
         with torch.no_grad():
             self.expected = _arrays(model(*inputs))
         self.compiled = self._try("torch.compile", lambda: torch.compile(model))
-        custom = sorted({n.op_type for n in model_ir.nodes if not n.op_type.startswith("aten.")})
+        custom = sorted({n.op_type for n in model_ir.nodes if not n.op_type.startswith("aten::")})
         self.onnx = self.openvino = None
         if custom:  # the exporters fail on them, printing their whole graph
             for path in ("onnxruntime", "openvino"):

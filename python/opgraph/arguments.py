@@ -53,29 +53,32 @@ def of_torch_op(op) -> list[Argument]:
     return _positioned([_from_torch(a) for a in op._schema.arguments])
 
 
-def of_ir_op(op_type) -> list[Argument]:
-    """The arguments of an op as the IR spells it ("aten.conv2d.default",
-    "custom.fused_gate"): torch's schema where torch.ops has the op, else
+def of_ir_op(op) -> list[Argument]:
+    """The arguments of an op of an IR's graph ("aten::conv2d", "custom::fused_gate"; torch's
+    spelling, "aten.conv2d.default", is read too): torch's schema where torch.ops has the op, else
     opgraph's; raises opgraph.Error when neither knows it."""
-    op = torch_op(op_type)
-    if op is not None:
-        return of_torch_op(op)
+    overload = torch_op(op)
+    if overload is not None:
+        return of_torch_op(overload)
     from .ir.names import runtime_name
 
     try:
-        return of_op(runtime_name(op_type))
+        return of_op(runtime_name(op))
     except Error:
         raise Error(
-            f"opgraph.ir: op '{op_type}' has no schema: it is neither in torch.ops nor in opgraph's registry; "
+            f"opgraph.ir: op '{op}' has no schema: it is neither in torch.ops nor in opgraph's registry; "
             f"load the op package that defines it"
         ) from None
 
 
-def torch_op(op_type):
-    """``torch.ops.<ns>.<name>.<overload>`` for an IR op type, or None when torch has no such op."""
+def torch_op(op):
+    """``torch.ops.<ns>.<name>.<overload>`` for an op of an IR's graph ("aten::add.Tensor"; torch's
+    spelling is read too), or None when torch has no such op."""
     import torch
 
-    namespace, _, rest = op_type.partition(".")
+    from .ir.names import runtime_name
+
+    namespace, _, rest = runtime_name(op).partition("::")
     name, _, overload = rest.partition(".")
     try:
         packet = getattr(getattr(torch.ops, namespace), name)

@@ -195,12 +195,11 @@ class _FrontEnds:
         """PyTorch's own ATen op, every argument by its schema name, the
         attributes as torch takes them (dtypes, layouts, ... as torch objects)."""
         from .ir.attributes import to_torch
-        from .ir.names import ir_name
 
         schema = {a.name: a for a in arguments.of_op(self.op)}
         tensors = [a.name for a in schema.values() if a.is_tensor]
         keywords = {name: to_torch(schema[name], value) for name, value in attrs.items()}
-        return arguments.torch_op(ir_name(self.op))(**dict(zip(tensors, args)), **keywords)
+        return arguments.torch_op(self.op)(**dict(zip(tensors, args)), **keywords)
 
     def export(self, args, attrs):
         import torch

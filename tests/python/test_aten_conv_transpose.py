@@ -154,12 +154,12 @@ def test_exported_model_runs():
         (
             nn.Sequential(nn.Conv1d(3, 4, 4, padding="same"), nn.ConvTranspose1d(4, 2, 3, stride=2, output_padding=1)),
             torch.randn(2, 3, 9),
-            ["aten.conv1d.padding", "aten.conv_transpose1d.default"],
+            ["aten::conv1d.padding", "aten::conv_transpose1d"],
         ),
         (
             nn.Sequential(nn.Conv3d(2, 4, 3, padding=1), nn.ConvTranspose3d(4, 2, 2, stride=2, groups=2)),
             torch.randn(1, 2, 3, 4, 5),
-            ["aten.conv3d.default", "aten.conv_transpose3d.input"],
+            ["aten::conv3d", "aten::conv_transpose3d.input"],
         ),
     ]:
         ir = extract_ir(model.eval(), (x,))

@@ -343,13 +343,13 @@ class Unbatched(nn.Module):
 @pytest.mark.parametrize(
     "model, shape, rnns",
     [
-        (Speech, (2, 7, 10), {"aten.lstm.input": 1, "aten.gru.input": 1}),
+        (Speech, (2, 7, 10), {"aten::lstm.input": 1, "aten::gru.input": 1}),
         # One sequence: each step's product is one row times a packed weight,
         # the GRU's wide enough for two threads to share.
-        (Speech, (1, 7, 10), {"aten.lstm.input": 1, "aten.gru.input": 1}),
-        (Unbatched, (5, 4), {"aten.lstm.input": 1}),
-        (lambda: Recurrent("LSTM"), (3, 9, 12), {"aten.lstm.input": 1}),
-        (lambda: Recurrent("GRU"), (3, 9, 12), {"aten.gru.input": 1}),
+        (Speech, (1, 7, 10), {"aten::lstm.input": 1, "aten::gru.input": 1}),
+        (Unbatched, (5, 4), {"aten::lstm.input": 1}),
+        (lambda: Recurrent("LSTM"), (3, 9, 12), {"aten::lstm.input": 1}),
+        (lambda: Recurrent("GRU"), (3, 9, 12), {"aten::gru.input": 1}),
     ],
     ids=["speech", "speech-one-sequence", "unbatched", "zoo-lstm", "zoo-gru"],
 )

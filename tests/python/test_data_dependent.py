@@ -181,7 +181,7 @@ def test_unbacked_sizes_become_symbols_of_their_own():
     exported = export_without_size_checks(NonzeroRows(), x, dynamic_shapes=({0: torch.export.Dim("batch")},))
     model_ir = convert_program(exported)
     assert model_ir.inputs[0].shape == ("s0", 5)
-    shapes = {meta.name: meta.shape for node in model_ir.nodes for meta in node.outputs}
+    shapes = {name: model_ir.values[name].shape for node in model_ir.nodes for name in node.outputs}
     assert shapes["nonzero"] == ("u0", 2)
     assert shapes["index_select"] == ("u0", 5)
     assert shapes["nonzero_1"] == ("u1", 2)

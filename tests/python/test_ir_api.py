@@ -1,5 +1,5 @@
-"""opgraph.ir: the IR's structure, the registries, lowering to the runtime's
-graph, .opg round trips and the errors of each step."""
+"""opgraph.ir: the runtime's graph that extraction builds, the registries,
+.opg round trips and the errors of each step."""
 
 import json
 
@@ -12,6 +12,7 @@ import opgraph
 from opgraph import arguments, ir
 from opgraph.ir import IR, IRExecutor, OpNode, TensorMeta, attributes, registry
 from opgraph.ir.ops import get_conversion_fn, get_execution_fn, register_executor, register_op
+from opgraph.ir.packages import packages_of
 
 
 @pytest.fixture
@@ -39,6 +40,10 @@ def nodes_by_op(model_ir):
     return {node.op_type: node for node in model_ir.nodes}
 
 
+def values_of(model_ir, names):
+    return [model_ir.values[name] for name in names]
+
+
 def graph_document(model_ir):
     """The runtime graph of ``model_ir`` as its JSON document, where every attribute says its type."""
     return json.loads(model_ir.to_graph().to_json())
@@ -56,27 +61,28 @@ def graph_nodes(model_ir):
         ("custom.fused_gate", "custom::fused_gate"),
     ],
 )
-def test_op_names_map_between_the_ir_and_the_runtime(op_type, runtime):
+def test_torch_op_names_map_to_the_graph(op_type, runtime):
     assert ir.runtime_name(op_type) == runtime
-    assert ir.runtime_name(ir.ir_name(runtime)) == runtime
-    assert ir.ir_name("aten::conv2d") == "aten.conv2d.default"
+    assert ir.runtime_name(runtime) == runtime
+    assert ir.runtime_name(torch.ops.aten.conv2d.default) == "aten::conv2d"
 
 
 def test_a_malformed_op_name_is_an_error():
     with pytest.raises(opgraph.Error, match="'conv2d' is not of the form namespace.name"):
         ir.runtime_name("conv2d")
-    with pytest.raises(opgraph.Error, match="'aten.conv2d' is not of the form namespace::name"):
-        ir.ir_name("aten.conv2d")
+    with pytest.raises(opgraph.Error, match="'aten::' is not of the form .*namespace::name"):
+        ir.runtime_name("aten::")
 
 
 def test_default_conversion_fills_every_attribute_from_the_schema():
     model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU()).eval()
     model_ir = ir.extract_ir(model, (torch.randn(1, 3, 8, 8),))
-    conv = nodes_by_op(model_ir)["aten.conv2d.default"]
+    conv = nodes_by_op(model_ir)["aten::conv2d"]
     # the FX node gives stride and padding; dilation and groups are the schema's defaults
     assert conv.attrs == {"stride": [1, 1], "padding": [1, 1], "dilation": [1, 1], "groups": 1}
-    assert [m.name for m in conv.inputs] == ["input", "0.weight", "0.bias"]  # weights keep the state_dict's names
-    assert conv.outputs == [TensorMeta("conv2d", [1, 4, 8, 8], "float32")]
+    # one input per tensor argument; weights keep the state_dict's names
+    assert conv.inputs == [opgraph.NodeInput.value(name) for name in ("input", "0.weight", "0.bias")]
+    assert values_of(model_ir, conv.outputs) == [TensorMeta("conv2d", [1, 4, 8, 8], "float32")]
     assert sorted(model_ir.weights) == ["0.bias", "0.weight"]
     assert torch.equal(model_ir.weights["0.weight"], model[0].weight)
     assert [m.name for m in model_ir.outputs] == ["relu"]
@@ -85,15 +91,15 @@ def test_default_conversion_fills_every_attribute_from_the_schema():
 def test_tensor_lists_multiple_outputs_numbers_and_dtypes_in_the_ir():
     model_ir = ir.extract_ir(Shapes(), (torch.randn(2, 4),))
     nodes = nodes_by_op(model_ir)
-    split, largest, cat = nodes["aten.split.Tensor"], nodes["aten.max.dim"], nodes["aten.cat.default"]
-    assert [m.name for m in split.outputs] == ["getitem", "getitem_1"]  # named after the getitem nodes
-    assert [m.dtype for m in largest.outputs] == ["float32", "int64"]
-    assert cat.tensor_args == {"tensors": [0, 1]} and [m.name for m in cat.inputs] == ["getitem_1", "getitem"]
-    add = nodes["aten.add.Tensor"]
-    assert add.inputs[1] == TensorMeta("add_other", [], "float32")  # 1.5 became a 0-d constant
+    split, largest, cat = nodes["aten::split.Tensor"], nodes["aten::max.dim"], nodes["aten::cat"]
+    assert split.outputs == ["getitem", "getitem_1"]  # named after the getitem nodes
+    assert [m.dtype for m in values_of(model_ir, largest.outputs)] == ["float32", "int64"]
+    assert cat.inputs == [opgraph.NodeInput.list(["getitem_1", "getitem"])]
+    add = nodes["aten::add.Tensor"]
+    assert values_of(model_ir, add.inputs[1].values) == [TensorMeta("add_other", [], "float32")]  # 1.5: 0-d
     assert model_ir.weights["add_other"].item() == 1.5
-    assert nodes["aten._to_copy.default"].attrs["dtype"] == "float64"  # the functional form of .to()
-    assert nodes["aten.ones.default"].attrs["device"] == "cpu"
+    assert nodes["aten::_to_copy"].attrs["dtype"] == "float64"  # the functional form of .to()
+    assert nodes["aten::ones"].attrs["device"] == "cpu"
 
 
 def test_lowering_gives_the_runtime_inputs_lists_nulls_and_typed_attributes():
@@ -151,8 +157,41 @@ def test_register_op_replaces_the_default_conversion(clean_registries):
     assert get_conversion_fn("aten.relu") is relu_as_sigmoid
     x = torch.randn(5)
     model_ir = ir.extract_ir(nn.ReLU(), (x,))
-    assert [n.op_type for n in model_ir.nodes] == ["aten.sigmoid.default"]
+    assert [n.op_type for n in model_ir.nodes] == ["aten::sigmoid"]
     assert torch.equal(IRExecutor(model_ir).run(x)[0], torch.sigmoid(x))
+
+
+def test_a_conversion_function_may_give_one_input_per_tensor_argument(clean_registries):
+    class Joined(nn.Module):
+        def forward(self, x, y):
+            return torch.cat([x, y])
+
+    @register_op("aten.cat.default")
+    def swapped(node_info):
+        (tensors,) = node_info.tensor_inputs
+        assert node_info.input_metas == tensors  # the same values, flat
+        return OpNode(node_info.name, "aten::cat", [tensors[::-1]], node_info.output_metas, node_info.attrs)
+
+    x, y = torch.zeros(1, 2), torch.ones(1, 2)
+    model_ir = ir.extract_ir(Joined(), (x, y))
+    assert [node.inputs for node in model_ir.nodes] == [[opgraph.NodeInput.list(["y", "x"])]]
+    assert torch.equal(IRExecutor(model_ir).run(x, y)[0], torch.cat([y, x]))
+
+
+def test_a_conversion_function_giving_inputs_its_op_does_not_take_is_named(clean_registries):
+    @register_op("aten.relu")
+    def twice(node_info):
+        return OpNode(node_info.name, "aten.relu", node_info.input_metas * 2, node_info.output_metas, {})
+
+    with pytest.raises(opgraph.Error, match=r"ReLU: .*node 'relu' \(aten::relu\): inputs: expected 1 entries"):
+        ir.extract_ir(nn.ReLU(), (torch.randn(3),))
+
+    @register_op("aten.relu")
+    def nothing(node_info):
+        return None
+
+    with pytest.raises(opgraph.Error, match="conversion function of aten.relu.default returned NoneType"):
+        ir.extract_ir(nn.ReLU(), (torch.randn(3),))
 
 
 def test_register_executor_runs_instead_of_the_fallback(clean_registries):
@@ -172,10 +211,12 @@ def test_a_registration_key_must_be_an_op_type():
 
 
 def test_an_op_with_no_executor_is_an_error_saying_how_to_register_one():
-    meta = TensorMeta("x", [2], "float32")
-    node = OpNode("odd", "mylib.odd", [meta], [TensorMeta("y", [2], "float32")], {})
-    program = IR("M", [meta], [node.outputs[0]], [node], {})
-    with pytest.raises(opgraph.Error, match=r"node 'odd'.*'mylib.odd'.*@register_executor\('mylib.odd'\)"):
+    graph = opgraph.Graph("M")
+    graph.add_input("x", "float32", [2])
+    graph.add_node("mylib::odd", ["x"], ["y"], name="odd")
+    graph.add_output("y")
+    program = IR(graph, {}, {"x": graph.inputs[0], "y": TensorMeta("y", [2], "float32")})
+    with pytest.raises(opgraph.Error, match=r"node 'odd'.*'mylib::odd'.*@register_executor\('mylib::odd'\)"):
         IRExecutor(program).run(torch.zeros(2))
     with pytest.raises(opgraph.Error, match="takes 1 inputs"):
         IRExecutor(program).run()
@@ -280,19 +321,21 @@ def test_decompose_gives_core_aten_ops_that_run_on_every_path():
     x = torch.randn(2, 3, 4, 4)
     model_ir = ir.extract_ir(model, (x,), decompose=True)
     op_types = {node.op_type for node in model_ir.nodes}
-    assert "aten.convolution.default" in op_types and "aten.linear.default" not in op_types
+    assert "aten::convolution" in op_types and "aten::linear" not in op_types
     report = ir.verify(model, (x,), ir=model_ir)
     assert report.ok, str(report)
 
 
 def test_an_ir_of_package_ops_runs_on_the_session_and_round_trips(test_ops, tmp_path, clean_registries):
-    """Package ops lower by their opgraph schema: a multi-output op, an absent Tensor?, the package named."""
-    x, positive, negative, biased = (TensorMeta(name, [2, 3], "float32") for name in ("x", "pos", "neg", "y"))
-    nodes = [
-        OpNode("split", "test_ops.split_sign", [x], [positive, negative], {}),
-        OpNode("bias", "test_ops.add_bias", [negative], [biased], {}, {"x": 0, "bias": None}),
-    ]
-    program = IR("PackageOps", [x], [positive, biased], nodes, {})
+    """Package ops by their opgraph schema: a multi-output op, an absent Tensor?, the package named."""
+    graph = opgraph.Graph("PackageOps")
+    graph.add_input("x", "float32", [2, 3])
+    graph.add_node("test_ops::split_sign", ["x"], ["pos", "neg"], name="split")
+    graph.add_node("test_ops::add_bias", ["neg", None], ["y"], name="bias")
+    graph.add_output("pos")
+    graph.add_output("y")
+    graph.packages = packages_of(graph)
+    program = IR(graph, {})
     register_executor("test_ops.split_sign")(lambda inputs, attrs: [inputs[0].clamp(min=0), inputs[0].clamp(max=0)])
     register_executor("test_ops.add_bias")(lambda inputs, attrs: [inputs[0] + 0])
 
@@ -308,8 +351,8 @@ def test_an_ir_of_package_ops_runs_on_the_session_and_round_trips(test_ops, tmp_
 
     program.save(tmp_path / "package_ops.opg")
     loaded = ir.load(tmp_path / "package_ops.opg", package_paths=[test_ops.parent])
-    assert [n.op_type for n in loaded.nodes] == ["test_ops.split_sign.default", "test_ops.add_bias.default"]
-    assert loaded.nodes[1].tensor_args == {"x": 0, "bias": None}
+    assert [n.op_type for n in loaded.nodes] == ["test_ops::split_sign", "test_ops::add_bias"]
+    assert loaded.nodes[1].inputs == [opgraph.NodeInput.value("neg"), opgraph.NodeInput.none()]
 
 
 def test_the_seed_names_are_the_runtime_graph_values_and_the_conversion_registry():

@@ -74,7 +74,7 @@ def test_the_registered_conversion_and_executor_of_fused_gate_are_used():
 
     model_ir = ir.extract_ir(model, inputs)
     (gate,) = [n for n in model_ir.nodes if "fused_gate" in n.op_type]
-    assert gate.op_type == "custom.fused_gate"  # the registered conversion's spelling
+    assert gate.op_type == "custom::fused_gate"  # the registered conversion's op, as the graph names it
     assert get_execution_fn(gate.op_type) is my_custom_ops.execute_fused_gate
     assert model_ir.to_graph().packages == ["fused_gate"]
     report = ir.verify(model, inputs, ir=model_ir)

@@ -91,7 +91,7 @@ def test_seed_003_layers_and_ops():
 
 def test_seed_004_registers_a_non_aten_op_and_its_debugging_tips_run():
     output = run_seed("seed_004/main.py")
-    assert "op types: ['aten.linear.default', 'aten.split.Tensor', 'custom.fused_gate']" in output
+    assert "op types: ['aten::linear', 'aten::split.Tensor', 'custom::fused_gate']" in output
     assert "IR matches the model: True" in output
     assert "Target: custom.fused_gate.default" in output  # 7.1, the FX graph's nodes
     assert "Conversion: None" in output and "Conversion: <function convert_fused_gate" in output  # 7.2

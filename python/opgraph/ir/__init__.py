@@ -1,5 +1,5 @@
-"""``opgraph.ir``: IR extraction from PyTorch models through torch.export, a
-Python executor for the IR, and lowering to opgraph's C++ runtime.
+"""``opgraph.ir``: IR extraction from PyTorch models through torch.export into
+the runtime's graph, and a Python executor for it.
 
     ir = extract_ir(model, (x,))
     (y,) = IRExecutor(ir).run(x)        # PyTorch, node by node
@@ -8,12 +8,13 @@ Python executor for the IR, and lowering to opgraph's C++ runtime.
 """
 
 from . import ops, registry
+from .conversion import NodeInfo, OpNode, TensorMeta
 from .convert import extract_ir
 from .executor import IRExecutor
 from .export import export_model
-from .ir import IR, NodeInfo, OpNode, TensorMeta, ValueInfo
+from .ir import IR, ValueInfo
 from .load import load
-from .names import ir_name, runtime_name
+from .names import runtime_name
 from .verify import VerifyReport, verify
 
 __all__ = [
@@ -26,7 +27,6 @@ __all__ = [
     "VerifyReport",
     "export_model",
     "extract_ir",
-    "ir_name",
     "load",
     "ops",
     "registry",

@@ -2,6 +2,6 @@
 (``from opgraph.ir.analyzer import NodeInfo``): what a conversion function
 registered with ``opgraph.ir.ops.register_op`` is given about an FX node."""
 
-from .ir import NodeInfo
+from .conversion import NodeInfo
 
 __all__ = ["NodeInfo"]

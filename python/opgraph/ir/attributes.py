@@ -1,8 +1,8 @@
 """Attribute values: from an FX node's arguments into the IR (plain Python:
 numbers, bools, strings, lists, None; dtypes, devices, layouts and memory
-formats as their names) and back into torch for execution. The runtime's
-graph takes the IR's values as they are (``opgraph.Graph.add_node`` binds
-them to the op's schema)."""
+formats as their names), which the graph takes as they are
+(``opgraph.Graph.add_node`` binds them to the op's schema), and from a graph
+node back into torch for execution."""
 
 import torch
 
@@ -59,6 +59,8 @@ def to_torch(argument, value):
 
 
 def _item_to_torch(argument, value):
+    if argument.kind == "bool":
+        return bool(value)  # a graph keeps an op's bool[] as ints when the registry does not know the op
     if argument.kind == "ScalarType":
         return dtypes.to_torch(value)
     if argument.kind == "Device":

@@ -11,12 +11,15 @@ import sympy
 import torch
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
-from .. import arguments, dtypes
+from .. import _C, arguments, dtypes
 from .._C import Error, ValueInfo
 from . import attributes, promote, symbolic
+from .conversion import NodeInfo, OpNode, add_to_graph, flat_inputs
 from .decompose import functional_program
 from .export import export_model
-from .ir import IR, NodeInfo, OpNode, flatten
+from .ir import IR
+from .names import runtime_name
+from .packages import packages_of
 from .registry import get_conversion_fn
 
 
@@ -32,11 +35,10 @@ def extract_ir(model, inputs, *, strict=False, dynamic_shapes=None, decompose=No
 def _default_conversion(node_info: NodeInfo) -> OpNode:
     return OpNode(
         name=node_info.name,
-        op_type=str(node_info.target),
+        op_type=runtime_name(node_info.target),
         inputs=node_info.input_metas,
         outputs=node_info.output_metas,
         attrs=node_info.attrs,
-        tensor_args=node_info.tensor_args,
         source=node_info.source,
     )
 
@@ -44,11 +46,15 @@ def _default_conversion(node_info: NodeInfo) -> OpNode:
 class _Converter:
     def __init__(self, exported, name):
         self.exported = exported
-        self.name = name
+        self.graph = _C.Graph(name)
         self.symbols = {}  # torch's sympy symbol -> our symbol
         self.metas = {}  # FX node name -> ValueInfo
+        self.values = {}  # value name -> ValueInfo: every value of the graph
         self.weights = {}
-        self.nodes = []
+
+    @property
+    def name(self):
+        return self.graph.name
 
     def dim(self, size):
         if isinstance(size, int):
@@ -87,7 +93,6 @@ class _Converter:
             **signature.inputs_to_lifted_tensor_constants,
         }
         node_names = {node.name for node in self.exported.graph.nodes}
-        inputs, outputs = [], []
         for node in self.exported.graph.nodes:
             if node.op == "placeholder":
                 # A weight is named as in the model's state_dict ("conv.weight"), unless an FX node has that name.
@@ -96,21 +101,29 @@ class _Converter:
                 meta = self.meta(name, node.meta["val"], "input")
                 self.metas[node.name] = meta
                 if weight is None:
-                    inputs.append(meta)
+                    self.graph.add_input(meta.name, meta.dtype, meta.shape)
+                    self.values[meta.name] = meta
                 elif node.users:
-                    self.weights[name] = state[weight]
+                    self.add_weight(meta, state[weight])
             elif node.op == "call_function":
                 self.call(node)
             elif node.op == "output":
-                outputs = [self.output_meta(value) for value in node.args[0]]
-        return IR(self.name, inputs, outputs, self.nodes, self.weights)
+                for value in node.args[0]:
+                    self.graph.add_output(self.output_name(value))
+        self.graph.packages = packages_of(self.graph)
+        return IR(self.graph, self.weights, self.values)
 
-    def output_meta(self, value):
+    def add_weight(self, meta, tensor):
+        self.graph.add_constant(meta.name, meta.dtype, meta.shape)
+        self.values[meta.name] = meta
+        self.weights[meta.name] = tensor
+
+    def output_name(self, value):
         if not isinstance(value, torch.fx.Node) or value.name not in self.metas:
             raise Error(
                 f"opgraph.ir: {self.name} returns {value!r}; the IR's outputs are tensors computed by the graph"
             )
-        return self.metas[value.name]
+        return self.metas[value.name].name
 
     def call(self, node):
         if node.target is operator.getitem:
@@ -138,25 +151,26 @@ class _Converter:
                 f"{symbolic.source_line(node)}"
             )
         node_info = self.node_info(node)
-        op_type = str(node.target)
-        convert = get_conversion_fn(op_type) or _default_conversion
+        convert = get_conversion_fn(node.target) or _default_conversion
         op_node = convert(node_info)
         if not isinstance(op_node, OpNode):
             raise Error(
-                f"opgraph.ir: the conversion function of {op_type} returned {type(op_node).__name__}, "
-                f"expected an OpNode"
+                f"opgraph.ir: {self.name}: the conversion function of {node.target} returned "
+                f"{type(op_node).__name__}, expected an OpNode"
             )
-        if not op_node.tensor_args and op_node.inputs is node_info.input_metas:
-            op_node.tensor_args = node_info.tensor_args
-        op_node.source = op_node.source or node_info.source
-        self.nodes.append(op_node)
+        try:
+            add_to_graph(self.graph, op_node, node_info)
+        except Error as e:
+            message = str(e).removeprefix("opgraph.ir: ")
+            raise Error(f"opgraph.ir: {self.name}: {message}{symbolic.source_line(node)}") from None
+        self.values.update((meta.name, meta) for meta in op_node.outputs)
 
     def node_info(self, node):
         op_type = str(node.target)
-        schema = arguments.of_ir_op(op_type)
+        schema = arguments.of_torch_op(node.target)
         values = _bind(op_type, schema, node.args, node.kwargs)
         promoted = promote.operand_dtypes(node, values)
-        grouped, attrs = {}, {}
+        tensor_inputs, attrs = [], {}
         for argument in schema:
             value, dtype = values[argument.name], promoted.get(argument.name)
             if not argument.is_tensor:
@@ -164,22 +178,21 @@ class _Converter:
                     value = symbolic.resolve(node, argument, value, self.name, self.in_graph_symbols)
                 attrs[argument.name] = attributes.to_ir(op_type, argument, value)
             elif argument.is_list:
-                grouped[argument.name] = [
-                    None if v is None else self.tensor_input(node, argument, v, dtype) for v in value
-                ]
+                tensor_inputs.append(
+                    [None if v is None else self.tensor_input(node, argument, v, dtype) for v in value]
+                )
             else:
-                grouped[argument.name] = None if value is None else self.tensor_input(node, argument, value, dtype)
-        input_metas, tensor_args = flatten(grouped)
+                tensor_inputs.append(None if value is None else self.tensor_input(node, argument, value, dtype))
         return NodeInfo(
             node.name,
             node.op,
             node.target,
             node.args,
             node.kwargs,
-            input_metas,
+            flat_inputs(tensor_inputs),
             self.output_metas(node),
             attrs,
-            tensor_args,
+            tensor_inputs,
             symbolic.source(node),
         )
 
@@ -202,24 +215,19 @@ class _Converter:
             return meta if meta.dtype == name else self.converted(node, meta, name)
         if isinstance(value, (bool, int, float, complex)):
             name = f"{node.name}_{argument.name}"
-            self.weights[name] = promote.number(value, dtype)
-            return self.meta(name, self.weights[name], "constant")
+            tensor = promote.number(value, dtype)
+            meta = self.meta(name, tensor, "constant")
+            self.add_weight(meta, tensor)
+            return meta
         raise Error(f"opgraph.ir: {node.target}: argument '{argument.name}' expects a tensor, got {value!r}")
 
     def converted(self, node, meta, dtype):
         """The meta of a new _to_copy node converting ``meta``'s value to ``dtype``, before ``node``."""
         name = f"{node.name}_{meta.name}_as_{dtype}"
         if name not in self.metas:
-            self.metas[name] = ValueInfo(name, dtype, meta.shape)
-            self.nodes.append(
-                OpNode(
-                    name,
-                    "aten._to_copy.default",
-                    [meta],
-                    [self.metas[name]],
-                    {"dtype": dtype},
-                    source=symbolic.source(node),
-                )
+            self.metas[name] = self.values[name] = ValueInfo(name, dtype, meta.shape)
+            self.graph.add_node(
+                "aten::_to_copy", [meta.name], [name], name=name, source=symbolic.source(node), dtype=dtype
             )
         return self.metas[name]
 

@@ -1,6 +1,7 @@
-"""``IRExecutor``: runs an IR in Python, node by node. A node runs its
-registered execution function, else the op itself through ``torch.ops``
-(the ATen fallback), called with the arguments rebuilt from its schema."""
+"""``IRExecutor``: runs an IR in Python, node by node through its graph. A
+node runs its registered execution function, else the op itself through
+``torch.ops`` (the ATen fallback), called with its tensor arguments from the
+node's inputs and the others from its attributes, by torch's schema."""
 
 import torch
 
@@ -17,33 +18,34 @@ class IRExecutor:
     def run(self, *inputs):
         """The IR's outputs (a list of tensors) for ``inputs``, given in the IR's input order."""
         values = self.values(*inputs)
-        return [values[meta.name] for meta in self.ir.outputs]
+        return [values[name] for name in self.ir.graph.outputs]
 
     def values(self, *inputs):
         """Every value of a run (inputs, weights, each node's outputs) by name."""
-        if len(inputs) != len(self.ir.inputs):
-            names = ", ".join(m.name for m in self.ir.inputs)
-            raise Error(
-                f"IRExecutor.run: {self.ir.name} takes {len(self.ir.inputs)} inputs ({names}), got {len(inputs)}"
-            )
+        graph = self.ir.graph
+        if len(inputs) != len(graph.inputs):
+            names = ", ".join(value.name for value in graph.inputs)
+            raise Error(f"IRExecutor.run: {graph.name} takes {len(graph.inputs)} inputs ({names}), got {len(inputs)}")
         values = dict(self.ir.weights)
-        values.update({meta.name: torch.as_tensor(x) for meta, x in zip(self.ir.inputs, inputs)})
-        dims = symbolic.bind(self.ir.inputs, [values[meta.name] for meta in self.ir.inputs])
-        for node in self.ir.nodes:
-            outputs = self.run_node(node, [values[meta.name] for meta in node.inputs], dims)
+        values.update({value.name: torch.as_tensor(x) for value, x in zip(graph.inputs, inputs)})
+        dims = symbolic.bind(graph.inputs, [values[value.name] for value in graph.inputs])
+        for node in graph.nodes:
+            outputs = self.run_node(node, values, dims)
             if len(outputs) != len(node.outputs):
                 raise Error(
                     f"IRExecutor: node '{node.name}' ({node.op_type}) gave {len(outputs)} outputs, "
-                    f"the IR expects {len(node.outputs)}"
+                    f"the graph expects {len(node.outputs)}"
                 )
-            values.update({meta.name: value for meta, value in zip(node.outputs, outputs)})
+            values.update(zip(node.outputs, outputs))
         return values
 
-    def run_node(self, node, inputs, dims=None):
-        """``node``'s outputs for ``inputs``; ``dims`` sizes the symbols its attributes may use."""
+    def run_node(self, node, values, dims=None):
+        """``node``'s outputs, its inputs read from ``values`` (tensors by name); ``dims`` sizes the
+        symbols its attributes may use."""
         execute = get_execution_fn(node.op_type)
         if execute is None:
-            return _aten_fallback(node, inputs, dims or {})
+            return _aten_fallback(node, values, dims or {})
+        inputs = [values[name] for entry in node.inputs for name in entry.values if name]
         attrs = node.attrs
         if dims:
             by_name = {argument.name: argument for argument in arguments.of_ir_op(node.op_type)}
@@ -54,7 +56,14 @@ class IRExecutor:
         return list(execute(inputs, attrs))
 
 
-def _aten_fallback(node, inputs, dims):
+def _tensors(entry, values):
+    """The tensor(s) a NodeInput names: one, a list (None for an absent element), or None."""
+    if entry.is_list:
+        return [values[name] if name else None for name in entry.values]
+    return None if entry.is_none else values[entry.values[0]]
+
+
+def _aten_fallback(node, values, dims):
     op = arguments.torch_op(node.op_type)
     if op is None:
         raise Error(
@@ -63,13 +72,20 @@ def _aten_fallback(node, inputs, dims):
             f"opgraph.ir.ops"
         )
     schema = arguments.of_torch_op(op)
-    tensors = iter(node.tensor_inputs(schema, inputs))
+    tensor_arguments = [argument.name for argument in schema if argument.is_tensor]
+    if len(tensor_arguments) != len(node.inputs):
+        raise Error(
+            f"IRExecutor: node '{node.name}' ({node.op_type}) has {len(node.inputs)} inputs, torch's schema "
+            f"{len(tensor_arguments)} tensor arguments ({', '.join(tensor_arguments)})"
+        )
+    tensors = iter(node.inputs)
+    attrs = node.attrs
     args, kwargs = [], {}
     for argument in schema:
         if argument.is_tensor:
-            value = next(tensors)
+            value = _tensors(next(tensors), values)
         else:
-            value = symbolic.evaluate(argument, node.attrs.get(argument.name, argument.default), dims)
+            value = symbolic.evaluate(argument, attrs.get(argument.name, argument.default), dims)
             value = attributes.to_torch(argument, value)
         if argument.kwarg_only:
             kwargs[argument.name] = value

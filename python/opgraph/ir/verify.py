@@ -3,11 +3,13 @@ C++ ``Session``, and reports each path's largest error per output; with
 ``per_node=True`` it also finds the first node whose output on the Session
 differs from the same node run in PyTorch (``first_divergence``)."""
 
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
+from .. import _C
 from .convert import extract_ir
 from .executor import IRExecutor
 from .ir import IR
@@ -110,27 +112,35 @@ def first_divergence(ir, inputs, rtol=1e-4, atol=1e-4, *, package_paths=(), thre
     inputs = tuple(inputs)
     with torch.no_grad():
         expected = IRExecutor(ir).values(*inputs)
-    every_value = [meta for node in ir.nodes for meta in node.outputs]
-    probe = IR(ir.name, ir.inputs, every_value, ir.nodes, ir.weights)
+    nodes = ir.nodes
+    every_value = [name for node in nodes for name in node.outputs]
+    probe = IR(_every_value_graph(ir.graph, every_value), ir.weights, ir.values)
     actual = probe.to_session(threads=threads, package_paths=package_paths, optimize=False).run(*inputs)
-    actual = dict(zip((meta.name for meta in every_value), actual))
-    for node in ir.nodes:
-        for meta in node.outputs:
-            a = _widened(actual[meta.name])
-            e = _widened(expected[meta.name].detach().numpy())
+    actual = dict(zip(every_value, actual))
+    for node in nodes:
+        for name in node.outputs:
+            a = _widened(actual[name])
+            e = _widened(expected[name].detach().numpy())
             if a.shape != e.shape:
-                return _divergence(node, meta, expected, float("inf"), float("inf"))
+                return _divergence(node, name, expected, float("inf"), float("inf"))
             if np.allclose(a, e, rtol=rtol, atol=atol, equal_nan=True):
                 continue
             diff = np.abs(a - e)
             return _divergence(
                 node,
-                meta,
+                name,
                 expected,
                 float(np.nanmax(diff)),
                 float(np.nanmax(diff / np.maximum(np.abs(e), np.finfo(np.float64).tiny))),
             )
     return None
+
+
+def _every_value_graph(graph, names):
+    """``graph`` with the values ``names`` as its outputs."""
+    document = json.loads(graph.to_json())
+    document["outputs"] = [{"name": name} for name in names]
+    return _C.Graph.from_json(json.dumps(document))
 
 
 def _widened(values):
@@ -139,11 +149,10 @@ def _widened(values):
     return values.astype(np.complex128 if np.iscomplexobj(values) else np.float64)
 
 
-def _divergence(node, meta, values, abs_error, rel_error):
-    inputs = [
-        f"{m.name}: {str(values[m.name].dtype).removeprefix('torch.')}{list(values[m.name].shape)}" for m in node.inputs
-    ]
-    return Divergence(node.name, node.op_type, meta.name, inputs, abs_error, rel_error, node.source)
+def _divergence(node, output, values, abs_error, rel_error):
+    names = [name for entry in node.inputs for name in entry.values if name]
+    inputs = [f"{name}: {str(values[name].dtype).removeprefix('torch.')}{list(values[name].shape)}" for name in names]
+    return Divergence(node.name, node.op_type, output, inputs, abs_error, rel_error, node.source)
 
 
 def _flat(outputs):
