@@ -146,7 +146,8 @@ def test_batch_norm_training_errors():
 
 def test_exported_training_graph_updates_the_running_statistics():
     """torch.export of a model in training mode functionalizes batch_norm's in-place update of its running
-    statistics: _native_batch_norm_legit_functional returns them, and the graph returns them as outputs."""
+    statistics: _native_batch_norm_legit_functional returns them, and the graph keeps them as state, which
+    each run updates as each call updates the model's buffers."""
     from copy import deepcopy
 
     from torch import nn
@@ -159,8 +160,14 @@ def test_exported_training_graph_updates_the_running_statistics():
     ir = extract_ir(deepcopy(model), (x,), decompose=True)
     ops = [node.op_type for node in ir.nodes]
     assert "aten::_native_batch_norm_legit_functional" in ops and "aten::native_group_norm" in ops
-    running_mean, running_var, _, got = ir.to_session().run(x.numpy())
-    want = model(x).detach().numpy()  # updates the model's running statistics
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(running_mean, model[1].running_mean.numpy(), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(running_var, model[1].running_var.numpy(), rtol=1e-5, atol=1e-6)
+    assert sorted(s.value.name for s in ir.graph.states) == ["1.num_batches_tracked", "1.running_mean", "1.running_var"]
+    session = ir.to_session()
+    state = session.new_state()
+    for step in range(2):
+        batch = x + step
+        (got,) = session.run(batch.numpy(), state=state)
+        want = model(batch).detach().numpy()  # updates the model's running statistics
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(state["1.running_mean"], model[1].running_mean.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(state["1.running_var"], model[1].running_var.numpy(), rtol=1e-5, atol=1e-6)
+    assert state["1.num_batches_tracked"] == 2

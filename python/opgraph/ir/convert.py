@@ -9,6 +9,7 @@ import operator
 
 import sympy
 import torch
+from torch.export.graph_signature import OutputKind
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
 from .. import _C, arguments, dtypes
@@ -18,6 +19,7 @@ from .conversion import NodeInfo, OpNode, add_to_graph, flat_inputs
 from .decompose import functional_program
 from .export import export_model
 from .ir import IR
+from .mutations import mutated_buffers
 from .names import runtime_name
 from .packages import packages_of
 from .registry import get_conversion_fn
@@ -92,6 +94,7 @@ class _Converter:
             **signature.inputs_to_buffers,
             **signature.inputs_to_lifted_tensor_constants,
         }
+        updates = mutated_buffers(self.exported)  # buffer -> the FX node it holds after a call
         node_names = {node.name for node in self.exported.graph.nodes}
         for node in self.exported.graph.nodes:
             if node.op == "placeholder":
@@ -103,13 +106,24 @@ class _Converter:
                 if weight is None:
                     self.graph.add_input(meta.name, meta.dtype, meta.shape)
                     self.values[meta.name] = meta
+                elif weight in updates:
+                    self.add_state(meta, state[weight], updates[weight])
                 elif node.users:
                     self.add_weight(meta, state[weight])
             elif node.op == "call_function":
                 self.call(node)
             elif node.op == "output":
-                for value in node.args[0]:
-                    self.graph.add_output(self.output_name(value))
+                user_outputs = [spec.kind == OutputKind.USER_OUTPUT for spec in signature.output_specs]
+                for value, returned in zip(node.args[0], user_outputs):
+                    if returned:
+                        self.graph.add_output(self.output_name(value))
+        for state_info in self.graph.states:  # each update was named after the FX node that computes it
+            computed = self.metas.get(state_info.update)
+            if computed is None or computed.name != state_info.update:
+                raise Error(
+                    f"opgraph.ir: {self.name}: buffer '{state_info.value.name}' is updated to node "
+                    f"'{state_info.update}', which the graph does not compute under that name"
+                )
         self.graph.packages = packages_of(self.graph)
         return IR(self.graph, self.weights, self.values)
 
@@ -117,6 +131,15 @@ class _Converter:
         self.graph.add_constant(meta.name, meta.dtype, meta.shape)
         self.values[meta.name] = meta
         self.weights[meta.name] = tensor
+
+    def add_state(self, meta, tensor, update):
+        """A buffer the model updates in place: state that starts from its value (zeros need no constant)."""
+        initial = ""
+        if torch.count_nonzero(tensor):
+            initial = f"{meta.name}.initial"
+            self.add_weight(ValueInfo(initial, meta.dtype, meta.shape), tensor)
+        self.graph.add_state(meta.name, meta.dtype, meta.shape, initial=initial, update=update)
+        self.values[meta.name] = meta
 
     def output_name(self, value):
         if not isinstance(value, torch.fx.Node) or value.name not in self.metas:
@@ -196,17 +219,31 @@ class _Converter:
             symbolic.source(node),
         )
 
-    def tensor_input(self, node, argument, value, dtype=None):
-        """The meta of a tensor argument's value; a Python number becomes a 0-d constant. ``dtype``, where
-        given, is the one ATen's type promotion computes the op in: a number is made in it, and a tensor of
-        another dtype is converted to it first."""
-        if symbolic.is_symbolic(value):
+    def size_tensor(self, node, argument, value):
+        """A tensor's size that ``node`` takes as a tensor (a KV cache's length grows by the new tokens'
+        count): the 0-d int64 tensor aten::sym_size.int gives, made once per size. Other expressions of
+        sizes have no tensor form in the graph."""
+        if value.target != torch.ops.aten.sym_size.int:
             raise Error(
                 f"opgraph.ir: {self.name}: node '{node.name}' ({node.target}) gives the tensor argument "
                 f"'{argument.name}' a number computed from symbolic sizes ({value.meta['val']}), which the "
                 f"graph cannot hold; compute it from a tensor (x.new_tensor, torch.arange) or export with "
                 f"static shapes{symbolic.source_line(node)}"
             )
+        if value.name not in self.metas:
+            source, dim = value.args
+            self.graph.add_node(
+                "aten::sym_size.int", [self.metas[source.name].name], [value.name], name=value.name, dim=dim
+            )
+            self.metas[value.name] = self.values[value.name] = ValueInfo(value.name, "int64", [])
+        return value
+
+    def tensor_input(self, node, argument, value, dtype=None):
+        """The meta of a tensor argument's value; a Python number becomes a 0-d constant. ``dtype``, where
+        given, is the one ATen's type promotion computes the op in: a number is made in it, and a tensor of
+        another dtype is converted to it first."""
+        if symbolic.is_symbolic(value):
+            value = self.size_tensor(node, argument, value)
         if isinstance(value, torch.fx.Node):
             meta = self.metas[value.name]
             if dtype is None:

@@ -12,6 +12,7 @@ a kernel (built in or from a loaded package) can run it, as ExecuTorch's
 import torch
 
 from .. import _C
+from .mutations import read_aliases_as_buffers
 from .names import runtime_name
 
 # How extract_ir's ``decompose`` argument chooses the table.
@@ -77,5 +78,6 @@ def mode_of(decompose):
 
 
 def functional_program(exported, decompose=None):
-    """``exported`` functionalized, with the decompositions ``decompose`` asks for."""
-    return exported.run_decompositions(mode_of(decompose))
+    """``exported`` functionalized, with the decompositions ``decompose`` asks for; its buffers'
+    in-place updates become buffer mutations (see mutations.py)."""
+    return read_aliases_as_buffers(exported).run_decompositions(mode_of(decompose))

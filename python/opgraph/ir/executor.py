@@ -5,7 +5,7 @@ node's inputs and the others from its attributes, by torch's schema."""
 
 import torch
 
-from .. import arguments
+from .. import arguments, dtypes
 from .._C import Error
 from . import attributes, symbolic
 from .registry import get_execution_fn
@@ -27,6 +27,12 @@ class IRExecutor:
             names = ", ".join(value.name for value in graph.inputs)
             raise Error(f"IRExecutor.run: {graph.name} takes {len(graph.inputs)} inputs ({names}), got {len(inputs)}")
         values = dict(self.ir.weights)
+        for state in graph.states:  # a run starts from each state's initial value, as the model's call from its buffers
+            shape = [int(d) for d in state.value.shape]
+            initial = values.get(state.initial)
+            values[state.value.name] = (
+                initial if initial is not None else torch.zeros(shape, dtype=dtypes.to_torch(state.value.dtype))
+            )
         values.update({value.name: torch.as_tensor(x) for value, x in zip(graph.inputs, inputs)})
         dims = symbolic.bind(graph.inputs, [values[value.name] for value in graph.inputs])
         for node in graph.nodes:

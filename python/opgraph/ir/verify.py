@@ -92,7 +92,7 @@ def verify(
         _check("IRExecutor", lambda: IRExecutor(ir).run(*inputs), expected, rtol, atol),
         _check(
             "Session",
-            lambda: ir.to_session(threads=threads, package_paths=package_paths).run(*inputs),
+            lambda: _run_once(ir.to_session(threads=threads, package_paths=package_paths), inputs),
             expected,
             rtol,
             atol,
@@ -102,6 +102,11 @@ def verify(
     if per_node:
         report.first_divergence = first_divergence(ir, inputs, rtol, atol, package_paths=package_paths, threads=threads)
     return report
+
+
+def _run_once(session, inputs):
+    """One run, with states (a KV cache) at their initial values, as the model's call starts from its buffers."""
+    return session.run(*inputs, state=session.new_state() if session.states else None)
 
 
 def first_divergence(ir, inputs, rtol=1e-4, atol=1e-4, *, package_paths=(), threads=None):
@@ -115,7 +120,7 @@ def first_divergence(ir, inputs, rtol=1e-4, atol=1e-4, *, package_paths=(), thre
     nodes = ir.nodes
     every_value = [name for node in nodes for name in node.outputs]
     probe = IR(_every_value_graph(ir.graph, every_value), ir.weights, ir.values)
-    actual = probe.to_session(threads=threads, package_paths=package_paths, optimize=False).run(*inputs)
+    actual = _run_once(probe.to_session(threads=threads, package_paths=package_paths, optimize=False), inputs)
     actual = dict(zip(every_value, actual))
     for node in nodes:
         for name in node.outputs:

@@ -4,6 +4,7 @@ tokenizers does, and the Generator, which runs a causal LM whose KV cache is
 a graph's state."""
 
 from .._C import Tokenizer, TokenStreamDecoder
+from .export import export
 from .generator import Generated, GeneratedText, Generator
 
-__all__ = ["Generated", "GeneratedText", "Generator", "Tokenizer", "TokenStreamDecoder"]
+__all__ = ["Generated", "GeneratedText", "Generator", "Tokenizer", "TokenStreamDecoder", "export"]
