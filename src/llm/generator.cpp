@@ -34,8 +34,10 @@ void check_input(const Session& session, const std::string& model, const char* n
   std::string given;
   for (const ValueInfo& input : inputs) given += (given.empty() ? "" : ", ") + input.name + ": " + input.type_str();
   OPGRAPH_CHECK(it != inputs.end() && it->dtype == DType::Int64 && it->shape.size() == rank && inputs.size() == 2,
-                model, ": a Generator runs a graph with the inputs input_ids: int64[1, T] and cache_position: "
-                "int64[T]; this one takes ", given, " (", name, " should be ", form, ")");
+                model,
+                ": a Generator runs a graph with the inputs input_ids: int64[1, T] and cache_position: "
+                "int64[T]; this one takes ",
+                given, " (", name, " should be ", form, ")");
 }
 
 struct GenerationConfig {
@@ -105,7 +107,8 @@ Generator::Generator(const std::string& folder, GeneratorOptions options) : fold
   const GenerationConfig config = read_generation_config(root / "generation_config.json");
   eos_ = config.eos;
   max_seq_len_ = config.max_seq_len;
-  if (std::filesystem::exists(root / "tokenizer.json")) tokenizer_ = Tokenizer::from_file((root / "tokenizer.json").string());
+  if (std::filesystem::exists(root / "tokenizer.json"))
+    tokenizer_ = Tokenizer::from_file((root / "tokenizer.json").string());
 }
 
 std::vector<float> Generator::forward(std::span<const int32_t> tokens, int64_t start, State& state) const {

@@ -38,13 +38,17 @@ int32_t Sampler::next(std::span<const float> logits, std::span<const int32_t> se
       score = score > 0 ? score / penalty : score * penalty;
     }
   }
-  const auto largest = [&] { return static_cast<int32_t>(std::max_element(scores.begin(), scores.end()) - scores.begin()); };
+  const auto largest = [&] {
+    return static_cast<int32_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
+  };
   if (options_.temperature == 0) return largest();
 
   // The candidates, likeliest first, cut by top-k and then by top-p.
   std::vector<int32_t> order(scores.size());
   std::iota(order.begin(), order.end(), 0);
-  const auto likelier = [&](int32_t a, int32_t b) { return scores[a] > scores[b] || (scores[a] == scores[b] && a < b); };
+  const auto likelier = [&](int32_t a, int32_t b) {
+    return scores[a] > scores[b] || (scores[a] == scores[b] && a < b);
+  };
   size_t kept = options_.top_k ? std::min<size_t>(static_cast<size_t>(*options_.top_k), order.size()) : order.size();
   std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(kept), order.end(), likelier);
   const auto inverse_temperature = static_cast<float>(1 / options_.temperature);

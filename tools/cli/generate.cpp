@@ -39,7 +39,8 @@ int generate_main(const Args& args) {
   const SessionOptions session = session_options(args);
   const llm::Generator generator(args.operand(), {.threads = session.threads, .precision = session.precision});
   llm::GenerationOptions options{.max_new_tokens = args.integer("-n", 128, 0)};
-  if (args.has("--temperature")) options.sampling.temperature = parse_number("--temperature", args.required("--temperature"));
+  if (args.has("--temperature"))
+    options.sampling.temperature = parse_number("--temperature", args.required("--temperature"));
   if (args.has("--top-k")) options.sampling.top_k = args.integer("--top-k", 0, 1);
   if (args.has("--top-p")) options.sampling.top_p = parse_number("--top-p", args.required("--top-p"));
   if (args.has("--seed")) options.sampling.seed = static_cast<uint64_t>(args.integer("--seed", 0, 0));
@@ -55,9 +56,9 @@ int generate_main(const Args& args) {
     }
   };
   const llm::GenerationResult result =
-      args.has("--prompt") ? generator.generate(args.required("--prompt"), options, print)
-                           : generator.generate(std::span<const int32_t>(parse_ids(args.required("--prompt-ids"))),
-                                                options, print);
+      args.has("--prompt")
+          ? generator.generate(args.required("--prompt"), options, print)
+          : generator.generate(std::span<const int32_t>(parse_ids(args.required("--prompt-ids"))), options, print);
   const size_t decoded = result.tokens.empty() ? 0 : result.tokens.size() - 1;
   std::cout << "\n";
   std::fprintf(stderr,

@@ -11,7 +11,7 @@
 namespace opgraph::llm {
 
 struct SamplingOptions {
-  double temperature = 0;                   // 0: greedy; otherwise > 0
+  double temperature = 0;                       // 0: greedy; otherwise > 0
   std::optional<int64_t> top_k = std::nullopt;  // keep the k likeliest tokens (k >= 1)
   std::optional<double> top_p = std::nullopt;   // keep the likeliest tokens that reach this mass, in (0, 1]
   // > 0; divides the positive logits of the tokens seen, multiplies their negative ones.
