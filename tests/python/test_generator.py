@@ -140,26 +140,18 @@ def test_bad_input_is_an_error_naming_what_was_expected(tmp_path):
 
 
 def test_the_command_line_streams_the_same_tokens(tmp_path, opgraph_cli, byte_tokenizer):
-    folder = write_folder(tmp_path / "m", vocab=64)
-    result = subprocess.run(
-        [str(opgraph_cli), "generate", str(folder), "--prompt-ids", "1,2", "-n", "5"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    def generate(folder, *args):
+        command = [str(opgraph_cli), "generate", str(folder), *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+    result = generate(write_folder(tmp_path / "m", vocab=64), "--prompt-ids", "1,2", "-n", "5")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [str(t) for t in greedy([1, 2], 64, 5)]
     assert "stopped: max_new_tokens; prompt: 2 tokens" in result.stderr
-    vocab = byte_tokenizer.get_vocab_size()
-    folder = write_folder(tmp_path / "text", vocab=vocab, tokenizer=byte_tokenizer)
-    result = subprocess.run(
-        [str(opgraph_cli), "generate", str(folder), "--prompt", "the sum", "-n", "4"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    folder = write_folder(tmp_path / "text", vocab=byte_tokenizer.get_vocab_size(), tokenizer=byte_tokenizer)
+    result = generate(folder, "--prompt", "the sum", "-n", "4")
     assert result.returncode == 0, result.stderr
     assert result.stdout == Generator(folder).generate("the sum", max_new_tokens=4) + "\n"
-    result = subprocess.run([str(opgraph_cli), "generate", str(folder)], capture_output=True, text=True, timeout=60)
+    result = generate(folder)
     assert result.returncode == 2
     assert "give the prompt as --prompt TEXT or as --prompt-ids 1,2,3" in result.stderr

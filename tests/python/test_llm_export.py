@@ -9,19 +9,13 @@ import subprocess
 import pytest
 import torch
 import transformers as T
+from zoo.models import DECODER as ZOO_DECODER
 
 import opgraph
 from opgraph.llm import Generator, export
 
-DECODER = dict(
-    vocab_size=128,
-    hidden_size=32,
-    num_hidden_layers=2,
-    num_attention_heads=4,
-    num_key_value_heads=2,
-    intermediate_size=64,
-    max_position_embeddings=128,
-)
+# The zoo's decoder shapes, with positions for the cache's length.
+DECODER = dict(ZOO_DECODER, max_position_embeddings=128)
 FAMILIES = {
     "llama": (T.LlamaForCausalLM, T.LlamaConfig, DECODER),
     "mistral": (T.MistralForCausalLM, T.MistralConfig, DECODER),
