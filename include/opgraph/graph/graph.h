@@ -121,8 +121,8 @@ struct Node {
 // sequence or stream, not in the graph or the Session.
 struct StateInfo {
   ValueInfo value;      // its name, as nodes read it; symbols are sized per state object
-  std::string initial;  // a constant of the same type; empty: zeros
-  std::string update;   // the value the state holds after a run; empty: the state never changes
+  std::string initial = {};  // a constant of the same type; empty: zeros
+  std::string update = {};   // the value the state holds after a run; empty: the state never changes
   bool operator==(const StateInfo&) const = default;
 };
 
@@ -133,7 +133,7 @@ struct Graph {
   std::vector<ValueInfo> constants;   // static shapes; the data travels beside the graph
   std::vector<Node> nodes;            // topological order
   std::vector<std::string> packages;  // op packages the nodes need (names or paths)
-  std::vector<StateInfo> states;
+  std::vector<StateInfo> states = {};
 
   // Throws opgraph::Error naming the field for JSON that is malformed or does
   // not follow the schema above.
