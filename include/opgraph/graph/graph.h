@@ -120,7 +120,7 @@ struct Node {
 // The values live in a Session's state objects (Session::new_state), one per
 // sequence or stream, not in the graph or the Session.
 struct StateInfo {
-  ValueInfo value;      // its name, as nodes read it; symbols are sized per state object
+  ValueInfo value;           // its name, as nodes read it; symbols are sized per state object
   std::string initial = {};  // a constant of the same type; empty: zeros
   std::string update = {};   // the value the state holds after a run; empty: the state never changes
   bool operator==(const StateInfo&) const = default;
