@@ -17,7 +17,7 @@ export OPGRAPH_WERROR ?= OFF
 SOURCES := $(shell find CMakeLists.txt pyproject.toml cmake include src tools python tests/cpp tests/packages fuzz \
              -type f -not -path '*/__pycache__/*')
 
-.PHONY: demo test lint format stubs test-asan test-tsan test-gpu fuzz soak bench clean
+.PHONY: demo test lint format stubs test-asan test-tsan test-gpu fuzz soak bench bench-generate clean
 
 demo: $(STAMPS)/install
 	$(PYTHON) examples/conv1d/run.py
@@ -29,6 +29,15 @@ test: $(STAMPS)/install
 	ctest --test-dir $(BUILD) --output-on-failure -j2
 	$(PYTHON) -m pytest tests/python
 	$(MAKE) --no-print-directory test-asan
+
+# bench/generate.py, apart: its peers (bench/requirements-generate.txt) take
+# minutes to build, and its rows half an hour to run.
+bench-generate: $(STAMPS)/install $(STAMPS)/bench-peers
+	$(PYTHON) bench/generate.py
+
+$(STAMPS)/bench-peers: bench/requirements-generate.txt $(STAMPS)/venv
+	$(VENV)/bin/pip install -q -r bench/requirements-generate.txt
+	touch $@
 
 bench: $(STAMPS)/install
 	$(PYTHON) bench/conv1d.py

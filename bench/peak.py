@@ -3,7 +3,8 @@ and 2 threads, the ceilings bench/models.py holds its achieved GFLOP/s to.
 
 Measured by tools/peak/peak.cpp (fused multiply-adds on independent AVX-512
 accumulators, AVX2 where the CPU lacks AVX-512; STREAM's triad on arrays far
-larger than the caches), which this module compiles into build/peak with the
+larger than the caches; a read-only sum of such an array, the stream a
+decode step's weights make, which bench/generate.py holds decoding to), which this module compiles into build/peak with the
 C++ compiler opgraph's op packages are built with ($CXX, else c++), again
 whenever the source is newer than the program. The per-core FMA peak counts
 each thread's CPU time, so it holds on a shared machine; the figures per wall
@@ -33,6 +34,7 @@ class Peak:
     fma_gflops_per_core: float  # per CPU second of a thread: what a core does, however shared the machine
     fma_gflops: float  # all threads together, per wall second
     triad_gbs: float  # all threads together, per wall second
+    read_gbs: float  # a read-only stream (a decode's weights), all threads together, per wall second
 
 
 def _program():
@@ -68,12 +70,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     args = parser.parse_args()
-    print(f"{'threads':>7} {'isa':>7} {'FMA GFLOP/s per core':>21} {'all threads':>12} {'triad GB/s':>11}")
+    print(
+        f"{'threads':>7} {'isa':>7} {'FMA GFLOP/s per core':>21} {'all threads':>12} {'triad GB/s':>11} "
+        f"{'read GB/s':>10}"
+    )
     for threads in args.threads:
         peak = measure_peak(threads)
         print(
             f"{threads:>7} {peak.isa:>7} {peak.fma_gflops_per_core:>21.1f} {peak.fma_gflops:>12.1f} "
-            f"{peak.triad_gbs:>11.1f}"
+            f"{peak.triad_gbs:>11.1f} {peak.read_gbs:>10.1f}"
         )
 
 

@@ -106,7 +106,10 @@ TEST(Session, SymbolicBatchRunsAtAnySize) {
     const Tensor x = random_tensor({batch, 3, 8, 8}, static_cast<uint32_t>(batch));
     const std::vector<Tensor> outputs = session.run({{"x", x}});
     EXPECT_EQ(outputs[0].shape(), (Shape{batch, 10}));
-    expect_close(outputs[0], cnn_by_calls(x, weights));
+    // At batch 1 the Session's last product sums a packed copy of its weight
+    // with fused multiply-adds, call() the weight in place: outputs near 20
+    // differ in their last few bits.
+    expect_close(outputs[0], cnn_by_calls(x, weights), 5e-5f);
     // conv output (4*6*6 floats) and relu output alive together, per sample.
     EXPECT_EQ(session.planned_peak_bytes(), 2 * ((batch * 144 * 4 + 63) / 64 * 64));
   }

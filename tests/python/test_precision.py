@@ -1,6 +1,7 @@
 """Session(..., precision="bf16"): the products with a weight (linear,
-addmm, mm, matmul, convolutions) round their operands to bfloat16 and sum
-in float32; everything else stays float32. Each product is held to the same
+addmm, mm, matmul, convolutions) round their operands to bfloat16 (a
+one-row product its weight only) and sum in float32; everything else stays
+float32. Each product is held to the same
 product in float64 of its operands rounded to bfloat16, which float32
 misses by far more than the sums' rounding."""
 
@@ -45,6 +46,22 @@ class Linear3d(nn.Module):
 
     def reference(self, x):
         return rounded(x) @ rounded(self.fc.weight).T + self.fc.bias.double()
+
+
+class OneRow(nn.Module):
+    """A decode step's product: one row, whose weight streams in bfloat16
+    (a full panel of 128 columns and padded strips) while the row itself is
+    multiplied as it is."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(96, 200)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def reference(self, x):
+        return x.double() @ rounded(self.fc.weight).T + self.fc.bias.double()
 
 
 class Conv1dGpt2(nn.Module):
@@ -134,6 +151,7 @@ class Conv1dAudio(nn.Module):
 
 CASES = {
     "linear-3d": (Linear3d, (2, 7, 96)),
+    "one-row": (OneRow, (1, 96)),
     "addmm-gelu": (Conv1dGpt2, (19, 64)),
     "matmul": (MatmulByConstant, (3, 5, 72)),
     "residual-linears": (ResidualLinears, (33, 32)),

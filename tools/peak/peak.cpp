@@ -3,7 +3,8 @@
 // what fraction of them a model reaches. Built and run by bench/peak.py.
 //
 //   peak THREADS   prints one JSON object:
-//   {"isa": "avx512", "threads": 2, "fma_gflops_per_core": 250.1, "fma_gflops": 181.2, "triad_gbs": 41.0}
+//   {"isa": "avx512", "threads": 2, "fma_gflops_per_core": 250.1, "fma_gflops": 181.2, "triad_gbs": 41.0,
+//    "read_gbs": 45.2}
 //
 // The FMA loop: float32 fused multiply-adds on independent vector
 // accumulators (AVX-512 where the CPU has it, AVX2 otherwise), enough of
@@ -15,7 +16,11 @@
 // wall second, which they do. triad_gbs: STREAM's triad a[i] = b[i] + s * c[i]
 // on float64 arrays far larger than the caches, per wall second, counting
 // 24 bytes per element as STREAM does (the write-allocate read of a is not
-// counted). Each figure is the best of 20 repetitions.
+// counted). read_gbs: the sum of a float32 array as large, per wall
+// second: the one stream a decode step's weights make, which reads without
+// writing (on one core it runs well above the triad, whose writes
+// share the core's outstanding misses). Each figure is the best of 20
+// repetitions.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -143,6 +148,52 @@ double triad_gbs(int threads) {
   return 3.0 * sizeof(double) * n / seconds / 1e9;
 }
 
+// Sums of x[begin, end) (end - begin a multiple of 64) in four independent
+// vector chains, so that the loads, not the adds' latency, set the pace,
+// asking for each cache line 16 KiB ahead: one core's hardware prefetchers
+// alone follow a single stream well below the speed its memory gives.
+constexpr long kAheadFloats = 16384 / sizeof(float);
+
+__attribute__((target("avx512f"))) float sum_avx512(const float* x, long begin, long end) {
+  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  for (long i = begin; i < end; i += 64) {
+    for (int v = 0; v < 4; ++v) {
+      _mm_prefetch(reinterpret_cast<const char*>(x + i + kAheadFloats + 16 * v), _MM_HINT_T0);
+      acc[v] = _mm512_add_ps(acc[v], _mm512_loadu_ps(x + i + 16 * v));
+    }
+  }
+  float lanes[16];
+  _mm512_storeu_ps(lanes, _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
+  return sum_of(lanes);
+}
+
+__attribute__((target("avx2"))) float sum_avx2(const float* x, long begin, long end) {
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  for (long i = begin; i < end; i += 64) {
+    for (int v = 0; v < 8; ++v) {
+      if (v % 2 == 0) _mm_prefetch(reinterpret_cast<const char*>(x + i + kAheadFloats + 8 * v), _MM_HINT_T0);
+      acc[v % 4] = _mm256_add_ps(acc[v % 4], _mm256_loadu_ps(x + i + 8 * v));
+    }
+  }
+  float lanes[8];
+  _mm256_storeu_ps(lanes, _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+  return sum_of(lanes);
+}
+
+double read_gbs(int threads, bool avx512) {
+  constexpr long n = 1L << 28;  // 1 GiB (some CPUs have L3 caches of hundreds of MiB), split in multiples of 64
+  std::vector<float> x(n, 1.0f);
+  std::vector<float> sums(threads);
+  const auto range = [threads](int t) { return std::pair{n / 64 * t / threads * 64, n / 64 * (t + 1) / threads * 64}; };
+  const double seconds = best_parallel_seconds(threads, 20, [&](int t) {
+                           const auto [begin, end] = range(t);
+                           sums[t] = avx512 ? sum_avx512(x.data(), begin, end) : sum_avx2(x.data(), begin, end);
+                         }).wall;
+  const auto [begin, end] = range(0);
+  if (sums[0] != static_cast<float>(end - begin)) std::abort();  // every element was read
+  return sizeof(float) * n / seconds / 1e9;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -158,9 +209,10 @@ int main(int argc, char** argv) {
   }
   const Fma fma = fma_gflops(threads, avx512);
   const double gbs = triad_gbs(threads);
+  const double read = read_gbs(threads, avx512);
   std::printf(
       "{\"isa\": \"%s\", \"threads\": %d, \"fma_gflops_per_core\": %.2f, \"fma_gflops\": %.2f, "
-      "\"triad_gbs\": %.2f}\n",
-      avx512 ? "avx512" : "avx2", threads, fma.gflops_per_core, fma.gflops, gbs);
+      "\"triad_gbs\": %.2f, \"read_gbs\": %.2f}\n",
+      avx512 ? "avx512" : "avx2", threads, fma.gflops_per_core, fma.gflops, gbs, read);
   return 0;
 }

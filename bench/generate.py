@@ -1,0 +1,526 @@
+"""Text generation on opgraph against transformers, llama.cpp and ONNX
+Runtime GenAI: prefill and decode speed, time to first token and peak
+resident memory, on LLMs of published shapes with random weights.
+
+Models: a SmolLM2-135M-shaped Llama and a Qwen2.5-0.5B-shaped Qwen2 (their
+published configs; nothing is downloaded), each saved once as a transformers
+folder under build/bench-generate with a byte-level BPE tokenizer trained
+here on the Python standard library's sources in the model's own
+pre-tokenizer style (the converters want one; the prompts are token ids).
+
+Paths, each fed the same random prompt ids:
+- opgraph: `opgraph.llm.export` of the model, run by `opgraph.llm.Generator`
+  (precision "float32" or "bf16": bfloat16 weights, float32 sums);
+- transformers `generate`, eager, and with a static cache whose decode step
+  runs under `torch.compile` (transformers' own recipe: cache_implementation
+  "static" with a CompileConfig), the model in float32 or bfloat16;
+- llama.cpp through llama-cpp-python (which builds llama.cpp from its sources
+  for this CPU), on a GGUF of the same weights written by the converter
+  llama.cpp ships (convert_hf_to_gguf.py, taken from llama-cpp-python's source
+  package), --outtype f32 or bf16;
+- ONNX Runtime GenAI, on the ONNX model its model builder writes from the same
+  folder (fp32; its CPU builder writes no bf16 model);
+- OpenVINO GenAI is not measured: its LLM pipeline loads the stateful
+  OpenVINO IR that optimum-intel exports, and optimum-intel 2.2 requires
+  transformers 5.5 and torch 2.14 (a CUDA build), which opgraph's pinned
+  environment cannot take. The bench says so in its output.
+
+Before timing, each path's greedy tokens are compared with transformers
+eager's (float32) for the same prompt; the table gives how many of the first
+tokens agree (random weights give near-flat logits, so a path in bfloat16, or
+one summing in another order, may part from float32's argmax after a while).
+
+Measured per row (model, precision, threads), in rounds that interleave the
+paths in this process: prefill of 128 and 512 prompt tokens (tokens/s: the
+prompt over the time to its first new token), then 128 new tokens after a
+128-token prompt (time to first token, and decode tokens/s over the 127
+after it). Figures are medians over the rounds. cpu/wall is the process CPU
+time per wall second over a path's decode (bench/timing.py's check_threads
+flags it with "!" where it does not fit the thread count). Peak RSS is each
+path's own, in a process of its own that loads it and generates once.
+
+Decode at batch 1 streams every weight and the KV cache once per token, so
+its bound is bench/peak.py's read bandwidth at the row's thread count over
+the bytes read per token (the weights at the path's precision, the lm head
+once, and the float32 cache at the mean position); "bound" gives each
+decode's fraction of it.
+
+`make bench-generate` installs the peers (bench/requirements-generate.txt)
+and runs every row:
+
+    python bench/generate.py [--models smollm2-135m qwen2.5-0.5b] [--precisions float32 bf16]
+                             [--threads 1 2] [--rounds 2] [--paths opgraph eager ...]
+"""
+
+import argparse
+import json
+import os
+import pickle
+import random
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / "build" / "bench-generate"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from peak import measure_peak  # noqa: E402
+from timing import check_threads  # noqa: E402
+
+PROMPTS = (128, 512)
+NEW_TOKENS = 128
+MAX_SEQ_LEN = 1024
+LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.36"
+# The pre-tokenizer split of SmolLM2 (GPT-2's) and of Qwen2 (Llama-3's, one digit a token).
+GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+QWEN2_SPLIT = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
+
+@dataclass
+class Spec:
+    config: dict  # the published config's architecture fields
+    split: str  # the tokenizer's pre-tokenizer regex
+    llama_cpp_pre: str  # llama.cpp's name for that pre-tokenizer
+
+
+SPECS = {
+    "smollm2-135m": Spec(
+        dict(
+            model_type="llama",
+            vocab_size=49152,
+            hidden_size=576,
+            intermediate_size=1536,
+            num_hidden_layers=30,
+            num_attention_heads=9,
+            num_key_value_heads=3,
+            max_position_embeddings=8192,
+            rms_norm_eps=1e-5,
+            rope_theta=100000.0,
+            tie_word_embeddings=True,
+            bos_token_id=0,
+            eos_token_id=0,
+        ),
+        GPT2_SPLIT,
+        "smollm",
+    ),
+    "qwen2.5-0.5b": Spec(
+        dict(
+            model_type="qwen2",
+            vocab_size=151936,
+            hidden_size=896,
+            intermediate_size=4864,
+            num_hidden_layers=24,
+            num_attention_heads=14,
+            num_key_value_heads=2,
+            max_position_embeddings=32768,
+            rms_norm_eps=1e-6,
+            rope_theta=1000000.0,
+            tie_word_embeddings=True,
+            use_sliding_window=False,
+            bos_token_id=0,
+            eos_token_id=0,
+        ),
+        QWEN2_SPLIT,
+        "qwen2",
+    ),
+}
+
+
+def log(message):
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- artefacts
+
+
+def train_tokenizer(split):
+    """A byte-level BPE of 4000 tokens trained on standard-library sources,
+    as transformers' PreTrainedTokenizerFast; id 0 is <|endoftext|>."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(split), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    tokenizer.decoder = decoders.ByteLevel()
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    text = "".join((stdlib / name).read_text() for name in ("argparse.py", "textwrap.py", "difflib.py", "typing.py"))
+    trainer = trainers.BpeTrainer(
+        vocab_size=4000, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    tokenizer.train_from_iterator(text.splitlines(keepends=True), trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|endoftext|>", bos_token="<|endoftext|>")
+
+
+def hf_folder(name):
+    """The model's transformers folder (config, random weights, tokenizer), made once."""
+    import torch
+    import transformers
+
+    folder = WORK / name / "hf"
+    if (folder / "config.json").exists():
+        return folder
+    log(f"{name}: building the model from its config, random weights")
+    config = transformers.AutoConfig.for_model(**SPECS[name].config)
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model.save_pretrained(folder)
+    train_tokenizer(SPECS[name].split).save_pretrained(folder)
+    return folder
+
+
+def load_torch(name, precision):
+    import torch
+    import transformers
+
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+    model = transformers.AutoModelForCausalLM.from_pretrained(hf_folder(name), dtype=dtype).eval()
+    model.generation_config.eos_token_id = None  # generate exactly the tokens asked for
+    model.generation_config.pad_token_id = 0
+    return model
+
+
+def opgraph_folder(name):
+    from opgraph.llm import export
+
+    folder = WORK / name / "opgraph"
+    if not (folder / "model.opg").exists():
+        log(f"{name}: opgraph.llm.export")
+        export(load_torch(name, "float32"), folder, max_seq_len=MAX_SEQ_LEN)
+    return folder
+
+
+def llama_cpp_sources():
+    """llama.cpp's converter and its gguf-py, from llama-cpp-python's source package."""
+    sources = WORK / "llama-cpp-python"
+    converter = next(sources.glob("*/vendor/llama.cpp"), None)
+    if converter is None:
+        log("fetching llama-cpp-python's source package for llama.cpp's converter")
+        sources.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-d", sources]
+            + [LLAMA_CPP_PYTHON],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        with tarfile.open(next(sources.glob("*.tar.gz"))) as archive:
+            members = [m for m in archive.getmembers() if "/vendor/llama.cpp/" in m.name and m.isfile()]
+            wanted = ("convert_hf_to_gguf.py", "/gguf-py/", "/conversion/")
+            archive.extractall(sources, [m for m in members if any(w in m.name for w in wanted)], filter="data")
+        converter = next(sources.glob("*/vendor/llama.cpp"))
+    return converter
+
+
+# convert_hf_to_gguf.py names a BPE tokenizer's pre-tokenizer by hashing its
+# tokens for a test text, which only the published vocabularies match: the
+# one trained here is told which split it uses instead.
+CONVERT = """
+import runpy, sys
+sys.path.insert(0, sys.argv.pop(1))
+pre = sys.argv.pop(1)
+import conversion.base
+conversion.base.TextModel.get_vocab_base_pre = lambda self, tokenizer: pre
+sys.argv[0] = sys.argv.pop(1)
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def gguf_file(name, precision):
+    outtype = "bf16" if precision == "bf16" else "f32"
+    path = WORK / name / f"model-{outtype}.gguf"
+    if not path.exists():
+        log(f"{name}: writing the {outtype} GGUF with llama.cpp's converter")
+        converter = llama_cpp_sources()
+        subprocess.run(
+            [sys.executable, "-c", CONVERT, str(converter), SPECS[name].llama_cpp_pre]
+            + [str(converter / "convert_hf_to_gguf.py"), str(hf_folder(name)), "--outtype", outtype]
+            + ["--outfile", str(path)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    return path
+
+
+def ort_genai_folder(name):
+    folder = WORK / name / "ort-genai-fp32"
+    if not (folder / "genai_config.json").exists():
+        log(f"{name}: ONNX Runtime GenAI's model builder")
+        subprocess.run(
+            [sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", str(hf_folder(name)), "-o", str(folder)]
+            + ["-p", "fp32", "-e", "cpu", "-c", str(WORK / name / "ort-cache")],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    return folder
+
+
+# ---------------------------------------------------------------- paths
+# Each path's generate(prompt, new) returns (new token ids, seconds to the
+# first new token, seconds in all).
+
+
+class Opgraph:
+    def __init__(self, name, precision, threads):
+        from opgraph.llm import Generator
+
+        self.generator = Generator(opgraph_folder(name), threads=threads, precision=precision)
+
+    def generate(self, prompt, new):
+        start = time.perf_counter()
+        out = self.generator.generate(prompt, max_new_tokens=new)
+        return list(out), out.time_to_first_token, time.perf_counter() - start
+
+
+class Transformers:
+    def __init__(self, name, precision, threads, compiled=False):
+        import torch
+        from transformers.generation import CompileConfig
+
+        torch.set_num_threads(threads)
+        self.torch = torch
+        self.model = load_torch(name, precision)
+        self.options = {}
+        if compiled:
+            self.options = dict(
+                cache_implementation="static",
+                compile_config=CompileConfig(mode="default", _compile_all_devices=True),
+            )
+
+    def generate(self, prompt, new):
+        ids = self.torch.tensor([prompt])
+        with self.torch.no_grad():
+            start = time.perf_counter()
+            first = self.model.generate(ids, max_new_tokens=1, do_sample=False, **self.options)
+            ttft = time.perf_counter() - start
+            if new == 1:
+                return first[0, len(prompt) :].tolist(), ttft, ttft
+            start = time.perf_counter()
+            out = self.model.generate(ids, max_new_tokens=new, min_new_tokens=new, do_sample=False, **self.options)
+            return out[0, len(prompt) :].tolist(), ttft, time.perf_counter() - start
+
+
+class LlamaCpp:
+    def __init__(self, name, precision, threads):
+        from llama_cpp import Llama
+
+        self.llm = Llama(
+            str(gguf_file(name, precision)),
+            n_ctx=MAX_SEQ_LEN,
+            n_batch=512,
+            n_threads=threads,
+            n_threads_batch=threads,
+            verbose=False,
+        )
+
+    def generate(self, prompt, new):
+        self.llm.reset()
+        tokens = []
+        start = time.perf_counter()
+        for token in self.llm.generate(prompt, top_k=1, temp=0.0, reset=True):
+            tokens.append(token)
+            if len(tokens) == 1:
+                ttft = time.perf_counter() - start
+            if len(tokens) == new:
+                break
+        return tokens, ttft, time.perf_counter() - start
+
+
+class OrtGenai:
+    def __init__(self, name, precision, threads):
+        import onnxruntime_genai as og
+
+        if precision != "float32":
+            raise RuntimeError("its CPU model builder writes fp32 or int4 models, no bf16")
+        config = og.Config(str(ort_genai_folder(name)))
+        options = {"intra_op_num_threads": threads, "inter_op_num_threads": 1}
+        config.overlay(json.dumps({"model": {"decoder": {"session_options": options}}}))
+        self.og = og
+        self.model = og.Model(config)
+
+    def generate(self, prompt, new):
+        params = self.og.GeneratorParams(self.model)
+        params.set_search_options(max_length=len(prompt) + new, do_sample=False, min_length=len(prompt) + new)
+        generator = self.og.Generator(self.model, params)
+        start = time.perf_counter()
+        generator.append_tokens(prompt)
+        generator.generate_next_token()
+        ttft = time.perf_counter() - start
+        for _ in range(new - 1):
+            generator.generate_next_token()
+        elapsed = time.perf_counter() - start
+        return list(generator.get_sequence(0))[len(prompt) :][:new], ttft, elapsed
+
+
+PATHS = {
+    "opgraph": Opgraph,
+    "eager": Transformers,
+    "compile": lambda name, precision, threads: Transformers(name, precision, threads, compiled=True),
+    "llama.cpp": LlamaCpp,
+    "ort-genai": OrtGenai,
+}
+NOT_MEASURED = {
+    "openvino-genai": "its LLMPipeline loads optimum-intel's stateful IR export; optimum-intel 2.2 requires "
+    "transformers 5.5 and torch 2.14 (CUDA), which the pinned environment cannot take",
+}
+
+
+# ---------------------------------------------------------------- measuring
+
+
+@dataclass
+class Figures:
+    prefill: dict = field(default_factory=dict)  # prompt length -> list of tokens/s
+    ttft: list = field(default_factory=list)
+    decode: list = field(default_factory=list)
+    cpu_per_wall: list = field(default_factory=list)
+    agree: int | None = None
+    rss_mb: float | None = None
+
+
+def prompt_ids(length, vocab):
+    rng = random.Random(length)
+    return [rng.randrange(1, vocab) for _ in range(length)]
+
+
+def agreeing(tokens, reference):
+    count = 0
+    for got, expected in zip(tokens, reference):
+        if got != expected:
+            break
+        count += 1
+    return count
+
+
+def measure(name, precision, threads, paths, rounds, reference):
+    """Figures per path for one row, the paths interleaved round by round."""
+    vocab = 4000  # prompts use the trained tokenizer's ids
+    loaded, figures, skipped = {}, {}, {}
+    for path in paths:
+        try:
+            log(f"{name} {precision} {threads}t: loading {path}")
+            loaded[path] = PATHS[path](name, precision, threads)
+            tokens, _, _ = loaded[path].generate(prompt_ids(PROMPTS[0], vocab), NEW_TOKENS)  # warm-up, compiles
+            figures[path] = Figures(agree=agreeing(tokens, reference))
+        except Exception as error:  # a path that cannot run this row is reported, not timed
+            skipped[path] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+            loaded.pop(path, None)
+    for round_ in range(rounds):
+        for path, runner in loaded.items():
+            log(f"{name} {precision} {threads}t: round {round_ + 1}, {path}")
+            for length in PROMPTS:
+                _, ttft, _ = runner.generate(prompt_ids(length, vocab), 1)
+                figures[path].prefill.setdefault(length, []).append(length / ttft)
+            cpu = time.process_time()
+            _, ttft, elapsed = runner.generate(prompt_ids(PROMPTS[0], vocab), NEW_TOKENS)
+            cpu = time.process_time() - cpu
+            figures[path].ttft.append(ttft)
+            figures[path].decode.append((NEW_TOKENS - 1) / (elapsed - ttft))
+            figures[path].cpu_per_wall.append(cpu / elapsed)
+    del loaded
+    return figures, skipped
+
+
+def peak_rss(name, precision, threads, path):
+    """The peak resident memory (MB) of a process that loads ``path`` and
+    generates once, or None where it failed."""
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--rss-child", pickle.dumps((name, precision, threads, path)).hex()],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    return usage.ru_maxrss / 1024 if status == 0 else None
+
+
+def rss_child(argument):
+    name, precision, threads, path = pickle.loads(bytes.fromhex(argument))
+    PATHS[path](name, precision, threads).generate(prompt_ids(PROMPTS[0], 4000), 16)
+
+
+def bytes_per_token(name, precision):
+    """Weights (the tied lm head once) and the float32 KV cache at the mean decode position."""
+    config = SPECS[name].config
+    hidden, layers, ffn = config["hidden_size"], config["num_hidden_layers"], config["intermediate_size"]
+    head = hidden // config["num_attention_heads"]
+    kv = config["num_key_value_heads"] * head
+    per_layer = hidden * hidden * 2 + hidden * kv * 2 + hidden * ffn * 3
+    weights = (per_layer * layers + config["vocab_size"] * hidden) * (2 if precision == "bf16" else 4)
+    position = PROMPTS[0] + NEW_TOKENS / 2
+    return weights + 2 * layers * kv * position * 4
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=list(SPECS), choices=list(SPECS))
+    parser.add_argument("--precisions", nargs="+", default=["float32", "bf16"], choices=["float32", "bf16"])
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--no-rss", action="store_true", help="skip the peak-memory processes")
+    parser.add_argument("--rss-child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.rss_child:
+        return rss_child(args.rss_child)
+    if "opgraph" not in args.paths:
+        parser.error("--paths: the table is relative to opgraph; include it")
+
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
+    print(f"CPU: {cpu}, {os.cpu_count()} cores; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}")
+    print(f"prompt {' and '.join(map(str, PROMPTS))} tokens; decode {NEW_TOKENS} new tokens after {PROMPTS[0]}")
+    for path, reason in NOT_MEASURED.items():
+        print(f"{path}: not measured: {reason}")
+    notes = []
+    for name in args.models:
+        header = (
+            f"\n{name}\n{'precision':>9} {'thr':>3} {'path':>10} {'prefill128':>10} {'prefill512':>10} "
+            f"{'ttft ms':>8} {'decode t/s':>10} {'opgraph x':>10} {'bound':>6} {'cpu/wall':>8} "
+            f"{'RSS MB':>7} {'agree':>6}"
+        )
+        print(header, flush=True)
+        reference, _, _ = Transformers(name, "float32", 1).generate(prompt_ids(PROMPTS[0], 4000), NEW_TOKENS)
+        for precision in args.precisions:
+            for threads in args.threads:
+                figures, skipped = measure(name, precision, threads, args.paths, args.rounds, reference)
+                bound = measure_peak(threads).read_gbs * 1e9 / bytes_per_token(name, precision)
+                ours = statistics.median(figures["opgraph"].decode) if "opgraph" in figures else None
+                for path, figure in figures.items():
+                    if not args.no_rss:
+                        figure.rss_mb = peak_rss(name, precision, threads, path)
+                    decode = statistics.median(figure.decode)
+                    busy = statistics.median(figure.cpu_per_wall)
+                    flag = check_threads(busy, threads)
+                    if flag:
+                        notes.append(f"{name} {precision} {threads}t {path}: {flag}")
+                    print(
+                        f"{precision:>9} {threads:>3} {path:>10} "
+                        + "".join(f"{statistics.median(figure.prefill[n]):>10.1f} " for n in PROMPTS)
+                        + f"{statistics.median(figure.ttft) * 1e3:>8.1f} {decode:>10.2f} "
+                        + (f"{ours / decode:>9.2f}x " if ours else f"{'-':>10} ")
+                        + f"{decode / bound:>5.0%} {busy:>7.2f}{'!' if flag else ' '} "
+                        + (f"{figure.rss_mb:>7.0f} " if figure.rss_mb else f"{'-':>7} ")
+                        + f"{figure.agree:>3}/{NEW_TOKENS}",
+                        flush=True,
+                    )
+                for path, reason in skipped.items():
+                    notes.append(f"{name} {precision} {threads}t {path}: not run: {reason}")
+                print(f"{'':>9} {threads:>3} {'bound':>10} {'':>10} {'':>10} {'':>8} {bound:>10.2f}", flush=True)
+    if notes:
+        print("\nnotes:\n  " + "\n  ".join(notes))
+
+
+if __name__ == "__main__":
+    main()
