@@ -1,6 +1,7 @@
 // A node's prepared weights (kernels/cpu/util/prepared_weights.h): which
 // inputs are constants, the precision, and the derived forms, made once per
-// key and shared after, also when four threads ask at once.
+// key and shared after, also when four threads ask at once; and the
+// memory the one-row product's panels are packed into.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -110,6 +111,36 @@ TEST(PreparedWeights, FourThreadsAtOnceShareOneForm) {
   for (int round = 0; round < kRounds; ++round) {
     for (int t = 1; t < kThreads; ++t) EXPECT_EQ(seen[round * kThreads + t], seen[round * kThreads]) << round;
   }
+}
+
+TEST(StreamedBuffer, SmallBuffersFollowOneAnotherZeroedAndAreCountedWhileAlive) {
+  const size_t before = streamed_bytes();
+  {
+    std::shared_ptr<void> first = streamed_buffer(1000), second = streamed_buffer(3);
+    const auto* a = static_cast<const unsigned char*>(first.get());
+    const auto* b = static_cast<const unsigned char*>(second.get());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % 64, 0u);
+    EXPECT_EQ(b - a, 1024);  // carved one after the other, each to whole cache lines
+    for (size_t i = 0; i < 1000; ++i) ASSERT_EQ(a[i], 0) << "byte " << i;
+    EXPECT_GT(streamed_bytes(), before);
+    first.reset();
+    EXPECT_GT(streamed_bytes(), before);  // the second buffer keeps their chunk
+  }
+  EXPECT_EQ(streamed_bytes(), before);
+}
+
+TEST(StreamedBuffer, LargeBuffersTakeHugePagesOfTheirOwn) {
+  const size_t before = streamed_bytes(), bytes = (size_t{5} << 20) + 7;
+  {
+    std::shared_ptr<void> large = streamed_buffer(bytes);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(large.get()) % (size_t{2} << 20), 0u);
+    EXPECT_EQ(streamed_bytes() - before, size_t{6} << 20);  // whole 2 MiB pages
+    const auto* data = static_cast<const unsigned char*>(large.get());
+    EXPECT_EQ(data[0], 0);
+    EXPECT_EQ(data[bytes - 1], 0);
+  }
+  EXPECT_EQ(streamed_bytes(), before);
 }
 
 }  // namespace

@@ -53,9 +53,14 @@ class PreparedWeights : public KernelState {
 // memory on every call (the one-row product's panels), in 2 MiB pages where
 // the kernel gives them (Linux' transparent huge pages on request): with 4
 // KiB pages, a decode step's walk over hundreds of MB of weights misses the
-// TLB every few KiB, and one core streamed them at three quarters of the
-// speed.
+// TLB every few KiB. Buffers of up to a huge page are carved one after
+// another from shared chunks of huge pages, so that the weights of a
+// layer's small products, packed in the order its first run reaches them,
+// lie in that order too: a product's prefetches past its end then fetch
+// the next one's weight.
 std::shared_ptr<void> streamed_buffer(size_t bytes);
+// The bytes of every streamed_buffer alive in the process, chunks counted whole.
+size_t streamed_bytes();
 
 // OpDef::prepare of the ops whose kernels multiply by weights.
 std::unique_ptr<KernelState> prepare_weights(const PrepareContext& context);
