@@ -288,26 +288,35 @@ class Opgraph:
 class Transformers:
     def __init__(self, name, precision, threads, compiled=False):
         import torch
+        import transformers
         from transformers.generation import CompileConfig
 
         torch.set_num_threads(threads)
         self.torch = torch
         self.model = load_torch(name, precision)
-        self.options = {}
+        self.options, self.cache = {}, None
         if compiled:
-            self.options = dict(
-                cache_implementation="static",
-                compile_config=CompileConfig(mode="default", _compile_all_devices=True),
-            )
+            # transformers compiles the decode step on its own only on GPUs;
+            # the flag (a class attribute, not an argument) asks for it here.
+            # One static cache of MAX_SEQ_LEN for every call keeps the
+            # compiled step's shapes (a cache sized per call recompiled it).
+            config = CompileConfig(mode="default")
+            config._compile_all_devices = True
+            self.cache = transformers.StaticCache(config=self.model.config, max_cache_len=MAX_SEQ_LEN)
+            self.options = dict(past_key_values=self.cache, compile_config=config)
 
     def generate(self, prompt, new):
         ids = self.torch.tensor([prompt])
         with self.torch.no_grad():
+            if self.cache is not None:
+                self.cache.reset()
             start = time.perf_counter()
             first = self.model.generate(ids, max_new_tokens=1, do_sample=False, **self.options)
             ttft = time.perf_counter() - start
             if new == 1:
                 return first[0, len(prompt) :].tolist(), ttft, ttft
+            if self.cache is not None:
+                self.cache.reset()
             start = time.perf_counter()
             out = self.model.generate(ids, max_new_tokens=new, min_new_tokens=new, do_sample=False, **self.options)
             return out[0, len(prompt) :].tolist(), ttft, time.perf_counter() - start
