@@ -57,6 +57,7 @@ import json
 import os
 import pickle
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -445,19 +446,22 @@ def measure(name, precision, threads, paths, rounds, reference):
 
 def peak_rss(name, precision, threads, path):
     """The peak resident memory (MB) of a process that loads ``path`` and
-    generates once, or None where it failed."""
-    child = subprocess.Popen(
+    generates once, or None where it failed. The child reports its own
+    high-water mark (VmHWM): the one wait4 gives also counts the copy of
+    this process it was forked from."""
+    child = subprocess.run(
         [sys.executable, __file__, "--rss-child", pickle.dumps((name, precision, threads, path)).hex()],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
     )
-    _, status, usage = os.wait4(child.pid, 0)
-    return usage.ru_maxrss / 1024 if status == 0 else None
+    found = re.search(r"^VmHWM:\s+(\d+) kB", child.stdout, re.MULTILINE)
+    return int(found.group(1)) / 1024 if child.returncode == 0 and found else None
 
 
 def rss_child(argument):
     name, precision, threads, path = pickle.loads(bytes.fromhex(argument))
     PATHS[path](name, precision, threads).generate(prompt_ids(PROMPTS[0], 4000), 16)
+    print(Path("/proc/self/status").read_text())
 
 
 def bytes_per_token(name, precision):
@@ -480,6 +484,9 @@ def main():
     parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--no-rss", action="store_true", help="skip the peak-memory processes")
+    parser.add_argument(
+        "--rss-only", action="store_true", help="only each path's peak memory, at the first thread count"
+    )
     parser.add_argument("--rss-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_child:
@@ -492,6 +499,20 @@ def main():
     print(f"prompt {' and '.join(map(str, PROMPTS))} tokens; decode {NEW_TOKENS} new tokens after {PROMPTS[0]}")
     for path, reason in NOT_MEASURED.items():
         print(f"{path}: not measured: {reason}")
+    if args.rss_only:
+        print(
+            f"\npeak resident memory (MB) of a process that loads the path and generates, {args.threads[0]} thread(s)"
+        )
+        for name in args.models:
+            for precision in args.precisions:
+                for path in args.paths:
+                    rss = peak_rss(name, precision, args.threads[0], path)
+                    print(
+                        f"{name:>14} {precision:>9} {path:>10} {rss:>8.0f}"
+                        if rss
+                        else f"{name:>14} {precision:>9} {path:>10} {'-':>8}"
+                    )
+        return
     notes = []
     for name in args.models:
         header = (

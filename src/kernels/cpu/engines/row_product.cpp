@@ -90,6 +90,11 @@ struct Panels {
   int64_t count() const { return full + (n - full * kPanel + kStrip - 1) / kStrip; }
   // The first column of panel i (the column past the last for i = count()).
   int64_t column(int64_t i) const { return std::min(n, i <= full ? i * kPanel : full * kPanel + (i - full) * kStrip); }
+  // The first panel that starts at column c or after it (count() past the last).
+  int64_t first_from(int64_t c) const {
+    if (c <= full * kPanel) return (c + kPanel - 1) / kPanel;
+    return std::min(count(), full + (c - full * kPanel + kStrip - 1) / kStrip);
+  }
   // Panel i's columns in the packed copy, padding included.
   int64_t width(int64_t i) const { return i < full ? kPanel : kStrip; }
   const Element* panel(int64_t i) const { return data + column(i) * k; }
@@ -252,7 +257,12 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
   const int64_t chunk_columns = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(k, 1));
   const auto run_panels = [&](const auto& panels) {
     const bool prefetch = streamed_bytes() > kCachedWeightBytes;
-    context.pool->parallel_for(0, panels.count(), (chunk_columns + kPanel - 1) / kPanel, [&](int64_t i0, int64_t i1) {
+    // Split by columns, each chunk taking the panels that start in its
+    // columns: split by panels, a 576-column product's two threads got four
+    // full panels and four strips, 512 columns against 64.
+    context.pool->parallel_for(0, n, chunk_columns, [&](int64_t c0, int64_t c1) {
+      const int64_t i0 = panels.first_from(c0), i1 = panels.first_from(c1);
+      if (i0 == i1) return;
       const int64_t j0 = panels.column(i0), j1 = panels.column(i1);
       start(j0, j1);
       if (prefetch) {
