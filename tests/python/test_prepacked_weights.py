@@ -53,7 +53,9 @@ def test_constant_weights_give_pytorchs_products_at_every_size():
 class OneRowLayers(nn.Module):
     """A Conv1D ([K, N] weight) with a ReLU, a SwiGLU MLP added to its input
     (a gate multiplied in, a residual added) and a narrow head: widths of
-    whole panels of 128 columns, strips of 16 and a padded last strip."""
+    whole panels of 128 columns, strips of 16 and a padded last strip. On two
+    threads the MLP's down product, narrow for its rows, splits its rows
+    between them, the others their columns."""
 
     def __init__(self):
         super().__init__()

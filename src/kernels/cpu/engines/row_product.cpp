@@ -12,6 +12,7 @@
 #include <bit>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "opgraph/core/cpu_capability.h"
 
@@ -196,23 +197,30 @@ Panels<Element> packed_panels(const KernelContext& context, const float* w, int6
   return {static_cast<const Element*>(kept.get()), k, n, full};
 }
 
-// dst[j] += the product's sums for panels [first, last), in the order the
-// product asks for.
+// dst[j] += the sums over rows [q0, q1) of w for panels [first, last), in
+// the order the product asks for.
 template <bool Prefetch, typename Element>
-void add_panel_sums(const Panels<Element>& panels, const float* a, int64_t first, int64_t last, bool backward,
-                    float* dst) {
+void add_panel_sums(const Panels<Element>& panels, const float* a, int64_t first, int64_t last, int64_t q0, int64_t q1,
+                    bool backward, float* dst) {
   for (int64_t step = 0; step < last - first; ++step) {
     const int64_t i = backward ? last - 1 - step : first + step;
     const int64_t j = panels.column(i);
+    const Element* rows = panels.panel(i) + q0 * panels.width(i);
     if (i < panels.full) {
-      panel_sums<kPanel, Prefetch>(a, panels.panel(i), panels.k, dst + j);
+      panel_sums<kPanel, Prefetch>(a + q0, rows, q1 - q0, dst + j);
       continue;
     }
     float strip[kStrip] = {};  // the last strip's padding columns land here too
-    panel_sums<kStrip, Prefetch>(a, panels.panel(i), panels.k, strip);
+    panel_sums<kStrip, Prefetch>(a + q0, rows, q1 - q0, strip);
     for (int64_t c = j; c < panels.column(i + 1); ++c) dst[c] += strip[c - j];
   }
 }
+
+// Below this many columns per thread, a product's threads split its rows
+// instead of its columns: a 576-column product split by columns gave one of
+// two threads 384 columns and the other 192 (whole panels), and a 192-column
+// one ran on one thread.
+constexpr int64_t kColumnsPerThread = 4 * kPanel;
 
 }  // namespace
 
@@ -257,6 +265,30 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
   const int64_t chunk_columns = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(k, 1));
   const auto run_panels = [&](const auto& panels) {
     const bool prefetch = streamed_bytes() > kCachedWeightBytes;
+    const auto sums = [&](int64_t i0, int64_t i1, int64_t q0, int64_t q1, float* to) {
+      if (prefetch) {
+        add_panel_sums<true>(panels, a, i0, i1, q0, q1, p.w_backward, to);
+      } else {
+        add_panel_sums<false>(panels, a, i0, i1, q0, q1, p.w_backward, to);
+      }
+    };
+    const int64_t threads = std::min<int64_t>(context.pool->num_threads(), k * n / (int64_t(1) << 16));
+    if (threads > 1 && n < kColumnsPerThread * threads) {
+      // Each thread sums its share of the rows for every column; the shares
+      // are added in the threads' order.
+      std::vector<float> partial(static_cast<size_t>(threads * n), 0.0f);
+      context.pool->parallel_for(0, threads, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+          sums(0, panels.count(), k * t / threads, k * (t + 1) / threads, partial.data() + t * n);
+        }
+      });
+      start(0, n);
+      for (int64_t t = 0; t < threads; ++t) {
+        for (int64_t j = 0; j < n; ++j) dst[j] += partial[t * n + j];
+      }
+      finish(0, n);
+      return;
+    }
     // Split by columns, each chunk taking the panels that start in its
     // columns: split by panels, a 576-column product's two threads got four
     // full panels and four strips, 512 columns against 64.
@@ -265,11 +297,7 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
       if (i0 == i1) return;
       const int64_t j0 = panels.column(i0), j1 = panels.column(i1);
       start(j0, j1);
-      if (prefetch) {
-        add_panel_sums<true>(panels, a, i0, i1, p.w_backward, dst);
-      } else {
-        add_panel_sums<false>(panels, a, i0, i1, p.w_backward, dst);
-      }
+      sums(i0, i1, 0, k, dst);
       finish(j0, j1);
     });
   };
