@@ -99,6 +99,25 @@ def test_one_row_products_give_pytorchs_on_packed_weights(threads):
     expect_pytorchs_outputs(OneRowLayers, 37, (1, 4, 1), threads, max_rows=16)
 
 
+class StreamedLayers(nn.Module):
+    """Weights too large to stay in the caches between runs (a decode
+    step's): a wide linear layer of 69 MB, then a narrow one, whose threads
+    split its rows rather than its 300 columns."""
+
+    def __init__(self):
+        super().__init__()
+        self.wide = nn.Linear(2112, 8192, bias=False)
+        self.narrow = nn.Linear(8192, 300)
+
+    def forward(self, x):
+        return self.narrow(torch.relu(self.wide(x)))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_one_row_products_of_streamed_weights_give_pytorchs(threads):
+    expect_pytorchs_outputs(StreamedLayers, 2112, (1, 1), threads, max_rows=4)
+
+
 class TallLayers(nn.Module):
     """A transformer block's products with their epilogues, each weight too
     large to stay in cache (MKL's): a Conv1D ([K, N] weight, bias) with GELU's

@@ -216,10 +216,12 @@ void add_panel_sums(const Panels<Element>& panels, const float* a, int64_t first
   }
 }
 
-// Below this many columns per thread, a product's threads split its rows
-// instead of its columns: a 576-column product split by columns gave one of
-// two threads 384 columns and the other 192 (whole panels), and a 192-column
-// one ran on one thread.
+// Below this many columns per thread, a product whose weights stream from
+// memory has its threads split its rows instead of its columns: a decode
+// step's 576-column products split by columns gave one of two threads 384
+// columns and the other 192 (whole panels), and its 192-column ones ran on
+// one thread. (A recurrent step's weights, which stay in the caches, keep
+// the split by columns: split by rows, a GRU's step took a quarter longer.)
 constexpr int64_t kColumnsPerThread = 4 * kPanel;
 
 }  // namespace
@@ -264,16 +266,16 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
   // Chunks of about 64K multiply-adds or more, each streaming its part of w.
   const int64_t chunk_columns = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(k, 1));
   const auto run_panels = [&](const auto& panels) {
-    const bool prefetch = streamed_bytes() > kCachedWeightBytes;
+    const bool from_memory = streamed_bytes() > kCachedWeightBytes;
     const auto sums = [&](int64_t i0, int64_t i1, int64_t q0, int64_t q1, float* to) {
-      if (prefetch) {
+      if (from_memory) {
         add_panel_sums<true>(panels, a, i0, i1, q0, q1, p.w_backward, to);
       } else {
         add_panel_sums<false>(panels, a, i0, i1, q0, q1, p.w_backward, to);
       }
     };
     const int64_t threads = std::min<int64_t>(context.pool->num_threads(), k * n / (int64_t(1) << 16));
-    if (threads > 1 && n < kColumnsPerThread * threads) {
+    if (from_memory && threads > 1 && n < kColumnsPerThread * threads) {
       // Each thread sums its share of the rows for every column; the shares
       // are added in the threads' order.
       std::vector<float> partial(static_cast<size_t>(threads * n), 0.0f);
