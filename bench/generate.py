@@ -76,6 +76,8 @@ from timing import check_threads  # noqa: E402
 
 PROMPTS = (128, 512)
 NEW_TOKENS = 128
+# The tokenizer trained here: its vocabulary, from which the prompts' ids are drawn.
+TOKENIZER_VOCAB = 4000
 MAX_SEQ_LEN = 1024
 LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.36"
 # The pre-tokenizer split of SmolLM2 (GPT-2's) and of Qwen2 (Llama-3's, one digit a token).
@@ -143,7 +145,7 @@ def log(message):
 
 
 def train_tokenizer(split):
-    """A byte-level BPE of 4000 tokens trained on standard-library sources,
+    """A byte-level BPE of TOKENIZER_VOCAB tokens trained on standard-library sources,
     as transformers' PreTrainedTokenizerFast; id 0 is <|endoftext|>."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -159,7 +161,9 @@ def train_tokenizer(split):
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     text = "".join((stdlib / name).read_text() for name in ("argparse.py", "textwrap.py", "difflib.py", "typing.py"))
     trainer = trainers.BpeTrainer(
-        vocab_size=4000, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        vocab_size=TOKENIZER_VOCAB,
+        special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
     tokenizer.train_from_iterator(text.splitlines(keepends=True), trainer)
     return PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|endoftext|>", bos_token="<|endoftext|>")
@@ -401,9 +405,10 @@ class Figures:
     rss_mb: float | None = None
 
 
-def prompt_ids(length, vocab):
+def prompt_ids(length):
+    """``length`` ids of the trained tokenizer (<|endoftext|>, id 0, left out), the same for every path."""
     rng = random.Random(length)
-    return [rng.randrange(1, vocab) for _ in range(length)]
+    return [rng.randrange(1, TOKENIZER_VOCAB) for _ in range(length)]
 
 
 def agreeing(tokens, reference):
@@ -417,13 +422,12 @@ def agreeing(tokens, reference):
 
 def measure(name, precision, threads, paths, rounds, reference):
     """Figures per path for one row, the paths interleaved round by round."""
-    vocab = 4000  # prompts use the trained tokenizer's ids
     loaded, figures, skipped = {}, {}, {}
     for path in paths:
         try:
             log(f"{name} {precision} {threads}t: loading {path}")
             loaded[path] = PATHS[path](name, precision, threads)
-            tokens, _, _ = loaded[path].generate(prompt_ids(PROMPTS[0], vocab), NEW_TOKENS)  # warm-up, compiles
+            tokens, _, _ = loaded[path].generate(prompt_ids(PROMPTS[0]), NEW_TOKENS)  # warm-up, compiles
             figures[path] = Figures(agree=agreeing(tokens, reference))
         except Exception as error:  # a path that cannot run this row is reported, not timed
             skipped[path] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
@@ -432,15 +436,14 @@ def measure(name, precision, threads, paths, rounds, reference):
         for path, runner in loaded.items():
             log(f"{name} {precision} {threads}t: round {round_ + 1}, {path}")
             for length in PROMPTS:
-                _, ttft, _ = runner.generate(prompt_ids(length, vocab), 1)
+                _, ttft, _ = runner.generate(prompt_ids(length), 1)
                 figures[path].prefill.setdefault(length, []).append(length / ttft)
             cpu = time.process_time()
-            _, ttft, elapsed = runner.generate(prompt_ids(PROMPTS[0], vocab), NEW_TOKENS)
+            _, ttft, elapsed = runner.generate(prompt_ids(PROMPTS[0]), NEW_TOKENS)
             cpu = time.process_time() - cpu
             figures[path].ttft.append(ttft)
             figures[path].decode.append((NEW_TOKENS - 1) / (elapsed - ttft))
             figures[path].cpu_per_wall.append(cpu / elapsed)
-    del loaded
     return figures, skipped
 
 
@@ -460,7 +463,7 @@ def peak_rss(name, precision, threads, path):
 
 def rss_child(argument):
     name, precision, threads, path = pickle.loads(bytes.fromhex(argument))
-    PATHS[path](name, precision, threads).generate(prompt_ids(PROMPTS[0], 4000), 16)
+    PATHS[path](name, precision, threads).generate(prompt_ids(PROMPTS[0]), 16)
     print(Path("/proc/self/status").read_text())
 
 
@@ -521,7 +524,7 @@ def main():
             f"{'RSS MB':>7} {'agree':>6}"
         )
         print(header, flush=True)
-        reference, _, _ = Transformers(name, "float32", 1).generate(prompt_ids(PROMPTS[0], 4000), NEW_TOKENS)
+        reference, _, _ = Transformers(name, "float32", 1).generate(prompt_ids(PROMPTS[0]), NEW_TOKENS)
         for precision in args.precisions:
             for threads in args.threads:
                 figures, skipped = measure(name, precision, threads, args.paths, args.rounds, reference)

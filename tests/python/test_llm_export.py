@@ -9,6 +9,7 @@ import subprocess
 import pytest
 import torch
 import transformers as T
+from zoo.models import BLOOM_SMALL, GPT2_SMALL, GPT_NEOX_SMALL, OPT_SMALL
 from zoo.models import DECODER as ZOO_DECODER
 
 import opgraph
@@ -25,26 +26,10 @@ FAMILIES = {
     "gemma2": (T.Gemma2ForCausalLM, T.Gemma2Config, dict(DECODER, head_dim=8, sliding_window=8)),
     "phi": (T.PhiForCausalLM, T.PhiConfig, DECODER),
     "phi3": (T.Phi3ForCausalLM, T.Phi3Config, dict(DECODER, pad_token_id=0)),
-    "gpt2": (T.GPT2LMHeadModel, T.GPT2Config, dict(vocab_size=128, n_embd=32, n_layer=2, n_head=4, n_positions=128)),
-    "gpt_neox": (
-        T.GPTNeoXForCausalLM,
-        T.GPTNeoXConfig,
-        dict(vocab_size=128, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64),
-    ),
-    "bloom": (T.BloomForCausalLM, T.BloomConfig, dict(vocab_size=128, hidden_size=32, n_layer=2, n_head=4)),
-    "opt": (
-        T.OPTForCausalLM,
-        T.OPTConfig,
-        dict(
-            vocab_size=128,
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            ffn_dim=64,
-            word_embed_proj_dim=32,
-            max_position_embeddings=128,
-        ),
-    ),
+    "gpt2": (T.GPT2LMHeadModel, T.GPT2Config, GPT2_SMALL),
+    "gpt_neox": (T.GPTNeoXForCausalLM, T.GPTNeoXConfig, GPT_NEOX_SMALL),
+    "bloom": (T.BloomForCausalLM, T.BloomConfig, BLOOM_SMALL),
+    "opt": (T.OPTForCausalLM, T.OPTConfig, OPT_SMALL),
 }
 MAX_SEQ_LEN = 48
 PROMPT = [5, 17, 42, 99, 3, 64]

@@ -152,6 +152,21 @@ ENCODERS = [
     ),
 ]
 
+# The small shapes of the decoder families whose configs name their fields
+# their own way (tests/python/test_llm_export.py builds them too).
+GPT2_SMALL = dict(vocab_size=128, n_embd=32, n_layer=2, n_head=4, n_positions=64)
+GPT_NEOX_SMALL = dict(vocab_size=128, **SMALL)
+BLOOM_SMALL = dict(vocab_size=128, hidden_size=32, n_layer=2, n_head=4)
+OPT_SMALL = dict(
+    vocab_size=128,
+    hidden_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    ffn_dim=64,
+    word_embed_proj_dim=32,
+    max_position_embeddings=64,
+)
+
 DECODERS = [
     ZooModel("llama", hf(T.LlamaForCausalLM, T.LlamaConfig, **DECODER), token_ids(128)),
     ZooModel("mistral", hf(T.MistralForCausalLM, T.MistralConfig, **DECODER), token_ids(128)),
@@ -165,26 +180,14 @@ DECODERS = [
     ZooModel("phi3", hf(T.Phi3ForCausalLM, T.Phi3Config, pad_token_id=0, **DECODER), token_ids(128)),
     ZooModel(
         "gpt2",
-        hf(T.GPT2LMHeadModel, T.GPT2Config, vocab_size=128, n_embd=32, n_layer=2, n_head=4, n_positions=64),
+        hf(T.GPT2LMHeadModel, T.GPT2Config, **GPT2_SMALL),
         token_ids(128),
     ),
-    ZooModel("gpt_neox", hf(T.GPTNeoXForCausalLM, T.GPTNeoXConfig, vocab_size=128, **SMALL), token_ids(128)),
-    ZooModel(
-        "bloom", hf(T.BloomModel, T.BloomConfig, vocab_size=128, hidden_size=32, n_layer=2, n_head=4), token_ids(128)
-    ),
+    ZooModel("gpt_neox", hf(T.GPTNeoXForCausalLM, T.GPTNeoXConfig, **GPT_NEOX_SMALL), token_ids(128)),
+    ZooModel("bloom", hf(T.BloomModel, T.BloomConfig, **BLOOM_SMALL), token_ids(128)),
     ZooModel(
         "opt",
-        hf(
-            T.OPTModel,
-            T.OPTConfig,
-            vocab_size=128,
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            ffn_dim=64,
-            word_embed_proj_dim=32,
-            max_position_embeddings=64,
-        ),
+        hf(T.OPTModel, T.OPTConfig, **OPT_SMALL),
         token_ids(128),
     ),
 ]

@@ -134,21 +134,18 @@ OPGRAPH_ROW_KERNEL_CLONES void panel_sums(const float* a, const float* panel, in
 // a decode's products ran at two thirds of the bandwidth.
 constexpr int64_t kPairGroup = 32;
 
-template <int Width>
-constexpr int64_t pair_group() {
-  return std::min<int64_t>(Width, kPairGroup);
-}
+constexpr int64_t pair_group(int64_t width) { return std::min(width, kPairGroup); }
 
 // Where column c of a bfloat16 panel row of `width` columns lies.
 int64_t paired_index(int64_t c, int64_t width) {
-  const int64_t group = std::min(width, kPairGroup), half = group / 2;
+  const int64_t group = pair_group(width), half = group / 2;
   const int64_t start = c / group * group, within = c % group;
   return start + 2 * (within % half) + within / half;
 }
 
 template <int Width, bool Prefetch>
 OPGRAPH_ROW_KERNEL_CLONES void panel_sums(const float* a, const BFloat16* panel, int64_t k, float* y) {
-  constexpr int64_t group = pair_group<Width>(), half = group / 2;
+  constexpr int64_t group = pair_group(Width), half = group / 2;
   constexpr int64_t ahead = kPrefetchBytes / sizeof(uint32_t), per_line = kLineBytes / sizeof(uint32_t);
   static_assert(Width % group == 0 && sizeof(BFloat16) == 2);
   // The words as words (a type that may alias the bfloat16 it is read from):
@@ -224,6 +221,9 @@ void add_panel_sums(const Panels<Element>& panels, const float* a, int64_t first
 // the split by columns: split by rows, a GRU's step took a quarter longer.)
 constexpr int64_t kColumnsPerThread = 4 * kPanel;
 
+// The fewest multiply-adds worth a thread of their own.
+constexpr int64_t kChunkWork = int64_t{1} << 16;
+
 }  // namespace
 
 // dst[j] = f(bias[j] (+ dst[j]) + sum_q a[q] * w[q, j]) (* multiplier[j]) for one
@@ -263,8 +263,8 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
     const auto* gate = static_cast<const float*>(p.multiplier->data);
     for (int64_t j = j0; j < j1; ++j) dst[j] *= gate[j * p.multiplier->strides.back()];
   };
-  // Chunks of about 64K multiply-adds or more, each streaming its part of w.
-  const int64_t chunk_columns = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(k, 1));
+  // Chunks of about kChunkWork multiply-adds or more, each streaming its part of w.
+  const int64_t chunk_columns = std::max<int64_t>(1, kChunkWork / std::max<int64_t>(k, 1));
   const auto run_panels = [&](const auto& panels) {
     const bool from_memory = streamed_bytes() > kCachedWeightBytes;
     const auto sums = [&](int64_t i0, int64_t i1, int64_t q0, int64_t q1, float* to) {
@@ -274,7 +274,7 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
         add_panel_sums<false>(panels, a, i0, i1, q0, q1, p.w_backward, to);
       }
     };
-    const int64_t threads = std::min<int64_t>(context.pool->num_threads(), k * n / (int64_t(1) << 16));
+    const int64_t threads = std::min<int64_t>(context.pool->num_threads(), k * n / kChunkWork);
     if (from_memory && threads > 1 && n < kColumnsPerThread * threads) {
       // Each thread sums its share of the rows for every column; the shares
       // are added in the threads' order.
