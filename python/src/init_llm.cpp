@@ -100,9 +100,10 @@ void init_llm(nb::module_& m) {
           nb::arg("folder"), nb::arg("threads"), nb::arg("precision"), nb::arg("prefill_chunk"))
       .def(
           "generate",
-          [](const Generator& self, const std::vector<int32_t>& prompt, int64_t max_new_tokens, double temperature,
-             std::optional<int64_t> top_k, std::optional<double> top_p, std::optional<double> repetition_penalty,
-             std::vector<std::string> stop, std::optional<uint64_t> seed, nb::object on_token) {
+          [](const Generator& self, const std::vector<std::vector<int32_t>>& prompts, int64_t max_new_tokens,
+             double temperature, std::optional<int64_t> top_k, std::optional<double> top_p,
+             std::optional<double> repetition_penalty, std::vector<std::string> stop, std::optional<uint64_t> seed,
+             nb::object on_token) {
             llm::GenerationOptions options{.max_new_tokens = max_new_tokens,
                                            .sampling = {.temperature = temperature,
                                                         .top_k = top_k,
@@ -110,22 +111,23 @@ void init_llm(nb::module_& m) {
                                                         .repetition_penalty = repetition_penalty,
                                                         .seed = seed},
                                            .stop = std::move(stop)};
-            llm::TokenCallback callback;
+            llm::BatchTokenCallback callback;
             if (!on_token.is_none()) {
-              callback = [&on_token](int32_t token, std::string_view text) {
+              callback = [&on_token](size_t sequence, int32_t token, std::string_view text) {
                 nb::gil_scoped_acquire acquire;
-                on_token(token, nb::str(text.data(), text.size()));
+                on_token(sequence, token, nb::str(text.data(), text.size()));
               };
             }
             nb::gil_scoped_release release;
-            return self.generate(std::span<const int32_t>(prompt), options, callback);
+            return self.generate_batch(prompts, options, callback);
           },
-          nb::arg("prompt"), nb::arg("max_new_tokens"), nb::arg("temperature"), nb::arg("top_k").none(),
+          nb::arg("prompts"), nb::arg("max_new_tokens"), nb::arg("temperature"), nb::arg("top_k").none(),
           nb::arg("top_p").none(), nb::arg("repetition_penalty").none(), nb::arg("stop"), nb::arg("seed").none(),
           nb::arg("on_token").none())
       .def_prop_ro("tokenizer", &Generator::tokenizer)
       .def_prop_ro("max_seq_len", &Generator::max_seq_len)
       .def_prop_ro("vocab_size", &Generator::vocab_size)
+      .def_prop_ro("batches", &Generator::batches)
       .def_prop_ro("eos_token_ids", &Generator::eos_token_ids);
 }
 

@@ -27,17 +27,39 @@ std::string read_text(const std::filesystem::path& path) {
   return text.str();
 }
 
-// The graph's `name` input, which must be int64 of `rank` dimensions.
-void check_input(const Session& session, const std::string& model, const char* name, size_t rank, const char* form) {
-  const std::vector<ValueInfo>& inputs = session.inputs();
-  const auto it = std::find_if(inputs.begin(), inputs.end(), [&](const ValueInfo& v) { return v.name == name; });
+// Checks the graph's inputs against the Generator's (see generator.h).
+void check_inputs(const Session& session, const std::string& model, int64_t max_seq_len) {
   std::string given;
-  for (const ValueInfo& input : inputs) given += (given.empty() ? "" : ", ") + input.name + ": " + input.type_str();
-  OPGRAPH_CHECK(it != inputs.end() && it->dtype == DType::Int64 && it->shape.size() == rank && inputs.size() == 2,
-                model,
-                ": a Generator runs a graph with the inputs input_ids: int64[1, T] and cache_position: "
-                "int64[T]; this one takes ",
-                given, " (", name, " should be ", form, ")");
+  for (const ValueInfo& input : session.inputs())
+    given += (given.empty() ? "" : ", ") + input.name + ": " + input.type_str();
+  const auto fail = [&](const std::string& why) {
+    throw Error(detail::concat(model,
+                               ": a Generator runs a graph with the inputs input_ids: int64[B, T], cache_position: "
+                               "int64[T] and, to decode batches, attention_mask: int64[B, ",
+                               max_seq_len, "] and position_ids: int64[B, T]; this one takes ", given, " (", why, ")"));
+  };
+  const auto find = [&](std::string_view name) -> const ValueInfo* {
+    for (const ValueInfo& input : session.inputs())
+      if (input.name == name) return &input;
+    return nullptr;
+  };
+  const std::pair<const char*, size_t> expected[] = {
+      {"input_ids", 2}, {"cache_position", 1}, {"attention_mask", 2}, {"position_ids", 2}};
+  size_t known = 0;
+  for (const auto& [name, rank] : expected) {
+    const ValueInfo* input = find(name);
+    if (input == nullptr) {
+      if (known < 2) fail(detail::concat(name, " is missing"));
+      continue;
+    }
+    ++known;
+    if (input->dtype != DType::Int64 || input->shape.size() != rank)
+      fail(detail::concat(name, " should be int64 with ", rank, " dimensions"));
+  }
+  if (known != session.inputs().size()) fail("it takes inputs a Generator does not give");
+  const ValueInfo* mask = find("attention_mask");
+  if (mask != nullptr && mask->shape[1] != Dim(max_seq_len))
+    fail(detail::concat("attention_mask's second dimension should be max_seq_len, ", max_seq_len));
 }
 
 struct GenerationConfig {
@@ -98,91 +120,188 @@ Generator::Generator(const std::string& folder, GeneratorOptions options) : fold
   OPGRAPH_CHECK(!session_->states().empty(), name,
                 " has no KV cache (the graph declares no state): a Generator runs a model whose cache persists "
                 "between runs, as opgraph.llm.export writes it");
-  check_input(*session_, name, "input_ids", 2, "int64[1, T]");
-  check_input(*session_, name, "cache_position", 1, "int64[T]");
   const ValueInfo& logits = session_->outputs().at(0);
   OPGRAPH_CHECK(logits.dtype == DType::Float32 && !logits.shape.empty() && !logits.shape.back().is_symbolic(), name,
-                ": its first output should be the logits, float32[1, T, V] or [1, V], got ", logits.type_str());
+                ": its first output should be the logits, float32[B, T, V] or [B, V], got ", logits.type_str());
   vocab_size_ = logits.shape.back().size;
   const GenerationConfig config = read_generation_config(root / "generation_config.json");
   eos_ = config.eos;
   max_seq_len_ = config.max_seq_len;
+  check_inputs(*session_, name, max_seq_len_);
+  for (const ValueInfo& input : session_->inputs()) {
+    if (input.name == "input_ids") batch_symbol_ = input.shape[0].symbol;
+    position_ids_ = position_ids_ || input.name == "position_ids";
+    attention_mask_ = attention_mask_ || input.name == "attention_mask";
+  }
   if (std::filesystem::exists(root / "tokenizer.json"))
     tokenizer_ = Tokenizer::from_file((root / "tokenizer.json").string());
 }
 
-std::vector<float> Generator::forward(std::span<const int32_t> tokens, int64_t start, State& state) const {
-  const auto count = static_cast<int64_t>(tokens.size());
-  std::vector<int64_t> ids(tokens.begin(), tokens.end()), positions(tokens.size());
-  for (int64_t i = 0; i < count; ++i) positions[static_cast<size_t>(i)] = start + i;
-  const std::vector<Tensor> outputs = session_->run(
-      {{"input_ids", int64_tensor({1, count}, ids)}, {"cache_position", int64_tensor({count}, positions)}}, &state);
-  const Tensor& logits = outputs.at(0);
-  const auto* last = logits.data_ptr<const float>() + logits.numel() - vocab_size_;
-  return {last, last + vocab_size_};
+namespace {
+
+// One sequence of a batch, left-padded to the longest prompt, and what it has generated so far.
+struct Sequence {
+  std::span<const int32_t> prompt;
+  int64_t padding = 0;  // cache positions before its first token
+  Sampler sampler;
+  std::vector<int32_t> seen;  // the prompt and the new tokens, for the repetition penalty
+  std::optional<TokenStreamDecoder> decoder = {};
+  GenerationResult result = {};
+  bool done = false;
+
+  // The token at cache position `position`: a pad (any id; the attention mask hides it) before the prompt.
+  int64_t token_at(int64_t position) const {
+    if (position < padding) return 0;
+    const auto index = static_cast<size_t>(position - padding);
+    return index < prompt.size() ? prompt[index] : seen.back();
+  }
+};
+
+// Adds `token` to the sequence and says whether it ended it (eos, or a stop string in the text so far).
+bool append(Sequence& sequence, int32_t token, const std::vector<int32_t>& eos, const GenerationOptions& options,
+            const std::function<void(int32_t, std::string_view)>& on_token) {
+  GenerationResult& result = sequence.result;
+  if (std::find(eos.begin(), eos.end(), token) != eos.end()) {
+    result.reason = StopReason::EndOfSequence;
+    return true;
+  }
+  result.tokens.push_back(token);
+  sequence.seen.push_back(token);
+  const std::string piece = sequence.decoder ? sequence.decoder->push(token) : std::string();
+  result.text += piece;
+  if (on_token) on_token(token, piece);
+  for (const std::string& stop : options.stop) {
+    const size_t found = stop.empty() ? std::string::npos : result.text.find(stop);
+    if (found == std::string::npos) continue;
+    result.text.resize(found);
+    result.reason = StopReason::StopString;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<GenerationResult> Generator::generate_batch(std::span<const std::vector<int32_t>> prompts,
+                                                        const GenerationOptions& options,
+                                                        const BatchTokenCallback& on_token) const {
+  options.sampling.check();
+  OPGRAPH_CHECK(options.max_new_tokens >= 0, "max_new_tokens: expected 0 or more, got ", options.max_new_tokens);
+  OPGRAPH_CHECK(!prompts.empty(), "no prompts given");
+  OPGRAPH_CHECK(options.stop.empty() || tokenizer_, "stop strings need a tokenizer, and '", folder_, "' has none");
+  const auto name = [&](size_t p) {
+    return prompts.size() == 1 ? std::string("the prompt") : detail::concat("prompt ", p);
+  };
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    const std::vector<int32_t>& prompt = prompts[p];
+    OPGRAPH_CHECK(!prompt.empty(), name(p), " has no tokens");
+    OPGRAPH_CHECK(static_cast<int64_t>(prompt.size()) <= max_seq_len_, name(p), " has ", prompt.size(),
+                  " tokens, more than the model's max_seq_len of ", max_seq_len_);
+    for (size_t i = 0; i < prompt.size(); ++i) {
+      OPGRAPH_CHECK(prompt[i] >= 0 && prompt[i] < vocab_size_, name(p), ": token ", i, " is ", prompt[i],
+                    ", outside the vocabulary [0, ", vocab_size_, ")");
+    }
+  }
+  std::vector<std::span<const int32_t>> spans(prompts.begin(), prompts.end());
+  if (batches()) return decode(spans, options, on_token);
+  std::vector<GenerationResult> results;
+  for (size_t p = 0; p < spans.size(); ++p) {
+    const BatchTokenCallback shifted =
+        on_token ? [&, p](size_t, int32_t token, std::string_view text) { on_token(p, token, text); }
+                 : BatchTokenCallback();
+    results.push_back(std::move(decode(std::span(&spans[p], 1), options, shifted).front()));
+  }
+  return results;
+}
+
+std::vector<GenerationResult> Generator::decode(std::span<const std::span<const int32_t>> prompts,
+                                                const GenerationOptions& options,
+                                                const BatchTokenCallback& on_token) const {
+  const auto rows = static_cast<int64_t>(prompts.size());
+  int64_t length = 0;
+  for (std::span<const int32_t> prompt : prompts) length = std::max(length, static_cast<int64_t>(prompt.size()));
+  std::vector<Sequence> sequences;
+  for (std::span<const int32_t> prompt : prompts) {
+    Sequence& sequence = sequences.emplace_back(Sequence{.prompt = prompt,
+                                                         .padding = length - static_cast<int64_t>(prompt.size()),
+                                                         .sampler = Sampler(options.sampling),
+                                                         .seen = {prompt.begin(), prompt.end()}});
+    if (tokenizer_) sequence.decoder.emplace(*tokenizer_, /*skip_special_tokens=*/true);
+    sequence.result.prompt_tokens = static_cast<int64_t>(prompt.size());
+  }
+  State state = batch_symbol_.empty() ? session_->new_state() : session_->new_state({{batch_symbol_, rows}});
+  std::vector<int64_t> mask(static_cast<size_t>(rows * max_seq_len_));
+  for (int64_t r = 0; r < rows; ++r) {
+    std::fill_n(mask.begin() + r * max_seq_len_ + sequences[r].padding, max_seq_len_ - sequences[r].padding, 1);
+  }
+
+  // Runs cache positions [first, first + count) of every row; returns each row's last logits.
+  const auto forward = [&](int64_t first, int64_t count) {
+    std::vector<int64_t> ids, positions, cache_positions(static_cast<size_t>(count));
+    for (const Sequence& sequence : sequences) {
+      for (int64_t position = first; position < first + count; ++position) {
+        ids.push_back(sequence.token_at(position));
+        positions.push_back(std::max<int64_t>(position - sequence.padding, 0));
+      }
+    }
+    for (int64_t i = 0; i < count; ++i) cache_positions[static_cast<size_t>(i)] = first + i;
+    std::vector<std::pair<std::string, Tensor>> inputs = {{"input_ids", int64_tensor({rows, count}, ids)},
+                                                          {"cache_position", int64_tensor({count}, cache_positions)}};
+    if (attention_mask_) inputs.emplace_back("attention_mask", int64_tensor({rows, max_seq_len_}, mask));
+    if (position_ids_) inputs.emplace_back("position_ids", int64_tensor({rows, count}, positions));
+    return session_->run(std::span<const std::pair<std::string, Tensor>>(inputs), &state).at(0);
+  };
+  const auto last_logits = [&](const Tensor& logits, int64_t row) {
+    const int64_t per_row = logits.numel() / rows;
+    return std::span(logits.data_ptr<const float>() + (row + 1) * per_row - vocab_size_,
+                     static_cast<size_t>(vocab_size_));
+  };
+
+  const Clock::time_point start = Clock::now();
+  Tensor logits;
+  for (int64_t first = 0; first < length; first += options_.prefill_chunk)
+    logits = forward(first, std::min(length - first, options_.prefill_chunk));
+  const double prompt_seconds = seconds_since(start);
+  const Clock::time_point decode_start = Clock::now();
+  int64_t position = length;
+  for (int64_t step = 0; step < options.max_new_tokens; ++step) {
+    if (step > 0) {
+      const bool all_done = std::all_of(sequences.begin(), sequences.end(), [](const Sequence& s) { return s.done; });
+      if (all_done) break;
+      if (position >= max_seq_len_) {
+        for (Sequence& sequence : sequences)
+          if (!sequence.done) sequence.result.reason = StopReason::MaxSequenceLength;
+        break;
+      }
+      logits = forward(position++, 1);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      Sequence& sequence = sequences[r];
+      if (sequence.done) continue;
+      const int32_t token = sequence.sampler.next(last_logits(logits, r), sequence.seen);
+      sequence.done = append(sequence, token, eos_, options, [&](int32_t t, std::string_view text) {
+        if (on_token) on_token(static_cast<size_t>(r), t, text);
+      });
+    }
+  }
+  const double decode_seconds = seconds_since(decode_start);
+  std::vector<GenerationResult> results;
+  for (Sequence& sequence : sequences) {
+    GenerationResult& result = sequence.result;
+    if (sequence.decoder && result.reason != StopReason::StopString) result.text += sequence.decoder->finish();
+    result.prompt_seconds = prompt_seconds;
+    result.decode_seconds = decode_seconds;
+    results.push_back(std::move(result));
+  }
+  return results;
 }
 
 GenerationResult Generator::generate(std::span<const int32_t> prompt, const GenerationOptions& options,
                                      const TokenCallback& on_token) const {
-  options.sampling.check();
-  OPGRAPH_CHECK(options.max_new_tokens >= 0, "max_new_tokens: expected 0 or more, got ", options.max_new_tokens);
-  OPGRAPH_CHECK(!prompt.empty(), "the prompt has no tokens");
-  OPGRAPH_CHECK(static_cast<int64_t>(prompt.size()) <= max_seq_len_, "the prompt has ", prompt.size(),
-                " tokens, more than the model's max_seq_len of ", max_seq_len_);
-  for (size_t i = 0; i < prompt.size(); ++i) {
-    OPGRAPH_CHECK(prompt[i] >= 0 && prompt[i] < vocab_size_, "prompt token ", i, " is ", prompt[i],
-                  ", outside the vocabulary [0, ", vocab_size_, ")");
-  }
-  OPGRAPH_CHECK(options.stop.empty() || tokenizer_, "stop strings need a tokenizer, and '", folder_, "' has none");
-
-  GenerationResult result;
-  result.prompt_tokens = static_cast<int64_t>(prompt.size());
-  State state = session_->new_state();
-  Sampler sampler(options.sampling);
-  std::vector<int32_t> seen(prompt.begin(), prompt.end());
-  std::optional<TokenStreamDecoder> decoder;
-  if (tokenizer_) decoder.emplace(*tokenizer_, /*skip_special_tokens=*/true);
-
-  const Clock::time_point start = Clock::now();
-  std::vector<float> logits;
-  for (size_t first = 0; first < prompt.size(); first += static_cast<size_t>(options_.prefill_chunk)) {
-    const size_t count = std::min(prompt.size() - first, static_cast<size_t>(options_.prefill_chunk));
-    logits = forward(prompt.subspan(first, count), static_cast<int64_t>(first), state);
-  }
-  result.prompt_seconds = seconds_since(start);
-  const Clock::time_point decode_start = Clock::now();
-  auto position = static_cast<int64_t>(prompt.size());
-  result.reason = StopReason::MaxNewTokens;
-  for (int64_t step = 0; step < options.max_new_tokens; ++step) {
-    if (step > 0) {
-      if (position >= max_seq_len_) {
-        result.reason = StopReason::MaxSequenceLength;
-        break;
-      }
-      logits = forward(std::span(&result.tokens.back(), 1), position++, state);
-    }
-    const int32_t token = sampler.next(logits, seen);
-    if (std::find(eos_.begin(), eos_.end(), token) != eos_.end()) {
-      result.reason = StopReason::EndOfSequence;
-      break;
-    }
-    result.tokens.push_back(token);
-    seen.push_back(token);
-    const std::string piece = decoder ? decoder->push(token) : std::string();
-    result.text += piece;
-    if (on_token) on_token(token, piece);
-    const auto stop = std::find_if(options.stop.begin(), options.stop.end(), [&](const std::string& s) {
-      return !s.empty() && result.text.find(s) != std::string::npos;
-    });
-    if (stop != options.stop.end()) {
-      result.text.resize(result.text.find(*stop));
-      result.reason = StopReason::StopString;
-      break;
-    }
-  }
-  if (decoder && result.reason != StopReason::StopString) result.text += decoder->finish();
-  result.decode_seconds = seconds_since(decode_start);
-  return result;
+  const std::vector<int32_t> prompts[] = {{prompt.begin(), prompt.end()}};
+  const BatchTokenCallback callback =
+      on_token ? [&](size_t, int32_t token, std::string_view text) { on_token(token, text); } : BatchTokenCallback();
+  return std::move(generate_batch(prompts, options, callback).front());
 }
 
 GenerationResult Generator::generate(std::string_view prompt, const GenerationOptions& options,

@@ -18,17 +18,27 @@ from opgraph.llm import Generator
 MAX_SEQ_LEN = 12
 
 
-def sum_model(vocab, max_seq_len=MAX_SEQ_LEN):
+def sum_model(vocab, max_seq_len=MAX_SEQ_LEN, batched=False):
+    """With ``batched``, B sequences at once: the cache is [B, max_seq_len], and the attention mask leaves
+    each row's padding out of its sum."""
     g = opgraph.Graph("sum_lm")
-    g.add_input("input_ids", "int64", [1, "T"])
+    batch = "B" if batched else 1
+    g.add_input("input_ids", "int64", [batch, "T"])
     g.add_input("cache_position", "int64", ["T"])
+    if batched:
+        g.add_input("attention_mask", "int64", [batch, max_seq_len])
     g.add_constant("values", "float32", [vocab, 1])
     g.add_constant("grid", "float32", [vocab])
-    g.add_state("cache", "float32", [1, max_seq_len], update="cache_next")
+    g.add_state("cache", "float32", [batch, max_seq_len], update="cache_next")
     g.add_node("aten::embedding", ["values", "input_ids"], ["embedded"])
     g.add_node("aten::squeeze.dim", ["embedded"], ["tokens"], dim=-1)
     g.add_node("aten::index_put", ["cache", [None, "cache_position"], "tokens"], ["cache_next"])
-    g.add_node("aten::sum.dim_IntList", ["cache_next"], ["total"], dim=[1], keepdim=True)
+    summed = "cache_next"
+    if batched:
+        g.add_node("aten::_to_copy", ["attention_mask"], ["mask"], dtype="float32")
+        g.add_node("aten::mul.Tensor", ["cache_next", "mask"], ["kept"])
+        summed = "kept"
+    g.add_node("aten::sum.dim_IntList", [summed], ["total"], dim=[1], keepdim=True)
     g.add_node("aten::sub.Tensor", ["grid", "total"], ["distance"])
     g.add_node("aten::mul.Tensor", ["distance", "distance"], ["square"])
     g.add_node("aten::neg", ["square"], ["logits"])
@@ -52,9 +62,9 @@ def greedy(prompt, vocab, steps, eos=()):
     return tokens
 
 
-def write_folder(folder, vocab, eos=None, tokenizer=None):
+def write_folder(folder, vocab, eos=None, tokenizer=None, batched=False):
     folder.mkdir(exist_ok=True)
-    graph, weights = sum_model(vocab)
+    graph, weights = sum_model(vocab, batched=batched)
     opgraph.save_opg(folder / "model.opg", graph, weights)
     (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": eos, "max_seq_len": MAX_SEQ_LEN}))
     if tokenizer is not None:
@@ -101,6 +111,24 @@ def test_sampling_is_reproducible_with_a_seed_and_batches_run_each_prompt_alone(
     assert generator.generate([[1, 2], [5]], max_new_tokens=4) == [greedy([1, 2], 64, 4), greedy([5], 64, 4)]
 
 
+def test_a_batch_decodes_together_each_prompt_as_if_alone(tmp_path):
+    generator = Generator(write_folder(tmp_path / "m", vocab=64, eos=[24], batched=True))
+    assert generator.batches
+    # Different lengths: the shorter prompts are left-padded, the mask keeps their padding out of the sums.
+    prompts = [[1, 2], [5], [3, 1, 1, 1], [0, 1]]
+    outs = generator.generate(prompts, max_new_tokens=5)
+    assert outs == [greedy(p, 64, 5, eos=[24]) for p in prompts]
+    assert [out.stop_reason for out in outs] == ["eos", "max_new_tokens", "eos", "max_new_tokens"]
+    # Sampling draws as each prompt alone with the seed does.
+    options = dict(max_new_tokens=6, temperature=30.0, top_k=20, seed=3)
+    assert generator.generate(prompts, **options) == [generator.generate(p, **options) for p in prompts]
+    # The batch stops where its longest prompt reaches the cache's end.
+    outs = generator.generate([[0] * 10, [0]], max_new_tokens=10)
+    assert [(len(out), out.stop_reason) for out in outs] == [(3, "max_seq_len"), (3, "max_seq_len")]
+    with pytest.raises(opgraph.Error, match="prompt 1 has 13 tokens, more than the model's max_seq_len of 12"):
+        generator.generate([[1], [1] * 13])
+
+
 def test_text_prompts_and_streams_decode_with_the_folders_tokenizer(tmp_path, byte_tokenizer):
     vocab = byte_tokenizer.get_vocab_size()
     generator = Generator(write_folder(tmp_path / "m", vocab=vocab, tokenizer=byte_tokenizer))
@@ -118,8 +146,10 @@ def test_bad_input_is_an_error_naming_what_was_expected(tmp_path):
     generator = Generator(folder)
     with pytest.raises(opgraph.Error, match="the prompt has 13 tokens, more than the model's max_seq_len of 12"):
         generator.generate([1] * 13)
-    with pytest.raises(opgraph.Error, match=r"prompt token 1 is 64, outside the vocabulary \[0, 64\)"):
+    with pytest.raises(opgraph.Error, match=r"the prompt: token 1 is 64, outside the vocabulary \[0, 64\)"):
         generator.generate([1, 64])
+    with pytest.raises(opgraph.Error, match=r"prompt 1: token 0 is -1, outside the vocabulary \[0, 64\)"):
+        generator.generate([[1], [-1]])
     with pytest.raises(opgraph.Error, match=r"top_p: expected a value in \(0, 1\], got 1.5"):
         generator.generate([1], top_p=1.5)
     with pytest.raises(opgraph.Error, match="temperature: expected 0 .greedy. or more, got -1"):

@@ -33,6 +33,7 @@ FAMILIES = {
 }
 MAX_SEQ_LEN = 48
 PROMPT = [5, 17, 42, 99, 3, 64]
+SHORT_PROMPT = [7, 21]
 NEW_TOKENS = 32
 
 
@@ -54,12 +55,19 @@ def test_greedy_generation_matches_transformers(family, tmp_path):
     session = opgraph.Session(folder / "model.opg")
     assert session.states, "the KV cache is state"
     with torch.no_grad():
-        want = model.generate(
-            torch.tensor([PROMPT]), max_new_tokens=NEW_TOKENS, do_sample=False, min_new_tokens=NEW_TOKENS
-        )[0, len(PROMPT) :].tolist()
-    got = Generator(folder, prefill_chunk=4).generate(PROMPT, max_new_tokens=NEW_TOKENS)
-    assert got == want
+        want = [
+            model.generate(
+                torch.tensor([prompt]), max_new_tokens=NEW_TOKENS, do_sample=False, min_new_tokens=NEW_TOKENS
+            )[0, len(prompt) :].tolist()
+            for prompt in (PROMPT, SHORT_PROMPT)
+        ]
+    generator = Generator(folder, prefill_chunk=4)
+    got = generator.generate(PROMPT, max_new_tokens=NEW_TOKENS)
+    assert got == want[0]
     assert got.stop_reason == "max_new_tokens"
+    # Together, in one run per token: the short prompt left-padded, its first prompt chunk all padding.
+    assert generator.batches
+    assert generator.generate([PROMPT, SHORT_PROMPT], max_new_tokens=NEW_TOKENS) == want
 
 
 def test_the_command_line_generates_the_same_tokens(tmp_path, opgraph_cli):

@@ -118,3 +118,29 @@ def test_the_command_line_runs_a_graph_with_state(tmp_path, opgraph_cli):
     )
     assert result.returncode == 0, result.stderr
     assert "x: float32[1, 4]" in result.stdout
+
+
+def test_an_input_the_model_updates_in_place_becomes_state_sized_per_state_object(tmp_path):
+    import torch
+
+    from opgraph.ir import extract_ir
+
+    class Accumulate(torch.nn.Module):
+        def forward(self, x, total):
+            total.add_(x)
+            return total * 2
+
+    batch = torch.export.Dim("batch")
+    ir = extract_ir(
+        Accumulate(), (torch.ones(2, 3), torch.zeros(2, 3)), dynamic_shapes={"x": {0: batch}, "total": {0: batch}}
+    )
+    ir.save(tmp_path / "accumulate.opg")
+    session = opgraph.Session(tmp_path / "accumulate.opg")
+    assert [v.name for v in session.inputs] == ["x"]
+    (total,) = session.states
+    assert (total.value.name, total.value.shape) == ("total", (session.inputs[0].shape[0], 3))
+    state = session.new_state(**{session.inputs[0].shape[0]: 4})
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    for step in (1, 2, 3):
+        (y,) = session.run({"x": x}, state=state).values()
+        np.testing.assert_array_equal(y, 2 * step * x)

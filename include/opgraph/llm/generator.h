@@ -1,11 +1,17 @@
 // Generating tokens with a causal LM exported to a folder (opgraph.llm.export):
 // model.opg, generation_config.json and, optionally, tokenizer.json.
 //
-// The graph takes `input_ids` (int64[1, T]) and `cache_position` (int64[T],
-// where those tokens go in the sequence) and returns the logits of those
-// positions first (float32[1, T, V] or [1, V] for the last one alone); its
-// KV cache is state (Graph::states), so that one graph runs the prompt (many
-// tokens at once, in chunks) and each decoding step (one token).
+// The graph takes `input_ids` (int64[B, T]: T new tokens of each of B
+// sequences) and `cache_position` (int64[T], where those tokens go in the
+// cache) and returns the logits of those positions first (float32[B, T, V], or
+// [B, V] for the last one alone). Its KV cache is state (Graph::states), so
+// that one graph runs the prompts (many tokens at once, in chunks) and each
+// decoding step (one token per sequence). A graph whose batch B is a symbol
+// and which takes `attention_mask` (int64[B, max_seq_len]: 0 at a row's
+// padding) and, optionally, `position_ids` (int64[B, T]: each token's place in
+// its own sequence) decodes a batch of prompts in one run per token, each
+// left-padded to the longest, as transformers' generate() pads a batch; other
+// graphs (B = 1) run the prompts of a batch one after another.
 //
 //   opgraph::llm::Generator generator("smollm2");
 //   auto result = generator.generate("The capital of France is", {.max_new_tokens = 32},
@@ -57,6 +63,8 @@ struct GenerationResult {
 // Called with each new token and the text it completes (empty while a
 // character's bytes are still arriving).
 using TokenCallback = std::function<void(int32_t token, std::string_view text)>;
+// The same for the sequence of a batch with index `sequence`.
+using BatchTokenCallback = std::function<void(size_t sequence, int32_t token, std::string_view text)>;
 
 class Generator {
  public:
@@ -68,7 +76,15 @@ class Generator {
                             const TokenCallback& on_token = {}) const;
   GenerationResult generate(std::string_view prompt, const GenerationOptions& options = {},
                             const TokenCallback& on_token = {}) const;
+  // The prompts decoded together, each giving what it gives alone, except
+  // that all of them stop at the cache's end, where the longest prompt reaches
+  // it: a run per token for them all where the graph batches (batches()).
+  std::vector<GenerationResult> generate_batch(std::span<const std::vector<int32_t>> prompts,
+                                               const GenerationOptions& options = {},
+                                               const BatchTokenCallback& on_token = {}) const;
 
+  // Whether the graph decodes several sequences in one run.
+  bool batches() const { return !batch_symbol_.empty() && attention_mask_; }
   const std::optional<Tokenizer>& tokenizer() const { return tokenizer_; }
   const Session& session() const { return *session_; }
   int64_t max_seq_len() const { return max_seq_len_; }
@@ -83,9 +99,12 @@ class Generator {
   std::vector<int32_t> eos_;
   int64_t max_seq_len_ = 0;
   int64_t vocab_size_ = 0;
+  std::string batch_symbol_;  // input_ids' batch dimension where it is a symbol, which sizes the states
+  bool position_ids_ = false;
+  bool attention_mask_ = false;
 
-  // Runs `tokens` at positions [start, start + size) and returns the last one's logits.
-  std::vector<float> forward(std::span<const int32_t> tokens, int64_t start, State& state) const;
+  std::vector<GenerationResult> decode(std::span<const std::span<const int32_t>> prompts,
+                                       const GenerationOptions& options, const BatchTokenCallback& on_token) const;
 };
 
 }  // namespace opgraph::llm

@@ -19,7 +19,7 @@ from .conversion import NodeInfo, OpNode, add_to_graph, flat_inputs
 from .decompose import functional_program
 from .export import export_model
 from .ir import IR
-from .mutations import mutated_buffers
+from .mutations import mutated_values
 from .names import runtime_name
 from .packages import packages_of
 from .registry import get_conversion_fn
@@ -94,7 +94,7 @@ class _Converter:
             **signature.inputs_to_buffers,
             **signature.inputs_to_lifted_tensor_constants,
         }
-        updates = mutated_buffers(self.exported)  # buffer -> the FX node it holds after a call
+        updates = mutated_values(self.exported)  # buffer or input -> the FX node it holds after a call
         node_names = {node.name for node in self.exported.graph.nodes}
         for node in self.exported.graph.nodes:
             if node.op == "placeholder":
@@ -103,7 +103,9 @@ class _Converter:
                 name = weight if weight is not None and weight not in node_names else node.name
                 meta = self.meta(name, node.meta["val"], "input")
                 self.metas[node.name] = meta
-                if weight is None:
+                if weight is None and node.name in updates:
+                    self.add_state(meta, None, updates[node.name])
+                elif weight is None:
                     self.graph.add_input(meta.name, meta.dtype, meta.shape)
                     self.values[meta.name] = meta
                 elif weight in updates:
@@ -121,7 +123,7 @@ class _Converter:
             computed = self.metas.get(state_info.update)
             if computed is None or computed.name != state_info.update:
                 raise Error(
-                    f"opgraph.ir: {self.name}: buffer '{state_info.value.name}' is updated to node "
+                    f"opgraph.ir: {self.name}: state '{state_info.value.name}' is updated to node "
                     f"'{state_info.update}', which the graph does not compute under that name"
                 )
         self.graph.packages = packages_of(self.graph)
@@ -133,9 +135,10 @@ class _Converter:
         self.weights[meta.name] = tensor
 
     def add_state(self, meta, tensor, update):
-        """A buffer the model updates in place: state that starts from its value (zeros need no constant)."""
+        """A buffer or input the model updates in place: state that starts from the buffer's value (zeros,
+        and an input, need no constant)."""
         initial = ""
-        if torch.count_nonzero(tensor):
+        if tensor is not None and torch.count_nonzero(tensor):
             initial = f"{meta.name}.initial"
             self.add_weight(ValueInfo(initial, meta.dtype, meta.shape), tensor)
         self.graph.add_state(meta.name, meta.dtype, meta.shape, initial=initial, update=update)

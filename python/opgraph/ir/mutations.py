@@ -1,9 +1,14 @@
-"""Buffers a model updates in place (a KV cache, a recurrent carry, running
-statistics), which the graph keeps as state (``Graph.add_state``).
+"""Buffers and inputs a model updates in place (a KV cache, a recurrent
+carry, running statistics), which the graph keeps as state
+(``Graph.add_state``).
 
-``run_decompositions`` functionalizes an in-place update of a buffer into a
-new value that the program returns as a buffer mutation; each such buffer
-becomes a state whose update is that value. Some models hold one tensor
+``run_decompositions`` functionalizes an in-place update of a buffer or an
+input into a new value that the program returns as a mutation; each such
+buffer or input becomes a state whose update is that value. An input
+becomes state as OpenVINO's stateful models turn a KV cache's inputs and
+outputs into state: the value persists from run to run in the Session's
+state object instead of being given by the caller, and its symbolic sizes
+(a batch, say) are chosen per state object. Some models hold one tensor
 under two names (transformers' static cache registers its tensors as
 buffers, while its layers' attention reads the same tensors as attributes,
 which torch.export lifts as constants): two inputs aliasing one tensor that
@@ -48,10 +53,10 @@ def read_aliases_as_buffers(exported):
     return exported
 
 
-def mutated_buffers(exported):
-    """Buffer name -> the FX node whose value the buffer holds after a call, for a functional program."""
+def mutated_values(exported):
+    """Buffer or input name -> the FX node whose value it holds after a call, for a functional program."""
     return {
         spec.target: spec.arg.name
         for spec in exported.graph_signature.output_specs
-        if spec.kind == OutputKind.BUFFER_MUTATION
+        if spec.kind in (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION)
     }

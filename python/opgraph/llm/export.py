@@ -1,11 +1,14 @@
 """``export``: a transformers causal LM -> a folder the Generator runs.
 
-The model runs as transformers' own export recipe builds it
-(``TorchExportableModuleWithStaticCache``): a static KV cache of
-``max_seq_len`` positions held in buffers that the forward pass updates in
-place, which extraction turns into the graph's state. One graph takes any
-number of new tokens at any cache offset, so that it runs both the prompt
-and each decoding step; it returns the logits of the last of them only."""
+The model runs with transformers' static cache, as its export recipe
+(``TorchExportableModuleWithStaticCache``) builds it: a KV cache of
+``max_seq_len`` positions that the forward pass updates in place, which
+extraction turns into the graph's state. One graph takes any number of
+sequences, each with any number of new tokens at a common cache offset, so
+that it runs both the prompts and each decoding step; it returns the logits
+of each sequence's last token only. Sequences of different lengths are
+left-padded, as transformers' generate() pads a batch: the attention mask
+hides the padding, and each row's positions count its own tokens."""
 
 import inspect
 import json
@@ -19,7 +22,10 @@ from .._C import Error
 
 
 class _Decoder(torch.nn.Module):
-    """``forward(input_ids, cache_position)`` -> the last position's logits, the cache in buffers."""
+    """``forward(input_ids, cache_position, [position_ids,] attention_mask, keys, values)`` -> the last
+    position's logits of each row. ``keys`` and ``values`` are each layer's cache, [batch, kv heads,
+    max_seq_len, head dim], which the forward pass updates in place: extraction makes them the graph's state,
+    sized per state object, so that one graph decodes any number of sequences at once."""
 
     def __init__(self, model, max_seq_len):
         super().__init__()
@@ -40,20 +46,28 @@ class _Decoder(torch.nn.Module):
             model.generation_config = given
         parameters = inspect.signature(model.forward).parameters
         self.last_only = "logits_to_keep" in parameters
-        # Positions given as the cache's, where the model takes them: some (OPT) count them from the cache's
-        # length otherwise, a value torch.export cannot trace.
+        # Each row's positions, where the model takes them (a left-padded row's differ from the cache's); a model
+        # without them (Bloom's ALiBi) counts them from the attention mask.
         self.positions = "position_ids" in parameters
 
-    def forward(self, input_ids, cache_position):
-        # As the recipe's forward: the cache's layers count from the first new position.
-        for layer in self.recipe.static_cache.layers:
+    def caches(self, batch):
+        """Zero keys and values for ``batch`` sequences, in the recipe's cache shapes."""
+        layers = self.recipe.static_cache.layers
+        keys = [torch.zeros((batch, *layer.keys.shape[1:]), dtype=layer.keys.dtype) for layer in layers]
+        values = [torch.zeros((batch, *layer.values.shape[1:]), dtype=layer.values.dtype) for layer in layers]
+        return keys, values
+
+    def forward(self, input_ids, cache_position, position_ids, attention_mask, keys, values):
+        for layer, key, value in zip(self.recipe.static_cache.layers, keys, values):
+            # As the recipe's forward: the cache's layers count from the first new position.
             layer.cumulative_length.copy_(cache_position[0])
+            layer.keys, layer.values = key, value
         extra = {"logits_to_keep": 1} if self.last_only else {}
         if self.positions:
-            extra["position_ids"] = cache_position.unsqueeze(0)
+            extra["position_ids"] = position_ids
         logits = self.recipe.model(
             input_ids=input_ids,
-            attention_mask=None,
+            attention_mask=attention_mask,
             past_key_values=self.recipe.static_cache,
             use_cache=True,
             **extra,
@@ -104,15 +118,28 @@ def export(model, folder, *, max_seq_len, tokenizer=None, dtype="float32"):
     progress = _Progress(name)
     model = model.float().eval()
     decoder = _Decoder(model, max_seq_len)
+    # Two sequences of two tokens: sizes of 1 would be taken for constants.
+    batch = torch.export.Dim("batch", min=1, max=1024)
     tokens = torch.export.Dim("tokens", min=1, max=max_seq_len)
-    example = (torch.zeros((1, 2), dtype=torch.long), torch.arange(2))
+    keys, values = decoder.caches(2)
+    example = (
+        torch.zeros((2, 2), dtype=torch.long),
+        torch.arange(2),
+        torch.arange(2).repeat(2, 1),
+        torch.ones((2, max_seq_len), dtype=torch.long),
+        keys,
+        values,
+    )
+    dynamic = {
+        "input_ids": {0: batch, 1: tokens},
+        "cache_position": {0: tokens},
+        "position_ids": {0: batch, 1: tokens},
+        "attention_mask": {0: batch},
+        "keys": [{0: batch}] * len(keys),
+        "values": [{0: batch}] * len(values),
+    }
     with torch.no_grad():
-        ir = progress.step(
-            "export and conversion",
-            lambda: extract_ir(
-                decoder, example, dynamic_shapes={"input_ids": {1: tokens}, "cache_position": {0: tokens}}
-            ),
-        )
+        ir = progress.step("export and conversion", lambda: extract_ir(decoder, example, dynamic_shapes=dynamic))
     progress.step("writing model.opg", lambda: ir.save(folder / "model.opg"))
     config = {"eos_token_id": _eos_ids(model), "max_seq_len": max_seq_len, "vocab_size": model.config.vocab_size}
     (folder / "generation_config.json").write_text(json.dumps(config, indent=2) + "\n")

@@ -43,7 +43,8 @@ class Generator:
     """``Generator(folder, threads=None, precision="float32")``: greedy by
     default; ``temperature``, ``top_k``, ``top_p``, ``repetition_penalty`` and
     ``seed`` sample as transformers' generate() does. Calls from several
-    threads run at once, each sequence with its own KV cache."""
+    threads run at once, each with its own KV cache; a list of prompts decodes
+    as one batch, one run per token for them all."""
 
     def __init__(self, folder, *, threads=None, precision="float32", prefill_chunk=512):
         self._generator = _C._Generator(str(folder), threads or 0, precision, prefill_chunk)
@@ -51,6 +52,12 @@ class Generator:
     @property
     def tokenizer(self):
         return self._generator.tokenizer
+
+    @property
+    def batches(self):
+        """Whether a list of prompts decodes in one run per token (a graph that opgraph.llm.export wrote), rather
+        than prompt after prompt."""
+        return self._generator.batches
 
     @property
     def max_seq_len(self):
@@ -69,7 +76,8 @@ class Generator:
     ):
         """The new token ids (Generated) for a list of ids, the new text
         (GeneratedText) for a string, and a list of those for a list of
-        prompts, each generated as if alone."""
+        prompts, each generated as if alone (but for the cache's end, which
+        the batch reaches when its longest prompt does)."""
         options = dict(
             max_new_tokens=max_new_tokens,
             temperature=temperature,
@@ -80,8 +88,8 @@ class Generator:
             seed=seed,
         )
         if isinstance(prompt, list) and prompt and not isinstance(prompt[0], int):
-            return [self._one(p, options, None) for p in prompt]
-        return self._one(prompt, options, None)
+            return self._run(prompt, options, None)
+        return self._run([prompt], options, None)[0]
 
     def stream(self, prompt, **options):
         """Yields the new text piece by piece as it is produced (a text
@@ -94,7 +102,7 @@ class Generator:
 
         def produce():
             try:
-                self._one(prompt, {"stop": [], **options}, lambda _, text: text and pieces.put(text))
+                self._run([prompt], {"stop": [], **options}, lambda _, __, text: text and pieces.put(text))
             except Exception as error:  # handed to the consumer, which raises it
                 outcome["error"] = error
             finally:
@@ -108,21 +116,22 @@ class Generator:
         if "error" in outcome:
             raise outcome["error"]
 
-    def _one(self, prompt, options, on_token):
+    def _ids(self, prompt):
         if isinstance(prompt, str):
             if self.tokenizer is None:
                 raise Error(
                     "Generator.generate: a text prompt needs a tokenizer, and this folder has no tokenizer.json; "
                     "give token ids, or export with a tokenizer"
                 )
-            ids = self.tokenizer.encode(prompt)
-        elif isinstance(prompt, list) and all(isinstance(i, int) for i in prompt):
-            ids = prompt
-        else:
-            raise Error(
-                f"Generator.generate: expected a prompt as a str, a list of token ids or a list of those, "
-                f"got {type(prompt).__name__}"
-            )
+            return self.tokenizer.encode(prompt)
+        if isinstance(prompt, list) and all(isinstance(i, int) for i in prompt):
+            return prompt
+        raise Error(
+            f"Generator.generate: expected a prompt as a str, a list of token ids or a list of those, "
+            f"got {type(prompt).__name__}"
+        )
+
+    def _run(self, prompts, options, on_token):
         options = {
             "max_new_tokens": 128,
             "temperature": 0.0,
@@ -133,5 +142,8 @@ class Generator:
             "seed": None,
             **options,
         }
-        result = self._generator.generate(ids, on_token=on_token, **options)
-        return GeneratedText(result) if isinstance(prompt, str) else Generated(result)
+        results = self._generator.generate([self._ids(p) for p in prompts], on_token=on_token, **options)
+        return [
+            GeneratedText(result) if isinstance(prompt, str) else Generated(result)
+            for prompt, result in zip(prompts, results)
+        ]
