@@ -39,6 +39,11 @@ time per wall second over a path's decode (bench/timing.py's check_threads
 flags it with "!" where it does not fit the thread count). Peak RSS is each
 path's own, in a process of its own that loads it and generates once.
 
+Serving: N prompts of 128 tokens (N = 1, 4, 16) decoded together, 64 new
+tokens each, on the paths whose Python API decodes a batch (opgraph,
+transformers eager, ONNX Runtime GenAI); the table gives the total decode
+tokens/s.
+
 Decode at batch 1 streams every weight and the KV cache once per token, so
 its bound is bench/peak.py's read bandwidth at the row's thread count over
 the bytes read per token (the weights at the path's precision, the lm head
@@ -50,6 +55,7 @@ and runs every row:
 
     python bench/generate.py [--models smollm2-135m qwen2.5-0.5b] [--precisions float32 bf16]
                              [--threads 1 2] [--rounds 2] [--paths opgraph eager ...]
+                             [--batches 1 4 16] [--serving-only]
 """
 
 import argparse
@@ -76,6 +82,7 @@ from timing import check_threads  # noqa: E402
 
 PROMPTS = (128, 512)
 NEW_TOKENS = 128
+SERVING_TOKENS = 64
 # The tokenizer trained here: its vocabulary, from which the prompts' ids are drawn.
 TOKENIZER_VOCAB = 4000
 MAX_SEQ_LEN = 1024
@@ -198,10 +205,11 @@ def load_torch(name, precision):
 
 
 def opgraph_folder(name):
-    from opgraph.llm import export
+    from opgraph.llm import Generator, export
 
     folder = WORK / name / "opgraph"
-    if not (folder / "model.opg").exists():
+    # A folder written before export batched sequences is written again.
+    if not (folder / "model.opg").exists() or not Generator(folder).batches:
         log(f"{name}: opgraph.llm.export")
         export(load_torch(name, "float32"), folder, max_seq_len=MAX_SEQ_LEN)
     return folder
@@ -289,6 +297,11 @@ class Opgraph:
         out = self.generator.generate(prompt, max_new_tokens=new)
         return list(out), out.time_to_first_token, time.perf_counter() - start
 
+    def generate_batch(self, prompts, new):
+        start = time.perf_counter()
+        outs = self.generator.generate(prompts, max_new_tokens=new)
+        return outs[0].time_to_first_token, time.perf_counter() - start
+
 
 class Transformers:
     def __init__(self, name, precision, threads, compiled=False):
@@ -325,6 +338,19 @@ class Transformers:
             start = time.perf_counter()
             out = self.model.generate(ids, max_new_tokens=new, min_new_tokens=new, do_sample=False, **self.options)
             return out[0, len(prompt) :].tolist(), ttft, time.perf_counter() - start
+
+    def generate_batch(self, prompts, new):
+        if self.cache is not None:
+            raise RuntimeError("its compiled static cache is made for one sequence")
+        ids = self.torch.tensor(prompts)
+        options = dict(attention_mask=self.torch.ones_like(ids), do_sample=False)
+        with self.torch.no_grad():
+            start = time.perf_counter()
+            self.model.generate(ids, max_new_tokens=1, **options)
+            ttft = time.perf_counter() - start
+            start = time.perf_counter()
+            self.model.generate(ids, max_new_tokens=new, min_new_tokens=new, **options)
+            return ttft, time.perf_counter() - start
 
 
 class LlamaCpp:
@@ -378,6 +404,21 @@ class OrtGenai:
         elapsed = time.perf_counter() - start
         return list(generator.get_sequence(0))[len(prompt) :][:new], ttft, elapsed
 
+    def generate_batch(self, prompts, new):
+        import numpy as np
+
+        length = len(prompts[0]) + new
+        params = self.og.GeneratorParams(self.model)
+        params.set_search_options(batch_size=len(prompts), max_length=length, min_length=length, do_sample=False)
+        generator = self.og.Generator(self.model, params)
+        start = time.perf_counter()
+        generator.append_tokens(np.array(prompts, dtype=np.int32))
+        generator.generate_next_token()
+        ttft = time.perf_counter() - start
+        for _ in range(new - 1):
+            generator.generate_next_token()
+        return ttft, time.perf_counter() - start
+
 
 PATHS = {
     "opgraph": Opgraph,
@@ -405,9 +446,10 @@ class Figures:
     rss_mb: float | None = None
 
 
-def prompt_ids(length):
-    """``length`` ids of the trained tokenizer (<|endoftext|>, id 0, left out), the same for every path."""
-    rng = random.Random(length)
+def prompt_ids(length, sequence=0):
+    """``length`` ids of the trained tokenizer (<|endoftext|>, id 0, left out), the same for every path;
+    ``sequence`` numbers the prompts of a batch."""
+    rng = random.Random(length + 1_000_003 * sequence)
     return [rng.randrange(1, TOKENIZER_VOCAB) for _ in range(length)]
 
 
@@ -445,6 +487,33 @@ def measure(name, precision, threads, paths, rounds, reference):
             figures[path].decode.append((NEW_TOKENS - 1) / (elapsed - ttft))
             figures[path].cpu_per_wall.append(cpu / elapsed)
     return figures, skipped
+
+
+def serving(name, precision, threads, paths, batches, rounds):
+    """Total decode tokens/s per path and batch size: ``batch`` prompts of PROMPTS[0] tokens decoded together,
+    SERVING_TOKENS new tokens each; the paths and sizes interleaved round by round."""
+    loaded, totals, skipped = {}, {}, {}
+    for path in paths:
+        try:
+            runner = PATHS[path](name, precision, threads)
+            if not hasattr(runner, "generate_batch"):
+                raise RuntimeError("its Python API decodes one sequence at a time")
+            runner.generate_batch(serving_prompts(batches[0]), 2)  # warm-up
+            loaded[path] = runner
+        except Exception as error:
+            skipped[path] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+    for round_ in range(rounds):
+        for batch in batches:
+            for path, runner in loaded.items():
+                log(f"{name} {precision} {threads}t serving: round {round_ + 1}, {batch} sequences, {path}")
+                ttft, elapsed = runner.generate_batch(serving_prompts(batch), SERVING_TOKENS)
+                rate = batch * (SERVING_TOKENS - 1) / (elapsed - ttft)
+                totals.setdefault(path, {}).setdefault(batch, []).append(rate)
+    return totals, skipped
+
+
+def serving_prompts(batch):
+    return [prompt_ids(PROMPTS[0], sequence) for sequence in range(batch)]
 
 
 def peak_rss(name, precision, threads, path):
@@ -490,6 +559,8 @@ def main():
     parser.add_argument(
         "--rss-only", action="store_true", help="only each path's peak memory, at the first thread count"
     )
+    parser.add_argument("--batches", nargs="+", type=int, default=[1, 4, 16], help="sequences decoded together")
+    parser.add_argument("--serving-only", action="store_true", help="only the serving table")
     parser.add_argument("--rss-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_child:
@@ -517,7 +588,7 @@ def main():
                     )
         return
     notes = []
-    for name in args.models:
+    for name in args.models if not args.serving_only else ():
         header = (
             f"\n{name}\n{'precision':>9} {'thr':>3} {'path':>10} {'prefill128':>10} {'prefill512':>10} "
             f"{'ttft ms':>8} {'decode t/s':>10} {'opgraph x':>10} {'bound':>6} {'cpu/wall':>8} "
@@ -551,6 +622,30 @@ def main():
                 for path, reason in skipped.items():
                     notes.append(f"{name} {precision} {threads}t {path}: not run: {reason}")
                 print(f"{'':>9} {threads:>3} {'bound':>10} {'':>10} {'':>10} {'':>8} {bound:>10.2f}", flush=True)
+    print(
+        f"\nserving: total decode tokens/s of N sequences decoded together, prompts of {PROMPTS[0]} tokens, "
+        f"{SERVING_TOKENS} new tokens each; opgraph x: opgraph's total over the path's"
+    )
+    print(
+        f"{'model':>14} {'precision':>9} {'thr':>3} {'path':>10} "
+        + "".join(f"{f'N={n}':>8} " for n in args.batches)
+        + "".join(f"{f'x N={n}':>8} " for n in args.batches)
+    )
+    for name in args.models:
+        for precision in args.precisions:
+            for threads in args.threads:
+                totals, skipped = serving(name, precision, threads, args.paths, args.batches, args.rounds)
+                ours = {n: statistics.median(rates) for n, rates in totals.get("opgraph", {}).items()}
+                for path, by_batch in totals.items():
+                    rates = {n: statistics.median(r) for n, r in by_batch.items()}
+                    print(
+                        f"{name:>14} {precision:>9} {threads:>3} {path:>10} "
+                        + "".join(f"{rates[n]:>8.1f} " for n in args.batches)
+                        + "".join(f"{ours[n] / rates[n]:>7.2f}x " if n in ours else f"{'-':>8} " for n in args.batches),
+                        flush=True,
+                    )
+                for path, reason in skipped.items():
+                    notes.append(f"{name} {precision} {threads}t {path} serving: not run: {reason}")
     if notes:
         print("\nnotes:\n  " + "\n  ".join(notes))
 

@@ -43,20 +43,23 @@ void check_inputs(const Session& session, const std::string& model, int64_t max_
       if (input.name == name) return &input;
     return nullptr;
   };
-  const std::pair<const char*, size_t> expected[] = {
-      {"input_ids", 2}, {"cache_position", 1}, {"attention_mask", 2}, {"position_ids", 2}};
-  size_t known = 0;
-  for (const auto& [name, rank] : expected) {
-    const ValueInfo* input = find(name);
-    if (input == nullptr) {
-      if (known < 2) fail(detail::concat(name, " is missing"));
-      continue;
-    }
-    ++known;
-    if (input->dtype != DType::Int64 || input->shape.size() != rank)
-      fail(detail::concat(name, " should be int64 with ", rank, " dimensions"));
+  struct Expected {
+    const char* name;
+    size_t rank;
+    bool required;
+  };
+  const Expected expected[] = {
+      {"input_ids", 2, true}, {"cache_position", 1, true}, {"attention_mask", 2, false}, {"position_ids", 2, false}};
+  size_t found = 0;
+  for (const Expected& want : expected) {
+    const ValueInfo* input = find(want.name);
+    if (input == nullptr && want.required) fail(detail::concat(want.name, " is missing"));
+    if (input == nullptr) continue;
+    ++found;
+    if (input->dtype != DType::Int64 || input->shape.size() != want.rank)
+      fail(detail::concat(want.name, " should be int64 with ", want.rank, " dimensions"));
   }
-  if (known != session.inputs().size()) fail("it takes inputs a Generator does not give");
+  if (found != session.inputs().size()) fail("it takes inputs a Generator does not give");
   const ValueInfo* mask = find("attention_mask");
   if (mask != nullptr && mask->shape[1] != Dim(max_seq_len))
     fail(detail::concat("attention_mask's second dimension should be max_seq_len, ", max_seq_len));
