@@ -6,6 +6,7 @@ checked against that rule; real decoders are checked in the export tests."""
 
 import json
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -185,3 +186,10 @@ def test_the_command_line_streams_the_same_tokens(tmp_path, opgraph_cli, byte_to
     result = generate(folder)
     assert result.returncode == 2
     assert "give the prompt as --prompt TEXT or as --prompt-ids 1,2,3" in result.stderr
+
+
+def test_generating_needs_no_torch():
+    # torch would add about 200 MB to a process that only generates.
+    script = "import sys, opgraph.llm; assert 'torch' not in sys.modules, 'opgraph.llm imported torch'"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr

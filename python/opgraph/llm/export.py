@@ -10,69 +10,12 @@ of each sequence's last token only. Sequences of different lengths are
 left-padded, as transformers' generate() pads a batch: the attention mask
 hides the padding, and each row's positions count its own tokens."""
 
-import inspect
 import json
 import sys
 import time
 from pathlib import Path
 
-import torch
-
 from .._C import Error
-
-
-class _Decoder(torch.nn.Module):
-    """``forward(input_ids, cache_position, [position_ids,] attention_mask, keys, values)`` -> the last
-    position's logits of each row. ``keys`` and ``values`` are each layer's cache, [batch, kv heads,
-    max_seq_len, head dim], which the forward pass updates in place: extraction makes them the graph's state,
-    sized per state object, so that one graph decodes any number of sequences at once."""
-
-    def __init__(self, model, max_seq_len):
-        super().__init__()
-        from transformers import GenerationConfig
-        from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
-
-        # The recipe reads its cache's settings from the model's generation config, which is the caller's.
-        given = model.generation_config
-        model.generation_config = GenerationConfig(
-            use_cache=True,
-            cache_implementation="static",
-            max_length=max_seq_len,
-            cache_config={"batch_size": 1, "max_cache_len": max_seq_len},
-        )
-        try:
-            self.recipe = TorchExportableModuleWithStaticCache(model, batch_size=1, max_cache_len=max_seq_len)
-        finally:
-            model.generation_config = given
-        parameters = inspect.signature(model.forward).parameters
-        self.last_only = "logits_to_keep" in parameters
-        # Each row's positions, where the model takes them (a left-padded row's differ from the cache's); a model
-        # without them (Bloom's ALiBi) counts them from the attention mask.
-        self.positions = "position_ids" in parameters
-
-    def caches(self, batch):
-        """Zero keys and values for ``batch`` sequences, in the recipe's cache shapes."""
-        layers = self.recipe.static_cache.layers
-        keys = [torch.zeros((batch, *layer.keys.shape[1:]), dtype=layer.keys.dtype) for layer in layers]
-        values = [torch.zeros((batch, *layer.values.shape[1:]), dtype=layer.values.dtype) for layer in layers]
-        return keys, values
-
-    def forward(self, input_ids, cache_position, position_ids, attention_mask, keys, values):
-        for layer, key, value in zip(self.recipe.static_cache.layers, keys, values):
-            # As the recipe's forward: the cache's layers count from the first new position.
-            layer.cumulative_length.copy_(cache_position[0])
-            layer.keys, layer.values = key, value
-        extra = {"logits_to_keep": 1} if self.last_only else {}
-        if self.positions:
-            extra["position_ids"] = position_ids
-        logits = self.recipe.model(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            past_key_values=self.recipe.static_cache,
-            use_cache=True,
-            **extra,
-        ).logits
-        return logits[:, -1, :]
 
 
 class _Progress:
@@ -101,7 +44,11 @@ def _eos_ids(model):
 def export(model, folder, *, max_seq_len, tokenizer=None, dtype="float32"):
     """Writes ``model.opg``, ``generation_config.json`` and, with ``tokenizer``
     (a transformers tokenizer), its ``tokenizer.json`` and config to ``folder``."""
+    # torch is imported here, not with opgraph.llm: a Generator runs without it.
+    import torch
+
     from ..ir import extract_ir
+    from .decoder import Decoder
 
     if dtype != "float32":
         raise Error(
@@ -117,7 +64,7 @@ def export(model, folder, *, max_seq_len, tokenizer=None, dtype="float32"):
     name = type(model).__name__
     progress = _Progress(name)
     model = model.float().eval()
-    decoder = _Decoder(model, max_seq_len)
+    decoder = Decoder(model, max_seq_len)
     # Two sequences of two tokens: sizes of 1 would be taken for constants.
     batch = torch.export.Dim("batch", min=1, max=1024)
     tokens = torch.export.Dim("tokens", min=1, max=max_seq_len)
