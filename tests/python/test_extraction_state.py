@@ -92,7 +92,10 @@ class Attention(nn.Module):
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
         k, v = self.kv_cache.update(input_pos, k, v)
-        mask = self.mask.narrow(0, start_of(input_pos), seq_len) if self.kv_cache.dynamic_shape else self.mask[input_pos]
+        if self.kv_cache.dynamic_shape:
+            mask = self.mask.narrow(0, start_of(input_pos), seq_len)
+        else:
+            mask = self.mask[input_pos]
         repeats = N_HEADS // N_KV_HEADS
         k, v = k.repeat_interleave(repeats, dim=1), v.repeat_interleave(repeats, dim=1)
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
