@@ -19,6 +19,7 @@ aten = torch.ops.aten
 
 # Size arithmetic torch.export writes on a value read with .item(), as the op on its tensor.
 _TENSOR_ARITHMETIC = {operator.add: aten.add.Tensor, operator.sub: aten.sub.Tensor, operator.mul: aten.mul.Tensor}
+_COMMUTATIVE = (operator.add, operator.mul)
 
 
 def index_tensor_offsets(exported):
@@ -96,12 +97,15 @@ def _as_tensor(graph, value):
     if not isinstance(value, torch.fx.Node):
         return None
     if value.target is aten._local_scalar_dense.default:
-        return value.args[0]
+        (tensor,) = value.args  # one element, of any rank: made 0-d so that positions stay 1-d
+        return tensor if tensor.meta["val"].dim() == 0 else _call(graph, aten.view.default, (tensor, []))
     if value.target in _TENSOR_ARITHMETIC:
-        operands = [_as_tensor(graph, operand) for operand in value.args]
-        if any(operand is None for operand in operands) or all(isinstance(o, int) for o in operands):
+        left, right = (_as_tensor(graph, operand) for operand in value.args)
+        if isinstance(left, int) and value.target in _COMMUTATIVE:
+            left, right = right, left
+        if not isinstance(left, torch.fx.Node) or right is None:
             return None
-        return _call(graph, _TENSOR_ARITHMETIC[value.target], tuple(operands))
+        return _call(graph, _TENSOR_ARITHMETIC[value.target], (left, right))
     return None
 
 
