@@ -14,6 +14,7 @@ import torch
 from .. import _C
 from .mutations import read_aliases_as_buffers
 from .names import runtime_name
+from .tensor_offsets import index_tensor_offsets
 
 # How extract_ir's ``decompose`` argument chooses the table.
 KEEP_SUPPORTED = "auto"  # decompose what the runtime cannot run (the default)
@@ -79,5 +80,6 @@ def mode_of(decompose):
 
 def functional_program(exported, decompose=None):
     """``exported`` functionalized, with the decompositions ``decompose`` asks for; its buffers'
-    in-place updates become buffer mutations (see mutations.py)."""
-    return read_aliases_as_buffers(exported).run_decompositions(mode_of(decompose))
+    in-place updates become buffer mutations (see mutations.py), and its slices at a start read from a
+    tensor become indexing (see tensor_offsets.py)."""
+    return index_tensor_offsets(read_aliases_as_buffers(exported).run_decompositions(mode_of(decompose)))
