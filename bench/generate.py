@@ -36,8 +36,9 @@ prompt over the time to its first new token), then 128 new tokens after a
 128-token prompt (time to first token, and decode tokens/s over the 127
 after it). Figures are medians over the rounds. cpu/wall is the process CPU
 time per wall second over a path's decode (bench/timing.py's check_threads
-flags it with "!" where it does not fit the thread count). Peak RSS is each
-path's own, in a process of its own that loads it and generates once.
+flags it with "!" where it does not fit the thread count). The memory table
+gives each path's peak RSS in a process of its own that loads it and
+generates once.
 
 Serving: N prompts of 128 tokens (N = 1, 4, 16) decoded together, 64 new
 tokens each, on the paths whose Python API decodes a batch (opgraph,
@@ -55,7 +56,7 @@ and runs every row:
 
     python bench/generate.py [--models smollm2-135m qwen2.5-0.5b] [--precisions float32 bf16]
                              [--threads 1 2] [--rounds 2] [--paths opgraph eager ...]
-                             [--batches 1 4 16] [--serving-only]
+                             [--batches 1 4 16] [--tables speed serving memory]
 """
 
 import argparse
@@ -443,7 +444,6 @@ class Figures:
     decode: list = field(default_factory=list)
     cpu_per_wall: list = field(default_factory=list)
     agree: int | None = None
-    rss_mb: float | None = None
 
 
 def prompt_ids(length, sequence=0):
@@ -548,51 +548,20 @@ def bytes_per_token(name, precision):
     return weights + 2 * layers * kv * position * 4
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=list(SPECS), choices=list(SPECS))
-    parser.add_argument("--precisions", nargs="+", default=["float32", "bf16"], choices=["float32", "bf16"])
-    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
-    parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--no-rss", action="store_true", help="skip the peak-memory processes")
-    parser.add_argument(
-        "--rss-only", action="store_true", help="only each path's peak memory, at the first thread count"
-    )
-    parser.add_argument("--batches", nargs="+", type=int, default=[1, 4, 16], help="sequences decoded together")
-    parser.add_argument("--serving-only", action="store_true", help="only the serving table")
-    parser.add_argument("--rss-child", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.rss_child:
-        return rss_child(args.rss_child)
-    if "opgraph" not in args.paths:
-        parser.error("--paths: the table is relative to opgraph; include it")
+def memory_table(args):
+    print(f"\npeak resident memory (MB) of a process that loads the path and generates, {args.threads[0]} thread(s)")
+    for name in args.models:
+        for precision in args.precisions:
+            for path in args.paths:
+                rss = peak_rss(name, precision, args.threads[0], path)
+                print(f"{name:>14} {precision:>9} {path:>10} " + (f"{rss:>8.0f}" if rss else f"{'-':>8}"), flush=True)
 
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
-    print(f"CPU: {cpu}, {os.cpu_count()} cores; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}")
-    print(f"prompt {' and '.join(map(str, PROMPTS))} tokens; decode {NEW_TOKENS} new tokens after {PROMPTS[0]}")
-    for path, reason in NOT_MEASURED.items():
-        print(f"{path}: not measured: {reason}")
-    if args.rss_only:
-        print(
-            f"\npeak resident memory (MB) of a process that loads the path and generates, {args.threads[0]} thread(s)"
-        )
-        for name in args.models:
-            for precision in args.precisions:
-                for path in args.paths:
-                    rss = peak_rss(name, precision, args.threads[0], path)
-                    print(
-                        f"{name:>14} {precision:>9} {path:>10} {rss:>8.0f}"
-                        if rss
-                        else f"{name:>14} {precision:>9} {path:>10} {'-':>8}"
-                    )
-        return
-    notes = []
-    for name in args.models if not args.serving_only else ():
+
+def speed_table(args, notes):
+    for name in args.models:
         header = (
             f"\n{name}\n{'precision':>9} {'thr':>3} {'path':>10} {'prefill128':>10} {'prefill512':>10} "
-            f"{'ttft ms':>8} {'decode t/s':>10} {'opgraph x':>10} {'bound':>6} {'cpu/wall':>8} "
-            f"{'RSS MB':>7} {'agree':>6}"
+            f"{'ttft ms':>8} {'decode t/s':>10} {'opgraph x':>10} {'bound':>6} {'cpu/wall':>8} {'agree':>6}"
         )
         print(header, flush=True)
         reference, _, _ = Transformers(name, "float32", 1).generate(prompt_ids(PROMPTS[0]), NEW_TOKENS)
@@ -602,8 +571,6 @@ def main():
                 bound = measure_peak(threads).read_gbs * 1e9 / bytes_per_token(name, precision)
                 ours = statistics.median(figures["opgraph"].decode) if "opgraph" in figures else None
                 for path, figure in figures.items():
-                    if not args.no_rss:
-                        figure.rss_mb = peak_rss(name, precision, threads, path)
                     decode = statistics.median(figure.decode)
                     busy = statistics.median(figure.cpu_per_wall)
                     flag = check_threads(busy, threads)
@@ -615,16 +582,18 @@ def main():
                         + f"{statistics.median(figure.ttft) * 1e3:>8.1f} {decode:>10.2f} "
                         + (f"{ours / decode:>9.2f}x " if ours else f"{'-':>10} ")
                         + f"{decode / bound:>5.0%} {busy:>7.2f}{'!' if flag else ' '} "
-                        + (f"{figure.rss_mb:>7.0f} " if figure.rss_mb else f"{'-':>7} ")
                         + f"{figure.agree:>3}/{NEW_TOKENS}",
                         flush=True,
                     )
                 for path, reason in skipped.items():
                     notes.append(f"{name} {precision} {threads}t {path}: not run: {reason}")
                 print(f"{'':>9} {threads:>3} {'bound':>10} {'':>10} {'':>10} {'':>8} {bound:>10.2f}", flush=True)
+
+
+def serving_table(args, notes):
     print(
         f"\nserving: total decode tokens/s of N sequences decoded together, prompts of {PROMPTS[0]} tokens, "
-        f"{SERVING_TOKENS} new tokens each; opgraph x: opgraph's total over the path's"
+        f"{SERVING_TOKENS} new tokens each; x: opgraph's total over the path's"
     )
     print(
         f"{'model':>14} {'precision':>9} {'thr':>3} {'path':>10} "
@@ -646,6 +615,41 @@ def main():
                     )
                 for path, reason in skipped.items():
                     notes.append(f"{name} {precision} {threads}t {path} serving: not run: {reason}")
+
+
+TABLES = {"speed": speed_table, "serving": serving_table, "memory": lambda args, notes: memory_table(args)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=list(SPECS), choices=list(SPECS))
+    parser.add_argument("--precisions", nargs="+", default=["float32", "bf16"], choices=["float32", "bf16"])
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--batches", nargs="+", type=int, default=[1, 4, 16], help="sequences decoded together")
+    parser.add_argument(
+        "--tables",
+        nargs="+",
+        default=list(TABLES),
+        choices=list(TABLES),
+        help="speed: prefill and decode; serving: batches; memory: peak RSS, at the first thread count",
+    )
+    parser.add_argument("--rss-child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.rss_child:
+        return rss_child(args.rss_child)
+    if "opgraph" not in args.paths:
+        parser.error("--paths: the table is relative to opgraph; include it")
+
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
+    print(f"CPU: {cpu}, {os.cpu_count()} cores; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}")
+    print(f"prompt {' and '.join(map(str, PROMPTS))} tokens; decode {NEW_TOKENS} new tokens after {PROMPTS[0]}")
+    for path, reason in NOT_MEASURED.items():
+        print(f"{path}: not measured: {reason}")
+    notes = []
+    for table in args.tables:
+        TABLES[table](args, notes)
     if notes:
         print("\nnotes:\n  " + "\n  ".join(notes))
 
