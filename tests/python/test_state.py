@@ -120,7 +120,7 @@ def test_the_command_line_runs_a_graph_with_state(tmp_path, opgraph_cli):
     assert "x: float32[1, 4]" in result.stdout
 
 
-def test_an_input_the_model_updates_in_place_becomes_state_sized_per_state_object(tmp_path):
+def test_an_input_the_model_updates_in_place_becomes_state_where_asked_sized_per_state_object(tmp_path):
     import torch
 
     from opgraph.ir import extract_ir
@@ -131,9 +131,11 @@ def test_an_input_the_model_updates_in_place_becomes_state_sized_per_state_objec
             return total * 2
 
     batch = torch.export.Dim("batch")
-    ir = extract_ir(
-        Accumulate(), (torch.ones(2, 3), torch.zeros(2, 3)), dynamic_shapes={"x": {0: batch}, "total": {0: batch}}
-    )
+    example = (torch.ones(2, 3), torch.zeros(2, 3))
+    dynamic = {"x": {0: batch}, "total": {0: batch}}
+    # Not asked: the input stays one.
+    assert [v.name for v in extract_ir(Accumulate(), example, dynamic_shapes=dynamic).graph.inputs] == ["x", "total"]
+    ir = extract_ir(Accumulate(), example, dynamic_shapes=dynamic, inputs_as_state=True)
     ir.save(tmp_path / "accumulate.opg")
     session = opgraph.Session(tmp_path / "accumulate.opg")
     assert [v.name for v in session.inputs] == ["x"]

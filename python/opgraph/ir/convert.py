@@ -25,13 +25,17 @@ from .packages import packages_of
 from .registry import get_conversion_fn
 
 
-def extract_ir(model, inputs, *, strict=False, dynamic_shapes=None, decompose=None):
+def extract_ir(model, inputs, *, strict=False, dynamic_shapes=None, decompose=None, inputs_as_state=False):
     """The IR of ``model`` called on ``inputs``: exported, made functional and
     decomposed as ``decompose`` says (see ``decompose.mode_of``): by default
-    into Core ATen wherever the runtime has no kernel for an op."""
+    into Core ATen wherever the runtime has no kernel for an op. A buffer the
+    model updates in place becomes state; with ``inputs_as_state``, so does
+    an input it updates in place (a KV cache given as inputs, whose dynamic
+    dimensions then size each state object), which the graph no longer takes;
+    without, such an input stays an input, and the update is not kept."""
     exported = export_model(model, inputs, strict=strict, dynamic_shapes=dynamic_shapes)
     exported = functional_program(exported, decompose)
-    return convert_program(exported, name=type(model).__name__)
+    return convert_program(exported, name=type(model).__name__, inputs_as_state=inputs_as_state)
 
 
 def _default_conversion(node_info: NodeInfo) -> OpNode:
@@ -46,8 +50,9 @@ def _default_conversion(node_info: NodeInfo) -> OpNode:
 
 
 class _Converter:
-    def __init__(self, exported, name):
+    def __init__(self, exported, name, inputs_as_state):
         self.exported = exported
+        self.inputs_as_state = inputs_as_state
         self.graph = _C.Graph(name)
         self.symbols = {}  # torch's sympy symbol -> our symbol
         self.metas = {}  # FX node name -> ValueInfo
@@ -94,7 +99,7 @@ class _Converter:
             **signature.inputs_to_buffers,
             **signature.inputs_to_lifted_tensor_constants,
         }
-        updates = mutated_values(self.exported)  # buffer or input -> the FX node it holds after a call
+        updates = mutated_values(self.exported, self.inputs_as_state)  # buffer or input -> its value after a call
         node_names = {node.name for node in self.exported.graph.nodes}
         for node in self.exported.graph.nodes:
             if node.op == "placeholder":
@@ -302,6 +307,6 @@ def _bind(op_type, schema, args, kwargs):
     return values
 
 
-def convert_program(exported, name="model"):
-    """The IR of a ``torch.export.ExportedProgram``."""
-    return _Converter(exported, name).run()
+def convert_program(exported, name="model", inputs_as_state=False):
+    """The IR of a ``torch.export.ExportedProgram``; ``inputs_as_state`` as extract_ir's."""
+    return _Converter(exported, name, inputs_as_state).run()

@@ -4,11 +4,12 @@ carry, running statistics), which the graph keeps as state
 
 ``run_decompositions`` functionalizes an in-place update of a buffer or an
 input into a new value that the program returns as a mutation; each such
-buffer or input becomes a state whose update is that value. An input
-becomes state as OpenVINO's stateful models turn a KV cache's inputs and
-outputs into state: the value persists from run to run in the Session's
-state object instead of being given by the caller, and its symbolic sizes
-(a batch, say) are chosen per state object. Some models hold one tensor
+buffer becomes a state whose update is that value, and so does such an
+input where extract_ir is asked to (``inputs_as_state``), as OpenVINO's
+stateful models turn a KV cache's inputs and outputs into state: the value
+persists from run to run in the Session's state object instead of being
+given by the caller, and its symbolic sizes (a batch, say) are chosen per
+state object. Some models hold one tensor
 under two names (transformers' static cache registers its tensors as
 buffers, while its layers' attention reads the same tensors as attributes,
 which torch.export lifts as constants): two inputs aliasing one tensor that
@@ -53,10 +54,8 @@ def read_aliases_as_buffers(exported):
     return exported
 
 
-def mutated_values(exported):
-    """Buffer or input name -> the FX node whose value it holds after a call, for a functional program."""
-    return {
-        spec.target: spec.arg.name
-        for spec in exported.graph_signature.output_specs
-        if spec.kind in (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION)
-    }
+def mutated_values(exported, inputs=False):
+    """Buffer (and, with ``inputs``, input) name -> the FX node whose value it holds after a call, for a
+    functional program."""
+    kinds = (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION) if inputs else (OutputKind.BUFFER_MUTATION,)
+    return {spec.target: spec.arg.name for spec in exported.graph_signature.output_specs if spec.kind in kinds}

@@ -86,7 +86,9 @@ def export(model, folder, *, max_seq_len, tokenizer=None, dtype="float32"):
         "values": [{0: batch}] * len(values),
     }
     with torch.no_grad():
-        ir = progress.step("export and conversion", lambda: extract_ir(decoder, example, dynamic_shapes=dynamic))
+        ir = progress.step(
+            "export and conversion", lambda: extract_ir(decoder, example, dynamic_shapes=dynamic, inputs_as_state=True)
+        )
     progress.step("writing model.opg", lambda: ir.save(folder / "model.opg"))
     config = {"eos_token_id": _eos_ids(model), "max_seq_len": max_seq_len, "vocab_size": model.config.vocab_size}
     (folder / "generation_config.json").write_text(json.dumps(config, indent=2) + "\n")
