@@ -13,6 +13,7 @@
 #include <limits>
 #include <memory>
 
+#include "core/mapped_pages.h"
 #include "graph/json_summary.h"
 
 namespace opgraph {
@@ -100,7 +101,8 @@ void write_file(const std::string& path, const std::string& header, const std::v
 
 // ---------------------------------------------------------------- loading
 
-// The whole file, mapped privately (copy-on-write): weights are views into it.
+// The whole file, mapped privately (copy-on-write): weights are views into
+// it. Kernels that pack a weight release its pages (core/mapped_pages.h).
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path) {
@@ -117,12 +119,15 @@ class MappedFile {
       ::close(fd);
       OPGRAPH_CHECK(data != MAP_FAILED, "cannot map '", path, "': ", std::strerror(errno));
       data_ = static_cast<uint8_t*>(data);
+      note_file_mapping(data_, size_);
     } else {
       ::close(fd);
     }
   }
   ~MappedFile() {
-    if (data_) ::munmap(data_, size_);
+    if (data_ == nullptr) return;
+    forget_file_mapping(data_);
+    ::munmap(data_, size_);
   }
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -91,6 +92,23 @@ GenerationConfig read_generation_config(const std::filesystem::path& path) {
                 ": max_seq_len must be a positive int (the length of the KV cache), got ", max_seq_len.dump());
   read.max_seq_len = max_seq_len.get<int64_t>();
   return read;
+}
+
+// The sizes of the runs a prompt of `tokens` is prefilled in: `chunk` each,
+// but for the last two, which share their tokens evenly. A last run of a few
+// tokens would multiply on other kernels than the runs before it, each with
+// a packed copy of every weight of its own (oneDNN's layout below 128 rows,
+// MKL's from 128): Qwen2.5-0.5B in float32 peaked at 5.1 GB for a 600-token
+// prompt in runs of 512 and 88, at 3.7 GB in two of 300.
+std::vector<int64_t> prefill_runs(int64_t tokens, int64_t chunk) {
+  std::vector<int64_t> runs(static_cast<size_t>(tokens / chunk), chunk);
+  if (tokens % chunk != 0) runs.push_back(tokens % chunk);
+  if (runs.size() >= 2) {
+    const int64_t last_two = runs[runs.size() - 2] + runs.back();
+    runs[runs.size() - 2] = (last_two + 1) / 2;
+    runs.back() = last_two / 2;
+  }
+  return runs;
 }
 
 Tensor int64_tensor(Shape shape, std::span<const int64_t> values) {
@@ -262,8 +280,11 @@ std::vector<GenerationResult> Generator::decode(std::span<const std::span<const 
 
   const Clock::time_point start = Clock::now();
   Tensor logits;
-  for (int64_t first = 0; first < length; first += options_.prefill_chunk)
-    logits = forward(first, std::min(length - first, options_.prefill_chunk));
+  int64_t first = 0;
+  for (const int64_t count : prefill_runs(length, options_.prefill_chunk)) {
+    logits = forward(first, count);
+    first += count;
+  }
   const double prompt_seconds = seconds_since(start);
   const Clock::time_point decode_start = Clock::now();
   int64_t position = length;

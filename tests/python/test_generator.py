@@ -93,6 +93,9 @@ def test_greedy_tokens_follow_the_cache_across_runs(tmp_path):
     # A prompt longer than a chunk runs in several runs at their offsets.
     chunked = Generator(tmp_path / "m", prefill_chunk=2)
     assert chunked.generate([1, 1, 1, 1, 1], max_new_tokens=3) == greedy([1] * 5, 64, 3)
+    # The last two chunks share their tokens: 9 tokens run as 4, 3 and 2.
+    chunked = Generator(tmp_path / "m", prefill_chunk=4)
+    assert chunked.generate([1, 2] * 4 + [1], max_new_tokens=3) == greedy([1, 2] * 4 + [1], 64, 3)
 
 
 def test_stops_at_eos_and_at_the_cache_length(tmp_path):

@@ -66,22 +66,22 @@ TEST(PreparedWeights, DerivedIsMadeOncePerKeyAndSharedAfter) {
       return std::make_shared<const int>(value);
     };
   };
-  const auto first = prepared.derived({1, 2}, make(7));
+  const auto first = prepared.derived({1, 2}, {}, make(7));
   EXPECT_EQ(made, 1);
   EXPECT_EQ(*static_cast<const int*>(first.get()), 7);
   // The same key: the kept form, whatever make() would give now.
-  const auto again = prepared.derived({1, 2}, make(8));
+  const auto again = prepared.derived({1, 2}, {}, make(8));
   EXPECT_EQ(made, 1);
   EXPECT_EQ(again.get(), first.get());
   // Other keys, including a prefix, an extension and the empty one: their own forms.
   for (const PreparedWeights::Key& key :
        {PreparedWeights::Key{1}, PreparedWeights::Key{1, 2, 0}, PreparedWeights::Key{2, 1}, PreparedWeights::Key{}}) {
-    const auto other = prepared.derived(key, make(9));
+    const auto other = prepared.derived(key, {}, make(9));
     EXPECT_NE(other.get(), first.get());
     EXPECT_EQ(*static_cast<const int*>(other.get()), 9);
   }
   EXPECT_EQ(made, 5);
-  EXPECT_EQ(prepared.derived({}, make(10)).get(), prepared.derived({}, make(11)).get());
+  EXPECT_EQ(prepared.derived({}, {}, make(10)).get(), prepared.derived({}, {}, make(11)).get());
   EXPECT_EQ(made, 5);
 }
 
@@ -96,7 +96,7 @@ TEST(PreparedWeights, FourThreadsAtOnceShareOneForm) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < kRounds; ++round) {
         start.arrive_and_wait();  // every thread asks for the round's key together
-        const auto form = prepared.derived({round, 42}, [&] {
+        const auto form = prepared.derived({round, 42}, {}, [&] {
           ++made;
           std::this_thread::yield();
           return std::make_shared<const int>(round);

@@ -244,7 +244,7 @@ const void* converted_weights(const KernelContext& context, const std::shared_pt
                               std::vector<int64_t> key, const Tensor& weight, dnnl::stream& stream) {
   if (!plan->weights.convert || !is_constant_input(context, 1)) return nullptr;
   key.push_back(reinterpret_cast<intptr_t>(weight.data()));
-  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, [&] {
+  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, spanned_bytes(weight), [&] {
     auto converted =
         std::make_shared<Tensor>(Tensor::empty({static_cast<int64_t>(plan->weights.chosen.get_size())}, DType::UInt8));
     dnnl::memory plain(plan->weights.plain, onednn_engine(), weight.data());

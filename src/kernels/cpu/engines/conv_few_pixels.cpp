@@ -115,7 +115,7 @@ const float* packed_weight(const KernelContext& context, const Tensor& weight, i
                                  weight.size(3),
                                  parts,
                                  reinterpret_cast<intptr_t>(weight.data())};
-  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, [&] {
+  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, spanned_bytes(weight), [&] {
     auto packed = std::make_shared<Tensor>(Tensor::empty({out_channels * channels * taps}, DType::Float32));
     const float* w = weight.data_ptr<float>();
     float* to = packed->data_ptr<float>();

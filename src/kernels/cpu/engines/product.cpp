@@ -228,7 +228,8 @@ const void* packed_weight(const KernelContext& context, const ProductPlan& plan,
                           dnnl::stream& stream) {
   PreparedWeights::Key key = plan.packed_layout;
   key.push_back(reinterpret_cast<intptr_t>(p.w.data));
-  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, [&] {
+  const std::span<const std::byte> source(static_cast<const std::byte*>(p.w.data), plan.plain_w.get_size());
+  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, source, [&] {
     auto packed = std::make_shared<Tensor>(Tensor::empty({static_cast<int64_t>(plan.w.get_size())}, DType::UInt8));
     dnnl::memory from(plan.plain_w, onednn_engine(), p.w.data), to(plan.w, onednn_engine(), packed->data());
     dnnl::reorder(from, to).execute(stream, from, to);

@@ -9,6 +9,7 @@
 #include "kernels/cpu/util/prepared_weights.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <memory>
 #include <type_traits>
@@ -175,7 +176,9 @@ Panels<Element> packed_panels(const KernelContext& context, const float* w, int6
   // The key's length (6) sets it apart from the other kinds of packed weight.
   const PreparedWeights::Key key{
       -k, -n, row_stride, column_stride, static_cast<int64_t>(DTypeOf<Element>::value), reinterpret_cast<intptr_t>(w)};
-  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, [&] {
+  const std::span<const std::byte> source =
+      spanned_bytes(w, std::array{k, n}, std::array{row_stride, column_stride}, sizeof(float));
+  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, source, [&] {
     const Panels<Element> shape{nullptr, k, n, full};
     const int64_t last = shape.count() - 1, padded = shape.column(last) + shape.width(last);
     std::shared_ptr<void> packed = streamed_buffer(static_cast<size_t>(padded * k) * sizeof(Element));

@@ -99,7 +99,8 @@ const PackedSlices& packed_slices(const KernelContext& context, const Product& p
   const int64_t k = p.w.shape[0], n = p.w.shape[1];
   const PreparedWeights::Key key{
       kPackedKey, k, n, p.w.strides[0], p.w.strides[1], slices, reinterpret_cast<intptr_t>(p.w.data)};
-  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, [&] {
+  const std::span<const std::byte> source = spanned_bytes(p.w.data, p.w.shape, p.w.strides, sizeof(float));
+  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, source, [&] {
     auto packed = std::make_shared<PackedSlices>();
     packed->columns = slice_columns(n, slices);
     // A slice starts `first` columns in: along the contiguous dim of a

@@ -308,7 +308,7 @@ const T* transposed_weight(const KernelContext& context, size_t input, const Ten
   }
   // Negative sizes set the key apart from the products' (a layout's words, then the weight's address).
   const PreparedWeights::Key key{-n, -k, -slices.count, reinterpret_cast<intptr_t>(w.data())};
-  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, [&] {
+  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, spanned_bytes(w), [&] {
     auto copy = std::make_shared<Tensor>(make());
     return std::shared_ptr<const void>(copy, copy->data());
   });

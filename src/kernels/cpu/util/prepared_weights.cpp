@@ -54,6 +54,18 @@ struct Chunk {
 
 }  // namespace
 
+std::span<const std::byte> spanned_bytes(const void* data, std::span<const int64_t> shape,
+                                         std::span<const int64_t> strides, size_t itemsize) {
+  int64_t lowest = 0, highest = 0;  // the offsets of the first and last elements
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) return {};
+    const int64_t reach = (shape[d] - 1) * strides[d];
+    (reach < 0 ? lowest : highest) += reach;
+  }
+  const auto* first = static_cast<const std::byte*>(data) + lowest * static_cast<int64_t>(itemsize);
+  return {first, static_cast<size_t>(highest - lowest + 1) * itemsize};
+}
+
 std::shared_ptr<void> streamed_buffer(size_t bytes) {
   const size_t rounded = round_up(bytes, 64);
   if (rounded > kChunk / 2) return huge_pages(rounded);

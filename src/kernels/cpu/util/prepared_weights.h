@@ -8,6 +8,7 @@
 // kept for the node's later calls, of every run.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <span>
 #include <vector>
 
+#include "core/mapped_pages.h"
 #include "opgraph/registry/registry.h"
 
 namespace opgraph::kernels {
@@ -32,13 +34,20 @@ class PreparedWeights : public KernelState {
   bool is_constant(size_t input) const { return input < constant_.size() && constant_[input]; }
   Precision precision() const { return precision_; }
 
-  // The form kept under `key`, made by make() on the first call. Made under
-  // the lock: it happens once per form, and concurrent runs then share it.
+  // The form kept under `key`, made by make() on the first call from the
+  // weight's bytes `source`. Made under the lock: it happens once per form,
+  // and concurrent runs then share it. Once it is made, the kernel reads the
+  // form instead of the source: the source's pages in the file a Session
+  // loaded leave resident memory (release_file_pages), and come back only
+  // if something reads the weight in place again.
   template <typename Make>
-  std::shared_ptr<const void> derived(const Key& key, Make&& make) {
+  std::shared_ptr<const void> derived(const Key& key, std::span<const std::byte> source, Make&& make) {
     std::lock_guard lock(mutex_);
     auto [entry, inserted] = derived_.try_emplace(key);
-    if (inserted) entry->second = make();
+    if (inserted) {
+      entry->second = make();
+      release_file_pages(source.data(), source.size());
+    }
     return entry->second;
   }
 
@@ -48,6 +57,14 @@ class PreparedWeights : public KernelState {
   std::mutex mutex_;
   std::map<Key, std::shared_ptr<const void>> derived_;
 };
+
+// The bytes from `data` that elements of `itemsize` bytes at `strides`
+// span, for `shape` (none where it holds no element).
+std::span<const std::byte> spanned_bytes(const void* data, std::span<const int64_t> shape,
+                                         std::span<const int64_t> strides, size_t itemsize);
+inline std::span<const std::byte> spanned_bytes(const Tensor& t) {
+  return spanned_bytes(t.data(), t.shape(), t.strides(), t.itemsize());
+}
 
 // Zeroed memory of `bytes` for a derived form that kernels stream from
 // memory on every call (the one-row product's panels), in 2 MiB pages where
