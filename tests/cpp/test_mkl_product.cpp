@@ -90,6 +90,22 @@ TEST(MklProduct, TallProductsOnOneToThreeThreads) {
   }
 }
 
+TEST(MklProduct, OnePackedCopyServesShortAndTallProducts) {
+  // 128 rows split the columns among the threads, 800 the rows: both read the same slices.
+  const Case short_case{.m = 128}, tall_case{.m = 800};
+  const Tensors short_tensors(short_case), tall_tensors(tall_case);
+  ThreadPool pool(2);
+  PreparedWeights prepared({false, true}, Precision::Float32);
+  const KernelContext session = prepared_context(pool, prepared);
+  const Tensor short_out = Tensor::empty({128, short_case.n}, DType::Float32);
+  const Tensor tall_out = Tensor::empty({800, tall_case.n}, DType::Float32);
+  ASSERT_TRUE(mkl_product(session, short_tensors.product(short_case, short_out)));
+  Product tall = tall_tensors.product(tall_case, tall_out);
+  tall.w = operand(short_tensors.w, 2, /*transposed=*/true);  // the same weight
+  ASSERT_TRUE(mkl_product(session, tall));
+  EXPECT_EQ(prepared.forms(), 1u);
+}
+
 TEST(MklProduct, EveryEpilogue) {
   for (Activation activation : {Activation::None, Activation::ReLU, Activation::GELU, Activation::GELUTanh,
                                 Activation::Sigmoid, Activation::Tanh, Activation::ReLU6, Activation::SiLU}) {

@@ -8,11 +8,11 @@
 // MKL runs on its sequential layer and opgraph splits the work: the columns
 // into one slice per thread, each slice packed on its own, so that each
 // thread streams its part of the weight once; or, for tall products, the
-// rows. (MKL's own threading ran 768 x 768 products of up to 512 rows on one
-// thread.) What oneDNN applies as post-ops (bias, activation, multiplier) is
-// a pass over each thread's part right after its product, while it is in
-// cache: oneDNN's binary and eltwise primitives take such strided parts with
-// their reference kernels only.
+// rows, each thread taking its band through every slice. One packed copy
+// serves both: a prompt's chunks of different lengths share it. (MKL's own threading ran 768 x 768 products of up to
+// 512 rows on one thread.) What oneDNN applies as post-ops (bias, activation, multiplier) is a pass over each thread's
+// part right after its product, while it is in cache: oneDNN's binary and eltwise primitives take such strided parts
+// with their reference kernels only.
 #include "kernels/cpu/mkl/mkl_product.h"
 
 #include <mkl.h>
@@ -175,22 +175,26 @@ bool mkl_product(const KernelContext& given_context, const Product& p) {
 
   const KernelContext context = context_for_work(given_context, 2 * m * n * k);
   const int64_t threads = context.pool->num_threads();
-  const bool split_rows = m >= kSplitRowsPerThread * threads;
-  const int64_t slices = split_rows ? 1 : std::min<int64_t>(threads, (n + kSliceColumns - 1) / kSliceColumns);
-  const int64_t parts = split_rows ? threads : slices;
+  // A slice per thread of the session's, whatever the row count: one packed
+  // copy of the weight serves every product.
+  const int64_t slices = std::min<int64_t>(given_context.pool->num_threads(), (n + kSliceColumns - 1) / kSliceColumns);
   const PackedSlices& packed = packed_slices(context, p, *w, slices);
+  const bool split_rows = m >= kSplitRowsPerThread * threads;
+  // A part is a band of rows across every slice, or a slice across every row.
+  const int64_t parts = split_rows ? threads : slices;
   context.pool->parallel_for(0, parts, 1, [&](int64_t begin, int64_t end) {
     for (int64_t part = begin; part < end; ++part) {
-      const int64_t s = split_rows ? 0 : part;
       const int64_t top = split_rows ? m * part / parts : 0, bottom = split_rows ? m * (part + 1) / parts : m;
-      const int64_t first = packed.columns[s], width = packed.columns[s + 1] - first;
       const float* a_rows = static_cast<const float*>(p.a.data) + top * (a->transpose == CblasNoTrans ? a->leading : 1);
-      cblas_sgemm_compute(CblasRowMajor, a->transpose, CblasPacked, static_cast<MKL_INT>(bottom - top),
-                          static_cast<MKL_INT>(width), static_cast<MKL_INT>(k), a_rows, a->leading,
-                          static_cast<const float*>(packed.packs[s].data()), static_cast<MKL_INT>(width),
-                          p.accumulate ? 1.0f : 0.0f, static_cast<float*>(p.dst.data) + top * dst->leading + first,
-                          dst->leading);
-      finish_part(p, top, bottom, first, first + width);
+      for (int64_t s = split_rows ? 0 : part; s < (split_rows ? slices : part + 1); ++s) {
+        const int64_t first = packed.columns[s], width = packed.columns[s + 1] - first;
+        cblas_sgemm_compute(CblasRowMajor, a->transpose, CblasPacked, static_cast<MKL_INT>(bottom - top),
+                            static_cast<MKL_INT>(width), static_cast<MKL_INT>(k), a_rows, a->leading,
+                            static_cast<const float*>(packed.packs[s].data()), static_cast<MKL_INT>(width),
+                            p.accumulate ? 1.0f : 0.0f, static_cast<float*>(p.dst.data) + top * dst->leading + first,
+                            dst->leading);
+        finish_part(p, top, bottom, first, first + width);
+      }
     }
   });
   return true;

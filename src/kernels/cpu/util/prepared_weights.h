@@ -51,6 +51,12 @@ class PreparedWeights : public KernelState {
     return entry->second;
   }
 
+  // How many forms it keeps.
+  size_t forms() {
+    std::lock_guard lock(mutex_);
+    return derived_.size();
+  }
+
  private:
   std::vector<bool> constant_;
   Precision precision_;
