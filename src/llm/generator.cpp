@@ -28,8 +28,14 @@ std::string read_text(const std::filesystem::path& path) {
   return text.str();
 }
 
-// Checks the graph's inputs against the Generator's (see generator.h).
-void check_inputs(const Session& session, const std::string& model, int64_t max_seq_len) {
+// What the graph's inputs tell the Generator, checked against its form (see generator.h).
+struct GraphInputs {
+  std::string batch_symbol;  // input_ids' batch dimension where it is a symbol
+  bool position_ids = false;
+  bool attention_mask = false;
+};
+
+GraphInputs check_inputs(const Session& session, const std::string& model, int64_t max_seq_len) {
   std::string given;
   for (const ValueInfo& input : session.inputs())
     given += (given.empty() ? "" : ", ") + input.name + ": " + input.type_str();
@@ -64,6 +70,9 @@ void check_inputs(const Session& session, const std::string& model, int64_t max_
   const ValueInfo* mask = find("attention_mask");
   if (mask != nullptr && mask->shape[1] != Dim(max_seq_len))
     fail(detail::concat("attention_mask's second dimension should be max_seq_len, ", max_seq_len));
+  return {.batch_symbol = find("input_ids")->shape[0].symbol,
+          .position_ids = find("position_ids") != nullptr,
+          .attention_mask = mask != nullptr};
 }
 
 struct GenerationConfig {
@@ -148,12 +157,10 @@ Generator::Generator(const std::string& folder, GeneratorOptions options) : fold
   const GenerationConfig config = read_generation_config(root / "generation_config.json");
   eos_ = config.eos;
   max_seq_len_ = config.max_seq_len;
-  check_inputs(*session_, name, max_seq_len_);
-  for (const ValueInfo& input : session_->inputs()) {
-    if (input.name == "input_ids") batch_symbol_ = input.shape[0].symbol;
-    position_ids_ = position_ids_ || input.name == "position_ids";
-    attention_mask_ = attention_mask_ || input.name == "attention_mask";
-  }
+  const GraphInputs inputs = check_inputs(*session_, name, max_seq_len_);
+  batch_symbol_ = inputs.batch_symbol;
+  position_ids_ = inputs.position_ids;
+  attention_mask_ = inputs.attention_mask;
   if (std::filesystem::exists(root / "tokenizer.json"))
     tokenizer_ = Tokenizer::from_file((root / "tokenizer.json").string());
 }
@@ -251,9 +258,12 @@ std::vector<GenerationResult> Generator::decode(std::span<const std::span<const 
     sequence.result.prompt_tokens = static_cast<int64_t>(prompt.size());
   }
   State state = batch_symbol_.empty() ? session_->new_state() : session_->new_state({{batch_symbol_, rows}});
-  std::vector<int64_t> mask(static_cast<size_t>(rows * max_seq_len_));
+  // The same for every run: 0 at each row's padding.
+  Tensor mask = Tensor::empty({rows, max_seq_len_}, DType::Int64);
   for (int64_t r = 0; r < rows; ++r) {
-    std::fill_n(mask.begin() + r * max_seq_len_ + sequences[r].padding, max_seq_len_ - sequences[r].padding, 1);
+    int64_t* row = mask.data_ptr<int64_t>() + r * max_seq_len_;
+    std::fill_n(row, sequences[r].padding, 0);
+    std::fill_n(row + sequences[r].padding, max_seq_len_ - sequences[r].padding, 1);
   }
 
   // Runs cache positions [first, first + count) of every row; returns each row's last logits.
@@ -268,7 +278,7 @@ std::vector<GenerationResult> Generator::decode(std::span<const std::span<const 
     for (int64_t i = 0; i < count; ++i) cache_positions[static_cast<size_t>(i)] = first + i;
     std::vector<std::pair<std::string, Tensor>> inputs = {{"input_ids", int64_tensor({rows, count}, ids)},
                                                           {"cache_position", int64_tensor({count}, cache_positions)}};
-    if (attention_mask_) inputs.emplace_back("attention_mask", int64_tensor({rows, max_seq_len_}, mask));
+    if (attention_mask_) inputs.emplace_back("attention_mask", mask);
     if (position_ids_) inputs.emplace_back("position_ids", int64_tensor({rows, count}, positions));
     return session_->run(std::span<const std::pair<std::string, Tensor>>(inputs), &state).at(0);
   };

@@ -171,6 +171,47 @@ def test_bad_input_is_an_error_naming_what_was_expected(tmp_path):
         Generator(stateless)
     with pytest.raises(opgraph.Error, match="has no model.opg"):
         Generator(tmp_path)
+    # The C++ batch call, given no prompt at all (a Python [] is an empty id prompt).
+    with pytest.raises(opgraph.Error, match="no prompts given"):
+        generator._generator.generate([], 4, 0.0, None, None, None, [], None, None)
+
+
+def graph_taking(inputs, vocab=64):
+    """A graph with a cache and logits, taking ``inputs`` ((name, dtype, shape) each), as a Generator reads it."""
+    g = opgraph.Graph("g")
+    for name, dtype, shape in inputs:
+        g.add_input(name, dtype, shape)
+    g.add_constant("grid", "float32", [vocab])
+    g.add_state("cache", "float32", [1, MAX_SEQ_LEN], update="cache_next")
+    g.add_node("aten::neg", ["cache"], ["cache_next"])
+    g.add_node("aten::neg", ["grid"], ["logits"])
+    g.add_output("logits")
+    return g, {"grid": np.zeros(vocab, np.float32)}
+
+
+IDS, POSITIONS = ("input_ids", "int64", [1, "T"]), ("cache_position", "int64", ["T"])
+
+
+@pytest.mark.parametrize(
+    "inputs, message",
+    [
+        ([IDS], r"\(cache_position is missing\)"),
+        ([("input_ids", "float32", [1, "T"]), POSITIONS], r"\(input_ids should be int64 with 2 dimensions\)"),
+        ([IDS, POSITIONS, ("scale", "float32", [1])], r"\(it takes inputs a Generator does not give\)"),
+        (
+            [("input_ids", "int64", ["B", "T"]), POSITIONS, ("attention_mask", "int64", ["B", 5])],
+            r"\(attention_mask's second dimension should be max_seq_len, 12\)",
+        ),
+    ],
+)
+def test_a_graph_with_other_inputs_is_refused_naming_them(tmp_path, inputs, message):
+    graph, weights = graph_taking(inputs)
+    opgraph.save_opg(tmp_path / "model.opg", graph, weights)
+    (tmp_path / "generation_config.json").write_text(json.dumps({"eos_token_id": None, "max_seq_len": MAX_SEQ_LEN}))
+    with pytest.raises(
+        opgraph.Error, match="a Generator runs a graph with the inputs input_ids: int64.B, T.*" + message
+    ):
+        Generator(tmp_path)
 
 
 def test_the_command_line_streams_the_same_tokens(tmp_path, opgraph_cli, byte_tokenizer):
