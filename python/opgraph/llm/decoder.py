@@ -8,8 +8,8 @@ import torch
 
 
 class Decoder(torch.nn.Module):
-    """``forward(input_ids, cache_position, [position_ids,] attention_mask, keys, values)`` -> the last
-    position's logits of each row. ``keys`` and ``values`` are each layer's cache, [batch, kv heads,
+    """``forward(input_ids, cache_position, position_ids, attention_mask, keys, values)`` -> the last
+    position's logits of each row (``position_ids`` goes unused by a model that takes none). ``keys`` and ``values`` are each layer's cache, [batch, kv heads,
     max_seq_len, head dim], which the forward pass updates in place: extraction makes them the graph's state,
     sized per state object, so that one graph decodes any number of sequences at once."""
 

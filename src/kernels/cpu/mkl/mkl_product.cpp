@@ -9,10 +9,12 @@
 // into one slice per thread, each slice packed on its own, so that each
 // thread streams its part of the weight once; or, for tall products, the
 // rows, each thread taking its band through every slice. One packed copy
-// serves both: a prompt's chunks of different lengths share it. (MKL's own threading ran 768 x 768 products of up to
-// 512 rows on one thread.) What oneDNN applies as post-ops (bias, activation, multiplier) is a pass over each thread's
-// part right after its product, while it is in cache: oneDNN's binary and eltwise primitives take such strided parts
-// with their reference kernels only.
+// serves both: a prompt's chunks of different lengths share it. (MKL's own
+// threading ran 768 x 768 products of up to 512 rows on one thread.) What
+// oneDNN applies as post-ops (bias, activation, multiplier) is a pass over
+// each thread's part right after its product, while it is in cache:
+// oneDNN's binary and eltwise primitives take such strided parts with their
+// reference kernels only.
 #include "kernels/cpu/mkl/mkl_product.h"
 
 #include <mkl.h>
