@@ -206,11 +206,13 @@ def load_torch(name, precision):
 
 
 def opgraph_folder(name):
-    from opgraph.llm import Generator, export
+    from opgraph import load_opg
+    from opgraph.llm import export
 
     folder = WORK / name / "opgraph"
-    # A folder written before export batched sequences is written again.
-    if not (folder / "model.opg").exists() or not Generator(folder).batches:
+    model = folder / "model.opg"
+    # A folder written before export batched sequences (no attention_mask input) is written again.
+    if not model.exists() or "attention_mask" not in (i.name for i in load_opg(model)[0].inputs):
         log(f"{name}: opgraph.llm.export")
         export(load_torch(name, "float32"), folder, max_seq_len=MAX_SEQ_LEN)
     return folder
@@ -462,6 +464,11 @@ def agreeing(tokens, reference):
     return count
 
 
+def why_not(error):
+    """What a path that cannot run a row reports instead: the error's type and first line."""
+    return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+
+
 def measure(name, precision, threads, paths, rounds, reference):
     """Figures per path for one row, the paths interleaved round by round."""
     loaded, figures, skipped = {}, {}, {}
@@ -472,7 +479,7 @@ def measure(name, precision, threads, paths, rounds, reference):
             tokens, _, _ = loaded[path].generate(prompt_ids(PROMPTS[0]), NEW_TOKENS)  # warm-up, compiles
             figures[path] = Figures(agree=agreeing(tokens, reference))
         except Exception as error:  # a path that cannot run this row is reported, not timed
-            skipped[path] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+            skipped[path] = why_not(error)
             loaded.pop(path, None)
     for round_ in range(rounds):
         for path, runner in loaded.items():
@@ -501,7 +508,7 @@ def serving(name, precision, threads, paths, batches, rounds):
             runner.generate_batch(serving_prompts(batches[0]), 2)  # warm-up
             loaded[path] = runner
         except Exception as error:
-            skipped[path] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+            skipped[path] = why_not(error)
     for round_ in range(rounds):
         for batch in batches:
             for path, runner in loaded.items():
