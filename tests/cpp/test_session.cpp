@@ -38,8 +38,10 @@ Tensor bfloat16_values(const Tensor& t) {
 }
 
 // The small CNN computed op by op with the registry's call(), the operands
-// of its products (not their biases) passed through `operand`.
-Tensor cnn_by_calls(const Tensor& x, const Weights& w, Tensor (*operand)(const Tensor&) = same) {
+// of its products (not their biases) passed through `operand`, but for the
+// linear layer's input, passed through `linear_input` where one is given.
+Tensor cnn_by_calls(const Tensor& x, const Weights& w, Tensor (*operand)(const Tensor&) = same,
+                    Tensor (*linear_input)(const Tensor&) = nullptr) {
   auto run = [](const char* op, std::vector<Tensor> inputs, const NamedAttrs& attrs = {}) {
     return call(op, inputs, attrs)[0];
   };
@@ -47,7 +49,7 @@ Tensor cnn_by_calls(const Tensor& x, const Weights& w, Tensor (*operand)(const T
                  {{"stride", std::vector<int64_t>{1, 1}}, {"groups", int64_t{1}}});
   Tensor p = run("aten::max_pool2d", {run("aten::relu", {c})}, {{"kernel_size", std::vector<int64_t>{2, 2}}});
   Tensor f = run("aten::flatten.using_ints", {p}, {{"start_dim", int64_t{1}}});
-  return run("aten::linear", {operand(f), operand(w.at("fc.weight")), w.at("fc.bias")});
+  return run("aten::linear", {(linear_input ? linear_input : operand)(f), operand(w.at("fc.weight")), w.at("fc.bias")});
 }
 
 void expect_close(const Tensor& got, const Tensor& want, float tolerance = 1e-5f) {
@@ -459,10 +461,14 @@ TEST(Session, OptimizeFusesTheReluIntoTheConvolution) {
 TEST(Session, Bf16PrecisionRoundsTheOperandsOfProductsWithWeights) {
   if (!cpu_has_bf16()) GTEST_SKIP() << "this CPU does not multiply bfloat16 (AVX-512 BF16 or AMX)";
   const Weights weights = small_cnn_weights();
-  const Tensor x = random_tensor({3, 3, 8, 8}, 5);
+  const Tensor x = random_tensor({9, 3, 8, 8}, 5);
   const Session session(small_cnn(), weights, {.precision = Precision::BFloat16});
   const Tensor got = session.run({{"x", x}})[0];
   expect_close(got, cnn_by_calls(x, weights, bfloat16_values));
+  // A linear layer of a few rows (decoding steps) streams its bfloat16
+  // weight at memory speed with its input as it is (few_rows_product.h).
+  const Tensor few = x.slice(0, 0, 3).contiguous();
+  expect_close(session.run({{"x", few}})[0], cnn_by_calls(few, weights, bfloat16_values, same));
   const Tensor float32 = cnn_by_calls(x, weights);
   float largest = 0;
   for (int64_t i = 0; i < got.numel(); ++i) {

@@ -60,8 +60,9 @@ struct SessionOptions {
   // twice as fast where the CPU multiplies bfloat16 in hardware (AVX-512 BF16,
   // AMX), which it must. Inputs, outputs and every other op stay float32, so
   // that the outputs differ from float32's by about bfloat16's rounding of
-  // the products' operands (2^-9 relative). A product of one row (a decoding
-  // step) stays float32.
+  // the products' operands (2^-9 relative). A product of up to 8 rows
+  // (decoding steps) multiplies the bfloat16 weight by its float32 input,
+  // unrounded.
   Precision precision = Precision::Float32;
 };
 

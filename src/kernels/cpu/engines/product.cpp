@@ -1,11 +1,12 @@
-// float32 runs on MKL where the weight is a Session's and the product has
+// float32 runs on the weight's panels where it is a Session's and the
+// product has one row or a few (few_rows_product.cpp), on MKL where it has
 // rows enough (mkl_product.cpp), else on oneDNN's matmul primitive, which
 // reads the caller's buffers in place through shape-and-stride descriptors
 // (transposed weights, broadcast batches and the bias cost no copy) and
 // applies the activation as a post-op. In a Session of Precision::BFloat16
 // a product with a weight runs on bfloat16 operands: the weight converted
 // once with its packing, a converted per call (but for one row, which
-// row_product.cpp multiplies as it is), the sums, bias and post-ops in
+// few_rows_product.cpp multiplies as it is), the sums, bias and post-ops in
 // float32. bfloat16 tensors run on oneDNN's bfloat16 matmul, which sums
 // and applies the bias and post-ops in float32 and rounds once, or, where
 // oneDNN has only its reference kernel for them, on float32 copies.
@@ -21,7 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kernels/cpu/engines/row_product.h"
+#include "kernels/cpu/engines/few_rows_product.h"
+#include "kernels/cpu/engines/panel_tiles.h"
 #include "kernels/cpu/mkl/mkl_product.h"
 #include "kernels/cpu/onednn/onednn.h"
 #include "kernels/cpu/util/bfloat16.h"
@@ -410,7 +412,8 @@ void run_product(const KernelContext& context, const Product& p, DType dtype, bo
   if (!reference) {
     if (const std::optional<Product> stacked = batches_as_rows(p)) return run_product(context, *stacked, dtype, false);
   }
-  if (!reference && dtype == DType::Float32 && p.a.shape[p.a.shape.size() - 2] == 1 && row_times_matrix(context, p)) {
+  if (!reference && dtype == DType::Float32 && p.a.shape[p.a.shape.size() - 2] <= kMaxPanelRows &&
+      few_rows_times_matrix(context, p)) {
     return;
   }
 #if OPGRAPH_WITH_MKL

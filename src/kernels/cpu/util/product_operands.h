@@ -1,6 +1,6 @@
 // A batched matrix product dst[b] = f(a[b] @ w[b] + bias[b]) as the product
 // kernels take it, whichever runs it: the engines (engines/product.h,
-// engines/row_product.h) and MKL's (mkl/mkl_product.h).
+// engines/few_rows_product.h) and MKL's (mkl/mkl_product.h).
 #pragma once
 
 #include <optional>

@@ -1,8 +1,10 @@
-// One row times a matrix (batch-1 inference, a recurrent step) only has to
-// stream the matrix from memory once. oneDNN 2.6's matmul runs such a
-// product as a GEMM at a few percent of that bandwidth, so it gets its own
-// kernels.
-#include "kernels/cpu/engines/row_product.h"
+// One row times a matrix (batch-1 inference, a recurrent step), or a few
+// rows (a batch's decode step), only has to stream the matrix from memory
+// once. oneDNN 2.6's matmul runs such a product as a GEMM at a few percent of
+// that bandwidth for one row, and on its own copy of the weight for a few,
+// so they get their own kernels.
+#include "kernels/cpu/engines/few_rows_product.h"
+#include "kernels/cpu/engines/panel_tiles.h"
 #include "kernels/cpu/util/activation_formulas.h"
 #include "kernels/cpu/util/bfloat16.h"
 #include "kernels/cpu/util/cpu_dispatch.h"
@@ -72,36 +74,6 @@ OPGRAPH_ROW_KERNEL_CLONES void axpys(const float* a, const float* w, int64_t row
   }
 }
 
-// A Session's weight for one-row products, packed once into panels of
-// columns: full panels of kPanel columns, then strips of kStrip for the
-// columns left, the last strip padded with zero columns. Each panel is a
-// contiguous [k, width] block, so a panel's sums stay in registers while its
-// block streams in one sequential run. Read in place, eight rows of w at a
-// time, an LSTM-256 step's 256 x 1024 product took 8.9 us; packed, 7.0 us
-// (6.0 us where the steps alternate directions, see Product::w_backward).
-// In a Session of Precision::BFloat16 the panels hold bfloat16 (Element),
-// widened to float32 in registers: half the bytes to stream, a multiplied
-// as it is and the sums in float32.
-constexpr int64_t kPanel = 128, kStrip = 16;
-
-template <typename Element>
-struct Panels {
-  const Element* data;
-  int64_t k, n, full;  // full: the count of kPanel-wide panels
-
-  int64_t count() const { return full + (n - full * kPanel + kStrip - 1) / kStrip; }
-  // The first column of panel i (the column past the last for i = count()).
-  int64_t column(int64_t i) const { return std::min(n, i <= full ? i * kPanel : full * kPanel + (i - full) * kStrip); }
-  // The first panel that starts at column c or after it (count() past the last).
-  int64_t first_from(int64_t c) const {
-    if (c <= full * kPanel) return (c + kPanel - 1) / kPanel;
-    return std::min(count(), full + (c - full * kPanel + kStrip - 1) / kStrip);
-  }
-  // Panel i's columns in the packed copy, padding included.
-  int64_t width(int64_t i) const { return i < full ? kPanel : kStrip; }
-  const Element* panel(int64_t i) const { return data + column(i) * k; }
-};
-
 // How far ahead of its loads panel_sums asks for the weight's cache lines,
 // where the weights stream from memory: a decode step's float32 products
 // took 8% less time with it. Past a panel's end lies the next panel, or the
@@ -125,23 +97,6 @@ OPGRAPH_ROW_KERNEL_CLONES void panel_sums(const float* a, const float* panel, in
     for (int j = 0; j < Width; ++j) sums[j] += a[q] * row[j];
   }
   for (int j = 0; j < Width; ++j) y[j] += sums[j];
-}
-
-// A bfloat16 panel's row holds each group of kPairGroup columns (Width's,
-// if fewer) as 32-bit words of two: column c of the group in a word's low
-// half, column c + group / 2 in its high half. Widening a word's halves to
-// float32 is then a shift and a mask of whole words; widening bfloat16
-// element by element took more instructions than the memory took time, and
-// a decode's products ran at two thirds of the bandwidth.
-constexpr int64_t kPairGroup = 32;
-
-constexpr int64_t pair_group(int64_t width) { return std::min(width, kPairGroup); }
-
-// Where column c of a bfloat16 panel row of `width` columns lies.
-int64_t paired_index(int64_t c, int64_t width) {
-  const int64_t group = pair_group(width), half = group / 2;
-  const int64_t start = c / group * group, within = c % group;
-  return start + 2 * (within % half) + within / half;
 }
 
 template <int Width, bool Prefetch>
@@ -169,34 +124,6 @@ OPGRAPH_ROW_KERNEL_CLONES void panel_sums(const float* a, const BFloat16* panel,
   for (int j = 0; j < Width; ++j) y[j] += sums[j];
 }
 
-template <typename Element>
-Panels<Element> packed_panels(const KernelContext& context, const float* w, int64_t k, int64_t n, int64_t row_stride,
-                              int64_t column_stride) {
-  const int64_t full = n / kPanel;
-  // The key's length (6) sets it apart from the other kinds of packed weight.
-  const PreparedWeights::Key key{
-      -k, -n, row_stride, column_stride, static_cast<int64_t>(DTypeOf<Element>::value), reinterpret_cast<intptr_t>(w)};
-  const std::span<const std::byte> source =
-      spanned_bytes(w, std::array{k, n}, std::array{row_stride, column_stride}, sizeof(float));
-  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, source, [&] {
-    const Panels<Element> shape{nullptr, k, n, full};
-    const int64_t last = shape.count() - 1, padded = shape.column(last) + shape.width(last);
-    std::shared_ptr<void> packed = streamed_buffer(static_cast<size_t>(padded * k) * sizeof(Element));
-    auto* to = static_cast<Element*>(packed.get());
-    for (int64_t i = 0; i < shape.count(); ++i) {
-      const int64_t first = shape.column(i), width = shape.width(i);
-      for (int64_t q = 0; q < k; ++q) {
-        for (int64_t j = first; j < shape.column(i + 1); ++j) {
-          const int64_t at = std::is_same_v<Element, BFloat16> ? paired_index(j - first, width) : j - first;
-          to[first * k + q * width + at] = Element(w[q * row_stride + j * column_stride]);
-        }
-      }
-    }
-    return std::shared_ptr<const void>(std::move(packed));
-  });
-  return {static_cast<const Element*>(kept.get()), k, n, full};
-}
-
 // dst[j] += the sums over rows [q0, q1) of w for panels [first, last), in
 // the order the product asks for.
 template <bool Prefetch, typename Element>
@@ -210,10 +137,49 @@ void add_panel_sums(const Panels<Element>& panels, const float* a, int64_t first
       panel_sums<kPanel, Prefetch>(a + q0, rows, q1 - q0, dst + j);
       continue;
     }
+    // GCC vectorizes a strip's loop across q, multiplying apart from adding:
+    // where the tiles run, a strip goes to them so that a row's sums are the
+    // bits a batch's rows get.
+    if (runs_panel_rows()) {
+      add_panel_rows(panels, a, 0, 1, i, i + 1, q0, q1, false, Prefetch, dst, 0);
+      continue;
+    }
     float strip[kStrip] = {};  // the last strip's padding columns land here too
     panel_sums<kStrip, Prefetch>(a + q0, rows, q1 - q0, strip);
     for (int64_t c = j; c < panels.column(i + 1); ++c) dst[c] += strip[c - j];
   }
+}
+
+// Row r of dst, columns [j0, j1), before its sums: zero, or the residual it
+// adds to, plus the bias. Loops apart for each case, so that a contiguous
+// bias is added in vectors (a recurrent step's 768 gates took 3% of a GRU's
+// time one at a time).
+// The element stride between an operand's rows (0 where it has one row, broadcast).
+int64_t rows_apart(const Operand& o) {
+  const size_t rank = o.shape.size();
+  return o.shape[rank - 2] == 1 ? 0 : o.strides[rank - 2];
+}
+
+void start_row(const Product& p, int64_t r, float* dst, int64_t j0, int64_t j1) {
+  if (!p.accumulate) std::fill(dst + j0, dst + j1, 0.0f);
+  if (!p.bias) return;
+  const float* bias = static_cast<const float*>(p.bias->data) + r * rows_apart(*p.bias);
+  const int64_t stride = p.bias->shape.back() != 1 ? p.bias->strides.back() : 0;
+  if (stride == 1) {
+    for (int64_t j = j0; j < j1; ++j) dst[j] += bias[j];
+  } else {
+    for (int64_t j = j0; j < j1; ++j) dst[j] += bias[j * stride];
+  }
+}
+
+// Row r of dst, columns [j0, j1), after its sums: the activation, then the multiplier.
+void finish_row(const Product& p, int64_t r, float* dst, int64_t j0, int64_t j1) {
+  // In float32 vectors (a decode step's SiLU in double, one element at a
+  // time, took a tenth of its product's time).
+  if (p.activation != Activation::None) dispatch_cpu([&] { activate(p.activation, dst + j0, j1 - j0); });
+  if (!p.multiplier) return;
+  const float* gate = static_cast<const float*>(p.multiplier->data) + r * rows_apart(*p.multiplier);
+  for (int64_t j = j0; j < j1; ++j) dst[j] *= gate[j * p.multiplier->strides.back()];
 }
 
 // Below this many columns per thread, a product whose weights stream from
@@ -229,49 +195,40 @@ constexpr int64_t kChunkWork = int64_t{1} << 16;
 
 }  // namespace
 
-// dst[j] = f(bias[j] (+ dst[j]) + sum_q a[q] * w[q, j]) (* multiplier[j]) for one
-// row a, when a and dst are contiguous and w is a Session's weight (packed
-// into panels), or has contiguous rows (w[q, :]) or columns (w[:, j]).
-bool row_times_matrix(const KernelContext& context, const Product& p) {
+// dst[r, j] = f(bias[r, j] (+ dst[r, j]) + sum_q a[r, q] * w[q, j]) (* multiplier[r, j])
+// for one row a, when a and dst are contiguous and w is a Session's weight
+// (packed into panels), or has contiguous rows (w[q, :]) or columns
+// (w[:, j]); or for a few rows on the panels, each row's sums as alone.
+bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
   const size_t rank = p.dst.shape.size();
-  if (shape_numel(p.dst.shape) != p.dst.shape.back() || p.a.strides.back() != 1 || p.dst.strides.back() != 1) {
-    return false;
-  }
-  const int64_t k = p.a.shape.back(), n = p.dst.shape.back();
+  const int64_t m = p.dst.shape[rank - 2], k = p.a.shape.back(), n = p.dst.shape.back();
+  if (shape_numel(p.dst.shape) != m * n || p.a.strides.back() != 1 || p.dst.strides.back() != 1) return false;
   const int64_t row_stride = p.w.strides[rank - 2], column_stride = p.w.strides[rank - 1];
   const bool packed = p.constant_w && prepared_weights(context) != nullptr;
+  const bool bfloat16 = packed && weight_precision(context) == Precision::BFloat16;
+  const int64_t most_rows = bfloat16 ? kMaxBFloat16PanelRows : kMaxPanelRows;
+  if (m > 1 && !(packed && m <= most_rows && runs_panel_rows())) return false;
   const bool columns = column_stride == 1 || n == 1, rows = row_stride == 1 || k == 1;
   if (!packed && !columns && !rows) return false;
   const auto* a = static_cast<const float*>(p.a.data);
   const auto* w = static_cast<const float*>(p.w.data);
   auto* dst = static_cast<float*>(p.dst.data);
-  const float* bias = p.bias ? static_cast<const float*>(p.bias->data) : nullptr;
-  const int64_t bias_stride = p.bias && p.bias->shape.back() != 1 ? p.bias->strides.back() : 0;
-  // Loops apart for each case, so that a contiguous bias is added in vectors
-  // (a recurrent step's 768 gates took 3% of a GRU's time one at a time).
+  const int64_t a_stride = p.a.strides[rank - 2], dst_stride = p.dst.strides[rank - 2];
+  // Each row's epilogue over columns [j0, j1).
   const auto start = [&](int64_t j0, int64_t j1) {
-    if (!p.accumulate) std::fill(dst + j0, dst + j1, 0.0f);
-    if (bias == nullptr) return;
-    if (bias_stride == 1) {
-      for (int64_t j = j0; j < j1; ++j) dst[j] += bias[j];
-    } else {
-      for (int64_t j = j0; j < j1; ++j) dst[j] += bias[j * bias_stride];
-    }
+    for (int64_t r = 0; r < m; ++r) start_row(p, r, dst + r * dst_stride, j0, j1);
   };
   const auto finish = [&](int64_t j0, int64_t j1) {
-    // In float32 vectors (a decode step's SiLU in double, one element at a
-    // time, took a tenth of its product's time).
-    if (p.activation != Activation::None) dispatch_cpu([&] { activate(p.activation, dst + j0, j1 - j0); });
-    if (!p.multiplier) return;
-    const auto* gate = static_cast<const float*>(p.multiplier->data);
-    for (int64_t j = j0; j < j1; ++j) dst[j] *= gate[j * p.multiplier->strides.back()];
+    for (int64_t r = 0; r < m; ++r) finish_row(p, r, dst + r * dst_stride, j0, j1);
   };
   // Chunks of about kChunkWork multiply-adds or more, each streaming its part of w.
   const int64_t chunk_columns = std::max<int64_t>(1, kChunkWork / std::max<int64_t>(k, 1));
   const auto run_panels = [&](const auto& panels) {
     const bool from_memory = streamed_bytes() > kCachedWeightBytes;
-    const auto sums = [&](int64_t i0, int64_t i1, int64_t q0, int64_t q1, float* to) {
-      if (from_memory) {
+    const auto sums = [&](int64_t i0, int64_t i1, int64_t q0, int64_t q1, float* to, int64_t to_stride) {
+      if (m > 1) {
+        add_panel_rows(panels, a, a_stride, m, i0, i1, q0, q1, p.w_backward, from_memory, to, to_stride);
+      } else if (from_memory) {
         add_panel_sums<true>(panels, a, i0, i1, q0, q1, p.w_backward, to);
       } else {
         add_panel_sums<false>(panels, a, i0, i1, q0, q1, p.w_backward, to);
@@ -279,17 +236,19 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
     };
     const int64_t threads = std::min<int64_t>(context.pool->num_threads(), k * n / kChunkWork);
     if (from_memory && threads > 1 && n < kColumnsPerThread * threads) {
-      // Each thread sums its share of the rows for every column; the shares
-      // are added in the threads' order.
-      std::vector<float> partial(static_cast<size_t>(threads * n), 0.0f);
+      // Each thread sums its share of the rows of w for every column; the
+      // shares are added in the threads' order.
+      std::vector<float> partial(static_cast<size_t>(threads * m * n), 0.0f);
       context.pool->parallel_for(0, threads, 1, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) {
-          sums(0, panels.count(), k * t / threads, k * (t + 1) / threads, partial.data() + t * n);
+          sums(0, panels.count(), k * t / threads, k * (t + 1) / threads, partial.data() + t * m * n, n);
         }
       });
       start(0, n);
       for (int64_t t = 0; t < threads; ++t) {
-        for (int64_t j = 0; j < n; ++j) dst[j] += partial[t * n + j];
+        for (int64_t r = 0; r < m; ++r) {
+          for (int64_t j = 0; j < n; ++j) dst[r * dst_stride + j] += partial[(t * m + r) * n + j];
+        }
       }
       finish(0, n);
       return;
@@ -302,11 +261,11 @@ bool row_times_matrix(const KernelContext& context, const Product& p) {
       if (i0 == i1) return;
       const int64_t j0 = panels.column(i0), j1 = panels.column(i1);
       start(j0, j1);
-      sums(i0, i1, 0, k, dst);
+      sums(i0, i1, 0, k, dst, dst_stride);
       finish(j0, j1);
     });
   };
-  if (packed && weight_precision(context) == Precision::BFloat16) {
+  if (bfloat16) {
     run_panels(packed_panels<BFloat16>(context, w, k, n, row_stride, column_stride));
     return true;
   }

@@ -1,0 +1,17 @@
+// One row times a matrix (batch-1 inference, a recurrent step), or a few
+// rows (the decode step of a batch of sequences): products that only have
+// to stream the matrix from memory once.
+#pragma once
+
+#include "kernels/cpu/engines/product.h"
+
+namespace opgraph::kernels {
+
+// Computes a float32 product whose a and dst rows are contiguous: one row,
+// or up to kMaxPanelRows (kMaxBFloat16PanelRows in a Session of
+// Precision::BFloat16; panel_tiles.h) where w is a Session's weight and the
+// CPU runs add_panel_rows. a stays float32 in either precision. Returns false (computing nothing) where it
+// does not run the product.
+bool few_rows_times_matrix(const KernelContext& context, const Product& p);
+
+}  // namespace opgraph::kernels

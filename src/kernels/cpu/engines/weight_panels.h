@@ -1,0 +1,59 @@
+// A Session's weight packed for products of a few rows (decode steps, a
+// recurrent step): panels of columns, each a contiguous [k, width] block, so
+// that a panel's sums stay in registers while its block streams in one
+// sequential run. few_rows_product.cpp and panel_tiles.cpp read it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/cpu/util/bfloat16.h"
+#include "opgraph/registry/registry.h"
+
+namespace opgraph::kernels {
+
+// Full panels of kPanel columns, then strips of kStrip for the columns left,
+// the last strip padded with zero columns. Read in place, eight rows of w at
+// a time, an LSTM-256 step's 256 x 1024 product took 8.9 us; packed, 7.0 us
+// (6.0 us where the steps alternate directions, see Product::w_backward).
+// In a Session of Precision::BFloat16 the panels hold bfloat16 (Element),
+// widened to float32 in registers: half the bytes to stream, a multiplied
+// as it is and the sums in float32.
+constexpr int64_t kPanel = 128, kStrip = 16;
+
+template <typename Element>
+struct Panels {
+  const Element* data;
+  int64_t k, n, full;  // full: the count of kPanel-wide panels
+
+  int64_t count() const { return full + (n - full * kPanel + kStrip - 1) / kStrip; }
+  // The first column of panel i (the column past the last for i = count()).
+  int64_t column(int64_t i) const { return std::min(n, i <= full ? i * kPanel : full * kPanel + (i - full) * kStrip); }
+  // The first panel that starts at column c or after it (count() past the last).
+  int64_t first_from(int64_t c) const {
+    if (c <= full * kPanel) return (c + kPanel - 1) / kPanel;
+    return std::min(count(), full + (c - full * kPanel + kStrip - 1) / kStrip);
+  }
+  // Panel i's columns in the packed copy, padding included.
+  int64_t width(int64_t i) const { return i < full ? kPanel : kStrip; }
+  const Element* panel(int64_t i) const { return data + column(i) * k; }
+};
+
+// A bfloat16 panel's row holds each group of kPairGroup columns (Width's,
+// if fewer) as 32-bit words of two: column c of the group in a word's low
+// half, column c + group / 2 in its high half. Widening a word's halves to
+// float32 is then a shift and a mask of whole words; widening bfloat16
+// element by element took more instructions than the memory took time, and
+// a decode's products ran at two thirds of the bandwidth.
+constexpr int64_t kPairGroup = 32;
+
+constexpr int64_t pair_group(int64_t width) { return std::min(width, kPairGroup); }
+
+// The [k, n] matrix w (element strides row_stride, column_stride) packed into
+// panels of Element, made once per weight and kept in the Session's prepared
+// weights.
+template <typename Element>
+Panels<Element> packed_panels(const KernelContext& context, const float* w, int64_t k, int64_t n, int64_t row_stride,
+                              int64_t column_stride);
+
+}  // namespace opgraph::kernels

@@ -1,0 +1,138 @@
+// Products of a few rows on a Session's weight packed into panels
+// (kernels/cpu/engines/few_rows_product.h, panel_tiles.h): each row of a
+// product of several gives the bits that row's product alone gives, and
+// oneDNN's values, with every epilogue, in float32 and bfloat16 panels, on
+// one to three threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernels/cpu/engines/few_rows_product.h"
+#include "kernels/cpu/engines/panel_tiles.h"
+#include "kernels/cpu/util/prepared_weights.h"
+#include "opgraph/core/thread_pool.h"
+#include "product_cases.h"
+
+namespace opgraph::kernels {
+namespace {
+
+// 600 rows of w: no multiple of the tiles' blocks of 32; 309 columns: two
+// panels of 128, then strips of 16, the last one padded.
+constexpr int64_t kInner = 600, kColumns = 309;
+
+// Row r of p alone: a one-row product on the same weight and epilogue.
+Product row_of(const Product& p, int64_t r) {
+  const auto row = [r](Operand o) {
+    if (o.shape[0] != 1) o.data = static_cast<float*>(o.data) + r * o.strides[0];
+    o.shape[0] = 1;
+    return o;
+  };
+  Product alone = p;
+  alone.a = row(p.a);
+  alone.dst = row(p.dst);
+  if (p.multiplier) alone.multiplier = row(*p.multiplier);
+  return alone;
+}
+
+// Runs the case's product of c.m rows in a Session of `precision` on the
+// panels, then each of its rows alone, and compares them bit for bit; then
+// compares the values with oneDNN's float32 product, outside a Session.
+void expect_rows_as_alone(const Case& c, int threads, Precision precision, bool backward = false) {
+  SCOPED_TRACE(testing::Message() << c.m << " rows, " << threads << " threads, "
+                                  << (precision == Precision::BFloat16 ? "bfloat16" : "float32") << " panels");
+  const Tensors tensors(c);
+  ThreadPool pool(threads);
+  PreparedWeights prepared({false, true}, precision);
+  const KernelContext session = prepared_context(pool, prepared), no_session{&pool};
+  const Tensor out = Tensor::empty({c.m, c.n}, DType::Float32), alone = Tensor::empty({c.m, c.n}, DType::Float32);
+  const Tensor expected = Tensor::empty({c.m, c.n}, DType::Float32);
+  Product batch = tensors.product(c, out);
+  batch.w_backward = backward;
+  ASSERT_TRUE(few_rows_times_matrix(session, batch));
+  const Product rows = tensors.product(c, alone);
+  for (int64_t r = 0; r < c.m; ++r) ASSERT_TRUE(few_rows_times_matrix(session, row_of(rows, r)));
+  EXPECT_EQ(prepared.forms(), 1u);  // one packed copy serves every row count
+  run_product(no_session, tensors.product(c, expected), DType::Float32, /*reference=*/false);
+  const float tolerance = precision == Precision::BFloat16 ? 5e-2f : 1e-4f;
+  for (int64_t i = 0; i < c.m * c.n; ++i) {
+    const float got = out.data_ptr<float>()[i], want = expected.data_ptr<float>()[i];
+    ASSERT_EQ(got, alone.data_ptr<float>()[i]) << "row " << i / c.n << ", column " << i % c.n;
+    ASSERT_NEAR(got, want, tolerance * (1 + std::abs(want))) << "row " << i / c.n << ", column " << i % c.n;
+  }
+}
+
+class FewRowsProduct : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (!runs_panel_rows()) GTEST_SKIP() << "products of several rows on the panels need AVX-512, which this CPU lacks";
+  }
+};
+
+TEST_F(FewRowsProduct, RowsGiveTheirAloneBitsOnOneToThreeThreads) {
+  for (int threads : {1, 2, 3}) {
+    // 5, 7 and 13 rows end in a partial tile of rows; the last of each list is the most taken.
+    for (int64_t m : {int64_t{2}, int64_t{5}, int64_t{6}, int64_t{7}, int64_t{13}, kMaxPanelRows}) {
+      expect_rows_as_alone({.m = m, .k = kInner, .n = kColumns}, threads, Precision::Float32);
+    }
+    for (int64_t m : {int64_t{2}, int64_t{7}, kMaxBFloat16PanelRows}) {
+      expect_rows_as_alone({.m = m, .k = kInner, .n = kColumns}, threads, Precision::BFloat16);
+    }
+  }
+}
+
+TEST_F(FewRowsProduct, WeightsStreamedFromMemorySplitTheirRowsAmongThreads) {
+  // Past kCachedWeightBytes of streamed weights, a product of few columns
+  // splits w's rows among its threads and prefetches; its rows still give
+  // their alone bits.
+  const std::shared_ptr<void> streamed = streamed_buffer(size_t{65} << 20);
+  for (Precision precision : {Precision::Float32, Precision::BFloat16}) {
+    for (int threads : {2, 3}) {
+      expect_rows_as_alone({.m = 4, .k = kInner, .n = kColumns}, threads, precision);
+      expect_rows_as_alone({.m = 7, .k = kInner, .n = 2048}, threads, precision);  // split by columns
+    }
+  }
+}
+
+TEST_F(FewRowsProduct, EveryEpilogueAndOrder) {
+  const Case base{.m = 5, .k = kInner, .n = kColumns};
+  for (Activation activation : {Activation::None, Activation::ReLU, Activation::GELU, Activation::SiLU}) {
+    Case c = base;
+    c.bias = true;
+    c.activation = activation;
+    expect_rows_as_alone(c, 2, Precision::Float32);
+  }
+  Case residual = base;
+  residual.accumulate = residual.multiplier = true;
+  residual.activation = Activation::SiLU;
+  expect_rows_as_alone(residual, 2, Precision::Float32);
+  Case conv1d = base;  // GPT-2's Conv1D stores its weight [k, n]
+  conv1d.transposed_weight = false;
+  expect_rows_as_alone(conv1d, 2, Precision::BFloat16, /*backward=*/true);
+}
+
+TEST_F(FewRowsProduct, LeavesOtherProductsAlone) {
+  ThreadPool pool(2);
+  PreparedWeights prepared({false, true}, Precision::Float32), prepared_bf16({false, true}, Precision::BFloat16);
+  const KernelContext session = prepared_context(pool, prepared), no_session{&pool};
+  const KernelContext bf16 = prepared_context(pool, prepared_bf16);
+  const Case many{.m = kMaxPanelRows + 1, .k = kInner, .n = kColumns}, few{.m = 4, .k = kInner, .n = kColumns};
+  const Case many_bf16{.m = kMaxBFloat16PanelRows + 1, .k = kInner, .n = kColumns};
+  const Tensors many_tensors(many), few_tensors(few), many_bf16_tensors(many_bf16);
+  const Tensor many_out = Tensor::zeros({many.m, many.n}, DType::Float32);
+  const Tensor many_bf16_out = Tensor::zeros({many_bf16.m, many_bf16.n}, DType::Float32);
+  const Tensor out = Tensor::zeros({few.m, few.n}, DType::Float32);
+  EXPECT_FALSE(few_rows_times_matrix(session, many_tensors.product(many, many_out)));  // too many rows
+  EXPECT_FALSE(few_rows_times_matrix(bf16, many_bf16_tensors.product(many_bf16, many_bf16_out)));
+  EXPECT_FALSE(few_rows_times_matrix(no_session, few_tensors.product(few, out)));      // no Session to pack for
+  Product changing = few_tensors.product(few, out);
+  changing.constant_w = false;  // a weight that may change between calls
+  EXPECT_FALSE(few_rows_times_matrix(session, changing));
+  const Case transposed{.m = 4, .k = kInner, .n = kColumns, .transposed_a = true};
+  EXPECT_FALSE(few_rows_times_matrix(session, Tensors(transposed).product(transposed, out)));  // a's rows strided
+  for (int64_t i = 0; i < many.m * many.n; ++i) ASSERT_EQ(many_out.data_ptr<float>()[i], 0.0f);
+  for (int64_t i = 0; i < many_bf16.m * many_bf16.n; ++i) ASSERT_EQ(many_bf16_out.data_ptr<float>()[i], 0.0f);
+  for (int64_t i = 0; i < few.m * few.n; ++i) ASSERT_EQ(out.data_ptr<float>()[i], 0.0f);
+}
+
+}  // namespace
+}  // namespace opgraph::kernels
