@@ -123,7 +123,7 @@ TEST_F(FewRowsProduct, LeavesOtherProductsAlone) {
   const Tensor out = Tensor::zeros({few.m, few.n}, DType::Float32);
   EXPECT_FALSE(few_rows_times_matrix(session, many_tensors.product(many, many_out)));  // too many rows
   EXPECT_FALSE(few_rows_times_matrix(bf16, many_bf16_tensors.product(many_bf16, many_bf16_out)));
-  EXPECT_FALSE(few_rows_times_matrix(no_session, few_tensors.product(few, out)));      // no Session to pack for
+  EXPECT_FALSE(few_rows_times_matrix(no_session, few_tensors.product(few, out)));  // no Session to pack for
   Product changing = few_tensors.product(few, out);
   changing.constant_w = false;  // a weight that may change between calls
   EXPECT_FALSE(few_rows_times_matrix(session, changing));
