@@ -76,11 +76,12 @@ Command generate_command() {
   return {"generate",
           "FOLDER",
           "generate text with a causal LM saved to FOLDER (model.opg with its KV cache as state)",
-          "FOLDER holds model.opg (inputs input_ids: int64[1, T] and cache_position: int64[T], the logits first among\n"
-          "its outputs, its KV cache as state), generation_config.json (eos_token_id, max_seq_len) and optionally\n"
-          "tokenizer.json. Streams the new text to stdout (the token ids where the folder has no tokenizer), then\n"
-          "prints how generation stopped and the prompt's and the decoding's speed to stderr. Greedy unless\n"
-          "--temperature.",
+          "FOLDER holds model.opg, as opgraph.llm.export writes it: inputs input_ids: int64[B, T] and\n"
+          "cache_position: int64[T] (and position_ids: int64[B, T] and attention_mask: int64[B, max_seq_len] where\n"
+          "it takes them), the logits first among its outputs, its KV cache as state; generation_config.json\n"
+          "(eos_token_id, max_seq_len) and optionally tokenizer.json. The prompt runs as a batch of one. Streams\n"
+          "the new text to stdout (the token ids where the folder has no tokenizer), then prints how generation\n"
+          "stopped and the prompt's and the decoding's speed to stderr. Greedy unless --temperature.",
           {{"--prompt", "TEXT", "the prompt, which the folder's tokenizer encodes"},
            {"--prompt-ids", "1,2,3", "the prompt as token ids"},
            {"-n", "N", "the most new tokens (default 128)"},
