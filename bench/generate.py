@@ -10,16 +10,19 @@ pre-tokenizer style (the converters want one; the prompts are token ids).
 
 Paths, each fed the same random prompt ids:
 - opgraph: `opgraph.llm.export` of the model, run by `opgraph.llm.Generator`
-  (precision "float32" or "bf16": bfloat16 weights, float32 sums);
+  (precision "float32"; "bf16": bfloat16 weights, float32 sums; "int8": the
+  linear layers' and LM head's weights int8 with a scale per output channel,
+  `weights="int8"`, float32 sums);
 - transformers `generate`, eager, and with a static cache whose decode step
   runs under `torch.compile` (transformers' own recipe: cache_implementation
   "static" with a CompileConfig), the model in float32 or bfloat16;
 - llama.cpp through llama-cpp-python (which builds llama.cpp from its sources
   for this CPU), on a GGUF of the same weights written by the converter
   llama.cpp ships (convert_hf_to_gguf.py, taken from llama-cpp-python's source
-  package), --outtype f32 or bf16;
+  package), --outtype f32, bf16 or q8_0 (int8 in blocks of 32 with a scale
+  each);
 - ONNX Runtime GenAI, on the ONNX model its model builder writes from the same
-  folder (fp32; its CPU builder writes no bf16 model);
+  folder (fp32; its CPU builder writes no bf16 or int8 model);
 - OpenVINO GenAI is not measured: its LLM pipeline loads the stateful
   OpenVINO IR that optimum-intel exports, and optimum-intel 2.2 requires
   transformers 5.5 and torch 2.14 (a CUDA build), which opgraph's pinned
@@ -27,8 +30,9 @@ Paths, each fed the same random prompt ids:
 
 Before timing, each path's greedy tokens are compared with transformers
 eager's (float32) for the same prompt; the table gives how many of the first
-tokens agree (random weights give near-flat logits, so a path in bfloat16, or
-one summing in another order, may part from float32's argmax after a while).
+tokens agree (random weights give near-flat logits, so a path in bfloat16 or
+int8, or one summing in another order, may part from float32's argmax after a
+while).
 
 Measured per row (model, precision, threads), in rounds that interleave the
 paths in this process: prefill of 128 and 512 prompt tokens (tokens/s: the
@@ -54,7 +58,7 @@ decode's fraction of it.
 `make bench-generate` installs the peers (bench/requirements-generate.txt)
 and runs every row:
 
-    python bench/generate.py [--models smollm2-135m qwen2.5-0.5b] [--precisions float32 bf16]
+    python bench/generate.py [--models smollm2-135m qwen2.5-0.5b] [--precisions float32 bf16 int8]
                              [--threads 1 2] [--rounds 2] [--paths opgraph eager ...]
                              [--batches 1 4 16] [--tables speed serving memory]
 """
@@ -198,6 +202,8 @@ def load_torch(name, precision):
     import torch
     import transformers
 
+    if precision == "int8":
+        raise RuntimeError("transformers keeps no int8 weights on the CPU without another quantization package")
     dtype = torch.bfloat16 if precision == "bf16" else torch.float32
     model = transformers.AutoModelForCausalLM.from_pretrained(hf_folder(name), dtype=dtype).eval()
     model.generation_config.eos_token_id = None  # generate exactly the tokens asked for
@@ -254,7 +260,7 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 
 def gguf_file(name, precision):
-    outtype = "bf16" if precision == "bf16" else "f32"
+    outtype = {"float32": "f32", "bf16": "bf16", "int8": "q8_0"}[precision]
     path = WORK / name / f"model-{outtype}.gguf"
     if not path.exists():
         log(f"{name}: writing the {outtype} GGUF with llama.cpp's converter")
@@ -293,7 +299,10 @@ class Opgraph:
     def __init__(self, name, precision, threads):
         from opgraph.llm import Generator
 
-        self.generator = Generator(opgraph_folder(name), threads=threads, precision=precision)
+        if precision == "int8":
+            self.generator = Generator(opgraph_folder(name), threads=threads, weights="int8")
+        else:
+            self.generator = Generator(opgraph_folder(name), threads=threads, precision=precision)
 
     def generate(self, prompt, new):
         start = time.perf_counter()
@@ -356,18 +365,34 @@ class Transformers:
             return ttft, time.perf_counter() - start
 
 
+def without_extra_buffers(params):
+    params.use_extra_bufts = False
+    return params
+
+
 class LlamaCpp:
     def __init__(self, name, precision, threads):
-        from llama_cpp import Llama
+        import llama_cpp
+        import llama_cpp.llama_cpp as library
 
-        self.llm = Llama(
-            str(gguf_file(name, precision)),
-            n_ctx=MAX_SEQ_LEN,
-            n_batch=512,
-            n_threads=threads,
-            n_threads_batch=threads,
-            verbose=False,
-        )
+        # On a CPU with AMX, llama-cpp-python 0.3.36 crashes (SIGSEGV in
+        # llama_decode) decoding Q8_0 on its extra buffer types (AMX and
+        # repacked weights); its Llama takes no argument to leave them out, so
+        # the model's default parameters are given without them.
+        defaults = library.llama_model_default_params
+        if precision == "int8":
+            library.llama_model_default_params = lambda: without_extra_buffers(defaults())
+        try:
+            self.llm = llama_cpp.Llama(
+                str(gguf_file(name, precision)),
+                n_ctx=MAX_SEQ_LEN,
+                n_batch=512,
+                n_threads=threads,
+                n_threads_batch=threads,
+                verbose=False,
+            )
+        finally:
+            library.llama_model_default_params = defaults
 
     def generate(self, prompt, new):
         self.llm.reset()
@@ -387,7 +412,7 @@ class OrtGenai:
         import onnxruntime_genai as og
 
         if precision != "float32":
-            raise RuntimeError("its CPU model builder writes fp32 or int4 models, no bf16")
+            raise RuntimeError(f"its CPU model builder writes fp32 or int4 models, no {precision}")
         config = og.Config(str(ort_genai_folder(name)))
         options = {"intra_op_num_threads": threads, "inter_op_num_threads": 1}
         config.overlay(json.dumps({"model": {"decoder": {"session_options": options}}}))
@@ -550,7 +575,7 @@ def bytes_per_token(name, precision):
     head = hidden // config["num_attention_heads"]
     kv = config["num_key_value_heads"] * head
     per_layer = hidden * hidden * 2 + hidden * kv * 2 + hidden * ffn * 3
-    weights = (per_layer * layers + config["vocab_size"] * hidden) * (2 if precision == "bf16" else 4)
+    weights = (per_layer * layers + config["vocab_size"] * hidden) * {"float32": 4, "bf16": 2, "int8": 1}[precision]
     position = PROMPTS[0] + NEW_TOKENS / 2
     return weights + 2 * layers * kv * position * 4
 
@@ -630,7 +655,9 @@ TABLES = {"speed": speed_table, "serving": serving_table, "memory": lambda args,
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=list(SPECS), choices=list(SPECS))
-    parser.add_argument("--precisions", nargs="+", default=["float32", "bf16"], choices=["float32", "bf16"])
+    parser.add_argument(
+        "--precisions", nargs="+", default=["float32", "bf16", "int8"], choices=["float32", "bf16", "int8"]
+    )
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
     parser.add_argument("--rounds", type=int, default=2)

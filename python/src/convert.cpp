@@ -334,4 +334,14 @@ NamedAttrs attrs_from_kwargs(const OpDef& op, const nb::kwargs& kwargs, nb::obje
   return given;
 }
 
+WeightQuantization weight_quantization_from_string(const char* argument, const std::optional<std::string>& name,
+                                                   int64_t group_size) {
+  if (!name) {
+    OPGRAPH_CHECK(group_size == 0, "group_size: ", group_size, " given without ", argument, "='int8'");
+    return {};
+  }
+  OPGRAPH_CHECK(*name == "int8", argument, ": expected None or 'int8', got '", *name, "'");
+  return {.bits = 8, .group_size = group_size};
+}
+
 }  // namespace opgraph::python

@@ -144,8 +144,9 @@ Generator::Generator(const std::string& folder, GeneratorOptions options) : fold
   OPGRAPH_CHECK(std::filesystem::exists(model), "'", folder,
                 "' has no model.opg: a Generator reads a folder that opgraph.llm.export wrote");
   OPGRAPH_CHECK(options.prefill_chunk >= 1, "prefill_chunk: expected 1 or more, got ", options.prefill_chunk);
-  session_ = std::make_unique<Session>(model.string(),
-                                       SessionOptions{.threads = options.threads, .precision = options.precision});
+  session_ = std::make_unique<Session>(
+      model.string(),
+      SessionOptions{.threads = options.threads, .precision = options.precision, .weights = options.weights});
   const std::string name = model.string();
   OPGRAPH_CHECK(!session_->states().empty(), name,
                 " has no KV cache (the graph declares no state): a Generator runs a model whose cache persists "

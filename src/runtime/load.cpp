@@ -9,6 +9,19 @@
 namespace opgraph {
 namespace {
 
+void check_weights(const WeightQuantization& weights, Device device) {
+  if (weights.bits == 0) return;
+  OPGRAPH_CHECK(weights.bits == 8, "weights: expected float32 (0 bits) or int8 (8 bits), got ", weights.bits, " bits");
+  OPGRAPH_CHECK(device.type == DeviceType::CPU, "weights int8: runs on the CPU only, and the session runs on ",
+                device_str(device));
+  OPGRAPH_CHECK(cpu_capability() == CpuCapability::Avx512, "weights int8: needs a CPU with AVX-512; this one runs ",
+                cpu_capability_name(cpu_capability()));
+  // The products' kernels scale their sums block by block of 32 rows.
+  OPGRAPH_CHECK(weights.group_size == 0 || (weights.group_size > 0 && weights.group_size % 32 == 0),
+                "weights int8: group size expected 0 (a scale per output channel) or a positive multiple of 32, got ",
+                weights.group_size);
+}
+
 void check_options(const SessionOptions& options) {
   OPGRAPH_CHECK(options.threads >= 0, "SessionOptions::threads must be 0 (the global pool) or a count, got ",
                 options.threads);
@@ -22,6 +35,7 @@ void check_options(const SessionOptions& options) {
                   "one runs ",
                   cpu_capability_name(cpu_capability()), " without it");
   }
+  check_weights(options.weights, options.device);
   check_pass_names(options.disabled_passes);
 }
 
@@ -52,7 +66,7 @@ std::vector<std::unique_ptr<KernelState>> prepare_kernels(const LoadedGraph& loa
       constants.push_back(constant ? loaded.constants[*input - resolved.inputs.size()] : Tensor());
     }
     try {
-      states.push_back(node.op->prepare({constants, node.attrs, options.precision, options.device}));
+      states.push_back(node.op->prepare({constants, node.attrs, options.precision, options.device, options.weights}));
     } catch (...) {
       rethrow_in_node(*node.node);
     }

@@ -5,6 +5,7 @@
 // one to three threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/cpu/engines/few_rows_product.h"
@@ -132,6 +133,92 @@ TEST_F(FewRowsProduct, LeavesOtherProductsAlone) {
   for (int64_t i = 0; i < many.m * many.n; ++i) ASSERT_EQ(many_out.data_ptr<float>()[i], 0.0f);
   for (int64_t i = 0; i < many_bf16.m * many_bf16.n; ++i) ASSERT_EQ(many_bf16_out.data_ptr<float>()[i], 0.0f);
   for (int64_t i = 0; i < few.m * few.n; ++i) ASSERT_EQ(out.data_ptr<float>()[i], 0.0f);
+}
+
+// w's [k, n] view dequantized as an int8 weight with `group` rows per scale
+// (0: all of them): each column's groups scaled to [-127, 127] and rounded
+// to nearest even.
+Tensor dequantized(const Operand& w, int64_t group) {
+  const int64_t k = w.shape[0], n = w.shape[1], rows = group == 0 ? k : group;
+  Tensor out = Tensor::empty({k, n}, DType::Float32);
+  const auto at = [&](int64_t q, int64_t j) {
+    return static_cast<const float*>(w.data)[q * w.strides[0] + j * w.strides[1]];
+  };
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t q0 = 0; q0 < k; q0 += rows) {
+      float largest = 0;
+      for (int64_t q = q0; q < q0 + rows; ++q) largest = std::max(largest, std::abs(at(q, j)));
+      for (int64_t q = q0; q < q0 + rows; ++q) {
+        const float level = largest == 0 ? 0 : std::clamp(std::nearbyint(at(q, j) * (127 / largest)), -127.0f, 127.0f);
+        out.data_ptr<float>()[q * n + j] = level * (largest / 127);
+      }
+    }
+  }
+  return out;
+}
+
+// The case's product in a Session quantizing its weights to int8 against
+// oneDNN's float32 product on the dequantized weight; each row's bits
+// against that row's product alone.
+void expect_int8_values(const Case& c, int threads, int64_t group) {
+  SCOPED_TRACE(testing::Message() << c.m << " rows, " << threads << " threads, group " << group);
+  const Tensors tensors(c);
+  ThreadPool pool(threads);
+  PreparedWeights prepared({false, true}, Precision::Float32, {.bits = 8, .group_size = group});
+  const KernelContext session = prepared_context(pool, prepared), no_session{&pool};
+  const Tensor out = Tensor::empty({c.m, c.n}, DType::Float32), alone = Tensor::empty({c.m, c.n}, DType::Float32);
+  const Tensor expected = Tensor::empty({c.m, c.n}, DType::Float32);
+  ASSERT_TRUE(few_rows_times_matrix(session, tensors.product(c, out)));
+  const Product rows = tensors.product(c, alone);
+  for (int64_t r = 0; r < c.m; ++r) ASSERT_TRUE(few_rows_times_matrix(session, row_of(rows, r)));
+  EXPECT_EQ(prepared.forms(), 1u);
+  Product reference = tensors.product(c, expected);
+  const Tensor w = dequantized(reference.w, group);
+  reference.w = operand(w, 2);
+  run_product(no_session, reference, DType::Float32, /*reference=*/false);
+  for (int64_t i = 0; i < c.m * c.n; ++i) {
+    const float got = out.data_ptr<float>()[i], want = expected.data_ptr<float>()[i];
+    ASSERT_EQ(got, alone.data_ptr<float>()[i]) << "row " << i / c.n << ", column " << i % c.n;
+    ASSERT_NEAR(got, want, 1e-4f * (1 + std::abs(want))) << "row " << i / c.n << ", column " << i % c.n;
+  }
+}
+
+TEST_F(FewRowsProduct, Int8WeightsGiveTheirDequantizedProduct) {
+  constexpr int64_t k = 640;  // groups of 32 and 320 rows
+  for (int64_t group : {int64_t{0}, int64_t{32}, int64_t{320}}) {
+    for (int threads : {1, 3}) {
+      // 200 rows run 64 at a time.
+      for (int64_t m : {int64_t{1}, int64_t{5}, int64_t{200}}) {
+        expect_int8_values({.m = m, .k = k, .n = kColumns}, threads, group);
+      }
+    }
+  }
+  Case epilogue{.m = 3, .k = k, .n = kColumns, .bias = true, .accumulate = true, .multiplier = true};
+  epilogue.activation = Activation::SiLU;
+  expect_int8_values(epilogue, 2, 0);
+  Case conv1d{.m = 70, .k = k, .n = kColumns, .transposed_weight = false, .bias = true};
+  expect_int8_values(conv1d, 2, 32);
+  // Rows of w split among threads at no multiple of 32, each share's blocks within one group.
+  const std::shared_ptr<void> streamed = streamed_buffer(size_t{65} << 20);
+  expect_int8_values({.m = 4, .k = 608, .n = kColumns}, 3, 32);
+}
+
+TEST_F(FewRowsProduct, Int8GroupsThatDoNotDivideTheInputAreRefused) {
+  ThreadPool pool(1);
+  PreparedWeights prepared({false, true}, Precision::Float32, {.bits = 8, .group_size = 64});
+  const KernelContext session = prepared_context(pool, prepared);
+  const Case c{.m = 2, .k = kInner, .n = kColumns};
+  const Tensors tensors(c);
+  const Tensor out = Tensor::zeros({c.m, c.n}, DType::Float32);
+  try {
+    few_rows_times_matrix(session, tensors.product(c, out));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(
+        e.what(),
+        "weights int8: the group size 64 does not divide the input dimension 600 of a weight with 309 outputs");
+  }
+  for (int64_t i = 0; i < c.m * c.n; ++i) ASSERT_EQ(out.data_ptr<float>()[i], 0.0f);
 }
 
 }  // namespace

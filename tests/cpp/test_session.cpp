@@ -456,6 +456,33 @@ TEST(Session, OptimizeFusesTheReluIntoTheConvolution) {
   expect_close(session.run({{"x", x}})[0], cnn_by_calls(x, weights));
 }
 
+// WeightQuantization int8 keeps the linear layer's weight as int8 (the
+// convolution's stays float32): the outputs move by about its rounding.
+TEST(Session, Int8WeightsQuantizeTheLinearLayer) {
+  const Weights weights = small_cnn_weights();
+  const auto error = [&](WeightQuantization quantization) {
+    return error_of([&] { Session(small_cnn(), weights, {.weights = quantization}); });
+  };
+  EXPECT_EQ(error({.bits = 4}), "weights: expected float32 (0 bits) or int8 (8 bits), got 4 bits");
+  if (cpu_capability() != CpuCapability::Avx512) {
+    EXPECT_EQ(error({.bits = 8}), detail::concat("weights int8: needs a CPU with AVX-512; this one runs ",
+                                                 cpu_capability_name(cpu_capability())));
+    GTEST_SKIP() << "int8 weights need AVX-512, which this CPU lacks";
+  }
+  EXPECT_EQ(error({.bits = 8, .group_size = 48}),
+            "weights int8: group size expected 0 (a scale per output channel) or a positive multiple of 32, got 48");
+  const Tensor x = random_tensor({3, 3, 8, 8}, 5);
+  const Tensor got = Session(small_cnn(), weights, {.weights = {.bits = 8}}).run({{"x", x}})[0];
+  const Tensor float32 = cnn_by_calls(x, weights);
+  float largest = 0, difference = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    largest = std::max(largest, std::abs(float32.data_ptr<float>()[i]));
+    difference = std::max(difference, std::abs(got.data_ptr<float>()[i] - float32.data_ptr<float>()[i]));
+  }
+  EXPECT_GT(difference, 0.0f) << "the linear layer should multiply by int8 levels, not its float32 weight";
+  EXPECT_LT(difference, 0.02f * largest);
+}
+
 // Precision::BFloat16 rounds the operands of the convolution and of the
 // linear layer, the activation between them included, and sums in float32.
 TEST(Session, Bf16PrecisionRoundsTheOperandsOfProductsWithWeights) {

@@ -271,8 +271,18 @@ ERROR_CASES = [
     (
         ["run", "cnn.opg", "--inptu", "x=x.npy"],
         2,
-        r"unknown flag '--inptu'; the flags of 'run' are: --input, --output-dir, --threads, --precision, --disable-pass, --package-path "
-        r"\(see 'opgraph run --help'\)",
+        r"unknown flag '--inptu'; the flags of 'run' are: --input, --output-dir, --threads, --precision, --weights, "
+        r"--group-size, --disable-pass, --package-path \(see 'opgraph run --help'\)",
+    ),
+    (
+        ["run", "cnn.opg", "--input", "x=x.npy", "--output-dir", "out", "--weights", "int4"],
+        2,
+        r"--weights: expected f32 or int8, got 'int4'",
+    ),
+    (
+        ["run", "cnn.opg", "--input", "x=x.npy", "--output-dir", "out", "--group-size", "32"],
+        2,
+        r"--group-size: given without --weights int8",
     ),
     (["run", "cnn.opg", "--input", "x=x.npy"], 2, r"--output-dir is required \(see 'opgraph run --help'\)"),
     (

@@ -91,6 +91,8 @@ Command bench_command() {
            {"--warmup", "W", "untimed runs first (default 10)"},
            threads_flag(),
            precision_flag(),
+           weights_flag(),
+           group_size_flag(),
            disable_pass_flag(),
            input_flag(),
            dim_flag(),

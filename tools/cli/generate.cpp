@@ -37,7 +37,8 @@ int generate_main(const Args& args) {
     throw UsageError("give the prompt as --prompt TEXT or as --prompt-ids 1,2,3, one of the two");
   }
   const SessionOptions session = session_options(args);
-  const llm::Generator generator(args.operand(), {.threads = session.threads, .precision = session.precision});
+  const llm::Generator generator(
+      args.operand(), {.threads = session.threads, .precision = session.precision, .weights = session.weights});
   llm::GenerationOptions options{.max_new_tokens = args.integer("-n", 128, 0)};
   if (args.has("--temperature"))
     options.sampling.temperature = parse_number("--temperature", args.required("--temperature"));
@@ -91,7 +92,9 @@ Command generate_command() {
            {"--seed", "S", "the seed of the draws"},
            {"--stop", "TEXT", "stop once the text holds TEXT", /*repeatable=*/true},
            threads_flag(),
-           precision_flag()},
+           precision_flag(),
+           weights_flag(),
+           group_size_flag()},
           generate_main};
 }
 

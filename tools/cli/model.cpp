@@ -23,6 +23,14 @@ Flag precision_flag() {
           "f32 (default) or bf16: the products with a weight multiply in bfloat16, summing in float32 (needs AVX-512 "
           "BF16 or AMX)"};
 }
+Flag weights_flag() {
+  return {"--weights", "W",
+          "f32 (default) or int8: the products with a weight (linear layers, the LM head) keep it as int8 with a "
+          "float32 scale per output channel, or per --group-size inputs (needs AVX-512)"};
+}
+Flag group_size_flag() {
+  return {"--group-size", "G", "with --weights int8: inputs sharing a scale, a multiple of 32 (default: all of them)"};
+}
 Flag disable_pass_flag() {
   return {"--disable-pass", "NAME", "leave out the graph pass NAME at load (opgraph inspect --passes lists them)",
           true};
@@ -154,6 +162,17 @@ SessionOptions session_options(const Args& args) {
       throw UsageError(detail::concat("--precision: expected f32 or bf16, got '", precision, "'"));
     }
     options.precision = precision == "bf16" ? Precision::BFloat16 : Precision::Float32;
+  }
+  if (args.has("--weights")) {
+    const std::string& weights = args.values("--weights").back();
+    if (weights != "f32" && weights != "int8") {
+      throw UsageError(detail::concat("--weights: expected f32 or int8, got '", weights, "'"));
+    }
+    options.weights.bits = weights == "int8" ? 8 : 0;
+  }
+  options.weights.group_size = args.integer("--group-size", 0, 32);
+  if (options.weights.group_size != 0 && options.weights.bits == 0) {
+    throw UsageError("--group-size: given without --weights int8");
   }
   const std::span<const std::string> paths = args.values("--package-path");
   options.package_paths.assign(paths.begin(), paths.end());

@@ -13,11 +13,14 @@ namespace opgraph::cli {
 Flag package_path_flag();  // --package-path DIR
 Flag threads_flag();       // --threads N
 Flag precision_flag();     // --precision f32|bf16
+Flag weights_flag();       // --weights f32|int8
+Flag group_size_flag();    // --group-size G
 Flag disable_pass_flag();  // --disable-pass NAME
 Flag input_flag();         // --input NAME=FILE
 Flag dim_flag();           // --dim SYMBOL=SIZE
 
-// Options from --threads and --package-path.
+// Options from --threads, --precision, --weights, --group-size,
+// --package-path and --disable-pass.
 SessionOptions session_options(const Args& args);
 
 // The session's inputs, in graph order: each --input read from its .npy file;

@@ -85,6 +85,8 @@ Command profile_command() {
            {"--warmup", "W", "unrecorded runs first (default 1)"},
            threads_flag(),
            precision_flag(),
+           weights_flag(),
+           group_size_flag(),
            disable_pass_flag(),
            input_flag(),
            dim_flag(),

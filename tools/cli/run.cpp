@@ -70,6 +70,8 @@ Command run_command() {
            {"--output-dir", "DIR", "where to write the outputs (created if missing); required"},
            threads_flag(),
            precision_flag(),
+           weights_flag(),
+           group_size_flag(),
            disable_pass_flag(),
            package_path_flag()},
           run_main};

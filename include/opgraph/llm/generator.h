@@ -36,6 +36,7 @@ namespace opgraph::llm {
 struct GeneratorOptions {
   int threads = 0;  // as SessionOptions::threads
   Precision precision = Precision::Float32;
+  WeightQuantization weights = {};  // as SessionOptions::weights
   // The most prompt tokens one run takes; a longer prompt runs in chunks of
   // this many, but for the last two, which share their tokens evenly.
   int64_t prefill_chunk = 512;

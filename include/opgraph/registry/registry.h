@@ -41,6 +41,17 @@ enum class Precision {
   BFloat16,
 };
 
+// How a Session keeps the float32 weights of its matrix products (linear
+// layers, the LM head, matmul by a constant): as they are (bits 0), or as
+// signed 8-bit integers, symmetric (w = scale * q, q in [-127, 127]), with a
+// float32 scale per output column and per group of group_size rows of the
+// input dimension (0: one group of all of them, a scale per column). The
+// products' other operand and their sums stay float32.
+struct WeightQuantization {
+  int bits = 0;
+  int64_t group_size = 0;
+};
+
 using ShapeFn = std::function<std::vector<TensorMeta>(std::span<const TensorMeta* const> inputs, const Attrs& attrs)>;
 
 // What a kernel keeps about its node from one run to the next (the forms of
@@ -62,6 +73,8 @@ struct PrepareContext {
   // What the Session's products with a constant weight multiply in.
   Precision precision = Precision::Float32;
   Device device = Device::cpu();
+  // How the Session keeps its products' constant weights.
+  WeightQuantization weights = {};
 };
 using PrepareFn = std::function<std::unique_ptr<KernelState>(const PrepareContext& context)>;
 

@@ -40,14 +40,17 @@ def _describe(target, result):
 
 
 class Generator:
-    """``Generator(folder, threads=None, precision="float32")``: greedy by
-    default; ``temperature``, ``top_k``, ``top_p``, ``repetition_penalty`` and
-    ``seed`` sample as transformers' generate() does. Calls from several
-    threads run at once, each with its own KV cache; a list of prompts decodes
-    as one batch, one run per token for them all."""
+    """``Generator(folder, threads=None, precision="float32", weights=None)``:
+    greedy by default; ``temperature``, ``top_k``, ``top_p``,
+    ``repetition_penalty`` and ``seed`` sample as transformers' generate()
+    does. Calls from several threads run at once, each with its own KV cache;
+    a list of prompts decodes as one batch, one run per token for them all.
+    ``weights="int8"`` quantizes the linear layers and the LM head at load, a
+    scale per output channel or per ``group_size`` inputs (as Session's
+    ``quantize``)."""
 
-    def __init__(self, folder, *, threads=None, precision="float32", prefill_chunk=512):
-        self._generator = _C._Generator(str(folder), threads or 0, precision, prefill_chunk)
+    def __init__(self, folder, *, threads=None, precision="float32", weights=None, group_size=0, prefill_chunk=512):
+        self._generator = _C._Generator(str(folder), threads or 0, precision, weights, group_size, prefill_chunk)
 
     @property
     def tokenizer(self):

@@ -160,6 +160,20 @@ int64_t rows_apart(const Operand& o) {
   return o.shape[rank - 2] == 1 ? 0 : o.strides[rank - 2];
 }
 
+// Rows [r0, r1) of p's product.
+Product rows_of(Product p, int64_t r0, int64_t r1) {
+  const auto slice = [&](Operand& o) {
+    const size_t rank = o.shape.size();
+    o.data = static_cast<float*>(o.data) + r0 * rows_apart(o);
+    if (o.shape[rank - 2] != 1) o.shape[rank - 2] = r1 - r0;
+  };
+  slice(p.a);
+  slice(p.dst);
+  if (p.bias) slice(*p.bias);
+  if (p.multiplier) slice(*p.multiplier);
+  return p;
+}
+
 void start_row(const Product& p, int64_t r, float* dst, int64_t j0, int64_t j1) {
   if (!p.accumulate) std::fill(dst + j0, dst + j1, 0.0f);
   if (!p.bias) return;
@@ -205,7 +219,20 @@ bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
   if (shape_numel(p.dst.shape) != m * n || p.a.strides.back() != 1 || p.dst.strides.back() != 1) return false;
   const int64_t row_stride = p.w.strides[rank - 2], column_stride = p.w.strides[rank - 1];
   const bool packed = p.constant_w && prepared_weights(context) != nullptr;
-  const bool bfloat16 = packed && weight_precision(context) == Precision::BFloat16;
+  const bool quantized = packed && weight_quantization(context).bits == 8;
+  const bool bfloat16 = packed && !quantized && weight_precision(context) == Precision::BFloat16;
+  if (quantized) {
+    // The Session checked for AVX-512 at load; a lowered capability since is refused here.
+    OPGRAPH_CHECK(runs_panel_rows(), "weights int8: needs AVX-512, and the CPU capability is ",
+                  cpu_capability_name(cpu_capability()));
+    // A prompt's rows, kMaxPanelRows at a time: an int8 weight has no other layout.
+    if (m > kMaxPanelRows) {
+      for (int64_t r = 0; r < m; r += kMaxPanelRows) {
+        few_rows_times_matrix(context, rows_of(p, r, std::min(m, r + kMaxPanelRows)));
+      }
+      return true;
+    }
+  }
   const int64_t most_rows = bfloat16 ? kMaxBFloat16PanelRows : kMaxPanelRows;
   if (m > 1 && !(packed && m <= most_rows && runs_panel_rows())) return false;
   const bool columns = column_stride == 1 || n == 1, rows = row_stride == 1 || k == 1;
@@ -225,8 +252,11 @@ bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
   const int64_t chunk_columns = std::max<int64_t>(1, kChunkWork / std::max<int64_t>(k, 1));
   const auto run_panels = [&](const auto& panels) {
     const bool from_memory = streamed_bytes() > kCachedWeightBytes;
+    using Element = std::remove_cvref_t<decltype(*panels.data)>;
     const auto sums = [&](int64_t i0, int64_t i1, int64_t q0, int64_t q1, float* to, int64_t to_stride) {
-      if (m > 1) {
+      if constexpr (std::is_same_v<Element, int8_t>) {
+        add_panel_rows(panels, a, a_stride, m, i0, i1, q0, q1, p.w_backward, from_memory, to, to_stride);
+      } else if (m > 1) {
         add_panel_rows(panels, a, a_stride, m, i0, i1, q0, q1, p.w_backward, from_memory, to, to_stride);
       } else if (from_memory) {
         add_panel_sums<true>(panels, a, i0, i1, q0, q1, p.w_backward, to);
@@ -265,6 +295,10 @@ bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
       finish(j0, j1);
     });
   };
+  if (quantized) {
+    run_panels(packed_panels<int8_t>(context, w, k, n, row_stride, column_stride));
+    return true;
+  }
   if (bfloat16) {
     run_panels(packed_panels<BFloat16>(context, w, k, n, row_stride, column_stride));
     return true;

@@ -12,6 +12,8 @@
 #endif
 #include <immintrin.h>
 
+#include <type_traits>
+
 #include "opgraph/core/cpu_capability.h"
 
 #define OPGRAPH_AVX512 [[gnu::target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")]]
@@ -66,14 +68,26 @@ struct Prefetch {
   int64_t lines = 0;
 };
 
+// int8 rows: 16 columns' bytes widened to float32.
+template <int Width>
+OPGRAPH_AVX512 inline __m512 columns(const int8_t* row, int v) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + kLanes * v));
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
+}
+
 // sums[r][c] += a[r * a_stride + q] * rows[q * Width + c] for q < k, over Rows
-// rows and the Vectors vectors of columns from the v0-th.
+// rows and the Vectors vectors of columns from the v0-th. int8 rows' sums
+// start from zero and are added times their columns' scales (`scales`, the
+// block's group's, from the panel's first column).
 template <int Rows, int Vectors, int Width, typename Element>
 OPGRAPH_AVX512 void tile(const float* a, int64_t a_stride, const Element* rows, int64_t k, int v0, Prefetch ahead,
-                         float* sums) {
+                         const float* scales, float* sums) {
+  constexpr bool scaled = std::is_same_v<Element, int8_t>;
   __m512 acc[Rows][Vectors];
   for (int r = 0; r < Rows; ++r) {
-    for (int v = 0; v < Vectors; ++v) acc[r][v] = _mm512_loadu_ps(sums + r * Width + kLanes * (v0 + v));
+    for (int v = 0; v < Vectors; ++v) {
+      acc[r][v] = scaled ? _mm512_setzero_ps() : _mm512_loadu_ps(sums + r * Width + kLanes * (v0 + v));
+    }
   }
   int64_t owed = 0;  // lines times rows: a line is asked for each k
   for (int64_t q = 0; q < k; ++q) {
@@ -89,7 +103,13 @@ OPGRAPH_AVX512 void tile(const float* a, int64_t a_stride, const Element* rows, 
     }
   }
   for (int r = 0; r < Rows; ++r) {
-    for (int v = 0; v < Vectors; ++v) _mm512_storeu_ps(sums + r * Width + kLanes * (v0 + v), acc[r][v]);
+    for (int v = 0; v < Vectors; ++v) {
+      float* to = sums + r * Width + kLanes * (v0 + v);
+      if constexpr (scaled) {
+        acc[r][v] = _mm512_fmadd_ps(acc[r][v], _mm512_loadu_ps(scales + kLanes * (v0 + v)), _mm512_loadu_ps(to));
+      }
+      _mm512_storeu_ps(to, acc[r][v]);
+    }
   }
 }
 
@@ -99,12 +119,17 @@ OPGRAPH_AVX512 void tile(const float* a, int64_t a_stride, const Element* rows, 
 // by a block's first tile, they waited on each other, and 16 rows' products
 // streamed their weight at half the one-row product's rate.
 template <int Width, typename Element>
-OPGRAPH_AVX512 void panel_rows(const float* a, int64_t a_stride, int64_t count, const Element* panel, int64_t k,
-                               bool prefetch, float* sums) {
+OPGRAPH_AVX512 void panel_rows(const float* a, int64_t a_stride, int64_t count, const Panels<Element>& panels,
+                               int64_t i, int64_t q0, int64_t k, bool prefetch, float* sums) {
   constexpr int vectors = Width / kLanes, step = vectors < kTileVectors ? vectors : kTileVectors;
   const int64_t tiles = (count + kTileRows - 1) / kTileRows * (vectors / step);
-  for (int64_t q = 0; q < k; q += kBlockRows) {
-    const int64_t block = std::min(kBlockRows, k - q);
+  const Element* panel = panels.panel(i) + q0 * Width;
+  // Blocks end at multiples of kBlockRows of w's rows, so that none
+  // straddles two groups of an int8 weight's scales.
+  for (int64_t q = 0, block = 0; q < k; q += block) {
+    block = std::min(kBlockRows - (q0 + q) % kBlockRows, k - q);
+    const float* scales =
+        panels.scales ? panels.scales + (q0 + q) / panels.group * panels.scale_stride + panels.column(i) : nullptr;
     const Element* rows = panel + q * Width;
     const int64_t lines = prefetch ? block * Width * int64_t{sizeof(Element)} / kLineBytes : 0;
     const char* ahead = reinterpret_cast<const char*>(rows) + kPrefetchBytes;
@@ -115,12 +140,12 @@ OPGRAPH_AVX512 void panel_rows(const float* a, int64_t a_stride, int64_t count, 
         const float* x = a + r * a_stride + q;
         float* s = sums + r * Width;
         switch (std::min<int64_t>(kTileRows, count - r)) {
-          case 1: tile<1, step, Width>(x, a_stride, rows, block, v0, share, s); break;
-          case 2: tile<2, step, Width>(x, a_stride, rows, block, v0, share, s); break;
-          case 3: tile<3, step, Width>(x, a_stride, rows, block, v0, share, s); break;
-          case 4: tile<4, step, Width>(x, a_stride, rows, block, v0, share, s); break;
-          case 5: tile<5, step, Width>(x, a_stride, rows, block, v0, share, s); break;
-          default: tile<6, step, Width>(x, a_stride, rows, block, v0, share, s); break;
+          case 1: tile<1, step, Width>(x, a_stride, rows, block, v0, share, scales, s); break;
+          case 2: tile<2, step, Width>(x, a_stride, rows, block, v0, share, scales, s); break;
+          case 3: tile<3, step, Width>(x, a_stride, rows, block, v0, share, scales, s); break;
+          case 4: tile<4, step, Width>(x, a_stride, rows, block, v0, share, scales, s); break;
+          case 5: tile<5, step, Width>(x, a_stride, rows, block, v0, share, scales, s); break;
+          default: tile<6, step, Width>(x, a_stride, rows, block, v0, share, scales, s); break;
         }
       }
     }
@@ -140,11 +165,10 @@ OPGRAPH_AVX512 void add_panel_rows(const Panels<Element>& panels, const float* a
     const int64_t i = backward ? last - 1 - step : first + step;
     const int64_t width = panels.width(i), j = panels.column(i), columns = panels.column(i + 1) - j;
     std::fill_n(sums, rows * width, 0.0f);
-    const Element* panel = panels.panel(i) + q0 * width;
     if (i < panels.full) {
-      panel_rows<kPanel>(a + q0, a_stride, rows, panel, q1 - q0, prefetch, sums);
+      panel_rows<kPanel>(a + q0, a_stride, rows, panels, i, q0, q1 - q0, prefetch, sums);
     } else {
-      panel_rows<kStrip>(a + q0, a_stride, rows, panel, q1 - q0, prefetch, sums);
+      panel_rows<kStrip>(a + q0, a_stride, rows, panels, i, q0, q1 - q0, prefetch, sums);
     }
     // A strip's padding columns stay in sums.
     for (int64_t r = 0; r < rows; ++r) {
@@ -157,6 +181,8 @@ template void add_panel_rows(const Panels<float>&, const float*, int64_t, int64_
                              bool, bool, float*, int64_t);
 template void add_panel_rows(const Panels<BFloat16>&, const float*, int64_t, int64_t, int64_t, int64_t, int64_t,
                              int64_t, bool, bool, float*, int64_t);
+template void add_panel_rows(const Panels<int8_t>&, const float*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                             bool, bool, float*, int64_t);
 
 }  // namespace opgraph::kernels
 

@@ -1,6 +1,6 @@
 // Products of a few rows on a weight's panels (weight_panels.h): a decode
 // step of a batch of sequences, where every row shares each load of the
-// weight from memory.
+// weight from memory; and every product on int8 panels, one row included.
 #pragma once
 
 #include "kernels/cpu/engines/weight_panels.h"
@@ -18,11 +18,12 @@ constexpr int64_t kMaxPanelRows = 64, kMaxBFloat16PanelRows = 8;
 bool runs_panel_rows();
 
 // y[r * y_stride + j] += sum_{q0 <= q < q1} a[r * a_stride + q] * w[q, j] for
-// `rows` rows and the columns of panels [first,
+// `rows` rows (at most kMaxPanelRows) and the columns of panels [first,
 // last), summed in q's order from zero and then added, as the one-row
-// product sums each column: a row's sums do not depend on the rows beside
-// it. Walks the panels last to first where `backward`; prefetches the weight
-// ahead of its loads where `prefetch`.
+// product sums each column (int8 panels: block by block of 32 rows of w,
+// each block's sums times its scales): a row's sums do not depend on the
+// rows beside it. Walks the panels last to first where `backward`;
+// prefetches the weight ahead of its loads where `prefetch`.
 template <typename Element>
 void add_panel_rows(const Panels<Element>& panels, const float* a, int64_t a_stride, int64_t rows, int64_t first,
                     int64_t last, int64_t q0, int64_t q1, bool backward, bool prefetch, float* y, int64_t y_stride);

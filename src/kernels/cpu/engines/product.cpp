@@ -1,5 +1,6 @@
 // float32 runs on the weight's panels where it is a Session's and the
-// product has one row or a few (few_rows_product.cpp), on MKL where it has
+// product has one row or a few, or the Session quantizes its weights
+// (few_rows_product.cpp), on MKL where it has
 // rows enough (mkl_product.cpp), else on oneDNN's matmul primitive, which
 // reads the caller's buffers in place through shape-and-stride descriptors
 // (transposed weights, broadcast batches and the bias cost no copy) and
@@ -412,7 +413,8 @@ void run_product(const KernelContext& context, const Product& p, DType dtype, bo
   if (!reference) {
     if (const std::optional<Product> stacked = batches_as_rows(p)) return run_product(context, *stacked, dtype, false);
   }
-  if (!reference && dtype == DType::Float32 && p.a.shape[p.a.shape.size() - 2] <= kMaxPanelRows &&
+  const bool few_rows = p.a.shape[p.a.shape.size() - 2] <= kMaxPanelRows;
+  if (!reference && dtype == DType::Float32 && (few_rows || weight_quantization(context).bits != 0) &&
       few_rows_times_matrix(context, p)) {
     return;
   }

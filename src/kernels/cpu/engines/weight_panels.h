@@ -25,6 +25,10 @@ template <typename Element>
 struct Panels {
   const Element* data;
   int64_t k, n, full;  // full: the count of kPanel-wide panels
+  // int8 panels (WeightQuantization): the scale of column j for rows
+  // [g * group, (g + 1) * group) is scales[g * scale_stride + j].
+  const float* scales = nullptr;
+  int64_t group = 0, scale_stride = 0;
 
   int64_t count() const { return full + (n - full * kPanel + kStrip - 1) / kStrip; }
   // The first column of panel i (the column past the last for i = count()).
@@ -51,7 +55,8 @@ constexpr int64_t pair_group(int64_t width) { return std::min(width, kPairGroup)
 
 // The [k, n] matrix w (element strides row_stride, column_stride) packed into
 // panels of Element, made once per weight and kept in the Session's prepared
-// weights.
+// weights. int8_t panels are quantized as the Session's WeightQuantization
+// says; their group size must divide k.
 template <typename Element>
 Panels<Element> packed_panels(const KernelContext& context, const float* w, int64_t k, int64_t n, int64_t row_stride,
                               int64_t column_stride);

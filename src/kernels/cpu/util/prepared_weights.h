@@ -28,11 +28,12 @@ class PreparedWeights : public KernelState {
   using Key = std::vector<int64_t>;
 
   // `constant[i]`: whether flat input i is one of the graph's constants.
-  PreparedWeights(std::vector<bool> constant, Precision precision)
-      : constant_(std::move(constant)), precision_(precision) {}
+  PreparedWeights(std::vector<bool> constant, Precision precision, WeightQuantization quantization = {})
+      : constant_(std::move(constant)), precision_(precision), quantization_(quantization) {}
 
   bool is_constant(size_t input) const { return input < constant_.size() && constant_[input]; }
   Precision precision() const { return precision_; }
+  const WeightQuantization& quantization() const { return quantization_; }
 
   // The form kept under `key`, made by make() on the first call from the
   // weight's bytes `source`. Made under the lock: it happens once per form,
@@ -60,6 +61,7 @@ class PreparedWeights : public KernelState {
  private:
   std::vector<bool> constant_;
   Precision precision_;
+  WeightQuantization quantization_;
   std::mutex mutex_;
   std::map<Key, std::shared_ptr<const void>> derived_;
 };
@@ -108,6 +110,11 @@ inline bool is_constant_input(const KernelContext& context, size_t i) {
 inline Precision weight_precision(const KernelContext& context) {
   const PreparedWeights* prepared = prepared_weights(context);
   return prepared != nullptr ? prepared->precision() : Precision::Float32;
+}
+// How the call's products keep a constant weight.
+inline WeightQuantization weight_quantization(const KernelContext& context) {
+  const PreparedWeights* prepared = prepared_weights(context);
+  return prepared != nullptr ? prepared->quantization() : WeightQuantization{};
 }
 
 }  // namespace opgraph::kernels
