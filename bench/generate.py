@@ -12,7 +12,7 @@ Paths, each fed the same random prompt ids:
 - opgraph: `opgraph.llm.export` of the model, run by `opgraph.llm.Generator`
   (precision "float32"; "bf16": bfloat16 weights, float32 sums; "int8": the
   linear layers' and LM head's weights int8 with a scale per output channel,
-  `weights="int8"`, float32 sums);
+  `weights="int8"`, float32 sums; "int4": int4 in groups of 32, as Q4_0);
 - transformers `generate`, eager, and with a static cache whose decode step
   runs under `torch.compile` (transformers' own recipe: cache_implementation
   "static" with a CompileConfig), the model in float32 or bfloat16;
@@ -20,9 +20,10 @@ Paths, each fed the same random prompt ids:
   for this CPU), on a GGUF of the same weights written by the converter
   llama.cpp ships (convert_hf_to_gguf.py, taken from llama-cpp-python's source
   package), --outtype f32, bf16 or q8_0 (int8 in blocks of 32 with a scale
-  each);
+  each), and Q4_0 quantized from the f32 one by llama.cpp's quantizer;
 - ONNX Runtime GenAI, on the ONNX model its model builder writes from the same
-  folder (fp32; its CPU builder writes no bf16 or int8 model);
+  folder (fp32, or int4: MatMulNBits in blocks of 32; its CPU builder writes
+  no bf16 or int8 model);
 - OpenVINO GenAI is not measured: its LLM pipeline loads the stateful
   OpenVINO IR that optimum-intel exports, and optimum-intel 2.2 requires
   transformers 5.5 and torch 2.14 (a CUDA build), which opgraph's pinned
@@ -58,7 +59,7 @@ decode's fraction of it.
 `make bench-generate` installs the peers (bench/requirements-generate.txt)
 and runs every row:
 
-    python bench/generate.py [--models smollm2-135m qwen2.5-0.5b] [--precisions float32 bf16 int8]
+    python bench/generate.py [--models smollm2-135m qwen2.5-0.5b] [--precisions float32 bf16 int8 int4]
                              [--threads 1 2] [--rounds 2] [--paths opgraph eager ...]
                              [--batches 1 4 16] [--tables speed serving memory]
 """
@@ -202,8 +203,8 @@ def load_torch(name, precision):
     import torch
     import transformers
 
-    if precision == "int8":
-        raise RuntimeError("transformers keeps no int8 weights on the CPU without another quantization package")
+    if precision in ("int8", "int4"):
+        raise RuntimeError(f"transformers keeps no {precision} weights on the CPU without another quantization package")
     dtype = torch.bfloat16 if precision == "bf16" else torch.float32
     model = transformers.AutoModelForCausalLM.from_pretrained(hf_folder(name), dtype=dtype).eval()
     model.generation_config.eos_token_id = None  # generate exactly the tokens asked for
@@ -260,6 +261,8 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 
 def gguf_file(name, precision):
+    if precision == "int4":
+        return q4_0_file(name)
     outtype = {"float32": "f32", "bf16": "bf16", "int8": "q8_0"}[precision]
     path = WORK / name / f"model-{outtype}.gguf"
     if not path.exists():
@@ -276,13 +279,34 @@ def gguf_file(name, precision):
     return path
 
 
-def ort_genai_folder(name):
-    folder = WORK / name / "ort-genai-fp32"
+def q4_0_file(name):
+    """The f32 GGUF quantized to Q4_0 by llama.cpp's own quantizer (llama-quantize's library call)."""
+    import ctypes
+
+    import llama_cpp
+
+    path = WORK / name / "model-q4_0.gguf"
+    if not path.exists():
+        log(f"{name}: quantizing the GGUF to Q4_0 with llama.cpp")
+        params = llama_cpp.llama_model_quantize_default_params()
+        params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_0
+        status = llama_cpp.llama_model_quantize(
+            str(gguf_file(name, "float32")).encode(), str(path).encode(), ctypes.byref(params)
+        )
+        if status != 0:
+            raise RuntimeError(f"llama_model_quantize failed ({status})")
+    return path
+
+
+def ort_genai_folder(name, precision="float32"):
+    """The builder's fp32 model, or its int4 one (MatMulNBits, blocks of 32, its default accuracy level)."""
+    kind = "int4" if precision == "int4" else "fp32"
+    folder = WORK / name / f"ort-genai-{kind}"
     if not (folder / "genai_config.json").exists():
         log(f"{name}: ONNX Runtime GenAI's model builder")
         subprocess.run(
             [sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", str(hf_folder(name)), "-o", str(folder)]
-            + ["-p", "fp32", "-e", "cpu", "-c", str(WORK / name / "ort-cache")],
+            + ["-p", kind, "-e", "cpu", "-c", str(WORK / name / "ort-cache")],
             check=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -299,8 +323,8 @@ class Opgraph:
     def __init__(self, name, precision, threads):
         from opgraph.llm import Generator
 
-        if precision == "int8":
-            self.generator = Generator(opgraph_folder(name), threads=threads, weights="int8")
+        if precision in ("int8", "int4"):
+            self.generator = Generator(opgraph_folder(name), threads=threads, weights=precision)
         else:
             self.generator = Generator(opgraph_folder(name), threads=threads, precision=precision)
 
@@ -378,9 +402,9 @@ class LlamaCpp:
         # On a CPU with AMX, llama-cpp-python 0.3.36 crashes (SIGSEGV in
         # llama_decode) decoding Q8_0 on its extra buffer types (AMX and
         # repacked weights); its Llama takes no argument to leave them out, so
-        # the model's default parameters are given without them.
+        # the model's default parameters are given without them, for Q4_0 too.
         defaults = library.llama_model_default_params
-        if precision == "int8":
+        if precision in ("int8", "int4"):
             library.llama_model_default_params = lambda: without_extra_buffers(defaults())
         try:
             self.llm = llama_cpp.Llama(
@@ -411,9 +435,9 @@ class OrtGenai:
     def __init__(self, name, precision, threads):
         import onnxruntime_genai as og
 
-        if precision != "float32":
+        if precision not in ("float32", "int4"):
             raise RuntimeError(f"its CPU model builder writes fp32 or int4 models, no {precision}")
-        config = og.Config(str(ort_genai_folder(name)))
+        config = og.Config(str(ort_genai_folder(name, precision)))
         options = {"intra_op_num_threads": threads, "inter_op_num_threads": 1}
         config.overlay(json.dumps({"model": {"decoder": {"session_options": options}}}))
         self.og = og
@@ -575,7 +599,9 @@ def bytes_per_token(name, precision):
     head = hidden // config["num_attention_heads"]
     kv = config["num_key_value_heads"] * head
     per_layer = hidden * hidden * 2 + hidden * kv * 2 + hidden * ffn * 3
-    weights = (per_layer * layers + config["vocab_size"] * hidden) * {"float32": 4, "bf16": 2, "int8": 1}[precision]
+    weights = (per_layer * layers + config["vocab_size"] * hidden) * {"float32": 4, "bf16": 2, "int8": 1, "int4": 0.5}[
+        precision
+    ]
     position = PROMPTS[0] + NEW_TOKENS / 2
     return weights + 2 * layers * kv * position * 4
 
@@ -655,9 +681,8 @@ TABLES = {"speed": speed_table, "serving": serving_table, "memory": lambda args,
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=list(SPECS), choices=list(SPECS))
-    parser.add_argument(
-        "--precisions", nargs="+", default=["float32", "bf16", "int8"], choices=["float32", "bf16", "int8"]
-    )
+    precisions = ["float32", "bf16", "int8", "int4"]
+    parser.add_argument("--precisions", nargs="+", default=precisions, choices=precisions)
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
     parser.add_argument("--rounds", type=int, default=2)

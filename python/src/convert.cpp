@@ -335,13 +335,14 @@ NamedAttrs attrs_from_kwargs(const OpDef& op, const nb::kwargs& kwargs, nb::obje
 }
 
 WeightQuantization weight_quantization_from_string(const char* argument, const std::optional<std::string>& name,
-                                                   int64_t group_size) {
+                                                   std::optional<int64_t> group_size) {
   if (!name) {
-    OPGRAPH_CHECK(group_size == 0, "group_size: ", group_size, " given without ", argument, "='int8'");
+    OPGRAPH_CHECK(!group_size, "group_size: ", *group_size, " given without ", argument, "='int8' or 'int4'");
     return {};
   }
-  OPGRAPH_CHECK(*name == "int8", argument, ": expected None or 'int8', got '", *name, "'");
-  return {.bits = 8, .group_size = group_size};
+  OPGRAPH_CHECK(*name == "int8" || *name == "int4", argument, ": expected None, 'int8' or 'int4', got '", *name, "'");
+  const bool int4 = *name == "int4";
+  return {.bits = int4 ? 4 : 8, .group_size = group_size.value_or(int4 ? 32 : 0)};
 }
 
 }  // namespace opgraph::python

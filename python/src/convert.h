@@ -42,10 +42,11 @@ nb::object to_numpy(const Tensor& tensor);
 nb::object to_dlpack_producer(const Tensor& tensor);
 // "cpu", "cuda" or "cuda:N".
 Device device_from_string(const std::string& text);
-// None or "int8", and the group size that goes with it; `argument` names
-// the keyword the caller took `name` as.
+// None, "int8" or "int4", and the group size that goes with it (None: a
+// scale per output channel for int8, groups of 32 for int4); `argument`
+// names the keyword the caller took `name` as.
 WeightQuantization weight_quantization_from_string(const char* argument, const std::optional<std::string>& name,
-                                                   int64_t group_size);
+                                                   std::optional<int64_t> group_size);
 // Where results go back to, decided by where the inputs came from: NumPy
 // arrays when every input was on the host (a device result is copied back);
 // else arrays of the first device input's framework (torch, CuPy) through

@@ -33,7 +33,7 @@ Precision precision_from_string(const std::string& name) {
 SessionOptions options_from_python(std::optional<int> threads, nb::handle package_paths, bool profile, bool optimize,
                                    std::vector<std::string> disabled_passes, const std::string& device,
                                    const std::string& precision, const std::optional<std::string>& quantize,
-                                   int64_t group_size) {
+                                   std::optional<int64_t> group_size) {
   SessionOptions options;
   options.device = device_from_string(device);
   options.precision = precision_from_string(precision);
@@ -55,7 +55,7 @@ SessionOptions options_from_python(std::optional<int> threads, nb::handle packag
 void construct(Session* self, nb::handle source, nb::handle weights, std::optional<int> threads,
                nb::handle package_paths, bool profile, bool optimize, std::vector<std::string> disabled_passes,
                const std::string& device, const std::string& precision, const std::optional<std::string>& quantize,
-               int64_t group_size) {
+               std::optional<int64_t> group_size) {
   SessionOptions options = options_from_python(threads, package_paths, profile, optimize, std::move(disabled_passes),
                                                device, precision, quantize, group_size);
   if (nb::isinstance<Graph>(source)) {
@@ -153,12 +153,12 @@ void init_session(nb::module_& m) {
            nb::arg("threads") = nb::none(), nb::arg("package_paths") = nb::tuple(), nb::arg("profile") = false,
            nb::arg("optimize") = true, nb::arg("disabled_passes") = std::vector<std::string>(),
            nb::arg("device") = "cpu", nb::arg("precision") = "f32", nb::arg("quantize").none() = nb::none(),
-           nb::arg("group_size") = 0,
+           nb::arg("group_size").none() = nb::none(),
            nb::sig("def __init__(self, source: str | os.PathLike | Graph, *, weights: dict[str, object] | None = None, "
                    "threads: int | None = None, package_paths: Sequence[str | os.PathLike] = (), "
                    "profile: bool = False, optimize: bool = True, disabled_passes: Sequence[str] = (), "
                    "device: str = 'cpu', precision: str = 'f32', quantize: str | None = None, "
-                   "group_size: int = 0) -> None"),
+                   "group_size: int | None = None) -> None"),
            "Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the "
            "kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages "
            "in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see "
@@ -171,10 +171,11 @@ void init_session(nb::module_& m) {
            "device in the inputs' framework (torch, CuPy). `precision` 'bf16' has the products with a weight (linear "
            "layers, matrix products, convolutions) multiply in bfloat16, summing in float32, as OpenVINO's bf16 "
            "inference precision does: about twice as fast, on a CPU with AVX-512 BF16 or AMX (else an error); "
-           "inputs, outputs and the other ops stay float32. `quantize` 'int8' keeps the float32 weights of the "
-           "matrix products (linear layers, the LM head) as int8, symmetric, with a float32 scale per output "
-           "channel, or per `group_size` inputs (a multiple of 32 that divides each product's input dimension): a "
-           "quarter of the bytes for a decoding step to stream; needs AVX-512.")
+           "inputs, outputs and the other ops stay float32. `quantize` 'int8' or 'int4' keeps the float32 weights "
+           "of the matrix products (linear layers, the LM head) as int8 (symmetric) or int4 (as llama.cpp's Q4_0), "
+           "with a float32 scale per `group_size` inputs (a multiple of 32 that divides each product's input "
+           "dimension; None: per output channel for int8, 32 for int4): a quarter or an eighth of the bytes for a "
+           "decoding step to stream; needs AVX-512.")
       .def("run", &run, nb::arg("inputs"), nb::arg("state").none() = nb::none(),
            nb::sig("def run(self, *inputs: object, state: State | None = None) -> list[numpy.ndarray] | "
                    "dict[str, numpy.ndarray]"),

@@ -11,14 +11,16 @@ namespace {
 
 void check_weights(const WeightQuantization& weights, Device device) {
   if (weights.bits == 0) return;
-  OPGRAPH_CHECK(weights.bits == 8, "weights: expected float32 (0 bits) or int8 (8 bits), got ", weights.bits, " bits");
-  OPGRAPH_CHECK(device.type == DeviceType::CPU, "weights int8: runs on the CPU only, and the session runs on ",
+  OPGRAPH_CHECK(weights.bits == 8 || weights.bits == 4,
+                "weights: expected float32 (0 bits), int8 (8 bits) or int4 (4 bits), got ", weights.bits, " bits");
+  const std::string name = detail::concat("weights int", weights.bits);
+  OPGRAPH_CHECK(device.type == DeviceType::CPU, name, ": runs on the CPU only, and the session runs on ",
                 device_str(device));
-  OPGRAPH_CHECK(cpu_capability() == CpuCapability::Avx512, "weights int8: needs a CPU with AVX-512; this one runs ",
+  OPGRAPH_CHECK(cpu_capability() == CpuCapability::Avx512, name, ": needs a CPU with AVX-512; this one runs ",
                 cpu_capability_name(cpu_capability()));
   // The products' kernels scale their sums block by block of 32 rows.
-  OPGRAPH_CHECK(weights.group_size == 0 || (weights.group_size > 0 && weights.group_size % 32 == 0),
-                "weights int8: group size expected 0 (a scale per output channel) or a positive multiple of 32, got ",
+  OPGRAPH_CHECK(weights.group_size == 0 || (weights.group_size > 0 && weights.group_size % 32 == 0), name,
+                ": group size expected 0 (a scale per output channel) or a positive multiple of 32, got ",
                 weights.group_size);
 }
 

@@ -135,10 +135,11 @@ TEST_F(FewRowsProduct, LeavesOtherProductsAlone) {
   for (int64_t i = 0; i < few.m * few.n; ++i) ASSERT_EQ(out.data_ptr<float>()[i], 0.0f);
 }
 
-// w's [k, n] view dequantized as an int8 weight with `group` rows per scale
-// (0: all of them): each column's groups scaled to [-127, 127] and rounded
-// to nearest even.
-Tensor dequantized(const Operand& w, int64_t group) {
+// w's [k, n] view dequantized as a weight of `bits` with `group` rows per
+// scale (0: all of them), rounding to nearest even: int8 scales each
+// column's groups to [-127, 127]; int4 puts a group's weight of largest
+// magnitude at -8 and the others in [-8, 7].
+Tensor dequantized(const Operand& w, int bits, int64_t group) {
   const int64_t k = w.shape[0], n = w.shape[1], rows = group == 0 ? k : group;
   Tensor out = Tensor::empty({k, n}, DType::Float32);
   const auto at = [&](int64_t q, int64_t j) {
@@ -147,24 +148,29 @@ Tensor dequantized(const Operand& w, int64_t group) {
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t q0 = 0; q0 < k; q0 += rows) {
       float largest = 0;
-      for (int64_t q = q0; q < q0 + rows; ++q) largest = std::max(largest, std::abs(at(q, j)));
       for (int64_t q = q0; q < q0 + rows; ++q) {
-        const float level = largest == 0 ? 0 : std::clamp(std::nearbyint(at(q, j) * (127 / largest)), -127.0f, 127.0f);
-        out.data_ptr<float>()[q * n + j] = level * (largest / 127);
+        if (std::abs(at(q, j)) > std::abs(largest)) largest = at(q, j);
+      }
+      const float scale = bits == 8 ? std::abs(largest) / 127 : largest / -8;
+      const float inverse = scale == 0 ? 0 : bits == 8 ? 127 / std::abs(largest) : 1 / scale;
+      const float lowest = bits == 8 ? -127 : -8, highest = bits == 8 ? 127 : 7;
+      for (int64_t q = q0; q < q0 + rows; ++q) {
+        const float level = std::clamp(std::nearbyint(at(q, j) * inverse), lowest, highest);
+        out.data_ptr<float>()[q * n + j] = level * scale;
       }
     }
   }
   return out;
 }
 
-// The case's product in a Session quantizing its weights to int8 against
+// The case's product in a Session quantizing its weights to `bits` against
 // oneDNN's float32 product on the dequantized weight; each row's bits
 // against that row's product alone.
-void expect_int8_values(const Case& c, int threads, int64_t group) {
-  SCOPED_TRACE(testing::Message() << c.m << " rows, " << threads << " threads, group " << group);
+void expect_quantized_values(const Case& c, int threads, int bits, int64_t group) {
+  SCOPED_TRACE(testing::Message() << c.m << " rows, " << threads << " threads, int" << bits << ", group " << group);
   const Tensors tensors(c);
   ThreadPool pool(threads);
-  PreparedWeights prepared({false, true}, Precision::Float32, {.bits = 8, .group_size = group});
+  PreparedWeights prepared({false, true}, Precision::Float32, {.bits = bits, .group_size = group});
   const KernelContext session = prepared_context(pool, prepared), no_session{&pool};
   const Tensor out = Tensor::empty({c.m, c.n}, DType::Float32), alone = Tensor::empty({c.m, c.n}, DType::Float32);
   const Tensor expected = Tensor::empty({c.m, c.n}, DType::Float32);
@@ -173,7 +179,7 @@ void expect_int8_values(const Case& c, int threads, int64_t group) {
   for (int64_t r = 0; r < c.m; ++r) ASSERT_TRUE(few_rows_times_matrix(session, row_of(rows, r)));
   EXPECT_EQ(prepared.forms(), 1u);
   Product reference = tensors.product(c, expected);
-  const Tensor w = dequantized(reference.w, group);
+  const Tensor w = dequantized(reference.w, bits, group);
   reference.w = operand(w, 2);
   run_product(no_session, reference, DType::Float32, /*reference=*/false);
   for (int64_t i = 0; i < c.m * c.n; ++i) {
@@ -183,24 +189,26 @@ void expect_int8_values(const Case& c, int threads, int64_t group) {
   }
 }
 
-TEST_F(FewRowsProduct, Int8WeightsGiveTheirDequantizedProduct) {
+TEST_F(FewRowsProduct, QuantizedWeightsGiveTheirDequantizedProduct) {
   constexpr int64_t k = 640;  // groups of 32 and 320 rows
-  for (int64_t group : {int64_t{0}, int64_t{32}, int64_t{320}}) {
-    for (int threads : {1, 3}) {
-      // 200 rows run 64 at a time.
-      for (int64_t m : {int64_t{1}, int64_t{5}, int64_t{200}}) {
-        expect_int8_values({.m = m, .k = k, .n = kColumns}, threads, group);
+  for (int bits : {8, 4}) {
+    for (int64_t group : {int64_t{0}, int64_t{32}, int64_t{320}}) {
+      for (int threads : {1, 3}) {
+        // 200 rows run 64 at a time.
+        for (int64_t m : {int64_t{1}, int64_t{5}, int64_t{200}}) {
+          expect_quantized_values({.m = m, .k = k, .n = kColumns}, threads, bits, group);
+        }
       }
     }
+    Case epilogue{.m = 3, .k = k, .n = kColumns, .bias = true, .accumulate = true, .multiplier = true};
+    epilogue.activation = Activation::SiLU;
+    expect_quantized_values(epilogue, 2, bits, 0);
+    Case conv1d{.m = 70, .k = k, .n = kColumns, .transposed_weight = false, .bias = true};
+    expect_quantized_values(conv1d, 2, bits, 32);
+    // Rows of w split among threads at no multiple of 32, each share's blocks within one group.
+    const std::shared_ptr<void> streamed = streamed_buffer(size_t{65} << 20);
+    expect_quantized_values({.m = 4, .k = 608, .n = kColumns}, 3, bits, 32);
   }
-  Case epilogue{.m = 3, .k = k, .n = kColumns, .bias = true, .accumulate = true, .multiplier = true};
-  epilogue.activation = Activation::SiLU;
-  expect_int8_values(epilogue, 2, 0);
-  Case conv1d{.m = 70, .k = k, .n = kColumns, .transposed_weight = false, .bias = true};
-  expect_int8_values(conv1d, 2, 32);
-  // Rows of w split among threads at no multiple of 32, each share's blocks within one group.
-  const std::shared_ptr<void> streamed = streamed_buffer(size_t{65} << 20);
-  expect_int8_values({.m = 4, .k = 608, .n = kColumns}, 3, 32);
 }
 
 TEST_F(FewRowsProduct, Int8GroupsThatDoNotDivideTheInputAreRefused) {

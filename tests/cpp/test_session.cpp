@@ -463,7 +463,7 @@ TEST(Session, Int8WeightsQuantizeTheLinearLayer) {
   const auto error = [&](WeightQuantization quantization) {
     return error_of([&] { Session(small_cnn(), weights, {.weights = quantization}); });
   };
-  EXPECT_EQ(error({.bits = 4}), "weights: expected float32 (0 bits) or int8 (8 bits), got 4 bits");
+  EXPECT_EQ(error({.bits = 2}), "weights: expected float32 (0 bits), int8 (8 bits) or int4 (4 bits), got 2 bits");
   if (cpu_capability() != CpuCapability::Avx512) {
     EXPECT_EQ(error({.bits = 8}), detail::concat("weights int8: needs a CPU with AVX-512; this one runs ",
                                                  cpu_capability_name(cpu_capability())));

@@ -275,14 +275,14 @@ ERROR_CASES = [
         r"--group-size, --disable-pass, --package-path \(see 'opgraph run --help'\)",
     ),
     (
-        ["run", "cnn.opg", "--input", "x=x.npy", "--output-dir", "out", "--weights", "int4"],
+        ["run", "cnn.opg", "--input", "x=x.npy", "--output-dir", "out", "--weights", "int3"],
         2,
-        r"--weights: expected f32 or int8, got 'int4'",
+        r"--weights: expected f32, int8 or int4, got 'int3'",
     ),
     (
         ["run", "cnn.opg", "--input", "x=x.npy", "--output-dir", "out", "--group-size", "32"],
         2,
-        r"--group-size: given without --weights int8",
+        r"--group-size: given without --weights int8 or int4",
     ),
     (["run", "cnn.opg", "--input", "x=x.npy"], 2, r"--output-dir is required \(see 'opgraph run --help'\)"),
     (

@@ -1,9 +1,8 @@
-"""Sessions and Generators that keep their products' weights as int8
-(Session(quantize="int8"), Generator(weights="int8"), the command line's
---weights int8): outputs equal PyTorch's with the weights dequantized as
-opgraph quantizes them, a scale per output channel or per group of inputs,
-at one row, a few and many; bad options are errors that say what was
-expected."""
+"""Sessions and Generators that keep their products' weights as int8 or
+int4 (Session(quantize=...), Generator(weights=...), the command line's
+--weights): outputs equal PyTorch's with the weights dequantized as opgraph
+quantizes them, a scale per output channel or per group of inputs, at one
+row, a few and many; bad options are errors that say what was expected."""
 
 import subprocess
 
@@ -18,20 +17,26 @@ from opgraph.ir import extract_ir
 from opgraph.llm import Generator, export
 
 pytestmark = pytest.mark.skipif(
-    opgraph.get_cpu_capability() != "avx512", reason="int8 weights need AVX-512, which this CPU lacks"
+    opgraph.get_cpu_capability() != "avx512", reason="quantized weights need AVX-512, which this CPU lacks"
 )
 
 
-def dequantized(weight, group_size):
-    """A linear layer's [out, in] weight as its int8 levels times their
-    scales: each output channel's groups of `group_size` inputs (0: all)
-    scaled to [-127, 127], rounded to nearest even."""
+def dequantized(weight, bits, group_size):
+    """A linear layer's [out, in] weight as its levels times their scales,
+    per output channel and group of `group_size` inputs (0: all), rounded to
+    nearest even: int8 scales a group to [-127, 127]; int4 (llama.cpp's
+    Q4_0) puts its weight of largest magnitude at -8, the others in [-8, 7]."""
     out, inputs = weight.shape
     group = group_size or inputs
     grouped = weight.detach().reshape(out, inputs // group, group)
-    scale = grouped.abs().amax(dim=2, keepdim=True) / 127
-    levels = torch.where(scale > 0, torch.round(grouped / torch.where(scale > 0, scale, 1)), 0).clamp(-127, 127)
-    return (levels * scale).reshape(out, inputs)
+    largest = torch.gather(grouped, 2, grouped.abs().argmax(dim=2, keepdim=True))
+    if bits == 8:
+        scale, low, high = largest.abs() / 127, -127, 127
+        inverse = torch.where(largest != 0, 127 / largest.abs(), 0)
+    else:
+        scale, low, high = largest / -8, -8, 7
+        inverse = torch.where(scale != 0, 1 / scale, 0)
+    return (torch.round(grouped * inverse).clamp(low, high) * scale).reshape(out, inputs)
 
 
 class Layers(nn.Module):
@@ -58,14 +63,14 @@ def layers():
     return model, extract_ir(model, (torch.randn(2, 64),), dynamic_shapes={"x": {0: rows}})
 
 
-@pytest.mark.parametrize("group_size", [0, 32])
-def test_int8_weights_give_the_dequantized_products(layers, group_size):
+@pytest.mark.parametrize("bits, group_size", [(8, 0), (8, 32), (4, 32), (4, 0)])
+def test_quantized_weights_give_the_dequantized_products(layers, bits, group_size):
     model, ir = layers
     reference = Layers().eval()
     reference.load_state_dict(model.state_dict())
     for linear in (reference.gate, reference.up, reference.down, reference.head):
-        linear.weight.data = dequantized(linear.weight, group_size)
-    session = opgraph.Session(ir.graph, weights=ir.weights, quantize="int8", group_size=group_size)
+        linear.weight.data = dequantized(linear.weight, bits, group_size)
+    session = opgraph.Session(ir.graph, weights=ir.weights, quantize=f"int{bits}", group_size=group_size)
     plain = opgraph.Session(ir.graph, weights=ir.weights)
     for rows in (1, 5, 200, 1):  # one row, a few, 64 at a time
         x = torch.randn(rows, 64)
@@ -73,43 +78,44 @@ def test_int8_weights_give_the_dequantized_products(layers, group_size):
             want = reference(x).numpy()
         got = session.run(x.numpy())[0]
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-        assert not np.allclose(got, plain.run(x.numpy())[0], rtol=1e-6, atol=1e-6), "the weights should be int8"
+        assert not np.allclose(got, plain.run(x.numpy())[0], rtol=1e-6, atol=1e-6), "the weights should be integers"
 
 
 def test_bad_quantization_options_are_errors(layers):
     _, ir = layers
-    with pytest.raises(opgraph.Error, match="quantize: expected None or 'int8', got 'int4'"):
-        opgraph.Session(ir.graph, weights=ir.weights, quantize="int4")
-    with pytest.raises(opgraph.Error, match="group_size: 32 given without quantize='int8'"):
+    with pytest.raises(opgraph.Error, match="quantize: expected None, 'int8' or 'int4', got 'int3'"):
+        opgraph.Session(ir.graph, weights=ir.weights, quantize="int3")
+    with pytest.raises(opgraph.Error, match="group_size: 32 given without quantize='int8' or 'int4'"):
         opgraph.Session(ir.graph, weights=ir.weights, group_size=32)
     with pytest.raises(opgraph.Error, match="group size expected 0 .* or a positive multiple of 32, got 48"):
-        opgraph.Session(ir.graph, weights=ir.weights, quantize="int8", group_size=48)
+        opgraph.Session(ir.graph, weights=ir.weights, quantize="int4", group_size=48)
     session = opgraph.Session(ir.graph, weights=ir.weights, quantize="int8", group_size=64)
     message = r"node '\w+' \(opgraph::linear\): weights int8: the group size 64 does not divide the input dimension 96"
     with pytest.raises(opgraph.Error, match=message):
         session.run(np.ones((1, 64), np.float32))
 
 
-def test_generation_with_int8_weights_gives_transformers_tokens_on_those_weights(tmp_path, opgraph_cli):
+@pytest.mark.parametrize("bits", [8, 4])
+def test_generation_with_quantized_weights_gives_transformers_tokens_on_those_weights(bits, tmp_path, opgraph_cli):
     model = small_model("llama")
     folder = export(model, tmp_path / "llama", max_seq_len=MAX_SEQ_LEN)
     # The LM head shares the embedding's weight: only the product is quantized, the lookup stays float32.
     model.lm_head.weight = nn.Parameter(model.lm_head.weight.detach().clone())
     for module in model.modules():
         if isinstance(module, nn.Linear):
-            module.weight.data = dequantized(module.weight, 0)
+            module.weight.data = dequantized(module.weight, bits, 0 if bits == 8 else 32)
     with torch.no_grad():
         want = model.generate(torch.tensor([PROMPT]), max_new_tokens=16, do_sample=False, min_new_tokens=16)
-    got = Generator(folder, weights="int8").generate(PROMPT, max_new_tokens=16)
+    got = Generator(folder, weights=f"int{bits}").generate(PROMPT, max_new_tokens=16)
     assert got == want[0, len(PROMPT) :].tolist()
     result = subprocess.run(
         [str(opgraph_cli), "generate", str(folder), "--prompt-ids", ",".join(map(str, PROMPT)), "-n", "16"]
-        + ["--weights", "int8"],
+        + ["--weights", f"int{bits}"],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
     assert [int(t) for t in result.stdout.split()] == got
-    with pytest.raises(opgraph.Error, match="weights: expected None or 'int8', got 'int3'"):
+    with pytest.raises(opgraph.Error, match="weights: expected None, 'int8' or 'int4', got 'int3'"):
         Generator(folder, weights="int3")

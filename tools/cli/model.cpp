@@ -25,11 +25,12 @@ Flag precision_flag() {
 }
 Flag weights_flag() {
   return {"--weights", "W",
-          "f32 (default) or int8: the products with a weight (linear layers, the LM head) keep it as int8 with a "
-          "float32 scale per output channel, or per --group-size inputs (needs AVX-512)"};
+          "f32 (default), int8 or int4: the products with a weight (linear layers, the LM head) keep it as int8 or "
+          "int4 (as llama.cpp's Q4_0) with a float32 scale per --group-size inputs (needs AVX-512)"};
 }
 Flag group_size_flag() {
-  return {"--group-size", "G", "with --weights int8: inputs sharing a scale, a multiple of 32 (default: all of them)"};
+  return {"--group-size", "G",
+          "with --weights: inputs sharing a scale, a multiple of 32 (default: all of them for int8, 32 for int4)"};
 }
 Flag disable_pass_flag() {
   return {"--disable-pass", "NAME", "leave out the graph pass NAME at load (opgraph inspect --passes lists them)",
@@ -165,14 +166,14 @@ SessionOptions session_options(const Args& args) {
   }
   if (args.has("--weights")) {
     const std::string& weights = args.values("--weights").back();
-    if (weights != "f32" && weights != "int8") {
-      throw UsageError(detail::concat("--weights: expected f32 or int8, got '", weights, "'"));
+    if (weights != "f32" && weights != "int8" && weights != "int4") {
+      throw UsageError(detail::concat("--weights: expected f32, int8 or int4, got '", weights, "'"));
     }
-    options.weights.bits = weights == "int8" ? 8 : 0;
+    options.weights.bits = weights == "int8" ? 8 : weights == "int4" ? 4 : 0;
   }
-  options.weights.group_size = args.integer("--group-size", 0, 32);
-  if (options.weights.group_size != 0 && options.weights.bits == 0) {
-    throw UsageError("--group-size: given without --weights int8");
+  options.weights.group_size = args.integer("--group-size", options.weights.bits == 4 ? 32 : 0, 32);
+  if (args.has("--group-size") && options.weights.bits == 0) {
+    throw UsageError("--group-size: given without --weights int8 or int4");
   }
   const std::span<const std::string> paths = args.values("--package-path");
   options.package_paths.assign(paths.begin(), paths.end());

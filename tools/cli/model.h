@@ -13,7 +13,7 @@ namespace opgraph::cli {
 Flag package_path_flag();  // --package-path DIR
 Flag threads_flag();       // --threads N
 Flag precision_flag();     // --precision f32|bf16
-Flag weights_flag();       // --weights f32|int8
+Flag weights_flag();       // --weights f32|int8|int4
 Flag group_size_flag();    // --group-size G
 Flag disable_pass_flag();  // --disable-pass NAME
 Flag input_flag();         // --input NAME=FILE

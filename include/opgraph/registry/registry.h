@@ -43,10 +43,12 @@ enum class Precision {
 
 // How a Session keeps the float32 weights of its matrix products (linear
 // layers, the LM head, matmul by a constant): as they are (bits 0), or as
-// signed 8-bit integers, symmetric (w = scale * q, q in [-127, 127]), with a
-// float32 scale per output column and per group of group_size rows of the
-// input dimension (0: one group of all of them, a scale per column). The
-// products' other operand and their sums stay float32.
+// signed integers w = scale * q, with a float32 scale per output column and
+// per group of group_size rows of the input dimension (0: one group of all
+// of them, a scale per column). 8 bits: symmetric, q in [-127, 127]; 4 bits:
+// as llama.cpp's Q4_0, the weight of largest magnitude at q = -8 and the
+// others in [-8, 7]. The products' other operand and their sums stay
+// float32.
 struct WeightQuantization {
   int bits = 0;
   int64_t group_size = 0;

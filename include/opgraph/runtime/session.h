@@ -64,12 +64,13 @@ struct SessionOptions {
   // (decoding steps) multiplies the bfloat16 weight by its float32 input,
   // unrounded.
   Precision precision = Precision::Float32;
-  // {.bits = 8}: the products with a constant float32 weight of two
-  // dimensions (linear layers, the LM head, matmul by a constant) keep it as
-  // int8 with float32 scales (WeightQuantization), quantized when the product
-  // first runs: a quarter of the bytes to stream in a decoding step, widened
-  // to float32 in registers. Needs AVX-512 on the CPU. Quantized products
-  // take precedence over Precision::BFloat16.
+  // {.bits = 8} or {.bits = 4, .group_size = 32}: the products with a
+  // constant float32 weight of two dimensions (linear layers, the LM head,
+  // matmul by a constant) keep it as int8 or int4 with float32 scales
+  // (WeightQuantization), quantized when the product first runs: a quarter
+  // or an eighth of the bytes to stream in a decoding step, widened to
+  // float32 in registers. Needs AVX-512 on the CPU. Quantized products take
+  // precedence over Precision::BFloat16.
   WeightQuantization weights = {};
 };
 

@@ -45,11 +45,11 @@ class Generator:
     ``repetition_penalty`` and ``seed`` sample as transformers' generate()
     does. Calls from several threads run at once, each with its own KV cache;
     a list of prompts decodes as one batch, one run per token for them all.
-    ``weights="int8"`` quantizes the linear layers and the LM head at load, a
-    scale per output channel or per ``group_size`` inputs (as Session's
-    ``quantize``)."""
+    ``weights="int8"`` or ``"int4"`` quantizes the linear layers and the LM
+    head at load, a scale per ``group_size`` inputs (None: per output channel
+    for int8, 32 for int4), as Session's ``quantize`` does."""
 
-    def __init__(self, folder, *, threads=None, precision="float32", weights=None, group_size=0, prefill_chunk=512):
+    def __init__(self, folder, *, threads=None, precision="float32", weights=None, group_size=None, prefill_chunk=512):
         self._generator = _C._Generator(str(folder), threads or 0, precision, weights, group_size, prefill_chunk)
 
     @property

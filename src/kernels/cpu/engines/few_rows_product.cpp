@@ -219,13 +219,14 @@ bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
   if (shape_numel(p.dst.shape) != m * n || p.a.strides.back() != 1 || p.dst.strides.back() != 1) return false;
   const int64_t row_stride = p.w.strides[rank - 2], column_stride = p.w.strides[rank - 1];
   const bool packed = p.constant_w && prepared_weights(context) != nullptr;
-  const bool quantized = packed && weight_quantization(context).bits == 8;
+  const int bits = packed ? weight_quantization(context).bits : 0;
+  const bool quantized = bits != 0;
   const bool bfloat16 = packed && !quantized && weight_precision(context) == Precision::BFloat16;
   if (quantized) {
     // The Session checked for AVX-512 at load; a lowered capability since is refused here.
-    OPGRAPH_CHECK(runs_panel_rows(), "weights int8: needs AVX-512, and the CPU capability is ",
+    OPGRAPH_CHECK(runs_panel_rows(), "weights int", bits, ": needs AVX-512, and the CPU capability is ",
                   cpu_capability_name(cpu_capability()));
-    // A prompt's rows, kMaxPanelRows at a time: an int8 weight has no other layout.
+    // A prompt's rows, kMaxPanelRows at a time: a quantized weight has no other layout.
     if (m > kMaxPanelRows) {
       for (int64_t r = 0; r < m; r += kMaxPanelRows) {
         few_rows_times_matrix(context, rows_of(p, r, std::min(m, r + kMaxPanelRows)));
@@ -254,7 +255,7 @@ bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
     const bool from_memory = streamed_bytes() > kCachedWeightBytes;
     using Element = std::remove_cvref_t<decltype(*panels.data)>;
     const auto sums = [&](int64_t i0, int64_t i1, int64_t q0, int64_t q1, float* to, int64_t to_stride) {
-      if constexpr (std::is_same_v<Element, int8_t>) {
+      if constexpr (std::is_same_v<Element, int8_t> || std::is_same_v<Element, Int4Pair>) {
         add_panel_rows(panels, a, a_stride, m, i0, i1, q0, q1, p.w_backward, from_memory, to, to_stride);
       } else if (m > 1) {
         add_panel_rows(panels, a, a_stride, m, i0, i1, q0, q1, p.w_backward, from_memory, to, to_stride);
@@ -295,8 +296,12 @@ bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
       finish(j0, j1);
     });
   };
-  if (quantized) {
+  if (bits == 8) {
     run_panels(packed_panels<int8_t>(context, w, k, n, row_stride, column_stride));
+    return true;
+  }
+  if (bits == 4) {
+    run_panels(packed_panels<Int4Pair>(context, w, k, n, row_stride, column_stride));
     return true;
   }
   if (bfloat16) {

@@ -18,36 +18,87 @@ int64_t paired_index(int64_t c, int64_t width) {
   return start + 2 * (within % half) + within / half;
 }
 
-// Where the scales of int8 panels of `bytes` start: at a cache line.
+// Where the scales of quantized panels of `bytes` start: at a cache line.
 int64_t scales_offset(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
-// int8 panels and their scales: each column's groups of rows quantized
-// symmetrically to [-127, 127], rounding to nearest even as torch.round does,
-// the scales after the panels.
-std::shared_ptr<const void> quantized_panels(const Panels<int8_t>& shape, const float* w, int64_t row_stride,
+// The scale of a group of weights and the integer level of each: int8
+// symmetric in [-127, 127]; int4 as llama.cpp's Q4_0 scales a block, the
+// weight of largest magnitude at -8 and the others in [-8, 7]. Rounded to
+// nearest even, as torch.round rounds.
+struct Levels {
+  float scale, inverse, lowest, highest;
+
+  static Levels of(int bits, float largest, float signed_largest) {
+    if (bits == 8) return {largest / 127, largest > 0 ? 127 / largest : 0, -127, 127};
+    const float scale = signed_largest / -8;
+    return {scale, scale != 0 ? 1 / scale : 0, -8, 7};
+  }
+  int level(float value) const {
+    return static_cast<int>(std::clamp(std::nearbyint(value * inverse), lowest, highest));
+  }
+};
+
+// Stores level `level` of column c (of a panel `width` wide) in row `row` of
+// the panel's elements.
+void store(int8_t* row, int64_t c, int64_t, int level) { row[c] = static_cast<int8_t>(level); }
+void store(Int4Pair* row, int64_t c, int64_t width, int level) {
+  const int64_t group = pair_group(width), half = group / 2, within = c % group;
+  uint8_t& byte = row[c / group * half + within % half].bits;
+  byte = static_cast<uint8_t>(byte | (level + 8) << (within < half ? 0 : 4));
+}
+
+// Quantized panels and their scales, the scales after the panels.
+template <typename Element>
+std::shared_ptr<const void> quantized_panels(const Panels<Element>& shape, int bits, const float* w, int64_t row_stride,
                                              int64_t column_stride) {
+  constexpr int64_t per = kColumnsPerElement<Element>;
   const int64_t k = shape.k, last = shape.count() - 1, padded = shape.column(last) + shape.width(last);
-  const int64_t groups = k / shape.group, panel_bytes = scales_offset(padded * k);
+  const int64_t groups = k / shape.group, panel_bytes = scales_offset(padded * k / per);
   std::shared_ptr<void> packed =
       streamed_buffer(static_cast<size_t>(panel_bytes) + static_cast<size_t>(groups * padded) * sizeof(float));
-  auto* to = static_cast<int8_t*>(packed.get());
-  auto* scales = reinterpret_cast<float*>(to + panel_bytes);
+  auto* to = static_cast<Element*>(packed.get());
+  auto* scales = reinterpret_cast<float*>(static_cast<char*>(packed.get()) + panel_bytes);
   for (int64_t j = 0; j < shape.n; ++j) {
     const int64_t i = shape.first_from(j + 1) - 1, first = shape.column(i), width = shape.width(i);
     for (int64_t g = 0; g < groups; ++g) {
-      float largest = 0;
+      float largest = 0, signed_largest = 0;
       for (int64_t q = g * shape.group; q < (g + 1) * shape.group; ++q) {
-        largest = std::max(largest, std::abs(w[q * row_stride + j * column_stride]));
+        const float value = w[q * row_stride + j * column_stride];
+        if (std::abs(value) > largest) largest = std::abs(value), signed_largest = value;
       }
-      const float scale = largest / 127, inverse = largest > 0 ? 127 / largest : 0;
-      scales[g * padded + j] = scale;
+      const Levels levels = Levels::of(bits, largest, signed_largest);
+      scales[g * padded + j] = levels.scale;
       for (int64_t q = g * shape.group; q < (g + 1) * shape.group; ++q) {
-        const float value = std::nearbyint(w[q * row_stride + j * column_stride] * inverse);
-        to[first * k + q * width + j - first] = static_cast<int8_t>(std::clamp(value, -127.0f, 127.0f));
+        store(to + (first * k + q * width) / per, j - first, width,
+              levels.level(w[q * row_stride + j * column_stride]));
       }
     }
   }
   return std::shared_ptr<const void>(std::move(packed));
+}
+
+template <typename Element>
+Panels<Element> quantized(const KernelContext& context, const float* w, int64_t k, int64_t n, int64_t row_stride,
+                          int64_t column_stride) {
+  const WeightQuantization quantization = weight_quantization(context);
+  const int64_t group = quantization.group_size == 0 ? k : quantization.group_size;
+  OPGRAPH_CHECK(k % group == 0, "weights int", quantization.bits, ": the group size ", group,
+                " does not divide the input dimension ", k, " of a weight with ", n, " outputs");
+  Panels<Element> panels{nullptr, k, n, n / kPanel};
+  const int64_t last = panels.count() - 1, padded = panels.column(last) + panels.width(last);
+  panels.group = group;
+  panels.scale_stride = padded;
+  // The key's length (7) sets it apart from the other kinds of packed weight.
+  const PreparedWeights::Key key{
+      -k, -n, row_stride, column_stride, quantization.bits, group, reinterpret_cast<intptr_t>(w)};
+  const std::span<const std::byte> source =
+      spanned_bytes(w, std::array{k, n}, std::array{row_stride, column_stride}, sizeof(float));
+  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(
+      key, source, [&] { return quantized_panels(panels, quantization.bits, w, row_stride, column_stride); });
+  panels.data = static_cast<const Element*>(kept.get());
+  panels.scales = reinterpret_cast<const float*>(static_cast<const char*>(kept.get()) +
+                                                 scales_offset(padded * k / kColumnsPerElement<Element>));
+  return panels;
 }
 
 }  // namespace
@@ -55,23 +106,13 @@ std::shared_ptr<const void> quantized_panels(const Panels<int8_t>& shape, const 
 template <>
 Panels<int8_t> packed_panels(const KernelContext& context, const float* w, int64_t k, int64_t n, int64_t row_stride,
                              int64_t column_stride) {
-  const WeightQuantization quantization = weight_quantization(context);
-  const int64_t group = quantization.group_size == 0 ? k : quantization.group_size;
-  OPGRAPH_CHECK(k % group == 0, "weights int8: the group size ", group, " does not divide the input dimension ", k,
-                " of a weight with ", n, " outputs");
-  Panels<int8_t> panels{nullptr, k, n, n / kPanel};
-  const int64_t last = panels.count() - 1, padded = panels.column(last) + panels.width(last);
-  panels.group = group;
-  panels.scale_stride = padded;
-  // The key's length (7) sets it apart from the other kinds of packed weight.
-  const PreparedWeights::Key key{-k, -n, row_stride, column_stride, 8, group, reinterpret_cast<intptr_t>(w)};
-  const std::span<const std::byte> source =
-      spanned_bytes(w, std::array{k, n}, std::array{row_stride, column_stride}, sizeof(float));
-  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(
-      key, source, [&] { return quantized_panels(panels, w, row_stride, column_stride); });
-  panels.data = static_cast<const int8_t*>(kept.get());
-  panels.scales = reinterpret_cast<const float*>(panels.data + scales_offset(padded * k));
-  return panels;
+  return quantized<int8_t>(context, w, k, n, row_stride, column_stride);
+}
+
+template <>
+Panels<Int4Pair> packed_panels(const KernelContext& context, const float* w, int64_t k, int64_t n, int64_t row_stride,
+                               int64_t column_stride) {
+  return quantized<Int4Pair>(context, w, k, n, row_stride, column_stride);
 }
 
 template <typename Element>

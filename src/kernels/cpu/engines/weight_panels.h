@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/cpu/util/bfloat16.h"
 #include "opgraph/registry/registry.h"
@@ -21,11 +22,25 @@ namespace opgraph::kernels {
 // as it is and the sums in float32.
 constexpr int64_t kPanel = 128, kStrip = 16;
 
+// Two signed 4-bit weights in a byte (WeightQuantization of 4 bits), each
+// stored plus 8. A panel row holds each group of kPairGroup columns (Width's,
+// if fewer) in half as many bytes, column c of the group in a byte's low
+// nibble and column c + group / 2 in its high nibble, as bfloat16 pairs its
+// words: a vector of bytes widens to two vectors of columns by a mask and a
+// shift.
+struct Int4Pair {
+  uint8_t bits;
+};
+
+// Columns to an element of a panel row.
+template <typename Element>
+constexpr int64_t kColumnsPerElement = std::is_same_v<Element, Int4Pair> ? 2 : 1;
+
 template <typename Element>
 struct Panels {
   const Element* data;
   int64_t k, n, full;  // full: the count of kPanel-wide panels
-  // int8 panels (WeightQuantization): the scale of column j for rows
+  // int8 and int4 panels (WeightQuantization): the scale of column j for rows
   // [g * group, (g + 1) * group) is scales[g * scale_stride + j].
   const float* scales = nullptr;
   int64_t group = 0, scale_stride = 0;
@@ -40,7 +55,7 @@ struct Panels {
   }
   // Panel i's columns in the packed copy, padding included.
   int64_t width(int64_t i) const { return i < full ? kPanel : kStrip; }
-  const Element* panel(int64_t i) const { return data + column(i) * k; }
+  const Element* panel(int64_t i) const { return data + column(i) * k / kColumnsPerElement<Element>; }
 };
 
 // A bfloat16 panel's row holds each group of kPairGroup columns (Width's,
@@ -55,8 +70,8 @@ constexpr int64_t pair_group(int64_t width) { return std::min(width, kPairGroup)
 
 // The [k, n] matrix w (element strides row_stride, column_stride) packed into
 // panels of Element, made once per weight and kept in the Session's prepared
-// weights. int8_t panels are quantized as the Session's WeightQuantization
-// says; their group size must divide k.
+// weights. int8_t and Int4Pair panels are quantized as the Session's
+// WeightQuantization says; its group size must divide k.
 template <typename Element>
 Panels<Element> packed_panels(const KernelContext& context, const float* w, int64_t k, int64_t n, int64_t row_stride,
                               int64_t column_stride);
