@@ -150,10 +150,6 @@ void add_panel_sums(const Panels<Element>& panels, const float* a, int64_t first
   }
 }
 
-// Row r of dst, columns [j0, j1), before its sums: zero, or the residual it
-// adds to, plus the bias. Loops apart for each case, so that a contiguous
-// bias is added in vectors (a recurrent step's 768 gates took 3% of a GRU's
-// time one at a time).
 // The element stride between an operand's rows (0 where it has one row, broadcast).
 int64_t rows_apart(const Operand& o) {
   const size_t rank = o.shape.size();
@@ -174,6 +170,10 @@ Product rows_of(Product p, int64_t r0, int64_t r1) {
   return p;
 }
 
+// Row r of dst, columns [j0, j1), before its sums: zero, or the residual it
+// adds to, plus the bias. Loops apart for each case, so that a contiguous
+// bias is added in vectors (a recurrent step's 768 gates took 3% of a GRU's
+// time one at a time).
 void start_row(const Product& p, int64_t r, float* dst, int64_t j0, int64_t j1) {
   if (!p.accumulate) std::fill(dst + j0, dst + j1, 0.0f);
   if (!p.bias) return;
