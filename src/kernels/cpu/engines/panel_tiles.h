@@ -1,6 +1,6 @@
-// Products of a few rows on a weight's panels (weight_panels.h): a decode
-// step of a batch of sequences, where every row shares each load of the
-// weight from memory; and every product on int8 panels, one row included.
+// Products of one row or a few on a weight's panels (weight_panels.h): a
+// decode step of one sequence or a batch, where every row shares each load
+// of the weight from memory; and every product on integer panels.
 #pragma once
 
 #include "kernels/cpu/engines/weight_panels.h"
