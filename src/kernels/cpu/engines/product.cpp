@@ -6,8 +6,8 @@
 // (transposed weights, broadcast batches and the bias cost no copy) and
 // applies the activation as a post-op. In a Session of Precision::BFloat16
 // a product with a weight runs on bfloat16 operands: the weight converted
-// once with its packing, a converted per call (but for one row, which
-// few_rows_product.cpp multiplies as it is), the sums, bias and post-ops in
+// once with its packing, a converted per call (but for up to 8 rows, which
+// few_rows_product.cpp multiplies as they are), the sums, bias and post-ops in
 // float32. bfloat16 tensors run on oneDNN's bfloat16 matmul, which sums
 // and applies the bias and post-ops in float32 and rounds once, or, where
 // oneDNN has only its reference kernel for them, on float32 copies.
