@@ -35,6 +35,7 @@ from ._C import (
     op_devices,
     op_schema,
     parse_schema,
+    quantize,
     save_opg,
     set_num_threads,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "op_schema",
     "ops",
     "parse_schema",
+    "quantize",
     "resolve_package",
     "save_opg",
     "set_num_threads",

@@ -342,7 +342,8 @@ WeightQuantization weight_quantization_from_string(const char* argument, const s
   }
   OPGRAPH_CHECK(*name == "int8" || *name == "int4", argument, ": expected None, 'int8' or 'int4', got '", *name, "'");
   const bool int4 = *name == "int4";
-  return {.bits = int4 ? 4 : 8, .group_size = group_size.value_or(int4 ? 32 : 0)};
+  const int bits = int4 ? 4 : 8;
+  return {.bits = bits, .group_size = group_size.value_or(default_group_size(bits))};
 }
 
 }  // namespace opgraph::python

@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "graph_building.h"
+#include "opgraph/graph/quantize.h"
 
 namespace opgraph::python {
 
@@ -217,6 +218,38 @@ void init_graph(nb::module_& m) {
               "-> None"),
       "Writes an .opg file (a safetensors file): the graph (an opgraph.Graph or its JSON) and one array per "
       "constant.");
+  m.def(
+      "quantize",
+      [](nb::handle model, nb::handle output, const std::string& weights, std::optional<int64_t> group_size,
+         const std::vector<std::string>& exclude) {
+        QuantizeOptions options{weight_quantization_from_string("weights", weights, group_size), exclude};
+        const std::string from = path_string(model), to = path_string(output);
+        QuantizeReport report;
+        {
+          nb::gil_scoped_release release;
+          OpgFile opg = load_opg(from);
+          report = quantize_weights(opg.graph, opg.weights, options);
+          save_opg(to, opg.graph, opg.weights);
+        }
+        nb::list quantized, kept;
+        for (const QuantizeReport::Layer& layer : report.quantized) {
+          quantized.append(nb::make_tuple(layer.node, layer.weight, layer.inputs, layer.outputs));
+        }
+        for (const auto& [node, why] : report.kept) kept.append(nb::make_tuple(node, why));
+        nb::dict result;
+        result["quantized"] = quantized;
+        result["kept"] = kept;
+        return result;
+      },
+      nb::arg("model"), nb::arg("output"), nb::kw_only(), nb::arg("weights"), nb::arg("group_size") = nb::none(),
+      nb::arg("exclude") = std::vector<std::string>{},
+      nb::sig("def quantize(model: str | os.PathLike, output: str | os.PathLike, *, weights: str, "
+              "group_size: int | None = None, exclude: Sequence[str] = ()) -> dict[str, list[tuple]]"),
+      "Writes `model` (an .opg file) to `output` with each linear layer's constant float32 weight stored as "
+      "'int8' or 'int4' levels and a float32 scale per output and group of `group_size` inputs (default: all of "
+      "them for int8, 32 for int4), as opgraph.quantized_linear nodes. Layers whose node or weight name "
+      "matches a glob of `exclude` stay as they are. Returns {'quantized': [(node, weight, inputs, outputs)], "
+      "'kept': [(node, why)]}. The op packages the graph names must be loaded.");
   m.def(
       "load_opg",
       [](nb::handle path) {

@@ -21,6 +21,17 @@ std::string flag_names(const Command& command) {
   return joined(names, "none");
 }
 
+// The words of command.operand, one per operand it takes.
+std::vector<std::string> operand_names(const Command& command) {
+  std::vector<std::string> names;
+  for (size_t at = 0; at < command.operand.size();) {
+    const size_t end = std::min(command.operand.find(' ', at), command.operand.size());
+    names.push_back(command.operand.substr(at, end - at));
+    at = end + 1;
+  }
+  return names;
+}
+
 }  // namespace
 
 Args Args::parse(const Command& command, std::span<char* const> argv) {
@@ -35,11 +46,12 @@ Args Args::parse(const Command& command, std::span<char* const> argv) {
       if (command.operand.empty()) {
         throw UsageError(detail::concat("unexpected argument '", word, "'; '", command.name, "' takes only flags"));
       }
-      if (!args.operand_.empty()) {
-        throw UsageError(
-            detail::concat("unexpected argument '", word, "' after ", command.operand, " '", args.operand_, "'"));
+      if (args.operands_.size() == operand_names(command).size()) {
+        std::string given;
+        for (const std::string& operand : args.operands_) given += (given.empty() ? "'" : " '") + operand + "'";
+        throw UsageError(detail::concat("unexpected argument '", word, "' after ", command.operand, " ", given));
       }
-      args.operand_ = word;
+      args.operands_.emplace_back(word);
       continue;
     }
     const size_t equals = word.find('=');
@@ -62,8 +74,9 @@ Args Args::parse(const Command& command, std::span<char* const> argv) {
       throw UsageError(detail::concat(flag->name, " needs a value (", flag->name, " ", flag->value, ")"));
     }
   }
-  if (!command.operand.empty() && args.operand_.empty()) {
-    throw UsageError(detail::concat("missing the ", command.operand, " argument"));
+  const std::vector<std::string> names = operand_names(command);
+  if (args.operands_.size() < names.size()) {
+    throw UsageError(detail::concat("missing the ", names[args.operands_.size()], " argument"));
   }
   return args;
 }

@@ -31,7 +31,7 @@ class Args;
 
 struct Command {
   std::string name;     // "run"
-  std::string operand;  // its one positional argument ("model.opg"), or empty for none
+  std::string operand;  // its positional arguments, a word each ("model.opg"), or empty for none
   std::string summary;  // one line, for the tool's --help
   std::string details;  // paragraphs for the command's --help; may be empty
   std::vector<Flag> flags;
@@ -47,7 +47,8 @@ class Args {
   static Args parse(const Command& command, std::span<char* const> argv);
 
   bool help() const { return help_; }
-  const std::string& operand() const { return operand_; }
+  // The i-th positional argument (parse checked that each is given).
+  const std::string& operand(size_t i = 0) const { return operands_.at(i); }
   // Every value given for the flag, in order.
   std::span<const std::string> values(std::string_view flag) const;
   bool has(std::string_view flag) const { return !values(flag).empty(); }
@@ -58,7 +59,7 @@ class Args {
 
  private:
   bool help_ = false;
-  std::string operand_;
+  std::vector<std::string> operands_;
   std::map<std::string, std::vector<std::string>, std::less<>> values_;
 };
 

@@ -11,6 +11,7 @@ Command generate_command();
 Command inspect_command();
 Command ops_command();
 Command profile_command();
+Command quantize_command();
 Command test_package_command();
 
 }  // namespace opgraph::cli

@@ -17,8 +17,8 @@ namespace opgraph::cli {
 namespace {
 
 std::vector<Command> commands() {
-  return {run_command(), bench_command(),   generate_command(),    inspect_command(),
-          ops_command(), profile_command(), test_package_command()};
+  return {run_command(), bench_command(),   generate_command(), inspect_command(),
+          ops_command(), profile_command(), quantize_command(), test_package_command()};
 }
 
 std::string command_names() {

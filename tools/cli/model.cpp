@@ -171,7 +171,7 @@ SessionOptions session_options(const Args& args) {
     }
     options.weights.bits = weights == "int8" ? 8 : weights == "int4" ? 4 : 0;
   }
-  options.weights.group_size = args.integer("--group-size", options.weights.bits == 4 ? 32 : 0, 32);
+  options.weights.group_size = args.integer("--group-size", default_group_size(options.weights.bits), 32);
   if (args.has("--group-size") && options.weights.bits == 0) {
     throw UsageError("--group-size: given without --weights int8 or int4");
   }

@@ -54,6 +54,10 @@ struct WeightQuantization {
   int64_t group_size = 0;
 };
 
+// The group size where none is given: all of the inputs for int8, blocks of
+// 32 (Q4_0's) for int4.
+constexpr int64_t default_group_size(int bits) { return bits == 4 ? 32 : 0; }
+
 using ShapeFn = std::function<std::vector<TensorMeta>(std::span<const TensorMeta* const> inputs, const Attrs& attrs)>;
 
 // What a kernel keeps about its node from one run to the next (the forms of

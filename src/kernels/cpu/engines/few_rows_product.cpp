@@ -202,6 +202,84 @@ constexpr int64_t kColumnsPerThread = 4 * kPanel;
 // The fewest multiply-adds worth a thread of their own.
 constexpr int64_t kChunkWork = int64_t{1} << 16;
 
+// Each row's epilogue, over columns [j0, j1).
+void start_rows(const Product& p, int64_t m, int64_t j0, int64_t j1) {
+  const int64_t dst_stride = p.dst.strides[p.dst.shape.size() - 2];
+  for (int64_t r = 0; r < m; ++r) start_row(p, r, static_cast<float*>(p.dst.data) + r * dst_stride, j0, j1);
+}
+void finish_rows(const Product& p, int64_t m, int64_t j0, int64_t j1) {
+  const int64_t dst_stride = p.dst.strides[p.dst.shape.size() - 2];
+  for (int64_t r = 0; r < m; ++r) finish_row(p, r, static_cast<float*>(p.dst.data) + r * dst_stride, j0, j1);
+}
+
+// p's product, of at most kMaxPanelRows rows (one where the CPU does not run
+// add_panel_rows), on w's panels.
+template <typename Element>
+void panels_product(const KernelContext& context, const Product& p, const Panels<Element>& panels) {
+  const size_t rank = p.dst.shape.size();
+  const int64_t m = p.dst.shape[rank - 2], k = panels.k, n = panels.n;
+  const auto* a = static_cast<const float*>(p.a.data);
+  auto* dst = static_cast<float*>(p.dst.data);
+  const int64_t a_stride = p.a.strides[rank - 2], dst_stride = p.dst.strides[rank - 2];
+  const bool from_memory = streamed_bytes() > kCachedWeightBytes;
+  const auto sums = [&](int64_t i0, int64_t i1, int64_t q0, int64_t q1, float* to, int64_t to_stride) {
+    // On AVX-512 every row count runs on the tiles, one row included: a
+    // decode step took up to 16% less time so than on panel_sums (bfloat16
+    // Qwen2.5-0.5B), and a row's bits do not depend on the build's
+    // contraction of panel_sums' multiply-adds.
+    if (runs_panel_rows()) {
+      add_panel_rows(panels, a, a_stride, m, i0, i1, q0, q1, p.w_backward, from_memory, to, to_stride);
+    } else if constexpr (std::is_same_v<Element, float> || std::is_same_v<Element, BFloat16>) {
+      if (from_memory) {
+        add_panel_sums<true>(panels, a, i0, i1, q0, q1, p.w_backward, to);
+      } else {
+        add_panel_sums<false>(panels, a, i0, i1, q0, q1, p.w_backward, to);
+      }
+    }
+  };
+  const int64_t threads = std::min<int64_t>(context.pool->num_threads(), k * n / kChunkWork);
+  if (from_memory && threads > 1 && n < kColumnsPerThread * threads) {
+    // Each thread sums its share of the rows of w for every column; the
+    // shares are added in the threads' order.
+    std::vector<float> partial(static_cast<size_t>(threads * m * n), 0.0f);
+    context.pool->parallel_for(0, threads, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        sums(0, panels.count(), k * t / threads, k * (t + 1) / threads, partial.data() + t * m * n, n);
+      }
+    });
+    start_rows(p, m, 0, n);
+    for (int64_t t = 0; t < threads; ++t) {
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t j = 0; j < n; ++j) dst[r * dst_stride + j] += partial[(t * m + r) * n + j];
+      }
+    }
+    finish_rows(p, m, 0, n);
+    return;
+  }
+  // Split by columns, each chunk taking the panels that start in its
+  // columns: split by panels, a 576-column product's two threads got four
+  // full panels and four strips, 512 columns against 64.
+  const int64_t chunk_columns = std::max<int64_t>(1, kChunkWork / std::max<int64_t>(k, 1));
+  context.pool->parallel_for(0, n, chunk_columns, [&](int64_t c0, int64_t c1) {
+    const int64_t i0 = panels.first_from(c0), i1 = panels.first_from(c1);
+    if (i0 == i1) return;
+    const int64_t j0 = panels.column(i0), j1 = panels.column(i1);
+    start_rows(p, m, j0, j1);
+    sums(i0, i1, 0, k, dst, dst_stride);
+    finish_rows(p, m, j0, j1);
+  });
+}
+
+// p's product on integer panels, kMaxPanelRows rows at a time (a prompt's
+// rows): a quantized weight has no other layout.
+template <typename Element>
+void quantized_product(const KernelContext& context, const Product& p, const Panels<Element>& panels) {
+  const int64_t m = p.dst.shape[p.dst.shape.size() - 2];
+  for (int64_t r = 0; r < m; r += kMaxPanelRows) {
+    panels_product(context, rows_of(p, r, std::min(m, r + kMaxPanelRows)), panels);
+  }
+}
+
 }  // namespace
 
 // dst[r, j] = f(bias[r, j] (+ dst[r, j]) + sum_q a[r, q] * w[q, j]) (* multiplier[r, j])
@@ -221,98 +299,26 @@ bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
     // The Session checked for AVX-512 at load; a lowered capability since is refused here.
     OPGRAPH_CHECK(runs_panel_rows(), "weights int", bits, ": needs AVX-512, and the CPU capability is ",
                   cpu_capability_name(cpu_capability()));
-    // A prompt's rows, kMaxPanelRows at a time: a quantized weight has no other layout.
-    if (m > kMaxPanelRows) {
-      for (int64_t r = 0; r < m; r += kMaxPanelRows) {
-        few_rows_times_matrix(context, rows_of(p, r, std::min(m, r + kMaxPanelRows)));
-      }
-      return true;
-    }
   }
   const int64_t most_rows = bfloat16 ? kMaxBFloat16PanelRows : kMaxPanelRows;
-  if (m > 1 && !(packed && m <= most_rows && runs_panel_rows())) return false;
+  if (m > 1 && !quantized && !(packed && m <= most_rows && runs_panel_rows())) return false;
   const bool columns = column_stride == 1 || n == 1, rows = row_stride == 1 || k == 1;
   if (!packed && !columns && !rows) return false;
   const auto* a = static_cast<const float*>(p.a.data);
   const auto* w = static_cast<const float*>(p.w.data);
   auto* dst = static_cast<float*>(p.dst.data);
-  const int64_t a_stride = p.a.strides[rank - 2], dst_stride = p.dst.strides[rank - 2];
-  // Each row's epilogue over columns [j0, j1).
-  const auto start = [&](int64_t j0, int64_t j1) {
-    for (int64_t r = 0; r < m; ++r) start_row(p, r, dst + r * dst_stride, j0, j1);
-  };
-  const auto finish = [&](int64_t j0, int64_t j1) {
-    for (int64_t r = 0; r < m; ++r) finish_row(p, r, dst + r * dst_stride, j0, j1);
-  };
-  // Chunks of about kChunkWork multiply-adds or more, each streaming its part of w.
-  const int64_t chunk_columns = std::max<int64_t>(1, kChunkWork / std::max<int64_t>(k, 1));
-  const auto run_panels = [&](const auto& panels) {
-    const bool from_memory = streamed_bytes() > kCachedWeightBytes;
-    using Element = std::remove_cvref_t<decltype(*panels.data)>;
-    const auto sums = [&](int64_t i0, int64_t i1, int64_t q0, int64_t q1, float* to, int64_t to_stride) {
-      // On AVX-512 every row count runs on the tiles, one row included: a
-      // decode step took up to 16% less time so than on panel_sums (bfloat16
-      // Qwen2.5-0.5B), and a row's bits do not depend on the build's
-      // contraction of panel_sums' multiply-adds.
-      if (runs_panel_rows()) {
-        add_panel_rows(panels, a, a_stride, m, i0, i1, q0, q1, p.w_backward, from_memory, to, to_stride);
-      } else if constexpr (std::is_same_v<Element, float> || std::is_same_v<Element, BFloat16>) {
-        if (from_memory) {
-          add_panel_sums<true>(panels, a, i0, i1, q0, q1, p.w_backward, to);
-        } else {
-          add_panel_sums<false>(panels, a, i0, i1, q0, q1, p.w_backward, to);
-        }
-      }
-    };
-    const int64_t threads = std::min<int64_t>(context.pool->num_threads(), k * n / kChunkWork);
-    if (from_memory && threads > 1 && n < kColumnsPerThread * threads) {
-      // Each thread sums its share of the rows of w for every column; the
-      // shares are added in the threads' order.
-      std::vector<float> partial(static_cast<size_t>(threads * m * n), 0.0f);
-      context.pool->parallel_for(0, threads, 1, [&](int64_t t0, int64_t t1) {
-        for (int64_t t = t0; t < t1; ++t) {
-          sums(0, panels.count(), k * t / threads, k * (t + 1) / threads, partial.data() + t * m * n, n);
-        }
-      });
-      start(0, n);
-      for (int64_t t = 0; t < threads; ++t) {
-        for (int64_t r = 0; r < m; ++r) {
-          for (int64_t j = 0; j < n; ++j) dst[r * dst_stride + j] += partial[(t * m + r) * n + j];
-        }
-      }
-      finish(0, n);
-      return;
-    }
-    // Split by columns, each chunk taking the panels that start in its
-    // columns: split by panels, a 576-column product's two threads got four
-    // full panels and four strips, 512 columns against 64.
-    context.pool->parallel_for(0, n, chunk_columns, [&](int64_t c0, int64_t c1) {
-      const int64_t i0 = panels.first_from(c0), i1 = panels.first_from(c1);
-      if (i0 == i1) return;
-      const int64_t j0 = panels.column(i0), j1 = panels.column(i1);
-      start(j0, j1);
-      sums(i0, i1, 0, k, dst, dst_stride);
-      finish(j0, j1);
-    });
-  };
   if (bits == 8) {
-    run_panels(packed_panels<int8_t>(context, w, k, n, row_stride, column_stride));
-    return true;
+    quantized_product(context, p, packed_panels<int8_t>(context, w, k, n, row_stride, column_stride));
+  } else if (bits == 4) {
+    quantized_product(context, p, packed_panels<Int4Pair>(context, w, k, n, row_stride, column_stride));
+  } else if (bfloat16) {
+    panels_product(context, p, packed_panels<BFloat16>(context, w, k, n, row_stride, column_stride));
+  } else if (packed) {
+    panels_product(context, p, packed_panels<float>(context, w, k, n, row_stride, column_stride));
   }
-  if (bits == 4) {
-    run_panels(packed_panels<Int4Pair>(context, w, k, n, row_stride, column_stride));
-    return true;
-  }
-  if (bfloat16) {
-    run_panels(packed_panels<BFloat16>(context, w, k, n, row_stride, column_stride));
-    return true;
-  }
-  if (packed) {
-    run_panels(packed_panels<float>(context, w, k, n, row_stride, column_stride));
-    return true;
-  }
+  if (packed) return true;
   const auto chunk = [&](int64_t j0, int64_t j1) {
-    start(j0, j1);
+    start_rows(p, m, j0, j1);
     if (rows) {  // w[:, j] contiguous: dot products, four outputs at a time
       int64_t j = j0;
       // Eight rows at once where AVX-512's 32 registers hold their sums (6%
@@ -327,9 +333,25 @@ bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
       for (; q + 8 <= k; q += 8) axpys<8>(a + q, w + q * row_stride + j0, row_stride, dst + j0, j1 - j0);
       for (; q < k; ++q) axpys<1>(a + q, w + q * row_stride + j0, row_stride, dst + j0, j1 - j0);
     }
-    finish(j0, j1);
+    finish_rows(p, m, j0, j1);
   };
-  context.pool->parallel_for(0, n, chunk_columns, chunk);
+  context.pool->parallel_for(0, n, std::max<int64_t>(1, kChunkWork / std::max<int64_t>(k, 1)), chunk);
+  return true;
+}
+
+bool quantized_rows_product(const KernelContext& context, const Product& p, const QuantizedRows& w) {
+  const size_t rank = p.dst.shape.size();
+  const int64_t m = p.dst.shape[rank - 2];
+  if (!runs_panel_rows() || shape_numel(p.dst.shape) != m * w.n || p.a.strides.back() != 1 ||
+      p.dst.strides.back() != 1) {
+    return false;
+  }
+  std::shared_ptr<const void> kept;
+  if (w.bits == 8) {
+    quantized_product(context, p, packed_panels<int8_t>(context, w, kept));
+  } else {
+    quantized_product(context, p, packed_panels<Int4Pair>(context, w, kept));
+  }
   return true;
 }
 

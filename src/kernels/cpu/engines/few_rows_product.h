@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kernels/cpu/engines/product.h"
+#include "kernels/cpu/engines/weight_panels.h"
 
 namespace opgraph::kernels {
 
@@ -15,5 +16,11 @@ namespace opgraph::kernels {
 // int8 or int4 and any number of rows runs on them. Returns false (computing nothing) where it
 // does not run the product.
 bool few_rows_times_matrix(const KernelContext& context, const Product& p);
+
+// Computes a float32 product of any number of rows whose w (p.w unread) is a
+// weight quantized ahead of time, on its integer panels, where the CPU runs
+// add_panel_rows and a and dst rows are contiguous. Returns false
+// (computing nothing) elsewhere.
+bool quantized_rows_product(const KernelContext& context, const Product& p, const QuantizedRows& w);
 
 }  // namespace opgraph::kernels

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
+#include "core/weight_levels.h"
 #include "kernels/cpu/util/prepared_weights.h"
 
 namespace opgraph::kernels {
@@ -21,23 +23,6 @@ int64_t paired_index(int64_t c, int64_t width) {
 // Where the scales of quantized panels of `bytes` start: at a cache line.
 int64_t scales_offset(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
-// The scale of a group of weights and the integer level of each: int8
-// symmetric in [-127, 127]; int4 as llama.cpp's Q4_0 scales a block, the
-// weight of largest magnitude at -8 and the others in [-8, 7]. Rounded to
-// nearest even, as torch.round rounds.
-struct Levels {
-  float scale, inverse, lowest, highest;
-
-  static Levels of(int bits, float largest, float signed_largest) {
-    if (bits == 8) return {largest / 127, largest > 0 ? 127 / largest : 0, -127, 127};
-    const float scale = signed_largest / -8;
-    return {scale, scale != 0 ? 1 / scale : 0, -8, 7};
-  }
-  int level(float value) const {
-    return static_cast<int>(std::clamp(std::nearbyint(value * inverse), lowest, highest));
-  }
-};
-
 // Stores level `level` of column c (of a panel `width` wide) in row `row` of
 // the panel's elements.
 void store(int8_t* row, int64_t c, int64_t, int level) { row[c] = static_cast<int8_t>(level); }
@@ -47,34 +32,54 @@ void store(Int4Pair* row, int64_t c, int64_t width, int level) {
   byte = static_cast<uint8_t>(byte | (level + 8) << (within < half ? 0 : 4));
 }
 
-// Quantized panels and their scales, the scales after the panels.
+// The bytes of quantized panels of `shape`, their scales after them.
 template <typename Element>
-std::shared_ptr<const void> quantized_panels(const Panels<Element>& shape, int bits, const float* w, int64_t row_stride,
-                                             int64_t column_stride) {
+struct QuantizedLayout {
+  int64_t padded, groups, panel_bytes;
+
+  explicit QuantizedLayout(const Panels<Element>& shape)
+      : padded(shape.column(shape.count() - 1) + shape.width(shape.count() - 1)),
+        groups(shape.k / shape.group),
+        panel_bytes(scales_offset(padded * shape.k / kColumnsPerElement<Element>)) {}
+  size_t bytes() const {
+    return static_cast<size_t>(panel_bytes) + static_cast<size_t>(groups * padded) * sizeof(float);
+  }
+};
+
+// Quantized panels of `shape` and their scales: group_levels(j, g, levels)
+// returns the scale of column j's rows [g * group, (g + 1) * group) and
+// writes their levels.
+template <typename Element, typename GroupLevels>
+std::shared_ptr<const void> quantized_panels(const Panels<Element>& shape, GroupLevels&& group_levels) {
   constexpr int64_t per = kColumnsPerElement<Element>;
-  const int64_t k = shape.k, last = shape.count() - 1, padded = shape.column(last) + shape.width(last);
-  const int64_t groups = k / shape.group, panel_bytes = scales_offset(padded * k / per);
-  std::shared_ptr<void> packed =
-      streamed_buffer(static_cast<size_t>(panel_bytes) + static_cast<size_t>(groups * padded) * sizeof(float));
+  const QuantizedLayout<Element> layout(shape);
+  std::shared_ptr<void> packed = streamed_buffer(layout.bytes());
   auto* to = static_cast<Element*>(packed.get());
-  auto* scales = reinterpret_cast<float*>(static_cast<char*>(packed.get()) + panel_bytes);
+  auto* scales = reinterpret_cast<float*>(static_cast<char*>(packed.get()) + layout.panel_bytes);
+  std::vector<int> levels(static_cast<size_t>(shape.group));
   for (int64_t j = 0; j < shape.n; ++j) {
     const int64_t i = shape.first_from(j + 1) - 1, first = shape.column(i), width = shape.width(i);
-    for (int64_t g = 0; g < groups; ++g) {
-      float largest = 0, signed_largest = 0;
-      for (int64_t q = g * shape.group; q < (g + 1) * shape.group; ++q) {
-        const float value = w[q * row_stride + j * column_stride];
-        if (std::abs(value) > largest) largest = std::abs(value), signed_largest = value;
-      }
-      const Levels levels = Levels::of(bits, largest, signed_largest);
-      scales[g * padded + j] = levels.scale;
-      for (int64_t q = g * shape.group; q < (g + 1) * shape.group; ++q) {
-        store(to + (first * k + q * width) / per, j - first, width,
-              levels.level(w[q * row_stride + j * column_stride]));
+    for (int64_t g = 0; g < layout.groups; ++g) {
+      scales[g * layout.padded + j] = group_levels(j, g, levels.data());
+      for (int64_t q = 0; q < shape.group; ++q) {
+        store(to + (first * shape.k + (g * shape.group + q) * width) / per, j - first, width, levels[q]);
       }
     }
   }
   return std::shared_ptr<const void>(std::move(packed));
+}
+
+// Panels of k x n with `group` rows to a scale, their data and scales in
+// `kept` (made by quantized_panels).
+template <typename Element>
+Panels<Element> quantized_view(int64_t k, int64_t n, int64_t group, const std::shared_ptr<const void>& kept) {
+  Panels<Element> panels{nullptr, k, n, n / kPanel};
+  panels.group = group;
+  const QuantizedLayout<Element> layout(panels);
+  panels.scale_stride = layout.padded;
+  panels.data = static_cast<const Element*>(kept.get());
+  panels.scales = reinterpret_cast<const float*>(static_cast<const char*>(kept.get()) + layout.panel_bytes);
+  return panels;
 }
 
 template <typename Element>
@@ -84,24 +89,59 @@ Panels<Element> quantized(const KernelContext& context, const float* w, int64_t 
   const int64_t group = quantization.group_size == 0 ? k : quantization.group_size;
   OPGRAPH_CHECK(k % group == 0, "weights int", quantization.bits, ": the group size ", group,
                 " does not divide the input dimension ", k, " of a weight with ", n, " outputs");
-  Panels<Element> panels{nullptr, k, n, n / kPanel};
-  const int64_t last = panels.count() - 1, padded = panels.column(last) + panels.width(last);
-  panels.group = group;
-  panels.scale_stride = padded;
+  Panels<Element> shape{nullptr, k, n, n / kPanel};
+  shape.group = group;
   // The key's length (7) sets it apart from the other kinds of packed weight.
   const PreparedWeights::Key key{
       -k, -n, row_stride, column_stride, quantization.bits, group, reinterpret_cast<intptr_t>(w)};
   const std::span<const std::byte> source =
       spanned_bytes(w, std::array{k, n}, std::array{row_stride, column_stride}, sizeof(float));
-  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(
-      key, source, [&] { return quantized_panels(panels, quantization.bits, w, row_stride, column_stride); });
-  panels.data = static_cast<const Element*>(kept.get());
-  panels.scales = reinterpret_cast<const float*>(static_cast<const char*>(kept.get()) +
-                                                 scales_offset(padded * k / kColumnsPerElement<Element>));
-  return panels;
+  const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, source, [&] {
+    return quantized_panels(shape, [&](int64_t j, int64_t g, int* levels) {
+      const float* column = w + j * column_stride + g * group * row_stride;
+      const WeightLevels of = WeightLevels::of_group(quantization.bits, column, group, row_stride);
+      for (int64_t q = 0; q < group; ++q) levels[q] = of.level(column[q * row_stride]);
+      return of.scale;
+    });
+  });
+  return quantized_view<Element>(k, n, group, kept);
+}
+
+// Level q of row j of w's levels.
+int stored_level(const QuantizedRows& w, int64_t j, int64_t q) {
+  if (w.bits == 8) return static_cast<const int8_t*>(w.levels)[j * w.k + q];
+  const uint8_t byte = static_cast<const uint8_t*>(w.levels)[(j * w.k + q) / 2];
+  return (q % 2 == 0 ? byte & 0xf : byte >> 4) - 8;
 }
 
 }  // namespace
+
+template <typename Element>
+Panels<Element> packed_panels(const KernelContext& context, const QuantizedRows& w, std::shared_ptr<const void>& kept) {
+  static_assert(std::is_same_v<Element, int8_t> || std::is_same_v<Element, Int4Pair>);
+  Panels<Element> shape{nullptr, w.k, w.n, w.n / kPanel};
+  shape.group = w.group;
+  const int64_t groups = w.k / w.group;
+  const auto make = [&] {
+    return quantized_panels(shape, [&](int64_t j, int64_t g, int* levels) {
+      for (int64_t q = 0; q < w.group; ++q) levels[q] = stored_level(w, j, g * w.group + q);
+      return w.scales[j * groups + g];
+    });
+  };
+  PreparedWeights* prepared = prepared_weights(context);
+  if (prepared == nullptr) {
+    kept = make();
+  } else {
+    // The key's length (8) sets it apart from the other kinds of packed weight.
+    const PreparedWeights::Key key{-w.k, -w.n, w.bits, w.group, 0, 0, 0, reinterpret_cast<intptr_t>(w.levels)};
+    const auto* levels = static_cast<const std::byte*>(w.levels);
+    kept = prepared->derived(key, std::span(levels, static_cast<size_t>(w.n * w.k * w.bits / 8)), make);
+  }
+  return quantized_view<Element>(w.k, w.n, w.group, kept);
+}
+
+template Panels<int8_t> packed_panels(const KernelContext&, const QuantizedRows&, std::shared_ptr<const void>&);
+template Panels<Int4Pair> packed_panels(const KernelContext&, const QuantizedRows&, std::shared_ptr<const void>&);
 
 template <>
 Panels<int8_t> packed_panels(const KernelContext& context, const float* w, int64_t k, int64_t n, int64_t row_stride,

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 
 #include "kernels/cpu/util/bfloat16.h"
@@ -75,5 +76,24 @@ constexpr int64_t pair_group(int64_t width) { return std::min(width, kPairGroup)
 template <typename Element>
 Panels<Element> packed_panels(const KernelContext& context, const float* w, int64_t k, int64_t n, int64_t row_stride,
                               int64_t column_stride);
+
+// A weight quantized ahead of time, as a quantized linear layer stores it
+// (opgraph::linear_quantized): row j of `levels` holds output j's k integer
+// levels, int8 (bits 8) or two to a byte (bits 4: input 2i in the low
+// nibble, 2i + 1 in the high one, each plus 8), and scales[j * (k / group) + g]
+// is the scale of inputs [g * group, (g + 1) * group). group is a multiple
+// of 32 that divides k.
+struct QuantizedRows {
+  const void* levels;
+  const float* scales;
+  int bits;
+  int64_t k, n, group;
+};
+
+// w's levels and scales packed into int8_t (bits 8) or Int4Pair (bits 4)
+// panels, as they are: kept in the Session's prepared weights, or made for
+// the call alone where no Session prepared it (`kept` then holds them).
+template <typename Element>
+Panels<Element> packed_panels(const KernelContext& context, const QuantizedRows& w, std::shared_ptr<const void>& kept);
 
 }  // namespace opgraph::kernels

@@ -1,0 +1,39 @@
+// How a group of weights becomes integer levels and a scale, w = scale * q:
+// what a Session quantizing at load packs into its panels, and what
+// `opgraph quantize` writes into a file, alike.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+namespace opgraph {
+
+// int8 symmetric, q in [-127, 127]; int4 as llama.cpp's Q4_0 scales a
+// block, the weight of largest magnitude at -8 and the others in [-8, 7].
+// Rounded to nearest even, as torch.round rounds.
+struct WeightLevels {
+  float scale, inverse, lowest, highest;
+
+  // For a group whose largest magnitude is `largest`, that of the weight
+  // `signed_largest`.
+  static WeightLevels of(int bits, float largest, float signed_largest) {
+    if (bits == 8) return {largest / 127, largest > 0 ? 127 / largest : 0, -127, 127};
+    const float scale = signed_largest / -8;
+    return {scale, scale != 0 ? 1 / scale : 0, -8, 7};
+  }
+  // For the `count` weights at `values`, `stride` elements apart.
+  template <typename T>
+  static WeightLevels of_group(int bits, const T* values, long count, long stride) {
+    float largest = 0, signed_largest = 0;
+    for (long q = 0; q < count; ++q) {
+      const float value = values[q * stride];
+      if (std::abs(value) > largest) largest = std::abs(value), signed_largest = value;
+    }
+    return of(bits, largest, signed_largest);
+  }
+  int level(float value) const {
+    return static_cast<int>(std::clamp(std::nearbyint(value * inverse), lowest, highest));
+  }
+};
+
+}  // namespace opgraph

@@ -1,0 +1,121 @@
+// opgraph::quantized_linear: a linear layer whose weight was quantized ahead
+// of time (`opgraph quantize`, or a graph quantized by torchao), stored as
+// integer levels and float32 scales:
+//
+//   out = input @ (weight * scale)^T + bias
+//
+// weight[j] holds output j's levels, int8 (bits 8) or two to a byte (bits
+// 4: input 2i in the low nibble, 2i + 1 in the high one, each stored plus
+// 8, so a byte holds levels in [-8, 7]); scale[j, g] is the scale of inputs
+// [g * group_size, (g + 1) * group_size).
+//
+// Where the CPU has AVX-512, the levels are packed into the integer panels
+// that a Session quantizing at load multiplies (engines/weight_panels.h),
+// unpacked in registers; elsewhere the weight is dequantized into a float32
+// copy for each call, and the product runs as linear's does.
+#include <cstring>
+
+#include "kernels/cpu/engines/few_rows_product.h"
+#include "kernels/cpu/engines/product.h"
+#include "kernels/cpu/util/prepared_weights.h"
+#include "kernels/cpu/util/shape_checks.h"
+#include "kernels/define.h"
+
+namespace opgraph::kernels {
+namespace {
+
+// A group is all of a row's inputs, or whole blocks of 32 of them: the
+// panels' blocks each take one scale.
+constexpr int64_t kGroupMultiple = 32;
+
+TensorMeta quantized_linear_shape(const TensorMeta& input, const TensorMeta& weight, const TensorMeta& scale,
+                                  const TensorMeta* bias, int64_t bits, int64_t group_size) {
+  OPGRAPH_CHECK(input.dtype == DType::Float32 && input.dim() >= 1, "input: expected float32 of rank 1 or more, got ",
+                input.str());
+  OPGRAPH_CHECK(bits == 4 || bits == 8, "bits: expected 4 or 8, got ", bits);
+  const int64_t k = input.shape.back();
+  OPGRAPH_CHECK(group_size > 0 && k % group_size == 0 && (group_size % kGroupMultiple == 0 || group_size == k),
+                "group_size: expected input's ", k, " features, or a multiple of ", kGroupMultiple,
+                " that divides them, got ", group_size);
+  OPGRAPH_CHECK(bits == 8 || k % 2 == 0, "input: int4 levels come in pairs of features, and input has ", k);
+  const DType levels = bits == 8 ? DType::Int8 : DType::UInt8;
+  const int64_t per_row = bits == 8 ? k : k / 2;
+  OPGRAPH_CHECK(weight.dtype == levels && weight.dim() == 2 && weight.shape[1] == per_row, "weight: expected ",
+                dtype_name(levels), "[N, ", per_row, "] (", bits, "-bit levels of input's ", k,
+                " features for each output), got ", weight.str());
+  const int64_t n = weight.shape[0];
+  OPGRAPH_CHECK(scale.dtype == DType::Float32 && scale.shape == Shape({n, k / group_size}), "scale: expected float32[",
+                n, ", ", k / group_size, "] (a scale per output and group of ", group_size, " features), got ",
+                scale.str());
+  OPGRAPH_CHECK(bias == nullptr || (bias->dtype == DType::Float32 && bias->shape == Shape({n})),
+                "bias: expected float32[", n, "], got ", bias ? bias->str() : "");
+  Shape shape = input.shape;
+  shape.back() = n;
+  return {DType::Float32, shape};
+}
+
+// Level q of output j.
+int level(const Tensor& weight, int64_t bits, int64_t j, int64_t q) {
+  if (bits == 8) return weight.data_ptr<const int8_t>()[j * weight.size(1) + q];
+  const uint8_t byte = weight.data_ptr<const uint8_t>()[j * weight.size(1) + q / 2];
+  return (q % 2 == 0 ? byte & 0xf : byte >> 4) - 8;
+}
+
+// The weight as float32 [N, K]: what the CPUs without AVX-512 multiply.
+Tensor dequantized(const Tensor& weight, const Tensor& scale, int64_t bits, int64_t group_size, int64_t k) {
+  const int64_t n = weight.size(0);
+  Tensor w = Tensor::empty({n, k}, DType::Float32);
+  const float* scales = scale.data_ptr<const float>();
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t q = 0; q < k; ++q) {
+      w.data_ptr<float>()[j * k + q] =
+          static_cast<float>(level(weight, bits, j, q)) * scales[j * (k / group_size) + q / group_size];
+    }
+  }
+  return w;
+}
+
+void quantized_linear_cpu(const KernelContext& context, const Tensor& input, const Tensor& weight, const Tensor& scale,
+                          const Tensor* bias, int64_t bits, int64_t group_size, const Tensor& out) {
+  const int64_t k = input.shape().back(), n = weight.size(0);
+  const int64_t rows = k == 0 ? out.numel() / std::max<int64_t>(n, 1) : input.numel() / k;
+  if (rows == 0 || n == 0) return;
+  Product p{operand(input, {rows, k}, {k, 1}, 2), Operand{nullptr, {k, n}, {1, k}}, operand(out, {rows, n}, {n, 1}, 2),
+            std::nullopt};
+  if (bias) p.bias = operand(*bias, {1, n}, {n, 1}, 2);
+  const QuantizedRows levels{weight.data(), scale.data_ptr<const float>(), static_cast<int>(bits), k, n, group_size};
+  if (quantized_rows_product(context, p, levels)) return;
+  const Tensor w = dequantized(weight, scale, bits, group_size, k);
+  p.w = operand(w, 2, /*transposed=*/true);
+  run_product(context, p, DType::Float32, false);
+}
+
+// In double, level by level times its scale.
+void quantized_linear_reference(const KernelContext&, const Tensor& input, const Tensor& weight, const Tensor& scale,
+                                const Tensor* bias, int64_t bits, int64_t group_size, const Tensor& out) {
+  const int64_t k = input.shape().back(), n = weight.size(0), rows = out.numel() / std::max<int64_t>(n, 1);
+  const float* a = input.data_ptr<const float>();
+  const float* scales = scale.data_ptr<const float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = bias ? bias->data_ptr<const float>()[j] : 0.0;
+      for (int64_t q = 0; q < k; ++q) {
+        sum += double(a[r * k + q]) * level(weight, bits, j, q) * scales[j * (k / group_size) + q / group_size];
+      }
+      out.data_ptr<float>()[r * n + j] = static_cast<float>(sum);
+    }
+  }
+}
+
+}  // namespace
+
+void register_quantized_linear_ops(BuiltinOps& builtins) {
+  define(builtins, {.schema = "opgraph::quantized_linear(Tensor input, Tensor weight, Tensor scale, Tensor? bias=None, "
+                              "*, int bits, int group_size) -> Tensor",
+                    .shape = quantized_linear_shape,
+                    .cpu = quantized_linear_cpu,
+                    .reference = quantized_linear_reference,
+                    .prepare = prepare_weights});
+}
+
+}  // namespace opgraph::kernels
