@@ -57,16 +57,27 @@ def weights_of(graph):
 WEIGHTS = weights_of(GRAPH)
 
 
+# How each dtype of the graphs' constants is stored: safetensors' name, the
+# struct code, and what its values become (integers: their small levels).
+STORED = {
+    "float32": ("F32", "f", lambda v: v),
+    "int8": ("I8", "b", lambda v: int(v * 16)),
+    "uint8": ("U8", "B", lambda v: int(v * 16) + 11),
+}
+
+
 def tensor_entries(graph=GRAPH):
     """The header entries and data of the graph's constants, back to back."""
     entries, data = {}, b""
     for constant, values in zip(graph.get("constants", []), weights_of(graph).values()):
+        name, code, stored = STORED[constant["dtype"]]
+        packed = struct.pack(f"<{len(values)}{code}", *map(stored, values))
         entries[constant["name"]] = {
-            "dtype": "F32",
+            "dtype": name,
             "shape": constant["shape"],
-            "data_offsets": [len(data), len(data) + 4 * len(values)],
+            "data_offsets": [len(data), len(data) + len(packed)],
         }
-        data += struct.pack(f"<{len(values)}f", *values)
+        data += packed
     return entries, data
 
 
@@ -178,6 +189,39 @@ def cnn_with(node_name, **attrs):
 VALID = opg()
 HUGE = 1 << 62
 
+# x[N, 64] -> quantized_linear(4 outputs, int8 levels, a scale per 32
+# inputs), as `opgraph quantize` writes a linear layer.
+QUANTIZED = {
+    "name": "quantized",
+    "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 64]}],
+    "outputs": [{"name": "y"}],
+    "constants": [
+        {"name": "levels", "dtype": "int8", "shape": [4, 64]},
+        {"name": "scales", "dtype": "float32", "shape": [4, 2]},
+    ],
+    "nodes": [
+        {
+            "name": "fc",
+            "op_type": "opgraph::quantized_linear",
+            "inputs": ["x", "levels", "scales", None],
+            "outputs": ["y"],
+            "attrs": {"bits": {"type": "int", "value": 8}, "group_size": {"type": "int", "value": 32}},
+        }
+    ],
+    "packages": [],
+}
+
+
+def quantized_with(bits=8, group_size=32, levels=("int8", [4, 64]), scales=[4, 2]):
+    """QUANTIZED with its node's attributes and its constants' declarations changed."""
+    attrs = {"bits": {"type": "int", "value": bits}, "group_size": {"type": "int", "value": group_size}}
+    constants = [
+        {"name": "levels", "dtype": levels[0], "shape": levels[1]},
+        {"name": "scales", "dtype": "float32", "shape": scales},
+    ]
+    return dict(QUANTIZED, constants=constants, nodes=[dict(QUANTIZED["nodes"][0], attrs=attrs)])
+
+
 # Four float32[2^30, 2^30] values (2^62 bytes each) alive at once: each one
 # fits in memory's address range, the arena holding them all does not.
 TOO_LARGE_TOGETHER = {
@@ -191,9 +235,35 @@ TOO_LARGE_TOGETHER = {
     ],
 }
 
-# (file name, its bytes, text its error must contain); the first is valid.
+# (file name, its bytes, text its error must contain); the first two are valid.
 CASES = [
     ("valid.opg", VALID, None),
+    ("valid_quantized.opg", opg(QUANTIZED), None),
+    (
+        "quantized_scales_of_another_group.opg",
+        opg(quantized_with(scales=[4, 1])),
+        "scale: expected float32[4, 2] (a scale per output and group of 32 features), got float32[4, 1]",
+    ),
+    (
+        "quantized_group_past_inputs.opg",
+        opg(quantized_with(group_size=48)),
+        "group_size: expected input's 64 features, or a multiple of 32 that divides them, got 48",
+    ),
+    (
+        "quantized_int4_unpacked.opg",
+        opg(quantized_with(bits=4, levels=("uint8", [4, 64]))),
+        "weight: expected uint8[N, 32] (4-bit levels of input's 64 features for each output), got uint8[4, 64]",
+    ),
+    (
+        "quantized_levels_short.opg",
+        opg(
+            QUANTIZED,
+            entries=dict(
+                tensor_entries(QUANTIZED)[0], levels=dict(tensor_entries(QUANTIZED)[0]["levels"], data_offsets=[0, 128])
+            ),
+        ),
+        "tensor 'levels': data_offsets [0, 128] hold 128 bytes; int8[4, 64] needs 256",
+    ),
     ("empty.opg", b"", "the file is 0 bytes; a safetensors file starts with an 8-byte header length"),
     ("truncated_length.opg", VALID[:5], "the file is 5 bytes"),
     ("truncated_header.opg", VALID[:100], "runs past the end of the file (100 bytes, so at most 92)"),

@@ -292,6 +292,14 @@ ERROR_CASES = [
     ),
     (["run", "--output-dir", "out"], 2, r"missing the model.opg argument"),
     (["run", "cnn.opg", "other.opg"], 2, r"unexpected argument 'other.opg' after model.opg 'cnn.opg'"),
+    (["quantize", "cnn.opg", "--weights", "int8"], 2, r"missing the OUT.opg argument"),
+    (["quantize", "cnn.opg", "out.opg"], 2, r"--weights is required"),
+    (["quantize", "cnn.opg", "out.opg", "--weights", "f32"], 2, r"--weights: expected int8 or int4, got 'f32'"),
+    (
+        ["quantize", "cnn.opg", "a.opg", "b.opg", "--weights", "int8"],
+        2,
+        r"unexpected argument 'b.opg' after IN.opg OUT.opg 'cnn.opg' 'a.opg'",
+    ),
     (["run", "cnn.opg", "--input", "x.npy", "--output-dir", "out"], 2, r"--input expects NAME=FILE, got 'x.npy'"),
     (
         ["run", "missing.opg", "--input", "x=x.npy", "--output-dir", "out"],
@@ -404,11 +412,11 @@ def test_errors_are_one_line_and_a_non_zero_exit(opgraph_cli, bad_files, args, s
     [
         (
             [],
-            r"opgraph: no command given; the commands are: run, bench, generate, inspect, ops, profile, test-package \(see 'opgraph --help'\)",
+            r"opgraph: no command given; the commands are: run, bench, generate, inspect, ops, profile, quantize, test-package \(see 'opgraph --help'\)",
         ),
         (
             ["compile"],
-            r"opgraph: unknown command 'compile'; the commands are: run, bench, generate, inspect, ops, profile, test-package .*",
+            r"opgraph: unknown command 'compile'; the commands are: run, bench, generate, inspect, ops, profile, quantize, test-package .*",
         ),
     ],
 )

@@ -163,8 +163,8 @@ def corpus(tmp_path_factory):
     return folder
 
 
-def test_the_corpus_has_one_valid_file_and_every_kind_of_bad_one():
-    assert [name for name, _, message in make_corpus.CASES if message is None] == ["valid.opg"]
+def test_the_corpus_has_its_valid_files_and_every_kind_of_bad_one():
+    assert [name for name, _, message in make_corpus.CASES if message is None] == ["valid.opg", "valid_quantized.opg"]
     assert len(BAD_FILES) >= 25
     assert len({name for name, _ in BAD_FILES}) == len(BAD_FILES)
 
@@ -188,6 +188,17 @@ def test_the_valid_corpus_file_runs(corpus):
     t = {name: torch.from_numpy(value) for name, value in w.items()}
     by_torch = torch.softmax(F.linear(F.relu(F.linear(torch.from_numpy(x), t["w1"], t["b1"])), t["w2"], t["b2"]), 1)
     np.testing.assert_allclose(y, by_torch.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_the_valid_quantized_corpus_file_runs(corpus):
+    """Its levels times their scales, a scale per output and 32 inputs."""
+    session = opgraph.Session(corpus / "valid_quantized.opg", threads=2)
+    with safe_open(corpus / "valid_quantized.opg", framework="numpy") as f:
+        levels, scales = f.get_tensor("levels"), f.get_tensor("scales")
+    assert levels.dtype == np.int8 and np.abs(levels).max() > 1
+    weight = levels.astype(np.float64) * np.repeat(scales, 32, axis=1)
+    x = np.random.default_rng(3).standard_normal((make_corpus.BATCH, 64)).astype(np.float32)
+    np.testing.assert_allclose(session.run(x)[0], x @ weight.T, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("name, message", BAD_FILES, ids=[name for name, _ in BAD_FILES])

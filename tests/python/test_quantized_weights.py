@@ -4,6 +4,7 @@ int4 (Session(quantize=...), Generator(weights=...), the command line's
 quantizes them, a scale per output channel or per group of inputs, at one
 row, a few and many; bad options are errors that say what was expected."""
 
+import re
 import subprocess
 
 import numpy as np
@@ -95,6 +96,88 @@ def test_bad_quantization_options_are_errors(layers):
         session.run(np.ones((1, 64), np.float32))
 
 
+@pytest.fixture(scope="module")
+def layers_file(layers, tmp_path_factory):
+    path = tmp_path_factory.mktemp("layers") / "layers.opg"
+    layers[1].save(path)
+    return path
+
+
+@pytest.mark.parametrize("bits, group_size", [(8, None), (8, 32), (4, None), (4, 64)])
+def test_a_quantized_file_runs_as_a_session_quantizing_at_load(layers, layers_file, bits, group_size, tmp_path):
+    """opgraph.quantize stores the levels a Session quantizing at load would
+    compute; the int4 levels with group_size 64 do not divide the down
+    projection's 96 inputs, so that layer is excluded."""
+    _, ir = layers
+    exclude = ["down.*"] if group_size == 64 else []
+    out = tmp_path / "quantized.opg"
+    report = opgraph.quantize(layers_file, out, weights=f"int{bits}", group_size=group_size, exclude=exclude)
+    quantized = {node: (weight, inputs, outputs) for node, weight, inputs, outputs in report["quantized"]}
+    assert quantized["linear_3"] == ("head.weight", 64, 140)
+    assert len(quantized) == (3 if exclude else 4)
+    assert report["kept"] == ([("linear_2", "excluded")] if exclude else [])
+    graph, weights = opgraph.load_opg(out)
+    ops = [node.op_type for node in graph.nodes if "linear" in node.op_type]
+    assert ops.count("opgraph::quantized_linear") == len(quantized)
+    assert ("down.weight" in weights) == bool(exclude) and "gate.weight" not in weights
+    assert weights["gate.weight.levels"].dtype == (np.int8 if bits == 8 else np.uint8)
+    assert out.stat().st_size < layers_file.stat().st_size / (2 if exclude else 3 if bits == 8 else 5)
+
+    session = opgraph.Session(out)
+    plain = opgraph.Session(ir.graph, weights=ir.weights)
+    for rows in (1, 5, 200):
+        x = np.random.default_rng(rows).standard_normal((rows, 64)).astype(np.float32)
+        if exclude:
+            # The down projection stays float32: against PyTorch on the others' dequantized levels.
+            model = Layers().eval()
+            model.load_state_dict(layers[0].state_dict())
+            for linear in (model.gate, model.up, model.head):
+                linear.weight.data = dequantized(linear.weight, bits, group_size)
+            with torch.no_grad():
+                want = model(torch.from_numpy(x)).numpy()
+            tolerance = 1e-4
+        else:
+            at_load = opgraph.Session(ir.graph, weights=ir.weights, quantize=f"int{bits}", group_size=group_size)
+            want, tolerance = at_load.run(x)[0], 1e-5
+        got = session.run(x)[0]
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+        assert not np.allclose(got, plain.run(x)[0], rtol=1e-6, atol=1e-6), "the weights should be integers"
+
+
+def test_quantizing_a_file_refuses_what_it_cannot_pack(layers_file, tmp_path):
+    out = tmp_path / "out.opg"
+    message = (
+        r"layer 'linear_2' \(weight 'down.weight', 64 outputs of 96 inputs\): the group size 64 does not divide "
+        r"its 96 inputs; exclude it or choose another group size"
+    )
+    with pytest.raises(opgraph.Error, match=message):
+        opgraph.quantize(layers_file, out, weights="int4", group_size=64)
+    assert not out.exists()
+    with pytest.raises(opgraph.Error, match="weights: expected None, 'int8' or 'int4', got 'int3'"):
+        opgraph.quantize(layers_file, out, weights="int3")
+    odd = extract_ir(nn.Linear(33, 4).eval(), (torch.randn(2, 33),))
+    odd.save(tmp_path / "odd.opg")
+    with pytest.raises(opgraph.Error, match="int4 packs inputs in pairs, and it has an odd count of them"):
+        opgraph.quantize(tmp_path / "odd.opg", out, weights="int4", group_size=33)
+    with pytest.raises(opgraph.Error, match="the group size 32 does not divide its 33 inputs"):
+        opgraph.quantize(tmp_path / "odd.opg", out, weights="int4")
+    report = opgraph.quantize(tmp_path / "odd.opg", out, weights="int8")  # one group of all 33
+    assert [layer[2:] for layer in report["quantized"]] == [(33, 4)]
+
+
+def test_the_command_line_quantizes_a_file(layers_file, tmp_path, opgraph_cli):
+    out = tmp_path / "quantized.opg"
+    command = [str(opgraph_cli), "quantize", str(layers_file), str(out), "--weights", "int4", "--exclude", "head*"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "quantized (3 layers, int4):" in result.stdout
+    assert re.search(r"kept as they are \(1\):\n\s+layer\s+why\n\s+linear_3\s+excluded", result.stdout)
+    x = np.random.default_rng(0).standard_normal((3, 64)).astype(np.float32)
+    by_python = tmp_path / "by_python.opg"
+    opgraph.quantize(layers_file, by_python, weights="int4", exclude=["head*"])
+    np.testing.assert_array_equal(opgraph.Session(out).run(x)[0], opgraph.Session(by_python).run(x)[0])
+
+
 @pytest.mark.parametrize("bits", [8, 4])
 def test_generation_with_quantized_weights_gives_transformers_tokens_on_those_weights(bits, tmp_path, opgraph_cli):
     model = small_model("llama")
@@ -119,3 +202,8 @@ def test_generation_with_quantized_weights_gives_transformers_tokens_on_those_we
     assert [int(t) for t in result.stdout.split()] == got
     with pytest.raises(opgraph.Error, match="weights: expected None, 'int8' or 'int4', got 'int3'"):
         Generator(folder, weights="int3")
+    # Exported with its weights quantized: the same tokens from a smaller file.
+    quantized = export(small_model("llama"), tmp_path / "quantized", max_seq_len=MAX_SEQ_LEN, weights=f"int{bits}")
+    assert Generator(quantized).generate(PROMPT, max_new_tokens=16) == got
+    assert (quantized / "model.opg").stat().st_size < (folder / "model.opg").stat().st_size
+    assert sorted(path.name for path in quantized.iterdir()) == ["generation_config.json", "model.opg"]

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from .._C import Error
+from .._C import Error, quantize
 
 
 class _Progress:
@@ -41,9 +41,12 @@ def _eos_ids(model):
     return []
 
 
-def export(model, folder, *, max_seq_len, tokenizer=None, dtype="float32"):
+def export(model, folder, *, max_seq_len, tokenizer=None, dtype="float32", weights=None, group_size=None):
     """Writes ``model.opg``, ``generation_config.json`` and, with ``tokenizer``
-    (a transformers tokenizer), its ``tokenizer.json`` and config to ``folder``."""
+    (a transformers tokenizer), its ``tokenizer.json`` and config to ``folder``.
+    With ``weights`` ('int8' or 'int4'), the linear layers and the LM head are
+    stored quantized, a scale per output and group of ``group_size`` inputs
+    (as opgraph.quantize writes them)."""
     # torch is imported here, not with opgraph.llm: a Generator runs without it.
     import torch
 
@@ -55,6 +58,10 @@ def export(model, folder, *, max_seq_len, tokenizer=None, dtype="float32"):
             f"opgraph.llm.export: dtype: the graph's weights are float32 (run it in bfloat16 with "
             f"Generator(precision='bf16')); got {dtype!r}"
         )
+    if weights not in (None, "int8", "int4"):
+        raise Error(f"opgraph.llm.export: weights: expected None, 'int8' or 'int4', got {weights!r}")
+    if group_size is not None and weights is None:
+        raise Error(f"opgraph.llm.export: group_size: {group_size} given without weights='int8' or 'int4'")
     if not isinstance(max_seq_len, int) or max_seq_len < 2:
         raise Error(f"opgraph.llm.export: max_seq_len: expected an int of 2 or more, got {max_seq_len!r}")
     if not hasattr(model, "generation_config") or not hasattr(model.config, "vocab_size"):
@@ -89,7 +96,18 @@ def export(model, folder, *, max_seq_len, tokenizer=None, dtype="float32"):
         ir = progress.step(
             "export and conversion", lambda: extract_ir(decoder, example, dynamic_shapes=dynamic, inputs_as_state=True)
         )
-    progress.step("writing model.opg", lambda: ir.save(folder / "model.opg"))
+    if weights is None:
+        progress.step("writing model.opg", lambda: ir.save(folder / "model.opg"))
+    else:
+        unquantized = folder / "model.float32.opg"
+        progress.step("writing the float32 weights", lambda: ir.save(unquantized))
+        try:
+            progress.step(
+                f"writing model.opg with {weights} weights",
+                lambda: quantize(unquantized, folder / "model.opg", weights=weights, group_size=group_size),
+            )
+        finally:
+            unquantized.unlink()
     config = {"eos_token_id": _eos_ids(model), "max_seq_len": max_seq_len, "vocab_size": model.config.vocab_size}
     (folder / "generation_config.json").write_text(json.dumps(config, indent=2) + "\n")
     if tokenizer is not None:
