@@ -212,12 +212,12 @@ QUANTIZED = {
 }
 
 
-def quantized_with(bits=8, group_size=32, levels=("int8", [4, 64]), scales=[4, 2]):
+def quantized_with(bits=8, group_size=32, levels=("int8", (4, 64)), scales=(4, 2)):
     """QUANTIZED with its node's attributes and its constants' declarations changed."""
     attrs = {"bits": {"type": "int", "value": bits}, "group_size": {"type": "int", "value": group_size}}
     constants = [
-        {"name": "levels", "dtype": levels[0], "shape": levels[1]},
-        {"name": "scales", "dtype": "float32", "shape": scales},
+        {"name": "levels", "dtype": levels[0], "shape": list(levels[1])},
+        {"name": "scales", "dtype": "float32", "shape": list(scales)},
     ]
     return dict(QUANTIZED, constants=constants, nodes=[dict(QUANTIZED["nodes"][0], attrs=attrs)])
 
@@ -241,7 +241,7 @@ CASES = [
     ("valid_quantized.opg", opg(QUANTIZED), None),
     (
         "quantized_scales_of_another_group.opg",
-        opg(quantized_with(scales=[4, 1])),
+        opg(quantized_with(scales=(4, 1))),
         "scale: expected float32[4, 2] (a scale per output and group of 32 features), got float32[4, 1]",
     ),
     (
@@ -251,7 +251,7 @@ CASES = [
     ),
     (
         "quantized_int4_unpacked.opg",
-        opg(quantized_with(bits=4, levels=("uint8", [4, 64]))),
+        opg(quantized_with(bits=4, levels=("uint8", (4, 64)))),
         "weight: expected uint8[N, 32] (4-bit levels of input's 64 features for each output), got uint8[4, 64]",
     ),
     (
