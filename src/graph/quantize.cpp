@@ -72,7 +72,7 @@ class WeightQuantizer {
     }
     if (called != addmm_ || node.inputs.size() != 3) return std::nullopt;
     const std::optional<Attrs> attrs = bound_attrs(node, context_.registry);
-    if (!attrs || attrs->get<double>("alpha") != 1.0 || attrs->get<double>("beta") != 1.0) return std::nullopt;
+    if (!attrs || scalar_attr(*attrs, "alpha") != 1.0 || scalar_attr(*attrs, "beta") != 1.0) return std::nullopt;
     // A bias vector, one per output; a broadcast matrix is not quantized_linear's.
     const std::string* bias = single_value(node.inputs[0]);
     if (!types_) types_ = infer_shapes(graph_);

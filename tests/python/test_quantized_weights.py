@@ -165,6 +165,34 @@ def test_quantizing_a_file_refuses_what_it_cannot_pack(layers_file, tmp_path):
     assert [layer[2:] for layer in report["quantized"]] == [(33, 4)]
 
 
+class Conv1DAndMatmul(nn.Module):
+    """GPT-2's Conv1D (addmm by a [in, out] weight) and a product by a constant
+    matrix: quantized as linear layers of the transposed weight."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(64, 48))
+        self.bias = nn.Parameter(torch.randn(48))
+        self.other = nn.Parameter(torch.randn(48, 32))
+
+    def forward(self, x):
+        return torch.addmm(self.bias, x, self.weight) @ self.other
+
+
+def test_addmm_and_matmul_by_a_constant_are_quantized_too(tmp_path):
+    torch.manual_seed(1)
+    model = Conv1DAndMatmul().eval()
+    extract_ir(model, (torch.randn(3, 64),)).save(tmp_path / "model.opg")
+    report = opgraph.quantize(tmp_path / "model.opg", tmp_path / "int8.opg", weights="int8")
+    assert [layer[1:] for layer in report["quantized"]] == [("weight", 64, 48), ("other", 48, 32)]
+    x = torch.randn(3, 64)
+    with torch.no_grad():
+        weight, other = (dequantized(w.T, 8, 0).T for w in (model.weight, model.other))
+        want = torch.addmm(model.bias, x, weight) @ other
+    got = opgraph.Session(tmp_path / "int8.opg").run(x.numpy())[0]
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-4)
+
+
 def test_the_command_line_quantizes_a_file(layers_file, tmp_path, opgraph_cli):
     out = tmp_path / "quantized.opg"
     command = [str(opgraph_cli), "quantize", str(layers_file), str(out), "--weights", "int4", "--exclude", "head*"]
