@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace opgraph {
 
@@ -35,5 +36,10 @@ struct WeightLevels {
     return static_cast<int>(std::clamp(std::nearbyint(value * inverse), lowest, highest));
   }
 };
+
+// Two int4 levels (in [-8, 7]) in a byte, as opgraph::quantized_linear
+// stores a row's inputs 2i and 2i + 1: the first in the low nibble, each
+// plus 8.
+inline uint8_t int4_pair(int first, int second) { return static_cast<uint8_t>((first + 8) | (second + 8) << 4); }
 
 }  // namespace opgraph

@@ -18,19 +18,20 @@ namespace {
 std::pair<Tensor, Tensor> quantized(const float* w, int64_t n, int64_t k, int64_t row_stride, int64_t input_stride,
                                     int bits, int64_t group) {
   const int64_t groups = k / group;
-  Tensor levels = bits == 8 ? Tensor::empty({n, k}, DType::Int8) : Tensor::zeros({n, k / 2}, DType::UInt8);
+  Tensor levels = bits == 8 ? Tensor::empty({n, k}, DType::Int8) : Tensor::empty({n, k / 2}, DType::UInt8);
   Tensor scales = Tensor::empty({n, groups}, DType::Float32);
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t g = 0; g < groups; ++g) {
       const float* values = w + j * row_stride + g * group * input_stride;
       const WeightLevels of = WeightLevels::of_group(bits, values, group, input_stride);
       scales.data_ptr<float>()[j * groups + g] = of.scale;
-      for (int64_t q = 0; q < group; ++q) {
-        const int level = of.level(values[q * input_stride]), input = g * group + q;
+      for (int64_t q = 0; q < group; q += bits == 8 ? 1 : 2) {
+        const int64_t input = g * group + q;
+        const int level = of.level(values[q * input_stride]);
         if (bits == 8) {
           levels.data_ptr<int8_t>()[j * k + input] = static_cast<int8_t>(level);
         } else {
-          levels.data_ptr<uint8_t>()[(j * k + input) / 2] |= static_cast<uint8_t>((level + 8) << (input % 2 * 4));
+          levels.data_ptr<uint8_t>()[(j * k + input) / 2] = int4_pair(level, of.level(values[(q + 1) * input_stride]));
         }
       }
     }

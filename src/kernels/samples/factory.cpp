@@ -151,13 +151,19 @@ void register_ranges(BuiltinOps& builtins) {
 
 void register_conversions(BuiltinOps& builtins) {
   // Each dtype to each of a few others; values inside every dtype's range.
-  const std::vector<SampleTensor> inputs = {tensor(F32, {2, 3}), tensor(F64, {4, 5}, Layout::Transposed),
-                                            tensor(I64, {3, 4}, Layout::Strided), tensor(B, {0, 2}), tensor(I32, {})};
-  const DType targets[] = {F32, F64, I32, I64, B};
+  const std::vector<SampleTensor> inputs = {tensor(F32, {2, 3}),
+                                            tensor(F64, {4, 5}, Layout::Transposed),
+                                            tensor(I64, {3, 4}, Layout::Strided),
+                                            tensor(B, {0, 2}),
+                                            tensor(I32, {}),
+                                            tensor(DType::Int8, {3, 2}),
+                                            tensor(DType::UInt8, {5}).in(0, 100)};
+  // Each value stays in the range of each target (an int8 target included).
+  const DType targets[] = {F32, F64, I32, I64, B, DType::Int8};
   std::vector<Sample> to_copy, to_dtype, to_layout, to_device, type_as;
   size_t next = 0;
   for (SampleTensor input : inputs) {
-    input.in(-100, 100);
+    if (input.dtype != DType::UInt8) input.in(-100, 100);
     for (size_t k = 0; k < 2; ++k) {
       const DType target = targets[next++ % std::size(targets)];
       to_copy.push_back(good({input}, {{"dtype", target}}));

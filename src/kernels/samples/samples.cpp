@@ -90,7 +90,7 @@ void register_sample_tables(BuiltinOps& builtins) {
   samples::register_fft_samples(builtins);
   samples::register_data_dependent_samples(builtins);
   samples::register_recurrent_samples(builtins);
-  samples::register_quantized_linear_samples(builtins);
+  samples::register_quantization_samples(builtins);
   samples::register_random_samples(builtins);
 }
 

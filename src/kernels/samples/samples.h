@@ -101,7 +101,7 @@ void register_attention_samples(BuiltinOps& builtins);
 void register_fft_samples(BuiltinOps& builtins);
 void register_data_dependent_samples(BuiltinOps& builtins);
 void register_recurrent_samples(BuiltinOps& builtins);
-void register_quantized_linear_samples(BuiltinOps& builtins);
+void register_quantization_samples(BuiltinOps& builtins);
 void register_random_samples(BuiltinOps& builtins);
 
 }  // namespace opgraph::kernels::samples

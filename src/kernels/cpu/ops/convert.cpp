@@ -27,14 +27,17 @@ void dispatch_copyable(DType dtype, const char* argument, Fn&& fn) {
   switch (dtype) {
     case DType::Complex64: return fn(std::complex<float>{});
     case DType::Complex128: return fn(std::complex<double>{});
+    // What quantized weights are stored as (torchao's int data, opgraph quantize's levels).
+    case DType::Int8: return fn(int8_t{});
+    case DType::UInt8: return fn(uint8_t{});
     case DType::Float32:
     case DType::Float64:
     case DType::Int32:
     case DType::Int64:
     case DType::Bool: return dispatch_elementwise(dtype, argument, fn);
     default:
-      throw Error(detail::concat(argument, ": expected float32, float64, int64, int32, bool, complex64 or ",
-                                 "complex128, got ", dtype_name(dtype)));
+      throw Error(detail::concat(argument, ": expected float32, float64, int64, int32, int8, uint8, bool, ",
+                                 "complex64 or complex128, got ", dtype_name(dtype)));
   }
 }
 

@@ -9,6 +9,7 @@
 namespace opgraph {
 
 void convolutions_1d_as_2d(PassContext& context);
+void fuse_quantized_linears(PassContext& context);
 void fuse_activations(PassContext& context);
 void use_heads_second_attention(PassContext& context);
 void use_nchwc_layout(PassContext& context);

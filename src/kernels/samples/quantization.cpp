@@ -14,9 +14,44 @@ Sample layer(Shape input, int64_t n, int64_t bits, int64_t group, bool bias = tr
               {{"bits", bits}, {"group_size", group}});
 }
 
+// input's levels in blocks of `block`, a scale (and a zero point) per block.
+Sample dequantize(SampleTensor input, std::vector<int64_t> block, Shape blocks, std::optional<DType> zero = {}) {
+  const DType levels = input.dtype;
+  return good({input, tensor(F32, blocks).in(0.01, 0.5),
+               zero ? tensor(*zero, blocks).in(-3, 3) : SampleTensor::absent()},
+              {{"block_size", block}, {"input_dtype", levels}});
+}
+
+std::vector<Sample> dequantize_affine() {
+  std::vector<Sample> table = {
+      // torchao's weights: a scale per row and group of inputs, per row, per tensor
+      dequantize(tensor(I8, {6, 64}).in(-8, 7), {1, 32}, {6, 2}, I8),
+      dequantize(tensor(I8, {5, 7}).in(-127, 127), {1, 7}, {5, 1}),
+      dequantize(tensor(U8, {4, 6}).in(0, 255), {4, 6}, {1, 1}, DType::Int32),
+      // per token of a [batch, tokens, features] activation, blocks in every dim
+      dequantize(tensor(I8, {2, 3, 8}).in(-128, 127), {1, 1, 8}, {2, 3}, F32),
+      dequantize(tensor(DType::Int32, {4, 6, 4}).in(-1000, 1000), {2, 3, 2}, {2, 2, 2}, I64),
+      dequantize(tensor(I8, {0, 32}), {1, 32}, {0, 1}),
+  };
+  Sample uneven = dequantize(tensor(I8, {4, 48}), {1, 32}, {4, 2});
+  uneven.error = "block_size: 32 does not divide dim 1 of input int8[4, 48]";
+  Sample wrong_dtype = dequantize(tensor(I8, {4, 32}), {1, 32}, {4, 1});
+  wrong_dtype.attrs[1].second = DType::UInt8;
+  wrong_dtype.error = "input_dtype: uint8 does not match input int8[4, 32]";
+  Sample few_scales = dequantize(tensor(I8, {4, 64}), {1, 32}, {4, 1});
+  few_scales.error = "scale: expected float32 with one scale per block (8), got float32[4, 1]";
+  Sample float_levels = dequantize(tensor(F32, {4, 32}), {1, 32}, {4, 1});
+  float_levels.attrs[1].second = F32;
+  float_levels.error = "input: expected int8, uint8 or int32, got float32";
+  Sample short_block = dequantize(tensor(I8, {4, 32}), {32}, {4, 1});
+  short_block.error = "block_size: expected 2 sizes, one per dim of input int8[4, 32], got [32]";
+  table.insert(table.end(), {uneven, wrong_dtype, few_scales, float_levels, short_block});
+  return table;
+}
+
 }  // namespace
 
-void register_quantized_linear_samples(BuiltinOps& builtins) {
+void register_quantization_samples(BuiltinOps& builtins) {
   std::vector<Sample> table = {
       layer({3, 64}, 5, 8, 64),          layer({2, 3, 64}, 40, 8, 32, false),
       layer({96}, 144, 8, 32),      // one row; a full panel and a strip
@@ -48,6 +83,7 @@ void register_quantized_linear_samples(BuiltinOps& builtins) {
   wrong_scale.error = "scale: expected float32[5, 2] (a scale per output and group of 32 features), got float32[5, 1]";
   table.insert(table.end(), {wrong_bits, uneven_group, odd_int4, float_weight, unpacked_int4, wrong_scale});
   builtins.add_samples("opgraph::quantized_linear", table);
+  builtins.add_samples("torchao::dequantize_affine", dequantize_affine());
 }
 
 }  // namespace opgraph::kernels::samples

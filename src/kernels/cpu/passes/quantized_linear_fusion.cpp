@@ -1,0 +1,151 @@
+// The linear layers of a graph quantized by torchao, which dequantize a
+// constant weight into floats and multiply by them, become
+// opgraph::quantized_linear, which multiplies by the integer levels as they
+// are (engines/weight_panels.h). Two forms, as torch.export leaves them:
+//
+//   linear(x, dequantize_affine(q, [1, group], scale, zero_point), bias)
+//     torchao's int-x weight-only and 8da4w / 8da8w configs: a scale per
+//     output and group of inputs;
+//   mul(mm(x, _to_copy(t(q), float32)), view(scale))
+//     its int8 weight-only config: the product by the levels, then a scale
+//     per output.
+//
+// Levels in [-8, 7] are stored two to a byte, as int4; others as int8. A
+// layer with a zero point other than zero, or groups the panels cannot take
+// (a multiple of 32 inputs, or all of them), keeps its dequantization.
+#include <optional>
+#include <vector>
+
+#include "core/weight_levels.h"
+#include "graph/passes/rewrite.h"
+#include "kernels/cpu/passes/passes.h"
+
+namespace opgraph {
+namespace {
+
+// A constant weight's levels, as quantized_linear takes them.
+struct Levels {
+  Tensor levels, scales;  // levels [n, k] int8 or [n, k / 2] uint8, scales float32 [n, k / group]
+  int64_t bits, group;
+};
+
+// q [n, k] int8 with a scale per output and group of `group` inputs (scale
+// holds n * k / group of them, row-major), or nullopt where quantized_linear
+// cannot take them.
+std::optional<Levels> levels_of(const Tensor& q, const Tensor& scale, int64_t group) {
+  if (q.dtype() != DType::Int8 || q.dim() != 2 || scale.dtype() != DType::Float32) return std::nullopt;
+  const int64_t n = q.size(0), k = q.size(1);
+  if (group < 1 || k % group != 0 || (group % 32 != 0 && group != k) || scale.numel() != n * (k / group)) {
+    return std::nullopt;
+  }
+  const int8_t* data = q.data_ptr<const int8_t>();
+  bool int4 = k % 2 == 0;
+  for (int64_t i = 0; int4 && i < q.numel(); ++i) int4 = data[i] >= -8 && data[i] <= 7;
+  Levels result{q, scale.view({n, k / group}), 8, group};
+  if (!int4) return result;
+  result.levels = Tensor::empty({n, k / 2}, DType::UInt8);
+  for (int64_t i = 0; i < q.numel() / 2; ++i) result.levels.data_ptr<uint8_t>()[i] = int4_pair(data[2 * i], data[2 * i + 1]);
+  result.bits = 4;
+  return result;
+}
+
+bool all_zero(const Tensor& t) {
+  const Tensor bytes = t.contiguous();
+  const auto* data = static_cast<const unsigned char*>(bytes.data());
+  for (size_t i = 0; i < bytes.nbytes(); ++i) {
+    if (data[i] != 0) return false;
+  }
+  return true;
+}
+
+class QuantizedLinearFusion {
+ public:
+  explicit QuantizedLinearFusion(PassContext& context) : context_(context), rewriter_(context) {}
+
+  void run() {
+    Graph& graph = context_.graph;
+    rewriter_.for_each_node([&](size_t i) {
+      Node& node = graph.nodes[i];
+      const OpDef* op = context_.op_of(node);
+      if (op == linear_ && node.inputs.size() == 3) {
+        fuse_dequantized_weight(node);
+      } else if (op == mul_ && node.inputs.size() == 2) {
+        fuse_scaled_product(node, i);
+      }
+    });
+    rewriter_.finish();
+  }
+
+ private:
+  // linear(x, dequantize_affine(q, [1, group], scale, zero_point), bias).
+  void fuse_dequantized_weight(Node& linear) {
+    std::vector<const Node*> matched;
+    const Node* dequantize = rewriter_.sole_producer(linear.inputs[1], dequantize_affine_, matched);
+    if (dequantize == nullptr || dequantize->inputs.size() != 3) return;
+    const std::optional<Tensor> q = rewriter_.constant(dequantize->inputs[0]);
+    const std::optional<Tensor> scale = rewriter_.constant(dequantize->inputs[1]);
+    const std::optional<Tensor> zero_point = rewriter_.constant(dequantize->inputs[2]);
+    const std::optional<Attrs> attrs = bound_attrs(*dequantize, context_.registry);
+    if (!q || !scale || !zero_point || !q->defined() || !scale->defined() || !attrs) return;
+    if (zero_point->defined() && !all_zero(*zero_point)) return;
+    const auto& block = attrs->get<std::vector<int64_t>>("block_size");
+    if (block.size() != 2 || block[0] != 1) return;
+    const std::optional<Levels> levels = levels_of(*q, *scale, block[1]);
+    if (!levels) return;
+    replace(linear, linear.inputs[0], linear.inputs[2], *levels, dequantize->inputs[0].values[0]);
+    rewriter_.remove(*dequantize);
+  }
+
+  // mul(mm(x, _to_copy(t(q), float32)), view(scale)): a scale per output.
+  void fuse_scaled_product(Node& mul, size_t index) {
+    std::vector<const Node*> matched;
+    Node* product = rewriter_.sole_producer(mul.inputs[0]);
+    if (product == nullptr || context_.op_of(*product) != mm_) return;
+    const Node* widen = rewriter_.sole_producer(product->inputs[1], to_copy_, matched);
+    const Node* transpose = widen ? rewriter_.sole_producer(widen->inputs[0], t_, matched) : nullptr;
+    const Node* view = rewriter_.sole_producer(mul.inputs[1], view_, matched);
+    if (transpose == nullptr || view == nullptr) return;
+    const std::optional<Tensor> q = rewriter_.constant(transpose->inputs[0]);
+    const std::optional<Tensor> scale = rewriter_.constant(view->inputs[0]);
+    if (!q || !scale || !q->defined() || !scale->defined() || q->dim() != 2) return;
+    // The scale must broadcast along the product's rows: one per column.
+    const auto type = context_.values().find(view->outputs[0]);
+    const SymbolicShape& scale_shape = type->second.shape;
+    const bool per_column = scale_shape.size() <= 2 && scale->numel() == q->size(0) &&
+                            (scale_shape.size() < 2 || scale_shape[0] == Dim(1));
+    const auto output = context_.values().find(widen->outputs[0]);
+    if (!per_column || output->second.dtype != DType::Float32) return;
+    const std::optional<Levels> levels = levels_of(*q, *scale, q->size(1));
+    if (!levels) return;
+    replace(*product, product->inputs[0], NodeInput::none(), *levels, transpose->inputs[0].values[0]);
+    rewriter_.absorb(*product, index);
+    for (const Node* node : matched) rewriter_.remove(*node);
+  }
+
+  // `node` becomes quantized_linear(input, levels, scales, bias).
+  void replace(Node& node, const NodeInput& input, const NodeInput& bias, const Levels& levels,
+               const std::string& named_after) {
+    node.op_type = quantized_linear_->name();
+    node.inputs = {input, NodeInput::value(rewriter_.add_constant(named_after + ".levels", levels.levels)),
+                   NodeInput::value(rewriter_.add_constant(named_after + ".scales", levels.scales.contiguous())),
+                   bias};
+    node.attrs = {{"bits", levels.bits}, {"group_size", levels.group}};
+  }
+
+  PassContext& context_;
+  Rewriter rewriter_;
+  const OpDef* const linear_ = context_.op("aten::linear");
+  const OpDef* const mm_ = context_.op("aten::mm");
+  const OpDef* const mul_ = context_.op("aten::mul.Tensor");
+  const OpDef* const to_copy_ = context_.op("aten::_to_copy");
+  const OpDef* const t_ = context_.op("aten::t");
+  const OpDef* const view_ = context_.op("aten::view");
+  const OpDef* const dequantize_affine_ = context_.op("torchao::dequantize_affine");
+  const OpDef* const quantized_linear_ = context_.op("opgraph::quantized_linear");
+};
+
+}  // namespace
+
+void fuse_quantized_linears(PassContext& context) { QuantizedLinearFusion(context).run(); }
+
+}  // namespace opgraph

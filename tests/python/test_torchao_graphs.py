@@ -1,0 +1,130 @@
+"""Models quantized by torchao, exported and run as they are: each config's
+graph extracts, its dequantized linear layers become
+opgraph::quantized_linear (the fuse_quantized_linears pass), and the outputs
+equal torchao's own execution of the same quantized model."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import opgraph
+from opgraph.ir import extract_ir
+
+pytestmark = pytest.mark.skipif(
+    opgraph.get_cpu_capability() != "avx512", reason="the integer panels need AVX-512, which this CPU lacks"
+)
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from torchao.quantization import (
+        Int8DynamicActivationIntxWeightConfig,
+        Int8WeightOnlyConfig,
+        IntxWeightOnlyConfig,
+        MappingType,
+        quantize_,
+    )
+    from torchao.quantization.granularity import PerAxis, PerGroup
+
+
+class Block(nn.Module):
+    """A SwiGLU MLP and a head, 64 and 96 inputs (whole groups of 32)."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate = nn.Linear(64, 96, bias=False)
+        self.up = nn.Linear(64, 96)
+        self.down = nn.Linear(96, 64)
+        self.head = nn.Linear(64, 40)
+
+    def forward(self, x):
+        return self.head(x + self.down(nn.functional.silu(self.gate(x)) * self.up(x)))
+
+
+CONFIGS = {
+    "int8_weight_only": (lambda: Int8WeightOnlyConfig(), 8),
+    "int4_weight_only_group32": (lambda: IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(32)), 4),
+    "int8_weight_only_per_channel": (lambda: IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0)), 8),
+    "8da4w": (
+        lambda: Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4, weight_granularity=PerGroup(32)),
+        4,
+    ),
+    "8da8w": (
+        lambda: Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int8, weight_granularity=PerAxis(0)),
+        8,
+    ),
+}
+
+
+def quantized_block(config):
+    torch.manual_seed(0)
+    model = Block().eval()
+    quantize_(model, config)
+    return model
+
+
+def fused_layers(session):
+    report = next(report for report in session.pass_reports if report.name == "fuse_quantized_linears")
+    return sorted(node for node in report.rewritten if node.endswith("opgraph::quantized_linear"))
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_a_torchao_quantized_model_runs_on_the_integer_levels(name):
+    make_config, bits = CONFIGS[name]
+    model = quantized_block(make_config())
+    rows = torch.export.Dim("rows", min=1, max=128)
+    ir = extract_ir(model, (torch.randn(3, 64),), dynamic_shapes={"x": {0: rows}})
+    session = opgraph.Session(ir.graph, weights=ir.weights)
+    assert len(fused_layers(session)) == 4, session.pass_reports
+    fused = [node for node in session.graph.nodes if node.op_type == "opgraph::quantized_linear"]
+    assert [node.attrs["bits"] for node in fused] == [bits] * 4
+    for rows in (1, 7, 100):
+        x = torch.randn(rows, 64)
+        with torch.no_grad():
+            want = model(x).numpy()
+        np.testing.assert_allclose(session.run(x.numpy())[0], want, rtol=2e-5, atol=2e-5)
+    # Unfused, the torchao ops run on kernels of their own, to the same outputs.
+    unfused = opgraph.Session(ir.graph, weights=ir.weights, disabled_passes=["fuse_quantized_linears"])
+    assert fused_layers(unfused) == []
+    x = torch.randn(5, 64)
+    with torch.no_grad():
+        np.testing.assert_allclose(unfused.run(x.numpy())[0], model(x).numpy(), rtol=2e-5, atol=2e-5)
+
+
+def test_zero_points_keep_their_dequantization_and_still_run():
+    """An asymmetric int4 weight has zero points the integer panels do not
+    take: its layers stay torchao::dequantize_affine -> linear."""
+    config = IntxWeightOnlyConfig(
+        weight_dtype=torch.int4, granularity=PerGroup(32), mapping_type=MappingType.ASYMMETRIC
+    )
+    model = quantized_block(config)
+    ir = extract_ir(model, (torch.randn(3, 64),))
+    session = opgraph.Session(ir.graph, weights=ir.weights)
+    assert fused_layers(session) == []
+    ops = [node.op_type for node in session.graph.nodes]
+    assert ops.count("torchao::dequantize_affine") == 4
+    x = torch.randn(3, 64)
+    with torch.no_grad():
+        np.testing.assert_allclose(session.run(x.numpy())[0], model(x).numpy(), rtol=2e-5, atol=2e-5)
+
+
+def test_dequantize_affine_refuses_blocks_that_do_not_divide_the_input():
+    graph = opgraph.Graph("bad")
+    graph.add_input("q", "int8", [4, 48])
+    graph.add_constant("scale", "float32", [4, 2])
+    graph.add_node(
+        "torchao::dequantize_affine",
+        ["q", "scale", None],
+        ["w"],
+        name="dequantize",
+        block_size=[1, 32],
+        input_dtype="int8",
+    )
+    graph.add_output("w")
+    message = (
+        r"node 'dequantize' \(torchao::dequantize_affine\): block_size: 32 does not divide dim 1 of input int8\[4, 48\]"
+    )
+    with pytest.raises(opgraph.Error, match=message):
+        opgraph.Session(graph, weights={"scale": np.ones((4, 2), np.float32)})
