@@ -47,9 +47,9 @@ const Pass kPasses[] = {
      "x * cos + cat(-x2, x1) * sin over the halves of x's last dim (transformers' apply_rotary_pos_emb) becomes "
      "opgraph::rotary_embedding"},
     {"fuse_quantized_linears", fuse_quantized_linears, kCpu,
-     "a linear layer by a constant weight that torchao's quantization dequantizes (dequantize_affine with a scale "
-     "per output and group of inputs, or an int8 product scaled per output) becomes opgraph::quantized_linear on "
-     "the integer levels"},
+     "a linear layer by a constant weight that torchao or a pt2e quantizer dequantizes (dequantize_affine with a "
+     "scale per output and group of inputs, dequantize_per_channel, or an int8 product scaled per output) becomes "
+     "opgraph::quantized_linear on the integer levels"},
     {"fuse_activations", fuse_activations, kCpu,
      "relu, gelu, sigmoid, tanh, silu or relu6 after a 2-D convolution, a linear layer or an addmm with a constant "
      "bias and weight (through a reshape or not) is applied by it as it writes: opgraph::conv2d, opgraph::linear, "

@@ -1,7 +1,9 @@
-"""Models quantized by torchao, exported and run as they are: each config's
-graph extracts, its dequantized linear layers become
-opgraph::quantized_linear (the fuse_quantized_linears pass), and the outputs
-equal torchao's own execution of the same quantized model."""
+"""Models quantized by torchao's configs and by its pt2e flow (the
+X86Inductor quantizer), exported and run as they are: each graph extracts,
+its dequantized linear layers become opgraph::quantized_linear (the
+fuse_quantized_linears pass), the other quantization ops run on kernels of
+their own, and the outputs equal torch's execution of the same quantized
+model."""
 
 import warnings
 
@@ -27,6 +29,11 @@ with warnings.catch_warnings():
         quantize_,
     )
     from torchao.quantization.granularity import PerAxis, PerGroup
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
+        X86InductorQuantizer,
+        get_default_x86_inductor_quantization_config,
+    )
 
 
 class Block(nn.Module):
@@ -108,6 +115,41 @@ def test_zero_points_keep_their_dequantization_and_still_run():
     x = torch.randn(3, 64)
     with torch.no_grad():
         np.testing.assert_allclose(session.run(x.numpy())[0], model(x).numpy(), rtol=2e-5, atol=2e-5)
+
+
+class ConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.fc = nn.Linear(8 * 6 * 6, 64)
+        self.head = nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.fc(torch.relu(self.conv(x)).flatten(1))))
+
+
+def test_a_pt2e_quantized_model_runs_with_its_quantize_dequantize_pairs():
+    """X86Inductor's static int8: uint8 activations quantized and dequantized
+    per tensor around each layer, int8 weights per output channel. The linear
+    layers' weights go to the integer panels; the activations' pairs and the
+    convolution's weight run on quantized_decomposed's kernels."""
+    torch.manual_seed(0)
+    example = (torch.randn(2, 3, 8, 8),)
+    quantizer = X86InductorQuantizer()
+    quantizer.set_global(get_default_x86_inductor_quantization_config())
+    prepared = prepare_pt2e(torch.export.export(ConvNet().eval(), example).module(), quantizer)
+    for _ in range(4):
+        prepared(torch.randn(2, 3, 8, 8))
+    model = convert_pt2e(prepared)
+    ir = extract_ir(model, example)
+    ops = {node.op_type for node in ir.graph.nodes}
+    assert {"quantized_decomposed::quantize_per_tensor", "quantized_decomposed::dequantize_per_channel"} <= ops
+    session = opgraph.Session(ir.graph, weights=ir.weights)
+    assert len(fused_layers(session)) == 2
+    x = torch.randn(2, 3, 8, 8)
+    with torch.no_grad():
+        want = model(x).numpy()
+    np.testing.assert_allclose(session.run(x.numpy())[0], want, rtol=1e-5, atol=1e-5)
 
 
 def test_dequantize_affine_refuses_blocks_that_do_not_divide_the_input():

@@ -43,7 +43,7 @@ void register_data_dependent_ops(BuiltinOps& builtins);
 void register_fft_ops(BuiltinOps& builtins);
 void register_recurrent_ops(BuiltinOps& builtins);
 void register_quantized_linear_ops(BuiltinOps& builtins);
-void register_affine_quantization_ops(BuiltinOps& builtins);
+void register_quantization_ops(BuiltinOps& builtins);
 void register_sample_tables(BuiltinOps& builtins);  // kernels/samples/
 
 // One line per op family, in any order: the registry checks the set as one
@@ -91,7 +91,7 @@ std::vector<OpDef> builtin_ops() {
   register_fft_ops(builtins);
   register_recurrent_ops(builtins);
   register_quantized_linear_ops(builtins);
-  register_affine_quantization_ops(builtins);
+  register_quantization_ops(builtins);
   register_sample_tables(builtins);
   return std::move(builtins).take();
 }

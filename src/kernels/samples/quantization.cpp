@@ -17,9 +17,9 @@ Sample layer(Shape input, int64_t n, int64_t bits, int64_t group, bool bias = tr
 // input's levels in blocks of `block`, a scale (and a zero point) per block.
 Sample dequantize(SampleTensor input, std::vector<int64_t> block, Shape blocks, std::optional<DType> zero = {}) {
   const DType levels = input.dtype;
-  return good({input, tensor(F32, blocks).in(0.01, 0.5),
-               zero ? tensor(*zero, blocks).in(-3, 3) : SampleTensor::absent()},
-              {{"block_size", block}, {"input_dtype", levels}});
+  return good(
+      {input, tensor(F32, blocks).in(0.01, 0.5), zero ? tensor(*zero, blocks).in(-3, 3) : SampleTensor::absent()},
+      {{"block_size", block}, {"input_dtype", levels}});
 }
 
 std::vector<Sample> dequantize_affine() {
@@ -47,6 +47,67 @@ std::vector<Sample> dequantize_affine() {
   short_block.error = "block_size: expected 2 sizes, one per dim of input int8[4, 32], got [32]";
   table.insert(table.end(), {uneven, wrong_dtype, few_scales, float_levels, short_block});
   return table;
+}
+
+// quantized_decomposed's range attributes: int8's or uint8's, and the dtype.
+std::vector<Attr> range(DType dtype) {
+  const bool int8 = dtype == I8;
+  return {{"quant_min", int64_t{int8 ? -128 : 0}}, {"quant_max", int64_t{int8 ? 127 : 255}}, {"dtype", dtype}};
+}
+
+template <typename... More>
+std::vector<Attr> attrs(std::vector<Attr> first, More... more) {
+  (first.insert(first.end(), more.begin(), more.end()), ...);
+  return first;
+}
+
+void per_tensor(BuiltinOps& builtins) {
+  const std::vector<Attr> int8 = attrs({{"scale", 0.02}, {"zero_point", int64_t{3}}}, range(I8));
+  const std::vector<Attr> uint8 = attrs({{"scale", 0.5}, {"zero_point", int64_t{128}}}, range(U8));
+  // Values past the range saturate (3 / 0.02 = 150).
+  builtins.add_samples("quantized_decomposed::quantize_per_tensor",
+                       {good({tensor(F32, {3, 5}).in(-3, 3)}, int8), good({tensor(F32, {7}).in(-80, 80)}, uint8),
+                        good({tensor(F32, {})}, int8), good({tensor(F32, {0, 4})}, int8),
+                        bad({tensor(I32, {3})}, "input: expected float32, got int32[3]", int8),
+                        bad({tensor(F32, {3})}, "quant_min, quant_max: expected a range within int8's, got [-200, 127]",
+                            attrs({{"scale", 0.02}, {"zero_point", int64_t{3}}, {"quant_min", int64_t{-200}}},
+                                  std::vector<Attr>{{"quant_max", int64_t{127}}, {"dtype", I8}}))});
+  const auto scalar = [](DType dtype, double low, double high) { return tensor(dtype, {1}).in(low, high); };
+  builtins.add_samples("quantized_decomposed::quantize_per_tensor.tensor",
+                       {good({tensor(F32, {4, 3}).in(-2, 2), scalar(F32, 0.01, 0.05), scalar(I64, -5, 5)}, range(I8)),
+                        good({tensor(F32, {6}).in(-20, 20), scalar(F64, 0.1, 0.2), scalar(I64, 120, 130)}, range(U8)),
+                        bad({tensor(F32, {3}), tensor(F32, {2}), scalar(I64, 0, 0)},
+                            "scale: expected one number, got float32[2]", range(I8))});
+  builtins.add_samples(
+      "quantized_decomposed::dequantize_per_tensor",
+      {good({tensor(I8, {4, 6}).in(-128, 127)}, int8), good({tensor(U8, {9}).in(0, 255)}, uint8),
+       good({tensor(I8, {0})}, int8), bad({tensor(U8, {3})}, "dtype: int8 does not match the levels' uint8", int8)});
+  builtins.add_samples(
+      "quantized_decomposed::dequantize_per_tensor.tensor",
+      {good({tensor(I8, {5, 2}).in(-128, 127), scalar(F32, 0.01, 0.05), scalar(I64, -5, 5)}, range(I8)),
+       bad({tensor(I8, {3}), scalar(F32, 0.1, 0.2), tensor(I64, {3})}, "zero_point: expected one number, got int64[3]",
+           range(I8))});
+}
+
+void per_channel(BuiltinOps& builtins) {
+  const auto channel_attrs = [](int64_t axis, DType dtype) { return attrs({{"axis", axis}}, range(dtype)); };
+  const auto scales = [](int64_t n) { return tensor(F32, {n}).in(0.01, 0.1); };
+  const auto zeros = [](int64_t n) { return tensor(I64, {n}).in(-3, 3); };
+  builtins.add_samples(
+      "quantized_decomposed::quantize_per_channel",
+      {good({tensor(F32, {4, 3, 5}).in(-10, 10), scales(3), zeros(3)}, channel_attrs(1, I8)),
+       good({tensor(F32, {6, 4}).in(-10, 10), scales(6), zeros(6)}, channel_attrs(0, U8)),
+       bad({tensor(F32, {4, 3}), scales(4), zeros(3)},
+           "scales: expected one per index of dim 1 of input float32[4, 3] (3), got float32[4]", channel_attrs(1, I8)),
+       bad({tensor(F32, {4, 3}), scales(3), zeros(3)}, "axis: expected a dim of input float32[4, 3], got 2",
+           channel_attrs(2, I8))});
+  builtins.add_samples(
+      "quantized_decomposed::dequantize_per_channel",
+      {good({tensor(I8, {6, 10}).in(-128, 127), scales(6), zeros(6)}, channel_attrs(0, I8)),
+       good({tensor(I8, {2, 3, 4}).in(-128, 127), scales(4), SampleTensor::absent()}, channel_attrs(2, I8)),
+       good({tensor(U8, {3, 5}).in(0, 255), scales(5), zeros(5)}, channel_attrs(1, U8)),
+       bad({tensor(I8, {6, 10}), scales(6), tensor(I32, {6})}, "zero_points: expected int64, got int32[6]",
+           channel_attrs(0, I8))});
 }
 
 }  // namespace
@@ -84,6 +145,8 @@ void register_quantization_samples(BuiltinOps& builtins) {
   table.insert(table.end(), {wrong_bits, uneven_group, odd_int4, float_weight, unpacked_int4, wrong_scale});
   builtins.add_samples("opgraph::quantized_linear", table);
   builtins.add_samples("torchao::dequantize_affine", dequantize_affine());
+  per_tensor(builtins);
+  per_channel(builtins);
 }
 
 }  // namespace opgraph::kernels::samples

@@ -1,11 +1,13 @@
-// The linear layers of a graph quantized by torchao, which dequantize a
-// constant weight into floats and multiply by them, become
-// opgraph::quantized_linear, which multiplies by the integer levels as they
-// are (engines/weight_panels.h). Two forms, as torch.export leaves them:
+// The linear layers of a graph quantized by torchao or by a pt2e quantizer,
+// which dequantize a constant weight into floats and multiply by them,
+// become opgraph::quantized_linear, which multiplies by the integer levels as
+// they are (engines/weight_panels.h). The forms torch.export leaves:
 //
 //   linear(x, dequantize_affine(q, [1, group], scale, zero_point), bias)
 //     torchao's int-x weight-only and 8da4w / 8da8w configs: a scale per
 //     output and group of inputs;
+//   linear(x, dequantize_per_channel(q, scales, zero_points, axis=0), bias)
+//     the X86Inductor and XNNPACK quantizers' weights: a scale per output;
 //   mul(mm(x, _to_copy(t(q), float32)), view(scale))
 //     its int8 weight-only config: the product by the levels, then a scale
 //     per output.
@@ -44,7 +46,8 @@ std::optional<Levels> levels_of(const Tensor& q, const Tensor& scale, int64_t gr
   Levels result{q, scale.view({n, k / group}), 8, group};
   if (!int4) return result;
   result.levels = Tensor::empty({n, k / 2}, DType::UInt8);
-  for (int64_t i = 0; i < q.numel() / 2; ++i) result.levels.data_ptr<uint8_t>()[i] = int4_pair(data[2 * i], data[2 * i + 1]);
+  for (int64_t i = 0; i < q.numel() / 2; ++i)
+    result.levels.data_ptr<uint8_t>()[i] = int4_pair(data[2 * i], data[2 * i + 1]);
   result.bits = 4;
   return result;
 }
@@ -77,20 +80,27 @@ class QuantizedLinearFusion {
   }
 
  private:
-  // linear(x, dequantize_affine(q, [1, group], scale, zero_point), bias).
+  // linear(x, dequantize_affine(q, [1, group], scale, zero_point), bias), or
+  // linear(x, dequantize_per_channel(q, scales, zero_points, axis=0), bias).
   void fuse_dequantized_weight(Node& linear) {
-    std::vector<const Node*> matched;
-    const Node* dequantize = rewriter_.sole_producer(linear.inputs[1], dequantize_affine_, matched);
-    if (dequantize == nullptr || dequantize->inputs.size() != 3) return;
+    Node* dequantize = rewriter_.sole_producer(linear.inputs[1]);
+    const OpDef* op = dequantize ? context_.op_of(*dequantize) : nullptr;
+    if ((op != dequantize_affine_ && op != dequantize_per_channel_) || dequantize->inputs.size() != 3) return;
     const std::optional<Tensor> q = rewriter_.constant(dequantize->inputs[0]);
     const std::optional<Tensor> scale = rewriter_.constant(dequantize->inputs[1]);
     const std::optional<Tensor> zero_point = rewriter_.constant(dequantize->inputs[2]);
     const std::optional<Attrs> attrs = bound_attrs(*dequantize, context_.registry);
-    if (!q || !scale || !zero_point || !q->defined() || !scale->defined() || !attrs) return;
+    if (!q || !scale || !zero_point || !q->defined() || !scale->defined() || !attrs || q->dim() != 2) return;
     if (zero_point->defined() && !all_zero(*zero_point)) return;
-    const auto& block = attrs->get<std::vector<int64_t>>("block_size");
-    if (block.size() != 2 || block[0] != 1) return;
-    const std::optional<Levels> levels = levels_of(*q, *scale, block[1]);
+    int64_t group = q->size(1);  // per channel: one group of all the inputs
+    if (op == dequantize_affine_) {
+      const auto& block = attrs->get<std::vector<int64_t>>("block_size");
+      if (block.size() != 2 || block[0] != 1) return;
+      group = block[1];
+    } else if (attrs->get<int64_t>("axis") != 0) {
+      return;
+    }
+    const std::optional<Levels> levels = levels_of(*q, *scale, group);
     if (!levels) return;
     replace(linear, linear.inputs[0], linear.inputs[2], *levels, dequantize->inputs[0].values[0]);
     rewriter_.remove(*dequantize);
@@ -111,8 +121,8 @@ class QuantizedLinearFusion {
     // The scale must broadcast along the product's rows: one per column.
     const auto type = context_.values().find(view->outputs[0]);
     const SymbolicShape& scale_shape = type->second.shape;
-    const bool per_column = scale_shape.size() <= 2 && scale->numel() == q->size(0) &&
-                            (scale_shape.size() < 2 || scale_shape[0] == Dim(1));
+    const bool per_column =
+        scale_shape.size() <= 2 && scale->numel() == q->size(0) && (scale_shape.size() < 2 || scale_shape[0] == Dim(1));
     const auto output = context_.values().find(widen->outputs[0]);
     if (!per_column || output->second.dtype != DType::Float32) return;
     const std::optional<Levels> levels = levels_of(*q, *scale, q->size(1));
@@ -127,8 +137,7 @@ class QuantizedLinearFusion {
                const std::string& named_after) {
     node.op_type = quantized_linear_->name();
     node.inputs = {input, NodeInput::value(rewriter_.add_constant(named_after + ".levels", levels.levels)),
-                   NodeInput::value(rewriter_.add_constant(named_after + ".scales", levels.scales.contiguous())),
-                   bias};
+                   NodeInput::value(rewriter_.add_constant(named_after + ".scales", levels.scales.contiguous())), bias};
     node.attrs = {{"bits", levels.bits}, {"group_size", levels.group}};
   }
 
@@ -141,6 +150,7 @@ class QuantizedLinearFusion {
   const OpDef* const t_ = context_.op("aten::t");
   const OpDef* const view_ = context_.op("aten::view");
   const OpDef* const dequantize_affine_ = context_.op("torchao::dequantize_affine");
+  const OpDef* const dequantize_per_channel_ = context_.op("quantized_decomposed::dequantize_per_channel");
   const OpDef* const quantized_linear_ = context_.op("opgraph::quantized_linear");
 };
 
