@@ -33,11 +33,14 @@ Precision precision_from_string(const std::string& name) {
 SessionOptions options_from_python(std::optional<int> threads, nb::handle package_paths, bool profile, bool optimize,
                                    std::vector<std::string> disabled_passes, const std::string& device,
                                    const std::string& precision, const std::optional<std::string>& quantize,
-                                   std::optional<int64_t> group_size) {
+                                   std::optional<int64_t> group_size, const std::optional<std::string>& activations) {
   SessionOptions options;
   options.device = device_from_string(device);
   options.precision = precision_from_string(precision);
   options.weights = weight_quantization_from_string("quantize", quantize, group_size);
+  OPGRAPH_CHECK(!activations || *activations == "int8", "activations: expected None or 'int8', got '", *activations,
+                "'");
+  options.weights.int8_activations = activations.has_value();
   options.threads = threads.value_or(0);
   OPGRAPH_CHECK(!nb::isinstance<nb::str>(package_paths), "package_paths must be a sequence of paths, not one str");
   // Entries that are package locations (a library, a CMake project, a folder
@@ -55,9 +58,9 @@ SessionOptions options_from_python(std::optional<int> threads, nb::handle packag
 void construct(Session* self, nb::handle source, nb::handle weights, std::optional<int> threads,
                nb::handle package_paths, bool profile, bool optimize, std::vector<std::string> disabled_passes,
                const std::string& device, const std::string& precision, const std::optional<std::string>& quantize,
-               std::optional<int64_t> group_size) {
+               std::optional<int64_t> group_size, const std::optional<std::string>& activations) {
   SessionOptions options = options_from_python(threads, package_paths, profile, optimize, std::move(disabled_passes),
-                                               device, precision, quantize, group_size);
+                                               device, precision, quantize, group_size, activations);
   if (nb::isinstance<Graph>(source)) {
     // The session outlives the arrays given here: it keeps copies.
     std::vector<InputArray> keep;
@@ -153,12 +156,12 @@ void init_session(nb::module_& m) {
            nb::arg("threads") = nb::none(), nb::arg("package_paths") = nb::tuple(), nb::arg("profile") = false,
            nb::arg("optimize") = true, nb::arg("disabled_passes") = std::vector<std::string>(),
            nb::arg("device") = "cpu", nb::arg("precision") = "f32", nb::arg("quantize").none() = nb::none(),
-           nb::arg("group_size").none() = nb::none(),
+           nb::arg("group_size").none() = nb::none(), nb::arg("activations").none() = nb::none(),
            nb::sig("def __init__(self, source: str | os.PathLike | Graph, *, weights: dict[str, object] | None = None, "
                    "threads: int | None = None, package_paths: Sequence[str | os.PathLike] = (), "
                    "profile: bool = False, optimize: bool = True, disabled_passes: Sequence[str] = (), "
                    "device: str = 'cpu', precision: str = 'f32', quantize: str | None = None, "
-                   "group_size: int | None = None) -> None"),
+                   "group_size: int | None = None, activations: str | None = None) -> None"),
            "Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the "
            "kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages "
            "in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see "
@@ -175,7 +178,10 @@ void init_session(nb::module_& m) {
            "of the matrix products (linear layers, the LM head) as int8 (symmetric) or int4 (as llama.cpp's Q4_0), "
            "with a float32 scale per `group_size` inputs (a multiple of 32 that divides each product's input "
            "dimension; None: per output channel for int8, 32 for int4): a quarter or an eighth of the bytes for a "
-           "decoding step to stream; needs AVX-512.")
+           "decoding step to stream; needs AVX-512. `activations` 'int8' (with quantize='int8' per output channel) "
+           "also quantizes the products' other operand at run time, per tensor to uint8 with a zero point, as ONNX "
+           "Runtime's quantize_dynamic does, where a product has 16 rows or more (a prompt, an encoder's tokens), "
+           "and multiplies on the CPU's integer instructions (AMX-INT8, AVX512-VNNI).")
       .def("run", &run, nb::arg("inputs"), nb::arg("state").none() = nb::none(),
            nb::sig("def run(self, *inputs: object, state: State | None = None) -> list[numpy.ndarray] | "
                    "dict[str, numpy.ndarray]"),

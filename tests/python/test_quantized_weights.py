@@ -82,6 +82,40 @@ def test_quantized_weights_give_the_dequantized_products(layers, bits, group_siz
         assert not np.allclose(got, plain.run(x.numpy())[0], rtol=1e-6, atol=1e-6), "the weights should be integers"
 
 
+def fake_quantized(x):
+    """x quantized per tensor to uint8 with a zero point and back, as ONNX
+    Runtime's DynamicQuantizeLinear quantizes: the range of x and zero over
+    255 levels, rounded half to even."""
+    low, high = min(0.0, float(x.min())), max(0.0, float(x.max()))
+    scale = np.float32((high - low) / 255)
+    zero = np.clip(np.round(-low / scale), 0, 255)
+    return ((np.clip(np.round(x * np.float32(1 / scale)) + zero, 0, 255) - zero) * scale).astype(np.float32)
+
+
+def test_int8_activations_quantize_each_product_input_per_tensor(layers):
+    """From 16 rows on, each product multiplies its input quantized per tensor
+    by the int8 weights; fewer rows keep the input float32."""
+    model, ir = layers
+    weights = {name: dequantized(getattr(model, name).weight, 8, 0) for name in ("gate", "up", "down", "head")}
+
+    def layer(name, x):
+        return nn.functional.linear(
+            torch.from_numpy(fake_quantized(x.numpy())), weights[name], getattr(model, name).bias
+        )
+
+    session = opgraph.Session(ir.graph, weights=ir.weights, quantize="int8", activations="int8")
+    weights_only = opgraph.Session(ir.graph, weights=ir.weights, quantize="int8")
+    for rows in (16, 200):
+        x = torch.randn(rows, 64)
+        with torch.no_grad():
+            want = layer("head", x + layer("down", nn.functional.silu(layer("gate", x)) * layer("up", x))).numpy()
+        got = session.run(x.numpy())[0]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        assert not np.allclose(got, weights_only.run(x.numpy())[0], rtol=1e-4, atol=1e-4)
+    x = np.random.default_rng(0).standard_normal((3, 64)).astype(np.float32)
+    np.testing.assert_array_equal(session.run(x)[0], weights_only.run(x)[0])
+
+
 def test_bad_quantization_options_are_errors(layers):
     _, ir = layers
     with pytest.raises(opgraph.Error, match="quantize: expected None, 'int8' or 'int4', got 'int3'"):
@@ -90,6 +124,13 @@ def test_bad_quantization_options_are_errors(layers):
         opgraph.Session(ir.graph, weights=ir.weights, group_size=32)
     with pytest.raises(opgraph.Error, match="group size expected 0 .* or a positive multiple of 32, got 48"):
         opgraph.Session(ir.graph, weights=ir.weights, quantize="int4", group_size=48)
+    with pytest.raises(opgraph.Error, match="activations: expected None or 'int8', got 'int4'"):
+        opgraph.Session(ir.graph, weights=ir.weights, quantize="int8", activations="int4")
+    message = "activations int8: need int8 weights with a scale per output channel .no group size., got int4 weights"
+    with pytest.raises(opgraph.Error, match=message):
+        opgraph.Session(ir.graph, weights=ir.weights, quantize="int4", activations="int8")
+    with pytest.raises(opgraph.Error, match="activations int8: need int8 weights .*, got float32 weights"):
+        opgraph.Session(ir.graph, weights=ir.weights, activations="int8")
     session = opgraph.Session(ir.graph, weights=ir.weights, quantize="int8", group_size=64)
     message = r"node '\w+' \(opgraph::linear\): weights int8: the group size 64 does not divide the input dimension 96"
     with pytest.raises(opgraph.Error, match=message):

@@ -93,6 +93,7 @@ Command bench_command() {
            precision_flag(),
            weights_flag(),
            group_size_flag(),
+           activations_flag(),
            disable_pass_flag(),
            input_flag(),
            dim_flag(),

@@ -32,6 +32,11 @@ Flag group_size_flag() {
   return {"--group-size", "G",
           "with --weights: inputs sharing a scale, a multiple of 32 (default: all of them for int8, 32 for int4)"};
 }
+Flag activations_flag() {
+  return {"--activations", "A",
+          "f32 (default) or int8: with --weights int8, products of 16 rows or more quantize their input per tensor "
+          "to uint8 at run time and multiply on the CPU's integer instructions (AMX-INT8, AVX512-VNNI)"};
+}
 Flag disable_pass_flag() {
   return {"--disable-pass", "NAME", "leave out the graph pass NAME at load (opgraph inspect --passes lists them)",
           true};
@@ -174,6 +179,13 @@ SessionOptions session_options(const Args& args) {
   options.weights.group_size = args.integer("--group-size", default_group_size(options.weights.bits), 32);
   if (args.has("--group-size") && options.weights.bits == 0) {
     throw UsageError("--group-size: given without --weights int8 or int4");
+  }
+  if (args.has("--activations")) {
+    const std::string& activations = args.values("--activations").back();
+    if (activations != "f32" && activations != "int8") {
+      throw UsageError(detail::concat("--activations: expected f32 or int8, got '", activations, "'"));
+    }
+    options.weights.int8_activations = activations == "int8";
   }
   const std::span<const std::string> paths = args.values("--package-path");
   options.package_paths.assign(paths.begin(), paths.end());

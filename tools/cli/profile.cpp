@@ -87,6 +87,7 @@ Command profile_command() {
            precision_flag(),
            weights_flag(),
            group_size_flag(),
+           activations_flag(),
            disable_pass_flag(),
            input_flag(),
            dim_flag(),

@@ -72,6 +72,7 @@ Command run_command() {
            precision_flag(),
            weights_flag(),
            group_size_flag(),
+           activations_flag(),
            disable_pass_flag(),
            package_path_flag()},
           run_main};

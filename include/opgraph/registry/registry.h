@@ -49,9 +49,17 @@ enum class Precision {
 // as llama.cpp's Q4_0, the weight of largest magnitude at q = -8 and the
 // others in [-8, 7]. The products' other operand and their sums stay
 // float32.
+//
+// With `int8_activations` (int8 weights, a scale per output channel), a
+// product of many rows (a prompt, an encoder's tokens) also quantizes its
+// other operand at run time, per tensor to uint8 with a zero point (as ONNX
+// Runtime's DynamicQuantizeLinear), and multiplies on the CPU's integer
+// instructions (AMX-INT8 or AVX512-VNNI, through oneDNN); products of a
+// few rows (decode steps) keep it float32.
 struct WeightQuantization {
   int bits = 0;
   int64_t group_size = 0;
+  bool int8_activations = false;
 };
 
 // The group size where none is given: all of the inputs for int8, blocks of

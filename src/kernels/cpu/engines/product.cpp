@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "kernels/cpu/engines/few_rows_product.h"
+#include "kernels/cpu/engines/int8_product.h"
 #include "kernels/cpu/engines/panel_tiles.h"
 #include "kernels/cpu/mkl/mkl_product.h"
 #include "kernels/cpu/onednn/onednn.h"
@@ -33,23 +34,6 @@
 
 namespace opgraph::kernels {
 namespace {
-
-// A dim of extent 1 is never stepped along, so its stride is free; oneDNN
-// reads a zero or odd one there (a broadcast batch, a single row) as a layout
-// its fast kernels do not take, and runs its reference implementation instead:
-// (1, 12, 1, 64) @ (64, 1024) took 10 ms for 40 us. Such dims get the stride a
-// dense layout would give them: the span of the dims inside them.
-dnnl::memory::desc describe(const Operand& op, dnnl::memory::data_type type) {
-  dnnl::memory::dims strides(op.strides.begin(), op.strides.end());
-  for (size_t d = strides.size(); d-- > 0;) {
-    if (op.shape[d] != 1) continue;
-    strides[d] = 1;
-    for (size_t inner = d + 1; inner < strides.size(); ++inner) {
-      strides[d] = std::max<dnnl::memory::dim>(strides[d], strides[inner] * op.shape[inner]);
-    }
-  }
-  return dnnl::memory::desc(dnnl::memory::dims(op.shape.begin(), op.shape.end()), type, strides);
-}
 
 // What oneDNN multiplies: float32 as the caller holds it, the caller's
 // float32 rounded to bfloat16 (a Session of Precision::BFloat16), or the
@@ -122,19 +106,6 @@ dnnl::matmul::primitive_desc matmul_desc(const Product& p, bool packed_w, Arithm
 
 // A product's primitive and its operands' descriptors, cached by shapes,
 // strides, activation and thread count.
-// The words of a memory descriptor: a key for what is laid out by it.
-PreparedWeights::Key layout_key(const dnnl::memory::desc& desc) {
-  const dnnl_memory_desc_t& layout = desc.data;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&layout);
-  PreparedWeights::Key key;
-  for (size_t at = 0; at < sizeof layout; at += sizeof(int64_t)) {
-    int64_t word = 0;
-    std::memcpy(&word, bytes + at, std::min(sizeof word, sizeof layout - at));
-    key.push_back(word);
-  }
-  return key;
-}
-
 struct ProductPlan {
   dnnl::primitive matmul;
   dnnl::memory::desc a, w, dst, bias, multiplier;  // bias and multiplier are empty without one
@@ -385,6 +356,36 @@ std::optional<Product> batches_as_rows(const Product& p) {
 
 }  // namespace
 
+// A dim of extent 1 is never stepped along, so its stride is free; oneDNN
+// reads a zero or odd one there (a broadcast batch, a single row) as a layout
+// its fast kernels do not take, and runs its reference implementation instead:
+// (1, 12, 1, 64) @ (64, 1024) took 10 ms for 40 us. Such dims get the stride a
+// dense layout would give them: the span of the dims inside them.
+dnnl::memory::desc describe(const Operand& op, dnnl::memory::data_type type) {
+  dnnl::memory::dims strides(op.strides.begin(), op.strides.end());
+  for (size_t d = strides.size(); d-- > 0;) {
+    if (op.shape[d] != 1) continue;
+    strides[d] = 1;
+    for (size_t inner = d + 1; inner < strides.size(); ++inner) {
+      strides[d] = std::max<dnnl::memory::dim>(strides[d], strides[inner] * op.shape[inner]);
+    }
+  }
+  return dnnl::memory::desc(dnnl::memory::dims(op.shape.begin(), op.shape.end()), type, strides);
+}
+
+// The words of a memory descriptor: a key for what is laid out by it.
+PreparedWeights::Key layout_key(const dnnl::memory::desc& desc) {
+  const dnnl_memory_desc_t& layout = desc.data;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&layout);
+  PreparedWeights::Key key;
+  for (size_t at = 0; at < sizeof layout; at += sizeof(int64_t)) {
+    int64_t word = 0;
+    std::memcpy(&word, bytes + at, std::min(sizeof word, sizeof layout - at));
+    key.push_back(word);
+  }
+  return key;
+}
+
 Operand operand(const Tensor& t, Shape shape, Strides strides, size_t rank, bool transposed) {
   if (transposed) {
     std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
@@ -413,7 +414,12 @@ void run_product(const KernelContext& context, const Product& p, DType dtype, bo
   if (!reference) {
     if (const std::optional<Product> stacked = batches_as_rows(p)) return run_product(context, *stacked, dtype, false);
   }
-  const bool few_rows = p.a.shape[p.a.shape.size() - 2] <= kMaxPanelRows;
+  const int64_t rows = p.a.shape[p.a.shape.size() - 2];
+  if (!reference && dtype == DType::Float32 && rows >= kMinInt8ActivationRows &&
+      weight_quantization(context).int8_activations && int8_activation_product(context, p)) {
+    return;
+  }
+  const bool few_rows = rows <= kMaxPanelRows;
   if (!reference && dtype == DType::Float32 && (few_rows || weight_quantization(context).bits != 0) &&
       few_rows_times_matrix(context, p)) {
     return;

@@ -3,7 +3,10 @@
 // and gemm op families compute with.
 #pragma once
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include "kernels/cpu/onednn/fused_activation.h"
+#include "kernels/cpu/util/prepared_weights.h"
 #include "kernels/cpu/util/product_operands.h"
 #include "opgraph/registry/registry.h"
 
@@ -14,6 +17,14 @@ namespace opgraph::kernels {
 // two dimensions.
 Operand operand(const Tensor& t, Shape shape, Strides strides, size_t rank, bool transposed = false);
 Operand operand(const Tensor& t, size_t rank, bool transposed = false);
+
+// `op` as a oneDNN memory descriptor of `type`. A dim of extent 1 gets the
+// stride a dense layout would give it (oneDNN runs its reference kernels on
+// other strides there).
+dnnl::memory::desc describe(const Operand& op, dnnl::memory::data_type type);
+
+// The words of a memory descriptor: a key for what is laid out by it.
+PreparedWeights::Key layout_key(const dnnl::memory::desc& desc);
 
 // Whether operand `w` of a product, input `input` of the op, is a Session's
 // weight that one matrix serves for every batch (rank 2 or less).

@@ -1,0 +1,205 @@
+// oneDNN's int8 matmul runs brgemm kernels on AMX-INT8 (or AVX512-VNNI)
+// only where its output scales are fixed when the primitive is made: with
+// scales given per call it takes its jit GEMM, a seventh of the speed. So
+// the weight's per-channel scales go into the primitive, made per node and
+// row count, and a's per-call scale is a post-op that multiplies the sums,
+// before the bias, residual, activation and multiplier.
+#include "kernels/cpu/engines/int8_product.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/weight_levels.h"
+#include "kernels/cpu/onednn/onednn.h"
+
+namespace opgraph::kernels {
+namespace {
+
+constexpr auto kU8 = dnnl::memory::data_type::u8, kS8 = dnnl::memory::data_type::s8,
+               kF32 = dnnl::memory::data_type::f32, kS32 = dnnl::memory::data_type::s32;
+
+// w's int8 levels, row-major [k, n], and a scale per column: the levels the
+// integer panels hold for an int8 Session's weight. Without `levels`, the
+// scales alone.
+std::vector<float> column_levels(const Operand& w, int8_t* levels = nullptr) {
+  const int64_t k = w.shape[0], n = w.shape[1], row_stride = w.strides[0], column_stride = w.strides[1];
+  const auto* data = static_cast<const float*>(w.data);
+  std::vector<float> scales(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) {
+    const float* column = data + j * column_stride;
+    const WeightLevels of = WeightLevels::of_group(8, column, k, row_stride);
+    scales[j] = of.scale;
+    if (levels == nullptr) continue;
+    for (int64_t q = 0; q < k; ++q) levels[q * n + j] = static_cast<int8_t>(of.level(column[q * row_stride]));
+  }
+  return scales;
+}
+
+// A product's primitive, made for its weight's scales and its row count.
+struct Int8Plan {
+  dnnl::matmul matmul;
+  dnnl::memory::desc a, w, dst, scratchpad;
+  PreparedWeights::Key w_layout;
+  // The arguments of the post-ops: a's scale, and the bias and multiplier
+  // where p has them (0 where it does not).
+  int scale_arg = 0, bias_arg = 0, multiplier_arg = 0;
+  bool reference_kernel = false;
+
+  Int8Plan(const Product& p, const std::vector<float>& scales) {
+    const int64_t m = p.a.shape[0], k = p.a.shape[1], n = p.w.shape[1];
+    a = dnnl::memory::desc({m, k}, kU8, dnnl::memory::format_tag::ab);
+    dst = describe(p.dst, kF32);
+    dnnl::post_ops post_ops;
+    int index = 0;
+    const auto next_arg = [&] { return DNNL_ARG_ATTR_MULTIPLE_POST_OP(index++) | DNNL_ARG_SRC_1; };
+    post_ops.append_binary(dnnl::algorithm::binary_mul, dnnl::memory::desc({1, 1}, kF32, dnnl::memory::format_tag::ab));
+    scale_arg = next_arg();
+    if (p.bias) {
+      post_ops.append_binary(dnnl::algorithm::binary_add, describe(*p.bias, kF32));
+      bias_arg = next_arg();
+    }
+    if (p.accumulate) {
+      post_ops.append_sum(1.0f);
+      ++index;
+    }
+    if (p.activation != Activation::None) {
+      append_activation_post_op(post_ops, p.activation);
+      ++index;
+    }
+    if (p.multiplier) {
+      post_ops.append_binary(dnnl::algorithm::binary_mul, describe(*p.multiplier, kF32));
+      multiplier_arg = next_arg();
+    }
+    dnnl::primitive_attr attr = with_caller_scratchpad();
+    attr.set_output_scales(2, scales);
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    attr.set_post_ops(post_ops);
+    const dnnl::memory::desc any_w({k, n}, kS8, dnnl::memory::format_tag::any);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, any_w, dst), attr, onednn_engine());
+    reference_kernel = std::string_view(pd.impl_info_str()).starts_with("ref");
+    matmul = dnnl::matmul(pd);
+    w = pd.weights_desc();
+    w_layout = layout_key(w);
+    scratchpad = pd.scratchpad_desc();
+  }
+};
+
+// a's scale and zero point as ONNX Runtime's DynamicQuantizeLinear takes
+// them: the range of a and zero, over 255 levels.
+struct ActivationLevels {
+  float scale;
+  int32_t zero_point;
+};
+
+ActivationLevels activation_levels(const KernelContext& context, const Operand& a) {
+  const int64_t m = a.shape[0], k = a.shape[1];
+  const auto* data = static_cast<const float*>(a.data);
+  const int threads = context.pool->num_threads();
+  std::vector<std::array<float, 2>> ranges(static_cast<size_t>(threads), {0.0f, 0.0f});
+  context.pool->parallel_for(0, threads, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float low = 0, high = 0;
+      for (int64_t r = m * t / threads; r < m * (t + 1) / threads; ++r) {
+        for (int64_t q = 0; q < k; ++q) {
+          const float value = data[r * a.strides[0] + q * a.strides[1]];
+          low = std::min(low, value);
+          high = std::max(high, value);
+        }
+      }
+      ranges[t] = {low, high};
+    }
+  });
+  float low = 0, high = 0;
+  for (const auto& [l, h] : ranges) low = std::min(low, l), high = std::max(high, h);
+  const float scale = (high - low) / 255;
+  if (scale == 0) return {1.0f, 0};
+  return {scale, static_cast<int32_t>(std::clamp(std::nearbyint(-low / scale), 0.0f, 255.0f))};
+}
+
+// a as uint8 levels, dense [m, k], into `to`.
+void quantize_activations(const KernelContext& context, const Operand& a, ActivationLevels levels, uint8_t* to) {
+  const int64_t m = a.shape[0], k = a.shape[1];
+  const auto* data = static_cast<const float*>(a.data);
+  const float inverse = 1 / levels.scale, zero = static_cast<float>(levels.zero_point);
+  context.pool->parallel_for(0, m, std::max<int64_t>(1, 16384 / std::max<int64_t>(k, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      for (int64_t q = 0; q < k; ++q) {
+        const float level = std::nearbyint(data[r * a.strides[0] + q * a.strides[1]] * inverse) + zero;
+        to[r * k + q] = static_cast<uint8_t>(std::clamp(level, 0.0f, 255.0f));
+      }
+    }
+  });
+}
+
+}  // namespace
+
+bool int8_activation_product(const KernelContext& context, const Product& p) {
+  PreparedWeights* prepared = prepared_weights(context);
+  if (prepared == nullptr || !p.constant_w || p.dst.shape.size() != 2) return false;
+  const int64_t m = p.a.shape[0], k = p.a.shape[1], n = p.w.shape[1];
+  const auto w_bytes = spanned_bytes(p.w.data, p.w.shape, p.w.strides, sizeof(float));
+  const auto weight_key = reinterpret_cast<intptr_t>(p.w.data);
+  // The key's length (3) sets it apart from the other kinds of packed weight.
+  const auto scales = std::static_pointer_cast<const std::vector<float>>(
+      prepared->derived({weight_key, p.w.strides[0], p.w.strides[1]}, {},
+                        [&] { return std::shared_ptr<const void>(std::make_shared<const std::vector<float>>(column_levels(p.w))); }));
+  const OneDnnStream stream(context);
+  PreparedWeights::Key plan_key{weight_key, m, p.a.strides[0], p.a.strides[1], p.dst.strides[0],
+                                static_cast<int64_t>(p.activation), p.bias.has_value(), p.accumulate,
+                                p.multiplier.has_value(), context.pool->num_threads(), -1};
+  for (const Operand* op : {p.bias ? &*p.bias : nullptr, p.multiplier ? &*p.multiplier : nullptr}) {
+    if (op != nullptr) plan_key.insert(plan_key.end(), op->strides.begin(), op->strides.end());
+  }
+  const auto plan = std::static_pointer_cast<const Int8Plan>(prepared->derived(plan_key, {}, [&] {
+    return std::shared_ptr<const void>(std::make_shared<const Int8Plan>(p, *scales));
+  }));
+  if (plan->reference_kernel) return false;
+  PreparedWeights::Key packed_key = plan->w_layout;
+  packed_key.push_back(weight_key);
+  const std::shared_ptr<const void> packed = prepared->derived(packed_key, w_bytes, [&] {
+    std::vector<int8_t> levels(static_cast<size_t>(k * n));
+    column_levels(p.w, levels.data());
+    auto copy = std::make_shared<Tensor>(Tensor::empty({static_cast<int64_t>(plan->w.get_size())}, DType::UInt8));
+    const dnnl::memory::desc plain({k, n}, kS8, dnnl::memory::format_tag::ab);
+    dnnl::memory from(plain, onednn_engine(), levels.data());
+    dnnl::memory to(plan->w, onednn_engine(), copy->data());
+    dnnl::stream& s = stream;
+    dnnl::reorder(from, to).execute(s, from, to);
+    s.wait();
+    return std::shared_ptr<const void>(copy, copy->data());
+  });
+
+  const ActivationLevels a_levels = activation_levels(context, p.a);
+  const size_t a_bytes = aligned_size(static_cast<size_t>(m * k));
+  auto* scratch = static_cast<uint8_t*>(thread_scratch(a_bytes + plan->scratchpad.get_size()));
+  quantize_activations(context, p.a, a_levels, scratch);
+  float scale = a_levels.scale;
+  int32_t zero_point = a_levels.zero_point;
+  const dnnl::engine& engine = onednn_engine();
+  std::unordered_map<int, dnnl::memory> args = {
+      {DNNL_ARG_SRC, dnnl::memory(plan->a, engine, scratch)},
+      {DNNL_ARG_WEIGHTS, dnnl::memory(plan->w, engine, const_cast<void*>(packed.get()))},
+      {DNNL_ARG_DST, dnnl::memory(plan->dst, engine, p.dst.data)},
+      {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
+       dnnl::memory(dnnl::memory::desc({1}, kS32, dnnl::memory::format_tag::a), engine, &zero_point)},
+      {plan->scale_arg, dnnl::memory(dnnl::memory::desc({1, 1}, kF32, dnnl::memory::format_tag::ab), engine, &scale)}};
+  if (p.bias) args.emplace(plan->bias_arg, dnnl::memory(describe(*p.bias, kF32), engine, p.bias->data));
+  if (p.multiplier) {
+    args.emplace(plan->multiplier_arg, dnnl::memory(describe(*p.multiplier, kF32), engine, p.multiplier->data));
+  }
+  if (plan->scratchpad.get_size() > 0) {
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(plan->scratchpad, engine, scratch + a_bytes));
+  }
+  dnnl::stream& s = stream;
+  plan->matmul.execute(s, args);
+  s.wait();
+  return true;
+}
+
+}  // namespace opgraph::kernels
