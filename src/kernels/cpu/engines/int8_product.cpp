@@ -15,8 +15,19 @@
 #include <unordered_map>
 #include <vector>
 
+// GCC 12's AVX-512 conversions and reductions start from undefined
+// registers, whose self-initialization it then reports as uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+
 #include "core/weight_levels.h"
 #include "kernels/cpu/onednn/onednn.h"
+#include "opgraph/core/cpu_capability.h"
+
+#define OPGRAPH_AVX512 [[gnu::target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")]]
 
 namespace opgraph::kernels {
 namespace {
@@ -44,7 +55,7 @@ std::vector<float> column_levels(const Operand& w, int8_t* levels = nullptr) {
 // A product's primitive, made for its weight's scales and its row count.
 struct Int8Plan {
   dnnl::matmul matmul;
-  dnnl::memory::desc a, w, dst, scratchpad;
+  dnnl::memory::desc a, w, dst, bias, multiplier, scratchpad;
   PreparedWeights::Key w_layout;
   // The arguments of the post-ops: a's scale, and the bias and multiplier
   // where p has them (0 where it does not).
@@ -61,7 +72,8 @@ struct Int8Plan {
     post_ops.append_binary(dnnl::algorithm::binary_mul, dnnl::memory::desc({1, 1}, kF32, dnnl::memory::format_tag::ab));
     scale_arg = next_arg();
     if (p.bias) {
-      post_ops.append_binary(dnnl::algorithm::binary_add, describe(*p.bias, kF32));
+      bias = describe(*p.bias, kF32);
+      post_ops.append_binary(dnnl::algorithm::binary_add, bias);
       bias_arg = next_arg();
     }
     if (p.accumulate) {
@@ -73,7 +85,8 @@ struct Int8Plan {
       ++index;
     }
     if (p.multiplier) {
-      post_ops.append_binary(dnnl::algorithm::binary_mul, describe(*p.multiplier, kF32));
+      multiplier = describe(*p.multiplier, kF32);
+      post_ops.append_binary(dnnl::algorithm::binary_mul, multiplier);
       multiplier_arg = next_arg();
     }
     dnnl::primitive_attr attr = with_caller_scratchpad();
@@ -90,12 +103,58 @@ struct Int8Plan {
   }
 };
 
+// A plan's memory objects and arguments, kept per thread (thread_call) and
+// pointed at each call's buffers.
+struct Int8Call {
+  std::shared_ptr<const Int8Plan> plan;
+  std::unordered_map<int, dnnl::memory> args;
+  // w's levels in the plan's layout, found on the first call.
+  std::shared_ptr<const void> packed_w;
+  float scale = 1;
+  int32_t zero_point = 0;
+
+  explicit Int8Call(std::shared_ptr<const Int8Plan> made) : plan(std::move(made)) {
+    const dnnl::engine& engine = onednn_engine();
+    args = {{DNNL_ARG_SRC, unbound_memory(plan->a)},
+            {DNNL_ARG_WEIGHTS, unbound_memory(plan->w)},
+            {DNNL_ARG_DST, unbound_memory(plan->dst)},
+            {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
+             dnnl::memory(dnnl::memory::desc({1}, kS32, dnnl::memory::format_tag::a), engine, &zero_point)},
+            {plan->scale_arg,
+             dnnl::memory(dnnl::memory::desc({1, 1}, kF32, dnnl::memory::format_tag::ab), engine, &scale)}};
+    if (plan->bias_arg != 0) args.emplace(plan->bias_arg, unbound_memory(plan->bias));
+    if (plan->multiplier_arg != 0) args.emplace(plan->multiplier_arg, unbound_memory(plan->multiplier));
+    if (plan->scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, unbound_memory(plan->scratchpad));
+  }
+};
+
 // a's scale and zero point as ONNX Runtime's DynamicQuantizeLinear takes
 // them: the range of a and zero, over 255 levels.
 struct ActivationLevels {
   float scale;
   int32_t zero_point;
 };
+
+// low and high widened to the lowest and highest of a row's k values
+// `stride` apart: in AVX-512 vectors where they are contiguous and the CPU
+// has it, one at a time otherwise.
+OPGRAPH_AVX512 void row_range_avx512(const float* row, int64_t k, float& low, float& high) {
+  __m512 lows = _mm512_set1_ps(low), highs = _mm512_set1_ps(high);
+  int64_t q = 0;
+  for (; q + 16 <= k; q += 16) {
+    const __m512 values = _mm512_loadu_ps(row + q);
+    lows = _mm512_min_ps(lows, values);
+    highs = _mm512_max_ps(highs, values);
+  }
+  low = _mm512_reduce_min_ps(lows);
+  high = _mm512_reduce_max_ps(highs);
+  for (; q < k; ++q) low = std::min(low, row[q]), high = std::max(high, row[q]);
+}
+
+void row_range(const float* row, int64_t k, int64_t stride, float& low, float& high) {
+  if (stride == 1 && cpu_capability() == CpuCapability::Avx512) return row_range_avx512(row, k, low, high);
+  for (int64_t q = 0; q < k; ++q) low = std::min(low, row[q * stride]), high = std::max(high, row[q * stride]);
+}
 
 ActivationLevels activation_levels(const KernelContext& context, const Operand& a) {
   const int64_t m = a.shape[0], k = a.shape[1];
@@ -106,11 +165,7 @@ ActivationLevels activation_levels(const KernelContext& context, const Operand& 
     for (int64_t t = t0; t < t1; ++t) {
       float low = 0, high = 0;
       for (int64_t r = m * t / threads; r < m * (t + 1) / threads; ++r) {
-        for (int64_t q = 0; q < k; ++q) {
-          const float value = data[r * a.strides[0] + q * a.strides[1]];
-          low = std::min(low, value);
-          high = std::max(high, value);
-        }
+        row_range(data + r * a.strides[0], k, a.strides[1], low, high);
       }
       ranges[t] = {low, high};
     }
@@ -122,18 +177,36 @@ ActivationLevels activation_levels(const KernelContext& context, const Operand& 
   return {scale, static_cast<int32_t>(std::clamp(std::nearbyint(-low / scale), 0.0f, 255.0f))};
 }
 
+// Row `row` (k values `stride` apart) as uint8 levels round(x * inverse) +
+// zero, saturated, into `to`: in AVX-512 vectors where the values are
+// contiguous and the CPU has it, one at a time otherwise, alike.
+OPGRAPH_AVX512 void quantize_row_avx512(const float* row, int64_t k, float inverse, float zero, uint8_t* to) {
+  const __m512 scale = _mm512_set1_ps(inverse), offset = _mm512_set1_ps(zero);
+  const __m512 low = _mm512_setzero_ps(), high = _mm512_set1_ps(255.0f);
+  int64_t q = 0;
+  for (; q + 16 <= k; q += 16) {
+    const __m512 scaled = _mm512_mul_ps(_mm512_loadu_ps(row + q), scale);
+    const __m512 rounded = _mm512_roundscale_ps(scaled, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 level = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(rounded, offset), low), high);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + q), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(level)));
+  }
+  for (; q < k; ++q) to[q] = static_cast<uint8_t>(std::clamp(std::nearbyint(row[q] * inverse) + zero, 0.0f, 255.0f));
+}
+
+void quantize_row(const float* row, int64_t k, int64_t stride, float inverse, float zero, uint8_t* to) {
+  if (stride == 1 && cpu_capability() == CpuCapability::Avx512) return quantize_row_avx512(row, k, inverse, zero, to);
+  for (int64_t q = 0; q < k; ++q) {
+    to[q] = static_cast<uint8_t>(std::clamp(std::nearbyint(row[q * stride] * inverse) + zero, 0.0f, 255.0f));
+  }
+}
+
 // a as uint8 levels, dense [m, k], into `to`.
 void quantize_activations(const KernelContext& context, const Operand& a, ActivationLevels levels, uint8_t* to) {
   const int64_t m = a.shape[0], k = a.shape[1];
   const auto* data = static_cast<const float*>(a.data);
   const float inverse = 1 / levels.scale, zero = static_cast<float>(levels.zero_point);
   context.pool->parallel_for(0, m, std::max<int64_t>(1, 16384 / std::max<int64_t>(k, 1)), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      for (int64_t q = 0; q < k; ++q) {
-        const float level = std::nearbyint(data[r * a.strides[0] + q * a.strides[1]] * inverse) + zero;
-        to[r * k + q] = static_cast<uint8_t>(std::clamp(level, 0.0f, 255.0f));
-      }
-    }
+    for (int64_t r = r0; r < r1; ++r) quantize_row(data + r * a.strides[0], k, a.strides[1], inverse, zero, to + r * k);
   });
 }
 
@@ -143,61 +216,58 @@ bool int8_activation_product(const KernelContext& context, const Product& p) {
   PreparedWeights* prepared = prepared_weights(context);
   if (prepared == nullptr || !p.constant_w || p.dst.shape.size() != 2) return false;
   const int64_t m = p.a.shape[0], k = p.a.shape[1], n = p.w.shape[1];
-  const auto w_bytes = spanned_bytes(p.w.data, p.w.shape, p.w.strides, sizeof(float));
   const auto weight_key = reinterpret_cast<intptr_t>(p.w.data);
-  // The key's length (3) sets it apart from the other kinds of packed weight.
-  const auto scales = std::static_pointer_cast<const std::vector<float>>(
-      prepared->derived({weight_key, p.w.strides[0], p.w.strides[1]}, {},
-                        [&] { return std::shared_ptr<const void>(std::make_shared<const std::vector<float>>(column_levels(p.w))); }));
   const OneDnnStream stream(context);
-  PreparedWeights::Key plan_key{weight_key, m, p.a.strides[0], p.a.strides[1], p.dst.strides[0],
-                                static_cast<int64_t>(p.activation), p.bias.has_value(), p.accumulate,
-                                p.multiplier.has_value(), context.pool->num_threads(), -1};
+  PreparedWeights::Key plan_key{weight_key,
+                                m,
+                                p.a.strides[0],
+                                p.a.strides[1],
+                                p.dst.strides[0],
+                                static_cast<int64_t>(p.activation),
+                                p.bias.has_value(),
+                                p.accumulate,
+                                p.multiplier.has_value(),
+                                context.pool->num_threads(),
+                                -1};
   for (const Operand* op : {p.bias ? &*p.bias : nullptr, p.multiplier ? &*p.multiplier : nullptr}) {
     if (op != nullptr) plan_key.insert(plan_key.end(), op->strides.begin(), op->strides.end());
   }
   const auto plan = std::static_pointer_cast<const Int8Plan>(prepared->derived(plan_key, {}, [&] {
-    return std::shared_ptr<const void>(std::make_shared<const Int8Plan>(p, *scales));
+    return std::shared_ptr<const void>(std::make_shared<const Int8Plan>(p, column_levels(p.w)));
   }));
   if (plan->reference_kernel) return false;
-  PreparedWeights::Key packed_key = plan->w_layout;
-  packed_key.push_back(weight_key);
-  const std::shared_ptr<const void> packed = prepared->derived(packed_key, w_bytes, [&] {
-    std::vector<int8_t> levels(static_cast<size_t>(k * n));
-    column_levels(p.w, levels.data());
-    auto copy = std::make_shared<Tensor>(Tensor::empty({static_cast<int64_t>(plan->w.get_size())}, DType::UInt8));
-    const dnnl::memory::desc plain({k, n}, kS8, dnnl::memory::format_tag::ab);
-    dnnl::memory from(plain, onednn_engine(), levels.data());
-    dnnl::memory to(plan->w, onednn_engine(), copy->data());
-    dnnl::stream& s = stream;
-    dnnl::reorder(from, to).execute(s, from, to);
-    s.wait();
-    return std::shared_ptr<const void>(copy, copy->data());
-  });
+  Int8Call& call = thread_call<Int8Call>(plan);
+  if (!call.packed_w) {
+    // Shared by the plans of every row count whose primitive chose the layout.
+    PreparedWeights::Key packed_key = plan->w_layout;
+    packed_key.push_back(weight_key);
+    call.packed_w = prepared->derived(packed_key, spanned_bytes(p.w.data, p.w.shape, p.w.strides, sizeof(float)), [&] {
+      std::vector<int8_t> levels(static_cast<size_t>(k * n));
+      column_levels(p.w, levels.data());
+      auto copy = std::make_shared<Tensor>(Tensor::empty({static_cast<int64_t>(plan->w.get_size())}, DType::UInt8));
+      const dnnl::memory::desc plain({k, n}, kS8, dnnl::memory::format_tag::ab);
+      dnnl::memory from(plain, onednn_engine(), levels.data()), to(plan->w, onednn_engine(), copy->data());
+      dnnl::stream& s = stream;
+      dnnl::reorder(from, to).execute(s, from, to);
+      s.wait();
+      return std::shared_ptr<const void>(copy, copy->data());
+    });
+    call.args.at(DNNL_ARG_WEIGHTS).set_data_handle(const_cast<void*>(call.packed_w.get()));
+  }
 
-  const ActivationLevels a_levels = activation_levels(context, p.a);
+  const ActivationLevels levels = activation_levels(context, p.a);
   const size_t a_bytes = aligned_size(static_cast<size_t>(m * k));
   auto* scratch = static_cast<uint8_t*>(thread_scratch(a_bytes + plan->scratchpad.get_size()));
-  quantize_activations(context, p.a, a_levels, scratch);
-  float scale = a_levels.scale;
-  int32_t zero_point = a_levels.zero_point;
-  const dnnl::engine& engine = onednn_engine();
-  std::unordered_map<int, dnnl::memory> args = {
-      {DNNL_ARG_SRC, dnnl::memory(plan->a, engine, scratch)},
-      {DNNL_ARG_WEIGHTS, dnnl::memory(plan->w, engine, const_cast<void*>(packed.get()))},
-      {DNNL_ARG_DST, dnnl::memory(plan->dst, engine, p.dst.data)},
-      {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
-       dnnl::memory(dnnl::memory::desc({1}, kS32, dnnl::memory::format_tag::a), engine, &zero_point)},
-      {plan->scale_arg, dnnl::memory(dnnl::memory::desc({1, 1}, kF32, dnnl::memory::format_tag::ab), engine, &scale)}};
-  if (p.bias) args.emplace(plan->bias_arg, dnnl::memory(describe(*p.bias, kF32), engine, p.bias->data));
-  if (p.multiplier) {
-    args.emplace(plan->multiplier_arg, dnnl::memory(describe(*p.multiplier, kF32), engine, p.multiplier->data));
-  }
-  if (plan->scratchpad.get_size() > 0) {
-    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(plan->scratchpad, engine, scratch + a_bytes));
-  }
+  quantize_activations(context, p.a, levels, scratch);
+  call.scale = levels.scale;
+  call.zero_point = levels.zero_point;
+  call.args.at(DNNL_ARG_SRC).set_data_handle(scratch);
+  call.args.at(DNNL_ARG_DST).set_data_handle(p.dst.data);
+  if (p.bias) call.args.at(plan->bias_arg).set_data_handle(p.bias->data);
+  if (p.multiplier) call.args.at(plan->multiplier_arg).set_data_handle(p.multiplier->data);
+  if (plan->scratchpad.get_size() > 0) call.args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(scratch + a_bytes);
   dnnl::stream& s = stream;
-  plan->matmul.execute(s, args);
+  plan->matmul.execute(s, call.args);
   s.wait();
   return true;
 }

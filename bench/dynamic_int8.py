@@ -1,0 +1,162 @@
+"""Dynamic int8 on the real-size transformer encoders and prompts:
+opgraph.Session(..., quantize="int8", activations="int8") against float32 and
+against ONNX Runtime's quantize_dynamic and OpenVINO running that quantized
+model, all measured in this process.
+
+Rows: BERT-base, GPT-2 small, a SmolLM-135M-shaped Llama and ViT-B/16
+(bench/real_models.py, published configs, random weights) at their batches,
+at 1 and 2 threads. Paths:
+- opgraph f32: the model's .opg as extracted;
+- opgraph int8: the same file, weights int8 per output channel and each
+  product's input quantized per tensor to uint8 at run time, on oneDNN's int8
+  matmul;
+- ONNX Runtime f32, and int8: onnxruntime.quantization.quantize_dynamic
+  (int8 weights per channel, uint8 activations quantized per tensor at run
+  time: DynamicQuantizeLinear and MatMulInteger);
+- OpenVINO int8: OpenVINO compiling that quantized ONNX model (f32 hint).
+Timing and the thread check are bench/models.py's (bench/timing.py):
+interleaved rounds, the median call. GOP/s counts the graph's matrix
+products as bench/models.py does.
+
+Each int8 path's error is its output's largest difference from eager
+PyTorch's float32 output, over that output's largest magnitude ("err"); the
+ratio after each peer is its time over opgraph int8's (above 1, opgraph is
+faster).
+
+    python bench/dynamic_int8.py [--models bert-base ...] [--threads 1 2] [--rounds 5] [--budget 2]
+"""
+
+import argparse
+import os
+import platform
+import tempfile
+from pathlib import Path
+
+import onnxruntime
+import openvino
+import torch
+from bf16 import relative_error
+from models import TOLERANCE, _arrays, graph_flops
+from onnx_peer import onnx_model, onnx_session
+from onnxruntime.quantization import QuantType, quantize_dynamic
+from openvino_peer import openvino_call
+from real_models import REAL_MODELS
+from timing import check_threads, interleaved
+
+import opgraph
+from opgraph import ir
+
+MODELS = ["bert-base", "gpt2-small", "smollm-135m", "vit-b16"]
+PATHS = ["opgraph f32", "opgraph int8", "ORT f32", "ORT int8", "OpenVINO int8"]
+
+
+def quantized_onnx(onnx_bytes, folder):
+    """ONNX Runtime's quantize_dynamic of the model: int8 weights per channel,
+    uint8 activations per tensor."""
+    plain, quantized = Path(folder) / "model.onnx", Path(folder) / "model.int8.onnx"
+    plain.write_bytes(onnx_bytes)
+    quantize_dynamic(plain, quantized, weight_type=QuantType.QInt8, per_channel=True)
+    return quantized
+
+
+def ort_call(model, inputs, threads):
+    session = onnx_session(str(model) if isinstance(model, Path) else model, threads)
+    granted = session.get_session_options().intra_op_num_threads
+    if granted != threads:
+        raise RuntimeError(f"ONNX Runtime runs on {granted} threads, {threads} asked for")
+    feeds = {i.name: x.numpy() for i, x in zip(session.get_inputs(), inputs)}
+    return lambda: session.run(None, feeds)
+
+
+def calls(opg, onnx_bytes, int8_onnx, inputs, threads):
+    """path -> a function making one call of the model on that path (None where it cannot run)."""
+
+    def session(**quantized):
+        run = opgraph.Session(str(opg), threads=threads, **quantized).run
+        return lambda: run(*inputs)
+
+    try:
+        ov_int8 = openvino_call(openvino.convert_model(int8_onnx), inputs, threads, "f32")
+    except Exception as e:  # OpenVINO may lack an op of the quantized model
+        print(f"  OpenVINO cannot run the quantized ONNX model: {type(e).__name__}: {str(e)[:160]}")
+        ov_int8 = None
+    return {
+        "opgraph f32": session(),
+        "opgraph int8": session(quantize="int8", activations="int8"),
+        "ORT f32": ort_call(onnx_bytes, inputs, threads),
+        "ORT int8": ort_call(int8_onnx, inputs, threads),
+        "OpenVINO int8": ov_int8,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=MODELS, choices=list(REAL_MODELS))
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per row (default: 5)")
+    parser.add_argument("--budget", type=float, default=2.0, help="seconds of timed calls per path and row, about")
+    args = parser.parse_args()
+    print(
+        f"opgraph {opgraph.__version__}, torch {torch.__version__}, onnxruntime {onnxruntime.__version__}, "
+        f"openvino {openvino.__version__.split('-')[0]}; {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores, opgraph's CPU capability {opgraph.get_cpu_capability()}; median ms per call over "
+        f"{args.rounds} interleaved rounds; err: an int8 path's largest difference from eager float32 over the "
+        "output's largest magnitude; (ratio): the peer's time / opgraph int8's; cpu/wall per path in the order of "
+        "the columns, ! where it does not fit\n"
+    )
+    print(
+        f"{'model':<12} {'batch':>5} {'thr':>3} {'opgraph f32':>11} {'opgraph int8':>12} {'GOP/s':>6} {'err':>7} "
+        f"{'ORT f32':>15} {'ORT int8':>15} {'err':>7} {'OpenVINO int8':>15} {'err':>7}   cpu/wall"
+    )
+    flags = []
+    for name in args.models:
+        build, batches = REAL_MODELS[name]
+        for batch in batches:
+            model, inputs = build(batch=batch)
+            with tempfile.TemporaryDirectory() as folder, torch.no_grad():
+                opg = Path(folder) / "model.opg"
+                model_ir = ir.extract_ir(model, inputs)
+                model_ir.save(opg)
+                flops = graph_flops(model_ir)
+                onnx_bytes = onnx_model(model, inputs)
+                int8_onnx = quantized_onnx(onnx_bytes, folder)
+                expected = _arrays(model(*inputs))
+                for threads in args.threads:
+                    torch.set_num_threads(threads)
+                    paths = {path: call for path, call in calls(opg, onnx_bytes, int8_onnx, inputs, threads).items()}
+                    errors = {path: relative_error(call(), expected) for path, call in paths.items() if call}
+                    for path in ("opgraph f32", "ORT f32"):
+                        if not errors[path] <= TOLERANCE:
+                            raise RuntimeError(f"{name}: {path} is off by {errors[path]:.3g} of the output's scale")
+                    timed = [path for path in PATHS if paths[path] is not None]
+                    times = dict(
+                        zip(timed, interleaved([paths[p] for p in timed], rounds=args.rounds, budget=args.budget))
+                    )
+                    usage = []
+                    for path in timed:
+                        flag = check_threads(times[path].cpu_per_wall, threads)
+                        usage.append(f"{times[path].cpu_per_wall:4.2f}{'!' if flag else ' '}")
+                        if flag:
+                            flags.append(f"  {name} batch {batch}, {threads} thread(s), {path}: {flag}")
+                    ms = {path: times[path].seconds * 1e3 for path in timed}
+                    ours = ms["opgraph int8"]
+
+                    def peer(path):
+                        return f"{ms[path]:7.2f} ({ms[path] / ours:5.2f}x)" if path in ms else f"{'-':>15}"
+
+                    def error(path):
+                        return f"{errors[path]:7.1e}" if path in errors else f"{'-':>7}"
+
+                    print(
+                        f"{name:<12} {batch:>5} {threads:>3} {ms['opgraph f32']:>11.2f} {ours:>12.2f} "
+                        f"{flops / ours / 1e6:>6.0f} {error('opgraph int8')} {peer('ORT f32')} {peer('ORT int8')} "
+                        f"{error('ORT int8')} {peer('OpenVINO int8')} {error('OpenVINO int8')}   {' '.join(usage)}",
+                        flush=True,
+                    )
+    if flags:
+        print("\nthread check (cpu/wall outside the bounds of bench/timing.py's check_threads):")
+        print("\n".join(flags))
+
+
+if __name__ == "__main__":
+    main()
