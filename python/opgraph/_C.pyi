@@ -407,9 +407,9 @@ def save_opg(path: str | os.PathLike, graph: Graph | str, weights: dict[str, obj
     Writes an .opg file (a safetensors file): the graph (an opgraph.Graph or its JSON) and one array per constant.
     """
 
-def quantize(model: str | os.PathLike, output: str | os.PathLike, *, weights: str, group_size: int | None = None, exclude: Sequence[str] = ()) -> dict[str, list[tuple]]:
+def quantize(model: str | os.PathLike, output: str | os.PathLike, *, weights: str, group_size: int | None = None, exclude: Sequence[str] = (), embeddings: bool = False) -> dict[str, list[tuple]]:
     """
-    Writes `model` (an .opg file) to `output` with each linear layer's constant float32 weight stored as 'int8' or 'int4' levels and a float32 scale per output and group of `group_size` inputs (default: all of them for int8, 32 for int4), as opgraph.quantized_linear nodes. Layers whose node or weight name matches a glob of `exclude` stay as they are. Returns {'quantized': [(node, weight, inputs, outputs)], 'kept': [(node, why)]}. The op packages the graph names must be loaded.
+    Writes `model` (an .opg file) to `output` with each linear layer's constant float32 weight stored as 'int8' or 'int4' levels and a float32 scale per output and group of `group_size` inputs (default: all of them for int8, 32 for int4), as opgraph.quantized_linear nodes. Layers whose node or weight name matches a glob of `exclude` stay as they are; with `embeddings`, each embedding table is quantized too (opgraph.quantized_embedding). Returns {'quantized': [(node, weight, inputs, outputs)], 'kept': [(node, why)]}. The op packages the graph names must be loaded.
     """
 
 def load_opg(path: str | os.PathLike) -> tuple[Graph, dict[str, numpy.ndarray]]:

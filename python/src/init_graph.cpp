@@ -221,8 +221,8 @@ void init_graph(nb::module_& m) {
   m.def(
       "quantize",
       [](nb::handle model, nb::handle output, const std::string& weights, std::optional<int64_t> group_size,
-         const std::vector<std::string>& exclude) {
-        QuantizeOptions options{weight_quantization_from_string("weights", weights, group_size), exclude};
+         const std::vector<std::string>& exclude, bool embeddings) {
+        QuantizeOptions options{weight_quantization_from_string("weights", weights, group_size), exclude, embeddings};
         const std::string from = path_string(model), to = path_string(output);
         QuantizeReport report;
         {
@@ -242,13 +242,15 @@ void init_graph(nb::module_& m) {
         return result;
       },
       nb::arg("model"), nb::arg("output"), nb::kw_only(), nb::arg("weights"), nb::arg("group_size") = nb::none(),
-      nb::arg("exclude") = std::vector<std::string>{},
+      nb::arg("exclude") = std::vector<std::string>{}, nb::arg("embeddings") = false,
       nb::sig("def quantize(model: str | os.PathLike, output: str | os.PathLike, *, weights: str, "
-              "group_size: int | None = None, exclude: Sequence[str] = ()) -> dict[str, list[tuple]]"),
+              "group_size: int | None = None, exclude: Sequence[str] = (), embeddings: bool = False) -> "
+              "dict[str, list[tuple]]"),
       "Writes `model` (an .opg file) to `output` with each linear layer's constant float32 weight stored as "
       "'int8' or 'int4' levels and a float32 scale per output and group of `group_size` inputs (default: all of "
       "them for int8, 32 for int4), as opgraph.quantized_linear nodes. Layers whose node or weight name "
-      "matches a glob of `exclude` stay as they are. Returns {'quantized': [(node, weight, inputs, outputs)], "
+      "matches a glob of `exclude` stay as they are; with `embeddings`, each embedding table is quantized too "
+      "(opgraph.quantized_embedding). Returns {'quantized': [(node, weight, inputs, outputs)], "
       "'kept': [(node, why)]}. The op packages the graph names must be loaded.");
   m.def(
       "load_opg",

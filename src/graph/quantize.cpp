@@ -58,14 +58,19 @@ class WeightQuantizer {
   }
 
  private:
-  // A product by a constant matrix, as quantized_linear takes it.
+  // A product by a constant matrix, as quantized_linear takes it, or an
+  // embedding's table (its rows as a linear layer's outputs).
   struct Layer {
     NodeInput input, weight, bias;
     bool transposed;  // the weight is [k, n] (matmul's), not [n, k] (linear's)
+    bool embedding = false;
   };
 
   std::optional<Layer> layer_of(const Node& node) {
     const OpDef* called = context_.op_of(node);
+    if (called == embedding_ && options_.embeddings && node.inputs.size() == 2) {
+      return Layer{node.inputs[1], node.inputs[0], NodeInput::none(), false, true};
+    }
     if (called == linear_ && node.inputs.size() == 3)
       return Layer{node.inputs[0], node.inputs[1], node.inputs[2], false};
     if ((called == matmul_ || called == mm_) && node.inputs.size() == 2) {
@@ -117,9 +122,14 @@ class WeightQuantizer {
       entry->second = {rewriter_.add_constant(weight_name + ".levels", levels),
                        rewriter_.add_constant(weight_name + ".scales", scales)};
     }
-    node.op_type = quantized_linear_->name();
-    node.inputs = {layer->input, NodeInput::value(entry->second.first), NodeInput::value(entry->second.second),
-                   layer->bias};
+    const NodeInput levels = NodeInput::value(entry->second.first), scales = NodeInput::value(entry->second.second);
+    if (layer->embedding) {
+      node.op_type = quantized_embedding_->name();
+      node.inputs = {levels, scales, layer->input};
+    } else {
+      node.op_type = quantized_linear_->name();
+      node.inputs = {layer->input, levels, scales, layer->bias};
+    }
     node.attrs = {{"bits", int64_t{bits}}, {"group_size", group}};
     report_.quantized.push_back({node.name, weight_name, k, n});
   }
@@ -132,7 +142,9 @@ class WeightQuantizer {
   const OpDef* const matmul_ = context_.op("aten::matmul");
   const OpDef* const mm_ = context_.op("aten::mm");
   const OpDef* const addmm_ = context_.op("aten::addmm");
+  const OpDef* const embedding_ = context_.op("aten::embedding");
   const OpDef* const quantized_linear_ = context_.op("opgraph::quantized_linear");
+  const OpDef* const quantized_embedding_ = context_.op("opgraph::quantized_embedding");
   // Every value's type, inferred where a layer needs it (graphs with
   // states, which the Session's passes see as inputs, included).
   std::optional<std::unordered_map<std::string, ValueInfo>> types_;

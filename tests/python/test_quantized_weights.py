@@ -236,6 +236,45 @@ def test_addmm_and_matmul_by_a_constant_are_quantized_too(tmp_path):
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-4)
 
 
+class TiedLM(nn.Module):
+    """An embedding tied to its LM head, as small LLMs have them."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 64)
+        self.mix = nn.Linear(64, 64)
+        self.head = nn.Linear(64, 50, bias=False)
+        self.head.weight = self.embed.weight
+
+    def forward(self, tokens):
+        return self.head(torch.relu(self.mix(self.embed(tokens))))
+
+
+@pytest.mark.parametrize("bits", [8, 4])
+def test_embeddings_quantize_with_the_head_they_are_tied_to(tmp_path, bits):
+    torch.manual_seed(2)
+    model = TiedLM().eval()
+    tokens = torch.randint(0, 50, (2, 7))
+    extract_ir(model, (tokens,)).save(tmp_path / "model.opg")
+    out = tmp_path / "quantized.opg"
+    report = opgraph.quantize(tmp_path / "model.opg", out, weights=f"int{bits}", embeddings=True)
+    # One table, which torch.export names after the head, for both.
+    assert sorted(layer[1] for layer in report["quantized"]) == ["head.weight", "head.weight", "mix.weight"]
+    graph, weights = opgraph.load_opg(out)
+    assert {node.op_type for node in graph.nodes} >= {"opgraph::quantized_embedding", "opgraph::quantized_linear"}
+    assert all(array.dtype != np.float32 or array.size <= 64 * 64 for array in weights.values()), "no float table"
+    group = 0 if bits == 8 else 32
+    table = dequantized(model.embed.weight, bits, group)
+    with torch.no_grad():
+        hidden = torch.relu(
+            nn.functional.linear(table[tokens], dequantized(model.mix.weight, bits, group), model.mix.bias)
+        )
+        want = nn.functional.linear(hidden, table).numpy()
+    np.testing.assert_allclose(opgraph.Session(out).run(tokens.numpy())[0], want, rtol=1e-4, atol=1e-4)
+    with pytest.raises(opgraph.Error, match="indices: index 50 at position 0 is out of range for 50 embeddings"):
+        opgraph.Session(out).run(np.full((2, 7), 50, np.int64))
+
+
 def test_the_command_line_quantizes_a_file(layers_file, tmp_path, opgraph_cli):
     out = tmp_path / "quantized.opg"
     command = [str(opgraph_cli), "quantize", str(layers_file), str(out), "--weights", "int4", "--exclude", "head*"]

@@ -29,6 +29,7 @@ int quantize_main(const Args& args) {
   options.weights.group_size = args.integer("--group-size", default_group_size(options.weights.bits), 1);
   const std::span<const std::string> exclude = args.values("--exclude");
   options.exclude.assign(exclude.begin(), exclude.end());
+  options.embeddings = args.has("--embeddings");
   OpgFile opg = load_opg(args.operand(0));
   // The packages the graph names, for its ops' schemas.
   std::vector<std::string> search_paths = session_options(args).package_paths;
@@ -58,21 +59,23 @@ int quantize_main(const Args& args) {
 }  // namespace
 
 Command quantize_command() {
-  return {"quantize",
-          "IN.opg OUT.opg",
-          "store a model's linear layers as int8 or int4 weights, in a new file",
-          "Each product with a constant float32 weight (aten::linear, and aten::matmul, aten::mm and aten::addmm "
-          "by a matrix; the LM head included) becomes an opgraph::quantized_linear whose weight is kept as "
-          "integer levels with a float32 scale per output and group of --group-size inputs: int8 symmetric, or "
-          "int4 as llama.cpp's Q4_0. A weight that other nodes read too (an embedding tied to the LM head) stays "
-          "in the file for them. The products unpack the levels in registers where the CPU has AVX-512.",
-          {{"--weights", "W", "int8 or int4 (required)"},
-           {"--group-size", "G",
-            "inputs sharing a scale: a multiple of 32 that divides each layer's inputs (default: all of them for "
-            "int8, 32 for int4)"},
-           {"--exclude", "PATTERN", "leave a layer whose node or weight name matches the glob PATTERN as it is", true},
-           package_path_flag()},
-          quantize_main};
+  return {
+      "quantize",
+      "IN.opg OUT.opg",
+      "store a model's linear layers as int8 or int4 weights, in a new file",
+      "Each product with a constant float32 weight (aten::linear, and aten::matmul, aten::mm and aten::addmm "
+      "by a matrix; the LM head included) becomes an opgraph::quantized_linear whose weight is kept as "
+      "integer levels with a float32 scale per output and group of --group-size inputs: int8 symmetric, or "
+      "int4 as llama.cpp's Q4_0. A weight that other nodes read too (an embedding tied to the LM head) stays "
+      "in the file for them. The products unpack the levels in registers where the CPU has AVX-512.",
+      {{"--weights", "W", "int8 or int4 (required)"},
+       {"--group-size", "G",
+        "inputs sharing a scale: a multiple of 32 that divides each layer's inputs (default: all of them for "
+        "int8, 32 for int4)"},
+       {"--exclude", "PATTERN", "leave a layer whose node or weight name matches the glob PATTERN as it is", true},
+       {"--embeddings", "", "quantize each embedding table too (aten::embedding becomes opgraph::quantized_embedding)"},
+       package_path_flag()},
+      quantize_main};
 }
 
 }  // namespace opgraph::cli

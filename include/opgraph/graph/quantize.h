@@ -22,6 +22,10 @@ struct QuantizeOptions {
   // Glob patterns (fnmatch): a layer whose node or weight name matches one
   // is left as it is.
   std::vector<std::string> exclude;
+  // Whether each aten::embedding by a constant table becomes an
+  // opgraph::quantized_embedding too, its rows quantized as a linear layer's
+  // (an embedding tied to the LM head then shares the head's levels).
+  bool embeddings = false;
 };
 
 struct QuantizeReport {
@@ -35,8 +39,9 @@ struct QuantizeReport {
 };
 
 // Rewrites aten::linear, and aten::matmul, aten::mm and aten::addmm (alpha
-// and beta 1, a bias vector) by a constant float32 matrix, in place; a
-// weight several layers share is quantized once. Throws opgraph::Error
+// and beta 1, a bias vector) by a constant float32 matrix, and with
+// `embeddings` aten::embedding, in place; a weight several layers share is
+// quantized once. Throws opgraph::Error
 // naming the layer where the group size does not divide its inputs, or an
 // int4 layer has an odd count of them.
 QuantizeReport quantize_weights(Graph& graph, Weights& weights, const QuantizeOptions& options,

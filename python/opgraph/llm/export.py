@@ -41,12 +41,15 @@ def _eos_ids(model):
     return []
 
 
-def export(model, folder, *, max_seq_len, tokenizer=None, dtype="float32", weights=None, group_size=None):
+def export(
+    model, folder, *, max_seq_len, tokenizer=None, dtype="float32", weights=None, group_size=None, embeddings=False
+):
     """Writes ``model.opg``, ``generation_config.json`` and, with ``tokenizer``
     (a transformers tokenizer), its ``tokenizer.json`` and config to ``folder``.
     With ``weights`` ('int8' or 'int4'), the linear layers and the LM head are
     stored quantized, a scale per output and group of ``group_size`` inputs
-    (as opgraph.quantize writes them)."""
+    (as opgraph.quantize writes them), and with ``embeddings`` the token
+    embedding too."""
     # torch is imported here, not with opgraph.llm: a Generator runs without it.
     import torch
 
@@ -104,7 +107,9 @@ def export(model, folder, *, max_seq_len, tokenizer=None, dtype="float32", weigh
         try:
             progress.step(
                 f"writing model.opg with {weights} weights",
-                lambda: quantize(unquantized, folder / "model.opg", weights=weights, group_size=group_size),
+                lambda: quantize(
+                    unquantized, folder / "model.opg", weights=weights, group_size=group_size, embeddings=embeddings
+                ),
             )
         finally:
             unquantized.unlink()

@@ -42,7 +42,7 @@ void register_assert_ops(BuiltinOps& builtins);
 void register_data_dependent_ops(BuiltinOps& builtins);
 void register_fft_ops(BuiltinOps& builtins);
 void register_recurrent_ops(BuiltinOps& builtins);
-void register_quantized_linear_ops(BuiltinOps& builtins);
+void register_quantized_layer_ops(BuiltinOps& builtins);
 void register_quantization_ops(BuiltinOps& builtins);
 void register_sample_tables(BuiltinOps& builtins);  // kernels/samples/
 
@@ -90,7 +90,7 @@ std::vector<OpDef> builtin_ops() {
   register_data_dependent_ops(builtins);
   register_fft_ops(builtins);
   register_recurrent_ops(builtins);
-  register_quantized_linear_ops(builtins);
+  register_quantized_layer_ops(builtins);
   register_quantization_ops(builtins);
   register_sample_tables(builtins);
   return std::move(builtins).take();

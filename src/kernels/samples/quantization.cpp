@@ -145,6 +145,22 @@ void register_quantization_samples(BuiltinOps& builtins) {
   table.insert(table.end(), {wrong_bits, uneven_group, odd_int4, float_weight, unpacked_int4, wrong_scale});
   builtins.add_samples("opgraph::quantized_linear", table);
   builtins.add_samples("torchao::dequantize_affine", dequantize_affine());
+  // The table of a linear layer's levels, rows looked up.
+  const auto lookup = [](int64_t rows, int64_t columns, int64_t bits, int64_t group, SampleTensor indices) {
+    SampleTensor levels =
+        bits == 8 ? tensor(I8, {rows, columns}).in(-127, 127) : tensor(U8, {rows, columns / 2}).in(0, 255);
+    return good({levels, tensor(F32, {rows, columns / group}).in(0.01, 0.1), indices.in(0, rows - 1)},
+                {{"bits", bits}, {"group_size", group}});
+  };
+  Sample out_of_range = lookup(5, 64, 8, 32, tensor(I64, {3}));
+  out_of_range.inputs[2].in(5, 5);
+  out_of_range.error = "indices: index 5 at position 0 is out of range for 5 embeddings";
+  Sample float_indices = lookup(5, 64, 8, 32, tensor(F32, {3}));
+  float_indices.error = "indices: expected int64 or int32, got float32[3]";
+  builtins.add_samples(
+      "opgraph::quantized_embedding",
+      {lookup(10, 64, 8, 32, tensor(I64, {2, 3})), lookup(7, 96, 8, 96, tensor(I32, {4})),
+       lookup(9, 64, 4, 32, tensor(I64, {5})), lookup(4, 32, 4, 32, tensor(I64, {0})), out_of_range, float_indices});
   per_tensor(builtins);
   per_channel(builtins);
 }

@@ -1,6 +1,6 @@
-// opgraph::quantized_linear: a linear layer whose weight was quantized ahead
-// of time (`opgraph quantize`, or a graph quantized by torchao), stored as
-// integer levels and float32 scales:
+// The layers whose weight was quantized ahead of time (`opgraph quantize`,
+// or a graph quantized by torchao), stored as integer levels and float32
+// scales: opgraph::quantized_linear,
 //
 //   out = input @ (weight * scale)^T + bias
 //
@@ -9,11 +9,15 @@
 // 8, so a byte holds levels in [-8, 7]); scale[j, g] is the scale of inputs
 // [g * group_size, (g + 1) * group_size).
 //
-// Where the CPU has AVX-512, the levels are packed into the integer panels
+// and opgraph::quantized_embedding, the rows of the same levels and scales
+// that `indices` names, dequantized: weight[index] * scale[index].
+//
+// Where the CPU has AVX-512, a linear layer's levels are packed into the integer panels
 // that a Session quantizing at load multiplies (engines/weight_panels.h),
 // unpacked in registers; elsewhere the weight is dequantized into a float32
 // copy for each call, and the product runs as linear's does.
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/cpu/engines/few_rows_product.h"
 #include "kernels/cpu/engines/product.h"
@@ -107,15 +111,61 @@ void quantized_linear_reference(const KernelContext&, const Tensor& input, const
   }
 }
 
+// --- quantized_embedding
+
+TensorMeta quantized_embedding_shape(const TensorMeta& weight, const TensorMeta& scale, const TensorMeta& indices,
+                                     int64_t bits, int64_t group_size) {
+  OPGRAPH_CHECK(weight.dim() == 2, "weight: expected rank 2 (num_embeddings, levels), got ", weight.str());
+  const int64_t columns = bits == 4 ? 2 * weight.shape[1] : weight.shape[1];
+  // The linear layer's checks, a row of the table taken as its input.
+  quantized_linear_shape({DType::Float32, {columns}}, weight, scale, nullptr, bits, group_size);
+  OPGRAPH_CHECK(indices.dtype == DType::Int64 || indices.dtype == DType::Int32,
+                "indices: expected int64 or int32, got ", indices.str());
+  Shape shape = indices.shape;
+  shape.push_back(columns);
+  return {DType::Float32, shape};
+}
+
+// Row `index` of the table, dequantized into `to`: a level times its scale
+// in float32, or in double rounded once (the reference), which is the same
+// product.
+template <bool Reference>
+void dequantize_row(const Tensor& weight, const Tensor& scale, int64_t bits, int64_t group_size, int64_t index,
+                    int64_t columns, float* to) {
+  using Arithmetic = std::conditional_t<Reference, double, float>;
+  const float* scales = scale.data_ptr<const float>() + index * (columns / group_size);
+  for (int64_t q = 0; q < columns; ++q) {
+    to[q] = static_cast<float>(static_cast<Arithmetic>(level(weight, bits, index, q)) *
+                               static_cast<Arithmetic>(scales[q / group_size]));
+  }
+}
+
+template <bool Reference>
+void quantized_embedding_cpu(const KernelContext&, const Tensor& weight, const Tensor& scale, const Tensor& indices,
+                             int64_t bits, int64_t group_size, const Tensor& out) {
+  const int64_t rows = weight.size(0), columns = out.shape().back();
+  for (int64_t i = 0; i < indices.numel(); ++i) {
+    const int64_t index =
+        indices.dtype() == DType::Int64 ? indices.data_ptr<const int64_t>()[i] : indices.data_ptr<const int32_t>()[i];
+    OPGRAPH_CHECK(index >= 0 && index < rows, "indices: index ", index, " at position ", i, " is out of range for ",
+                  rows, " embeddings");
+    dequantize_row<Reference>(weight, scale, bits, group_size, index, columns, out.data_ptr<float>() + i * columns);
+  }
+}
+
 }  // namespace
 
-void register_quantized_linear_ops(BuiltinOps& builtins) {
+void register_quantized_layer_ops(BuiltinOps& builtins) {
   define(builtins, {.schema = "opgraph::quantized_linear(Tensor input, Tensor weight, Tensor scale, Tensor? bias=None, "
                               "*, int bits, int group_size) -> Tensor",
                     .shape = quantized_linear_shape,
                     .cpu = quantized_linear_cpu,
                     .reference = quantized_linear_reference,
                     .prepare = prepare_weights});
+  define(builtins, {.schema = "opgraph::quantized_embedding(Tensor weight, Tensor scale, Tensor indices, *, int bits, "
+                              "int group_size) -> Tensor",
+                    .shape = quantized_embedding_shape,
+                    OPGRAPH_CPU_AND_REFERENCE(quantized_embedding_cpu)});
 }
 
 }  // namespace opgraph::kernels
