@@ -27,6 +27,7 @@ import openvino
 import torch
 from models import TOLERANCE, _arrays
 from openvino_peer import openvino_call, openvino_model
+from peak import cpu_description
 from real_models import REAL_MODELS
 from timing import check_threads, interleaved
 
@@ -71,7 +72,7 @@ def main():
         raise SystemExit("this CPU does not multiply bfloat16 (AVX-512 BF16 or AMX): precision='bf16' cannot run")
     print(
         f"opgraph {opgraph.__version__}, torch {torch.__version__}, openvino {openvino.__version__.split('-')[0]}; "
-        f"{os.cpu_count()} cores; median ms per call over {args.rounds} interleaved rounds; err: a bf16 path's "
+        f"{cpu_description()}, {os.cpu_count()} cores; median ms per call over {args.rounds} interleaved rounds; err: a bf16 path's "
         "largest difference from eager float32 over the output's largest magnitude; (ratio): OpenVINO bf16's "
         "time / opgraph bf16's; cpu/wall per path in the order of the columns, ! where it does not fit\n"
     )

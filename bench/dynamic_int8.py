@@ -28,7 +28,6 @@ faster).
 
 import argparse
 import os
-import platform
 import tempfile
 from pathlib import Path
 
@@ -40,6 +39,7 @@ from models import TOLERANCE, _arrays, graph_flops
 from onnx_peer import onnx_model, onnx_session
 from onnxruntime.quantization import QuantType, quantize_dynamic
 from openvino_peer import openvino_call
+from peak import cpu_description
 from real_models import REAL_MODELS
 from timing import check_threads, interleaved
 
@@ -98,7 +98,7 @@ def main():
     args = parser.parse_args()
     print(
         f"opgraph {opgraph.__version__}, torch {torch.__version__}, onnxruntime {onnxruntime.__version__}, "
-        f"openvino {openvino.__version__.split('-')[0]}; {platform.processor() or platform.machine()}, "
+        f"openvino {openvino.__version__.split('-')[0]}; {cpu_description()}, "
         f"{os.cpu_count()} cores, opgraph's CPU capability {opgraph.get_cpu_capability()}; median ms per call over "
         f"{args.rounds} interleaved rounds; err: an int8 path's largest difference from eager float32 over the "
         "output's largest magnitude; (ratio): the peer's time / opgraph int8's; cpu/wall per path in the order of "

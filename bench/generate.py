@@ -83,7 +83,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "build" / "bench-generate"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from peak import measure_peak  # noqa: E402
+from peak import cpu_description, measure_peak  # noqa: E402
 from timing import check_threads  # noqa: E402
 
 PROMPTS = (128, 512)
@@ -701,8 +701,10 @@ def main():
     if "opgraph" not in args.paths:
         parser.error("--paths: the table is relative to opgraph; include it")
 
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
-    print(f"CPU: {cpu}, {os.cpu_count()} cores; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}")
+    print(
+        f"CPU: {cpu_description()}, {os.cpu_count()} cores; "
+        f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}"
+    )
     print(f"prompt {' and '.join(map(str, PROMPTS))} tokens; decode {NEW_TOKENS} new tokens after {PROMPTS[0]}")
     for path, reason in NOT_MEASURED.items():
         print(f"{path}: not measured: {reason}")

@@ -65,7 +65,7 @@ import openvino
 import torch
 from onnx_peer import onnx_model, onnx_session
 from openvino_peer import openvino_call, openvino_model
-from peak import measure_peak
+from peak import cpu_description, measure_peak
 from timing import check_threads, interleaved
 
 import opgraph
@@ -295,7 +295,8 @@ def main():
     print(
         f"opgraph {opgraph.__version__} (CPU capability {opgraph.get_cpu_capability()}), torch {torch.__version__}, "
         f"onnxruntime {onnxruntime.__version__}, openvino {openvino.__version__.split('-')[0]}; "
-        f"{os.cpu_count()} cores, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset (the default)')}"
+        f"{os.cpu_count()} cores, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset (the default)')}\n"
+        f"CPU: {cpu_description()}"
     )
     peaks = {threads: measure_peak(threads) for threads in args.threads}
     print(

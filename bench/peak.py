@@ -18,6 +18,7 @@ import argparse
 import functools
 import json
 import os
+import platform
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,30 @@ def _program():
     return PROGRAM
 
 
+# The instruction sets a CPU's speed depends on, as /proc/cpuinfo names them.
+ISA_FLAGS = ["avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8"]
+
+
+def cpu_description():
+    """The CPU's vendor and model, and the instruction sets of ISA_FLAGS it has,
+    from /proc/cpuinfo ("Intel Xeon (family 6, model 143; avx2 fma avx512f ...)")."""
+    fields = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+            if not line.strip():
+                break
+    except OSError:
+        return platform.processor() or platform.machine()
+    flags = set(fields.get("flags", "").split())
+    vendor = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD"}.get(fields.get("vendor_id"), fields.get("vendor_id"))
+    return (
+        f"{vendor} {fields.get('model name', '?')} (family {fields.get('cpu family', '?')}, model "
+        f"{fields.get('model', '?')}; {' '.join(f for f in ISA_FLAGS if f in flags)})"
+    )
+
+
 @functools.cache
 def measure_peak(threads):
     """The Peak of this machine at ``threads`` threads (measured once per process; about a second)."""
@@ -70,6 +95,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     args = parser.parse_args()
+    print(cpu_description())
     print(
         f"{'threads':>7} {'isa':>7} {'FMA GFLOP/s per core':>21} {'all threads':>12} {'triad GB/s':>11} "
         f"{'read GB/s':>10}"
