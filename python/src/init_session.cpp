@@ -24,6 +24,14 @@ Tensor input_tensor(nb::handle value, const std::string& label, std::vector<Inpu
   return *tensor;
 }
 
+ProductEngine product_engine_from_string(const std::string& name) {
+  if (name == "auto") return ProductEngine::Auto;
+  if (name == "onednn") return ProductEngine::OneDnn;
+  if (name == "mkl") return ProductEngine::Mkl;
+  OPGRAPH_CHECK(name == "panels", "products: expected 'auto', 'onednn', 'mkl' or 'panels', got '", name, "'");
+  return ProductEngine::Panels;
+}
+
 Precision precision_from_string(const std::string& name) {
   if (name == "f32") return Precision::Float32;
   OPGRAPH_CHECK(name == "bf16", "precision: expected 'f32' or 'bf16', got '", name, "'");
@@ -33,7 +41,8 @@ Precision precision_from_string(const std::string& name) {
 SessionOptions options_from_python(std::optional<int> threads, nb::handle package_paths, bool profile, bool optimize,
                                    std::vector<std::string> disabled_passes, const std::string& device,
                                    const std::string& precision, const std::optional<std::string>& quantize,
-                                   std::optional<int64_t> group_size, const std::optional<std::string>& activations) {
+                                   std::optional<int64_t> group_size, const std::optional<std::string>& activations,
+                                   const std::string& products) {
   SessionOptions options;
   options.device = device_from_string(device);
   options.precision = precision_from_string(precision);
@@ -41,6 +50,7 @@ SessionOptions options_from_python(std::optional<int> threads, nb::handle packag
   OPGRAPH_CHECK(!activations || *activations == "int8", "activations: expected None or 'int8', got '", *activations,
                 "'");
   options.weights.int8_activations = activations.has_value();
+  options.products = product_engine_from_string(products);
   options.threads = threads.value_or(0);
   OPGRAPH_CHECK(!nb::isinstance<nb::str>(package_paths), "package_paths must be a sequence of paths, not one str");
   // Entries that are package locations (a library, a CMake project, a folder
@@ -58,9 +68,10 @@ SessionOptions options_from_python(std::optional<int> threads, nb::handle packag
 void construct(Session* self, nb::handle source, nb::handle weights, std::optional<int> threads,
                nb::handle package_paths, bool profile, bool optimize, std::vector<std::string> disabled_passes,
                const std::string& device, const std::string& precision, const std::optional<std::string>& quantize,
-               std::optional<int64_t> group_size, const std::optional<std::string>& activations) {
+               std::optional<int64_t> group_size, const std::optional<std::string>& activations,
+               const std::string& products) {
   SessionOptions options = options_from_python(threads, package_paths, profile, optimize, std::move(disabled_passes),
-                                               device, precision, quantize, group_size, activations);
+                                               device, precision, quantize, group_size, activations, products);
   if (nb::isinstance<Graph>(source)) {
     // The session outlives the arrays given here: it keeps copies.
     std::vector<InputArray> keep;
@@ -157,11 +168,12 @@ void init_session(nb::module_& m) {
            nb::arg("optimize") = true, nb::arg("disabled_passes") = std::vector<std::string>(),
            nb::arg("device") = "cpu", nb::arg("precision") = "f32", nb::arg("quantize").none() = nb::none(),
            nb::arg("group_size").none() = nb::none(), nb::arg("activations").none() = nb::none(),
+           nb::arg("products") = "auto",
            nb::sig("def __init__(self, source: str | os.PathLike | Graph, *, weights: dict[str, object] | None = None, "
                    "threads: int | None = None, package_paths: Sequence[str | os.PathLike] = (), "
                    "profile: bool = False, optimize: bool = True, disabled_passes: Sequence[str] = (), "
                    "device: str = 'cpu', precision: str = 'f32', quantize: str | None = None, "
-                   "group_size: int | None = None, activations: str | None = None) -> None"),
+                   "group_size: int | None = None, activations: str | None = None, products: str = 'auto') -> None"),
            "Loads an .opg file, or a Graph with `weights` (one array per constant; copied). `threads` counts the "
            "kernels' threads (None: the global pool); `package_paths` lists folders to find the graph's op packages "
            "in (an entry that is a package library, a CMake project or a folder of sources is loaded first, see "
@@ -181,7 +193,9 @@ void init_session(nb::module_& m) {
            "decoding step to stream; needs AVX-512. `activations` 'int8' (with quantize='int8' per output channel) "
            "also quantizes the products' other operand at run time, per tensor to uint8 with a zero point, as ONNX "
            "Runtime's quantize_dynamic does, where a product has 16 rows or more (a prompt, an encoder's tokens), "
-           "and multiplies on the CPU's integer instructions (AMX-INT8, AVX512-VNNI).")
+           "and multiplies on the CPU's integer instructions (AMX-INT8, AVX512-VNNI). `products` picks the engine "
+           "of the float32 products with a constant weight: 'auto' by shape and CPU, or 'onednn', 'mkl' or "
+           "'panels' (opgraph's own) for every one that engine can take; node_engines says which each node got.")
       .def("run", &run, nb::arg("inputs"), nb::arg("state").none() = nb::none(),
            nb::sig("def run(self, *inputs: object, state: State | None = None) -> list[numpy.ndarray] | "
                    "dict[str, numpy.ndarray]"),
@@ -204,6 +218,9 @@ void init_session(nb::module_& m) {
       .def_prop_ro("inputs", &Session::inputs, "The graph inputs: ValueInfo, symbolic dimensions as str.")
       .def_prop_ro("outputs", &Session::outputs, "The graph outputs, with their inferred dtypes and shapes.")
       .def_prop_ro("graph", &Session::graph, nb::rv_policy::copy)
+      .def_prop_ro("node_engines", &Session::node_engines,
+                   "By node of graph: the engines its products ran on so far, and why ('' for a node without "
+                   "products, or before its first run).")
       .def_prop_ro("pass_reports", &Session::pass_reports,
                    "What each graph pass did at load, in order (empty with optimize=False).")
       .def_prop_ro("planned_peak_bytes", &Session::planned_peak_bytes,

@@ -42,6 +42,9 @@ void check_options(const SessionOptions& options) {
                   cpu_capability_name(cpu_capability()), " without it");
   }
   check_weights(options.weights, options.device);
+  OPGRAPH_CHECK(
+      options.weights.bits == 0 || options.products == ProductEngine::Auto || options.products == ProductEngine::Panels,
+      "products: int", options.weights.bits, " weights run on opgraph's panels only");
   check_pass_names(options.disabled_passes);
 }
 
@@ -72,7 +75,8 @@ std::vector<std::unique_ptr<KernelState>> prepare_kernels(const LoadedGraph& loa
       constants.push_back(constant ? loaded.constants[*input - resolved.inputs.size()] : Tensor());
     }
     try {
-      states.push_back(node.op->prepare({constants, node.attrs, options.precision, options.device, options.weights}));
+      states.push_back(node.op->prepare(
+          {constants, node.attrs, options.precision, options.device, options.weights, options.products}));
     } catch (...) {
       rethrow_in_node(*node.node);
     }

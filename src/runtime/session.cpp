@@ -132,6 +132,12 @@ Session::~Session() = default;
 
 const Graph& Session::graph() const { return impl_->loaded->graph; }
 const std::vector<PassReport>& Session::pass_reports() const { return impl_->loaded->pass_reports; }
+std::vector<std::string> Session::node_engines() const {
+  std::vector<std::string> engines;
+  for (const std::unique_ptr<KernelState>& state : impl_->loaded->states)
+    engines.push_back(state ? state->describe() : "");
+  return engines;
+}
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->input_info; }
 const std::vector<ValueInfo>& Session::outputs() const { return impl_->output_info; }
 

@@ -187,9 +187,10 @@ def test_ops_lists_every_op_with_its_schema(tool, test_packages):
         "SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor"
     ) in lines
     assert "aten::cat(Tensor[] tensors, int dim=0) -> Tensor" in lines
-    # The built-in ops (this process may have loaded packages too).
+    # The built-in ops, those of PyTorch's quantization tools among them (this process may have loaded packages too).
+    built_in = ("aten", "opgraph", "torchao", "quantized_decomposed")
     assert [line.split("(")[0] for line in lines] == sorted(
-        name for name in opgraph.list_ops() if name.split("::")[0] in ("aten", "opgraph")
+        name for name in opgraph.list_ops() if name.split("::")[0] in built_in
     )
     loaded = succeeds(tool("ops", "--load", test_packages["ops"])).splitlines()
     assert set(lines) < set(loaded)
@@ -272,7 +273,7 @@ ERROR_CASES = [
         ["run", "cnn.opg", "--inptu", "x=x.npy"],
         2,
         r"unknown flag '--inptu'; the flags of 'run' are: --input, --output-dir, --threads, --precision, --weights, "
-        r"--group-size, --disable-pass, --package-path \(see 'opgraph run --help'\)",
+        r"--group-size, --activations, --products, --disable-pass, --package-path \(see 'opgraph run --help'\)",
     ),
     (
         ["run", "cnn.opg", "--input", "x=x.npy", "--output-dir", "out", "--weights", "int3"],

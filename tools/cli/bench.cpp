@@ -94,6 +94,7 @@ Command bench_command() {
            weights_flag(),
            group_size_flag(),
            activations_flag(),
+           products_flag(),
            disable_pass_flag(),
            input_flag(),
            dim_flag(),

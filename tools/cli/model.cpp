@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "opgraph/core/npy.h"
@@ -36,6 +37,11 @@ Flag activations_flag() {
   return {"--activations", "A",
           "f32 (default) or int8: with --weights int8, products of 16 rows or more quantize their input per tensor "
           "to uint8 at run time and multiply on the CPU's integer instructions (AMX-INT8, AVX512-VNNI)"};
+}
+Flag products_flag() {
+  return {"--products", "E",
+          "auto (default), onednn, mkl or panels: the engine of the float32 products with a constant weight (auto: "
+          "by shape and CPU)"};
 }
 Flag disable_pass_flag() {
   return {"--disable-pass", "NAME", "leave out the graph pass NAME at load (opgraph inspect --passes lists them)",
@@ -186,6 +192,18 @@ SessionOptions session_options(const Args& args) {
       throw UsageError(detail::concat("--activations: expected f32 or int8, got '", activations, "'"));
     }
     options.weights.int8_activations = activations == "int8";
+  }
+  if (args.has("--products")) {
+    const std::string& products = args.values("--products").back();
+    const std::map<std::string, ProductEngine> engines = {{"auto", ProductEngine::Auto},
+                                                          {"onednn", ProductEngine::OneDnn},
+                                                          {"mkl", ProductEngine::Mkl},
+                                                          {"panels", ProductEngine::Panels}};
+    const auto engine = engines.find(products);
+    if (engine == engines.end()) {
+      throw UsageError(detail::concat("--products: expected auto, onednn, mkl or panels, got '", products, "'"));
+    }
+    options.products = engine->second;
   }
   const std::span<const std::string> paths = args.values("--package-path");
   options.package_paths.assign(paths.begin(), paths.end());

@@ -16,6 +16,7 @@ Flag precision_flag();     // --precision f32|bf16
 Flag weights_flag();       // --weights f32|int8|int4
 Flag group_size_flag();    // --group-size G
 Flag activations_flag();   // --activations A
+Flag products_flag();      // --products E
 Flag disable_pass_flag();  // --disable-pass NAME
 Flag input_flag();         // --input NAME=FILE
 Flag dim_flag();           // --dim SYMBOL=SIZE

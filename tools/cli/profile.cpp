@@ -58,10 +58,11 @@ int profile_main(const Args& args) {
     mean_us[event.node] += event.duration_us / static_cast<double>(iterations);
     all_us += event.duration_us / static_cast<double>(iterations);
   }
-  std::vector<TableRow> rows = {{"#", "name", "op", "mean us", "share"}};
+  const std::vector<std::string> engines = session.node_engines();
+  std::vector<TableRow> rows = {{"#", "name", "op", "mean us", "share", "engine"}};
   for (size_t i = 0; i < nodes.size(); ++i) {
     rows.push_back({std::to_string(i), nodes[i].name, nodes[i].op_type, fixed(mean_us[i], "%.2f"),
-                    fixed(all_us > 0 ? 100 * mean_us[i] / all_us : 0, "%.1f%%")});
+                    fixed(all_us > 0 ? 100 * mean_us[i] / all_us : 0, "%.1f%%"), engines[i]});
   }
   print_table(std::cout, rows);
   std::cout << "\nby op, over " << fixed(all_us / 1000, "%.2f") << " ms of node time per run:\n";
@@ -79,7 +80,8 @@ Command profile_command() {
           "time every node of repeated runs and write a Chrome trace (Perfetto, chrome://tracing)",
           "Inputs not given with --input are random, as for 'opgraph bench'. The trace holds one event per node "
           "per recorded run; the warm-up runs before them, whose first one also packs weights and makes oneDNN "
-          "primitives, are not recorded.",
+          "primitives, are not recorded. The table gives each node's mean time and, for a node with products by "
+          "a constant weight, the engines they ran on and why (see --products).",
           {{"--trace", "FILE", "where to write the trace JSON; required"},
            {"--iters", "I", "runs to record (default 10)"},
            {"--warmup", "W", "unrecorded runs first (default 1)"},
@@ -88,6 +90,7 @@ Command profile_command() {
            weights_flag(),
            group_size_flag(),
            activations_flag(),
+           products_flag(),
            disable_pass_flag(),
            input_flag(),
            dim_flag(),

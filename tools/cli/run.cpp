@@ -73,6 +73,7 @@ Command run_command() {
            weights_flag(),
            group_size_flag(),
            activations_flag(),
+           products_flag(),
            disable_pass_flag(),
            package_path_flag()},
           run_main};

@@ -24,4 +24,8 @@ const char* cpu_capability_name(CpuCapability capability);
 // CpuCapability::Avx512, OPGRAPH_CPU_CAPABILITY's level included.
 bool cpu_has_bf16();
 
+// Whether the CPU is Intel's: the vendor libraries that choose their code
+// paths by vendor (MKL) run their fast ones there.
+bool cpu_is_intel();
+
 }  // namespace opgraph

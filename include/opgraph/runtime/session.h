@@ -72,6 +72,9 @@ struct SessionOptions {
   // float32 in registers. Needs AVX-512 on the CPU. Quantized products take
   // precedence over Precision::BFloat16.
   WeightQuantization weights = {};
+  // The engine the float32 products with a constant weight run on
+  // (ProductEngine; node_engines() says which each node's took).
+  ProductEngine products = ProductEngine::Auto;
 };
 
 // One node's execution in one run, in microseconds since the session loaded.
@@ -126,6 +129,10 @@ class Session {
   const Graph& graph() const;
   // What each pass of graph_passes() did at load; empty without optimize.
   const std::vector<PassReport>& pass_reports() const;
+  // By node of graph(): the engines its products ran on so far and why
+  // ("panels (up to 64 rows)"), empty for a node with no product or that
+  // has not run yet.
+  std::vector<std::string> node_engines() const;
   // The graph inputs as declared, and the outputs' types as inferred; a
   // dimension that depends on symbols other than as a plain symbol is "?",
   // as is every dimension of an output whose shape depends on the data.

@@ -270,14 +270,13 @@ void panels_product(const KernelContext& context, const Product& p, const Panels
   });
 }
 
-// p's product on integer panels, kMaxPanelRows rows at a time (a prompt's
-// rows): a quantized weight has no other layout.
+// p's product on the panels, `block` rows at a time (a prompt's rows): a
+// quantized weight has no other layout, and ProductEngine::Panels asks for it.
 template <typename Element>
-void quantized_product(const KernelContext& context, const Product& p, const Panels<Element>& panels) {
+void panels_product_in_blocks(const KernelContext& context, const Product& p, const Panels<Element>& panels,
+                              int64_t block = kMaxPanelRows) {
   const int64_t m = p.dst.shape[p.dst.shape.size() - 2];
-  for (int64_t r = 0; r < m; r += kMaxPanelRows) {
-    panels_product(context, rows_of(p, r, std::min(m, r + kMaxPanelRows)), panels);
-  }
+  for (int64_t r = 0; r < m; r += block) panels_product(context, rows_of(p, r, std::min(m, r + block)), panels);
 }
 
 }  // namespace
@@ -301,20 +300,22 @@ bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
                   cpu_capability_name(cpu_capability()));
   }
   const int64_t most_rows = bfloat16 ? kMaxBFloat16PanelRows : kMaxPanelRows;
-  if (m > 1 && !quantized && !(packed && m <= most_rows && runs_panel_rows())) return false;
+  const bool forced = packed && runs_panel_rows() && product_engine(context) == ProductEngine::Panels;
+  if (m > 1 && !quantized && !forced && !(packed && m <= most_rows && runs_panel_rows())) return false;
   const bool columns = column_stride == 1 || n == 1, rows = row_stride == 1 || k == 1;
   if (!packed && !columns && !rows) return false;
   const auto* a = static_cast<const float*>(p.a.data);
   const auto* w = static_cast<const float*>(p.w.data);
   auto* dst = static_cast<float*>(p.dst.data);
   if (bits == 8) {
-    quantized_product(context, p, packed_panels<int8_t>(context, w, k, n, row_stride, column_stride));
+    panels_product_in_blocks(context, p, packed_panels<int8_t>(context, w, k, n, row_stride, column_stride));
   } else if (bits == 4) {
-    quantized_product(context, p, packed_panels<Int4Pair>(context, w, k, n, row_stride, column_stride));
+    panels_product_in_blocks(context, p, packed_panels<Int4Pair>(context, w, k, n, row_stride, column_stride));
   } else if (bfloat16) {
-    panels_product(context, p, packed_panels<BFloat16>(context, w, k, n, row_stride, column_stride));
+    panels_product_in_blocks(context, p, packed_panels<BFloat16>(context, w, k, n, row_stride, column_stride),
+                             most_rows);
   } else if (packed) {
-    panels_product(context, p, packed_panels<float>(context, w, k, n, row_stride, column_stride));
+    panels_product_in_blocks(context, p, packed_panels<float>(context, w, k, n, row_stride, column_stride));
   }
   if (packed) return true;
   const auto chunk = [&](int64_t j0, int64_t j1) {
@@ -348,9 +349,9 @@ bool quantized_rows_product(const KernelContext& context, const Product& p, cons
   }
   std::shared_ptr<const void> kept;
   if (w.bits == 8) {
-    quantized_product(context, p, packed_panels<int8_t>(context, w, kept));
+    panels_product_in_blocks(context, p, packed_panels<int8_t>(context, w, kept));
   } else {
-    quantized_product(context, p, packed_panels<Int4Pair>(context, w, kept));
+    panels_product_in_blocks(context, p, packed_panels<Int4Pair>(context, w, kept));
   }
   return true;
 }

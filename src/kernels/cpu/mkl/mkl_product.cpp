@@ -162,14 +162,14 @@ void finish_part(const Product& p, int64_t top, int64_t bottom, int64_t first, i
 
 }  // namespace
 
-bool mkl_product(const KernelContext& given_context, const Product& p) {
+bool mkl_product(const KernelContext& given_context, const Product& p, bool any_size) {
   if (p.dst.shape.size() != 2 || !p.constant_w || prepared_weights(given_context) == nullptr ||
       weight_precision(given_context) != Precision::Float32) {
     return false;
   }
   const int64_t m = p.dst.shape[0], n = p.dst.shape[1], k = p.a.shape[1];
-  if (m < kMinRows || k * n * int64_t{sizeof(float)} < kMinWeightBytes || !fits_mkl_int(m) || !fits_mkl_int(n) ||
-      !fits_mkl_int(k)) {
+  const bool large = m >= kMinRows && k * n * int64_t{sizeof(float)} >= kMinWeightBytes;
+  if (!(large || any_size) || !fits_mkl_int(m) || !fits_mkl_int(n) || !fits_mkl_int(k)) {
     return false;
   }
   const std::optional<Layout> a = layout(p.a), w = layout(p.w), dst = layout(p.dst);

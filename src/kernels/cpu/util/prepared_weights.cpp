@@ -87,7 +87,7 @@ size_t streamed_bytes() { return live_streamed_bytes; }
 std::unique_ptr<KernelState> prepare_weights(const PrepareContext& context) {
   std::vector<bool> constant;
   for (const Tensor& input : context.constants) constant.push_back(input.defined());
-  return std::make_unique<PreparedWeights>(std::move(constant), context.precision, context.weights);
+  return std::make_unique<PreparedWeights>(std::move(constant), context.precision, context.weights, context.products);
 }
 
 }  // namespace opgraph::kernels

@@ -8,12 +8,14 @@
 // kept for the node's later calls, of every run.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/mapped_pages.h"
@@ -28,12 +30,27 @@ class PreparedWeights : public KernelState {
   using Key = std::vector<int64_t>;
 
   // `constant[i]`: whether flat input i is one of the graph's constants.
-  PreparedWeights(std::vector<bool> constant, Precision precision, WeightQuantization quantization = {})
-      : constant_(std::move(constant)), precision_(precision), quantization_(quantization) {}
+  PreparedWeights(std::vector<bool> constant, Precision precision, WeightQuantization quantization = {},
+                  ProductEngine products = ProductEngine::Auto)
+      : constant_(std::move(constant)), precision_(precision), quantization_(quantization), products_(products) {}
 
   bool is_constant(size_t input) const { return input < constant_.size() && constant_[input]; }
   Precision precision() const { return precision_; }
   const WeightQuantization& quantization() const { return quantization_; }
+  ProductEngine products() const { return products_; }
+
+  // Records that a product of the node ran on `engine` (with why), once.
+  void note_engine(const char* engine) {
+    std::lock_guard lock(mutex_);
+    if (std::find(engines_.begin(), engines_.end(), engine) == engines_.end()) engines_.push_back(engine);
+  }
+  // The engines noted, in the order first used.
+  std::string describe() const override {
+    std::lock_guard lock(mutex_);
+    std::string text;
+    for (const char* engine : engines_) text += (text.empty() ? "" : "; ") + std::string(engine);
+    return text;
+  }
 
   // The form kept under `key`, made by make() on the first call from the
   // weight's bytes `source`. Made under the lock: it happens once per form,
@@ -62,7 +79,9 @@ class PreparedWeights : public KernelState {
   std::vector<bool> constant_;
   Precision precision_;
   WeightQuantization quantization_;
-  std::mutex mutex_;
+  ProductEngine products_;
+  mutable std::mutex mutex_;
+  std::vector<const char*> engines_;
   std::map<Key, std::shared_ptr<const void>> derived_;
 };
 
@@ -110,6 +129,15 @@ inline bool is_constant_input(const KernelContext& context, size_t i) {
 inline Precision weight_precision(const KernelContext& context) {
   const PreparedWeights* prepared = prepared_weights(context);
   return prepared != nullptr ? prepared->precision() : Precision::Float32;
+}
+// The engine the call's float32 products with a constant weight run on.
+inline ProductEngine product_engine(const KernelContext& context) {
+  const PreparedWeights* prepared = prepared_weights(context);
+  return prepared != nullptr ? prepared->products() : ProductEngine::Auto;
+}
+// Records that the call's product ran on `engine`, where a Session prepared it.
+inline void note_engine(const KernelContext& context, const char* engine) {
+  if (PreparedWeights* prepared = prepared_weights(context)) prepared->note_engine(engine);
 }
 // How the call's products keep a constant weight.
 inline WeightQuantization weight_quantization(const KernelContext& context) {
