@@ -29,7 +29,7 @@ from models import TOLERANCE, _arrays
 from openvino_peer import openvino_call, openvino_model
 from peak import cpu_description
 from real_models import REAL_MODELS
-from timing import check_threads, interleaved
+from timing import interleaved, print_thread_flags, usage_columns
 
 import opgraph
 from opgraph import ir
@@ -99,24 +99,17 @@ def main():
                         if not errors[path] <= TOLERANCE:
                             raise RuntimeError(f"{name}: {path} is off by {errors[path]:.3g} of the output's scale")
                     times = dict(zip(paths, interleaved(list(paths.values()), rounds=args.rounds, budget=args.budget)))
-                    usage = []
-                    for path in PATHS:
-                        flag = check_threads(times[path].cpu_per_wall, threads)
-                        usage.append(f"{times[path].cpu_per_wall:4.2f}{'!' if flag else ' '}")
-                        if flag:
-                            flags.append(f"  {name} batch {batch}, {threads} thread(s), {path}: {flag}")
+                    usage = usage_columns(times, threads, f"{name} batch {batch}, {threads} thread(s)", flags)
                     ms = {path: times[path].seconds * 1e3 for path in PATHS}
                     ratio = ms["OpenVINO bf16"] / ms["opgraph bf16"]
                     print(
                         f"{name:<20} {batch:>5} {threads:>7} {ms['opgraph f32']:>11.2f} {ms['opgraph bf16']:>12.2f} "
                         f"{errors['opgraph bf16']:>8.1e} {ms['OpenVINO f32']:>12.2f} "
                         f"{ms['OpenVINO bf16']:>13.2f} ({ratio:5.2f}x) {errors['OpenVINO bf16']:>8.1e}   "
-                        f"{' '.join(usage)}",
+                        f"{usage}",
                         flush=True,
                     )
-    if flags:
-        print("\nthread check (cpu/wall outside the bounds of bench/timing.py's check_threads):")
-        print("\n".join(flags))
+    print_thread_flags(flags)
 
 
 if __name__ == "__main__":

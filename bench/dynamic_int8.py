@@ -41,7 +41,7 @@ from onnxruntime.quantization import QuantType, quantize_dynamic
 from openvino_peer import openvino_call
 from peak import cpu_description
 from real_models import REAL_MODELS
-from timing import check_threads, interleaved
+from timing import interleaved, print_thread_flags, usage_columns
 
 import opgraph
 from opgraph import ir
@@ -132,12 +132,7 @@ def main():
                     times = dict(
                         zip(timed, interleaved([paths[p] for p in timed], rounds=args.rounds, budget=args.budget))
                     )
-                    usage = []
-                    for path in timed:
-                        flag = check_threads(times[path].cpu_per_wall, threads)
-                        usage.append(f"{times[path].cpu_per_wall:4.2f}{'!' if flag else ' '}")
-                        if flag:
-                            flags.append(f"  {name} batch {batch}, {threads} thread(s), {path}: {flag}")
+                    usage = usage_columns(times, threads, f"{name} batch {batch}, {threads} thread(s)", flags)
                     ms = {path: times[path].seconds * 1e3 for path in timed}
                     ours = ms["opgraph int8"]
 
@@ -150,12 +145,10 @@ def main():
                     print(
                         f"{name:<12} {batch:>5} {threads:>3} {ms['opgraph f32']:>11.2f} {ours:>12.2f} "
                         f"{flops / ours / 1e6:>6.0f} {error('opgraph int8')} {peer('ORT f32')} {peer('ORT int8')} "
-                        f"{error('ORT int8')} {peer('OpenVINO int8')} {error('OpenVINO int8')}   {' '.join(usage)}",
+                        f"{error('ORT int8')} {peer('OpenVINO int8')} {error('OpenVINO int8')}   {usage}",
                         flush=True,
                     )
-    if flags:
-        print("\nthread check (cpu/wall outside the bounds of bench/timing.py's check_threads):")
-        print("\n".join(flags))
+    print_thread_flags(flags)
 
 
 if __name__ == "__main__":

@@ -131,3 +131,23 @@ def check_threads(cpu_per_wall, threads, parallel_work=True):
     if parallel_work and cpu_per_wall < UNDER_FRACTION * threads:
         return "fewer cores busy than threads"
     return ""
+
+
+def usage_columns(times, threads, row, flags):
+    """Each path's cpu/wall over its timed calls (``times``: path -> Timing),
+    marked "!" where check_threads flags it; each flag joins ``flags``,
+    named by ``row`` ("bert-base batch 1, 2 thread(s)") and the path."""
+    columns = []
+    for path, timing in times.items():
+        flag = check_threads(timing.cpu_per_wall, threads)
+        columns.append(f"{timing.cpu_per_wall:4.2f}{'!' if flag else ' '}")
+        if flag:
+            flags.append(f"  {row}, {path}: {flag}")
+    return " ".join(columns)
+
+
+def print_thread_flags(flags):
+    """The flags usage_columns gathered, under a heading, where there are any."""
+    if flags:
+        print("\nthread check (cpu/wall outside the bounds of bench/timing.py's check_threads):")
+        print("\n".join(flags))

@@ -2,14 +2,13 @@
 safetensors package, and the other way round; corrupt files are errors,
 among them the fuzzer's hand-made bad files (fuzz/make_corpus.py)."""
 
-import importlib.util
 import json
 import re
 import struct
-from pathlib import Path
 
 import numpy as np
 import pytest
+import repo_modules
 import torch
 import torch.nn.functional as F
 from safetensors import safe_open
@@ -143,16 +142,7 @@ def test_corrupt_files_are_errors(tmp_path, make, message):
         opgraph.Session(path)
 
 
-def load_corpus_module():
-    """fuzz/make_corpus.py, the fuzzer's corpus with the error each bad file must give."""
-    path = Path(__file__).resolve().parents[2] / "fuzz" / "make_corpus.py"
-    spec = importlib.util.spec_from_file_location("make_corpus", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-make_corpus = load_corpus_module()
+make_corpus = repo_modules.load("fuzz/make_corpus.py")
 BAD_FILES = [(name, message) for name, _, message in make_corpus.CASES if message is not None]
 
 

@@ -4,13 +4,12 @@ int4 (Session(quantize=...), Generator(weights=...), the command line's
 quantizes them, a scale per output channel or per group of inputs, at one
 row, a few and many; bad options are errors that say what was expected."""
 
-import importlib.util
 import re
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
+import repo_modules
 import torch
 from test_llm_export import MAX_SEQ_LEN, PROMPT, small_model
 from torch import nn
@@ -288,17 +287,8 @@ def test_the_command_line_quantizes_a_file(layers_file, tmp_path, opgraph_cli):
     np.testing.assert_array_equal(opgraph.Session(out).run(x)[0], opgraph.Session(by_python).run(x)[0])
 
 
-def load_classifier_bench():
-    """bench/quantized_classifier.py: a digits classifier trained in seconds."""
-    path = Path(__file__).resolve().parents[2] / "bench" / "quantized_classifier.py"
-    spec = importlib.util.spec_from_file_location("quantized_classifier", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_trained_classifier_keeps_its_accuracy_with_quantized_weights_and_activations():
-    accuracies = load_classifier_bench().accuracies(threads=2)
+    accuracies = repo_modules.load("bench/quantized_classifier.py").accuracies(threads=2)
     float32 = accuracies.pop("float32")
     assert float32 > 0.95, "the classifier should have learned the digits"
     for name, accuracy in accuracies.items():
