@@ -35,7 +35,8 @@ Flag group_size_flag() {
 }
 Flag activations_flag() {
   return {"--activations", "A",
-          "f32 (default) or int8: with --weights int8, products of 16 rows or more quantize their input per tensor "
+          "f32 (default) or int8: with --weights int8 (or int8 layers of opgraph quantize), products of 16 rows or "
+          "more quantize their input per tensor "
           "to uint8 at run time and multiply on the CPU's integer instructions (AMX-INT8, AVX512-VNNI)"};
 }
 Flag products_flag() {

@@ -50,9 +50,10 @@ enum class Precision {
 // others in [-8, 7]. The products' other operand and their sums stay
 // float32.
 //
-// With `int8_activations` (int8 weights, a scale per output channel), a
-// product of many rows (a prompt, an encoder's tokens) also quantizes its
-// other operand at run time, per tensor to uint8 with a zero point (as ONNX
+// With `int8_activations` (int8 weights, a scale per output channel, or
+// float32 weights in a graph whose opgraph::quantized_linear layers hold
+// such levels), a product of many rows (a prompt, an encoder's tokens) by
+// such a weight also quantizes its other operand at run time, per tensor to uint8 with a zero point (as ONNX
 // Runtime's DynamicQuantizeLinear), and multiplies on the CPU's integer
 // instructions (AMX-INT8 or AVX512-VNNI, through oneDNN); products of a
 // few rows (decode steps) keep it float32.

@@ -212,11 +212,11 @@ void quantize_activations(const KernelContext& context, const Operand& a, Activa
 
 }  // namespace
 
-bool int8_activation_product(const KernelContext& context, const Product& p) {
+bool int8_activation_product(const KernelContext& context, const Product& p, const QuantizedRows* stored) {
   PreparedWeights* prepared = prepared_weights(context);
-  if (prepared == nullptr || !p.constant_w || p.dst.shape.size() != 2) return false;
+  if (prepared == nullptr || !(p.constant_w || stored) || p.dst.shape.size() != 2) return false;
   const int64_t m = p.a.shape[0], k = p.a.shape[1], n = p.w.shape[1];
-  const auto weight_key = reinterpret_cast<intptr_t>(p.w.data);
+  const auto weight_key = reinterpret_cast<intptr_t>(stored ? stored->levels : p.w.data);
   const OneDnnStream stream(context);
   PreparedWeights::Key plan_key{weight_key,
                                 m,
@@ -233,7 +233,9 @@ bool int8_activation_product(const KernelContext& context, const Product& p) {
     if (op != nullptr) plan_key.insert(plan_key.end(), op->strides.begin(), op->strides.end());
   }
   const auto plan = std::static_pointer_cast<const Int8Plan>(prepared->derived(plan_key, {}, [&] {
-    return std::shared_ptr<const void>(std::make_shared<const Int8Plan>(p, column_levels(p.w)));
+    const std::vector<float> scales =
+        stored ? std::vector<float>(stored->scales, stored->scales + n) : column_levels(p.w);
+    return std::shared_ptr<const void>(std::make_shared<const Int8Plan>(p, scales));
   }));
   if (plan->reference_kernel) return false;
   Int8Call& call = thread_call<Int8Call>(plan);
@@ -241,12 +243,17 @@ bool int8_activation_product(const KernelContext& context, const Product& p) {
     // Shared by the plans of every row count whose primitive chose the layout.
     PreparedWeights::Key packed_key = plan->w_layout;
     packed_key.push_back(weight_key);
-    call.packed_w = prepared->derived(packed_key, spanned_bytes(p.w.data, p.w.shape, p.w.strides, sizeof(float)), [&] {
-      std::vector<int8_t> levels(static_cast<size_t>(k * n));
-      column_levels(p.w, levels.data());
+    const auto source = stored ? std::span(static_cast<const std::byte*>(stored->levels), static_cast<size_t>(k * n))
+                               : spanned_bytes(p.w.data, p.w.shape, p.w.strides, sizeof(float));
+    call.packed_w = prepared->derived(packed_key, source, [&] {
+      // The stored levels as they are ([n, k], read as [k, n]), or w's.
+      std::vector<int8_t> levels(stored ? 0 : static_cast<size_t>(k * n));
+      if (!stored) column_levels(p.w, levels.data());
+      const dnnl::memory::desc plain = stored ? dnnl::memory::desc({k, n}, kS8, dnnl::memory::dims{1, k})
+                                              : dnnl::memory::desc({k, n}, kS8, dnnl::memory::format_tag::ab);
+      void* plain_data = stored ? const_cast<void*>(stored->levels) : levels.data();
       auto copy = std::make_shared<Tensor>(Tensor::empty({static_cast<int64_t>(plan->w.get_size())}, DType::UInt8));
-      const dnnl::memory::desc plain({k, n}, kS8, dnnl::memory::format_tag::ab);
-      dnnl::memory from(plain, onednn_engine(), levels.data()), to(plan->w, onednn_engine(), copy->data());
+      dnnl::memory from(plain, onednn_engine(), plain_data), to(plan->w, onednn_engine(), copy->data());
       dnnl::stream& s = stream;
       dnnl::reorder(from, to).execute(s, from, to);
       s.wait();

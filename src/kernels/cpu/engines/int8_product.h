@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kernels/cpu/engines/product.h"
+#include "kernels/cpu/engines/weight_panels.h"
 
 namespace opgraph::kernels {
 
@@ -19,6 +20,8 @@ constexpr int64_t kMinInt8ActivationRows = 16;
 // (symmetric, the levels the integer panels hold); the sums rescaled, then
 // the bias, residual, activation and multiplier in float32. Returns false
 // (computing nothing) where oneDNN has only a reference kernel for it.
-bool int8_activation_product(const KernelContext& context, const Product& p);
+// With `stored` (int8 levels, one group of all the inputs: a quantized
+// linear layer's), its levels and scales are the weight, and p.w is unread.
+bool int8_activation_product(const KernelContext& context, const Product& p, const QuantizedRows* stored = nullptr);
 
 }  // namespace opgraph::kernels

@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/engines/few_rows_product.h"
+#include "kernels/cpu/engines/int8_product.h"
 #include "kernels/cpu/engines/product.h"
 #include "kernels/cpu/util/prepared_weights.h"
 #include "kernels/cpu/util/shape_checks.h"
@@ -88,6 +89,12 @@ void quantized_linear_cpu(const KernelContext& context, const Tensor& input, con
             std::nullopt};
   if (bias) p.bias = operand(*bias, {1, n}, {n, 1}, 2);
   const QuantizedRows levels{weight.data(), scale.data_ptr<const float>(), static_cast<int>(bits), k, n, group_size};
+  // A Session with int8 activations multiplies many rows by int8 levels of
+  // a scale per output on the CPU's integer instructions.
+  if (weight_quantization(context).int8_activations && bits == 8 && group_size == k && rows >= kMinInt8ActivationRows &&
+      int8_activation_product(context, p, &levels)) {
+    return;
+  }
   if (quantized_rows_product(context, p, levels)) return;
   const Tensor w = dequantized(weight, scale, bits, group_size, k);
   p.w = operand(w, 2, /*transposed=*/true);
