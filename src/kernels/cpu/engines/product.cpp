@@ -440,12 +440,11 @@ void run_product(const KernelContext& context, const Product& p, DType dtype, bo
                                     : "MKL (128 rows or more, a weight of 512 KiB or more, an Intel CPU)");
   }
 #endif
+  // oneDNN computes neither float64 nor sums over an empty inner dimension.
   if (!reference && dtype != DType::Float64 && p.a.shape.back() > 0) {
     note_engine(context, engine == ProductEngine::OneDnn ? "oneDNN (products=onednn)" : "oneDNN");
     return onednn_product(context, p, dtype);
   }
-  // oneDNN computes neither float64 nor sums over an empty inner dimension.
-  if (!reference && dtype != DType::Float64 && p.a.shape.back() > 0) return onednn_product(context, p, dtype);
   dispatch_floating<BFloat16>(dtype, "self", [&](auto zero) { plain_product<decltype(zero)>(p); });
 }
 
