@@ -8,7 +8,8 @@
 // kept for the node's later calls, of every run.
 #pragma once
 
-#include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -39,16 +40,30 @@ class PreparedWeights : public KernelState {
   const WeightQuantization& quantization() const { return quantization_; }
   ProductEngine products() const { return products_; }
 
-  // Records that a product of the node ran on `engine` (with why), once.
+  // Records that a product of the node ran on `engine` (a string literal:
+  // the engine and why), once. Every product call notes its engine, so one
+  // already noted is found without the lock.
   void note_engine(const char* engine) {
+    for (const std::atomic<const char*>& slot : engines_) {
+      const char* noted = slot.load(std::memory_order_acquire);
+      if (noted == engine) return;
+      if (noted == nullptr) break;
+    }
     std::lock_guard lock(mutex_);
-    if (std::find(engines_.begin(), engines_.end(), engine) == engines_.end()) engines_.push_back(engine);
+    for (std::atomic<const char*>& slot : engines_) {
+      const char* noted = slot.load(std::memory_order_relaxed);
+      if (noted == engine) return;
+      if (noted == nullptr) return slot.store(engine, std::memory_order_release);
+    }
   }
   // The engines noted, in the order first used.
   std::string describe() const override {
-    std::lock_guard lock(mutex_);
     std::string text;
-    for (const char* engine : engines_) text += (text.empty() ? "" : "; ") + std::string(engine);
+    for (const std::atomic<const char*>& slot : engines_) {
+      const char* engine = slot.load(std::memory_order_acquire);
+      if (engine == nullptr) break;
+      text += (text.empty() ? "" : "; ") + std::string(engine);
+    }
     return text;
   }
 
@@ -80,8 +95,9 @@ class PreparedWeights : public KernelState {
   Precision precision_;
   WeightQuantization quantization_;
   ProductEngine products_;
-  mutable std::mutex mutex_;
-  std::vector<const char*> engines_;
+  std::mutex mutex_;
+  // More than run_product's engines and reasons: a node notes each once.
+  std::array<std::atomic<const char*>, 16> engines_{};
   std::map<Key, std::shared_ptr<const void>> derived_;
 };
 
