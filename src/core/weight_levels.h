@@ -42,4 +42,10 @@ struct WeightLevels {
 // plus 8.
 inline uint8_t int4_pair(int first, int second) { return static_cast<uint8_t>((first + 8) | (second + 8) << 4); }
 
+// Input q's level of a row that int4_pair packed.
+inline int int4_level(const uint8_t* row, int64_t q) {
+  const uint8_t byte = row[q / 2];
+  return (q % 2 == 0 ? byte & 0xf : byte >> 4) - 8;
+}
+
 }  // namespace opgraph

@@ -110,8 +110,7 @@ Panels<Element> quantized(const KernelContext& context, const float* w, int64_t 
 // Level q of row j of w's levels.
 int stored_level(const QuantizedRows& w, int64_t j, int64_t q) {
   if (w.bits == 8) return static_cast<const int8_t*>(w.levels)[j * w.k + q];
-  const uint8_t byte = static_cast<const uint8_t*>(w.levels)[(j * w.k + q) / 2];
-  return (q % 2 == 0 ? byte & 0xf : byte >> 4) - 8;
+  return int4_level(static_cast<const uint8_t*>(w.levels) + j * w.k / 2, q);
 }
 
 }  // namespace

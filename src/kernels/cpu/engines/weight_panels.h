@@ -78,11 +78,11 @@ Panels<Element> packed_panels(const KernelContext& context, const float* w, int6
                               int64_t column_stride);
 
 // A weight quantized ahead of time, as a quantized linear layer stores it
-// (opgraph::linear_quantized): row j of `levels` holds output j's k integer
-// levels, int8 (bits 8) or two to a byte (bits 4: input 2i in the low
-// nibble, 2i + 1 in the high one, each plus 8), and scales[j * (k / group) + g]
-// is the scale of inputs [g * group, (g + 1) * group). group is a multiple
-// of 32 that divides k.
+// (opgraph::quantized_linear): row j of `levels` holds output j's k integer
+// levels, int8 (bits 8) or two to a byte (bits 4, as core/weight_levels.h's
+// int4_pair packs them), and scales[j * (k / group) + g] is the scale of
+// inputs [g * group, (g + 1) * group). group is k, or a multiple of 32 that
+// divides k.
 struct QuantizedRows {
   const void* levels;
   const float* scales;

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/weight_levels.h"
 #include "kernels/cpu/engines/few_rows_product.h"
 #include "kernels/cpu/engines/int8_product.h"
 #include "kernels/cpu/engines/product.h"
@@ -62,8 +63,7 @@ TensorMeta quantized_linear_shape(const TensorMeta& input, const TensorMeta& wei
 // Level q of output j.
 int level(const Tensor& weight, int64_t bits, int64_t j, int64_t q) {
   if (bits == 8) return weight.data_ptr<const int8_t>()[j * weight.size(1) + q];
-  const uint8_t byte = weight.data_ptr<const uint8_t>()[j * weight.size(1) + q / 2];
-  return (q % 2 == 0 ? byte & 0xf : byte >> 4) - 8;
+  return int4_level(weight.data_ptr<const uint8_t>() + j * weight.size(1), q);
 }
 
 // The weight as float32 [N, K]: what the CPUs without AVX-512 multiply.
