@@ -24,14 +24,6 @@ Tensor input_tensor(nb::handle value, const std::string& label, std::vector<Inpu
   return *tensor;
 }
 
-ProductEngine product_engine_from_string(const std::string& name) {
-  if (name == "auto") return ProductEngine::Auto;
-  if (name == "onednn") return ProductEngine::OneDnn;
-  if (name == "mkl") return ProductEngine::Mkl;
-  OPGRAPH_CHECK(name == "panels", "products: expected 'auto', 'onednn', 'mkl' or 'panels', got '", name, "'");
-  return ProductEngine::Panels;
-}
-
 Precision precision_from_string(const std::string& name) {
   if (name == "f32") return Precision::Float32;
   OPGRAPH_CHECK(name == "bf16", "precision: expected 'f32' or 'bf16', got '", name, "'");
@@ -50,7 +42,9 @@ SessionOptions options_from_python(std::optional<int> threads, nb::handle packag
   OPGRAPH_CHECK(!activations || *activations == "int8", "activations: expected None or 'int8', got '", *activations,
                 "'");
   options.weights.int8_activations = activations.has_value();
-  options.products = product_engine_from_string(products);
+  const std::optional<ProductEngine> engine = product_engine_from_name(products);
+  OPGRAPH_CHECK(engine, "products: expected 'auto', 'onednn', 'mkl' or 'panels', got '", products, "'");
+  options.products = *engine;
   options.threads = threads.value_or(0);
   OPGRAPH_CHECK(!nb::isinstance<nb::str>(package_paths), "package_paths must be a sequence of paths, not one str");
   // Entries that are package locations (a library, a CMake project, a folder

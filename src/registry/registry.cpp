@@ -138,4 +138,12 @@ std::vector<std::string> Registry::list() const {
   return names;
 }
 
+std::optional<ProductEngine> product_engine_from_name(std::string_view name) {
+  if (name == "auto") return ProductEngine::Auto;
+  if (name == "onednn") return ProductEngine::OneDnn;
+  if (name == "mkl") return ProductEngine::Mkl;
+  if (name == "panels") return ProductEngine::Panels;
+  return std::nullopt;
+}
+
 }  // namespace opgraph

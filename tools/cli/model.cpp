@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 #include <random>
 
 #include "opgraph/core/npy.h"
@@ -196,15 +195,11 @@ SessionOptions session_options(const Args& args) {
   }
   if (args.has("--products")) {
     const std::string& products = args.values("--products").back();
-    const std::map<std::string, ProductEngine> engines = {{"auto", ProductEngine::Auto},
-                                                          {"onednn", ProductEngine::OneDnn},
-                                                          {"mkl", ProductEngine::Mkl},
-                                                          {"panels", ProductEngine::Panels}};
-    const auto engine = engines.find(products);
-    if (engine == engines.end()) {
+    const std::optional<ProductEngine> engine = product_engine_from_name(products);
+    if (!engine) {
       throw UsageError(detail::concat("--products: expected auto, onednn, mkl or panels, got '", products, "'"));
     }
-    options.products = engine->second;
+    options.products = *engine;
   }
   const std::span<const std::string> paths = args.values("--package-path");
   options.package_paths.assign(paths.begin(), paths.end());

@@ -77,6 +77,9 @@ constexpr int64_t default_group_size(int bits) { return bits == 4 ? 32 : 0; }
 // oneDNN where it cannot. Quantized weights stay on the panels.
 enum class ProductEngine { Auto, OneDnn, Mkl, Panels };
 
+// The engine named "auto", "onednn", "mkl" or "panels"; nullopt for another name.
+std::optional<ProductEngine> product_engine_from_name(std::string_view name);
+
 using ShapeFn = std::function<std::vector<TensorMeta>(std::span<const TensorMeta* const> inputs, const Attrs& attrs)>;
 
 // What a kernel keeps about its node from one run to the next (the forms of
