@@ -293,6 +293,16 @@ ERROR_CASES = [
     ),
     (["run", "--output-dir", "out"], 2, r"missing the model.opg argument"),
     (["run", "cnn.opg", "other.opg"], 2, r"unexpected argument 'other.opg' after model.opg 'cnn.opg'"),
+    (
+        ["run", "cnn.opg", "--input", "x=x.npy", "--output-dir", "out", "--activations", "int4"],
+        2,
+        r"--activations: expected f32 or int8, got 'int4'",
+    ),
+    (
+        ["run", "cnn.opg", "--input", "x=x.npy", "--output-dir", "out", "--products", "gpu"],
+        2,
+        r"--products: expected auto, onednn, mkl or panels, got 'gpu'",
+    ),
     (["quantize", "cnn.opg", "--weights", "int8"], 2, r"missing the OUT.opg argument"),
     (["quantize", "cnn.opg", "out.opg"], 2, r"--weights is required"),
     (["quantize", "cnn.opg", "out.opg", "--weights", "f32"], 2, r"--weights: expected int8 or int4, got 'f32'"),

@@ -206,6 +206,10 @@ def test_quantizing_a_file_refuses_what_it_cannot_pack(layers_file, tmp_path):
     assert not out.exists()
     with pytest.raises(opgraph.Error, match="weights: expected None, 'int8' or 'int4', got 'int3'"):
         opgraph.quantize(layers_file, out, weights="int3")
+    with pytest.raises(
+        opgraph.Error, match=r"quantize: expected a group size of 0 \(all of a layer's inputs\) or more, got -32"
+    ):
+        opgraph.quantize(layers_file, out, weights="int8", group_size=-32)
     odd = extract_ir(nn.Linear(33, 4).eval(), (torch.randn(2, 33),))
     odd.save(tmp_path / "odd.opg")
     with pytest.raises(opgraph.Error, match="int4 packs inputs in pairs, and it has an odd count of them"):
@@ -328,6 +332,12 @@ def test_generation_with_quantized_weights_gives_transformers_tokens_on_those_we
     assert [int(t) for t in result.stdout.split()] == got
     with pytest.raises(opgraph.Error, match="weights: expected None, 'int8' or 'int4', got 'int3'"):
         Generator(folder, weights="int3")
+    with pytest.raises(opgraph.Error, match="opgraph.llm.export: weights: expected None, 'int8' or 'int4', got 'q4'"):
+        export(model, tmp_path / "bad", max_seq_len=MAX_SEQ_LEN, weights="q4")
+    with pytest.raises(
+        opgraph.Error, match="opgraph.llm.export: group_size: 32 given without weights='int8' or 'int4'"
+    ):
+        export(model, tmp_path / "bad", max_seq_len=MAX_SEQ_LEN, group_size=32)
     # Exported with its weights quantized: the same tokens from a smaller file.
     quantized = export(small_model("llama"), tmp_path / "quantized", max_seq_len=MAX_SEQ_LEN, weights=f"int{bits}")
     assert Generator(quantized).generate(PROMPT, max_new_tokens=16) == got
