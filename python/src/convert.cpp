@@ -335,15 +335,20 @@ NamedAttrs attrs_from_kwargs(const OpDef& op, const nb::kwargs& kwargs, nb::obje
 }
 
 WeightQuantization weight_quantization_from_string(const char* argument, const std::optional<std::string>& name,
-                                                   std::optional<int64_t> group_size) {
+                                                   std::optional<int64_t> group_size,
+                                                   const std::optional<std::string>& activations) {
+  OPGRAPH_CHECK(!activations || *activations == "int8", "activations: expected None or 'int8', got '", *activations,
+                "'");
   if (!name) {
     OPGRAPH_CHECK(!group_size, "group_size: ", *group_size, " given without ", argument, "='int8' or 'int4'");
-    return {};
+    return {.int8_activations = activations.has_value()};
   }
   OPGRAPH_CHECK(*name == "int8" || *name == "int4", argument, ": expected None, 'int8' or 'int4', got '", *name, "'");
   const bool int4 = *name == "int4";
   const int bits = int4 ? 4 : 8;
-  return {.bits = bits, .group_size = group_size.value_or(default_group_size(bits))};
+  return {.bits = bits,
+          .group_size = group_size.value_or(default_group_size(bits)),
+          .int8_activations = activations.has_value()};
 }
 
 }  // namespace opgraph::python

@@ -44,9 +44,11 @@ nb::object to_dlpack_producer(const Tensor& tensor);
 Device device_from_string(const std::string& text);
 // None, "int8" or "int4", and the group size that goes with it (None: a
 // scale per output channel for int8, groups of 32 for int4); `argument`
-// names the keyword the caller took `name` as.
+// names the keyword the caller took `name` as. `activations`: None or
+// "int8" (WeightQuantization's int8_activations).
 WeightQuantization weight_quantization_from_string(const char* argument, const std::optional<std::string>& name,
-                                                   std::optional<int64_t> group_size);
+                                                   std::optional<int64_t> group_size,
+                                                   const std::optional<std::string>& activations = std::nullopt);
 // Where results go back to, decided by where the inputs came from: NumPy
 // arrays when every input was on the host (a device result is copied back);
 // else arrays of the first device input's framework (torch, CuPy) through

@@ -88,18 +88,20 @@ void init_llm(nb::module_& m) {
       .def(
           "__init__",
           [](Generator* self, const std::filesystem::path& folder, int threads, const std::string& precision,
-             const std::optional<std::string>& weights, std::optional<int64_t> group_size, int64_t prefill_chunk) {
+             const std::optional<std::string>& weights, std::optional<int64_t> group_size,
+             const std::optional<std::string>& activations, int64_t prefill_chunk) {
             OPGRAPH_CHECK(precision == "float32" || precision == "bf16",
                           "precision: expected 'float32' or 'bf16', got '", precision, "'");
-            llm::GeneratorOptions options{.threads = threads,
-                                          .precision = precision == "bf16" ? Precision::BFloat16 : Precision::Float32,
-                                          .weights = weight_quantization_from_string("weights", weights, group_size),
-                                          .prefill_chunk = prefill_chunk};
+            llm::GeneratorOptions options{
+                .threads = threads,
+                .precision = precision == "bf16" ? Precision::BFloat16 : Precision::Float32,
+                .weights = weight_quantization_from_string("weights", weights, group_size, activations),
+                .prefill_chunk = prefill_chunk};
             nb::gil_scoped_release release;
             new (self) Generator(folder.string(), options);
           },
           nb::arg("folder"), nb::arg("threads"), nb::arg("precision"), nb::arg("weights").none(),
-          nb::arg("group_size").none(), nb::arg("prefill_chunk"))
+          nb::arg("group_size").none(), nb::arg("activations").none(), nb::arg("prefill_chunk"))
       .def(
           "generate",
           [](const Generator& self, const std::vector<std::vector<int32_t>>& prompts, int64_t max_new_tokens,

@@ -38,10 +38,7 @@ SessionOptions options_from_python(std::optional<int> threads, nb::handle packag
   SessionOptions options;
   options.device = device_from_string(device);
   options.precision = precision_from_string(precision);
-  options.weights = weight_quantization_from_string("quantize", quantize, group_size);
-  OPGRAPH_CHECK(!activations || *activations == "int8", "activations: expected None or 'int8', got '", *activations,
-                "'");
-  options.weights.int8_activations = activations.has_value();
+  options.weights = weight_quantization_from_string("quantize", quantize, group_size, activations);
   const std::optional<ProductEngine> engine = product_engine_from_name(products);
   OPGRAPH_CHECK(engine, "products: expected 'auto', 'onednn', 'mkl' or 'panels', got '", products, "'");
   options.products = *engine;
@@ -184,11 +181,13 @@ void init_session(nb::module_& m) {
            "of the matrix products (linear layers, the LM head) as int8 (symmetric) or int4 (as llama.cpp's Q4_0), "
            "with a float32 scale per `group_size` inputs (a multiple of 32 that divides each product's input "
            "dimension; None: per output channel for int8, 32 for int4): a quarter or an eighth of the bytes for a "
-           "decoding step to stream; needs AVX-512. `activations` 'int8' (with quantize='int8' per output channel, "
-           "or on a file whose layers opgraph.quantize stored as int8 per channel) "
-           "also quantizes the products' other operand at run time, per tensor to uint8 with a zero point, as ONNX "
-           "Runtime's quantize_dynamic does, where a product has 16 rows or more (a prompt, an encoder's tokens), "
-           "and multiplies on the CPU's integer instructions (AMX-INT8, AVX512-VNNI). `products` picks the engine "
+           "decoding step to stream; needs AVX-512. `activations` 'int8' (with quantize, or on a file whose layers "
+           "opgraph.quantize stored) also quantizes the products' other operand at run time and multiplies on the "
+           "CPU's integer instructions: a few rows (a decoding step), and any rows by int4 or grouped weights, per "
+           "row and block of 32 values to int8, as llama.cpp's Q8_0, on AVX512-VNNI (where the input dimension is "
+           "a multiple of 32 and cpu_has_vnni(); else they stay float32); 16 rows or more (a prompt, an encoder's "
+           "tokens) by int8 weights of a scale per output channel, per tensor to uint8 with a zero point, as ONNX "
+           "Runtime's quantize_dynamic does, on AMX-INT8 or AVX512-VNNI. `products` picks the engine "
            "of the float32 products with a constant weight: 'auto' by shape and CPU, or 'onednn', 'mkl' or "
            "'panels' (opgraph's own) for every one that engine can take; node_engines says which each node got.")
       .def("run", &run, nb::arg("inputs"), nb::arg("state").none() = nb::none(),

@@ -50,6 +50,15 @@ bool cpu_has_bf16() {
 #endif
 }
 
+bool cpu_has_vnni() {
+#if defined(__x86_64__)
+  static const bool has = cpu_capability() == CpuCapability::Avx512 && __builtin_cpu_supports("avx512vnni");
+  return has;
+#else
+  return false;
+#endif
+}
+
 const char* cpu_capability_name(CpuCapability capability) {
   switch (capability) {
     case CpuCapability::Avx2: return "avx2";

@@ -10,11 +10,6 @@ namespace opgraph {
 namespace {
 
 void check_weights(const WeightQuantization& weights, Device device) {
-  // Float32 weights: the quantized linear layers of a file that opgraph
-  // quantize wrote take them.
-  OPGRAPH_CHECK(!weights.int8_activations || weights.bits == 0 || (weights.bits == 8 && weights.group_size == 0),
-                "activations int8: need int8 weights with a scale per output channel (no group size), got int",
-                weights.bits, " weights in groups of ", weights.group_size);
   if (weights.bits == 0) return;
   OPGRAPH_CHECK(weights.bits == 8 || weights.bits == 4,
                 "weights: expected float32 (0 bits), int8 (8 bits) or int4 (4 bits), got ", weights.bits, " bits");

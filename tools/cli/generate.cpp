@@ -94,7 +94,8 @@ Command generate_command() {
            threads_flag(),
            precision_flag(),
            weights_flag(),
-           group_size_flag()},
+           group_size_flag(),
+           activations_flag()},
           generate_main};
 }
 

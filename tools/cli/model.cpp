@@ -34,9 +34,10 @@ Flag group_size_flag() {
 }
 Flag activations_flag() {
   return {"--activations", "A",
-          "f32 (default) or int8: with --weights int8 (or int8 layers of opgraph quantize), products of 16 rows or "
-          "more quantize their input per tensor "
-          "to uint8 at run time and multiply on the CPU's integer instructions (AMX-INT8, AVX512-VNNI)"};
+          "f32 (default) or int8: with --weights (or the layers of opgraph quantize), products quantize their input "
+          "at run time and multiply on the CPU's integer instructions: a few rows, and any rows by int4 or grouped "
+          "weights, per row and block of 32 to int8 (AVX512-VNNI); 16 rows or more by int8 weights per channel, "
+          "per tensor to uint8 (AMX-INT8, AVX512-VNNI)"};
 }
 Flag products_flag() {
   return {"--products", "E",

@@ -50,13 +50,17 @@ enum class Precision {
 // others in [-8, 7]. The products' other operand and their sums stay
 // float32.
 //
-// With `int8_activations` (int8 weights, a scale per output channel, or
-// float32 weights in a graph whose opgraph::quantized_linear layers hold
-// such levels), a product of many rows (a prompt, an encoder's tokens) by
-// such a weight also quantizes its other operand at run time, per tensor to uint8 with a zero point (as ONNX
-// Runtime's DynamicQuantizeLinear), and multiplies on the CPU's integer
-// instructions (AMX-INT8 or AVX512-VNNI, through oneDNN); products of a
-// few rows (decode steps) keep it float32.
+// With `int8_activations`, the products by such weights (or by the levels of
+// a file's opgraph::quantized_linear layers) also quantize their other
+// operand at run time and multiply on the CPU's integer instructions:
+// - a few rows (decode steps), and int4 or grouped weights at any row
+//   count: per row and block of 32 values to int8, symmetric (as
+//   llama.cpp's Q8_0), on AVX512-VNNI, where the input dimension is a
+//   multiple of 32 and the CPU has VNNI (float32 elsewhere);
+// - 16 rows or more (a prompt, an encoder's tokens) by int8 weights of a
+//   scale per output channel: per tensor to uint8 with a zero point (as
+//   ONNX Runtime's DynamicQuantizeLinear), on oneDNN's int8 matmul
+//   (AMX-INT8 or AVX512-VNNI).
 struct WeightQuantization {
   int bits = 0;
   int64_t group_size = 0;

@@ -47,10 +47,25 @@ class Generator:
     a list of prompts decodes as one batch, one run per token for them all.
     ``weights="int8"`` or ``"int4"`` quantizes the linear layers and the LM
     head at load, a scale per ``group_size`` inputs (None: per output channel
-    for int8, 32 for int4), as Session's ``quantize`` does."""
+    for int8, 32 for int4), as Session's ``quantize`` does; with
+    ``activations="int8"`` their products quantize their other operand too,
+    as Session's ``activations`` does (a decode step's per block of 32
+    values, as llama.cpp's Q8_0)."""
 
-    def __init__(self, folder, *, threads=None, precision="float32", weights=None, group_size=None, prefill_chunk=512):
-        self._generator = _C._Generator(str(folder), threads or 0, precision, weights, group_size, prefill_chunk)
+    def __init__(
+        self,
+        folder,
+        *,
+        threads=None,
+        precision="float32",
+        weights=None,
+        group_size=None,
+        activations=None,
+        prefill_chunk=512,
+    ):
+        self._generator = _C._Generator(
+            str(folder), threads or 0, precision, weights, group_size, activations, prefill_chunk
+        )
 
     @property
     def tokenizer(self):

@@ -4,6 +4,7 @@
 // that bandwidth for one row, and on its own copy of the weight for a few,
 // so they get their own kernels.
 #include "kernels/cpu/engines/few_rows_product.h"
+#include "kernels/cpu/engines/dot_panel_tiles.h"
 #include "kernels/cpu/engines/panel_tiles.h"
 #include "kernels/cpu/util/activation_formulas.h"
 #include "kernels/cpu/util/bfloat16.h"
@@ -222,7 +223,13 @@ void panels_product(const KernelContext& context, const Product& p, const Panels
   auto* dst = static_cast<float*>(p.dst.data);
   const int64_t a_stride = p.a.strides[rank - 2], dst_stride = p.dst.strides[rank - 2];
   const bool from_memory = streamed_bytes() > kCachedWeightBytes;
+  // Dot panels multiply a's rows quantized once for every thread.
+  const QuantizedActivations levels =
+      kIsDotElement<Element> ? quantized_activations(a, a_stride, m, k) : QuantizedActivations{};
   const auto sums = [&](int64_t i0, int64_t i1, int64_t q0, int64_t q1, float* to, int64_t to_stride) {
+    if constexpr (kIsDotElement<Element>) {
+      return add_dot_panel_rows(panels, levels, m, i0, i1, q0, q1, p.w_backward, from_memory, to, to_stride);
+    }
     // On AVX-512 every row count runs on the tiles, one row included: a
     // decode step took up to 16% less time so than on panel_sums (bfloat16
     // Qwen2.5-0.5B), and a row's bits do not depend on the build's
@@ -239,12 +246,15 @@ void panels_product(const KernelContext& context, const Product& p, const Panels
   };
   const int64_t threads = std::min<int64_t>(context.pool->num_threads(), k * n / kChunkWork);
   if (from_memory && threads > 1 && n < kColumnsPerThread * threads) {
-    // Each thread sums its share of the rows of w for every column; the
-    // shares are added in the threads' order.
+    // Each thread sums its share of the rows of w for every column (whole
+    // blocks of them on Dot panels); the shares are added in the threads'
+    // order.
+    const int64_t unit = kIsDotElement<Element> ? kDotBlock : 1, units = k / unit;
     std::vector<float> partial(static_cast<size_t>(threads * m * n), 0.0f);
     context.pool->parallel_for(0, threads, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
-        sums(0, panels.count(), k * t / threads, k * (t + 1) / threads, partial.data() + t * m * n, n);
+        const int64_t q0 = units * t / threads * unit, q1 = units * (t + 1) / threads * unit;
+        sums(0, panels.count(), q0, q1, partial.data() + t * m * n, n);
       }
     });
     start_rows(p, m, 0, n);
@@ -285,6 +295,10 @@ void panels_product_in_blocks(const KernelContext& context, const Product& p, co
 // for one row a, when a and dst are contiguous and w is a Session's weight
 // (packed into panels), or has contiguous rows (w[q, :]) or columns
 // (w[:, j]); or for a few rows on the panels, each row's sums as alone.
+bool runs_on_dot_panels(const KernelContext& context, int64_t k) {
+  return weight_quantization(context).int8_activations && runs_dot_panel_rows() && k % kDotBlock == 0;
+}
+
 bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
   const size_t rank = p.dst.shape.size();
   const int64_t m = p.dst.shape[rank - 2], k = p.a.shape.back(), n = p.dst.shape.back();
@@ -292,7 +306,7 @@ bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
   const int64_t row_stride = p.w.strides[rank - 2], column_stride = p.w.strides[rank - 1];
   const bool packed = p.constant_w && prepared_weights(context) != nullptr;
   const int bits = packed ? weight_quantization(context).bits : 0;
-  const bool quantized = bits != 0;
+  const bool quantized = bits != 0, dot = quantized && runs_on_dot_panels(context, k);
   const bool bfloat16 = packed && !quantized && weight_precision(context) == Precision::BFloat16;
   if (quantized) {
     // The Session checked for AVX-512 at load; a lowered capability since is refused here.
@@ -307,7 +321,11 @@ bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
   const auto* a = static_cast<const float*>(p.a.data);
   const auto* w = static_cast<const float*>(p.w.data);
   auto* dst = static_cast<float*>(p.dst.data);
-  if (bits == 8) {
+  if (dot && bits == 8) {
+    panels_product_in_blocks(context, p, packed_panels<DotInt8>(context, w, k, n, row_stride, column_stride));
+  } else if (dot) {
+    panels_product_in_blocks(context, p, packed_panels<DotInt4>(context, w, k, n, row_stride, column_stride));
+  } else if (bits == 8) {
     panels_product_in_blocks(context, p, packed_panels<int8_t>(context, w, k, n, row_stride, column_stride));
   } else if (bits == 4) {
     panels_product_in_blocks(context, p, packed_panels<Int4Pair>(context, w, k, n, row_stride, column_stride));
@@ -348,7 +366,12 @@ bool quantized_rows_product(const KernelContext& context, const Product& p, cons
     return false;
   }
   std::shared_ptr<const void> kept;
-  if (w.bits == 8) {
+  const bool dot = runs_on_dot_panels(context, w.k);
+  if (dot && w.bits == 8) {
+    panels_product_in_blocks(context, p, packed_panels<DotInt8>(context, w, kept));
+  } else if (dot) {
+    panels_product_in_blocks(context, p, packed_panels<DotInt4>(context, w, kept));
+  } else if (w.bits == 8) {
     panels_product_in_blocks(context, p, packed_panels<int8_t>(context, w, kept));
   } else {
     panels_product_in_blocks(context, p, packed_panels<Int4Pair>(context, w, kept));

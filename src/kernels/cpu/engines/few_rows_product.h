@@ -17,6 +17,13 @@ namespace opgraph::kernels {
 // does not run the product.
 bool few_rows_times_matrix(const KernelContext& context, const Product& p);
 
+// Whether a Session's quantized products of k inputs multiply int8
+// activations on Dot panels (dot_panel_tiles.h): where the Session
+// quantizes its activations (WeightQuantization's int8_activations), the
+// CPU has VNNI and k is a multiple of 32. Elsewhere their activations stay
+// float32.
+bool runs_on_dot_panels(const KernelContext& context, int64_t k);
+
 // Computes a float32 product of any number of rows whose w (p.w unread) is a
 // weight quantized ahead of time, on its integer panels, where the CPU runs
 // add_panel_rows and a and dst rows are contiguous. Returns false

@@ -417,16 +417,21 @@ void run_product(const KernelContext& context, const Product& p, DType dtype, bo
   }
   const int64_t rows = p.a.shape[p.a.shape.size() - 2];
   const bool float32 = !reference && dtype == DType::Float32;
-  if (float32 && rows >= kMinInt8ActivationRows && weight_quantization(context).int8_activations &&
+  const WeightQuantization quantization = weight_quantization(context);
+  // oneDNN's int8 matmul takes weights of a scale per output channel.
+  const bool per_channel_int8 = quantization.bits != 4 && quantization.group_size == 0;
+  if (float32 && rows >= kMinInt8ActivationRows && quantization.int8_activations && per_channel_int8 &&
       int8_activation_product(context, p)) {
     return note_engine(context, "oneDNN int8 (int8 activations, 16 rows or more)");
   }
   const ProductEngine engine = product_engine(context);
-  const bool quantized = weight_quantization(context).bits != 0;
+  const bool quantized = quantization.bits != 0;
   if (float32 &&
       (quantized || engine == ProductEngine::Panels || (engine == ProductEngine::Auto && rows <= kMaxPanelRows)) &&
       few_rows_times_matrix(context, p)) {
-    return note_engine(context, quantized                         ? "opgraph panels (integer levels)"
+    const bool dot = quantized && runs_on_dot_panels(context, p.a.shape.back());
+    return note_engine(context, dot                               ? "opgraph dot-product panels (int8 activations)"
+                                : quantized                       ? "opgraph panels (integer levels)"
                                 : engine == ProductEngine::Panels ? "opgraph panels (products=panels)"
                                                                   : "opgraph panels (64 rows or fewer)");
   }

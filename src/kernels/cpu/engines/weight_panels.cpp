@@ -23,14 +23,26 @@ int64_t paired_index(int64_t c, int64_t width) {
 // Where the scales of quantized panels of `bytes` start: at a cache line.
 int64_t scales_offset(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
-// Stores level `level` of column c (of a panel `width` wide) in row `row` of
-// the panel's elements.
-void store(int8_t* row, int64_t c, int64_t, int level) { row[c] = static_cast<int8_t>(level); }
-void store(Int4Pair* row, int64_t c, int64_t width, int level) {
+// Stores level `level` of row q and column c of a panel `width` columns wide.
+void store(int8_t* panel, int64_t q, int64_t c, int64_t width, int level) {
+  panel[q * width + c] = static_cast<int8_t>(level);
+}
+void store(Int4Pair* panel, int64_t q, int64_t c, int64_t width, int level) {
   const int64_t group = pair_group(width), half = group / 2, within = c % group;
-  uint8_t& byte = row[c / group * half + within % half].bits;
+  uint8_t& byte = panel[(q * width + c / group * group) / 2 + within % half].bits;
   byte = static_cast<uint8_t>(byte | (level + 8) << (within < half ? 0 : 4));
 }
+void store(DotInt8* panel, int64_t q, int64_t c, int64_t width, int level) {
+  panel[(q / 4 * width + c) * 4 + q % 4].bits = static_cast<uint8_t>(level + 128);
+}
+void store(DotInt4* panel, int64_t q, int64_t c, int64_t width, int level) {
+  uint8_t& byte = panel[(q / 8 * width + c) * 4 + q % 4].bits;
+  byte = static_cast<uint8_t>(byte | (level + 8) << (q % 8 < 4 ? 0 : 4));
+}
+
+// What sets a kind of quantized panels apart in the prepared weights' keys.
+template <typename Element>
+constexpr int64_t kPanelKind = kIsDotElement<Element> ? 1 : 0;
 
 // The bytes of quantized panels of `shape`, their scales after them.
 template <typename Element>
@@ -62,7 +74,7 @@ std::shared_ptr<const void> quantized_panels(const Panels<Element>& shape, Group
     for (int64_t g = 0; g < layout.groups; ++g) {
       scales[g * layout.padded + j] = group_levels(j, g, levels.data());
       for (int64_t q = 0; q < shape.group; ++q) {
-        store(to + (first * shape.k + (g * shape.group + q) * width) / per, j - first, width, levels[q]);
+        store(to + first * shape.k / per, g * shape.group + q, j - first, width, levels[q]);
       }
     }
   }
@@ -92,8 +104,13 @@ Panels<Element> quantized(const KernelContext& context, const float* w, int64_t 
   Panels<Element> shape{nullptr, k, n, n / kPanel};
   shape.group = group;
   // The key's length (7) sets it apart from the other kinds of packed weight.
-  const PreparedWeights::Key key{
-      -k, -n, row_stride, column_stride, quantization.bits, group, reinterpret_cast<intptr_t>(w)};
+  const PreparedWeights::Key key{-k,
+                                 -n,
+                                 row_stride,
+                                 column_stride,
+                                 quantization.bits + 100 * kPanelKind<Element>,
+                                 group,
+                                 reinterpret_cast<intptr_t>(w)};
   const std::span<const std::byte> source =
       spanned_bytes(w, std::array{k, n}, std::array{row_stride, column_stride}, sizeof(float));
   const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, source, [&] {
@@ -117,7 +134,7 @@ int stored_level(const QuantizedRows& w, int64_t j, int64_t q) {
 
 template <typename Element>
 Panels<Element> packed_panels(const KernelContext& context, const QuantizedRows& w, std::shared_ptr<const void>& kept) {
-  static_assert(std::is_same_v<Element, int8_t> || std::is_same_v<Element, Int4Pair>);
+  static_assert(std::is_same_v<Element, int8_t> || std::is_same_v<Element, Int4Pair> || kIsDotElement<Element>);
   Panels<Element> shape{nullptr, w.k, w.n, w.n / kPanel};
   shape.group = w.group;
   const int64_t groups = w.k / w.group;
@@ -132,7 +149,8 @@ Panels<Element> packed_panels(const KernelContext& context, const QuantizedRows&
     kept = make();
   } else {
     // The key's length (8) sets it apart from the other kinds of packed weight.
-    const PreparedWeights::Key key{-w.k, -w.n, w.bits, w.group, 0, 0, 0, reinterpret_cast<intptr_t>(w.levels)};
+    const PreparedWeights::Key key{
+        -w.k, -w.n, w.bits, w.group, kPanelKind<Element>, 0, 0, reinterpret_cast<intptr_t>(w.levels)};
     const auto* levels = static_cast<const std::byte*>(w.levels);
     kept = prepared->derived(key, std::span(levels, static_cast<size_t>(w.n * w.k * w.bits / 8)), make);
   }
@@ -141,18 +159,20 @@ Panels<Element> packed_panels(const KernelContext& context, const QuantizedRows&
 
 template Panels<int8_t> packed_panels(const KernelContext&, const QuantizedRows&, std::shared_ptr<const void>&);
 template Panels<Int4Pair> packed_panels(const KernelContext&, const QuantizedRows&, std::shared_ptr<const void>&);
+template Panels<DotInt8> packed_panels(const KernelContext&, const QuantizedRows&, std::shared_ptr<const void>&);
+template Panels<DotInt4> packed_panels(const KernelContext&, const QuantizedRows&, std::shared_ptr<const void>&);
 
-template <>
-Panels<int8_t> packed_panels(const KernelContext& context, const float* w, int64_t k, int64_t n, int64_t row_stride,
-                             int64_t column_stride) {
-  return quantized<int8_t>(context, w, k, n, row_stride, column_stride);
-}
-
-template <>
-Panels<Int4Pair> packed_panels(const KernelContext& context, const float* w, int64_t k, int64_t n, int64_t row_stride,
-                               int64_t column_stride) {
-  return quantized<Int4Pair>(context, w, k, n, row_stride, column_stride);
-}
+#define OPGRAPH_QUANTIZED_PANELS(Element)                                                           \
+  template <>                                                                                       \
+  Panels<Element> packed_panels(const KernelContext& context, const float* w, int64_t k, int64_t n, \
+                                int64_t row_stride, int64_t column_stride) {                        \
+    return quantized<Element>(context, w, k, n, row_stride, column_stride);                         \
+  }
+OPGRAPH_QUANTIZED_PANELS(int8_t)
+OPGRAPH_QUANTIZED_PANELS(Int4Pair)
+OPGRAPH_QUANTIZED_PANELS(DotInt8)
+OPGRAPH_QUANTIZED_PANELS(DotInt4)
+#undef OPGRAPH_QUANTIZED_PANELS
 
 template <typename Element>
 Panels<Element> packed_panels(const KernelContext& context, const float* w, int64_t k, int64_t n, int64_t row_stride,

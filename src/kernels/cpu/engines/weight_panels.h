@@ -33,9 +33,29 @@ struct Int4Pair {
   uint8_t bits;
 };
 
+// Integer panels laid out for the CPU's integer dot products (AVX512-VNNI's
+// vpdpbusd, which sums four byte products into each 32-bit lane), where a
+// Session quantizes its activations too (WeightQuantization's
+// int8_activations). A panel's rows of w go by fours: the 64 bytes of a
+// vector hold 16 columns' four consecutive rows, column after column.
+// DotInt8 stores level + 128 (unsigned), DotInt4 level + 8 in a nibble: a
+// byte's low nibble is row q of the eight rows of w from q0 = q - q % 8 (q %
+// 8 < 4), its high nibble row q + 4, so that a mask and a shift give the two
+// vectors of four rows each. The offsets come off once a block, times the
+// sum of the activation's levels.
+struct DotInt8 {
+  uint8_t bits;
+};
+struct DotInt4 {
+  uint8_t bits;
+};
+
+template <typename Element>
+constexpr bool kIsDotElement = std::is_same_v<Element, DotInt8> || std::is_same_v<Element, DotInt4>;
+
 // Columns to an element of a panel row.
 template <typename Element>
-constexpr int64_t kColumnsPerElement = std::is_same_v<Element, Int4Pair> ? 2 : 1;
+constexpr int64_t kColumnsPerElement = std::is_same_v<Element, Int4Pair> || std::is_same_v<Element, DotInt4> ? 2 : 1;
 
 template <typename Element>
 struct Panels {
@@ -71,8 +91,9 @@ constexpr int64_t pair_group(int64_t width) { return std::min(width, kPairGroup)
 
 // The [k, n] matrix w (element strides row_stride, column_stride) packed into
 // panels of Element, made once per weight and kept in the Session's prepared
-// weights. int8_t and Int4Pair panels are quantized as the Session's
-// WeightQuantization says; its group size must divide k.
+// weights. int8_t, Int4Pair, DotInt8 and DotInt4 panels are quantized as the
+// Session's WeightQuantization says; its group size must divide k (and the
+// Dot panels' k be a multiple of 32).
 template <typename Element>
 Panels<Element> packed_panels(const KernelContext& context, const float* w, int64_t k, int64_t n, int64_t row_stride,
                               int64_t column_stride);
@@ -90,8 +111,8 @@ struct QuantizedRows {
   int64_t k, n, group;
 };
 
-// w's levels and scales packed into int8_t (bits 8) or Int4Pair (bits 4)
-// panels, as they are: kept in the Session's prepared weights, or made for
+// w's levels and scales packed into int8_t or DotInt8 (bits 8), Int4Pair or
+// DotInt4 (bits 4) panels, as they are: kept in the Session's prepared weights, or made for
 // the call alone where no Session prepared it (`kept` then holds them).
 template <typename Element>
 Panels<Element> packed_panels(const KernelContext& context, const QuantizedRows& w, std::shared_ptr<const void>& kept);
