@@ -12,7 +12,11 @@ Paths, each fed the same random prompt ids:
 - opgraph: `opgraph.llm.export` of the model, run by `opgraph.llm.Generator`
   (precision "float32"; "bf16": bfloat16 weights, float32 sums; "int8": the
   linear layers' and LM head's weights int8 with a scale per output channel,
-  `weights="int8"`, float32 sums; "int4": int4 in groups of 32, as Q4_0);
+  `weights="int8"`, float32 sums; "int4": int4 in groups of 32, as Q4_0;
+  "int8-a8" and "int4-a8": those weights with int8 activations,
+  `activations="int8"`, a decode step's per block of 32 as llama.cpp's
+  Q8_0, the other paths' rows being their int8 and int4 ones: llama.cpp's
+  Q8_0 and Q4_0 multiply int8 activations too);
 - transformers `generate`, eager, and with a static cache whose decode step
   runs under `torch.compile` (transformers' own recipe: cache_implementation
   "static" with a CompileConfig), the model in float32 or bfloat16;
@@ -59,7 +63,7 @@ decode's fraction of it.
 `make bench-generate` installs the peers (bench/requirements-generate.txt)
 and runs every row:
 
-    python bench/generate.py [--models smollm2-135m qwen2.5-0.5b] [--precisions float32 bf16 int8 int4]
+    python bench/generate.py [--models smollm2-135m qwen2.5-0.5b] [--precisions float32 bf16 int8 int4 ...]
                              [--threads 1 2] [--rounds 2] [--paths opgraph eager ...]
                              [--batches 1 4 16] [--tables speed serving memory]
 """
@@ -199,11 +203,16 @@ def hf_folder(name):
     return folder
 
 
+def stored(precision):
+    """The weights' format of a precision: int4-a8 (int4 weights, int8 activations) stores int4."""
+    return precision.removesuffix("-a8")
+
+
 def load_torch(name, precision):
     import torch
     import transformers
 
-    if precision in ("int8", "int4"):
+    if stored(precision) in ("int8", "int4"):
         raise RuntimeError(f"transformers keeps no {precision} weights on the CPU without another quantization package")
     dtype = torch.bfloat16 if precision == "bf16" else torch.float32
     model = transformers.AutoModelForCausalLM.from_pretrained(hf_folder(name), dtype=dtype).eval()
@@ -261,6 +270,7 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 
 def gguf_file(name, precision):
+    precision = stored(precision)
     if precision == "int4":
         return q4_0_file(name)
     outtype = {"float32": "f32", "bf16": "bf16", "int8": "q8_0"}[precision]
@@ -300,7 +310,7 @@ def q4_0_file(name):
 
 def ort_genai_folder(name, precision="float32"):
     """The builder's fp32 model, or its int4 one (MatMulNBits, blocks of 32, its default accuracy level)."""
-    kind = "int4" if precision == "int4" else "fp32"
+    kind = "int4" if stored(precision) == "int4" else "fp32"
     folder = WORK / name / f"ort-genai-{kind}"
     if not (folder / "genai_config.json").exists():
         log(f"{name}: ONNX Runtime GenAI's model builder")
@@ -323,8 +333,11 @@ class Opgraph:
     def __init__(self, name, precision, threads):
         from opgraph.llm import Generator
 
-        if precision in ("int8", "int4"):
-            self.generator = Generator(opgraph_folder(name), threads=threads, weights=precision)
+        if stored(precision) in ("int8", "int4"):
+            activations = "int8" if precision.endswith("-a8") else None
+            self.generator = Generator(
+                opgraph_folder(name), threads=threads, weights=stored(precision), activations=activations
+            )
         else:
             self.generator = Generator(opgraph_folder(name), threads=threads, precision=precision)
 
@@ -404,7 +417,7 @@ class LlamaCpp:
         # repacked weights); its Llama takes no argument to leave them out, so
         # the model's default parameters are given without them, for Q4_0 too.
         defaults = library.llama_model_default_params
-        if precision in ("int8", "int4"):
+        if stored(precision) in ("int8", "int4"):
             library.llama_model_default_params = lambda: without_extra_buffers(defaults())
         try:
             self.llm = llama_cpp.Llama(
@@ -435,7 +448,7 @@ class OrtGenai:
     def __init__(self, name, precision, threads):
         import onnxruntime_genai as og
 
-        if precision not in ("float32", "int4"):
+        if stored(precision) not in ("float32", "int4"):
             raise RuntimeError(f"its CPU model builder writes fp32 or int4 models, no {precision}")
         config = og.Config(str(ort_genai_folder(name, precision)))
         options = {"intra_op_num_threads": threads, "inter_op_num_threads": 1}
@@ -593,15 +606,15 @@ def rss_child(argument):
 
 
 def bytes_per_token(name, precision):
-    """Weights (the tied lm head once) and the float32 KV cache at the mean decode position."""
+    """opgraph's weights (the tied lm head once; int4 with a float32 scale per 32) and the float32 KV cache at the
+    mean decode position."""
     config = SPECS[name].config
     hidden, layers, ffn = config["hidden_size"], config["num_hidden_layers"], config["intermediate_size"]
     head = hidden // config["num_attention_heads"]
     kv = config["num_key_value_heads"] * head
     per_layer = hidden * hidden * 2 + hidden * kv * 2 + hidden * ffn * 3
-    weights = (per_layer * layers + config["vocab_size"] * hidden) * {"float32": 4, "bf16": 2, "int8": 1, "int4": 0.5}[
-        precision
-    ]
+    per_weight = {"float32": 4, "bf16": 2, "int8": 1, "int4": 0.5 + 4 / 32}[stored(precision)]
+    weights = (per_layer * layers + config["vocab_size"] * hidden) * per_weight
     position = PROMPTS[0] + NEW_TOKENS / 2
     return weights + 2 * layers * kv * position * 4
 
@@ -681,8 +694,8 @@ TABLES = {"speed": speed_table, "serving": serving_table, "memory": lambda args,
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=list(SPECS), choices=list(SPECS))
-    precisions = ["float32", "bf16", "int8", "int4"]
-    parser.add_argument("--precisions", nargs="+", default=precisions, choices=precisions)
+    precisions = ["float32", "bf16", "int8", "int4", "int8-a8", "int4-a8"]
+    parser.add_argument("--precisions", nargs="+", default=precisions[:4], choices=precisions)
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
     parser.add_argument("--rounds", type=int, default=2)

@@ -4,15 +4,21 @@ library's sources (one token per byte), exported with opgraph.llm.export and
 run by opgraph in float32 and with its weights quantized (Session's
 `quantize`, Generator's `weights`): int8 with a scale per output channel and
 per group of 32 inputs, int4 (as llama.cpp's Q4_0) in groups of 32, 64 and
-128.
+128; and with int8 activations too (`activations="int8"`: per block of 32
+values for a decoding step, as llama.cpp's Q8_0).
 
 For each it prints:
 - perplexity per byte on held-out modules (every tenth file of the standard
   library, none of which the model trained on), from one opgraph run per
   byte on the exported graph and its KV cache;
 - the agreement of greedy tokens with float32's over 512 steps from prompts
-  taken from held-out modules: the share of steps whose token is float32's,
-  and the steps before the first that is not.
+  taken from held-out modules, two ways:
+  - free-running: the share of steps whose token is float32's, each model
+    generating on its own tokens (once a sequence takes another token it
+    goes its own way), and the steps before the first miss;
+  - teacher-forced: the share of float32's 512 greedy steps at which the
+    quantized model, fed float32's tokens so far, picks float32's next
+    token, so that a miss costs one step and not every step after it.
 
 The trained model is kept under build/bench-quantized and reused.
 
@@ -43,13 +49,16 @@ CONFIG = dict(
 CONTEXT, BATCH = 256, 16
 EVAL_WINDOWS, EVAL_WINDOW = 8, 256
 PROMPTS, PROMPT_BYTES, GREEDY_STEPS = 4, 64, 512
+# (name, weights, group size, activations)
 VARIANTS = [
-    ("float32", None, None),
-    ("int8, per channel", "int8", 0),
-    ("int8, groups of 32", "int8", 32),
-    ("int4, groups of 32", "int4", 32),
-    ("int4, groups of 64", "int4", 64),
-    ("int4, groups of 128", "int4", 128),
+    ("float32", None, None, None),
+    ("int8, per channel", "int8", 0, None),
+    ("int8, groups of 32", "int8", 32, None),
+    ("int4, groups of 32", "int4", 32, None),
+    ("int4, groups of 64", "int4", 64, None),
+    ("int4, groups of 128", "int4", 128, None),
+    ("int8 + int8 act.", "int8", 0, "int8"),
+    ("int4/32 + int8 act.", "int4", 32, "int8"),
 ]
 
 
@@ -105,30 +114,41 @@ def exported(model, steps):
     return folder
 
 
-def perplexity(folder, quantize, group_size, threads, windows):
-    """Per byte, over windows of held-out text, one run per byte on the graph's KV cache."""
-    import opgraph
-
-    session = opgraph.Session(folder / "model.opg", threads=threads, quantize=quantize, group_size=group_size)
+def logits_along(session, sequence):
+    """The logits after each token of `sequence` but the last, one opgraph run per token on the graph's KV cache."""
     inputs = {value.name: value for value in session.inputs}
     batch, capacity = inputs["attention_mask"].shape
+    state = session.new_state(**{batch: 1})
+    mask = np.zeros((1, capacity), np.int64)
+    for position in range(len(sequence) - 1):
+        mask[0, position] = 1
+        feed = {
+            "input_ids": np.array([[sequence[position]]], np.int64),
+            "cache_position": np.array([position], np.int64),
+            "position_ids": np.array([[position]], np.int64),
+            "attention_mask": mask,
+        }
+        yield next(iter(session.run(feed, state=state).values()))[0].astype(np.float64)
+
+
+def perplexity(session, windows):
+    """Per byte, over windows of held-out text."""
     total, count = 0.0, 0
     for window in windows:
-        state = session.new_state(**{batch: 1})
-        mask = np.zeros((1, capacity), np.int64)
-        for position in range(len(window) - 1):
-            mask[0, position] = 1
-            feed = {
-                "input_ids": np.array([[window[position]]], np.int64),
-                "cache_position": np.array([position], np.int64),
-                "position_ids": np.array([[position]], np.int64),
-                "attention_mask": mask,
-            }
-            logits = next(iter(session.run(feed, state=state).values()))
-            row = logits[0].astype(np.float64)
+        for position, row in enumerate(logits_along(session, window)):
             total += np.log(np.exp(row - row.max()).sum()) + row.max() - row[window[position + 1]]
             count += 1
     return math.exp(total / count)
+
+
+def forced_agreement(session, prompts, reference_tokens):
+    """The share of the reference's greedy steps whose token the session picks, fed the reference's tokens so far."""
+    same = 0
+    for prompt, tokens in zip(prompts, reference_tokens):
+        sequence = list(prompt) + list(tokens)
+        rows = list(logits_along(session, sequence))[len(prompt) - 1 :]
+        same += sum(int(np.argmax(row)) == token for row, token in zip(rows, tokens))
+    return same / sum(len(tokens) for tokens in reference_tokens)
 
 
 def main():
@@ -136,6 +156,7 @@ def main():
     parser.add_argument("--steps", type=int, default=500, help="training steps of 16 x 256 bytes")
     parser.add_argument("--threads", type=int, default=min(2, os.cpu_count()))
     args = parser.parse_args()
+    import opgraph
     from opgraph.llm import Generator
 
     model = trained_model(args.steps, args.threads)
@@ -151,13 +172,18 @@ def main():
         f"windows of {EVAL_WINDOW} bytes; greedy agreement with float32 over {GREEDY_STEPS} steps from "
         f"{PROMPTS} held-out prompts of {PROMPT_BYTES} bytes; {args.threads} threads"
     )
-    print(f"{'weights':>22} {'perplexity':>10} {'vs float32':>10} {'agreement':>10} {'earliest miss':>13}")
+    print(
+        f"{'weights':>22} {'perplexity':>10} {'vs float32':>10} {'free-running':>12} {'earliest miss':>13} "
+        f"{'teacher-forced':>14}"
+    )
     reference = None
-    for name, quantize, group_size in VARIANTS:
+    for name, quantize, group_size, activations in VARIANTS:
+        quantization = dict(group_size=group_size, activations=activations)
+        session = opgraph.Session(folder / "model.opg", threads=args.threads, quantize=quantize, **quantization)
         log(f"{name}: perplexity")
-        ppl = perplexity(folder, quantize, group_size, args.threads, windows)
+        ppl = perplexity(session, windows)
         log(f"{name}: greedy tokens")
-        generator = Generator(folder, threads=args.threads, weights=quantize, group_size=group_size)
+        generator = Generator(folder, threads=args.threads, weights=quantize, **quantization)
         tokens = [list(generator.generate(p, max_new_tokens=GREEDY_STEPS)) for p in prompts]
         if reference is None:
             reference = (ppl, tokens)
@@ -166,9 +192,11 @@ def main():
             next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), GREEDY_STEPS)
             for got, want in zip(tokens, reference[1])
         ]
+        log(f"{name}: teacher-forced greedy tokens")
+        forced = forced_agreement(session, prompts, reference[1])
         print(
-            f"{name:>22} {ppl:>10.4f} {ppl - reference[0]:>+10.4f} {same / (PROMPTS * GREEDY_STEPS):>9.1%} "
-            f"{min(first):>13}",
+            f"{name:>22} {ppl:>10.4f} {ppl - reference[0]:>+10.4f} {same / (PROMPTS * GREEDY_STEPS):>11.1%} "
+            f"{min(first):>13} {forced:>13.1%}",
             flush=True,
         )
 

@@ -80,7 +80,8 @@ OPGRAPH_AVX512_VNNI void dot_tile(const QuantizedActivations& a, int64_t r0, con
       const uint8_t* line = bytes + s * row_bytes + 4 * kLanes * v0;
       __m512i w[Vectors];
       for (int v = 0; v < Vectors; ++v) {
-        if constexpr (Prefetch) _mm_prefetch(reinterpret_cast<const char*>(line) + kPrefetchBytes + 64 * v, _MM_HINT_T1);
+        if constexpr (Prefetch)
+          _mm_prefetch(reinterpret_cast<const char*>(line) + kPrefetchBytes + 64 * v, _MM_HINT_T1);
         w[v] = _mm512_loadu_si512(line + 4 * kLanes * v);
       }
       for (int r = 0; r < Rows; ++r) {
@@ -92,8 +93,7 @@ OPGRAPH_AVX512_VNNI void dot_tile(const QuantizedActivations& a, int64_t r0, con
           const __m512i low = four_levels(x), high = four_levels(x + 4);
           for (int v = 0; v < Vectors; ++v) {
             acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], _mm512_and_si512(w[v], low_nibbles), low);
-            acc[r][v] =
-                _mm512_dpbusd_epi32(acc[r][v], _mm512_and_si512(_mm512_srli_epi16(w[v], 4), low_nibbles), high);
+            acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], _mm512_and_si512(_mm512_srli_epi16(w[v], 4), low_nibbles), high);
           }
         }
       }

@@ -41,7 +41,6 @@ QuantizedActivations quantized_activations(const float* a, int64_t a_stride, int
 // where `prefetch`.
 template <typename Element>
 void add_dot_panel_rows(const Panels<Element>& panels, const QuantizedActivations& a, int64_t rows, int64_t first,
-                        int64_t last, int64_t q0, int64_t q1, bool backward, bool prefetch, float* y,
-                        int64_t y_stride);
+                        int64_t last, int64_t q0, int64_t q1, bool backward, bool prefetch, float* y, int64_t y_stride);
 
 }  // namespace opgraph::kernels

@@ -2,14 +2,12 @@
 // only where its output scales are fixed when the primitive is made: with
 // scales given per call it takes its jit GEMM, a seventh of the speed. So
 // the weight's per-channel scales go into the primitive, made per node and
-// row count, and a's per-call scale is a post-op that multiplies the sums,
+// row count; a's per-call scales, one per row, multiply the sums after it,
 // before the bias, residual, activation and multiplier.
 #include "kernels/cpu/engines/int8_product.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <string_view>
 #include <unordered_map>
@@ -24,6 +22,7 @@
 #include <immintrin.h>
 
 #include "core/weight_levels.h"
+#include "kernels/cpu/engines/product_epilogue.h"
 #include "kernels/cpu/onednn/onednn.h"
 #include "opgraph/core/cpu_capability.h"
 
@@ -32,8 +31,7 @@
 namespace opgraph::kernels {
 namespace {
 
-constexpr auto kU8 = dnnl::memory::data_type::u8, kS8 = dnnl::memory::data_type::s8,
-               kF32 = dnnl::memory::data_type::f32, kS32 = dnnl::memory::data_type::s32;
+constexpr auto kS8 = dnnl::memory::data_type::s8, kF32 = dnnl::memory::data_type::f32;
 
 // w's int8 levels, row-major [k, n], and a scale per column: the levels the
 // integer panels hold for an int8 Session's weight. Without `levels`, the
@@ -52,49 +50,24 @@ std::vector<float> column_levels(const Operand& w, int8_t* levels = nullptr) {
   return scales;
 }
 
-// A product's primitive, made for its weight's scales and its row count.
+// A product's primitive, made for its weight's scales and its row count:
+// a's levels times w's, times w's scales, into a dense [m, n] buffer of sums.
+// oneDNN 2.6 runs a per-row binary post-op (a's scales) on its reference
+// kernel only, so the rows are finished apart (product_epilogue.h).
 struct Int8Plan {
   dnnl::matmul matmul;
-  dnnl::memory::desc a, w, dst, bias, multiplier, scratchpad;
+  dnnl::memory::desc a, w, sums, scratchpad;
   PreparedWeights::Key w_layout;
-  // The arguments of the post-ops: a's scale, and the bias and multiplier
-  // where p has them (0 where it does not).
-  int scale_arg = 0, bias_arg = 0, multiplier_arg = 0;
   bool reference_kernel = false;
 
   Int8Plan(const Product& p, const std::vector<float>& scales) {
     const int64_t m = p.a.shape[0], k = p.a.shape[1], n = p.w.shape[1];
-    a = dnnl::memory::desc({m, k}, kU8, dnnl::memory::format_tag::ab);
-    dst = describe(p.dst, kF32);
-    dnnl::post_ops post_ops;
-    int index = 0;
-    const auto next_arg = [&] { return DNNL_ARG_ATTR_MULTIPLE_POST_OP(index++) | DNNL_ARG_SRC_1; };
-    post_ops.append_binary(dnnl::algorithm::binary_mul, dnnl::memory::desc({1, 1}, kF32, dnnl::memory::format_tag::ab));
-    scale_arg = next_arg();
-    if (p.bias) {
-      bias = describe(*p.bias, kF32);
-      post_ops.append_binary(dnnl::algorithm::binary_add, bias);
-      bias_arg = next_arg();
-    }
-    if (p.accumulate) {
-      post_ops.append_sum(1.0f);
-      ++index;
-    }
-    if (p.activation != Activation::None) {
-      append_activation_post_op(post_ops, p.activation);
-      ++index;
-    }
-    if (p.multiplier) {
-      multiplier = describe(*p.multiplier, kF32);
-      post_ops.append_binary(dnnl::algorithm::binary_mul, multiplier);
-      multiplier_arg = next_arg();
-    }
+    a = dnnl::memory::desc({m, k}, kS8, dnnl::memory::format_tag::ab);
+    sums = dnnl::memory::desc({m, n}, kF32, dnnl::memory::format_tag::ab);
     dnnl::primitive_attr attr = with_caller_scratchpad();
     attr.set_output_scales(2, scales);
-    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-    attr.set_post_ops(post_ops);
     const dnnl::memory::desc any_w({k, n}, kS8, dnnl::memory::format_tag::any);
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, any_w, dst), attr, onednn_engine());
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, any_w, sums), attr, onednn_engine());
     reference_kernel = std::string_view(pd.impl_info_str()).starts_with("ref");
     matmul = dnnl::matmul(pd);
     w = pd.weights_desc();
@@ -110,103 +83,52 @@ struct Int8Call {
   std::unordered_map<int, dnnl::memory> args;
   // w's levels in the plan's layout, found on the first call.
   std::shared_ptr<const void> packed_w;
-  float scale = 1;
-  int32_t zero_point = 0;
+  std::vector<float> row_scales;  // a's, each call's
 
-  explicit Int8Call(std::shared_ptr<const Int8Plan> made) : plan(std::move(made)) {
-    const dnnl::engine& engine = onednn_engine();
+  explicit Int8Call(std::shared_ptr<const Int8Plan> made)
+      : plan(std::move(made)), row_scales(static_cast<size_t>(plan->a.dims()[0])) {
     args = {{DNNL_ARG_SRC, unbound_memory(plan->a)},
             {DNNL_ARG_WEIGHTS, unbound_memory(plan->w)},
-            {DNNL_ARG_DST, unbound_memory(plan->dst)},
-            {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
-             dnnl::memory(dnnl::memory::desc({1}, kS32, dnnl::memory::format_tag::a), engine, &zero_point)},
-            {plan->scale_arg,
-             dnnl::memory(dnnl::memory::desc({1, 1}, kF32, dnnl::memory::format_tag::ab), engine, &scale)}};
-    if (plan->bias_arg != 0) args.emplace(plan->bias_arg, unbound_memory(plan->bias));
-    if (plan->multiplier_arg != 0) args.emplace(plan->multiplier_arg, unbound_memory(plan->multiplier));
+            {DNNL_ARG_DST, unbound_memory(plan->sums)}};
     if (plan->scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, unbound_memory(plan->scratchpad));
   }
 };
 
-// a's scale and zero point as ONNX Runtime's DynamicQuantizeLinear takes
-// them: the range of a and zero, over 255 levels.
-struct ActivationLevels {
-  float scale;
-  int32_t zero_point;
-};
-
-// low and high widened to the lowest and highest of a row's k values
-// `stride` apart: in AVX-512 vectors where they are contiguous and the CPU
-// has it, one at a time otherwise.
-OPGRAPH_AVX512 void row_range_avx512(const float* row, int64_t k, float& low, float& high) {
-  __m512 lows = _mm512_set1_ps(low), highs = _mm512_set1_ps(high);
+// Row `row` (k values `stride` apart) as int8 levels, symmetric: its
+// largest magnitude at 127, rounded to nearest even, into `to`; returns the
+// row's scale. In AVX-512 vectors where the values are contiguous and the
+// CPU has it, one at a time otherwise, alike.
+OPGRAPH_AVX512 float quantize_row_avx512(const float* row, int64_t k, int8_t* to) {
+  __m512 largest = _mm512_setzero_ps();
   int64_t q = 0;
-  for (; q + 16 <= k; q += 16) {
-    const __m512 values = _mm512_loadu_ps(row + q);
-    lows = _mm512_min_ps(lows, values);
-    highs = _mm512_max_ps(highs, values);
+  for (; q + 16 <= k; q += 16) largest = _mm512_max_ps(largest, _mm512_abs_ps(_mm512_loadu_ps(row + q)));
+  float most = _mm512_reduce_max_ps(largest);
+  for (; q < k; ++q) most = std::max(most, std::abs(row[q]));
+  const float inverse = most > 0 ? 127 / most : 0.0f;
+  const __m512 by = _mm512_set1_ps(inverse);
+  for (q = 0; q + 16 <= k; q += 16) {
+    const __m512i levels = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(row + q), by));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + q), _mm512_cvtsepi32_epi8(levels));
   }
-  low = _mm512_reduce_min_ps(lows);
-  high = _mm512_reduce_max_ps(highs);
-  for (; q < k; ++q) low = std::min(low, row[q]), high = std::max(high, row[q]);
+  for (; q < k; ++q) to[q] = static_cast<int8_t>(std::nearbyint(row[q] * inverse));
+  return most / 127;
 }
 
-void row_range(const float* row, int64_t k, int64_t stride, float& low, float& high) {
-  if (stride == 1 && cpu_capability() == CpuCapability::Avx512) return row_range_avx512(row, k, low, high);
-  for (int64_t q = 0; q < k; ++q) low = std::min(low, row[q * stride]), high = std::max(high, row[q * stride]);
+float quantize_row(const float* row, int64_t k, int64_t stride, int8_t* to) {
+  if (stride == 1 && cpu_capability() == CpuCapability::Avx512) return quantize_row_avx512(row, k, to);
+  float most = 0;
+  for (int64_t q = 0; q < k; ++q) most = std::max(most, std::abs(row[q * stride]));
+  const float inverse = most > 0 ? 127 / most : 0.0f;
+  for (int64_t q = 0; q < k; ++q) to[q] = static_cast<int8_t>(std::nearbyint(row[q * stride] * inverse));
+  return most / 127;
 }
 
-ActivationLevels activation_levels(const KernelContext& context, const Operand& a) {
+// a as int8 levels, dense [m, k], into `to`, and row r's scale into scales[r].
+void quantize_activations(const KernelContext& context, const Operand& a, int8_t* to, float* scales) {
   const int64_t m = a.shape[0], k = a.shape[1];
   const auto* data = static_cast<const float*>(a.data);
-  const int threads = context.pool->num_threads();
-  std::vector<std::array<float, 2>> ranges(static_cast<size_t>(threads), {0.0f, 0.0f});
-  context.pool->parallel_for(0, threads, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      float low = 0, high = 0;
-      for (int64_t r = m * t / threads; r < m * (t + 1) / threads; ++r) {
-        row_range(data + r * a.strides[0], k, a.strides[1], low, high);
-      }
-      ranges[t] = {low, high};
-    }
-  });
-  float low = 0, high = 0;
-  for (const auto& [l, h] : ranges) low = std::min(low, l), high = std::max(high, h);
-  const float scale = (high - low) / 255;
-  if (scale == 0) return {1.0f, 0};
-  return {scale, static_cast<int32_t>(std::clamp(std::nearbyint(-low / scale), 0.0f, 255.0f))};
-}
-
-// Row `row` (k values `stride` apart) as uint8 levels round(x * inverse) +
-// zero, saturated, into `to`: in AVX-512 vectors where the values are
-// contiguous and the CPU has it, one at a time otherwise, alike.
-OPGRAPH_AVX512 void quantize_row_avx512(const float* row, int64_t k, float inverse, float zero, uint8_t* to) {
-  const __m512 scale = _mm512_set1_ps(inverse), offset = _mm512_set1_ps(zero);
-  const __m512 low = _mm512_setzero_ps(), high = _mm512_set1_ps(255.0f);
-  int64_t q = 0;
-  for (; q + 16 <= k; q += 16) {
-    const __m512 scaled = _mm512_mul_ps(_mm512_loadu_ps(row + q), scale);
-    const __m512 rounded = _mm512_roundscale_ps(scaled, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512 level = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(rounded, offset), low), high);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + q), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(level)));
-  }
-  for (; q < k; ++q) to[q] = static_cast<uint8_t>(std::clamp(std::nearbyint(row[q] * inverse) + zero, 0.0f, 255.0f));
-}
-
-void quantize_row(const float* row, int64_t k, int64_t stride, float inverse, float zero, uint8_t* to) {
-  if (stride == 1 && cpu_capability() == CpuCapability::Avx512) return quantize_row_avx512(row, k, inverse, zero, to);
-  for (int64_t q = 0; q < k; ++q) {
-    to[q] = static_cast<uint8_t>(std::clamp(std::nearbyint(row[q * stride] * inverse) + zero, 0.0f, 255.0f));
-  }
-}
-
-// a as uint8 levels, dense [m, k], into `to`.
-void quantize_activations(const KernelContext& context, const Operand& a, ActivationLevels levels, uint8_t* to) {
-  const int64_t m = a.shape[0], k = a.shape[1];
-  const auto* data = static_cast<const float*>(a.data);
-  const float inverse = 1 / levels.scale, zero = static_cast<float>(levels.zero_point);
   context.pool->parallel_for(0, m, std::max<int64_t>(1, 16384 / std::max<int64_t>(k, 1)), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) quantize_row(data + r * a.strides[0], k, a.strides[1], inverse, zero, to + r * k);
+    for (int64_t r = r0; r < r1; ++r) scales[r] = quantize_row(data + r * a.strides[0], k, a.strides[1], to + r * k);
   });
 }
 
@@ -214,7 +136,9 @@ void quantize_activations(const KernelContext& context, const Operand& a, Activa
 
 bool int8_activation_product(const KernelContext& context, const Product& p, const QuantizedRows* stored) {
   PreparedWeights* prepared = prepared_weights(context);
-  if (prepared == nullptr || !(p.constant_w || stored) || p.dst.shape.size() != 2) return false;
+  if (prepared == nullptr || !(p.constant_w || stored) || p.dst.shape.size() != 2 || p.dst.strides[1] != 1) {
+    return false;
+  }
   const int64_t m = p.a.shape[0], k = p.a.shape[1], n = p.w.shape[1];
   const auto weight_key = reinterpret_cast<intptr_t>(stored ? stored->levels : p.w.data);
   const OneDnnStream stream(context);
@@ -262,20 +186,31 @@ bool int8_activation_product(const KernelContext& context, const Product& p, con
     call.args.at(DNNL_ARG_WEIGHTS).set_data_handle(const_cast<void*>(call.packed_w.get()));
   }
 
-  const ActivationLevels levels = activation_levels(context, p.a);
-  const size_t a_bytes = aligned_size(static_cast<size_t>(m * k));
-  auto* scratch = static_cast<uint8_t*>(thread_scratch(a_bytes + plan->scratchpad.get_size()));
-  quantize_activations(context, p.a, levels, scratch);
-  call.scale = levels.scale;
-  call.zero_point = levels.zero_point;
-  call.args.at(DNNL_ARG_SRC).set_data_handle(scratch);
-  call.args.at(DNNL_ARG_DST).set_data_handle(p.dst.data);
-  if (p.bias) call.args.at(plan->bias_arg).set_data_handle(p.bias->data);
-  if (p.multiplier) call.args.at(plan->multiplier_arg).set_data_handle(p.multiplier->data);
-  if (plan->scratchpad.get_size() > 0) call.args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(scratch + a_bytes);
+  const size_t a_bytes = aligned_size(static_cast<size_t>(m * k)), sums_bytes = aligned_size(plan->sums.get_size());
+  auto* scratch = static_cast<char*>(thread_scratch(a_bytes + sums_bytes + plan->scratchpad.get_size()));
+  auto* levels = reinterpret_cast<int8_t*>(scratch);
+  auto* sums = reinterpret_cast<float*>(scratch + a_bytes);
+  quantize_activations(context, p.a, levels, call.row_scales.data());
+  call.args.at(DNNL_ARG_SRC).set_data_handle(levels);
+  call.args.at(DNNL_ARG_DST).set_data_handle(sums);
+  if (plan->scratchpad.get_size() > 0) {
+    call.args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(scratch + a_bytes + sums_bytes);
+  }
   dnnl::stream& s = stream;
   plan->matmul.execute(s, call.args);
   s.wait();
+  // dst's rows: the bias (and residual), the sums times the row's scale, then
+  // the activation and multiplier.
+  const int64_t dst_stride = p.dst.strides[0];
+  auto* dst = static_cast<float*>(p.dst.data);
+  context.pool->parallel_for(0, n, std::max<int64_t>(16, 16384 / std::max<int64_t>(m, 1)), [&](int64_t j0, int64_t j1) {
+    start_rows(p, m, j0, j1);
+    for (int64_t r = 0; r < m; ++r) {
+      const float scale = call.row_scales[r];
+      for (int64_t j = j0; j < j1; ++j) dst[r * dst_stride + j] += sums[r * n + j] * scale;
+    }
+    finish_rows(p, m, j0, j1);
+  });
   return true;
 }
 
