@@ -8,7 +8,7 @@ Rows: BERT-base, GPT-2 small, a SmolLM-135M-shaped Llama and ViT-B/16
 at 1 and 2 threads. Paths:
 - opgraph f32: the model's .opg as extracted;
 - opgraph int8: the same file, weights int8 per output channel and each
-  product's input quantized per row to int8 at run time, on oneDNN's int8
+  product's input quantized per row to uint8 at run time, on oneDNN's int8
   matmul (a decode step's few rows per block of 32, on opgraph's VNNI
   panels);
 - ONNX Runtime f32, and int8: onnxruntime.quantization.quantize_dynamic

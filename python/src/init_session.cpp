@@ -186,7 +186,8 @@ void init_session(nb::module_& m) {
            "CPU's integer instructions: a few rows (a decoding step), and any rows by int4 or grouped weights, per "
            "row and block of 32 values to int8, as llama.cpp's Q8_0, on AVX512-VNNI (where the input dimension is "
            "a multiple of 32 and cpu_has_vnni(); else they stay float32); 16 rows or more (a prompt, an encoder's "
-           "tokens) by int8 weights of a scale per output channel, per row to int8, on AMX-INT8 or AVX512-VNNI. "
+           "tokens) by int8 weights of a scale per output channel, per row to uint8 with a zero point, on AMX-INT8 or "
+           "AVX512-VNNI. "
            "`products` picks the engine "
            "of the float32 products with a constant weight: 'auto' by shape and CPU, or 'onednn', 'mkl' or "
            "'panels' (opgraph's own) for every one that engine can take; node_engines says which each node got.")

@@ -84,11 +84,13 @@ def test_quantized_weights_give_the_dequantized_products(layers, bits, group_siz
 
 
 def row_quantized(x):
-    """x quantized per row to int8 and back: symmetric, the row's largest
-    magnitude at 127, rounded half to even, in float32."""
-    largest = np.abs(x).max(axis=1, keepdims=True)
-    inverse = np.where(largest > 0, np.float32(127) / np.where(largest > 0, largest, 1), 0).astype(np.float32)
-    return (np.rint(x * inverse) * (largest / np.float32(127))).astype(np.float32)
+    """x quantized per row to uint8 with a zero point and back, as ONNX
+    Runtime's DynamicQuantizeLinear quantizes a tensor: the range of the row
+    and zero over 255 levels, rounded half to even."""
+    low, high = np.minimum(x.min(axis=1, keepdims=True), 0), np.maximum(x.max(axis=1, keepdims=True), 0)
+    scale = ((high - low) / np.float32(255)).astype(np.float32)
+    zero = np.clip(np.round(-low / scale), 0, 255)
+    return ((np.clip(np.round(x * (np.float32(1) / scale)) + zero, 0, 255) - zero) * scale).astype(np.float32)
 
 
 def test_int8_activations_quantize_each_product_input_per_row(layers):

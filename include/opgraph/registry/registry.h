@@ -58,8 +58,8 @@ enum class Precision {
 //   llama.cpp's Q8_0), on AVX512-VNNI, where the input dimension is a
 //   multiple of 32 and the CPU has VNNI (float32 elsewhere);
 // - 16 rows or more (a prompt, an encoder's tokens) by int8 weights of a
-//   scale per output channel: per row to int8, symmetric, on oneDNN's int8
-//   matmul (AMX-INT8 or AVX512-VNNI).
+//   scale per output channel: per row to uint8 with a zero point, on
+//   oneDNN's int8 matmul (AMX-INT8 or AVX512-VNNI).
 struct WeightQuantization {
   int bits = 0;
   int64_t group_size = 0;

@@ -31,24 +31,52 @@
 namespace opgraph::kernels {
 namespace {
 
-constexpr auto kS8 = dnnl::memory::data_type::s8, kF32 = dnnl::memory::data_type::f32;
+constexpr auto kU8 = dnnl::memory::data_type::u8, kS8 = dnnl::memory::data_type::s8,
+               kF32 = dnnl::memory::data_type::f32;
 
-// w's int8 levels, row-major [k, n], and a scale per column: the levels the
-// integer panels hold for an int8 Session's weight. Without `levels`, the
-// scales alone.
-std::vector<float> column_levels(const Operand& w, int8_t* levels = nullptr) {
+// A weight's int8 levels per column (output channel): each column's scale,
+// and its levels' sum times the scale, which a's zero points multiply.
+struct ColumnLevels {
+  std::vector<float> scales, scaled_sums;
+};
+
+// w's levels, the levels the integer panels hold for an int8 Session's
+// weight; row-major [k, n] into `levels` where given.
+ColumnLevels column_levels(const Operand& w, int8_t* levels = nullptr) {
   const int64_t k = w.shape[0], n = w.shape[1], row_stride = w.strides[0], column_stride = w.strides[1];
   const auto* data = static_cast<const float*>(w.data);
-  std::vector<float> scales(static_cast<size_t>(n));
+  ColumnLevels of_w{std::vector<float>(static_cast<size_t>(n)), std::vector<float>(static_cast<size_t>(n))};
   for (int64_t j = 0; j < n; ++j) {
     const float* column = data + j * column_stride;
     const WeightLevels of = WeightLevels::of_group(8, column, k, row_stride);
-    scales[j] = of.scale;
-    if (levels == nullptr) continue;
-    for (int64_t q = 0; q < k; ++q) levels[q * n + j] = static_cast<int8_t>(of.level(column[q * row_stride]));
+    int64_t sum = 0;
+    for (int64_t q = 0; q < k; ++q) {
+      const int level = of.level(column[q * row_stride]);
+      sum += level;
+      if (levels != nullptr) levels[q * n + j] = static_cast<int8_t>(level);
+    }
+    of_w.scales[j] = of.scale;
+    of_w.scaled_sums[j] = of.scale * static_cast<float>(sum);
   }
-  return scales;
+  return of_w;
 }
+
+// A quantized linear layer's stored int8 levels ([n, k]) and scales.
+ColumnLevels column_levels(const QuantizedRows& w) {
+  ColumnLevels of_w{std::vector<float>(w.scales, w.scales + w.n), std::vector<float>(static_cast<size_t>(w.n))};
+  for (int64_t j = 0; j < w.n; ++j) {
+    const auto* row = static_cast<const int8_t*>(w.levels) + j * w.k;
+    int64_t sum = 0;
+    for (int64_t q = 0; q < w.k; ++q) sum += row[q];
+    of_w.scaled_sums[j] = of_w.scales[j] * static_cast<float>(sum);
+  }
+  return of_w;
+}
+
+// A row of a's scale and zero point: x ~ scale * (level - zero_point).
+struct RowLevels {
+  float scale, zero_point;
+};
 
 // A product's primitive, made for its weight's scales and its row count:
 // a's levels times w's, times w's scales, into a dense [m, n] buffer of sums.
@@ -58,14 +86,15 @@ struct Int8Plan {
   dnnl::matmul matmul;
   dnnl::memory::desc a, w, sums, scratchpad;
   PreparedWeights::Key w_layout;
+  std::vector<float> scaled_sums;  // w's (ColumnLevels)
   bool reference_kernel = false;
 
-  Int8Plan(const Product& p, const std::vector<float>& scales) {
+  Int8Plan(const Product& p, ColumnLevels of_w) : scaled_sums(std::move(of_w.scaled_sums)) {
     const int64_t m = p.a.shape[0], k = p.a.shape[1], n = p.w.shape[1];
-    a = dnnl::memory::desc({m, k}, kS8, dnnl::memory::format_tag::ab);
+    a = dnnl::memory::desc({m, k}, kU8, dnnl::memory::format_tag::ab);
     sums = dnnl::memory::desc({m, n}, kF32, dnnl::memory::format_tag::ab);
     dnnl::primitive_attr attr = with_caller_scratchpad();
-    attr.set_output_scales(2, scales);
+    attr.set_output_scales(2, of_w.scales);
     const dnnl::memory::desc any_w({k, n}, kS8, dnnl::memory::format_tag::any);
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, any_w, sums), attr, onednn_engine());
     reference_kernel = std::string_view(pd.impl_info_str()).starts_with("ref");
@@ -83,10 +112,10 @@ struct Int8Call {
   std::unordered_map<int, dnnl::memory> args;
   // w's levels in the plan's layout, found on the first call.
   std::shared_ptr<const void> packed_w;
-  std::vector<float> row_scales;  // a's, each call's
+  std::vector<RowLevels> rows;  // a's, each call's
 
   explicit Int8Call(std::shared_ptr<const Int8Plan> made)
-      : plan(std::move(made)), row_scales(static_cast<size_t>(plan->a.dims()[0])) {
+      : plan(std::move(made)), rows(static_cast<size_t>(plan->a.dims()[0])) {
     args = {{DNNL_ARG_SRC, unbound_memory(plan->a)},
             {DNNL_ARG_WEIGHTS, unbound_memory(plan->w)},
             {DNNL_ARG_DST, unbound_memory(plan->sums)}};
@@ -94,41 +123,70 @@ struct Int8Call {
   }
 };
 
-// Row `row` (k values `stride` apart) as int8 levels, symmetric: its
-// largest magnitude at 127, rounded to nearest even, into `to`; returns the
-// row's scale. In AVX-512 vectors where the values are contiguous and the
-// CPU has it, one at a time otherwise, alike.
-OPGRAPH_AVX512 float quantize_row_avx512(const float* row, int64_t k, int8_t* to) {
-  __m512 largest = _mm512_setzero_ps();
+// low and high widened to the lowest and highest of a row's k values
+// `stride` apart: in AVX-512 vectors where they are contiguous and the CPU
+// has it, one at a time otherwise.
+OPGRAPH_AVX512 void row_range_avx512(const float* row, int64_t k, float& low, float& high) {
+  __m512 lows = _mm512_set1_ps(low), highs = _mm512_set1_ps(high);
   int64_t q = 0;
-  for (; q + 16 <= k; q += 16) largest = _mm512_max_ps(largest, _mm512_abs_ps(_mm512_loadu_ps(row + q)));
-  float most = _mm512_reduce_max_ps(largest);
-  for (; q < k; ++q) most = std::max(most, std::abs(row[q]));
-  const float inverse = most > 0 ? 127 / most : 0.0f;
-  const __m512 by = _mm512_set1_ps(inverse);
-  for (q = 0; q + 16 <= k; q += 16) {
-    const __m512i levels = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(row + q), by));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + q), _mm512_cvtsepi32_epi8(levels));
+  for (; q + 16 <= k; q += 16) {
+    const __m512 values = _mm512_loadu_ps(row + q);
+    lows = _mm512_min_ps(lows, values);
+    highs = _mm512_max_ps(highs, values);
   }
-  for (; q < k; ++q) to[q] = static_cast<int8_t>(std::nearbyint(row[q] * inverse));
-  return most / 127;
+  low = _mm512_reduce_min_ps(lows);
+  high = _mm512_reduce_max_ps(highs);
+  for (; q < k; ++q) low = std::min(low, row[q]), high = std::max(high, row[q]);
 }
 
-float quantize_row(const float* row, int64_t k, int64_t stride, int8_t* to) {
-  if (stride == 1 && cpu_capability() == CpuCapability::Avx512) return quantize_row_avx512(row, k, to);
-  float most = 0;
-  for (int64_t q = 0; q < k; ++q) most = std::max(most, std::abs(row[q * stride]));
-  const float inverse = most > 0 ? 127 / most : 0.0f;
-  for (int64_t q = 0; q < k; ++q) to[q] = static_cast<int8_t>(std::nearbyint(row[q * stride] * inverse));
-  return most / 127;
+void row_range(const float* row, int64_t k, int64_t stride, float& low, float& high) {
+  if (stride == 1 && cpu_capability() == CpuCapability::Avx512) return row_range_avx512(row, k, low, high);
+  for (int64_t q = 0; q < k; ++q) low = std::min(low, row[q * stride]), high = std::max(high, row[q * stride]);
 }
 
-// a as int8 levels, dense [m, k], into `to`, and row r's scale into scales[r].
-void quantize_activations(const KernelContext& context, const Operand& a, int8_t* to, float* scales) {
+// Row `row` (k values `stride` apart) as uint8 levels round(x * inverse) +
+// zero, saturated, into `to`: in AVX-512 vectors where the values are
+// contiguous and the CPU has it, one at a time otherwise, alike.
+OPGRAPH_AVX512 void quantize_row_avx512(const float* row, int64_t k, float inverse, float zero, uint8_t* to) {
+  const __m512 scale = _mm512_set1_ps(inverse), offset = _mm512_set1_ps(zero);
+  const __m512 low = _mm512_setzero_ps(), high = _mm512_set1_ps(255.0f);
+  int64_t q = 0;
+  for (; q + 16 <= k; q += 16) {
+    const __m512 scaled = _mm512_mul_ps(_mm512_loadu_ps(row + q), scale);
+    const __m512 rounded = _mm512_roundscale_ps(scaled, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 level = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(rounded, offset), low), high);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + q), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(level)));
+  }
+  for (; q < k; ++q) to[q] = static_cast<uint8_t>(std::clamp(std::nearbyint(row[q] * inverse) + zero, 0.0f, 255.0f));
+}
+
+// Row `row` as uint8 levels into `to`, with the scale and zero point that
+// ONNX Runtime's DynamicQuantizeLinear takes for a tensor: the range of the
+// row and zero, over 255 levels.
+RowLevels quantize_row(const float* row, int64_t k, int64_t stride, uint8_t* to) {
+  float low = 0, high = 0;
+  row_range(row, k, stride, low, high);
+  const float scale = (high - low) / 255;
+  const RowLevels levels =
+      scale == 0 ? RowLevels{1.0f, 0.0f} : RowLevels{scale, std::clamp(std::nearbyint(-low / scale), 0.0f, 255.0f)};
+  const float inverse = 1 / levels.scale;
+  if (stride == 1 && cpu_capability() == CpuCapability::Avx512) {
+    quantize_row_avx512(row, k, inverse, levels.zero_point, to);
+    return levels;
+  }
+  for (int64_t q = 0; q < k; ++q) {
+    to[q] =
+        static_cast<uint8_t>(std::clamp(std::nearbyint(row[q * stride] * inverse) + levels.zero_point, 0.0f, 255.0f));
+  }
+  return levels;
+}
+
+// a as uint8 levels, dense [m, k], into `to`, and row r's scale and zero point into rows[r].
+void quantize_activations(const KernelContext& context, const Operand& a, uint8_t* to, RowLevels* rows) {
   const int64_t m = a.shape[0], k = a.shape[1];
   const auto* data = static_cast<const float*>(a.data);
   context.pool->parallel_for(0, m, std::max<int64_t>(1, 16384 / std::max<int64_t>(k, 1)), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) scales[r] = quantize_row(data + r * a.strides[0], k, a.strides[1], to + r * k);
+    for (int64_t r = r0; r < r1; ++r) rows[r] = quantize_row(data + r * a.strides[0], k, a.strides[1], to + r * k);
   });
 }
 
@@ -157,9 +215,8 @@ bool int8_activation_product(const KernelContext& context, const Product& p, con
     if (op != nullptr) plan_key.insert(plan_key.end(), op->strides.begin(), op->strides.end());
   }
   const auto plan = std::static_pointer_cast<const Int8Plan>(prepared->derived(plan_key, {}, [&] {
-    const std::vector<float> scales =
-        stored ? std::vector<float>(stored->scales, stored->scales + n) : column_levels(p.w);
-    return std::shared_ptr<const void>(std::make_shared<const Int8Plan>(p, scales));
+    return std::shared_ptr<const void>(
+        std::make_shared<const Int8Plan>(p, stored ? column_levels(*stored) : column_levels(p.w)));
   }));
   if (plan->reference_kernel) return false;
   Int8Call& call = thread_call<Int8Call>(plan);
@@ -188,9 +245,9 @@ bool int8_activation_product(const KernelContext& context, const Product& p, con
 
   const size_t a_bytes = aligned_size(static_cast<size_t>(m * k)), sums_bytes = aligned_size(plan->sums.get_size());
   auto* scratch = static_cast<char*>(thread_scratch(a_bytes + sums_bytes + plan->scratchpad.get_size()));
-  auto* levels = reinterpret_cast<int8_t*>(scratch);
+  auto* levels = reinterpret_cast<uint8_t*>(scratch);
   auto* sums = reinterpret_cast<float*>(scratch + a_bytes);
-  quantize_activations(context, p.a, levels, call.row_scales.data());
+  quantize_activations(context, p.a, levels, call.rows.data());
   call.args.at(DNNL_ARG_SRC).set_data_handle(levels);
   call.args.at(DNNL_ARG_DST).set_data_handle(sums);
   if (plan->scratchpad.get_size() > 0) {
@@ -199,15 +256,19 @@ bool int8_activation_product(const KernelContext& context, const Product& p, con
   dnnl::stream& s = stream;
   plan->matmul.execute(s, call.args);
   s.wait();
-  // dst's rows: the bias (and residual), the sums times the row's scale, then
-  // the activation and multiplier.
+  // dst's rows: the bias (and residual), then the sums of a row's levels
+  // less its zero point, times its scale (sum_q (level_q - zero) * w_qj =
+  // sums_j - zero * w's scaled sum_j), then the activation and multiplier.
   const int64_t dst_stride = p.dst.strides[0];
   auto* dst = static_cast<float*>(p.dst.data);
+  const float* scaled_sums = plan->scaled_sums.data();
   context.pool->parallel_for(0, n, std::max<int64_t>(16, 16384 / std::max<int64_t>(m, 1)), [&](int64_t j0, int64_t j1) {
     start_rows(p, m, j0, j1);
     for (int64_t r = 0; r < m; ++r) {
-      const float scale = call.row_scales[r];
-      for (int64_t j = j0; j < j1; ++j) dst[r * dst_stride + j] += sums[r * n + j] * scale;
+      const auto [scale, zero] = call.rows[r];
+      for (int64_t j = j0; j < j1; ++j) {
+        dst[r * dst_stride + j] += scale * (sums[r * n + j] - zero * scaled_sums[j]);
+      }
     }
     finish_rows(p, m, j0, j1);
   });

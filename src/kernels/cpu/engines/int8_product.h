@@ -14,11 +14,12 @@ namespace opgraph::kernels {
 constexpr int64_t kMinInt8ActivationRows = 16;
 
 // Computes the float32 product p, whose weight is a Session's constant
-// matrix, as s8 x s8 on oneDNN's int8 matmul (AMX-INT8 or AVX512-VNNI):
-// a quantized at run time per row (per token) to int8, symmetric, w per
-// output channel to int8 (symmetric, the levels the integer panels hold):
-// a row's outliers (a prompt's first token) then cost the other rows no
-// precision, as a scale per tensor would; the sums rescaled, then
+// matrix, as u8 x s8 on oneDNN's int8 matmul (AMX-INT8 or AVX512-VNNI):
+// a quantized at run time per row (per token) to uint8 with a zero point,
+// as ONNX Runtime's DynamicQuantizeLinear quantizes a tensor, w per output
+// channel to int8 (symmetric, the levels the integer panels hold): a row's
+// outliers (a prompt's first token) then cost the other rows no precision,
+// as a scale per tensor would; the sums rescaled, then
 // the bias, residual, activation and multiplier in float32. Returns false
 // (computing nothing) where oneDNN has only a reference kernel for it.
 // With `stored` (int8 levels, one group of all the inputs: a quantized
