@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/engines/dot_panel_tiles.h"
 #include "kernels/cpu/engines/few_rows_product.h"
 #include "kernels/cpu/engines/panel_tiles.h"
 #include "kernels/cpu/util/prepared_weights.h"
@@ -163,14 +164,37 @@ Tensor dequantized(const Operand& w, int bits, int64_t group) {
   return out;
 }
 
-// The case's product in a Session quantizing its weights to `bits` against
-// oneDNN's float32 product on the dequantized weight; each row's bits
-// against that row's product alone.
-void expect_quantized_values(const Case& c, int threads, int bits, int64_t group) {
-  SCOPED_TRACE(testing::Message() << c.m << " rows, " << threads << " threads, int" << bits << ", group " << group);
+// a's [m, k] view (contiguous rows) quantized per row and block of 32 to
+// int8 and back, as Dot panels' products quantize it: symmetric, the
+// block's largest magnitude at 127, rounding to nearest even.
+Tensor block_dequantized(const Operand& a) {
+  const int64_t m = a.shape[0], k = a.shape[1];
+  Tensor out = Tensor::empty({m, k}, DType::Float32);
+  for (int64_t r = 0; r < m; ++r) {
+    const float* row = static_cast<const float*>(a.data) + r * a.strides[0];
+    for (int64_t q0 = 0; q0 < k; q0 += 32) {
+      float largest = 0;
+      for (int64_t q = q0; q < q0 + 32; ++q) largest = std::max(largest, std::abs(row[q]));
+      const float inverse = largest > 0 ? 127 / largest : 0.0f;
+      for (int64_t q = q0; q < q0 + 32; ++q) {
+        out.data_ptr<float>()[r * k + q] = std::nearbyint(row[q] * inverse) * (largest / 127);
+      }
+    }
+  }
+  return out;
+}
+
+// The case's product in a Session quantizing its weights to `bits` (and
+// its activations, with `int8_activations`) against oneDNN's float32
+// product on the dequantized operands; each row's bits against that row's
+// product alone.
+void expect_quantized_values(const Case& c, int threads, int bits, int64_t group, bool int8_activations = false) {
+  SCOPED_TRACE(testing::Message() << c.m << " rows, " << threads << " threads, int" << bits << ", group " << group
+                                  << (int8_activations ? ", int8 activations" : ""));
   const Tensors tensors(c);
   ThreadPool pool(threads);
-  PreparedWeights prepared({false, true}, Precision::Float32, {.bits = bits, .group_size = group});
+  PreparedWeights prepared({false, true}, Precision::Float32,
+                           {.bits = bits, .group_size = group, .int8_activations = int8_activations});
   const KernelContext session = prepared_context(pool, prepared), no_session{&pool};
   const Tensor out = Tensor::empty({c.m, c.n}, DType::Float32), alone = Tensor::empty({c.m, c.n}, DType::Float32);
   const Tensor expected = Tensor::empty({c.m, c.n}, DType::Float32);
@@ -181,6 +205,8 @@ void expect_quantized_values(const Case& c, int threads, int bits, int64_t group
   Product reference = tensors.product(c, expected);
   const Tensor w = dequantized(reference.w, bits, group);
   reference.w = operand(w, 2);
+  const Tensor a = int8_activations ? block_dequantized(reference.a) : Tensor();
+  if (int8_activations) reference.a = operand(a, 2);
   run_product(no_session, reference, DType::Float32, /*reference=*/false);
   for (int64_t i = 0; i < c.m * c.n; ++i) {
     const float got = out.data_ptr<float>()[i], want = expected.data_ptr<float>()[i];
@@ -208,6 +234,26 @@ TEST_F(FewRowsProduct, QuantizedWeightsGiveTheirDequantizedProduct) {
     // Rows of w split among threads at no multiple of 32, each share's blocks within one group.
     const std::shared_ptr<void> streamed = streamed_buffer(size_t{65} << 20);
     expect_quantized_values({.m = 4, .k = 608, .n = kColumns}, 3, bits, 32);
+  }
+}
+
+TEST_F(FewRowsProduct, Int8ActivationsGiveTheirBlockQuantizedProduct) {
+  if (!runs_dot_panel_rows()) GTEST_SKIP() << "int8 activations on the panels need AVX512-VNNI, which this CPU lacks";
+  constexpr int64_t k = 640;
+  for (int bits : {8, 4}) {
+    for (int64_t group : {int64_t{0}, int64_t{32}, int64_t{320}}) {
+      for (int threads : {1, 3}) {
+        for (int64_t m : {int64_t{1}, int64_t{5}, int64_t{70}}) {
+          expect_quantized_values({.m = m, .k = k, .n = kColumns}, threads, bits, group, true);
+        }
+      }
+    }
+    Case epilogue{.m = 3, .k = k, .n = kColumns, .bias = true, .accumulate = true, .multiplier = true};
+    epilogue.activation = Activation::SiLU;
+    expect_quantized_values(epilogue, 2, bits, 0, true);
+    // Rows of w split among threads at whole blocks of 32.
+    const std::shared_ptr<void> streamed = streamed_buffer(size_t{65} << 20);
+    expect_quantized_values({.m = 4, .k = 608, .n = kColumns}, 3, bits, 32, true);
   }
 }
 

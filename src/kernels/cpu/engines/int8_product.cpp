@@ -24,6 +24,7 @@
 #include "core/weight_levels.h"
 #include "kernels/cpu/engines/product_epilogue.h"
 #include "kernels/cpu/onednn/onednn.h"
+#include "kernels/cpu/util/cpu_dispatch.h"
 #include "opgraph/core/cpu_capability.h"
 
 #define OPGRAPH_AVX512 [[gnu::target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")]]
@@ -263,13 +264,20 @@ bool int8_activation_product(const KernelContext& context, const Product& p, con
   auto* dst = static_cast<float*>(p.dst.data);
   const float* scaled_sums = plan->scaled_sums.data();
   context.pool->parallel_for(0, n, std::max<int64_t>(16, 16384 / std::max<int64_t>(m, 1)), [&](int64_t j0, int64_t j1) {
-    start_rows(p, m, j0, j1);
-    for (int64_t r = 0; r < m; ++r) {
-      const auto [scale, zero] = call.rows[r];
-      for (int64_t j = j0; j < j1; ++j) {
-        dst[r * dst_stride + j] += scale * (sums[r * n + j] - zero * scaled_sums[j]);
+    // In one vectorized pass over the sums, written over dst or added to it.
+    dispatch_cpu([&] {
+      for (int64_t r = 0; r < m; ++r) {
+        const auto [scale, zero] = call.rows[r];
+        float* row = dst + r * dst_stride;
+        const float* row_sums = sums + r * n;
+        if (p.accumulate) {
+          for (int64_t j = j0; j < j1; ++j) row[j] += scale * (row_sums[j] - zero * scaled_sums[j]);
+        } else {
+          for (int64_t j = j0; j < j1; ++j) row[j] = scale * (row_sums[j] - zero * scaled_sums[j]);
+        }
       }
-    }
+    });
+    add_bias(p, m, j0, j1);
     finish_rows(p, m, j0, j1);
   });
   return true;

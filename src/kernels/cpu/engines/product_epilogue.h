@@ -17,6 +17,10 @@ int64_t rows_apart(const Operand& o);
 // residual they add to, plus the bias.
 void start_rows(const Product& p, int64_t m, int64_t j0, int64_t j1);
 
+// Rows [0, m) of dst, columns [j0, j1), plus the bias (start_rows' second half,
+// for an engine that writes its sums over dst itself).
+void add_bias(const Product& p, int64_t m, int64_t j0, int64_t j1);
+
 // Rows [0, m) of dst, columns [j0, j1), after their sums: the activation, then the multiplier.
 void finish_rows(const Product& p, int64_t m, int64_t j0, int64_t j1);
 
