@@ -54,7 +54,7 @@ OPGRAPH_AVX512_VNNI inline __m512i four_levels(const int8_t* levels) {
 // of columns from the v0-th. k is a multiple of kDotBlock; each block's
 // integer sums start from minus the offset times the activation block's
 // levels' sum, then are added times its scales: the activation's, and
-// `scales`' for the block's group (from the panel's first column).
+// `panel_scales`' for the block's group (the panel's, Width to a group).
 template <int Rows, int Vectors, int Width, bool Prefetch, typename Element>
 OPGRAPH_AVX512_VNNI void dot_tile(const QuantizedActivations& a, int64_t r0, const Panels<Element>& panels,
                                   const uint8_t* rows, int64_t q, int64_t k, int v0, const float* panel_scales,
@@ -98,7 +98,7 @@ OPGRAPH_AVX512_VNNI void dot_tile(const QuantizedActivations& a, int64_t r0, con
         }
       }
     }
-    const float* scales = panel_scales + at / panels.group * panels.scale_stride + kLanes * v0;
+    const float* scales = panel_scales + at / panels.group * Width + kLanes * v0;
     for (int r = 0; r < Rows; ++r) {
       const __m512 scale = _mm512_set1_ps(a.scales[(r0 + r) * blocks + block]);
       for (int v = 0; v < Vectors; ++v) {
@@ -138,7 +138,7 @@ OPGRAPH_AVX512_VNNI void dot_panel_rows(const QuantizedActivations& a, int64_t c
                                         int64_t i, int64_t q0, int64_t q1, bool prefetch, float* sums) {
   constexpr int64_t row_bytes = Width / kColumnsPerElement<Element>;
   const auto* panel = reinterpret_cast<const uint8_t*>(panels.panel(i));
-  const float* scales = panels.scales + panels.column(i);
+  const float* scales = panels.scales + panels.column(i) * (panels.k / panels.group);
   for (int64_t q = q0; q < q1; q += kChunkRows) {
     const int64_t k = std::min(kChunkRows, q1 - q);
     const uint8_t* rows = panel + q * row_bytes;

@@ -62,7 +62,9 @@ struct Panels {
   const Element* data;
   int64_t k, n, full;  // full: the count of kPanel-wide panels
   // int8 and int4 panels (WeightQuantization): the scale of column j for rows
-  // [g * group, (g + 1) * group) is scales[g * scale_stride + j].
+  // [g * group, (g + 1) * group) is scales[g * scale_stride + j]; Dot panels
+  // keep panel i's together, at scales[column(i) * (k / group) + g *
+  // width(i) + j - column(i)].
   const float* scales = nullptr;
   int64_t group = 0, scale_stride = 0;
 
