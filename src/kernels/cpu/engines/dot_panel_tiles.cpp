@@ -138,7 +138,7 @@ OPGRAPH_AVX512_VNNI void dot_panel_rows(const QuantizedActivations& a, int64_t c
                                         int64_t i, int64_t q0, int64_t q1, bool prefetch, float* sums) {
   constexpr int64_t row_bytes = Width / kColumnsPerElement<Element>;
   const auto* panel = reinterpret_cast<const uint8_t*>(panels.panel(i));
-  const float* scales = panels.scales + panels.column(i) * (panels.k / panels.group);
+  const float* scales = panels.panel_scales(i, 0);
   for (int64_t q = q0; q < q1; q += kChunkRows) {
     const int64_t k = std::min(kChunkRows, q1 - q);
     const uint8_t* rows = panel + q * row_bytes;

@@ -178,8 +178,7 @@ OPGRAPH_AVX512 void panel_tiles(const float* a, int64_t a_stride, int64_t count,
   // straddles two groups of an int8 weight's scales.
   for (int64_t q = 0, block = 0; q < k; q += block) {
     block = std::min(kBlockRows - (q0 + q) % kBlockRows, k - q);
-    const float* scales =
-        panels.scales ? panels.scales + (q0 + q) / panels.group * panels.scale_stride + panels.column(i) : nullptr;
+    const float* scales = panels.scales ? panels.panel_scales(i, (q0 + q) / panels.group) : nullptr;
     const Element* rows = panel + q * row_elements;
     const int64_t lines = prefetch ? block * row_elements * int64_t{sizeof(Element)} / kLineBytes : 0;
     const char* ahead = reinterpret_cast<const char*>(rows) + kPrefetchBytes;

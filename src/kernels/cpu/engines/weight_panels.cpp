@@ -72,10 +72,7 @@ std::shared_ptr<const void> quantized_panels(const Panels<Element>& shape, Group
   for (int64_t j = 0; j < shape.n; ++j) {
     const int64_t i = shape.first_from(j + 1) - 1, first = shape.column(i), width = shape.width(i);
     for (int64_t g = 0; g < layout.groups; ++g) {
-      // Dot panels keep each panel's scales together, group after group
-      // (Panels::scales), so that they stream in one run beside the panel.
-      scales[kIsDotElement<Element> ? first * layout.groups + g * width + j - first : g * layout.padded + j] =
-          group_levels(j, g, levels.data());
+      scales[first * layout.groups + g * width + j - first] = group_levels(j, g, levels.data());
       for (int64_t q = 0; q < shape.group; ++q) {
         store(to + first * shape.k / per, g * shape.group + q, j - first, width, levels[q]);
       }
@@ -91,7 +88,6 @@ Panels<Element> quantized_view(int64_t k, int64_t n, int64_t group, const std::s
   Panels<Element> panels{nullptr, k, n, n / kPanel};
   panels.group = group;
   const QuantizedLayout<Element> layout(panels);
-  panels.scale_stride = layout.padded;
   panels.data = static_cast<const Element*>(kept.get());
   panels.scales = reinterpret_cast<const float*>(static_cast<const char*>(kept.get()) + layout.panel_bytes);
   return panels;

@@ -61,12 +61,15 @@ template <typename Element>
 struct Panels {
   const Element* data;
   int64_t k, n, full;  // full: the count of kPanel-wide panels
-  // int8 and int4 panels (WeightQuantization): the scale of column j for rows
-  // [g * group, (g + 1) * group) is scales[g * scale_stride + j]; Dot panels
-  // keep panel i's together, at scales[column(i) * (k / group) + g *
-  // width(i) + j - column(i)].
+  // int8 and int4 panels (WeightQuantization): the scale of column j of
+  // panel i for rows [g * group, (g + 1) * group). A panel's scales lie
+  // together, group after group, so that they stream in one run beside the
+  // panel: read a line per block from rows of all the columns' scales, an
+  // int4 product stack streamed at two thirds of the rate.
   const float* scales = nullptr;
-  int64_t group = 0, scale_stride = 0;
+  int64_t group = 0;
+  // Panel i's scales for rows [g * group, (g + 1) * group), from its first column.
+  const float* panel_scales(int64_t i, int64_t g) const { return scales + column(i) * (k / group) + g * width(i); }
 
   int64_t count() const { return full + (n - full * kPanel + kStrip - 1) / kStrip; }
   // The first column of panel i (the column past the last for i = count()).
