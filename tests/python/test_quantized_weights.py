@@ -93,24 +93,32 @@ def row_quantized(x):
     return ((np.clip(np.round(x * (np.float32(1) / scale)) + zero, 0, 255) - zero) * scale).astype(np.float32)
 
 
+def layers_with_quantized_inputs(model, bits, group_size, quantized_input, x):
+    """Layers' output for x, their weights dequantized as opgraph quantizes
+    them and each layer's input passed through quantized_input."""
+    weights = {
+        name: dequantized(getattr(model, name).weight, bits, group_size) for name in ("gate", "up", "down", "head")
+    }
+
+    def layer(name, h):
+        return nn.functional.linear(
+            torch.from_numpy(quantized_input(h.numpy())), weights[name], getattr(model, name).bias
+        )
+
+    with torch.no_grad():
+        return layer("head", x + layer("down", nn.functional.silu(layer("gate", x)) * layer("up", x))).numpy()
+
+
 def test_int8_activations_quantize_each_product_input_per_row(layers):
     """From 16 rows on, each product multiplies its input quantized per row
     by the int8 weights."""
     model, ir = layers
-    weights = {name: dequantized(getattr(model, name).weight, 8, 0) for name in ("gate", "up", "down", "head")}
-
-    def layer(name, x):
-        return nn.functional.linear(
-            torch.from_numpy(row_quantized(x.numpy())), weights[name], getattr(model, name).bias
-        )
-
     session = opgraph.Session(ir.graph, weights=ir.weights, quantize="int8", activations="int8")
     weights_only = opgraph.Session(ir.graph, weights=ir.weights, quantize="int8")
     for rows in (16, 200):
         x = torch.randn(rows, 64)
         x[0] *= 30  # an outlier row costs the others no precision
-        with torch.no_grad():
-            want = layer("head", x + layer("down", nn.functional.silu(layer("gate", x)) * layer("up", x))).numpy()
+        want = layers_with_quantized_inputs(model, 8, 0, row_quantized, x)
         got = session.run(x.numpy())[0]
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
         assert not np.allclose(got, weights_only.run(x.numpy())[0], rtol=1e-4, atol=1e-4)
@@ -134,22 +142,12 @@ def test_int8_activations_quantize_a_few_rows_per_block_of_32(layers, bits, grou
     multiply their input quantized per row and block of 32 by the integer
     weights."""
     model, ir = layers
-    weights = {
-        name: dequantized(getattr(model, name).weight, bits, group_size) for name in ("gate", "up", "down", "head")
-    }
-
-    def layer(name, x):
-        return nn.functional.linear(
-            torch.from_numpy(block_quantized(x.numpy())), weights[name], getattr(model, name).bias
-        )
-
     quantize = dict(quantize=f"int{bits}", group_size=group_size)
     session = opgraph.Session(ir.graph, weights=ir.weights, activations="int8", **quantize)
     weights_only = opgraph.Session(ir.graph, weights=ir.weights, **quantize)
     for rows in (1, 7) if bits == 8 and group_size == 0 else (1, 7, 70):
         x = torch.randn(rows, 64)
-        with torch.no_grad():
-            want = layer("head", x + layer("down", nn.functional.silu(layer("gate", x)) * layer("up", x))).numpy()
+        want = layers_with_quantized_inputs(model, bits, group_size, block_quantized, x)
         got = session.run(x.numpy())[0]
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
         assert not np.allclose(got, weights_only.run(x.numpy())[0], rtol=1e-4, atol=1e-4)

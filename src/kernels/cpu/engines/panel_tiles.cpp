@@ -215,21 +215,13 @@ template <typename Element>
 OPGRAPH_AVX512 void add_panel_rows(const Panels<Element>& panels, const float* a, int64_t a_stride, int64_t rows,
                                    int64_t first, int64_t last, int64_t q0, int64_t q1, bool backward, bool prefetch,
                                    float* y, int64_t y_stride) {
-  alignas(64) float sums[kMaxPanelRows * kPanel];
-  for (int64_t step = 0; step < last - first; ++step) {
-    const int64_t i = backward ? last - 1 - step : first + step;
-    const int64_t width = panels.width(i), j = panels.column(i), columns = panels.column(i + 1) - j;
-    std::fill_n(sums, rows * width, 0.0f);
+  add_sums_by_panel(panels, rows, first, last, backward, y, y_stride, [&](int64_t i, float* sums) {
     if (i < panels.full) {
       panel_rows<kPanel>(a + q0, a_stride, rows, panels, i, q0, q1 - q0, prefetch, sums);
     } else {
       panel_rows<kStrip>(a + q0, a_stride, rows, panels, i, q0, q1 - q0, prefetch, sums);
     }
-    // A strip's padding columns stay in sums.
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < columns; ++c) y[r * y_stride + j + c] += sums[r * width + c];
-    }
-  }
+  });
 }
 
 template void add_panel_rows(const Panels<float>&, const float*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,

@@ -3,6 +3,8 @@
 // of the weight from memory; and every product on integer panels.
 #pragma once
 
+#include <algorithm>
+
 #include "kernels/cpu/engines/weight_panels.h"
 
 namespace opgraph::kernels {
@@ -12,6 +14,25 @@ namespace opgraph::kernels {
 // they share. With bfloat16 weights, oneDNN multiplies bfloat16 on AMX at
 // several times float32's rate and took less time from 12 rows on.
 constexpr int64_t kMaxPanelRows = 64, kMaxBFloat16PanelRows = 8;
+
+// Adds to rows [0, rows) of y (y_stride apart) the sums of panels [first,
+// last), panel by panel, last to first where `backward`: panel_sums(i, sums)
+// writes panel i's, panels.width(i) floats a row, into the zeroed `sums`
+// (a strip's padding columns stay there).
+template <typename Element, typename PanelSums>
+void add_sums_by_panel(const Panels<Element>& panels, int64_t rows, int64_t first, int64_t last, bool backward,
+                       float* y, int64_t y_stride, const PanelSums& panel_sums) {
+  alignas(64) float sums[kMaxPanelRows * kPanel];
+  for (int64_t step = 0; step < last - first; ++step) {
+    const int64_t i = backward ? last - 1 - step : first + step;
+    const int64_t width = panels.width(i), j = panels.column(i), columns = panels.column(i + 1) - j;
+    std::fill_n(sums, rows * width, 0.0f);
+    panel_sums(i, sums);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < columns; ++c) y[r * y_stride + j + c] += sums[r * width + c];
+    }
+  }
+}
 
 // Whether this CPU runs add_panel_rows (AVX-512, OPGRAPH_CPU_CAPABILITY's
 // level included).
