@@ -154,6 +154,21 @@ def test_int8_activations_quantize_a_few_rows_per_block_of_32(layers, bits, grou
     assert set(session.node_engines) - {""} == {"opgraph dot-product panels (int8 activations)"}
 
 
+@pytest.mark.parametrize("bits, rows", [(8, 3), (8, 20), (4, 20)])
+def test_int8_activations_keep_a_nan_in_its_row(layers, bits, rows):
+    """A NaN in a row's input makes that row's output NaN, as in float32,
+    not a finite value from levels that lost it; the other rows keep theirs."""
+    if rows < 16 and not opgraph.cpu_has_vnni():
+        pytest.skip("a few rows' int8 activations need AVX512-VNNI")
+    _, ir = layers
+    session = opgraph.Session(ir.graph, weights=ir.weights, quantize=f"int{bits}", activations="int8")
+    x = np.random.default_rng(2).standard_normal((rows, 64)).astype(np.float32)
+    x[1, 40] = np.nan
+    out = session.run(x)[0]
+    assert np.isnan(out[1]).all()
+    assert np.isfinite(np.delete(out, 1, axis=0)).all()
+
+
 @pytest.mark.parametrize("weights, rows", [("int8", 40), ("int8", 3), ("int4", 3)])
 def test_int8_activations_serve_a_quantized_file_too(layers_file, tmp_path, weights, rows):
     if rows < 16 and not opgraph.cpu_has_vnni():

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "kernels/cpu/engines/panel_tiles.h"
 #include "opgraph/core/cpu_capability.h"
@@ -154,11 +155,14 @@ OPGRAPH_AVX512_VNNI void dot_panel_rows(const QuantizedActivations& a, int64_t c
   }
 }
 
-// Row `row`'s block of kDotBlock values as levels, their scale and their sum.
+// Row `row`'s block of kDotBlock values as levels, their scale and their
+// sum. A NaN makes the scale NaN (and an infinity, infinite), so that the
+// block's products are not finite, as float32's would not be.
 OPGRAPH_AVX512_VNNI void quantize_block(const float* values, int8_t* levels, float& scale, int32_t& sum) {
   const __m512 first = _mm512_loadu_ps(values), second = _mm512_loadu_ps(values + kLanes);
   const float largest = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(first), _mm512_abs_ps(second)));
-  scale = largest / 127;
+  const bool nan = (_mm512_cmp_ps_mask(first, first, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(second, second, _CMP_UNORD_Q));
+  scale = nan ? std::numeric_limits<float>::quiet_NaN() : largest / 127;
   const __m512 inverse = _mm512_set1_ps(largest > 0 ? 127 / largest : 0.0f);
   // Rounded to nearest, ties to even (the default rounding mode).
   const __m512i low = _mm512_cvtps_epi32(_mm512_mul_ps(first, inverse));

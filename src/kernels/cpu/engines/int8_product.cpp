@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string_view>
 #include <unordered_map>
@@ -125,24 +126,33 @@ struct Int8Call {
 };
 
 // low and high widened to the lowest and highest of a row's k values
-// `stride` apart: in AVX-512 vectors where they are contiguous and the CPU
-// has it, one at a time otherwise.
-OPGRAPH_AVX512 void row_range_avx512(const float* row, int64_t k, float& low, float& high) {
+// `stride` apart, and whether one is NaN: in AVX-512 vectors where they are
+// contiguous and the CPU has it, one at a time otherwise.
+OPGRAPH_AVX512 bool row_range_avx512(const float* row, int64_t k, float& low, float& high) {
   __m512 lows = _mm512_set1_ps(low), highs = _mm512_set1_ps(high);
+  __mmask16 nan = 0;
   int64_t q = 0;
   for (; q + 16 <= k; q += 16) {
     const __m512 values = _mm512_loadu_ps(row + q);
     lows = _mm512_min_ps(lows, values);
     highs = _mm512_max_ps(highs, values);
+    nan |= _mm512_cmp_ps_mask(values, values, _CMP_UNORD_Q);
   }
   low = _mm512_reduce_min_ps(lows);
   high = _mm512_reduce_max_ps(highs);
-  for (; q < k; ++q) low = std::min(low, row[q]), high = std::max(high, row[q]);
+  bool any = nan != 0;
+  for (; q < k; ++q) low = std::min(low, row[q]), high = std::max(high, row[q]), any |= std::isnan(row[q]);
+  return any;
 }
 
-void row_range(const float* row, int64_t k, int64_t stride, float& low, float& high) {
+bool row_range(const float* row, int64_t k, int64_t stride, float& low, float& high) {
   if (stride == 1 && cpu_capability() == CpuCapability::Avx512) return row_range_avx512(row, k, low, high);
-  for (int64_t q = 0; q < k; ++q) low = std::min(low, row[q * stride]), high = std::max(high, row[q * stride]);
+  bool nan = false;
+  for (int64_t q = 0; q < k; ++q) {
+    const float x = row[q * stride];
+    low = std::min(low, x), high = std::max(high, x), nan |= std::isnan(x);
+  }
+  return nan;
 }
 
 // Row `row` (k values `stride` apart) as uint8 levels round(x * inverse) +
@@ -163,13 +173,15 @@ OPGRAPH_AVX512 void quantize_row_avx512(const float* row, int64_t k, float inver
 
 // Row `row` as uint8 levels into `to`, with the scale and zero point that
 // ONNX Runtime's DynamicQuantizeLinear takes for a tensor: the range of the
-// row and zero, over 255 levels.
+// row and zero, over 255 levels. A NaN makes the scale NaN (and an
+// infinity, infinite), so that the row's products are not finite, as
+// float32's would not be.
 RowLevels quantize_row(const float* row, int64_t k, int64_t stride, uint8_t* to) {
   float low = 0, high = 0;
-  row_range(row, k, stride, low, high);
-  const float scale = (high - low) / 255;
-  const RowLevels levels =
-      scale == 0 ? RowLevels{1.0f, 0.0f} : RowLevels{scale, std::clamp(std::nearbyint(-low / scale), 0.0f, 255.0f)};
+  const bool nan = row_range(row, k, stride, low, high);
+  const float scale = nan ? std::numeric_limits<float>::quiet_NaN() : (high - low) / 255;
+  const RowLevels levels = scale == 0 || nan ? RowLevels{scale == 0 ? 1.0f : scale, 0.0f}
+                                             : RowLevels{scale, std::clamp(std::nearbyint(-low / scale), 0.0f, 255.0f)};
   const float inverse = 1 / levels.scale;
   if (stride == 1 && cpu_capability() == CpuCapability::Avx512) {
     quantize_row_avx512(row, k, inverse, levels.zero_point, to);
