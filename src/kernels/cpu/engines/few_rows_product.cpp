@@ -248,14 +248,14 @@ void panels_product_in_blocks(const KernelContext& context, const Product& p, co
 
 }  // namespace
 
-// dst[r, j] = f(bias[r, j] (+ dst[r, j]) + sum_q a[r, q] * w[q, j]) (* multiplier[r, j])
-// for one row a, when a and dst are contiguous and w is a Session's weight
-// (packed into panels), or has contiguous rows (w[q, :]) or columns
-// (w[:, j]); or for a few rows on the panels, each row's sums as alone.
 bool runs_on_dot_panels(const KernelContext& context, int64_t k) {
   return weight_quantization(context).int8_activations && runs_dot_panel_rows() && k % kDotBlock == 0;
 }
 
+// dst[r, j] = f(bias[r, j] (+ dst[r, j]) + sum_q a[r, q] * w[q, j]) (* multiplier[r, j])
+// for one row a, when a and dst are contiguous and w is a Session's weight
+// (packed into panels), or has contiguous rows (w[q, :]) or columns
+// (w[:, j]); or for a few rows on the panels, each row's sums as alone.
 bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
   const size_t rank = p.dst.shape.size();
   const int64_t m = p.dst.shape[rank - 2], k = p.a.shape.back(), n = p.dst.shape.back();

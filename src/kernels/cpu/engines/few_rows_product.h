@@ -13,7 +13,8 @@ namespace opgraph::kernels {
 // Precision::BFloat16; panel_tiles.h) where w is a Session's weight and the
 // CPU runs add_panel_rows. a stays float32 in either precision. In a
 // Session that quantizes its weights (WeightQuantization), w's panels hold
-// int8 or int4 and any number of rows runs on them. Returns false (computing nothing) where it
+// int8 or int4 (Dot panels, multiplied by a's rows quantized too, where
+// runs_on_dot_panels) and any number of rows runs on them. Returns false (computing nothing) where it
 // does not run the product.
 bool few_rows_times_matrix(const KernelContext& context, const Product& p);
 
