@@ -142,9 +142,9 @@ void init_registry(nb::module_& m) {
         "Whether this CPU multiplies bfloat16 in hardware (AVX-512 BF16 or AMX), which Session(..., "
         "precision='bf16') needs. False below the \"avx512\" capability.");
   m.def("cpu_has_vnni", &cpu_has_vnni,
-        "Whether this CPU sums products of bytes in hardware (AVX512-VNNI), on which Session(..., "
-        "activations='int8') multiplies a few rows' int8 activations (elsewhere they stay float32). False below "
-        "the \"avx512\" capability.");
+        "Whether this CPU sums products of bytes into 32-bit lanes in one instruction (AVX512-VNNI), on which "
+        "Session(..., activations='int8') multiplies a few rows' int8 activations; elsewhere AVX2's byte "
+        "multiply-adds take two. False below the \"avx512\" capability.");
 }
 
 }  // namespace opgraph::python

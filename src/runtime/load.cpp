@@ -16,7 +16,8 @@ void check_weights(const WeightQuantization& weights, Device device) {
   const std::string name = detail::concat("weights int", weights.bits);
   OPGRAPH_CHECK(device.type == DeviceType::CPU, name, ": runs on the CPU only, and the session runs on ",
                 device_str(device));
-  OPGRAPH_CHECK(cpu_capability() == CpuCapability::Avx512, name, ": needs a CPU with AVX-512; this one runs ",
+  OPGRAPH_CHECK(cpu_capability() != CpuCapability::Default, name,
+                ": needs a CPU with AVX2 and FMA or with AVX-512; this one runs ",
                 cpu_capability_name(cpu_capability()));
   // The products' kernels scale their sums block by block of 32 rows.
   OPGRAPH_CHECK(weights.group_size == 0 || (weights.group_size > 0 && weights.group_size % 32 == 0), name,

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/cpu/engines/dot_panel_tiles.h"
 #include "kernels/cpu/engines/few_rows_product.h"
 #include "kernels/cpu/engines/panel_tiles.h"
 #include "kernels/cpu/util/prepared_weights.h"
+#include "opgraph/core/cpu_capability.h"
 #include "opgraph/core/thread_pool.h"
 #include "product_cases.h"
 
@@ -66,7 +68,7 @@ void expect_rows_as_alone(const Case& c, int threads, Precision precision, bool 
 class FewRowsProduct : public testing::Test {
  protected:
   void SetUp() override {
-    if (!runs_panel_rows()) GTEST_SKIP() << "products of several rows on the panels need AVX-512, which this CPU lacks";
+    if (!runs_panel_rows()) GTEST_SKIP() << "products on the panels need AVX2 or AVX-512, which this CPU lacks";
   }
 };
 
@@ -238,7 +240,6 @@ TEST_F(FewRowsProduct, QuantizedWeightsGiveTheirDequantizedProduct) {
 }
 
 TEST_F(FewRowsProduct, Int8ActivationsGiveTheirBlockQuantizedProduct) {
-  if (!runs_dot_panel_rows()) GTEST_SKIP() << "int8 activations on the panels need AVX512-VNNI, which this CPU lacks";
   constexpr int64_t k = 640;
   for (int bits : {8, 4}) {
     for (int64_t group : {int64_t{0}, int64_t{32}, int64_t{320}}) {
@@ -254,6 +255,51 @@ TEST_F(FewRowsProduct, Int8ActivationsGiveTheirBlockQuantizedProduct) {
     // Rows of w split among threads at whole blocks of 32.
     const std::shared_ptr<void> streamed = streamed_buffer(size_t{65} << 20);
     expect_quantized_values({.m = 4, .k = 608, .n = kColumns}, 3, bits, 32, true);
+  }
+}
+
+// The tiles' sums of `rows` rows of a on w's Element panels (quantized as
+// `quantization` says) by each instruction set's copy, bit for bit.
+template <typename Element>
+void expect_every_set_alike(const WeightQuantization& quantization, int64_t rows) {
+  SCOPED_TRACE(testing::Message() << rows << " rows, int" << quantization.bits << ", group " << quantization.group_size
+                                  << (quantization.int8_activations ? ", int8 activations" : ""));
+  const Case c{.m = rows, .k = 640, .n = kColumns};
+  const Tensors tensors(c);
+  ThreadPool pool(1);
+  PreparedWeights prepared({false, true}, Precision::Float32, quantization);
+  const Product p = tensors.product(c, Tensor::empty({c.m, c.n}, DType::Float32));
+  const auto* w = static_cast<const float*>(p.w.data);
+  const auto* a = static_cast<const float*>(p.a.data);
+  const Panels<Element> panels =
+      packed_panels<Element>(prepared_context(pool, prepared), w, c.k, c.n, p.w.strides[0], p.w.strides[1]);
+  std::vector<float> wide(static_cast<size_t>(c.m * c.n)), narrow(wide.size());
+  if constexpr (kIsDotElement<Element>) {
+    const QuantizedActivations vnni = avx512_vnni::quantized_activations(a, c.k, c.m, c.k);
+    const QuantizedActivations avx2_levels = avx2::quantized_activations(a, c.k, c.m, c.k);
+    ASSERT_EQ(vnni.levels, avx2_levels.levels);
+    ASSERT_EQ(vnni.scales, avx2_levels.scales);
+    ASSERT_EQ(vnni.sums, avx2_levels.sums);
+    avx512_vnni::add_dot_panel_rows(panels, vnni, c.m, 0, panels.count(), 0, c.k, false, true, wide.data(), c.n);
+    avx2::add_dot_panel_rows(panels, vnni, c.m, 0, panels.count(), 0, c.k, false, true, narrow.data(), c.n);
+  } else {
+    avx512::add_panel_rows(panels, a, c.k, c.m, 0, panels.count(), 0, c.k, false, true, wide.data(), c.n);
+    avx2::add_panel_rows(panels, a, c.k, c.m, 0, panels.count(), 0, c.k, false, true, narrow.data(), c.n);
+  }
+  for (size_t i = 0; i < wide.size(); ++i) ASSERT_EQ(wide[i], narrow[i]) << "row " << i / c.n << ", column " << i % c.n;
+}
+
+// A CPU with AVX-512 runs the AVX2 copies too; they give its copies' bits.
+TEST_F(FewRowsProduct, AvxTwoTilesGiveTheAvx512TilesBits) {
+  if (cpu_capability() != CpuCapability::Avx512) GTEST_SKIP() << "this CPU runs the AVX2 tiles only";
+  for (int64_t rows : {int64_t{1}, int64_t{2}, int64_t{7}, int64_t{13}}) {
+    expect_every_set_alike<float>({}, rows);
+    expect_every_set_alike<BFloat16>({}, rows);
+    expect_every_set_alike<int8_t>({.bits = 8}, rows);
+    expect_every_set_alike<Int4Pair>({.bits = 4, .group_size = 32}, rows);
+    if (!cpu_has_vnni()) continue;
+    expect_every_set_alike<DotInt8>({.bits = 8, .int8_activations = true}, rows);
+    expect_every_set_alike<DotInt4>({.bits = 4, .group_size = 64, .int8_activations = true}, rows);
   }
 }
 

@@ -125,7 +125,13 @@ def test_backward_data(op, dtype, shape, dim, layout):
     output = BACKWARD[op](torch.from_numpy(make(shape, dtype, layout)), dim).numpy()
     grad_output = make(shape, dtype, layout, seed=1, scale=1.0)
     aten = getattr(torch.ops.aten, op.split("::")[1])
-    check_op(op, lambda g, y: aten(g, y, dim, y.dtype), grad_output, output, dim=dim, input_dtype=dtype)
+    # torch sums a row's gradients in float32, in an order set by the CPU's vector width: over a row of 70,001 on
+    # an AVX2 CPU, its sums part from the reference's (in float64) enough to move outputs near 1.5 by 7e-5.
+    long_row = dtype == np.float32 and shape[dim] > 10_000
+    tolerance = dict(rtol=1e-5, atol=1e-4) if long_row else None
+    check_op(
+        op, lambda g, y: aten(g, y, dim, y.dtype), grad_output, output, tolerance=tolerance, dim=dim, input_dtype=dtype
+    )
 
 
 @pytest.mark.parametrize("shape, dim", [((3, 1001), 1), ((2, 3, 5, 7), 1), ((2, 3, 5, 7), -1), ((7,), 0)])

@@ -26,7 +26,7 @@ Flag precision_flag() {
 Flag weights_flag() {
   return {"--weights", "W",
           "f32 (default), int8 or int4: the products with a weight (linear layers, the LM head) keep it as int8 or "
-          "int4 (as llama.cpp's Q4_0) with a float32 scale per --group-size inputs (needs AVX-512)"};
+          "int4 (as llama.cpp's Q4_0) with a float32 scale per --group-size inputs (needs AVX2 or AVX-512)"};
 }
 Flag group_size_flag() {
   return {"--group-size", "G",
@@ -36,8 +36,8 @@ Flag activations_flag() {
   return {"--activations", "A",
           "f32 (default) or int8: with --weights (or the layers of opgraph quantize), products quantize their input "
           "at run time and multiply on the CPU's integer instructions: a few rows, and any rows by int4 or grouped "
-          "weights, per row and block of 32 to int8 (AVX512-VNNI); 16 rows or more by int8 weights per channel, "
-          "per row to uint8 (AMX-INT8, AVX512-VNNI)"};
+          "weights, per row and block of 32 to int8 (AVX512-VNNI or AVX2); 16 rows or more by int8 weights per "
+          "channel, per row to uint8 (AMX-INT8, AVX512-VNNI or AVX2)"};
 }
 Flag products_flag() {
   return {"--products", "E",

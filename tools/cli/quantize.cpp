@@ -67,7 +67,7 @@ Command quantize_command() {
       "by a matrix; the LM head included) becomes an opgraph::quantized_linear whose weight is kept as "
       "integer levels with a float32 scale per output and group of --group-size inputs: int8 symmetric, or "
       "int4 as llama.cpp's Q4_0. A weight that other nodes read too (an embedding tied to the LM head) stays "
-      "in the file for them. The products unpack the levels in registers where the CPU has AVX-512.",
+      "in the file for them. The products unpack the levels in registers where the CPU has AVX2 or AVX-512.",
       {{"--weights", "W", "int8 or int4 (required)"},
        {"--group-size", "G",
         "inputs sharing a scale: a multiple of 32 that divides each layer's inputs (default: all of them for "

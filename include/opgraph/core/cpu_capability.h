@@ -24,9 +24,10 @@ const char* cpu_capability_name(CpuCapability capability);
 // CpuCapability::Avx512, OPGRAPH_CPU_CAPABILITY's level included.
 bool cpu_has_bf16();
 
-// Whether this CPU sums products of bytes in 32-bit lanes (AVX512-VNNI),
-// which a Session's int8 activations multiply on where a product has few
-// rows. False below CpuCapability::Avx512, as cpu_has_bf16.
+// Whether this CPU sums products of bytes into 32-bit lanes in one
+// instruction (AVX512-VNNI), which a Session's int8 activations multiply on
+// where a product has few rows (AVX2 takes two). False below
+// CpuCapability::Avx512, as cpu_has_bf16.
 bool cpu_has_vnni();
 
 // Whether the CPU is Intel's: the vendor libraries that choose their code

@@ -55,11 +55,11 @@ enum class Precision {
 // operand at run time and multiply on the CPU's integer instructions:
 // - a few rows (decode steps), and int4 or grouped weights at any row
 //   count: per row and block of 32 values to int8, symmetric (as
-//   llama.cpp's Q8_0), on AVX512-VNNI, where the input dimension is a
-//   multiple of 32 and the CPU has VNNI (float32 elsewhere);
+//   llama.cpp's Q8_0), on AVX512-VNNI or AVX2, where the input dimension
+//   is a multiple of 32 (float32 elsewhere);
 // - 16 rows or more (a prompt, an encoder's tokens) by int8 weights of a
 //   scale per output channel: per row to uint8 with a zero point, on
-//   oneDNN's int8 matmul (AMX-INT8 or AVX512-VNNI).
+//   oneDNN's int8 matmul (AMX-INT8, AVX512-VNNI or AVX2).
 struct WeightQuantization {
   int bits = 0;
   int64_t group_size = 0;

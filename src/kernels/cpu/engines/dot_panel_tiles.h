@@ -16,8 +16,9 @@ namespace opgraph::kernels {
 // Values of a row to an activation's scale.
 constexpr int64_t kDotBlock = 32;
 
-// Whether this CPU runs add_dot_panel_rows: AVX-512 (OPGRAPH_CPU_CAPABILITY's
-// level included) with VNNI.
+// Whether this CPU runs add_dot_panel_rows: AVX2 or AVX-512
+// (OPGRAPH_CPU_CAPABILITY's level included). Its tiles multiply on
+// AVX512-VNNI where the CPU has it, on AVX2's byte multiply-adds otherwise.
 bool runs_dot_panel_rows();
 
 // `rows` rows of k values (k a multiple of kDotBlock) as int8 levels,
@@ -42,5 +43,20 @@ QuantizedActivations quantized_activations(const float* a, int64_t a_stride, int
 template <typename Element>
 void add_dot_panel_rows(const Panels<Element>& panels, const QuantizedActivations& a, int64_t rows, int64_t first,
                         int64_t last, int64_t q0, int64_t q1, bool backward, bool prefetch, float* y, int64_t y_stride);
+
+// Both compiled for each instruction set (dot_panel_tiles_kernel.h), which
+// the two above pick from.
+namespace avx512_vnni {
+QuantizedActivations quantized_activations(const float* a, int64_t a_stride, int64_t rows, int64_t k);
+template <typename Element>
+void add_dot_panel_rows(const Panels<Element>& panels, const QuantizedActivations& a, int64_t rows, int64_t first,
+                        int64_t last, int64_t q0, int64_t q1, bool backward, bool prefetch, float* y, int64_t y_stride);
+}  // namespace avx512_vnni
+namespace avx2 {
+QuantizedActivations quantized_activations(const float* a, int64_t a_stride, int64_t rows, int64_t k);
+template <typename Element>
+void add_dot_panel_rows(const Panels<Element>& panels, const QuantizedActivations& a, int64_t rows, int64_t first,
+                        int64_t last, int64_t q0, int64_t q1, bool backward, bool prefetch, float* y, int64_t y_stride);
+}  // namespace avx2
 
 }  // namespace opgraph::kernels

@@ -85,8 +85,8 @@ constexpr int64_t kPrefetchBytes = 16384, kLineBytes = 64;
 constexpr size_t kCachedWeightBytes = size_t{64} << 20;
 
 // y[j] += sum_q a[q] * panel[q * Width + j], the sums in q's order: the
-// one-row product where the CPU lacks AVX-512 (panel_tiles.h runs it where
-// the CPU has it).
+// one-row product where the CPU has neither AVX2 nor AVX-512 (panel_tiles.h
+// runs it where the CPU has either).
 template <int Width, bool Prefetch>
 OPGRAPH_ROW_KERNEL_CLONES void panel_sums(const float* a, const float* panel, int64_t k, float* y) {
   constexpr int64_t ahead = kPrefetchBytes / sizeof(float), per_line = kLineBytes / sizeof(float);
@@ -187,10 +187,10 @@ void panels_product(const KernelContext& context, const Product& p, const Panels
     if constexpr (kIsDotElement<Element>) {
       return add_dot_panel_rows(panels, levels, m, i0, i1, q0, q1, p.w_backward, from_memory, to, to_stride);
     }
-    // On AVX-512 every row count runs on the tiles, one row included: a
-    // decode step took up to 16% less time so than on panel_sums (bfloat16
-    // Qwen2.5-0.5B), and a row's bits do not depend on the build's
-    // contraction of panel_sums' multiply-adds.
+    // On AVX2 and AVX-512 every row count runs on the tiles, one row
+    // included: a decode step took up to 16% less time so than on
+    // panel_sums (bfloat16 Qwen2.5-0.5B, AVX-512), and a row's bits do not
+    // depend on the build's contraction of panel_sums' multiply-adds.
     if (runs_panel_rows()) {
       add_panel_rows(panels, a, a_stride, m, i0, i1, q0, q1, p.w_backward, from_memory, to, to_stride);
     } else if constexpr (std::is_same_v<Element, float> || std::is_same_v<Element, BFloat16>) {
@@ -266,8 +266,8 @@ bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
   const bool quantized = bits != 0, dot = quantized && runs_on_dot_panels(context, k);
   const bool bfloat16 = packed && !quantized && weight_precision(context) == Precision::BFloat16;
   if (quantized) {
-    // The Session checked for AVX-512 at load; a lowered capability since is refused here.
-    OPGRAPH_CHECK(runs_panel_rows(), "weights int", bits, ": needs AVX-512, and the CPU capability is ",
+    // The Session checked for AVX2 or AVX-512 at load; a lowered capability since is refused here.
+    OPGRAPH_CHECK(runs_panel_rows(), "weights int", bits, ": needs AVX2 and FMA or AVX-512, and the CPU capability is ",
                   cpu_capability_name(cpu_capability()));
   }
   const int64_t most_rows = bfloat16 ? kMaxBFloat16PanelRows : kMaxPanelRows;

@@ -34,8 +34,8 @@ void add_sums_by_panel(const Panels<Element>& panels, int64_t rows, int64_t firs
   }
 }
 
-// Whether this CPU runs add_panel_rows (AVX-512, OPGRAPH_CPU_CAPABILITY's
-// level included).
+// Whether this CPU runs add_panel_rows (AVX-512, or AVX2 with FMA;
+// OPGRAPH_CPU_CAPABILITY's level included).
 bool runs_panel_rows();
 
 // y[r * y_stride + j] += sum_{q0 <= q < q1} a[r * a_stride + q] * w[q, j] for
@@ -48,5 +48,18 @@ bool runs_panel_rows();
 template <typename Element>
 void add_panel_rows(const Panels<Element>& panels, const float* a, int64_t a_stride, int64_t rows, int64_t first,
                     int64_t last, int64_t q0, int64_t q1, bool backward, bool prefetch, float* y, int64_t y_stride);
+
+// add_panel_rows compiled for each instruction set (panel_tiles_kernel.h),
+// which add_panel_rows picks from.
+namespace avx512 {
+template <typename Element>
+void add_panel_rows(const Panels<Element>& panels, const float* a, int64_t a_stride, int64_t rows, int64_t first,
+                    int64_t last, int64_t q0, int64_t q1, bool backward, bool prefetch, float* y, int64_t y_stride);
+}
+namespace avx2 {
+template <typename Element>
+void add_panel_rows(const Panels<Element>& panels, const float* a, int64_t a_stride, int64_t rows, int64_t first,
+                    int64_t last, int64_t q0, int64_t q1, bool backward, bool prefetch, float* y, int64_t y_stride);
+}
 
 }  // namespace opgraph::kernels

@@ -34,9 +34,9 @@ struct Int4Pair {
 };
 
 // Integer panels laid out for the CPU's integer dot products (AVX512-VNNI's
-// vpdpbusd, which sums four byte products into each 32-bit lane), where a
-// Session quantizes its activations too (WeightQuantization's
-// int8_activations). A panel's rows of w go by fours: the 64 bytes of a
+// vpdpbusd, which sums four byte products into each 32-bit lane; AVX2's
+// vpmaddubsw and vpmaddwd, two and two), where a Session quantizes its
+// activations too (WeightQuantization's int8_activations). A panel's rows of w go by fours: the 64 bytes of a
 // vector hold 16 columns' four consecutive rows, column after column.
 // DotInt8 stores level + 128 (unsigned), DotInt4 level + 8 in a nibble: a
 // byte's low nibble is row q of the eight rows of w from q0 = q - q % 8 (q %
