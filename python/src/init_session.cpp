@@ -188,7 +188,7 @@ void init_session(nb::module_& m) {
            "row and block of 32 values to int8, as llama.cpp's Q8_0, on AVX512-VNNI or AVX2 (where the input "
            "dimension is a multiple of 32; else they stay float32); 16 rows or more (a prompt, an encoder's "
            "tokens) by int8 weights of a scale per output channel, per row to uint8 with a zero point, on oneDNN's "
-           "int8 matmul (AMX-INT8, AVX512-VNNI or AVX2). "
+           "int8 matmul (AMX-INT8 or AVX512-VNNI; without VNNI, per block of 32 as a few rows). "
            "`products` picks the engine "
            "of the float32 products with a constant weight: 'auto' by shape and CPU, or 'onednn', 'mkl' or "
            "'panels' (opgraph's own) for every one that engine can take; node_engines says which each node got.")

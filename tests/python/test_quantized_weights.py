@@ -115,14 +115,24 @@ def test_int8_activations_quantize_each_product_input_per_row(layers):
     model, ir = layers
     session = opgraph.Session(ir.graph, weights=ir.weights, quantize="int8", activations="int8")
     weights_only = opgraph.Session(ir.graph, weights=ir.weights, quantize="int8")
+    # Without VNNI, where oneDNN's u8 x s8 sums saturate, they take the few rows' path (per block of 32).
+    vnni = opgraph.cpu_has_vnni()
     for rows in (16, 200):
         x = torch.randn(rows, 64)
         x[0] *= 30  # an outlier row costs the others no precision
-        want = layers_with_quantized_inputs(model, 8, 0, row_quantized, x)
+        want = layers_with_quantized_inputs(model, 8, 0, row_quantized if vnni else block_quantized, x)
         got = session.run(x.numpy())[0]
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+        # The second layer's input is the first's output, summed in another order than torch's: where a value
+        # of it lies on a rounding boundary of its block's levels, its level may differ by one, and its row's
+        # outputs by about that level's scale times the weights.
+        rows_alike = np.isclose(got, want, rtol=1e-5, atol=1e-4).all(axis=1)
+        assert rows_alike.mean() >= 0.99, f"{np.flatnonzero(~rows_alike)} of {rows} rows differ"
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-2)
         assert not np.allclose(got, weights_only.run(x.numpy())[0], rtol=1e-4, atol=1e-4)
-    assert set(session.node_engines) - {""} == {"oneDNN int8 (int8 activations, 16 rows or more)"}
+    engine = (
+        "oneDNN int8 (int8 activations, 16 rows or more)" if vnni else "opgraph dot-product panels (int8 activations)"
+    )
+    assert set(session.node_engines) - {""} == {engine}
 
 
 def block_quantized(x):

@@ -59,7 +59,8 @@ enum class Precision {
 //   is a multiple of 32 (float32 elsewhere);
 // - 16 rows or more (a prompt, an encoder's tokens) by int8 weights of a
 //   scale per output channel: per row to uint8 with a zero point, on
-//   oneDNN's int8 matmul (AMX-INT8, AVX512-VNNI or AVX2).
+//   oneDNN's int8 matmul (AMX-INT8 or AVX512-VNNI; without VNNI, whose
+//   absence makes oneDNN's u8 x s8 sums saturate, per block of 32 as above).
 struct WeightQuantization {
   int bits = 0;
   int64_t group_size = 0;

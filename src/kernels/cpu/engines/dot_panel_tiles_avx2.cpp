@@ -31,7 +31,9 @@ struct Vec {
   // 16 registers: a row's four vectors of 32-bit sums with their weights'
   // two vectors each, or more rows on fewer vectors.
   template <int Rows>
-  static constexpr int kTileVectors = Rows == 1 ? 4 : Rows == 2 ? 2 : 1;
+  static constexpr int kTileVectors = Rows == 1   ? 4
+                                      : Rows == 2 ? 2
+                                                  : 1;
 
   OPGRAPH_DOT_TARGET static Floats zero() { return _mm256_setzero_ps(); }
   OPGRAPH_DOT_TARGET static Floats load(const float* from) { return _mm256_loadu_ps(from); }
@@ -92,12 +94,12 @@ struct Vec {
     for (int i = 0; i < 4; ++i) rounded[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], inverse));
     // Saturated to 16 bits, then 8, within each 128-bit lane; the permute
     // puts the 32-bit groups back in order.
-    const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(rounded[0], rounded[1]),
-                                             _mm256_packs_epi32(rounded[2], rounded[3]));
+    const __m256i bytes =
+        _mm256_packs_epi16(_mm256_packs_epi32(rounded[0], rounded[1]), _mm256_packs_epi32(rounded[2], rounded[3]));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(levels),
                         _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
-    const __m256i total = _mm256_add_epi32(_mm256_add_epi32(rounded[0], rounded[1]),
-                                           _mm256_add_epi32(rounded[2], rounded[3]));
+    const __m256i total =
+        _mm256_add_epi32(_mm256_add_epi32(rounded[0], rounded[1]), _mm256_add_epi32(rounded[2], rounded[3]));
     __m128i half = _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
     half = _mm_add_epi32(half, _mm_shuffle_epi32(half, 0x4e));
     half = _mm_add_epi32(half, _mm_shuffle_epi32(half, 0xb1));

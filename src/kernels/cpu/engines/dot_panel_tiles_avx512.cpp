@@ -32,7 +32,9 @@ struct Vec {
   template <typename Element>
   static constexpr int32_t kLevelOffset = std::is_same_v<Element, DotInt8> ? 128 : 8;
   template <int Rows>
-  static constexpr int kTileVectors = Rows == 1 ? 8 : Rows == 2 ? 4 : 2;
+  static constexpr int kTileVectors = Rows == 1   ? 8
+                                      : Rows == 2 ? 4
+                                                  : 2;
 
   OPGRAPH_DOT_TARGET static Floats zero() { return _mm512_setzero_ps(); }
   OPGRAPH_DOT_TARGET static Floats load(const float* from) { return _mm512_loadu_ps(from); }

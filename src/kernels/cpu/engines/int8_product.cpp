@@ -206,8 +206,12 @@ void quantize_activations(const KernelContext& context, const Operand& a, uint8_
 }  // namespace
 
 bool int8_activation_product(const KernelContext& context, const Product& p, const QuantizedRows* stored) {
+  // Without VNNI, oneDNN multiplies u8 x s8 on vpmaddubsw, whose 16-bit
+  // pairs saturate (255 * 127 twice passes 32767): an output of
+  // -153.3 came out as -139.6 (AMD Zen 3). The Dot panels take those products there.
   PreparedWeights* prepared = prepared_weights(context);
-  if (prepared == nullptr || !(p.constant_w || stored) || p.dst.shape.size() != 2 || p.dst.strides[1] != 1) {
+  if (!cpu_has_vnni() || prepared == nullptr || !(p.constant_w || stored) || p.dst.shape.size() != 2 ||
+      p.dst.strides[1] != 1) {
     return false;
   }
   const int64_t m = p.a.shape[0], k = p.a.shape[1], n = p.w.shape[1];

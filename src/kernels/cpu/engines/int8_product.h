@@ -21,7 +21,9 @@ constexpr int64_t kMinInt8ActivationRows = 16;
 // outliers (a prompt's first token) then cost the other rows no precision,
 // as a scale per tensor would; the sums rescaled, then
 // the bias, residual, activation and multiplier in float32. Returns false
-// (computing nothing) where oneDNN has only a reference kernel for it.
+// (computing nothing) where oneDNN has only a reference kernel for it, or
+// where the CPU lacks VNNI (AMX-INT8 CPUs have it), whose absence makes
+// oneDNN's u8 x s8 products saturate.
 // With `stored` (int8 levels, one group of all the inputs: a quantized
 // linear layer's), its levels and scales are the weight, and p.w is unread.
 bool int8_activation_product(const KernelContext& context, const Product& p, const QuantizedRows* stored = nullptr);

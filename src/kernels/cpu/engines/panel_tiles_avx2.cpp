@@ -40,8 +40,7 @@ struct Vec {
   static constexpr Half half_of(int v) {
     constexpr int group_vectors = pair_group(Width) / kLanes, half_vectors = group_vectors / 2;
     const int in_group = v % group_vectors;
-    return {pair_group(Width) / 2 * (v / group_vectors) + kLanes * (in_group % half_vectors),
-            in_group >= half_vectors};
+    return {pair_group(Width) / 2 * (v / group_vectors) + kLanes * (in_group % half_vectors), in_group >= half_vectors};
   }
 
   // bfloat16 rows (weight_panels.h): 8 words' low or high halves.
@@ -67,7 +66,8 @@ struct Vec {
     const Half half = half_of<Width>(v);
     const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + half.element));
     const __m256i widened = _mm256_cvtepu8_epi32(bytes);
-    const __m256i nibbles = half.high ? _mm256_srli_epi32(widened, 4) : _mm256_and_si256(widened, _mm256_set1_epi32(15));
+    const __m256i nibbles =
+        half.high ? _mm256_srli_epi32(widened, 4) : _mm256_and_si256(widened, _mm256_set1_epi32(15));
     return _mm256_cvtepi32_ps(nibbles);
   }
 };

@@ -77,8 +77,7 @@ struct Vec {
     } else {
       const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row));
       const __m512i widened = _mm512_cvtepu8_epi32(_mm_unpacklo_epi64(bytes, bytes));
-      nibbles =
-          _mm512_mask_blend_epi32(0xff00, _mm512_and_si512(widened, low_nibble), _mm512_srli_epi32(widened, 4));
+      nibbles = _mm512_mask_blend_epi32(0xff00, _mm512_and_si512(widened, low_nibble), _mm512_srli_epi32(widened, 4));
     }
     return _mm512_cvtepi32_ps(nibbles);
   }

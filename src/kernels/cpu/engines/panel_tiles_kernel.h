@@ -37,8 +37,8 @@ struct Prefetch {
 // sums start from zero and are added times their columns' scales
 // (`scales`, the block's group's, from the panel's first column).
 template <int Rows, int Vectors, int Width, typename Element>
-OPGRAPH_PANEL_TARGET void tile(const float* a, int64_t a_stride, const Element* rows, int64_t k, int v0,
-                               Prefetch ahead, const float* scales, float* sums) {
+OPGRAPH_PANEL_TARGET void tile(const float* a, int64_t a_stride, const Element* rows, int64_t k, int v0, Prefetch ahead,
+                               const float* scales, float* sums) {
   constexpr bool scaled = std::is_same_v<Element, int8_t> || std::is_same_v<Element, Int4Pair>;
   constexpr int64_t row_elements = Width / kColumnsPerElement<Element>;
   constexpr int lanes = Vec::kLanes;
@@ -122,8 +122,8 @@ OPGRAPH_PANEL_TARGET void panel_tiles(const float* a, int64_t a_stride, int64_t 
         const Prefetch share{ahead + lines * t / tiles * kLineBytes, lines * (t + 1) / tiles - lines * t / tiles};
         const float* x = a + r * a_stride + q;
         float* s = sums + r * Width;
-        tile_of<Step, Width>(std::min<int64_t>(Vec::kTileRows, count - r), x, a_stride, rows, block, v0, share,
-                             scales, s);
+        tile_of<Step, Width>(std::min<int64_t>(Vec::kTileRows, count - r), x, a_stride, rows, block, v0, share, scales,
+                             s);
       }
     }
   }
