@@ -10,17 +10,16 @@
 #include <limits>
 
 #include "kernels/cpu/engines/dot_panel_tiles.h"
+#include "kernels/cpu/engines/float_vectors.h"
 #include "kernels/cpu/engines/panel_tiles.h"
 
-#define OPGRAPH_DOT_TARGET [[gnu::target("avx2,fma")]]
+#define OPGRAPH_DOT_TARGET OPGRAPH_AVX2_TARGET
 
 namespace opgraph::kernels::avx2 {
 namespace {
 
-struct Vec {
+struct Vec : Avx2Floats {
   using Ints = __m256i;
-  using Floats = __m256;
-  static constexpr int kLanes = 8;
   // vpmaddubsw saturates its 16-bit pairs: an int8 level plus 128 (up to
   // 255) times a level of 127, twice, would pass 32767. `dot` therefore
   // multiplies the levels themselves (the stored byte less 128), by their
@@ -35,14 +34,8 @@ struct Vec {
                                       : Rows == 2 ? 2
                                                   : 1;
 
-  OPGRAPH_DOT_TARGET static Floats zero() { return _mm256_setzero_ps(); }
-  OPGRAPH_DOT_TARGET static Floats load(const float* from) { return _mm256_loadu_ps(from); }
-  OPGRAPH_DOT_TARGET static void store(float* to, Floats v) { _mm256_storeu_ps(to, v); }
-  OPGRAPH_DOT_TARGET static Floats broadcast(float x) { return _mm256_set1_ps(x); }
+  using Avx2Floats::broadcast;
   OPGRAPH_DOT_TARGET static Ints broadcast(int32_t x) { return _mm256_set1_epi32(x); }
-  OPGRAPH_DOT_TARGET static Floats add(Floats a, Floats b) { return _mm256_add_ps(a, b); }
-  OPGRAPH_DOT_TARGET static Floats mul(Floats a, Floats b) { return _mm256_mul_ps(a, b); }
-  OPGRAPH_DOT_TARGET static Floats fmadd(Floats a, Floats b, Floats c) { return _mm256_fmadd_ps(a, b, c); }
   OPGRAPH_DOT_TARGET static Floats to_floats(Ints v) { return _mm256_cvtepi32_ps(v); }
 
   struct Levels {

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/engines/float_vectors.h"
 #include "kernels/cpu/engines/panel_tiles.h"
 
 #define OPGRAPH_DOT_TARGET [[gnu::target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma")]]
@@ -23,10 +24,8 @@
 namespace opgraph::kernels::avx512_vnni {
 namespace {
 
-struct Vec {
+struct Vec : Avx512Floats {
   using Ints = __m512i;
-  using Floats = __m512;
-  static constexpr int kLanes = 16;
   // The panels store int8 levels plus 128, unsigned as vpdpbusd takes them,
   // and int4 levels plus 8.
   template <typename Element>
@@ -36,14 +35,8 @@ struct Vec {
                                       : Rows == 2 ? 4
                                                   : 2;
 
-  OPGRAPH_DOT_TARGET static Floats zero() { return _mm512_setzero_ps(); }
-  OPGRAPH_DOT_TARGET static Floats load(const float* from) { return _mm512_loadu_ps(from); }
-  OPGRAPH_DOT_TARGET static void store(float* to, Floats v) { _mm512_storeu_ps(to, v); }
-  OPGRAPH_DOT_TARGET static Floats broadcast(float x) { return _mm512_set1_ps(x); }
+  using Avx512Floats::broadcast;
   OPGRAPH_DOT_TARGET static Ints broadcast(int32_t x) { return _mm512_set1_epi32(x); }
-  OPGRAPH_DOT_TARGET static Floats add(Floats a, Floats b) { return _mm512_add_ps(a, b); }
-  OPGRAPH_DOT_TARGET static Floats mul(Floats a, Floats b) { return _mm512_mul_ps(a, b); }
-  OPGRAPH_DOT_TARGET static Floats fmadd(Floats a, Floats b, Floats c) { return _mm512_fmadd_ps(a, b, c); }
   OPGRAPH_DOT_TARGET static Floats to_floats(Ints v) { return _mm512_cvtepi32_ps(v); }
 
   struct Nibbles {

@@ -4,24 +4,16 @@
 
 #include <type_traits>
 
+#include "kernels/cpu/engines/float_vectors.h"
 #include "kernels/cpu/engines/panel_tiles.h"
 
-#define OPGRAPH_PANEL_TARGET [[gnu::target("avx2,fma")]]
+#define OPGRAPH_PANEL_TARGET OPGRAPH_AVX2_TARGET
 
 namespace opgraph::kernels::avx2 {
 namespace {
 
-struct Vec {
-  using Floats = __m256;
-  static constexpr int kLanes = 8;
+struct Vec : Avx2Floats {
   static constexpr int kTileRows = 6, kTileVectors = 2, kRowVectors = 4;
-
-  OPGRAPH_PANEL_TARGET static Floats zero() { return _mm256_setzero_ps(); }
-  OPGRAPH_PANEL_TARGET static Floats load(const float* from) { return _mm256_loadu_ps(from); }
-  OPGRAPH_PANEL_TARGET static void store(float* to, Floats v) { _mm256_storeu_ps(to, v); }
-  OPGRAPH_PANEL_TARGET static Floats broadcast(float x) { return _mm256_set1_ps(x); }
-  OPGRAPH_PANEL_TARGET static Floats fmadd(Floats a, Floats b, Floats c) { return _mm256_fmadd_ps(a, b, c); }
-  OPGRAPH_PANEL_TARGET static Floats sub(Floats a, Floats b) { return _mm256_sub_ps(a, b); }
 
   template <int Width>
   OPGRAPH_PANEL_TARGET static Floats columns(const float* row, int v) {

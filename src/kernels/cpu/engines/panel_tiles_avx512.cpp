@@ -14,22 +14,15 @@
 
 #include <type_traits>
 
-#define OPGRAPH_PANEL_TARGET [[gnu::target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")]]
+#include "kernels/cpu/engines/float_vectors.h"
+
+#define OPGRAPH_PANEL_TARGET OPGRAPH_AVX512_TARGET
 
 namespace opgraph::kernels::avx512 {
 namespace {
 
-struct Vec {
-  using Floats = __m512;
-  static constexpr int kLanes = 16;
+struct Vec : Avx512Floats {
   static constexpr int kTileRows = 6, kTileVectors = 4, kRowVectors = 8;
-
-  OPGRAPH_PANEL_TARGET static Floats zero() { return _mm512_setzero_ps(); }
-  OPGRAPH_PANEL_TARGET static Floats load(const float* from) { return _mm512_loadu_ps(from); }
-  OPGRAPH_PANEL_TARGET static void store(float* to, Floats v) { _mm512_storeu_ps(to, v); }
-  OPGRAPH_PANEL_TARGET static Floats broadcast(float x) { return _mm512_set1_ps(x); }
-  OPGRAPH_PANEL_TARGET static Floats fmadd(Floats a, Floats b, Floats c) { return _mm512_fmadd_ps(a, b, c); }
-  OPGRAPH_PANEL_TARGET static Floats sub(Floats a, Floats b) { return _mm512_sub_ps(a, b); }
 
   // The v-th vector of 16 columns of a panel row Width columns wide.
   template <int Width>

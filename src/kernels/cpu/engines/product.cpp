@@ -436,13 +436,18 @@ void run_product(const KernelContext& context, const Product& p, DType dtype, bo
                                                                   : "opgraph panels (64 rows or fewer)");
   }
 #if OPGRAPH_WITH_MKL
-  // MKL picks its code paths by CPU vendor: on AMD Zen 4, oneDNN ran
-  // BERT-base's and GPT-2's products 12-16% faster (measured there only).
-  const bool mkl = engine == ProductEngine::Mkl || (engine == ProductEngine::Auto && cpu_is_intel());
+  // MKL picks its code paths by CPU vendor: on AMD Zen 4 (AVX-512), oneDNN
+  // ran BERT-base's and GPT-2's products 12-16% faster. Without AVX-512,
+  // oneDNN 2.6 has no brgemm kernels, and its GEMM fell behind MKL's on AMD
+  // Zen 3 (AVX2): BERT-base's 128 x 768 x 3072, 1 thread, 13.2 ms against
+  // 7.5 (and 7.5 against 7.1 for 128 x 3072 x 768).
+  const bool mkl_by_cpu = cpu_is_intel() || cpu_capability() != CpuCapability::Avx512;
+  const bool mkl = engine == ProductEngine::Mkl || (engine == ProductEngine::Auto && mkl_by_cpu);
   if (float32 && mkl && mkl_product(context, p, engine == ProductEngine::Mkl)) {
-    return note_engine(context, engine == ProductEngine::Mkl
-                                    ? "MKL (products=mkl)"
-                                    : "MKL (128 rows or more, a weight of 512 KiB or more, an Intel CPU)");
+    return note_engine(context, engine == ProductEngine::Mkl ? "MKL (products=mkl)"
+                                : cpu_is_intel()
+                                    ? "MKL (128 rows or more, a weight of 512 KiB or more, an Intel CPU)"
+                                    : "MKL (128 rows or more, a weight of 512 KiB or more, a CPU without AVX-512)");
   }
 #endif
   // oneDNN computes neither float64 nor sums over an empty inner dimension.
