@@ -67,6 +67,11 @@ dnnl::memory::desc dense_bf16(const dnnl::memory::desc& f32) {
 // (BERT's 1024 x 768 x 3072 with gelu, 2 threads: 23.3 ms against 22.5).
 constexpr int64_t kTallRows = 1024;
 
+// The most columns of a product MKL takes where the CPU lacks AVX-512 (and
+// is not Intel's): past them, an LM head's, oneDNN's GEMM was the faster
+// (see run_product; measured on AMD Zen 3 only).
+constexpr int64_t kMostMklColumnsWithoutAvx512 = 16384;
+
 // `packed_w`: the weights in a layout of oneDNN's choosing (the caller
 // converts them), not as `p` lays them out. RoundedToBFloat16 (with
 // packed_w set) falls back to Float32 where oneDNN has no fast bfloat16
@@ -440,8 +445,11 @@ void run_product(const KernelContext& context, const Product& p, DType dtype, bo
   // ran BERT-base's and GPT-2's products 12-16% faster. Without AVX-512,
   // oneDNN 2.6 has no brgemm kernels, and its GEMM fell behind MKL's on AMD
   // Zen 3 (AVX2): BERT-base's 128 x 768 x 3072, 1 thread, 13.2 ms against
-  // 7.5 (and 7.5 against 7.1 for 128 x 3072 x 768).
-  const bool mkl_by_cpu = cpu_is_intel() || cpu_capability() != CpuCapability::Avx512;
+  // 7.5 (and 7.5 against 7.1 for 128 x 3072 x 768), but for an LM head's
+  // many columns it was ahead: GPT-2's 128 x 768 x 50257, 119 ms against 160.
+  const int64_t columns = p.dst.shape.back();
+  const bool mkl_by_cpu =
+      cpu_is_intel() || (cpu_capability() != CpuCapability::Avx512 && columns < kMostMklColumnsWithoutAvx512);
   const bool mkl = engine == ProductEngine::Mkl || (engine == ProductEngine::Auto && mkl_by_cpu);
   if (float32 && mkl && mkl_product(context, p, engine == ProductEngine::Mkl)) {
     return note_engine(context, engine == ProductEngine::Mkl ? "MKL (products=mkl)"
