@@ -7,8 +7,6 @@
 
 namespace opgraph::kernels {
 
-bool runs_dot_panel_rows() { return cpu_capability() != CpuCapability::Default; }
-
 QuantizedActivations quantized_activations(const float* a, int64_t a_stride, int64_t rows, int64_t k) {
   if (cpu_has_vnni()) return avx512_vnni::quantized_activations(a, a_stride, rows, k);
   return avx2::quantized_activations(a, a_stride, rows, k);

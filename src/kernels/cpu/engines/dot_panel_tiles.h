@@ -16,10 +16,9 @@ namespace opgraph::kernels {
 // Values of a row to an activation's scale.
 constexpr int64_t kDotBlock = 32;
 
-// Whether this CPU runs add_dot_panel_rows: AVX2 or AVX-512
-// (OPGRAPH_CPU_CAPABILITY's level included). Its tiles multiply on
-// AVX512-VNNI where the CPU has it, on AVX2's byte multiply-adds otherwise.
-bool runs_dot_panel_rows();
+// add_dot_panel_rows runs where add_panel_rows does (panel_tiles.h's
+// runs_panel_rows): on AVX512-VNNI where the CPU has it, on AVX2's byte
+// multiply-adds otherwise.
 
 // `rows` rows of k values (k a multiple of kDotBlock) as int8 levels,
 // symmetric: value ~ level * scale, the block's largest magnitude at 127.

@@ -249,7 +249,7 @@ void panels_product_in_blocks(const KernelContext& context, const Product& p, co
 }  // namespace
 
 bool runs_on_dot_panels(const KernelContext& context, int64_t k) {
-  return weight_quantization(context).int8_activations && runs_dot_panel_rows() && k % kDotBlock == 0;
+  return weight_quantization(context).int8_activations && runs_panel_rows() && k % kDotBlock == 0;
 }
 
 // dst[r, j] = f(bias[r, j] (+ dst[r, j]) + sum_q a[r, q] * w[q, j]) (* multiplier[r, j])
