@@ -4,8 +4,10 @@ int4 (Session(quantize=...), Generator(weights=...), the command line's
 quantizes them, a scale per output channel or per group of inputs, at one
 row, a few and many; bad options are errors that say what was expected."""
 
+import os
 import re
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -211,6 +213,19 @@ def layers_file(layers, tmp_path_factory):
     path = tmp_path_factory.mktemp("layers") / "layers.opg"
     layers[1].save(path)
     return path
+
+
+def test_quantized_weights_without_avx2_are_refused(layers_file):
+    """OPGRAPH_CPU_CAPABILITY=default runs what a CPU without AVX2 would: no integer panels."""
+    script = f"import opgraph; opgraph.Session({str(layers_file)!r}, quantize='int8')"
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "OPGRAPH_CPU_CAPABILITY": "default"},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode != 0
+    assert "weights int8: needs a CPU with AVX2 and FMA or with AVX-512; this one runs default" in result.stderr
 
 
 @pytest.mark.parametrize("bits, group_size", [(8, None), (8, 32), (4, None), (4, 64)])
