@@ -190,7 +190,9 @@ void init_session(nb::module_& m) {
            "tokens) by int8 weights of a scale per output channel, per row to uint8 with a zero point, on oneDNN's "
            "int8 matmul (AMX-INT8 or AVX512-VNNI; without VNNI, per block of 32 as a few rows). "
            "`products` picks the engine "
-           "of the float32 products with a constant weight: 'auto' by shape and CPU, or 'onednn', 'mkl' or "
+           "of the float32 products with a constant weight: 'auto' by shape and CPU (the panels for a few rows; for "
+           "128 rows or more, whichever engine ran the shape fastest on this CPU model, measured on its first "
+           "product and kept in ~/.cache/opgraph/engines, or $OPGRAPH_CACHE_DIR/engines), or 'onednn', 'mkl' or "
            "'panels' (opgraph's own) for every one that engine can take; node_engines says which each node got.")
       .def("run", &run, nb::arg("inputs"), nb::arg("state").none() = nb::none(),
            nb::sig("def run(self, *inputs: object, state: State | None = None) -> list[numpy.ndarray] | "

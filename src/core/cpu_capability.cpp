@@ -1,7 +1,12 @@
 #include "opgraph/core/cpu_capability.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 #include "opgraph/core/error.h"
@@ -75,6 +80,34 @@ bool cpu_is_intel() {
   return intel;
 #else
   return false;
+#endif
+}
+
+std::string cpu_model_name() {
+#if defined(__x86_64__)
+  unsigned regs[12] = {};
+  for (unsigned leaf = 0; leaf < 3; ++leaf) {
+    if (!__get_cpuid(0x80000002 + leaf, &regs[4 * leaf], &regs[4 * leaf + 1], &regs[4 * leaf + 2],
+                     &regs[4 * leaf + 3])) {
+      break;
+    }
+  }
+  char brand[sizeof regs + 1] = {};
+  std::memcpy(brand, regs, sizeof regs);
+  std::string name(brand);
+  name.erase(0, name.find_first_not_of(' '));
+  name.erase(name.find_last_not_of(' ') + 1);
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
+    // The extended family and model count where the base family is 15 (and 6 for the model).
+    const unsigned base_family = (eax >> 8) & 0xf, base_model = (eax >> 4) & 0xf;
+    const unsigned family = base_family == 15 ? base_family + ((eax >> 20) & 0xff) : base_family;
+    const unsigned model = base_family == 15 || base_family == 6 ? base_model | (((eax >> 16) & 0xf) << 4) : base_model;
+    name += detail::concat(" (family ", family, ", model ", model, ")");
+  }
+  return name;
+#else
+  return "unknown";
 #endif
 }
 

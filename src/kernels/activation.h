@@ -14,6 +14,8 @@ enum class Activation { None, ReLU, GELU, GELUTanh, Sigmoid, Tanh, ReLU6, SiLU }
 // MobileNet's hardtanh) | "silu" (x * sigmoid(x), the gate of Llama's MLP and
 // EfficientNet's activation); anything else throws an Error listing them.
 Activation parse_activation(std::string_view name);
+// The name parse_activation takes for `activation`.
+std::string_view activation_name(Activation activation);
 
 // GELU's tanh form, 0.5 z (1 + tanh(kGeluTanhScale (z + kGeluTanhCube z^3))),
 // with PyTorch's constants, for the CPU and CUDA kernels alike.

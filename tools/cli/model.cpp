@@ -42,7 +42,8 @@ Flag activations_flag() {
 Flag products_flag() {
   return {"--products", "E",
           "auto (default), onednn, mkl or panels: the engine of the float32 products with a constant weight (auto: "
-          "by shape and CPU)"};
+          "the panels for a few rows; for 128 rows or more, the engine measured the fastest for the shape on this "
+          "CPU model, kept in ~/.cache/opgraph/engines)"};
 }
 Flag disable_pass_flag() {
   return {"--disable-pass", "NAME", "leave out the graph pass NAME at load (opgraph inspect --passes lists them)",

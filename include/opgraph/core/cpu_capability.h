@@ -1,6 +1,8 @@
 // The vector instruction set the built-in kernels run their loops with.
 #pragma once
 
+#include <string>
+
 namespace opgraph {
 
 // Ordered: each level includes the ones before it.
@@ -33,5 +35,10 @@ bool cpu_has_vnni();
 // Whether the CPU is Intel's: the vendor libraries that choose their code
 // paths by vendor (MKL) run their fast ones there.
 bool cpu_is_intel();
+
+// The CPU's brand string with its family and model numbers, as
+// "AMD EPYC (family 25, model 1)": what tells CPUs of one brand apart where
+// a virtual machine shortens the brand string.
+std::string cpu_model_name();
 
 }  // namespace opgraph

@@ -72,13 +72,15 @@ struct WeightQuantization {
 constexpr int64_t default_group_size(int bits) { return bits == 4 ? 32 : 0; }
 
 // The engine a Session's float32 products with a constant weight run on.
-// Auto picks by shape and CPU: opgraph's panels for up to 64 rows (AVX-512)
-// or one row, MKL's packed GEMM for 128 rows or more on a weight of 512 KiB
-// or more on an Intel CPU (on AMD Zen 4 oneDNN ran them 12-16% faster),
-// oneDNN's matmul otherwise. The others run every such product on that
-// engine where it can take it (the panels need AVX-512 for more than one
-// row; MKL, where it is built in, needs operands it reads in place), on
-// oneDNN where it cannot. Quantized weights stay on the panels.
+// Auto picks by shape and CPU: opgraph's panels for up to 64 rows (AVX2 or
+// AVX-512) or one row, oneDNN's matmul for 65 to 127, and for 128 rows or
+// more whichever of oneDNN, MKL's packed GEMM and the panels ran the
+// product's shape fastest on this CPU model, measured on the shape's first
+// call and kept in a file (kernels/cpu/engines/engine_pick.h). The others
+// run every such product on that engine where it can take it (the panels
+// need AVX2 or AVX-512 for more than one row; MKL, where it is built in,
+// needs operands it reads in place), on oneDNN where it cannot. Quantized
+// weights stay on the panels.
 enum class ProductEngine { Auto, OneDnn, Mkl, Panels };
 
 // The engine named "auto", "onednn", "mkl" or "panels"; nullopt for another name.

@@ -256,7 +256,7 @@ bool runs_on_dot_panels(const KernelContext& context, int64_t k) {
 // for one row a, when a and dst are contiguous and w is a Session's weight
 // (packed into panels), or has contiguous rows (w[q, :]) or columns
 // (w[:, j]); or for a few rows on the panels, each row's sums as alone.
-bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
+bool few_rows_times_matrix(const KernelContext& context, const Product& p, bool any_rows) {
   const size_t rank = p.dst.shape.size();
   const int64_t m = p.dst.shape[rank - 2], k = p.a.shape.back(), n = p.dst.shape.back();
   if (shape_numel(p.dst.shape) != m * n || p.a.strides.back() != 1 || p.dst.strides.back() != 1) return false;
@@ -271,7 +271,7 @@ bool few_rows_times_matrix(const KernelContext& context, const Product& p) {
                   cpu_capability_name(cpu_capability()));
   }
   const int64_t most_rows = bfloat16 ? kMaxBFloat16PanelRows : kMaxPanelRows;
-  const bool forced = packed && runs_panel_rows() && product_engine(context) == ProductEngine::Panels;
+  const bool forced = packed && runs_panel_rows() && (any_rows || product_engine(context) == ProductEngine::Panels);
   if (m > 1 && !quantized && !forced && !(packed && m <= most_rows && runs_panel_rows())) return false;
   const bool columns = column_stride == 1 || n == 1, rows = row_stride == 1 || k == 1;
   if (!packed && !columns && !rows) return false;

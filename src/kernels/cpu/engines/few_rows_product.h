@@ -14,9 +14,10 @@ namespace opgraph::kernels {
 // CPU runs add_panel_rows. a stays float32 in either precision. In a
 // Session that quantizes its weights (WeightQuantization), w's panels hold
 // int8 or int4 (Dot panels, multiplied by a's rows quantized too, where
-// runs_on_dot_panels) and any number of rows runs on them. Returns false (computing nothing) where it
-// does not run the product.
-bool few_rows_times_matrix(const KernelContext& context, const Product& p);
+// runs_on_dot_panels) and any number of rows runs on them, as it does where
+// `any_rows` is set (or the Session forces the panels). Returns false
+// (computing nothing) where it does not run the product.
+bool few_rows_times_matrix(const KernelContext& context, const Product& p, bool any_rows = false);
 
 // Whether a Session's quantized products of k inputs multiply int8
 // activations on Dot panels (dot_panel_tiles.h): where the Session

@@ -1,7 +1,8 @@
 // float32 runs on the weight's panels where it is a Session's and the
 // product has one row or a few, or the Session quantizes its weights
-// (few_rows_product.cpp), on MKL where it has
-// rows enough (mkl_product.cpp), else on oneDNN's matmul primitive, which
+// (few_rows_product.cpp); with rows enough, on whichever of the panels, MKL
+// (mkl_product.cpp) and oneDNN ran its shape fastest on this CPU model
+// (engine_pick.h); else on oneDNN's matmul primitive, which
 // reads the caller's buffers in place through shape-and-stride descriptors
 // (transposed weights, broadcast batches and the bias cost no copy) and
 // applies the activation as a post-op. In a Session of Precision::BFloat16
@@ -15,14 +16,18 @@
 #include "kernels/cpu/engines/product.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <numbers>
+#include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/cpu/engines/engine_pick.h"
 #include "kernels/cpu/engines/few_rows_product.h"
 #include "kernels/cpu/engines/int8_product.h"
 #include "kernels/cpu/engines/panel_tiles.h"
@@ -66,11 +71,6 @@ dnnl::memory::desc dense_bf16(const dnnl::memory::desc& f32) {
 // applies it in a pass over its output, brgemm on the sums in registers
 // (BERT's 1024 x 768 x 3072 with gelu, 2 threads: 23.3 ms against 22.5).
 constexpr int64_t kTallRows = 1024;
-
-// The most columns of a product MKL takes where the CPU lacks AVX-512 (and
-// is not Intel's): past them, an LM head's, oneDNN's GEMM was the faster
-// (see run_product; measured on AMD Zen 3 only).
-constexpr int64_t kMostMklColumnsWithoutAvx512 = 16384;
 
 // `packed_w`: the weights in a layout of oneDNN's choosing (the caller
 // converts them), not as `p` lays them out. RoundedToBFloat16 (with
@@ -284,6 +284,92 @@ void onednn_product(const KernelContext& given_context, const Product& p, DType 
   thread_call<ProductCall>(plan).run(p, w, stream);
 }
 
+// The products whose engine is measured (engine_pick.h) rather than given
+// by rule: with this many rows, the multiply-adds bound them rather than
+// streaming the weight from memory, so timing one node's product again and
+// again, its weight in cache, ranks the engines as a model's run, its weights
+// streamed, does. Fewer rows stay on rules: the panels up to kMaxPanelRows,
+// oneDNN beyond.
+constexpr int64_t kMinMeasuredRows = 128;
+
+bool overlap(const Operand& x, const Operand& y) {
+  const std::span<const std::byte> a = spanned_bytes(x.data, x.shape, x.strides, sizeof(float));
+  const std::span<const std::byte> b = spanned_bytes(y.data, y.shape, y.strides, sizeof(float));
+  return !a.empty() && !b.empty() && a.data() < b.data() + b.size() && b.data() < a.data() + a.size();
+}
+
+// What a measured pick holds for: the product's shape, its rows by powers of
+// two (a prompt's length varies), its epilogue and the thread count.
+std::string product_class(const KernelContext& context, const Product& p) {
+  const int64_t rows = p.dst.shape[0], k = p.a.shape[1], n = p.dst.shape[1];
+  const int64_t least_rows = std::bit_floor(static_cast<uint64_t>(rows));
+  std::string epilogue = p.bias ? ", bias" : "";
+  if (p.activation != Activation::None) epilogue += detail::concat(", ", activation_name(p.activation));
+  if (p.multiplier) epilogue += ", multiplier";
+  if (p.accumulate) epilogue += ", accumulated";
+  return detail::concat("float32 ", least_rows, "-", 2 * least_rows - 1, " rows x ", k, " x ", n,
+                        p.w.strides[1] == 1 ? "" : " (w transposed)", epilogue, ", ", context.pool->num_threads(),
+                        " threads");
+}
+
+// Runs a float32 product of a Session's weight on the engine measured the
+// fastest for its class (engine_pick.h), or returns false, having done
+// nothing, where it is not a product the pick serves.
+bool measured_product(const KernelContext& context, const Product& p) {
+  PreparedWeights* prepared = prepared_weights(context);
+  if (prepared == nullptr || !p.constant_w || p.dst.shape.size() != 2 ||
+      weight_precision(context) != Precision::Float32) {
+    return false;
+  }
+  // Each engine's runs overwrite dst, and one run's dst must not be another's input.
+  for (const Operand* input : {&p.a, &p.w, p.bias ? &*p.bias : nullptr, p.multiplier ? &*p.multiplier : nullptr}) {
+    if (input != nullptr && overlap(p.dst, *input)) return false;
+  }
+  // An accumulated product adds to what dst held: each run starts from it.
+  std::vector<float> held;
+  const int64_t rows = p.dst.shape[0], n = p.dst.shape[1];
+  auto* dst = static_cast<float*>(p.dst.data);
+  const auto dst_row = [&](int64_t i) { return dst + i * p.dst.strides[0]; };
+  const bool rows_contiguous = p.dst.strides[1] == 1;
+  if (p.accumulate) {
+    if (!rows_contiguous) return false;
+    held.resize(rows * n);
+    for (int64_t i = 0; i < rows; ++i) std::copy_n(dst_row(i), n, held.data() + i * n);
+  }
+  const auto restore = [&] {
+    for (int64_t i = 0; p.accumulate && i < rows; ++i) std::copy_n(held.data() + i * n, n, dst_row(i));
+  };
+  std::vector<EngineTrial> trials{{"oneDNN", [&] { return onednn_product(context, p, DType::Float32), true; }}};
+#if OPGRAPH_WITH_MKL
+  trials.push_back({"MKL", [&] { return mkl_product(context, p); }});
+#endif
+  trials.push_back({"opgraph panels", [&] { return runs_panel_rows() && few_rows_times_matrix(context, p, true); }});
+  // The forms of the weight each engine made on its first run: the engines
+  // not picked drop theirs, which would double the memory a weight takes.
+  std::vector<std::vector<PreparedWeights::Key>> made(trials.size());
+  std::vector<EngineTrial> tracked;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    tracked.push_back({trials[i].engine, [&, i, first = true]() mutable {
+                         if (!first) return trials[i].run();
+                         first = false;
+                         const std::vector<PreparedWeights::Key> before = prepared->form_keys();
+                         const bool ran = trials[i].run();
+                         for (PreparedWeights::Key& key : prepared->form_keys()) {
+                           if (std::find(before.begin(), before.end(), key) == before.end())
+                             made[i].push_back(std::move(key));
+                         }
+                         return ran;
+                       }});
+  }
+  const EnginePick pick = pick_engine(product_class(context, p), tracked, restore);
+  if (pick.note == nullptr) return false;
+  for (size_t i = 0; i < made.size(); ++i) {
+    if (i != pick.trial) prepared->forget(made[i]);
+  }
+  note_engine(context, pick.note);
+  return true;
+}
+
 // dst[b, i, j] = f(sum_p a[b, i, p] * w[b, p, j] + bias[b, i, j] (+ dst[b, i, j])) (* multiplier[b, i, j]),
 // in double, rounded to T once.
 template <typename T>
@@ -441,23 +527,14 @@ void run_product(const KernelContext& context, const Product& p, DType dtype, bo
                                                                   : "opgraph panels (64 rows or fewer)");
   }
 #if OPGRAPH_WITH_MKL
-  // MKL picks its code paths by CPU vendor: on AMD Zen 4 (AVX-512), oneDNN
-  // ran BERT-base's and GPT-2's products 12-16% faster. Without AVX-512,
-  // oneDNN 2.6 has no brgemm kernels, and its GEMM fell behind MKL's on AMD
-  // Zen 3 (AVX2): BERT-base's 128 x 768 x 3072, 1 thread, 13.2 ms against
-  // 7.5 (and 7.5 against 7.1 for 128 x 3072 x 768), but for an LM head's
-  // many columns it was ahead: GPT-2's 128 x 768 x 50257, 119 ms against 160.
-  const int64_t columns = p.dst.shape.back();
-  const bool mkl_by_cpu =
-      cpu_is_intel() || (cpu_capability() != CpuCapability::Avx512 && columns < kMostMklColumnsWithoutAvx512);
-  const bool mkl = engine == ProductEngine::Mkl || (engine == ProductEngine::Auto && mkl_by_cpu);
-  if (float32 && mkl && mkl_product(context, p, engine == ProductEngine::Mkl)) {
-    return note_engine(context, engine == ProductEngine::Mkl ? "MKL (products=mkl)"
-                                : cpu_is_intel()
-                                    ? "MKL (128 rows or more, a weight of 512 KiB or more, an Intel CPU)"
-                                    : "MKL (128 rows or more, a weight of 512 KiB or more, a CPU without AVX-512)");
+  if (float32 && engine == ProductEngine::Mkl && mkl_product(context, p)) {
+    return note_engine(context, "MKL (products=mkl)");
   }
 #endif
+  if (float32 && engine == ProductEngine::Auto && !quantized && rows >= kMinMeasuredRows &&
+      measured_product(context, p)) {
+    return;
+  }
   // oneDNN computes neither float64 nor sums over an empty inner dimension.
   if (!reference && dtype != DType::Float64 && p.a.shape.back() > 0) {
     note_engine(context, engine == ProductEngine::OneDnn ? "oneDNN (products=onednn)" : "oneDNN");

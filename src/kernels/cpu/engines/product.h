@@ -30,9 +30,10 @@ PreparedWeights::Key layout_key(const dnnl::memory::desc& desc);
 // weight that one matrix serves for every batch (rank 2 or less).
 bool is_constant_matrix(const KernelContext& context, size_t input, const Tensor& w);
 
-// Computes the product into p.dst. float32 runs on oneDNN, or on MKL where
-// w is a Session's weight and there are 128 rows or more (mkl_product.h), or,
-// for a single row, on a kernel that streams w once; bfloat16 on oneDNN,
+// Computes the product into p.dst. float32 runs on oneDNN, or, where w is a
+// Session's weight, on the engine measured the fastest for the product's
+// shape (128 rows or more) or on the panels (a few rows), or, for a single
+// row, on a kernel that streams w once; bfloat16 on oneDNN,
 // summing in float32 and rounding once; float64, and any dtype when
 // `reference` is set, on a plain loop in double.
 void run_product(const KernelContext& context, const Product& p, DType dtype, bool reference);

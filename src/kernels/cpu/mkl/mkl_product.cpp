@@ -33,14 +33,6 @@
 namespace opgraph::kernels {
 namespace {
 
-// Products of fewer rows stay on oneDNN, which runs them faster: one core,
-// 768 x 3072 weights streamed, 64 rows: 121 against MKL's 115 GFLOP/s; 128
-// rows: 145 against 148-153.
-constexpr int64_t kMinRows = 128;
-// Smaller weights stay on oneDNN: they stay in cache from one call to the
-// next, where oneDNN runs faster (one core, 256 rows: 64 x 64, 162 against
-// MKL's 141 GFLOP/s; 128 x 32, 170 against 129; 256 x 256 even).
-constexpr int64_t kMinWeightBytes = 512 << 10;
 // The rows MKL packs a weight for. MKL picks its packed format by them: one
 // packed for 8 rows ran 128 at half speed, one packed for 128 or 1024 ran
 // every product of 16 rows or more at full speed.
@@ -162,16 +154,13 @@ void finish_part(const Product& p, int64_t top, int64_t bottom, int64_t first, i
 
 }  // namespace
 
-bool mkl_product(const KernelContext& given_context, const Product& p, bool any_size) {
+bool mkl_product(const KernelContext& given_context, const Product& p) {
   if (p.dst.shape.size() != 2 || !p.constant_w || prepared_weights(given_context) == nullptr ||
       weight_precision(given_context) != Precision::Float32) {
     return false;
   }
   const int64_t m = p.dst.shape[0], n = p.dst.shape[1], k = p.a.shape[1];
-  const bool large = m >= kMinRows && k * n * int64_t{sizeof(float)} >= kMinWeightBytes;
-  if (!(large || any_size) || !fits_mkl_int(m) || !fits_mkl_int(n) || !fits_mkl_int(k)) {
-    return false;
-  }
+  if (!fits_mkl_int(m) || !fits_mkl_int(n) || !fits_mkl_int(k)) return false;
   const std::optional<Layout> a = layout(p.a), w = layout(p.w), dst = layout(p.dst);
   if (!a || !w || !dst || dst->transpose != CblasNoTrans) return false;
 

@@ -7,10 +7,8 @@
 namespace opgraph::kernels {
 
 // Computes p and returns true where MKL takes it: a float32 product of two
-// matrices with enough rows, whose weight is a Session's (p.constant_w), too
-// large to stay in cache (`any_size`: of any rows and weight), and whose
-// operands MKL can read in place. Returns false, having done nothing,
-// otherwise.
-bool mkl_product(const KernelContext& context, const Product& p, bool any_size = false);
+// matrices whose weight is a Session's (p.constant_w) and whose operands MKL
+// can read in place. Returns false, having done nothing, otherwise.
+bool mkl_product(const KernelContext& context, const Product& p);
 
 }  // namespace opgraph::kernels

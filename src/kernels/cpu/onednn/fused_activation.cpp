@@ -141,6 +141,13 @@ Activation parse_activation(std::string_view name) {
                      name, "\""));
 }
 
+std::string_view activation_name(Activation activation) {
+  for (const auto& [name, known] : kActivations) {
+    if (activation == known) return name;
+  }
+  return "none";
+}
+
 void append_activation_post_op(dnnl::post_ops& ops, Activation activation) {
   // oneDNN computes scale * f(x; alpha, beta); relu's alpha is the negative slope.
   switch (activation) {

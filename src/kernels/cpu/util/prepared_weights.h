@@ -89,6 +89,19 @@ class PreparedWeights : public KernelState {
     std::lock_guard lock(mutex_);
     return derived_.size();
   }
+  // The keys of the forms it keeps.
+  std::vector<Key> form_keys() {
+    std::lock_guard lock(mutex_);
+    std::vector<Key> keys;
+    for (const auto& [key, form] : derived_) keys.push_back(key);
+    return keys;
+  }
+  // Drops the forms kept under `keys`: those of an engine the node no longer
+  // runs on. A call still reading one keeps it alive until it returns.
+  void forget(std::span<const Key> keys) {
+    std::lock_guard lock(mutex_);
+    for (const Key& key : keys) derived_.erase(key);
+  }
 
  private:
   std::vector<bool> constant_;
