@@ -24,7 +24,8 @@ namespace {
 struct LoggedTrials {
   std::vector<std::string> log;
   std::vector<EngineTrial> trials{
-      {"slow", [this] { return log.push_back("slow"), std::this_thread::sleep_for(std::chrono::milliseconds(1)), true; }},
+      {"slow",
+       [this] { return log.push_back("slow"), std::this_thread::sleep_for(std::chrono::milliseconds(1)), true; }},
       {"declines", [this] { return log.push_back("declines"), false; }},
       {"fast", [this] { return log.push_back("fast"), true; }}};
 };
@@ -51,12 +52,13 @@ TEST(EnginePick, TimesTheEnginesThatTakeTheCallAndRunsTheFastestLast) {
   const EnginePick pick = pick_engine(shape_class, first.trials, [&] { ++restores; });
   EXPECT_EQ(pick.trial, 2u);
   ASSERT_NE(pick.note, nullptr);
-  EXPECT_TRUE(std::string(pick.note).starts_with("fast (measured the fastest on this CPU for " + shape_class + ": slow 1."))
+  EXPECT_TRUE(
+      std::string(pick.note).starts_with("fast (measured the fastest on this CPU for " + shape_class + ": slow 1."))
       << pick.note;
   // Each once to prepare, then each taker three times, timed; the pick ran
   // last, so it does not run again.
-  EXPECT_EQ(first.log, (std::vector<std::string>{"slow", "declines", "fast", "slow", "fast", "slow", "fast", "slow",
-                                                 "fast"}));
+  EXPECT_EQ(first.log,
+            (std::vector<std::string>{"slow", "declines", "fast", "slow", "fast", "slow", "fast", "slow", "fast"}));
   EXPECT_EQ(restores, 9);  // before every run
 
   // A later call of the class runs the pick alone, with the same note.
