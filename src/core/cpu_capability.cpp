@@ -73,16 +73,6 @@ const char* cpu_capability_name(CpuCapability capability) {
   return "default";
 }
 
-bool cpu_is_intel() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  static const bool intel = __builtin_cpu_is("intel");
-  return intel;
-#else
-  return false;
-#endif
-}
-
 std::string cpu_model_name() {
 #if defined(__x86_64__)
   unsigned regs[12] = {};

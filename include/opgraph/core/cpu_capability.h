@@ -32,10 +32,6 @@ bool cpu_has_bf16();
 // CpuCapability::Avx512, as cpu_has_bf16.
 bool cpu_has_vnni();
 
-// Whether the CPU is Intel's: the vendor libraries that choose their code
-// paths by vendor (MKL) run their fast ones there.
-bool cpu_is_intel();
-
 // The CPU's brand string with its family and model numbers, as
 // "AMD EPYC (family 25, model 1)": what tells CPUs of one brand apart where
 // a virtual machine shortens the brand string.

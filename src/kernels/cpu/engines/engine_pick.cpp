@@ -22,11 +22,12 @@ namespace opgraph::kernels {
 namespace {
 
 // Timed runs per engine after the one that prepares it; the fastest counts,
-// as the least disturbed by whatever else the machine ran. A round of the
-// engines that took longer than kLongRoundMs is the last: a disturbance
-// weighs less on long runs, and an LM head's (GPT-2's took 110-150 ms an
-// engine on one thread) would add seconds to the class's first call.
-constexpr int kTimedRounds = 3;
+// as the least disturbed by whatever else the machine ran. After
+// kFewestRounds, a round of the engines that took longer than kLongRoundMs
+// is the last: a disturbance weighs less on long runs, and an LM head's
+// (GPT-2's took 110-190 ms an engine on one thread) would add seconds to the
+// class's first call.
+constexpr int kTimedRounds = 3, kFewestRounds = 2;
 constexpr double kLongRoundMs = 50;
 
 struct Picked {
@@ -157,7 +158,7 @@ EnginePick pick_engine(const std::string& shape_class, std::span<const EngineTri
       fastest[i] = std::min(fastest[i], ms);
       round_ms += ms;
     }
-    if (round_ms > kLongRoundMs) break;
+    if (round + 1 >= kFewestRounds && round_ms > kLongRoundMs) break;
   }
   const size_t picked = *std::min_element(takers.begin(), takers.end(),
                                           [&](size_t left, size_t right) { return fastest[left] < fastest[right]; });

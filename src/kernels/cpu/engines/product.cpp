@@ -317,7 +317,7 @@ std::string product_class(const KernelContext& context, const Product& p) {
 // nothing, where it is not a product the pick serves.
 bool measured_product(const KernelContext& context, const Product& p) {
   PreparedWeights* prepared = prepared_weights(context);
-  if (prepared == nullptr || !p.constant_w || p.dst.shape.size() != 2 ||
+  if (prepared == nullptr || !p.constant_w || p.dst.shape.size() != 2 || p.a.shape[1] == 0 ||
       weight_precision(context) != Precision::Float32) {
     return false;
   }
