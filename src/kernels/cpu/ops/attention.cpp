@@ -353,7 +353,11 @@ void tile_product(const T* a, int64_t a_row, int64_t a_depth, const T* b, int64_
       } else {
         TileRow<T> sums;
         start(r, v, sums);
-        std::memcpy(c[r][v], &sums, sizeof sums);
+        // Piece by piece: with one copy spanning the pieces, GCC kept c on
+        // the stack, and every multiply-add read and wrote its sum there.
+        for (int64_t p = 0; p < Pieces; ++p) {
+          std::memcpy(&c[r][v][p], reinterpret_cast<const char*>(&sums) + p * sizeof(Piece), sizeof(Piece));
+        }
       }
     }
   }
@@ -381,7 +385,9 @@ void tile_product(const T* a, int64_t a_row, int64_t a_depth, const T* b, int64_
         store(r, v, c[r][v][0]);
       } else {
         TileRow<T> sums;
-        std::memcpy(&sums, c[r][v], sizeof sums);
+        for (int64_t p = 0; p < Pieces; ++p) {
+          std::memcpy(reinterpret_cast<char*>(&sums) + p * sizeof(Piece), &c[r][v][p], sizeof(Piece));
+        }
         store(r, v, sums);
       }
     }
