@@ -13,7 +13,9 @@ Paths, each fed the same random prompt ids:
   (precision "float32"; "bf16": bfloat16 weights, float32 sums; "int8": the
   linear layers' and LM head's weights int8 with a scale per output channel,
   `weights="int8"`, float32 sums; "int4": int4 in groups of 32, as Q4_0;
-  "int8-a8" and "int4-a8": those weights with int8 activations,
+  "int4_asym": int4 in groups of 32 with a zero point each, against
+  llama.cpp's Q4_1 (a scale and a minimum per 32);
+  "int8-a8", "int4-a8" and "int4_asym-a8": those weights with int8 activations,
   `activations="int8"`, a decode step's per block of 32 as llama.cpp's
   Q8_0, the other paths' rows being their int8 and int4 ones: llama.cpp's
   Q8_0 and Q4_0 multiply int8 activations too);
@@ -24,10 +26,10 @@ Paths, each fed the same random prompt ids:
   for this CPU), on a GGUF of the same weights written by the converter
   llama.cpp ships (convert_hf_to_gguf.py, taken from llama-cpp-python's source
   package), --outtype f32, bf16 or q8_0 (int8 in blocks of 32 with a scale
-  each), and Q4_0 quantized from the f32 one by llama.cpp's quantizer;
+  each), and Q4_0 and Q4_1 quantized from the f32 one by llama.cpp's quantizer;
 - ONNX Runtime GenAI, on the ONNX model its model builder writes from the same
-  folder (fp32, or int4: MatMulNBits in blocks of 32; its CPU builder writes
-  no bf16 or int8 model);
+  folder (fp32, or int4: MatMulNBits in blocks of 32, symmetric; its CPU
+  builder writes no bf16, int8 or asymmetric int4 model);
 - OpenVINO GenAI is not measured: its LLM pipeline loads the stateful
   OpenVINO IR that optimum-intel exports, and optimum-intel 2.2 requires
   transformers 5.5 and torch 2.14 (a CUDA build), which opgraph's pinned
@@ -208,11 +210,15 @@ def stored(precision):
     return precision.removesuffix("-a8")
 
 
+def quantized(precision):
+    return stored(precision) in ("int8", "int4", "int4_asym")
+
+
 def load_torch(name, precision):
     import torch
     import transformers
 
-    if stored(precision) in ("int8", "int4"):
+    if quantized(precision):
         raise RuntimeError(f"transformers keeps no {precision} weights on the CPU without another quantization package")
     dtype = torch.bfloat16 if precision == "bf16" else torch.float32
     model = transformers.AutoModelForCausalLM.from_pretrained(hf_folder(name), dtype=dtype).eval()
@@ -271,8 +277,8 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 def gguf_file(name, precision):
     precision = stored(precision)
-    if precision == "int4":
-        return q4_0_file(name)
+    if precision in ("int4", "int4_asym"):
+        return quantized_gguf(name, "Q4_0" if precision == "int4" else "Q4_1")
     outtype = {"float32": "f32", "bf16": "bf16", "int8": "q8_0"}[precision]
     path = WORK / name / f"model-{outtype}.gguf"
     if not path.exists():
@@ -289,17 +295,17 @@ def gguf_file(name, precision):
     return path
 
 
-def q4_0_file(name):
-    """The f32 GGUF quantized to Q4_0 by llama.cpp's own quantizer (llama-quantize's library call)."""
+def quantized_gguf(name, kind):
+    """The f32 GGUF quantized to `kind` (Q4_0, Q4_1) by llama.cpp's own quantizer (llama-quantize's library call)."""
     import ctypes
 
     import llama_cpp
 
-    path = WORK / name / "model-q4_0.gguf"
+    path = WORK / name / f"model-{kind.lower()}.gguf"
     if not path.exists():
-        log(f"{name}: quantizing the GGUF to Q4_0 with llama.cpp")
+        log(f"{name}: quantizing the GGUF to {kind} with llama.cpp")
         params = llama_cpp.llama_model_quantize_default_params()
-        params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_0
+        params.ftype = getattr(llama_cpp, f"LLAMA_FTYPE_MOSTLY_{kind}")
         status = llama_cpp.llama_model_quantize(
             str(gguf_file(name, "float32")).encode(), str(path).encode(), ctypes.byref(params)
         )
@@ -333,7 +339,7 @@ class Opgraph:
     def __init__(self, name, precision, threads):
         from opgraph.llm import Generator
 
-        if stored(precision) in ("int8", "int4"):
+        if quantized(precision):
             activations = "int8" if precision.endswith("-a8") else None
             self.generator = Generator(
                 opgraph_folder(name), threads=threads, weights=stored(precision), activations=activations
@@ -417,7 +423,7 @@ class LlamaCpp:
         # repacked weights); its Llama takes no argument to leave them out, so
         # the model's default parameters are given without them, for Q4_0 too.
         defaults = library.llama_model_default_params
-        if stored(precision) in ("int8", "int4"):
+        if quantized(precision):
             library.llama_model_default_params = lambda: without_extra_buffers(defaults())
         try:
             self.llm = llama_cpp.Llama(
@@ -449,7 +455,7 @@ class OrtGenai:
         import onnxruntime_genai as og
 
         if stored(precision) not in ("float32", "int4"):
-            raise RuntimeError(f"its CPU model builder writes fp32 or int4 models, no {precision}")
+            raise RuntimeError(f"its CPU model builder writes fp32 or symmetric int4 models, no {precision}")
         config = og.Config(str(ort_genai_folder(name, precision)))
         options = {"intra_op_num_threads": threads, "inter_op_num_threads": 1}
         config.overlay(json.dumps({"model": {"decoder": {"session_options": options}}}))
@@ -606,14 +612,16 @@ def rss_child(argument):
 
 
 def bytes_per_token(name, precision):
-    """opgraph's weights (the tied lm head once; int4 with a float32 scale per 32) and the float32 KV cache at the
-    mean decode position."""
+    """opgraph's weights (the tied lm head once; int4 with a float32 scale per 32, and with int4_asym a float32
+    offset per 32 too) and the float32 KV cache at the mean decode position."""
     config = SPECS[name].config
     hidden, layers, ffn = config["hidden_size"], config["num_hidden_layers"], config["intermediate_size"]
     head = hidden // config["num_attention_heads"]
     kv = config["num_key_value_heads"] * head
     per_layer = hidden * hidden * 2 + hidden * kv * 2 + hidden * ffn * 3
-    per_weight = {"float32": 4, "bf16": 2, "int8": 1, "int4": 0.5 + 4 / 32}[stored(precision)]
+    per_weight = {"float32": 4, "bf16": 2, "int8": 1, "int4": 0.5 + 4 / 32, "int4_asym": 0.5 + 8 / 32}[
+        stored(precision)
+    ]
     weights = (per_layer * layers + config["vocab_size"] * hidden) * per_weight
     position = PROMPTS[0] + NEW_TOKENS / 2
     return weights + 2 * layers * kv * position * 4
@@ -694,7 +702,7 @@ TABLES = {"speed": speed_table, "serving": serving_table, "memory": lambda args,
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=list(SPECS), choices=list(SPECS))
-    precisions = ["float32", "bf16", "int8", "int4", "int8-a8", "int4-a8"]
+    precisions = ["float32", "bf16", "int8", "int4", "int4_asym", "int8-a8", "int4-a8", "int4_asym-a8"]
     parser.add_argument("--precisions", nargs="+", default=precisions[:4], choices=precisions)
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))

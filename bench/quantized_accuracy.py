@@ -4,7 +4,8 @@ library's sources (one token per byte), exported with opgraph.llm.export and
 run by opgraph in float32 and with its weights quantized (Session's
 `quantize`, Generator's `weights`): int8 with a scale per output channel and
 per group of 32 inputs, int4 (as llama.cpp's Q4_0) in groups of 32, 64 and
-128; and with int8 activations too (`activations="int8"`: per block of 32
+128, both also with zero points (int8_asym, int4_asym); and with int8
+activations too (`activations="int8"`: per block of 32
 values for a decoding step, as llama.cpp's Q8_0).
 
 For each it prints:
@@ -57,6 +58,9 @@ VARIANTS = [
     ("int4, groups of 32", "int4", 32, None),
     ("int4, groups of 64", "int4", 64, None),
     ("int4, groups of 128", "int4", 128, None),
+    ("int8_asym, per channel", "int8_asym", 0, None),
+    ("int4_asym, groups of 32", "int4_asym", 32, None),
+    ("int4_asym, groups of 128", "int4_asym", 128, None),
     ("int8 + int8 act.", "int8", 0, "int8"),
     ("int4/32 + int8 act.", "int4", 32, "int8"),
 ]

@@ -343,12 +343,11 @@ WeightQuantization weight_quantization_from_string(const char* argument, const s
     OPGRAPH_CHECK(!group_size, "group_size: ", *group_size, " given without ", argument, "='int8' or 'int4'");
     return {.int8_activations = activations.has_value()};
   }
-  OPGRAPH_CHECK(*name == "int8" || *name == "int4", argument, ": expected None, 'int8' or 'int4', got '", *name, "'");
-  const bool int4 = *name == "int4";
-  const int bits = int4 ? 4 : 8;
-  return {.bits = bits,
-          .group_size = group_size.value_or(default_group_size(bits)),
-          .int8_activations = activations.has_value()};
+  std::optional<WeightQuantization> format = weight_format_from_name(*name);
+  OPGRAPH_CHECK(format, argument, ": expected None, 'int8', 'int4', 'int8_asym' or 'int4_asym', got '", *name, "'");
+  format->group_size = group_size.value_or(default_group_size(format->bits));
+  format->int8_activations = activations.has_value();
+  return *format;
 }
 
 }  // namespace opgraph::python

@@ -42,8 +42,9 @@ nb::object to_numpy(const Tensor& tensor);
 nb::object to_dlpack_producer(const Tensor& tensor);
 // "cpu", "cuda" or "cuda:N".
 Device device_from_string(const std::string& text);
-// None, "int8" or "int4", and the group size that goes with it (None: a
-// scale per output channel for int8, groups of 32 for int4); `argument`
+// None, "int8", "int4", "int8_asym" or "int4_asym" (with zero points), and
+// the group size that goes with it (None: a scale per output channel for
+// int8, groups of 32 for int4); `argument`
 // names the keyword the caller took `name` as. `activations`: None or
 // "int8" (WeightQuantization's int8_activations).
 WeightQuantization weight_quantization_from_string(const char* argument, const std::optional<std::string>& name,

@@ -248,7 +248,8 @@ void init_graph(nb::module_& m) {
               "dict[str, list[tuple]]"),
       "Writes `model` (an .opg file) to `output` with each linear layer's constant float32 weight stored as "
       "'int8' or 'int4' levels and a float32 scale per output and group of `group_size` inputs (default: all of "
-      "them for int8, 32 for int4), as opgraph.quantized_linear nodes. Layers whose node or weight name "
+      "them for int8, 32 for int4), as opgraph.quantized_linear nodes; 'int8_asym' and 'int4_asym' add an int8 "
+      "zero point per scale. Layers whose node or weight name "
       "matches a glob of `exclude` stay as they are; with `embeddings`, each embedding table is quantized too "
       "(opgraph.quantized_embedding). Returns {'quantized': [(node, weight, inputs, outputs)], "
       "'kept': [(node, why)]}. The op packages the graph names must be loaded.");

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "core/weight_levels.h"
@@ -12,19 +13,27 @@
 namespace opgraph {
 namespace {
 
-// The levels and scales of the [n, k] float32 weight w, row j's inputs
-// `input_stride` elements apart and its rows `row_stride` apart, as
+// A weight's levels, scales and (not symmetric) zero points, as
 // opgraph::quantized_linear takes them.
-std::pair<Tensor, Tensor> quantized(const float* w, int64_t n, int64_t k, int64_t row_stride, int64_t input_stride,
-                                    int bits, int64_t group) {
+struct QuantizedWeight {
+  Tensor levels, scales, zero_points;
+};
+
+// The [n, k] float32 weight w quantized, row j's inputs `input_stride`
+// elements apart and its rows `row_stride` apart.
+QuantizedWeight quantized(const float* w, int64_t n, int64_t k, int64_t row_stride, int64_t input_stride,
+                          const WeightQuantization& format, int64_t group) {
+  const int bits = format.bits;
   const int64_t groups = k / group;
   Tensor levels = bits == 8 ? Tensor::empty({n, k}, DType::Int8) : Tensor::empty({n, k / 2}, DType::UInt8);
   Tensor scales = Tensor::empty({n, groups}, DType::Float32);
+  Tensor zero_points = format.symmetric ? Tensor() : Tensor::empty({n, groups}, DType::Int8);
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t g = 0; g < groups; ++g) {
       const float* values = w + j * row_stride + g * group * input_stride;
-      const WeightLevels of = WeightLevels::of_group(bits, values, group, input_stride);
+      const WeightLevels of = WeightLevels::of_group(bits, format.symmetric, values, group, input_stride);
       scales.data_ptr<float>()[j * groups + g] = of.scale;
+      if (zero_points.defined()) zero_points.data_ptr<int8_t>()[j * groups + g] = static_cast<int8_t>(of.zero_point);
       for (int64_t q = 0; q < group; q += bits == 8 ? 1 : 2) {
         const int64_t input = g * group + q;
         const int level = of.level(values[q * input_stride]);
@@ -36,7 +45,7 @@ std::pair<Tensor, Tensor> quantized(const float* w, int64_t n, int64_t k, int64_
       }
     }
   }
-  return {levels, scales};
+  return {levels, scales, zero_points};
 }
 
 bool matches_any(const std::vector<std::string>& patterns, const std::string& name) {
@@ -117,18 +126,23 @@ class WeightQuantizer {
     auto [entry, first] = packed_.try_emplace({weight_name, layer->transposed});
     if (first) {
       const int64_t row_stride = layer->transposed ? 1 : k, input_stride = layer->transposed ? n : 1;
-      const auto [levels, scales] =
-          quantized(weight->data_ptr<const float>(), n, k, row_stride, input_stride, bits, group);
-      entry->second = {rewriter_.add_constant(weight_name + ".levels", levels),
-                       rewriter_.add_constant(weight_name + ".scales", scales)};
+      const QuantizedWeight q =
+          quantized(weight->data_ptr<const float>(), n, k, row_stride, input_stride, options_.weights, group);
+      entry->second = {NodeInput::value(rewriter_.add_constant(weight_name + ".levels", q.levels)),
+                       NodeInput::value(rewriter_.add_constant(weight_name + ".scales", q.scales)),
+                       q.zero_points.defined()
+                           ? NodeInput::value(rewriter_.add_constant(weight_name + ".zero_points", q.zero_points))
+                           : NodeInput::none()};
     }
-    const NodeInput levels = NodeInput::value(entry->second.first), scales = NodeInput::value(entry->second.second);
+    const auto& [levels, scales, zero_points] = entry->second;
     if (layer->embedding) {
       node.op_type = quantized_embedding_->name();
       node.inputs = {levels, scales, layer->input};
+      if (!zero_points.is_none()) node.inputs.push_back(zero_points);
     } else {
       node.op_type = quantized_linear_->name();
       node.inputs = {layer->input, levels, scales, layer->bias};
+      if (!zero_points.is_none()) node.inputs.push_back(zero_points);
     }
     node.attrs = {{"bits", int64_t{bits}}, {"group_size", group}};
     report_.quantized.push_back({node.name, weight_name, k, n});
@@ -148,8 +162,8 @@ class WeightQuantizer {
   // Every value's type, inferred where a layer needs it (graphs with
   // states, which the Session's passes see as inputs, included).
   std::optional<std::unordered_map<std::string, ValueInfo>> types_;
-  // By weight and layout: the constants its levels and scales went into.
-  std::map<std::pair<std::string, bool>, std::pair<std::string, std::string>> packed_;
+  // By weight and layout: the constants its levels, scales and zero points went into.
+  std::map<std::pair<std::string, bool>, std::tuple<NodeInput, NodeInput, NodeInput>> packed_;
   QuantizeReport report_;
 };
 

@@ -35,6 +35,9 @@ size_t resolve_tensor_argument(const Node& node, const Argument& arg, const Node
   return 1;
 }
 
+// An optional tensor argument a node leaves out.
+const NodeInput kOmitted = NodeInput::none();
+
 std::string argument_names(const std::vector<Argument>& arguments, const std::vector<size_t>& positions) {
   std::string names;
   for (size_t i = 0; i < positions.size(); ++i) names += (i ? ", " : "") + arguments[positions[i]].name;
@@ -44,13 +47,23 @@ std::string argument_names(const std::vector<Argument>& arguments, const std::ve
 ResolvedNode resolve_node(const Node& node, const OpDef& op, const ValueTable& values) {
   ResolvedNode resolved{&node, &op, {}, {}, {}};
   const std::vector<size_t>& tensor_arguments = op.tensor_arguments();
-  OPGRAPH_CHECK(node.inputs.size() == tensor_arguments.size(), node_label(node), ": expected ", tensor_arguments.size(),
-                " tensor inputs (", argument_names(op.schema.arguments, tensor_arguments), "), got ",
-                node.inputs.size());
+  // Optional tensor arguments after the node's inputs are None, so that a
+  // graph written before an op's schema gained one still loads.
+  const auto omitted_are_optional = [&] {
+    for (size_t i = node.inputs.size(); i < tensor_arguments.size(); ++i) {
+      const Argument& arg = op.schema.arguments[tensor_arguments[i]];
+      if (!arg.type.optional || arg.type.is_tensor_list()) return false;
+    }
+    return node.inputs.size() <= tensor_arguments.size();
+  };
+  OPGRAPH_CHECK(node.inputs.size() == tensor_arguments.size() || omitted_are_optional(), node_label(node),
+                ": expected ", tensor_arguments.size(), " tensor inputs (",
+                argument_names(op.schema.arguments, tensor_arguments), "), got ", node.inputs.size());
   std::vector<size_t> list_sizes;  // the length of each Tensor[] argument, bound into the attributes
   for (size_t i = 0; i < tensor_arguments.size(); ++i) {
     const Argument& arg = op.schema.arguments[tensor_arguments[i]];
-    const size_t count = resolve_tensor_argument(node, arg, node.inputs[i], values, resolved.inputs);
+    const NodeInput& input = i < node.inputs.size() ? node.inputs[i] : kOmitted;
+    const size_t count = resolve_tensor_argument(node, arg, input, values, resolved.inputs);
     if (arg.type.is_tensor_list()) list_sizes.push_back(count);
   }
   // A Tensor[] return has the length the node names; the shape function checks it.

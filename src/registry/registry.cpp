@@ -146,4 +146,12 @@ std::optional<ProductEngine> product_engine_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<WeightQuantization> weight_format_from_name(std::string_view name) {
+  if (name == "int8") return WeightQuantization{.bits = 8};
+  if (name == "int4") return WeightQuantization{.bits = 4};
+  if (name == "int8_asym") return WeightQuantization{.bits = 8, .symmetric = false};
+  if (name == "int4_asym") return WeightQuantization{.bits = 4, .symmetric = false};
+  return std::nullopt;
+}
+
 }  // namespace opgraph

@@ -141,8 +141,10 @@ TEST_F(FewRowsProduct, LeavesOtherProductsAlone) {
 // w's [k, n] view dequantized as a weight of `bits` with `group` rows per
 // scale (0: all of them), rounding to nearest even: int8 scales each
 // column's groups to [-127, 127]; int4 puts a group's weight of largest
-// magnitude at -8 and the others in [-8, 7].
-Tensor dequantized(const Operand& w, int bits, int64_t group) {
+// magnitude at -8 and the others in [-8, 7]. Not `symmetric`: a group's
+// range, zero included, over [-128, 127] or [-8, 7], with an integer zero
+// point (torchao's asymmetric mapping).
+Tensor dequantized(const Operand& w, int bits, int64_t group, bool symmetric = true) {
   const int64_t k = w.shape[0], n = w.shape[1], rows = group == 0 ? k : group;
   Tensor out = Tensor::empty({k, n}, DType::Float32);
   const auto at = [&](int64_t q, int64_t j) {
@@ -150,6 +152,18 @@ Tensor dequantized(const Operand& w, int bits, int64_t group) {
   };
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t q0 = 0; q0 < k; q0 += rows) {
+      if (!symmetric) {
+        float low = 0, high = 0;
+        for (int64_t q = q0; q < q0 + rows; ++q) low = std::min(low, at(q, j)), high = std::max(high, at(q, j));
+        const float lowest = bits == 8 ? -128 : -8, highest = bits == 8 ? 127 : 7;
+        const float scale = (high - low) / (highest - lowest);
+        const float zero = scale > 0 ? std::clamp(lowest - std::nearbyint(low / scale), lowest, highest) : 0.0f;
+        for (int64_t q = q0; q < q0 + rows; ++q) {
+          const float scaled = scale > 0 ? std::nearbyint(at(q, j) * (1 / scale)) : 0.0f;
+          out.data_ptr<float>()[q * n + j] = (std::clamp(scaled + zero, lowest, highest) - zero) * scale;
+        }
+        continue;
+      }
       float largest = 0;
       for (int64_t q = q0; q < q0 + rows; ++q) {
         if (std::abs(at(q, j)) > std::abs(largest)) largest = at(q, j);
@@ -190,13 +204,16 @@ Tensor block_dequantized(const Operand& a) {
 // its activations, with `int8_activations`) against oneDNN's float32
 // product on the dequantized operands; each row's bits against that row's
 // product alone.
-void expect_quantized_values(const Case& c, int threads, int bits, int64_t group, bool int8_activations = false) {
+void expect_quantized_values(const Case& c, int threads, int bits, int64_t group, bool int8_activations = false,
+                             bool symmetric = true) {
   SCOPED_TRACE(testing::Message() << c.m << " rows, " << threads << " threads, int" << bits << ", group " << group
-                                  << (int8_activations ? ", int8 activations" : ""));
+                                  << (int8_activations ? ", int8 activations" : "")
+                                  << (symmetric ? "" : ", zero points"));
   const Tensors tensors(c);
   ThreadPool pool(threads);
-  PreparedWeights prepared({false, true}, Precision::Float32,
-                           {.bits = bits, .group_size = group, .int8_activations = int8_activations});
+  PreparedWeights prepared(
+      {false, true}, Precision::Float32,
+      {.bits = bits, .group_size = group, .int8_activations = int8_activations, .symmetric = symmetric});
   const KernelContext session = prepared_context(pool, prepared), no_session{&pool};
   const Tensor out = Tensor::empty({c.m, c.n}, DType::Float32), alone = Tensor::empty({c.m, c.n}, DType::Float32);
   const Tensor expected = Tensor::empty({c.m, c.n}, DType::Float32);
@@ -205,7 +222,7 @@ void expect_quantized_values(const Case& c, int threads, int bits, int64_t group
   for (int64_t r = 0; r < c.m; ++r) ASSERT_TRUE(few_rows_times_matrix(session, row_of(rows, r)));
   EXPECT_EQ(prepared.forms(), 1u);
   Product reference = tensors.product(c, expected);
-  const Tensor w = dequantized(reference.w, bits, group);
+  const Tensor w = dequantized(reference.w, bits, group, symmetric);
   reference.w = operand(w, 2);
   const Tensor a = int8_activations ? block_dequantized(reference.a) : Tensor();
   if (int8_activations) reference.a = operand(a, 2);
@@ -236,6 +253,11 @@ TEST_F(FewRowsProduct, QuantizedWeightsGiveTheirDequantizedProduct) {
     // Rows of w split among threads at no multiple of 32, each share's blocks within one group.
     const std::shared_ptr<void> streamed = streamed_buffer(size_t{65} << 20);
     expect_quantized_values({.m = 4, .k = 608, .n = kColumns}, 3, bits, 32);
+    // Zero points: each group's offsets times its inputs' sum.
+    for (int64_t m : {int64_t{1}, int64_t{5}, int64_t{200}}) {
+      expect_quantized_values({.m = m, .k = k, .n = kColumns}, 3, bits, bits == 8 ? 0 : 32, false, false);
+    }
+    expect_quantized_values({.m = 4, .k = 608, .n = kColumns}, 3, bits, 32, false, false);
   }
 }
 
@@ -255,6 +277,11 @@ TEST_F(FewRowsProduct, Int8ActivationsGiveTheirBlockQuantizedProduct) {
     // Rows of w split among threads at whole blocks of 32.
     const std::shared_ptr<void> streamed = streamed_buffer(size_t{65} << 20);
     expect_quantized_values({.m = 4, .k = 608, .n = kColumns}, 3, bits, 32, true);
+    // Zero points: each block's offsets times its activation block's sum.
+    for (int64_t m : {int64_t{1}, int64_t{70}}) {
+      expect_quantized_values({.m = m, .k = k, .n = kColumns}, 3, bits, bits == 8 ? 0 : 64, true, false);
+    }
+    expect_quantized_values({.m = 4, .k = 608, .n = kColumns}, 3, bits, 32, true, false);
   }
 }
 
@@ -297,9 +324,12 @@ TEST_F(FewRowsProduct, AvxTwoTilesGiveTheAvx512TilesBits) {
     expect_every_set_alike<BFloat16>({}, rows);
     expect_every_set_alike<int8_t>({.bits = 8}, rows);
     expect_every_set_alike<Int4Pair>({.bits = 4, .group_size = 32}, rows);
+    expect_every_set_alike<int8_t>({.bits = 8, .group_size = 32, .symmetric = false}, rows);
+    expect_every_set_alike<Int4Pair>({.bits = 4, .group_size = 32, .symmetric = false}, rows);
     if (!cpu_has_vnni()) continue;
     expect_every_set_alike<DotInt8>({.bits = 8, .int8_activations = true}, rows);
     expect_every_set_alike<DotInt4>({.bits = 4, .group_size = 64, .int8_activations = true}, rows);
+    expect_every_set_alike<DotInt4>({.bits = 4, .group_size = 64, .int8_activations = true, .symmetric = false}, rows);
   }
 }
 

@@ -278,7 +278,7 @@ ERROR_CASES = [
     (
         ["run", "cnn.opg", "--input", "x=x.npy", "--output-dir", "out", "--weights", "int3"],
         2,
-        r"--weights: expected f32, int8 or int4, got 'int3'",
+        r"--weights: expected f32, int8, int4, int8_asym or int4_asym, got 'int3'",
     ),
     (
         ["run", "cnn.opg", "--input", "x=x.npy", "--output-dir", "out", "--group-size", "32"],
@@ -305,7 +305,11 @@ ERROR_CASES = [
     ),
     (["quantize", "cnn.opg", "--weights", "int8"], 2, r"missing the OUT.opg argument"),
     (["quantize", "cnn.opg", "out.opg"], 2, r"--weights is required"),
-    (["quantize", "cnn.opg", "out.opg", "--weights", "f32"], 2, r"--weights: expected int8 or int4, got 'f32'"),
+    (
+        ["quantize", "cnn.opg", "out.opg", "--weights", "f32"],
+        2,
+        r"--weights: expected int8, int4, int8_asym or int4_asym, got 'f32'",
+    ),
     (
         ["quantize", "cnn.opg", "a.opg", "b.opg", "--weights", "int8"],
         2,

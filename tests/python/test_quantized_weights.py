@@ -25,14 +25,28 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def dequantized(weight, bits, group_size):
+# Each format's bits, and whether it is symmetric.
+FORMATS = {"int8": (8, True), "int4": (4, True), "int8_asym": (8, False), "int4_asym": (4, False)}
+
+
+def dequantized(weight, bits, group_size, symmetric=True):
     """A linear layer's [out, in] weight as its levels times their scales,
     per output channel and group of `group_size` inputs (0: all), rounded to
     nearest even: int8 scales a group to [-127, 127]; int4 (llama.cpp's
-    Q4_0) puts its weight of largest magnitude at -8, the others in [-8, 7]."""
+    Q4_0) puts its weight of largest magnitude at -8, the others in [-8, 7].
+    Not symmetric, as torchao's ASYMMETRIC mapping: the group's range, zero
+    included, over [-128, 127] or [-8, 7], with an integer zero point."""
     out, inputs = weight.shape
     group = group_size or inputs
     grouped = weight.detach().reshape(out, inputs // group, group)
+    if not symmetric:
+        low, high = (-128, 127) if bits == 8 else (-8, 7)
+        smallest = grouped.amin(dim=2, keepdim=True).clamp(max=0)
+        scale = (grouped.amax(dim=2, keepdim=True).clamp(min=0) - smallest) / (high - low)
+        inverse = torch.where(scale > 0, 1 / scale, 0)
+        zero = torch.where(scale > 0, torch.clamp(low - torch.round(smallest / scale), low, high), 0)
+        levels = torch.clamp(torch.round(grouped * inverse) + zero, low, high)
+        return ((levels - zero) * scale).reshape(out, inputs)
     largest = torch.gather(grouped, 2, grouped.abs().argmax(dim=2, keepdim=True))
     if bits == 8:
         scale, low, high = largest.abs() / 127, -127, 127
@@ -67,14 +81,17 @@ def layers():
     return model, extract_ir(model, (torch.randn(2, 64),), dynamic_shapes={"x": {0: rows}})
 
 
-@pytest.mark.parametrize("bits, group_size", [(8, 0), (8, 32), (4, 32), (4, 0)])
-def test_quantized_weights_give_the_dequantized_products(layers, bits, group_size):
+@pytest.mark.parametrize(
+    "weights, group_size", [("int8", 0), ("int8", 32), ("int4", 32), ("int4", 0), ("int8_asym", 0), ("int4_asym", 32)]
+)
+def test_quantized_weights_give_the_dequantized_products(layers, weights, group_size):
     model, ir = layers
     reference = Layers().eval()
     reference.load_state_dict(model.state_dict())
+    bits, symmetric = FORMATS[weights]
     for linear in (reference.gate, reference.up, reference.down, reference.head):
-        linear.weight.data = dequantized(linear.weight, bits, group_size)
-    session = opgraph.Session(ir.graph, weights=ir.weights, quantize=f"int{bits}", group_size=group_size)
+        linear.weight.data = dequantized(linear.weight, bits, group_size, symmetric)
+    session = opgraph.Session(ir.graph, weights=ir.weights, quantize=weights, group_size=group_size)
     plain = opgraph.Session(ir.graph, weights=ir.weights)
     for rows in (1, 5, 200, 1):  # one row, a few, 64 at a time
         x = torch.randn(rows, 64)
@@ -95,11 +112,12 @@ def row_quantized(x):
     return ((np.clip(np.round(x * (np.float32(1) / scale)) + zero, 0, 255) - zero) * scale).astype(np.float32)
 
 
-def layers_with_quantized_inputs(model, bits, group_size, quantized_input, x):
+def layers_with_quantized_inputs(model, bits, group_size, quantized_input, x, symmetric=True):
     """Layers' output for x, their weights dequantized as opgraph quantizes
     them and each layer's input passed through quantized_input."""
     weights = {
-        name: dequantized(getattr(model, name).weight, bits, group_size) for name in ("gate", "up", "down", "head")
+        name: dequantized(getattr(model, name).weight, bits, group_size, symmetric)
+        for name in ("gate", "up", "down", "head")
     }
 
     def layer(name, h):
@@ -147,18 +165,21 @@ def block_quantized(x):
     return (np.rint(blocks * inverse) * (largest / np.float32(127))).reshape(x.shape).astype(np.float32)
 
 
-@pytest.mark.parametrize("bits, group_size", [(8, 0), (8, 32), (4, 32), (4, 0)])
-def test_int8_activations_quantize_a_few_rows_per_block_of_32(layers, bits, group_size):
-    """A few rows (a decoding step), and any rows by int4 or grouped weights,
-    multiply their input quantized per row and block of 32 by the integer
-    weights."""
+@pytest.mark.parametrize(
+    "weights, group_size", [("int8", 0), ("int8", 32), ("int4", 32), ("int4", 0), ("int8_asym", 0), ("int4_asym", 32)]
+)
+def test_int8_activations_quantize_a_few_rows_per_block_of_32(layers, weights, group_size):
+    """A few rows (a decoding step), and any rows by int4, grouped or
+    asymmetric weights, multiply their input quantized per row and block of
+    32 by the integer weights."""
     model, ir = layers
-    quantize = dict(quantize=f"int{bits}", group_size=group_size)
+    bits, symmetric = FORMATS[weights]
+    quantize = dict(quantize=weights, group_size=group_size)
     session = opgraph.Session(ir.graph, weights=ir.weights, activations="int8", **quantize)
     weights_only = opgraph.Session(ir.graph, weights=ir.weights, **quantize)
-    for rows in (1, 7) if bits == 8 and group_size == 0 else (1, 7, 70):
+    for rows in (1, 7) if weights == "int8" and group_size == 0 else (1, 7, 70):
         x = torch.randn(rows, 64)
-        want = layers_with_quantized_inputs(model, bits, group_size, block_quantized, x)
+        want = layers_with_quantized_inputs(model, bits, group_size, block_quantized, x, symmetric)
         got = session.run(x.numpy())[0]
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
         assert not np.allclose(got, weights_only.run(x.numpy())[0], rtol=1e-4, atol=1e-4)
@@ -192,7 +213,9 @@ def test_int8_activations_serve_a_quantized_file_too(layers_file, tmp_path, weig
 
 def test_bad_quantization_options_are_errors(layers):
     _, ir = layers
-    with pytest.raises(opgraph.Error, match="quantize: expected None, 'int8' or 'int4', got 'int3'"):
+    with pytest.raises(
+        opgraph.Error, match="quantize: expected None, 'int8', 'int4', 'int8_asym' or 'int4_asym', got 'int3'"
+    ):
         opgraph.Session(ir.graph, weights=ir.weights, quantize="int3")
     with pytest.raises(opgraph.Error, match="group_size: 32 given without quantize='int8' or 'int4'"):
         opgraph.Session(ir.graph, weights=ir.weights, group_size=32)
@@ -228,25 +251,29 @@ def test_quantized_weights_without_avx2_are_refused(layers_file):
     assert "weights int8: needs a CPU with AVX2 and FMA or with AVX-512; this one runs default" in result.stderr
 
 
-@pytest.mark.parametrize("bits, group_size", [(8, None), (8, 32), (4, None), (4, 64)])
-def test_a_quantized_file_runs_as_a_session_quantizing_at_load(layers, layers_file, bits, group_size, tmp_path):
+@pytest.mark.parametrize(
+    "weights, group_size", [("int8", None), ("int8", 32), ("int4", None), ("int4", 64), ("int4_asym", None)]
+)
+def test_a_quantized_file_runs_as_a_session_quantizing_at_load(layers, layers_file, weights, group_size, tmp_path):
     """opgraph.quantize stores the levels a Session quantizing at load would
     compute; the int4 levels with group_size 64 do not divide the down
     projection's 96 inputs, so that layer is excluded."""
     _, ir = layers
+    bits, symmetric = FORMATS[weights]
     exclude = ["down.*"] if group_size == 64 else []
     out = tmp_path / "quantized.opg"
-    report = opgraph.quantize(layers_file, out, weights=f"int{bits}", group_size=group_size, exclude=exclude)
+    report = opgraph.quantize(layers_file, out, weights=weights, group_size=group_size, exclude=exclude)
     quantized = {node: (weight, inputs, outputs) for node, weight, inputs, outputs in report["quantized"]}
     assert quantized["linear_3"] == ("head.weight", 64, 140)
     assert len(quantized) == (3 if exclude else 4)
     assert report["kept"] == ([("linear_2", "excluded")] if exclude else [])
-    graph, weights = opgraph.load_opg(out)
+    graph, tensors = opgraph.load_opg(out)
     ops = [node.op_type for node in graph.nodes if "linear" in node.op_type]
     assert ops.count("opgraph::quantized_linear") == len(quantized)
-    assert ("down.weight" in weights) == bool(exclude) and "gate.weight" not in weights
-    assert weights["gate.weight.levels"].dtype == (np.int8 if bits == 8 else np.uint8)
-    assert out.stat().st_size < layers_file.stat().st_size / (2 if exclude else 3 if bits == 8 else 5)
+    assert ("down.weight" in tensors) == bool(exclude) and "gate.weight" not in tensors
+    assert tensors["gate.weight.levels"].dtype == (np.int8 if bits == 8 else np.uint8)
+    assert ("gate.weight.zero_points" in tensors) == (not symmetric)
+    assert out.stat().st_size < layers_file.stat().st_size / (2 if exclude else 3 if bits == 8 else 4)
 
     session = opgraph.Session(out)
     plain = opgraph.Session(ir.graph, weights=ir.weights)
@@ -257,12 +284,12 @@ def test_a_quantized_file_runs_as_a_session_quantizing_at_load(layers, layers_fi
             model = Layers().eval()
             model.load_state_dict(layers[0].state_dict())
             for linear in (model.gate, model.up, model.head):
-                linear.weight.data = dequantized(linear.weight, bits, group_size)
+                linear.weight.data = dequantized(linear.weight, bits, group_size, symmetric)
             with torch.no_grad():
                 want = model(torch.from_numpy(x)).numpy()
             tolerance = 1e-4
         else:
-            at_load = opgraph.Session(ir.graph, weights=ir.weights, quantize=f"int{bits}", group_size=group_size)
+            at_load = opgraph.Session(ir.graph, weights=ir.weights, quantize=weights, group_size=group_size)
             want, tolerance = at_load.run(x)[0], 1e-5
         got = session.run(x)[0]
         np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
@@ -278,7 +305,9 @@ def test_quantizing_a_file_refuses_what_it_cannot_pack(layers_file, tmp_path):
     with pytest.raises(opgraph.Error, match=message):
         opgraph.quantize(layers_file, out, weights="int4", group_size=64)
     assert not out.exists()
-    with pytest.raises(opgraph.Error, match="weights: expected None, 'int8' or 'int4', got 'int3'"):
+    with pytest.raises(
+        opgraph.Error, match="weights: expected None, 'int8', 'int4', 'int8_asym' or 'int4_asym', got 'int3'"
+    ):
         opgraph.quantize(layers_file, out, weights="int3")
     with pytest.raises(
         opgraph.Error, match=r"quantize: expected a group size of 0 \(all of a layer's inputs\) or more, got -32"
@@ -336,24 +365,25 @@ class TiedLM(nn.Module):
         return self.head(torch.relu(self.mix(self.embed(tokens))))
 
 
-@pytest.mark.parametrize("bits", [8, 4])
-def test_embeddings_quantize_with_the_head_they_are_tied_to(tmp_path, bits):
+@pytest.mark.parametrize("weights", ["int8", "int4", "int4_asym"])
+def test_embeddings_quantize_with_the_head_they_are_tied_to(tmp_path, weights):
     torch.manual_seed(2)
     model = TiedLM().eval()
     tokens = torch.randint(0, 50, (2, 7))
     extract_ir(model, (tokens,)).save(tmp_path / "model.opg")
     out = tmp_path / "quantized.opg"
-    report = opgraph.quantize(tmp_path / "model.opg", out, weights=f"int{bits}", embeddings=True)
+    report = opgraph.quantize(tmp_path / "model.opg", out, weights=weights, embeddings=True)
+    bits, symmetric = FORMATS[weights]
     # One table, which torch.export names after the head, for both.
     assert sorted(layer[1] for layer in report["quantized"]) == ["head.weight", "head.weight", "mix.weight"]
     graph, weights = opgraph.load_opg(out)
     assert {node.op_type for node in graph.nodes} >= {"opgraph::quantized_embedding", "opgraph::quantized_linear"}
     assert all(array.dtype != np.float32 or array.size <= 64 * 64 for array in weights.values()), "no float table"
     group = 0 if bits == 8 else 32
-    table = dequantized(model.embed.weight, bits, group)
+    table = dequantized(model.embed.weight, bits, group, symmetric)
     with torch.no_grad():
         hidden = torch.relu(
-            nn.functional.linear(table[tokens], dequantized(model.mix.weight, bits, group), model.mix.bias)
+            nn.functional.linear(table[tokens], dequantized(model.mix.weight, bits, group, symmetric), model.mix.bias)
         )
         want = nn.functional.linear(hidden, table).numpy()
     np.testing.assert_allclose(opgraph.Session(out).run(tokens.numpy())[0], want, rtol=1e-4, atol=1e-4)
@@ -404,9 +434,14 @@ def test_generation_with_quantized_weights_gives_transformers_tokens_on_those_we
     )
     assert result.returncode == 0, result.stderr
     assert [int(t) for t in result.stdout.split()] == got
-    with pytest.raises(opgraph.Error, match="weights: expected None, 'int8' or 'int4', got 'int3'"):
+    with pytest.raises(
+        opgraph.Error, match="weights: expected None, 'int8', 'int4', 'int8_asym' or 'int4_asym', got 'int3'"
+    ):
         Generator(folder, weights="int3")
-    with pytest.raises(opgraph.Error, match="opgraph.llm.export: weights: expected None, 'int8' or 'int4', got 'q4'"):
+    with pytest.raises(
+        opgraph.Error,
+        match="opgraph.llm.export: weights: expected None, 'int8', 'int4', 'int8_asym' or 'int4_asym', got 'q4'",
+    ):
         export(model, tmp_path / "bad", max_seq_len=MAX_SEQ_LEN, weights="q4")
     with pytest.raises(
         opgraph.Error, match="opgraph.llm.export: group_size: 32 given without weights='int8' or 'int4'"

@@ -62,6 +62,25 @@ CONFIGS = {
         lambda: Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int8, weight_granularity=PerAxis(0)),
         8,
     ),
+    # Zero points, which quantized_linear takes as they are.
+    "int4_asymmetric_group32": (
+        lambda: IntxWeightOnlyConfig(
+            weight_dtype=torch.int4, granularity=PerGroup(32), mapping_type=MappingType.ASYMMETRIC
+        ),
+        4,
+    ),
+    "int8_asymmetric_per_channel": (
+        lambda: IntxWeightOnlyConfig(
+            weight_dtype=torch.int8, granularity=PerAxis(0), mapping_type=MappingType.ASYMMETRIC
+        ),
+        8,
+    ),
+    "8da4w_asymmetric": (
+        lambda: Int8DynamicActivationIntxWeightConfig(
+            weight_dtype=torch.int4, weight_granularity=PerGroup(32), weight_mapping_type=MappingType.ASYMMETRIC
+        ),
+        4,
+    ),
 }
 
 
@@ -87,6 +106,10 @@ def test_a_torchao_quantized_model_runs_on_the_integer_levels(name):
     assert len(fused_layers(session)) == 4, session.pass_reports
     fused = [node for node in session.graph.nodes if node.op_type == "opgraph::quantized_linear"]
     assert [node.attrs["bits"] for node in fused] == [bits] * 4
+    zero_points = [
+        name for node in fused for input in node.inputs for name in input.values if name.endswith(".zero_points")
+    ]
+    assert len(zero_points) == (4 if "asymmetric" in name else 0)
     for rows in (1, 7, 100):
         x = torch.randn(rows, 64)
         with torch.no_grad():
@@ -100,21 +123,36 @@ def test_a_torchao_quantized_model_runs_on_the_integer_levels(name):
         np.testing.assert_allclose(unfused.run(x.numpy())[0], model(x).numpy(), rtol=2e-5, atol=2e-5)
 
 
-def test_zero_points_keep_their_dequantization_and_still_run():
-    """An asymmetric int4 weight has zero points the integer panels do not
-    take: its layers stay torchao::dequantize_affine -> linear."""
-    config = IntxWeightOnlyConfig(
-        weight_dtype=torch.int4, granularity=PerGroup(32), mapping_type=MappingType.ASYMMETRIC
+def test_zero_points_that_are_not_integers_keep_their_dequantization_and_still_run():
+    """quantized_linear's zero points are int8: float ones holding fractions
+    leave their layer torchao::dequantize_affine -> linear, which runs as
+    torchao's kernel does (a float zero point truncated, as int32())."""
+    rng = np.random.default_rng(0)
+    weights = {
+        "q": rng.integers(-8, 8, (40, 64)).astype(np.int8),
+        "scale": rng.uniform(0.01, 0.1, (40, 2)).astype(np.float32),
+        "zero_point": rng.integers(-4, 4, (40, 2)).astype(np.float32) + 0.5,
+    }
+    graph = opgraph.Graph()
+    graph.add_input("x", "float32", [3, 64])
+    for name, array in weights.items():
+        graph.add_constant(name, str(array.dtype), list(array.shape))
+    graph.add_node(
+        "torchao::dequantize_affine", ["q", "scale", "zero_point"], ["w"], block_size=[1, 32], input_dtype="int8"
     )
-    model = quantized_block(config)
-    ir = extract_ir(model, (torch.randn(3, 64),))
-    session = opgraph.Session(ir.graph, weights=ir.weights)
+    graph.add_node("aten::linear", ["x", "w", None], ["y"])
+    graph.add_output("y")
+    session = opgraph.Session(graph, weights=weights)
     assert fused_layers(session) == []
-    ops = [node.op_type for node in session.graph.nodes]
-    assert ops.count("torchao::dequantize_affine") == 4
-    x = torch.randn(3, 64)
-    with torch.no_grad():
-        np.testing.assert_allclose(session.run(x.numpy())[0], model(x).numpy(), rtol=2e-5, atol=2e-5)
+    x = rng.standard_normal((3, 64)).astype(np.float32)
+    levels = weights["q"].reshape(40, 2, 32) - np.trunc(weights["zero_point"])[:, :, None]
+    want = x @ (levels * weights["scale"][:, :, None]).reshape(40, 64).T
+    np.testing.assert_allclose(session.run(x)[0], want, rtol=1e-5, atol=1e-5)
+    # Integers, in a float tensor, fuse.
+    integers = {**weights, "zero_point": np.trunc(weights["zero_point"])}
+    fused = opgraph.Session(graph, weights=integers)
+    assert len(fused_layers(fused)) == 1, fused.pass_reports
+    np.testing.assert_allclose(fused.run(x)[0], want, rtol=1e-5, atol=1e-5)
 
 
 class ConvNet(nn.Module):

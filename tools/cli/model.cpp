@@ -25,8 +25,9 @@ Flag precision_flag() {
 }
 Flag weights_flag() {
   return {"--weights", "W",
-          "f32 (default), int8 or int4: the products with a weight (linear layers, the LM head) keep it as int8 or "
-          "int4 (as llama.cpp's Q4_0) with a float32 scale per --group-size inputs (needs AVX2 or AVX-512)"};
+          "f32 (default), int8, int4, int8_asym or int4_asym: the products with a weight (linear layers, the LM "
+          "head) keep it as int8 or int4 (as llama.cpp's Q4_0) with a float32 scale per --group-size inputs, and "
+          "with _asym an int8 zero point beside each scale (needs AVX2 or AVX-512)"};
 }
 Flag group_size_flag() {
   return {"--group-size", "G",
@@ -179,10 +180,12 @@ SessionOptions session_options(const Args& args) {
   }
   if (args.has("--weights")) {
     const std::string& weights = args.values("--weights").back();
-    if (weights != "f32" && weights != "int8" && weights != "int4") {
-      throw UsageError(detail::concat("--weights: expected f32, int8 or int4, got '", weights, "'"));
+    const std::optional<WeightQuantization> format = weight_format_from_name(weights);
+    if (weights != "f32" && !format) {
+      throw UsageError(
+          detail::concat("--weights: expected f32, int8, int4, int8_asym or int4_asym, got '", weights, "'"));
     }
-    options.weights.bits = weights == "int8" ? 8 : weights == "int4" ? 4 : 0;
+    if (format) options.weights = *format;
   }
   options.weights.group_size = args.integer("--group-size", default_group_size(options.weights.bits), 32);
   if (args.has("--group-size") && options.weights.bits == 0) {

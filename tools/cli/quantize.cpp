@@ -21,11 +21,12 @@ size_t weight_bytes(const Weights& weights) {
 
 int quantize_main(const Args& args) {
   const std::string& weights = args.required("--weights");
-  if (weights != "int8" && weights != "int4") {
-    throw UsageError(detail::concat("--weights: expected int8 or int4, got '", weights, "'"));
+  const std::optional<WeightQuantization> format = weight_format_from_name(weights);
+  if (!format) {
+    throw UsageError(detail::concat("--weights: expected int8, int4, int8_asym or int4_asym, got '", weights, "'"));
   }
   QuantizeOptions options;
-  options.weights.bits = weights == "int8" ? 8 : 4;
+  options.weights = *format;
   options.weights.group_size = args.integer("--group-size", default_group_size(options.weights.bits), 1);
   const std::span<const std::string> exclude = args.values("--exclude");
   options.exclude.assign(exclude.begin(), exclude.end());
@@ -66,9 +67,11 @@ Command quantize_command() {
       "Each product with a constant float32 weight (aten::linear, and aten::matmul, aten::mm and aten::addmm "
       "by a matrix; the LM head included) becomes an opgraph::quantized_linear whose weight is kept as "
       "integer levels with a float32 scale per output and group of --group-size inputs: int8 symmetric, or "
-      "int4 as llama.cpp's Q4_0. A weight that other nodes read too (an embedding tied to the LM head) stays "
+      "int4 as llama.cpp's Q4_0; int8_asym and int4_asym add an int8 zero point per scale, each group's levels "
+      "spanning its smallest weight to its largest (OpenVINO NNCF's INT8_ASYM and INT4_ASYM). A weight that other "
+      "nodes read too (an embedding tied to the LM head) stays "
       "in the file for them. The products unpack the levels in registers where the CPU has AVX2 or AVX-512.",
-      {{"--weights", "W", "int8 or int4 (required)"},
+      {{"--weights", "W", "int8, int4, int8_asym or int4_asym (required)"},
        {"--group-size", "G",
         "inputs sharing a scale: a multiple of 32 that divides each layer's inputs (default: all of them for "
         "int8, 32 for int4)"},

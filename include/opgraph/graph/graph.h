@@ -98,8 +98,10 @@ struct NodeAttr {
 
 struct Node {
   std::string name;
-  std::string op_type;            // qualified op name: "aten::conv2d"
-  std::vector<NodeInput> inputs;  // one per tensor argument of the schema, in order
+  std::string op_type;  // qualified op name: "aten::conv2d"
+  // One per tensor argument of the schema, in order; trailing optional ones
+  // may be left out (None).
+  std::vector<NodeInput> inputs;
   std::vector<std::string> outputs;
   std::vector<NodeAttr> attrs;
   // Where the node comes from in the model's source ("model.py:42 x = self.fc(x)"),

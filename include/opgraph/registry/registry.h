@@ -47,7 +47,11 @@ enum class Precision {
 // per group of group_size rows of the input dimension (0: one group of all
 // of them, a scale per column). 8 bits: symmetric, q in [-127, 127]; 4 bits:
 // as llama.cpp's Q4_0, the weight of largest magnitude at q = -8 and the
-// others in [-8, 7]. The products' other operand and their sums stay
+// others in [-8, 7]. Not `symmetric` (OpenVINO NNCF's INT8_ASYM and
+// INT4_ASYM, torchao's ASYMMETRIC mapping), w = scale * (q - zero_point),
+// q in [-128, 127] or [-8, 7], the scale and integer zero point of a group
+// spanning its smallest weight to its largest (zero included, so that a
+// zero weight stays exact). The products' other operand and their sums stay
 // float32.
 //
 // With `int8_activations`, the products by such weights (or by the levels of
@@ -65,7 +69,12 @@ struct WeightQuantization {
   int bits = 0;
   int64_t group_size = 0;
   bool int8_activations = false;
+  bool symmetric = true;
 };
+
+// The format named "int8", "int4", "int8_asym" or "int4_asym" (bits and
+// symmetric set, group_size 0); nullopt for another name.
+std::optional<WeightQuantization> weight_format_from_name(std::string_view name);
 
 // The group size where none is given: all of the inputs for int8, blocks of
 // 32 (Q4_0's) for int4.

@@ -66,11 +66,12 @@ struct SessionOptions {
   Precision precision = Precision::Float32;
   // {.bits = 8} or {.bits = 4, .group_size = 32}: the products with a
   // constant float32 weight of two dimensions (linear layers, the LM head,
-  // matmul by a constant) keep it as int8 or int4 with float32 scales
-  // (WeightQuantization), quantized when the product first runs: a quarter
-  // or an eighth of the bytes to stream in a decoding step, widened to
-  // float32 in registers. Needs AVX-512 on the CPU. Quantized products take
-  // precedence over Precision::BFloat16.
+  // matmul by a constant) keep it as int8 or int4 with float32 scales (and,
+  // not .symmetric, zero points; WeightQuantization), quantized when the
+  // product first runs: a quarter or an eighth of the bytes to stream in a
+  // decoding step, widened to float32 in registers. Needs AVX2 or AVX-512
+  // on the CPU. Quantized products take precedence over
+  // Precision::BFloat16.
   WeightQuantization weights = {};
   // The engine the float32 products with a constant weight run on
   // (ProductEngine; node_engines() says which each node's took).

@@ -46,9 +46,10 @@ def export(
 ):
     """Writes ``model.opg``, ``generation_config.json`` and, with ``tokenizer``
     (a transformers tokenizer), its ``tokenizer.json`` and config to ``folder``.
-    With ``weights`` ('int8' or 'int4'), the linear layers and the LM head are
-    stored quantized, a scale per output and group of ``group_size`` inputs
-    (as opgraph.quantize writes them), and with ``embeddings`` the token
+    With ``weights`` ('int8', 'int4', or 'int8_asym' and 'int4_asym' with a
+    zero point per scale), the linear layers and the LM head are stored
+    quantized, a scale per output and group of ``group_size`` inputs (as
+    opgraph.quantize writes them), and with ``embeddings`` the token
     embedding too."""
     # torch is imported here, not with opgraph.llm: a Generator runs without it.
     import torch
@@ -61,8 +62,10 @@ def export(
             f"opgraph.llm.export: dtype: the graph's weights are float32 (run it in bfloat16 with "
             f"Generator(precision='bf16')); got {dtype!r}"
         )
-    if weights not in (None, "int8", "int4"):
-        raise Error(f"opgraph.llm.export: weights: expected None, 'int8' or 'int4', got {weights!r}")
+    if weights not in (None, "int8", "int4", "int8_asym", "int4_asym"):
+        raise Error(
+            f"opgraph.llm.export: weights: expected None, 'int8', 'int4', 'int8_asym' or 'int4_asym', got {weights!r}"
+        )
     if group_size is not None and weights is None:
         raise Error(f"opgraph.llm.export: group_size: {group_size} given without weights='int8' or 'int4'")
     if not isinstance(max_seq_len, int) or max_seq_len < 2:

@@ -47,7 +47,8 @@ class Generator:
     a list of prompts decodes as one batch, one run per token for them all.
     ``weights="int8"`` or ``"int4"`` quantizes the linear layers and the LM
     head at load, a scale per ``group_size`` inputs (None: per output channel
-    for int8, 32 for int4), as Session's ``quantize`` does; with
+    for int8, 32 for int4), as Session's ``quantize`` does ("int8_asym" and
+    "int4_asym" with a zero point per scale); with
     ``activations="int8"`` their products quantize their other operand too,
     as Session's ``activations`` does (a decode step's per block of 32
     values, as llama.cpp's Q8_0)."""

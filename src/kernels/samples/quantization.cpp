@@ -10,8 +10,15 @@ Sample layer(Shape input, int64_t n, int64_t bits, int64_t group, bool bias = tr
   const int64_t k = input.back();
   SampleTensor levels = bits == 8 ? tensor(I8, {n, k}).in(-127, 127) : tensor(U8, {n, k / 2}).in(0, 255);
   return good({tensor(F32, std::move(input)), levels, tensor(F32, {n, k / group}).in(0.01, 0.1),
-               bias ? tensor(F32, {n}) : SampleTensor::absent()},
+               bias ? tensor(F32, {n}) : SampleTensor::absent(), SampleTensor::absent()},
               {{"bits", bits}, {"group_size", group}});
+}
+
+// `sample` of a layer's levels given an int8 zero point per scale (its input
+// `scale`), in [low, high], as its last input.
+Sample with_zero_points(Sample sample, size_t scale, int low, int high) {
+  sample.inputs.back() = tensor(I8, sample.inputs[scale].shape).in(low, high);
+  return sample;
 }
 
 // input's levels in blocks of `block`, a scale (and a zero point) per block.
@@ -114,12 +121,19 @@ void per_channel(BuiltinOps& builtins) {
 
 void register_quantization_samples(BuiltinOps& builtins) {
   std::vector<Sample> table = {
-      layer({3, 64}, 5, 8, 64),          layer({2, 3, 64}, 40, 8, 32, false),
+      layer({3, 64}, 5, 8, 64),
+      layer({2, 3, 64}, 40, 8, 32, false),
       layer({96}, 144, 8, 32),      // one row; a full panel and a strip
       layer({70, 64}, 130, 4, 32),  // more rows than the panels take at once
-      layer({1, 128}, 17, 4, 64, false), layer({0, 64}, 5, 4, 32),
+      layer({1, 128}, 17, 4, 64, false),
+      layer({0, 64}, 5, 4, 32),
       layer({4, 20}, 33, 8, 20),  // one group of fewer inputs than a block
       layer({2, 10}, 3, 4, 10),
+      // Zero points, as torchao's asymmetric mapping and int*_asym leave them.
+      with_zero_points(layer({3, 64}, 5, 8, 64), 2, -128, 127),
+      with_zero_points(layer({70, 64}, 130, 4, 32), 2, -8, 7),
+      with_zero_points(layer({96}, 144, 8, 32, false), 2, -20, 20),
+      with_zero_points(layer({2, 10}, 3, 4, 10), 2, -8, 7),
   };
   Sample odd_int4 = layer({2, 9}, 3, 8, 9);
   odd_int4.attrs[0].second = int64_t{4};
@@ -142,15 +156,20 @@ void register_quantization_samples(BuiltinOps& builtins) {
   Sample wrong_scale = layer({3, 64}, 5, 8, 32);
   wrong_scale.inputs[2] = tensor(F32, {5, 1});
   wrong_scale.error = "scale: expected float32[5, 2] (a scale per output and group of 32 features), got float32[5, 1]";
-  table.insert(table.end(), {wrong_bits, uneven_group, odd_int4, float_weight, unpacked_int4, wrong_scale});
+  Sample float_zero_points = with_zero_points(layer({3, 64}, 5, 8, 32), 2, -3, 3);
+  float_zero_points.inputs[4] = tensor(F32, {5, 2});
+  float_zero_points.error = "zero_point: expected int8[5, 2] (one per scale), got float32[5, 2]";
+  table.insert(table.end(),
+               {wrong_bits, uneven_group, odd_int4, float_weight, unpacked_int4, wrong_scale, float_zero_points});
   builtins.add_samples("opgraph::quantized_linear", table);
   builtins.add_samples("torchao::dequantize_affine", dequantize_affine());
   // The table of a linear layer's levels, rows looked up.
   const auto lookup = [](int64_t rows, int64_t columns, int64_t bits, int64_t group, SampleTensor indices) {
     SampleTensor levels =
         bits == 8 ? tensor(I8, {rows, columns}).in(-127, 127) : tensor(U8, {rows, columns / 2}).in(0, 255);
-    return good({levels, tensor(F32, {rows, columns / group}).in(0.01, 0.1), indices.in(0, rows - 1)},
-                {{"bits", bits}, {"group_size", group}});
+    return good(
+        {levels, tensor(F32, {rows, columns / group}).in(0.01, 0.1), indices.in(0, rows - 1), SampleTensor::absent()},
+        {{"bits", bits}, {"group_size", group}});
   };
   Sample out_of_range = lookup(5, 64, 8, 32, tensor(I64, {3}));
   out_of_range.inputs[2].in(5, 5);
@@ -160,7 +179,8 @@ void register_quantization_samples(BuiltinOps& builtins) {
   builtins.add_samples(
       "opgraph::quantized_embedding",
       {lookup(10, 64, 8, 32, tensor(I64, {2, 3})), lookup(7, 96, 8, 96, tensor(I32, {4})),
-       lookup(9, 64, 4, 32, tensor(I64, {5})), lookup(4, 32, 4, 32, tensor(I64, {0})), out_of_range, float_indices});
+       lookup(9, 64, 4, 32, tensor(I64, {5})), lookup(4, 32, 4, 32, tensor(I64, {0})),
+       with_zero_points(lookup(6, 64, 4, 32, tensor(I64, {4})), 1, -8, 7), out_of_range, float_indices});
   per_tensor(builtins);
   per_channel(builtins);
 }

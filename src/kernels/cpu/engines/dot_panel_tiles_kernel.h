@@ -40,20 +40,30 @@ inline int32_t four_levels(const int8_t* levels) {
 // of columns from the v0-th. k is a multiple of kDotBlock; each block's
 // integer sums start from minus the offset times the activation block's
 // levels' sum, then are added times its scales: the activation's, and
-// `panel_scales`' for the block's group (the panel's, Width to a group).
+// `panel_scales`' for the block's group (the panel's, Width to a group);
+// where the weight has zero points, `panel_offsets`' (laid out as the
+// scales) are added times the activation block's sum, its scale times its
+// levels' sum.
 template <int Rows, int Vectors, int Width, bool Prefetch, typename Element>
 OPGRAPH_DOT_TARGET void dot_tile(const QuantizedActivations& a, int64_t r0, const Panels<Element>& panels,
                                  const uint8_t* rows, int64_t q, int64_t k, int v0, const float* panel_scales,
-                                 float* sums) {
+                                 const float* panel_offsets, float* sums) {
   constexpr int lanes = Vec::kLanes;
   constexpr int64_t row_bytes = Width / kColumnsPerElement<Element>;  // bytes of one row of w
-  const int64_t blocks = a.k / kDotBlock;
+  const int64_t blocks = a.k / kDotBlock, group_blocks = panels.group / kDotBlock;
+  // The block's group's scales (and offsets), and the blocks left in the
+  // group: kept as the blocks go, since a division at each block's end
+  // held up its scaling.
+  const int64_t first_group = q / panels.group;
+  const float* scales = panel_scales + first_group * Width + lanes * v0;
+  const float* offsets = panel_offsets ? panel_offsets + first_group * Width + lanes * v0 : nullptr;
+  int64_t group_left = group_blocks - q / kDotBlock % group_blocks;
   typename Vec::Floats total[Rows][Vectors];
   for (int r = 0; r < Rows; ++r) {
     for (int v = 0; v < Vectors; ++v) total[r][v] = Vec::zero();
   }
   for (int64_t b = 0; b < k; b += kDotBlock) {
-    const int64_t at = q + b, block = at / kDotBlock;
+    const int64_t block = (q + b) / kDotBlock;
     const uint8_t* bytes = rows + b * row_bytes;
     typename Vec::Ints acc[Rows][Vectors];
     for (int r = 0; r < Rows; ++r) {
@@ -74,7 +84,7 @@ OPGRAPH_DOT_TARGET void dot_tile(const QuantizedActivations& a, int64_t r0, cons
         w[v] = Vec::weights(line + 4 * lanes * v, Element{});
       }
       for (int r = 0; r < Rows; ++r) {
-        const int8_t* x = a.levels.data() + (r0 + r) * a.k + at + s;
+        const int8_t* x = a.levels.data() + (r0 + r) * a.k + q + b + s;
         if constexpr (std::is_same_v<Element, DotInt8>) {
           const auto xs = Vec::broadcast(four_levels(x));
           for (int v = 0; v < Vectors; ++v) acc[r][v] = Vec::dot(acc[r][v], w[v], xs);
@@ -84,13 +94,22 @@ OPGRAPH_DOT_TARGET void dot_tile(const QuantizedActivations& a, int64_t r0, cons
         }
       }
     }
-    const float* scales = panel_scales + at / panels.group * Width + lanes * v0;
     for (int r = 0; r < Rows; ++r) {
-      const auto scale = Vec::broadcast(a.scales[(r0 + r) * blocks + block]);
+      const float activation_scale = a.scales[(r0 + r) * blocks + block];
+      const auto scale = Vec::broadcast(activation_scale);
       for (int v = 0; v < Vectors; ++v) {
         const auto both = Vec::mul(Vec::load(scales + lanes * v), scale);
         total[r][v] = Vec::fmadd(Vec::to_floats(acc[r][v]), both, total[r][v]);
       }
+      if (offsets != nullptr) {
+        const auto sum = Vec::broadcast(activation_scale * static_cast<float>(a.sums[(r0 + r) * blocks + block]));
+        for (int v = 0; v < Vectors; ++v) total[r][v] = Vec::fmadd(Vec::load(offsets + lanes * v), sum, total[r][v]);
+      }
+    }
+    if (--group_left == 0) {
+      scales += Width;
+      if (offsets != nullptr) offsets += Width;
+      group_left = group_blocks;
     }
   }
   for (int r = 0; r < Rows; ++r) {
@@ -107,13 +126,13 @@ OPGRAPH_DOT_TARGET void dot_tile(const QuantizedActivations& a, int64_t r0, cons
 template <int Rows, int Width, typename Element>
 OPGRAPH_DOT_TARGET void dot_tiles(const QuantizedActivations& a, int64_t r0, const Panels<Element>& panels,
                                   const uint8_t* rows, int64_t q, int64_t k, bool prefetch, const float* scales,
-                                  float* sums) {
+                                  const float* offsets, float* sums) {
   constexpr int vectors = Width / Vec::kLanes, step = std::min(vectors, Vec::template kTileVectors<Rows>);
   for (int v0 = 0; v0 < vectors; v0 += step) {
     if (prefetch && r0 == 0) {
-      dot_tile<Rows, step, Width, true>(a, r0, panels, rows, q, k, v0, scales, sums);
+      dot_tile<Rows, step, Width, true>(a, r0, panels, rows, q, k, v0, scales, offsets, sums);
     } else {
-      dot_tile<Rows, step, Width, false>(a, r0, panels, rows, q, k, v0, scales, sums);
+      dot_tile<Rows, step, Width, false>(a, r0, panels, rows, q, k, v0, scales, offsets, sums);
     }
   }
 }
@@ -125,16 +144,17 @@ OPGRAPH_DOT_TARGET void dot_panel_rows(const QuantizedActivations& a, int64_t co
   constexpr int64_t row_bytes = Width / kColumnsPerElement<Element>;
   const auto* panel = reinterpret_cast<const uint8_t*>(panels.panel(i));
   const float* scales = panels.panel_scales(i, 0);
+  const float* offsets = panels.panel_offsets(i, 0);
   for (int64_t q = q0; q < q1; q += kChunkRows) {
     const int64_t k = std::min(kChunkRows, q1 - q);
     const uint8_t* rows = panel + q * row_bytes;
     for (int64_t r = 0; r < count; r += kTileRows) {
       float* s = sums + r * Width;
       switch (std::min<int64_t>(kTileRows, count - r)) {
-        case 1: dot_tiles<1, Width>(a, r, panels, rows, q, k, prefetch, scales, s); break;
-        case 2: dot_tiles<2, Width>(a, r, panels, rows, q, k, prefetch, scales, s); break;
-        case 3: dot_tiles<3, Width>(a, r, panels, rows, q, k, prefetch, scales, s); break;
-        default: dot_tiles<4, Width>(a, r, panels, rows, q, k, prefetch, scales, s); break;
+        case 1: dot_tiles<1, Width>(a, r, panels, rows, q, k, prefetch, scales, offsets, s); break;
+        case 2: dot_tiles<2, Width>(a, r, panels, rows, q, k, prefetch, scales, offsets, s); break;
+        case 3: dot_tiles<3, Width>(a, r, panels, rows, q, k, prefetch, scales, offsets, s); break;
+        default: dot_tiles<4, Width>(a, r, panels, rows, q, k, prefetch, scales, offsets, s); break;
       }
     }
   }

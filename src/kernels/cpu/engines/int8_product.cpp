@@ -50,7 +50,7 @@ ColumnLevels column_levels(const Operand& w, int8_t* levels = nullptr) {
   ColumnLevels of_w{std::vector<float>(static_cast<size_t>(n)), std::vector<float>(static_cast<size_t>(n))};
   for (int64_t j = 0; j < n; ++j) {
     const float* column = data + j * column_stride;
-    const WeightLevels of = WeightLevels::of_group(8, column, k, row_stride);
+    const WeightLevels of = WeightLevels::of_group(8, true, column, k, row_stride);
     int64_t sum = 0;
     for (int64_t q = 0; q < k; ++q) {
       const int level = of.level(column[q * row_stride]);

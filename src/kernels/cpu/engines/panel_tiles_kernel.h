@@ -35,10 +35,12 @@ struct Prefetch {
 // sums[r][c] += a[r * a_stride + q] * rows[q * Width + c] for q < k, over Rows
 // rows and the Vectors vectors of columns from the v0-th. Quantized rows'
 // sums start from zero and are added times their columns' scales
-// (`scales`, the block's group's, from the panel's first column).
+// (`scales`, the block's group's, from the panel's first column), then,
+// where the weight has zero points, its `offsets` times the sum of a's
+// values: sum_q a[q] * (level[q] * scale + offset).
 template <int Rows, int Vectors, int Width, typename Element>
 OPGRAPH_PANEL_TARGET void tile(const float* a, int64_t a_stride, const Element* rows, int64_t k, int v0, Prefetch ahead,
-                               const float* scales, float* sums) {
+                               const float* scales, const float* offsets, float* sums) {
   constexpr bool scaled = std::is_same_v<Element, int8_t> || std::is_same_v<Element, Int4Pair>;
   constexpr int64_t row_elements = Width / kColumnsPerElement<Element>;
   constexpr int lanes = Vec::kLanes;
@@ -59,19 +61,24 @@ OPGRAPH_PANEL_TARGET void tile(const float* a, int64_t a_stride, const Element* 
       for (int v = 0; v < Vectors; ++v) acc[r][v] = Vec::fmadd(x, w[v], acc[r][v]);
     }
   }
-  if constexpr (std::is_same_v<Element, Int4Pair>) {
-    // sum_q a[q] * (stored[q] - 8) = sum_q a[q] * stored[q] - 8 * sum_q a[q]
-    for (int r = 0; r < Rows; ++r) {
-      float total = 0;
+  for (int r = 0; r < Rows; ++r) {
+    float total = 0;
+    if (std::is_same_v<Element, Int4Pair> || offsets != nullptr) {
       for (int64_t q = 0; q < k; ++q) total += a[r * a_stride + q];
+    }
+    if constexpr (std::is_same_v<Element, Int4Pair>) {
+      // sum_q a[q] * (stored[q] - 8) = sum_q a[q] * stored[q] - 8 * sum_q a[q]
       const typename Vec::Floats offset = Vec::broadcast(8 * total);
       for (int v = 0; v < Vectors; ++v) acc[r][v] = Vec::sub(acc[r][v], offset);
     }
-  }
-  for (int r = 0; r < Rows; ++r) {
     for (int v = 0; v < Vectors; ++v) {
       float* to = sums + r * Width + lanes * (v0 + v);
-      if constexpr (scaled) acc[r][v] = Vec::fmadd(acc[r][v], Vec::load(scales + lanes * (v0 + v)), Vec::load(to));
+      if constexpr (scaled) {
+        acc[r][v] = Vec::fmadd(acc[r][v], Vec::load(scales + lanes * (v0 + v)), Vec::load(to));
+        if (offsets != nullptr) {
+          acc[r][v] = Vec::fmadd(Vec::load(offsets + lanes * (v0 + v)), Vec::broadcast(total), acc[r][v]);
+        }
+      }
       Vec::store(to, acc[r][v]);
     }
   }
@@ -81,17 +88,18 @@ OPGRAPH_PANEL_TARGET void tile(const float* a, int64_t a_stride, const Element* 
 // wider than Vec::kTileVectors).
 template <int Vectors, int Width, typename Element>
 OPGRAPH_PANEL_TARGET void tile_of(int64_t rows, const float* a, int64_t a_stride, const Element* block_rows,
-                                  int64_t block, int v0, Prefetch share, const float* scales, float* sums) {
+                                  int64_t block, int v0, Prefetch share, const float* scales, const float* offsets,
+                                  float* sums) {
   switch (rows) {
-    case 1: return tile<1, Vectors, Width>(a, a_stride, block_rows, block, v0, share, scales, sums);
-    case 2: return tile<2, Vectors, Width>(a, a_stride, block_rows, block, v0, share, scales, sums);
+    case 1: return tile<1, Vectors, Width>(a, a_stride, block_rows, block, v0, share, scales, offsets, sums);
+    case 2: return tile<2, Vectors, Width>(a, a_stride, block_rows, block, v0, share, scales, offsets, sums);
   }
   if constexpr (Vectors <= Vec::kTileVectors) {
     switch (rows) {
-      case 3: return tile<3, Vectors, Width>(a, a_stride, block_rows, block, v0, share, scales, sums);
-      case 4: return tile<4, Vectors, Width>(a, a_stride, block_rows, block, v0, share, scales, sums);
-      case 5: return tile<5, Vectors, Width>(a, a_stride, block_rows, block, v0, share, scales, sums);
-      default: return tile<6, Vectors, Width>(a, a_stride, block_rows, block, v0, share, scales, sums);
+      case 3: return tile<3, Vectors, Width>(a, a_stride, block_rows, block, v0, share, scales, offsets, sums);
+      case 4: return tile<4, Vectors, Width>(a, a_stride, block_rows, block, v0, share, scales, offsets, sums);
+      case 5: return tile<5, Vectors, Width>(a, a_stride, block_rows, block, v0, share, scales, offsets, sums);
+      default: return tile<6, Vectors, Width>(a, a_stride, block_rows, block, v0, share, scales, offsets, sums);
     }
   }
 }
@@ -113,6 +121,7 @@ OPGRAPH_PANEL_TARGET void panel_tiles(const float* a, int64_t a_stride, int64_t 
   for (int64_t q = 0, block = 0; q < k; q += block) {
     block = std::min(kBlockRows - (q0 + q) % kBlockRows, k - q);
     const float* scales = panels.scales ? panels.panel_scales(i, (q0 + q) / panels.group) : nullptr;
+    const float* offsets = panels.scales ? panels.panel_offsets(i, (q0 + q) / panels.group) : nullptr;
     const Element* rows = panel + q * row_elements;
     const int64_t lines = prefetch ? block * row_elements * int64_t{sizeof(Element)} / kLineBytes : 0;
     const char* ahead = reinterpret_cast<const char*>(rows) + kPrefetchBytes;
@@ -123,7 +132,7 @@ OPGRAPH_PANEL_TARGET void panel_tiles(const float* a, int64_t a_stride, int64_t 
         const float* x = a + r * a_stride + q;
         float* s = sums + r * Width;
         tile_of<Step, Width>(std::min<int64_t>(Vec::kTileRows, count - r), x, a_stride, rows, block, v0, share, scales,
-                             s);
+                             offsets, s);
       }
     }
   }

@@ -509,8 +509,8 @@ void run_product(const KernelContext& context, const Product& p, DType dtype, bo
   const int64_t rows = p.a.shape[p.a.shape.size() - 2];
   const bool float32 = !reference && dtype == DType::Float32;
   const WeightQuantization quantization = weight_quantization(context);
-  // oneDNN's int8 matmul takes weights of a scale per output channel.
-  const bool per_channel_int8 = quantization.bits != 4 && quantization.group_size == 0;
+  // oneDNN's int8 matmul takes symmetric weights of a scale per output channel.
+  const bool per_channel_int8 = quantization.bits != 4 && quantization.group_size == 0 && quantization.symmetric;
   if (float32 && rows >= kMinInt8ActivationRows && quantization.int8_activations && per_channel_int8 &&
       int8_activation_product(context, p)) {
     return note_engine(context, "oneDNN int8 (int8 activations, 16 rows or more)");

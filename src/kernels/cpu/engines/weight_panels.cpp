@@ -44,35 +44,48 @@ void store(DotInt4* panel, int64_t q, int64_t c, int64_t width, int level) {
 template <typename Element>
 constexpr int64_t kPanelKind = kIsDotElement<Element> ? 1 : 0;
 
-// The bytes of quantized panels of `shape`, their scales after them.
+// The bytes of quantized panels of `shape`, their scales after them, then
+// their offsets where the weight has zero points.
 template <typename Element>
 struct QuantizedLayout {
   int64_t padded, groups, panel_bytes;
+  bool offsets;
 
-  explicit QuantizedLayout(const Panels<Element>& shape)
+  QuantizedLayout(const Panels<Element>& shape, bool zero_points)
       : padded(shape.column(shape.count() - 1) + shape.width(shape.count() - 1)),
         groups(shape.k / shape.group),
-        panel_bytes(scales_offset(padded * shape.k / kColumnsPerElement<Element>)) {}
-  size_t bytes() const {
-    return static_cast<size_t>(panel_bytes) + static_cast<size_t>(groups * padded) * sizeof(float);
-  }
+        panel_bytes(scales_offset(padded * shape.k / kColumnsPerElement<Element>)),
+        offsets(zero_points) {}
+  size_t scale_count() const { return static_cast<size_t>(groups * padded); }
+  size_t bytes() const { return static_cast<size_t>(panel_bytes) + (offsets ? 2 : 1) * scale_count() * sizeof(float); }
 };
 
-// Quantized panels of `shape` and their scales: group_levels(j, g, levels)
-// returns the scale of column j's rows [g * group, (g + 1) * group) and
-// writes their levels.
+// A group's scale and zero point.
+struct GroupScale {
+  float scale;
+  int zero_point;
+};
+
+// Quantized panels of `shape`, their scales and, where `zero_points`, their
+// offsets: group_levels(j, g, levels) returns the GroupScale of column j's
+// rows [g * group, (g + 1) * group) and writes their levels.
 template <typename Element, typename GroupLevels>
-std::shared_ptr<const void> quantized_panels(const Panels<Element>& shape, GroupLevels&& group_levels) {
+std::shared_ptr<const void> quantized_panels(const Panels<Element>& shape, bool zero_points,
+                                             GroupLevels&& group_levels) {
   constexpr int64_t per = kColumnsPerElement<Element>;
-  const QuantizedLayout<Element> layout(shape);
+  const QuantizedLayout<Element> layout(shape, zero_points);
   std::shared_ptr<void> packed = streamed_buffer(layout.bytes());
   auto* to = static_cast<Element*>(packed.get());
   auto* scales = reinterpret_cast<float*>(static_cast<char*>(packed.get()) + layout.panel_bytes);
+  float* offsets = zero_points ? scales + layout.scale_count() : nullptr;
   std::vector<int> levels(static_cast<size_t>(shape.group));
   for (int64_t j = 0; j < shape.n; ++j) {
     const int64_t i = shape.first_from(j + 1) - 1, first = shape.column(i), width = shape.width(i);
     for (int64_t g = 0; g < layout.groups; ++g) {
-      scales[first * layout.groups + g * width + j - first] = group_levels(j, g, levels.data());
+      const int64_t at = first * layout.groups + g * width + j - first;
+      const GroupScale of = group_levels(j, g, levels.data());
+      scales[at] = of.scale;
+      if (offsets) offsets[at] = -static_cast<float>(of.zero_point) * of.scale;
       for (int64_t q = 0; q < shape.group; ++q) {
         store(to + first * shape.k / per, g * shape.group + q, j - first, width, levels[q]);
       }
@@ -81,15 +94,17 @@ std::shared_ptr<const void> quantized_panels(const Panels<Element>& shape, Group
   return std::shared_ptr<const void>(std::move(packed));
 }
 
-// Panels of k x n with `group` rows to a scale, their data and scales in
-// `kept` (made by quantized_panels).
+// Panels of k x n with `group` rows to a scale, their data, scales and
+// (where `zero_points`) offsets in `kept` (made by quantized_panels).
 template <typename Element>
-Panels<Element> quantized_view(int64_t k, int64_t n, int64_t group, const std::shared_ptr<const void>& kept) {
+Panels<Element> quantized_view(int64_t k, int64_t n, int64_t group, bool zero_points,
+                               const std::shared_ptr<const void>& kept) {
   Panels<Element> panels{nullptr, k, n, n / kPanel};
   panels.group = group;
-  const QuantizedLayout<Element> layout(panels);
+  const QuantizedLayout<Element> layout(panels, zero_points);
   panels.data = static_cast<const Element*>(kept.get());
   panels.scales = reinterpret_cast<const float*>(static_cast<const char*>(kept.get()) + layout.panel_bytes);
+  if (zero_points) panels.offsets = panels.scales + layout.scale_count();
   return panels;
 }
 
@@ -102,25 +117,27 @@ Panels<Element> quantized(const KernelContext& context, const float* w, int64_t 
                 " does not divide the input dimension ", k, " of a weight with ", n, " outputs");
   Panels<Element> shape{nullptr, k, n, n / kPanel};
   shape.group = group;
+  const bool zero_points = !quantization.symmetric;
   // The key's length (7) sets it apart from the other kinds of packed weight.
   const PreparedWeights::Key key{-k,
                                  -n,
                                  row_stride,
                                  column_stride,
-                                 quantization.bits + 100 * kPanelKind<Element>,
+                                 quantization.bits + 100 * kPanelKind<Element> + 1000 * zero_points,
                                  group,
                                  reinterpret_cast<intptr_t>(w)};
   const std::span<const std::byte> source =
       spanned_bytes(w, std::array{k, n}, std::array{row_stride, column_stride}, sizeof(float));
   const std::shared_ptr<const void> kept = prepared_weights(context)->derived(key, source, [&] {
-    return quantized_panels(shape, [&](int64_t j, int64_t g, int* levels) {
+    return quantized_panels(shape, zero_points, [&](int64_t j, int64_t g, int* levels) {
       const float* column = w + j * column_stride + g * group * row_stride;
-      const WeightLevels of = WeightLevels::of_group(quantization.bits, column, group, row_stride);
+      const WeightLevels of =
+          WeightLevels::of_group(quantization.bits, quantization.symmetric, column, group, row_stride);
       for (int64_t q = 0; q < group; ++q) levels[q] = of.level(column[q * row_stride]);
-      return of.scale;
+      return GroupScale{of.scale, of.zero_point};
     });
   });
-  return quantized_view<Element>(k, n, group, kept);
+  return quantized_view<Element>(k, n, group, zero_points, kept);
 }
 
 // Level q of row j of w's levels.
@@ -137,10 +154,11 @@ Panels<Element> packed_panels(const KernelContext& context, const QuantizedRows&
   Panels<Element> shape{nullptr, w.k, w.n, w.n / kPanel};
   shape.group = w.group;
   const int64_t groups = w.k / w.group;
+  const bool zero_points = w.zero_points != nullptr;
   const auto make = [&] {
-    return quantized_panels(shape, [&](int64_t j, int64_t g, int* levels) {
+    return quantized_panels(shape, zero_points, [&](int64_t j, int64_t g, int* levels) {
       for (int64_t q = 0; q < w.group; ++q) levels[q] = stored_level(w, j, g * w.group + q);
-      return w.scales[j * groups + g];
+      return GroupScale{w.scales[j * groups + g], zero_points ? w.zero_points[j * groups + g] : 0};
     });
   };
   PreparedWeights* prepared = prepared_weights(context);
@@ -148,12 +166,18 @@ Panels<Element> packed_panels(const KernelContext& context, const QuantizedRows&
     kept = make();
   } else {
     // The key's length (8) sets it apart from the other kinds of packed weight.
-    const PreparedWeights::Key key{
-        -w.k, -w.n, w.bits, w.group, kPanelKind<Element>, 0, 0, reinterpret_cast<intptr_t>(w.levels)};
+    const PreparedWeights::Key key{-w.k,
+                                   -w.n,
+                                   w.bits,
+                                   w.group,
+                                   kPanelKind<Element>,
+                                   reinterpret_cast<intptr_t>(w.zero_points),
+                                   0,
+                                   reinterpret_cast<intptr_t>(w.levels)};
     const auto* levels = static_cast<const std::byte*>(w.levels);
     kept = prepared->derived(key, std::span(levels, static_cast<size_t>(w.n * w.k * w.bits / 8)), make);
   }
-  return quantized_view<Element>(w.k, w.n, w.group, kept);
+  return quantized_view<Element>(w.k, w.n, w.group, zero_points, kept);
 }
 
 template Panels<int8_t> packed_panels(const KernelContext&, const QuantizedRows&, std::shared_ptr<const void>&);

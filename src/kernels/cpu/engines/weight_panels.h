@@ -68,8 +68,16 @@ struct Panels {
   // int4 product stack streamed at two thirds of the rate.
   const float* scales = nullptr;
   int64_t group = 0;
+  // Weights with zero points: what each weight of a group adds beyond its
+  // level times its scale (minus the zero point times the scale), laid out
+  // as the scales; nullptr where the weight is symmetric.
+  const float* offsets = nullptr;
   // Panel i's scales for rows [g * group, (g + 1) * group), from its first column.
   const float* panel_scales(int64_t i, int64_t g) const { return scales + column(i) * (k / group) + g * width(i); }
+  // Panel i's offsets, where the weight has them, as panel_scales lays them out.
+  const float* panel_offsets(int64_t i, int64_t g) const {
+    return offsets ? offsets + column(i) * (k / group) + g * width(i) : nullptr;
+  }
 
   int64_t count() const { return full + (n - full * kPanel + kStrip - 1) / kStrip; }
   // The first column of panel i (the column past the last for i = count()).
@@ -107,11 +115,13 @@ Panels<Element> packed_panels(const KernelContext& context, const float* w, int6
 // (opgraph::quantized_linear): row j of `levels` holds output j's k integer
 // levels, int8 (bits 8) or two to a byte (bits 4, as core/weight_levels.h's
 // int4_pair packs them), and scales[j * (k / group) + g] is the scale of
-// inputs [g * group, (g + 1) * group). group is k, or a multiple of 32 that
+// inputs [g * group, (g + 1) * group), zero_points[j * (k / group) + g]
+// (nullptr: all 0) their zero point. group is k, or a multiple of 32 that
 // divides k.
 struct QuantizedRows {
   const void* levels;
   const float* scales;
+  const int8_t* zero_points;
   int bits;
   int64_t k, n, group;
 };
