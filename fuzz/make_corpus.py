@@ -212,14 +212,19 @@ QUANTIZED = {
 }
 
 
-def quantized_with(bits=8, group_size=32, levels=("int8", (4, 64)), scales=(4, 2)):
-    """QUANTIZED with its node's attributes and its constants' declarations changed."""
+def quantized_with(bits=8, group_size=32, levels=("int8", (4, 64)), scales=(4, 2), zero_points=None):
+    """QUANTIZED with its node's attributes and its constants' declarations
+    changed; with `zero_points` (dtype, shape), a zero point input too."""
     attrs = {"bits": {"type": "int", "value": bits}, "group_size": {"type": "int", "value": group_size}}
     constants = [
         {"name": "levels", "dtype": levels[0], "shape": list(levels[1])},
         {"name": "scales", "dtype": "float32", "shape": list(scales)},
     ]
-    return dict(QUANTIZED, constants=constants, nodes=[dict(QUANTIZED["nodes"][0], attrs=attrs)])
+    node = dict(QUANTIZED["nodes"][0], attrs=attrs)
+    if zero_points:
+        constants.append({"name": "zero_points", "dtype": zero_points[0], "shape": list(zero_points[1])})
+        node["inputs"] = [*node["inputs"], "zero_points"]
+    return dict(QUANTIZED, constants=constants, nodes=[node])
 
 
 # Four float32[2^30, 2^30] values (2^62 bytes each) alive at once: each one
@@ -235,10 +240,16 @@ TOO_LARGE_TOGETHER = {
     ],
 }
 
-# (file name, its bytes, text its error must contain); the first two are valid.
+# (file name, its bytes, text its error must contain); the first three are valid.
 CASES = [
     ("valid.opg", VALID, None),
     ("valid_quantized.opg", opg(QUANTIZED), None),
+    ("valid_quantized_zero_points.opg", opg(quantized_with(zero_points=("int8", (4, 2)))), None),
+    (
+        "quantized_zero_points_float.opg",
+        opg(quantized_with(zero_points=("float32", (4, 2)))),
+        "zero_point: expected int8[4, 2] (one per scale), got float32[4, 2]",
+    ),
     (
         "quantized_scales_of_another_group.opg",
         opg(quantized_with(scales=(4, 1))),

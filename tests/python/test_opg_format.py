@@ -154,7 +154,11 @@ def corpus(tmp_path_factory):
 
 
 def test_the_corpus_has_its_valid_files_and_every_kind_of_bad_one():
-    assert [name for name, _, message in make_corpus.CASES if message is None] == ["valid.opg", "valid_quantized.opg"]
+    assert [name for name, _, message in make_corpus.CASES if message is None] == [
+        "valid.opg",
+        "valid_quantized.opg",
+        "valid_quantized_zero_points.opg",
+    ]
     assert len(BAD_FILES) >= 25
     assert len({name for name, _ in BAD_FILES}) == len(BAD_FILES)
 
@@ -180,13 +184,16 @@ def test_the_valid_corpus_file_runs(corpus):
     np.testing.assert_allclose(y, by_torch.numpy(), rtol=1e-5, atol=1e-6)
 
 
-def test_the_valid_quantized_corpus_file_runs(corpus):
-    """Its levels times their scales, a scale per output and 32 inputs."""
-    session = opgraph.Session(corpus / "valid_quantized.opg", threads=2)
-    with safe_open(corpus / "valid_quantized.opg", framework="numpy") as f:
+@pytest.mark.parametrize("name", ["valid_quantized.opg", "valid_quantized_zero_points.opg"])
+def test_the_valid_quantized_corpus_files_run(corpus, name):
+    """Their levels (less their zero points) times their scales, a scale per output and 32 inputs."""
+    session = opgraph.Session(corpus / name, threads=2)
+    with safe_open(corpus / name, framework="numpy") as f:
         levels, scales = f.get_tensor("levels"), f.get_tensor("scales")
+        zero_points = f.get_tensor("zero_points") if "zero_points" in f.keys() else np.zeros_like(scales)
     assert levels.dtype == np.int8 and np.abs(levels).max() > 1
-    weight = levels.astype(np.float64) * np.repeat(scales, 32, axis=1)
+    assert ("zero_points" in name) == bool(np.abs(zero_points).max() > 0)
+    weight = (levels.astype(np.float64) - np.repeat(zero_points, 32, axis=1)) * np.repeat(scales, 32, axis=1)
     x = np.random.default_rng(3).standard_normal((make_corpus.BATCH, 64)).astype(np.float32)
     np.testing.assert_allclose(session.run(x)[0], x @ weight.T, rtol=1e-5, atol=1e-5)
 
