@@ -412,22 +412,23 @@ def test_a_trained_classifier_keeps_its_accuracy_with_quantized_weights_and_acti
         assert accuracy >= float32 - (0.02 if "int4" in name else 0.01), (name, accuracies)
 
 
-@pytest.mark.parametrize("bits", [8, 4])
-def test_generation_with_quantized_weights_gives_transformers_tokens_on_those_weights(bits, tmp_path, opgraph_cli):
+@pytest.mark.parametrize("weights", ["int8", "int4", "int4_asym"])
+def test_generation_with_quantized_weights_gives_transformers_tokens_on_those_weights(weights, tmp_path, opgraph_cli):
+    bits, symmetric = FORMATS[weights]
     model = small_model("llama")
     folder = export(model, tmp_path / "llama", max_seq_len=MAX_SEQ_LEN)
     # The LM head shares the embedding's weight: only the product is quantized, the lookup stays float32.
     model.lm_head.weight = nn.Parameter(model.lm_head.weight.detach().clone())
     for module in model.modules():
         if isinstance(module, nn.Linear):
-            module.weight.data = dequantized(module.weight, bits, 0 if bits == 8 else 32)
+            module.weight.data = dequantized(module.weight, bits, 0 if bits == 8 else 32, symmetric)
     with torch.no_grad():
         want = model.generate(torch.tensor([PROMPT]), max_new_tokens=16, do_sample=False, min_new_tokens=16)
-    got = Generator(folder, weights=f"int{bits}").generate(PROMPT, max_new_tokens=16)
+    got = Generator(folder, weights=weights).generate(PROMPT, max_new_tokens=16)
     assert got == want[0, len(PROMPT) :].tolist()
     result = subprocess.run(
         [str(opgraph_cli), "generate", str(folder), "--prompt-ids", ",".join(map(str, PROMPT)), "-n", "16"]
-        + ["--weights", f"int{bits}"],
+        + ["--weights", weights],
         capture_output=True,
         text=True,
         timeout=120,
@@ -448,7 +449,7 @@ def test_generation_with_quantized_weights_gives_transformers_tokens_on_those_we
     ):
         export(model, tmp_path / "bad", max_seq_len=MAX_SEQ_LEN, group_size=32)
     # Exported with its weights quantized: the same tokens from a smaller file.
-    quantized = export(small_model("llama"), tmp_path / "quantized", max_seq_len=MAX_SEQ_LEN, weights=f"int{bits}")
+    quantized = export(small_model("llama"), tmp_path / "quantized", max_seq_len=MAX_SEQ_LEN, weights=weights)
     assert Generator(quantized).generate(PROMPT, max_new_tokens=16) == got
     assert (quantized / "model.opg").stat().st_size < (folder / "model.opg").stat().st_size
     assert sorted(path.name for path in quantized.iterdir()) == ["generation_config.json", "model.opg"]
