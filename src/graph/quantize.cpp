@@ -138,12 +138,12 @@ class WeightQuantizer {
     if (layer->embedding) {
       node.op_type = quantized_embedding_->name();
       node.inputs = {levels, scales, layer->input};
-      if (!zero_points.is_none()) node.inputs.push_back(zero_points);
     } else {
       node.op_type = quantized_linear_->name();
       node.inputs = {layer->input, levels, scales, layer->bias};
-      if (!zero_points.is_none()) node.inputs.push_back(zero_points);
     }
+    // Both ops take zero_point last; symmetric layers leave it out (None).
+    if (!zero_points.is_none()) node.inputs.push_back(zero_points);
     node.attrs = {{"bits", int64_t{bits}}, {"group_size", group}};
     report_.quantized.push_back({node.name, weight_name, k, n});
   }
