@@ -1,7 +1,7 @@
 """Dynamic int8 on the real-size transformer encoders and prompts:
-opgraph.Session(..., quantize="int8", activations="int8") against float32 and
-against ONNX Runtime's quantize_dynamic and OpenVINO running that quantized
-model, all measured in this process.
+opgraph.Session(..., quantize="int8", activations="int8") against float32,
+ONNX Runtime's quantize_dynamic and OpenVINO's int8 (NNCF), all measured in
+this process.
 
 Rows: BERT-base, GPT-2 small, a SmolLM-135M-shaped Llama and ViT-B/16
 (bench/real_models.py, published configs, random weights) at their batches,

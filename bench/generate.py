@@ -18,7 +18,11 @@ Paths, each fed the same random prompt ids:
   "int8-a8", "int4-a8" and "int4_asym-a8": those weights with int8 activations,
   `activations="int8"`, a decode step's per block of 32 as llama.cpp's
   Q8_0, the other paths' rows being their int8 and int4 ones: llama.cpp's
-  Q8_0 and Q4_0 multiply int8 activations too);
+  Q8_0 and Q4_0 multiply int8 activations too; "q4_k_m": llama.cpp's
+  Q4_K_M alone, its most used mix of k-quants (super-blocks of 256 with
+  6-bit sub-block scales, some tensors in Q6_K, and Q5_0 or Q8_0 where a
+  row's length is not a multiple of 256, as 576 and 896 are), which opgraph
+  has no format for: its 4-bit rows are int4 and int4_asym);
 - transformers `generate`, eager, and with a static cache whose decode step
   runs under `torch.compile` (transformers' own recipe: cache_implementation
   "static" with a CompileConfig), the model in float32 or bfloat16;
@@ -26,7 +30,8 @@ Paths, each fed the same random prompt ids:
   for this CPU), on a GGUF of the same weights written by the converter
   llama.cpp ships (convert_hf_to_gguf.py, taken from llama-cpp-python's source
   package), --outtype f32, bf16 or q8_0 (int8 in blocks of 32 with a scale
-  each), and Q4_0 and Q4_1 quantized from the f32 one by llama.cpp's quantizer;
+  each), and Q4_0, Q4_1 and Q4_K_M quantized from the f32 one by llama.cpp's
+  quantizer;
 - ONNX Runtime GenAI, on the ONNX model its model builder writes from the same
   folder (fp32, or int4: MatMulNBits in blocks of 32, symmetric; its CPU
   builder writes no bf16, int8 or asymmetric int4 model);
@@ -211,7 +216,7 @@ def stored(precision):
 
 
 def quantized(precision):
-    return stored(precision) in ("int8", "int4", "int4_asym")
+    return stored(precision) in ("int8", "int4", "int4_asym", "q4_k_m")
 
 
 def load_torch(name, precision):
@@ -277,8 +282,9 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 def gguf_file(name, precision):
     precision = stored(precision)
-    if precision in ("int4", "int4_asym"):
-        return quantized_gguf(name, "Q4_0" if precision == "int4" else "Q4_1")
+    llama_formats = {"int4": "Q4_0", "int4_asym": "Q4_1", "q4_k_m": "Q4_K_M"}
+    if precision in llama_formats:
+        return quantized_gguf(name, llama_formats[precision])
     outtype = {"float32": "f32", "bf16": "bf16", "int8": "q8_0"}[precision]
     path = WORK / name / f"model-{outtype}.gguf"
     if not path.exists():
@@ -296,7 +302,8 @@ def gguf_file(name, precision):
 
 
 def quantized_gguf(name, kind):
-    """The f32 GGUF quantized to `kind` (Q4_0, Q4_1) by llama.cpp's own quantizer (llama-quantize's library call)."""
+    """The f32 GGUF quantized to `kind` (Q4_0, Q4_1, Q4_K_M) by llama.cpp's own quantizer (llama-quantize's library
+    call)."""
     import ctypes
 
     import llama_cpp
@@ -339,6 +346,8 @@ class Opgraph:
     def __init__(self, name, precision, threads):
         from opgraph.llm import Generator
 
+        if precision == "q4_k_m":
+            raise RuntimeError("opgraph has no k-quant format; its 4-bit rows are int4 and int4_asym")
         if quantized(precision):
             activations = "int8" if precision.endswith("-a8") else None
             self.generator = Generator(
@@ -611,18 +620,29 @@ def rss_child(argument):
     print(Path("/proc/self/status").read_text())
 
 
+def gguf_weight_bytes(path):
+    """The bytes of a GGUF's tensors, each read once per decoded token (the tied embedding as the lm head)."""
+    sys.path.insert(0, str(llama_cpp_sources() / "gguf-py"))
+    from gguf import GGUFReader
+
+    return sum(int(tensor.n_bytes) for tensor in GGUFReader(path).tensors)
+
+
 def bytes_per_token(name, precision):
     """opgraph's weights (the tied lm head once; int4 with a float32 scale per 32, and with int4_asym a float32
-    offset per 32 too) and the float32 KV cache at the mean decode position."""
+    offset per 32 too), or for q4_k_m llama.cpp's, and the float32 KV cache at the mean decode position."""
     config = SPECS[name].config
     hidden, layers, ffn = config["hidden_size"], config["num_hidden_layers"], config["intermediate_size"]
     head = hidden // config["num_attention_heads"]
     kv = config["num_key_value_heads"] * head
-    per_layer = hidden * hidden * 2 + hidden * kv * 2 + hidden * ffn * 3
-    per_weight = {"float32": 4, "bf16": 2, "int8": 1, "int4": 0.5 + 4 / 32, "int4_asym": 0.5 + 8 / 32}[
-        stored(precision)
-    ]
-    weights = (per_layer * layers + config["vocab_size"] * hidden) * per_weight
+    if stored(precision) == "q4_k_m":
+        weights = gguf_weight_bytes(gguf_file(name, precision))
+    else:
+        per_layer = hidden * hidden * 2 + hidden * kv * 2 + hidden * ffn * 3
+        per_weight = {"float32": 4, "bf16": 2, "int8": 1, "int4": 0.5 + 4 / 32, "int4_asym": 0.5 + 8 / 32}[
+            stored(precision)
+        ]
+        weights = (per_layer * layers + config["vocab_size"] * hidden) * per_weight
     position = PROMPTS[0] + NEW_TOKENS / 2
     return weights + 2 * layers * kv * position * 4
 
@@ -702,7 +722,7 @@ TABLES = {"speed": speed_table, "serving": serving_table, "memory": lambda args,
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=list(SPECS), choices=list(SPECS))
-    precisions = ["float32", "bf16", "int8", "int4", "int4_asym", "int8-a8", "int4-a8", "int4_asym-a8"]
+    precisions = ["float32", "bf16", "int8", "int4", "int4_asym", "int8-a8", "int4-a8", "int4_asym-a8", "q4_k_m"]
     parser.add_argument("--precisions", nargs="+", default=precisions[:4], choices=precisions)
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=list(PATHS))
