@@ -99,12 +99,13 @@ std::unique_ptr<const LoadedGraph> load_graph(Graph graph, Weights weights, cons
                                                               : initial->second.contiguous().to(options.device));
   }
   load_packages(as_run.packages, search_paths);
-  PassContext context(as_run, weights, Registry::global(), options.precision);
+  PassContext context(as_run, weights, Registry::global(), options.precision, options.weights);
   // Symbolic shape inference also checks every node's shapes (as verify()
   // does), first of the graph as given, so that errors name its nodes.
   context.resolved();
   if (options.optimize) {
-    loaded->pass_reports = run_passes(context, {options.device, options.precision, options.disabled_passes});
+    loaded->pass_reports =
+        run_passes(context, {options.device, options.precision, options.weights, options.disabled_passes});
   }
   loaded->resolved = context.resolved();
   loaded->types = context.types();

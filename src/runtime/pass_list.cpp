@@ -132,7 +132,7 @@ std::vector<PassReport> run_passes(PassContext& context, const PassOptions& opti
 }
 
 std::vector<PassReport> optimize(Graph& graph, Weights& weights, const PassOptions& options, const Registry& registry) {
-  PassContext context(graph, weights, registry, options.precision);
+  PassContext context(graph, weights, registry, options.precision, options.weights);
   context.resolved();  // so that what is wrong with a graph is reported as it was given
   return run_passes(context, options);
 }

@@ -65,6 +65,9 @@ enum class Precision {
 //   scale per output channel: per row to uint8 with a zero point, on
 //   oneDNN's int8 matmul (AMX-INT8 or AVX512-VNNI; without VNNI, whose
 //   absence makes oneDNN's u8 x s8 sums saturate, per block of 32 as above).
+// It also has a Session's dense 2-D convolutions on channels-last
+// activations (engines/int8_conv.h) quantize their input per tensor and
+// their weight per output channel, whatever `bits` says.
 struct WeightQuantization {
   int bits = 0;
   int64_t group_size = 0;

@@ -37,6 +37,7 @@ struct PassReport {
 struct PassOptions {
   Device device = Device::cpu();
   Precision precision = Precision::Float32;  // see SessionOptions::precision
+  WeightQuantization weights = {};           // see SessionOptions::weights
   std::vector<std::string> disabled = {};    // names of passes not to make
 };
 

@@ -30,14 +30,17 @@ namespace opgraph {
 
 class PassContext {
  public:
-  PassContext(Graph& graph, Weights& weights, const Registry& registry, Precision precision = Precision::Float32)
-      : graph(graph), weights(weights), registry(registry), precision(precision) {}
+  PassContext(Graph& graph, Weights& weights, const Registry& registry, Precision precision = Precision::Float32,
+              WeightQuantization quantization = {})
+      : graph(graph), weights(weights), registry(registry), precision(precision), quantization(quantization) {}
 
   Graph& graph;
   Weights& weights;  // one tensor per constant of `graph`
   const Registry& registry;
   // What the Session's float32 products with a weight multiply in.
   const Precision precision;
+  // How it keeps its products' weights, and whether it quantizes their inputs.
+  const WeightQuantization quantization;
   // The pass running (the pass list sets it), which op()'s errors name.
   std::string_view pass;
 

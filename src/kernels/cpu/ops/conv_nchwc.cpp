@@ -18,6 +18,7 @@
 
 #include "kernels/cpu/engines/conv.h"
 #include "kernels/cpu/engines/conv_few_pixels.h"
+#include "kernels/cpu/engines/int8_conv.h"
 #include "kernels/cpu/onednn/blocked_layout.h"
 #include "kernels/cpu/onednn/conv_onednn.h"
 #include "kernels/cpu/util/prepared_weights.h"
@@ -132,13 +133,19 @@ void nchwc_fast(const KernelContext& context, const NchwcTensors& t, const Nchwc
   const Shape result = plain_dims(t.out.meta(), t.weight.size(0), block, "output");
   if (t.weight.numel() == 0) return nchwc_reference(context, t, attrs);  // oneDNN sums no empty channels
   const Activation activation = parse_activation(attrs.activation);
-  if (few_pixel_conv(context, t.input, input, t.weight, t.bias, t.residual, t.out, result, p, activation)) return;
   // A block of all of 8 or 16 channels is channels-last and nChw8c or
   // nChw16c at once. oneDNN takes a convolution's two sides in the same form
   // (8 channels in nChw8c to 16 in nChw16c ran its reference kernel, far
   // slower than on nhwc), so one from a single block to a
   // single block reads and writes nhwc.
   const bool channels_last = t.input.dim() == 5 && t.input.size(4) == input[1] && block == result[1];
+  // oneDNN's int8 convolutions take channels-last alone (the layout pass
+  // keeps a Session's chains so where it quantizes its activations).
+  if (channels_last &&
+      int8_activation_conv(context, t.input, input, t.weight, t.bias, t.residual, t.out, result, p, activation)) {
+    return;
+  }
+  if (few_pixel_conv(context, t.input, input, t.weight, t.bias, t.residual, t.out, result, p, activation)) return;
   const ConvLayouts layouts =
       channels_last
           ? ConvLayouts{dnnl::memory::format_tag::nhwc, dnnl::memory::format_tag::nhwc}

@@ -32,6 +32,13 @@
 // layout, and on blocks of 16 fall back to AVX-512 kernels slower than
 // float32's (a 3x3 convolution of 64 channels at 56x56 runs far faster
 // channels-last than on blocks of 16, and there slower than in float32).
+// A Session that quantizes its activations (WeightQuantization's
+// int8_activations) runs every chain without a grouped convolution
+// channels-last, on AVX2 too: oneDNN's int8 convolutions have jit kernels
+// for that layout only (engines/int8_conv.h). Its grouped ones are no
+// faster in int8 (a depthwise 3x3 one of 144 channels at 56x56 took three
+// times as long channels-last in int8 as on blocks of 8 in float32, AMD
+// Zen 3), so chains holding one keep the blocks and float32.
 #include <algorithm>
 #include <array>
 #include <unordered_map>
@@ -77,8 +84,10 @@ class NchwcLayout {
   // `block`: the channels of a block; `channels_last`: whether a graph without
   // grouped convolutions takes channels-last instead, and its wide
   // convolutions where it does not; `bfloat16`: whether its convolutions
-  // multiply in bfloat16, whose fast kernels (AMX) take channels-last only.
-  NchwcLayout(PassContext& context, int64_t block, bool channels_last, bool bfloat16)
+  // multiply in bfloat16, whose fast kernels (AMX) take channels-last only;
+  // `int8`: whether they quantize their activations, which oneDNN's int8
+  // kernels take channels-last only.
+  NchwcLayout(PassContext& context, int64_t block, bool channels_last, bool bfloat16, bool int8)
       : context_(context),
         graph_(context.graph),
         registry_(context.registry),
@@ -86,6 +95,7 @@ class NchwcLayout {
         channels_last_kernels_(channels_last),
         channels_last_(channels_last),
         bfloat16_(bfloat16),
+        int8_(int8),
         uses_(count_uses(context.graph)),
         values_(context.values()) {
     for (const ValueInfo& constant : graph_.constants) {
@@ -109,13 +119,14 @@ class NchwcLayout {
     find_foldable_pads();
     find_chained_convolutions();
     // Blocks of 16 for a grouped or Winograd convolution, or past the cache;
-    // bfloat16's kernels take channels-last whatever the chain holds.
+    // bfloat16's kernels take channels-last whatever the chain holds, int8's
+    // where it holds no grouped convolution.
     const bool needs_blocks = std::ranges::any_of(chained_, [&](const Node* conv) {
       const Attrs attrs = *bound_attrs(*conv, registry_);
-      return attrs.get<int64_t>("groups") != 1 || is_winograd(*conv, attrs) ||
-             activation_bytes(conv->outputs[0]) > kLargeActivationBytes;
+      return attrs.get<int64_t>("groups") != 1 ||
+             (!int8_ && (is_winograd(*conv, attrs) || activation_bytes(conv->outputs[0]) > kLargeActivationBytes));
     });
-    channels_last_ = channels_last_ && (bfloat16_ || !needs_blocks);
+    channels_last_ = (channels_last_ || int8_) && (bfloat16_ || !needs_blocks);
     std::vector<Node> nodes;
     for (Node& node : graph_.nodes) {
       if (folded_pads_.contains(&node)) continue;
@@ -402,6 +413,7 @@ class NchwcLayout {
   bool channels_last_kernels_;  // whether oneDNN has fast kernels on channels-last
   bool channels_last_;          // whether the chains run channels-last
   bool bfloat16_;               // whether the convolutions multiply in bfloat16
+  bool int8_;                   // whether they quantize their activations to int8
   std::unordered_map<std::string, int> uses_;
   const std::unordered_map<std::string, ValueInfo>& values_;
   std::unordered_map<std::string, const ValueInfo*> constants_;
@@ -424,7 +436,8 @@ void use_nchwc_layout(PassContext& context) {
   if (capability == CpuCapability::Default) return;  // oneDNN's blocked kernels need AVX2 or AVX-512
   const bool avx512 = capability == CpuCapability::Avx512;
   NchwcLayout(context, avx512 ? 16 : 8, /*channels_last=*/avx512,
-              /*bfloat16=*/avx512 && context.precision == Precision::BFloat16)
+              /*bfloat16=*/avx512 && context.precision == Precision::BFloat16,
+              /*int8=*/context.quantization.int8_activations)
       .run();
 }
 
