@@ -38,7 +38,8 @@ Flag activations_flag() {
           "f32 (default) or int8: with --weights (or the layers of opgraph quantize), products quantize their input "
           "at run time and multiply on the CPU's integer instructions: a few rows, and any rows by int4 or grouped "
           "weights, per row and block of 32 to int8 (AVX512-VNNI or AVX2); 16 rows or more by int8 weights per "
-          "channel, per row to uint8 (AMX-INT8, AVX512-VNNI; without VNNI per block of 32)"};
+          "channel, per row to uint8 (AMX-INT8, AVX512-VNNI; without VNNI per block of 32); and a CNN's dense "
+          "convolutions after the first, their input per tensor and weight per channel (AVX2 or AVX-512)"};
 }
 Flag products_flag() {
   return {"--products", "E",
